@@ -1,0 +1,98 @@
+/**
+ * The shape of every nightly ingest: a domain pipeline of three stages.
+ *
+ *   plan     scans (or fetches) the inputs, returns the child jobs and a digest of the inputs
+ *   step     one child per file or batch: parse (pure, in ingest/) and write parts to the run
+ *   publish  derive tables and publish the snapshot, after all children (see lib/warehouse/publish.ts)
+ *
+ * Processors are plain functions of a `StepContext`; the in-process runner
+ * (jobs/in-process.ts) and the BullMQ runner (jobs/bullmq.ts) call the same
+ * functions, so tests run them without Redis. This file imports no BullMQ.
+ */
+import type { z } from 'zod';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import type { DomainSpec } from '../lib/warehouse/domain.ts';
+import type { DeriveContext } from '../lib/warehouse/publish.ts';
+import type { SnapshotManifest } from '../lib/warehouse/snapshot.ts';
+import type { StagingRun } from '../lib/warehouse/staging.ts';
+
+/** What a child job reports back; summed into the run report and the snapshot manifest. */
+export interface StepResult {
+  rows: number;
+  rejects: number;
+  /** Free-form facts (per-table counts, files read). */
+  detail?: Record<string, unknown>;
+}
+
+export interface ChildJob {
+  /** Step name within the pipeline (`submissions`), job name `${domain}:${step}`. */
+  step: string;
+  /** Deterministic key within the run (a file name, an accession, a CIK batch): duplicates collapse. */
+  key: string;
+  data: unknown;
+  /** A required child that fails fails the run (nothing is published). Others become file-level rejects. */
+  required?: boolean;
+}
+
+export interface Plan {
+  /** SHA-256 over the inputs; a run whose digest equals the current snapshot's is skipped unless forced. */
+  inputDigest: string;
+  children: ChildJob[];
+  /** Files found unusable while planning (empty file, unknown format): reported, never silently dropped. */
+  rejects?: Array<{ file: string; reason: string }>;
+}
+
+export interface BaseContext {
+  config: Config;
+  runId: string;
+  log: Logger;
+  signal?: AbortSignal;
+}
+
+export interface PlanContext extends BaseContext {
+  inputDir: string;
+}
+
+export interface StepContext<P = unknown> extends BaseContext {
+  data: P;
+  run: StagingRun;
+  /** Reports progress (0-100 or done/total), shown by the CLI and in the queue dashboard. */
+  progress(done: number, total?: number): Promise<void> | void;
+  attempt: number;
+}
+
+export interface PipelineStep<P = any> {
+  payload: z.ZodType<P>;
+  process(ctx: StepContext<P>): Promise<StepResult>;
+  /** Whether this step reads from a rate-limited outside source (routes it to the limited queue). */
+  rateLimited?: 'sec';
+}
+
+export interface Pipeline {
+  domain: DomainSpec;
+  plan(ctx: PlanContext): Promise<Plan>;
+  steps: Record<string, PipelineStep>;
+  /** SQL/JS run inside the serving database at publish, after parts load. */
+  derive?(conn: DuckDBConnection, ctx: DeriveContext & BaseContext): Promise<void>;
+  /** Facts recorded in the manifest's `meta` (used by /ai/feed.json and /api/status). */
+  summarize?(manifest: Omit<SnapshotManifest, 'meta'>): Record<string, unknown>;
+}
+
+/** Job name of a pipeline stage, e.g. `registry:submissions`, `registry:plan`, `registry:publish`. */
+export function jobName(domain: string, stage: string): string {
+  return `${domain}:${stage}`;
+}
+
+/** Deterministic job id: the same run and key always give the same id, so duplicate enqueues collapse. */
+export function jobIdFor(domain: string, stage: string, runId: string, key = ''): string {
+  // BullMQ forbids ':' only in custom ids that look like numbers; keep ids readable and unique.
+  return [domain, stage, runId, key].filter(Boolean).join(':');
+}
+
+/** A run id: the domain, UTC time, and a short random suffix. */
+export function newRunId(domain: string, now = new Date()): string {
+  const ts = now.toISOString().replace(/[-:.]/g, '').slice(0, 15);
+  return `${domain}-${ts}-${Math.random().toString(36).slice(2, 8)}`;
+}

@@ -1,0 +1,121 @@
+/**
+ * The three processors every domain shares, as plain exported functions. Both
+ * runners (in-process and BullMQ) call exactly these; tests call them directly.
+ */
+import path from 'node:path';
+import { readdir, readFile } from 'node:fs/promises';
+import type { Config } from '../lib/config.ts';
+import { InvalidInputError } from '../lib/errors.ts';
+import type { Logger } from '../lib/log.ts';
+import { publishRun, type PublishResult } from '../lib/warehouse/publish.ts';
+import { pruneStaging, readCurrentManifest } from '../lib/warehouse/snapshot.ts';
+import { StagingRun } from '../lib/warehouse/staging.ts';
+import type { Pipeline, Plan, StepResult } from './pipeline.ts';
+
+export interface ChildOutcome {
+  step: string;
+  key: string;
+  status: 'completed' | 'failed';
+  rows: number;
+  rejects: number;
+  error?: string;
+  error_kind?: string;
+  detail?: Record<string, unknown>;
+}
+
+export interface RunReport {
+  domain: string;
+  run_id: string;
+  skipped: boolean;
+  snapshot_id: string | null;
+  rows: number;
+  rejects: number;
+  failed_children: number;
+  children: ChildOutcome[];
+  plan_rejects: Array<{ file: string; reason: string }>;
+  duration_ms: number;
+}
+
+function stagingOptions(config: Config) {
+  return { memoryLimit: config.DUCKDB_MEMORY_LIMIT, threads: 1 };
+}
+
+/** Plan stage: lists inputs; returns null when the inputs equal those of the current snapshot (unless forced). */
+export async function processPlan(
+  pipeline: Pipeline,
+  ctx: { config: Config; runId: string; inputDir: string; log: Logger; force?: boolean },
+): Promise<Plan | null> {
+  const { domain } = pipeline.domain;
+  await pruneStaging(ctx.config.dataDir, domain, 6 * 3600_000, [ctx.runId]);
+  const plan = await pipeline.plan({ config: ctx.config, runId: ctx.runId, log: ctx.log, inputDir: ctx.inputDir });
+  const current = await readCurrentManifest(ctx.config.dataDir, domain);
+  if (!ctx.force && current?.input_digest === plan.inputDigest) {
+    ctx.log.info({ domain, snapshot_id: current.snapshot_id }, 'inputs unchanged since the current snapshot: skipping');
+    return null;
+  }
+  const run = await StagingRun.open(ctx.config.dataDir, pipeline.domain, ctx.runId, stagingOptions(ctx.config));
+  await run.writeJson('plan', plan);
+  return plan;
+}
+
+/** Step stage: one child job. Throws on failure (the runner maps the error kind to retry or not). */
+export async function processStep(
+  pipeline: Pipeline,
+  step: string,
+  data: unknown,
+  ctx: { config: Config; runId: string; log: Logger; attempt?: number; signal?: AbortSignal; progress?: (done: number, total?: number) => void | Promise<void> },
+): Promise<StepResult> {
+  const def = pipeline.steps[step];
+  if (!def) throw new InvalidInputError(`unknown step ${pipeline.domain.domain}:${step}`);
+  const parsed = def.payload.safeParse(data);
+  if (!parsed.success) throw new InvalidInputError(`invalid payload for ${pipeline.domain.domain}:${step}: ${parsed.error.message}`);
+  const run = await StagingRun.open(ctx.config.dataDir, pipeline.domain, ctx.runId, stagingOptions(ctx.config));
+  return def.process({
+    config: ctx.config,
+    runId: ctx.runId,
+    log: ctx.log,
+    signal: ctx.signal,
+    data: parsed.data,
+    run,
+    attempt: ctx.attempt ?? 1,
+    progress: ctx.progress ?? (() => undefined),
+  });
+}
+
+/** Publish stage: derives and publishes the run as the domain's new snapshot. */
+export async function processPublish(
+  pipeline: Pipeline,
+  ctx: { config: Config; runId: string; log: Logger; inputDigest: string; outcomes: ChildOutcome[]; planRejects?: Plan['rejects'] },
+): Promise<PublishResult> {
+  const run = await StagingRun.open(ctx.config.dataDir, pipeline.domain, ctx.runId, stagingOptions(ctx.config));
+  // Children that failed terminally become file-level rejects, so the report says what was left out and why.
+  const failed = ctx.outcomes.filter((o) => o.status === 'failed');
+  const fileRejects = [
+    ...failed.map((o) => ({ dataset: `${pipeline.domain.domain}:${o.step}`, file: o.key, line: null, reason: o.error ?? 'failed', raw: null })),
+    ...(ctx.planRejects ?? []).map((r) => ({ dataset: `${pipeline.domain.domain}:plan`, file: r.file, line: null, reason: r.reason, raw: null })),
+  ];
+  await run.writeRejects('failed-children', fileRejects);
+  const totals = {
+    rows: ctx.outcomes.reduce((a, o) => a + o.rows, 0),
+    rejects: ctx.outcomes.reduce((a, o) => a + o.rejects, 0) + fileRejects.length,
+    children: ctx.outcomes.length,
+    failed_children: failed.length,
+  };
+  return publishRun(run, {
+    keep: ctx.config.SNAPSHOT_KEEP,
+    memoryLimit: ctx.config.DUCKDB_MEMORY_LIMIT,
+    threads: ctx.config.DUCKDB_THREADS,
+    inputDigest: ctx.inputDigest,
+    meta: { totals },
+    derive: pipeline.derive ? (conn, d) => pipeline.derive!(conn, { ...d, config: ctx.config, runId: ctx.runId, log: ctx.log }) : undefined,
+  });
+}
+
+/** Reads child outcomes recorded in a run directory (BullMQ mode: children write them, publish reads). */
+export async function readOutcomes(run: StagingRun): Promise<ChildOutcome[]> {
+  const dir = path.join(run.dir, 'outcomes');
+  const files = await readdir(dir).catch(() => [] as string[]);
+  const out: ChildOutcome[] = [];
+  for (const f of files) if (f.endsWith('.json')) out.push(JSON.parse(await readFile(path.join(dir, f), 'utf8')));
+  return out;
+}

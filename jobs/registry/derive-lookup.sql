@@ -1,0 +1,59 @@
+-- Builds company_lookup: every ticker ever seen, resolved to the CIK that holds it now.
+-- Params: none. Reads ticker_snapshots, companies, filings. Replaces company_lookup.
+-- Status rules (README "Company status"):
+--   active    the CIK is in a current ticker file;
+--   acquired  not current, and its last filings include an 8-K with item 2.01 (completion of acquisition) or a Form 25 after a 2.01;
+--   delisted  not current, listed in an earlier snapshot or filed a Form 25/25-NSE or 15;
+--   inactive  never seen in a ticker file (individuals, funds, shells).
+DELETE FROM company_lookup;
+INSERT INTO company_lookup
+WITH current_t AS (
+  SELECT ticker, cik, cik_padded, name, exchange, rank
+  FROM ticker_snapshots WHERE is_current
+  QUALIFY row_number() OVER (PARTITION BY ticker ORDER BY (exchange IS NULL), rank) = 1
+),
+current_ciks AS (SELECT DISTINCT cik FROM current_t),
+historic_t AS (
+  SELECT ticker, cik, cik_padded, name, exchange, rank
+  FROM ticker_snapshots
+  WHERE NOT is_current AND ticker NOT IN (SELECT ticker FROM current_t)
+  QUALIFY row_number() OVER (PARTITION BY ticker ORDER BY snapshot_date DESC NULLS LAST, rank) = 1
+),
+exit_forms AS (
+  SELECT cik,
+         bool_or(form = '8-K' AND list_contains(items, '2.01')) AS had_acquisition,
+         bool_or(form IN ('25', '25-NSE', '15', '15-12B', '15-12G')) AS had_delisting
+  FROM filings
+  WHERE filing_date >= (SELECT max(filing_date) FROM filings f2 WHERE f2.cik = filings.cik) - INTERVAL 120 DAY
+  GROUP BY cik
+),
+all_t AS (
+  SELECT *, true AS is_current FROM current_t
+  UNION ALL
+  SELECT *, false AS is_current FROM historic_t
+),
+with_companies AS (
+  SELECT NULL AS ticker, c.cik, c.cik_padded, c.name, c.exchanges[1] AS exchange, 0 AS rank, false AS is_current
+  FROM companies c
+  WHERE c.cik NOT IN (SELECT cik FROM all_t)
+)
+SELECT
+  coalesce(t.ticker, 'CIK' || t.cik_padded) AS ticker,
+  t.cik, t.cik_padded, coalesce(co.name, t.name) AS name, t.exchange,
+  row_number() OVER (PARTITION BY t.cik ORDER BY t.is_current DESC, t.rank) = 1 AS is_primary,
+  CASE
+    WHEN t.cik IN (SELECT cik FROM current_ciks) THEN 'active'
+    WHEN coalesce(e.had_acquisition, false) THEN 'acquired'
+    WHEN t.ticker IS NOT NULL OR coalesce(e.had_delisting, false) THEN 'delisted'
+    ELSE 'inactive'
+  END AS status,
+  CASE
+    WHEN t.cik IN (SELECT cik FROM current_ciks) THEN 'listed in the current SEC ticker file'
+    WHEN coalesce(e.had_acquisition, false) THEN 'no longer in the SEC ticker file; 8-K item 2.01 among its last filings'
+    WHEN coalesce(e.had_delisting, false) THEN 'Form 25 or 15 among its last filings'
+    WHEN t.ticker IS NOT NULL THEN 'listed in an earlier SEC ticker file, absent from the current one'
+    ELSE 'never listed in an SEC ticker file'
+  END AS status_reason
+FROM (SELECT * FROM all_t UNION ALL SELECT * FROM with_companies) t
+LEFT JOIN companies co ON co.cik = t.cik
+LEFT JOIN exit_forms e ON e.cik = t.cik;

@@ -1,0 +1,131 @@
+/**
+ * The registry (SEC EDGAR) pipeline: ticker files and submissions JSON into
+ * `ticker_snapshots`, `companies` and `filings`, each row with an origin leaf
+ * pointing at the exact EDGAR document and the SHA-256 of the bytes read; at
+ * publish, `company_lookup` (ticker → CIK, status).
+ *
+ * Inputs under `<inputDir>/sec/`: `tickers/*.json`, `submissions/CIK*.json`.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import { createRecordLeaf, type OriginLeaf } from '../../lib/origin.ts';
+import { loadSql } from '../../lib/warehouse/duckdb.ts';
+import { defineDomain } from '../../lib/warehouse/domain.ts';
+import { submissionsUrl } from '../../ingest/edgar/cik.ts';
+import { isOverflowPage, parseFilingPage, parseSubmissions } from '../../ingest/edgar/submissions.ts';
+import { parseTickers, tickerSnapshotDate } from '../../ingest/edgar/tickers.ts';
+import { hashCanonical } from '../../lib/hash.ts';
+import { digestInputs, listInputs, readInput } from '../inputs.ts';
+import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
+
+export const registryDomain = defineDomain({
+  domain: 'registry',
+  tables: './tables.sql',
+  indexes: './indexes.sql',
+  base: import.meta.url,
+  replaceTables: ['company_lookup'],
+});
+
+/** Submissions files per child job: bounded memory, parallel across workers. */
+export const SUBMISSIONS_BATCH = 250;
+
+const tickersPayload = z.object({ file: z.string(), snapshot_date: z.string().nullable(), is_current: z.boolean() });
+const submissionsPayload = z.object({ files: z.array(z.string()).min(1) });
+
+const TICKER_URLS: Record<string, string> = {
+  'company_tickers_exchange.json': 'https://www.sec.gov/files/company_tickers_exchange.json',
+  'company_tickers.json': 'https://www.sec.gov/files/company_tickers.json',
+};
+
+async function processTickers(ctx: StepContext<z.infer<typeof tickersPayload>>): Promise<StepResult> {
+  const { file, snapshot_date, is_current } = ctx.data;
+  const name = path.basename(file);
+  const { bytes, src } = await readInput(file, 'sec-edgar/tickers', TICKER_URLS[name] ?? null);
+  const parsed = parseTickers(bytes, file);
+  const rows = parsed.rows.map((r) => ({ ...r, snapshot_date, is_current, file_format: parsed.format, content_sha256: src.content_sha256 }));
+  await ctx.run.writeRows('ticker_snapshots', name, rows);
+  await ctx.run.writeRejects(name, parsed.rejects.map((r) => ({ dataset: src.source, file, line: r.line, reason: `${r.pointer ?? ''} ${r.reason}`.trim(), raw: r.raw })));
+  await ctx.run.recordSource(src, { rows: rows.length, rejects: parsed.rejects.length });
+  return { rows: rows.length, rejects: parsed.rejects.length, detail: { format: parsed.format } };
+}
+
+async function processSubmissions(ctx: StepContext<z.infer<typeof submissionsPayload>>): Promise<StepResult> {
+  const companies: object[] = [];
+  const filings: object[] = [];
+  const leaves: OriginLeaf[] = [];
+  let rejects = 0;
+  let i = 0;
+  for (const file of ctx.data.files) {
+    const name = path.basename(file);
+    const { bytes, src } = await readInput(file, 'sec-edgar/submissions', `https://data.sec.gov/submissions/${name}`);
+    const parsedPage = isOverflowPage(name) ? parseFilingPage(bytes, file) : null;
+    const parsed = parsedPage ? null : parseSubmissions(bytes, file);
+    if (parsed) {
+      const leaf = createRecordLeaf(parsed.company, { ...src, source_url: src.source_url ?? submissionsUrl(parsed.company.cik) });
+      leaves.push(leaf);
+      companies.push({ ...parsed.company, origin_leaf_hash: leaf.leaf_hash, origin: leaf });
+    }
+    const fRows = parsed?.filings ?? parsedPage!.filings;
+    for (const f of fRows) {
+      const leaf = createRecordLeaf(f, src);
+      leaves.push(leaf);
+      filings.push({ ...f, origin_leaf_hash: leaf.leaf_hash });
+    }
+    const rj = parsed?.rejects ?? parsedPage!.rejects;
+    rejects += rj.length;
+    await ctx.run.writeRejects(name, rj.map((r) => ({ dataset: src.source, file, line: r.line, reason: `${r.pointer ?? ''} ${r.reason}`.trim(), raw: r.raw })));
+    await ctx.run.recordSource(src, { rows: fRows.length + (parsed ? 1 : 0), rejects: rj.length }, name);
+    await ctx.progress(++i, ctx.data.files.length);
+  }
+  const key = batchKey(ctx.data.files);
+  await ctx.run.writeRows('companies', key, companies);
+  await ctx.run.writeRows('filings', key, filings);
+  await ctx.run.writeLeaves(key, leaves, 'companies+filings');
+  return { rows: companies.length + filings.length, rejects, detail: { companies: companies.length, filings: filings.length } };
+}
+
+/** Deterministic part key of a batch of files. */
+export function batchKey(files: string[]): string {
+  return `batch-${path.basename(files[0])}-${hashCanonical(files.map((f) => path.basename(f))).slice(0, 12)}`;
+}
+
+export const registryPipeline: Pipeline = {
+  domain: registryDomain,
+  async plan(ctx) {
+    const secDir = path.join(ctx.inputDir, 'sec');
+    const tickerFiles = await listInputs(path.join(secDir, 'tickers'), /\.json$/);
+    const subFiles = await listInputs(path.join(secDir, 'submissions'), /^CIK\d{10}(-submissions-\d{3})?\.json$/);
+    const children: ChildJob[] = [];
+    for (const f of tickerFiles) {
+      const name = path.basename(f);
+      const dated = tickerSnapshotDate(name, '');
+      children.push({ step: 'tickers', key: name, data: { file: f, snapshot_date: dated || null, is_current: !dated }, required: !dated && name === 'company_tickers_exchange.json' });
+    }
+    // Keep a CIK's main file and its overflow pages in one batch.
+    const byCik = new Map<string, string[]>();
+    for (const f of subFiles) {
+      const cik = path.basename(f).slice(3, 13);
+      byCik.set(cik, [...(byCik.get(cik) ?? []), f]);
+    }
+    let batch: string[] = [];
+    for (const files of byCik.values()) {
+      batch.push(...files);
+      if (batch.length >= SUBMISSIONS_BATCH) {
+        children.push({ step: 'submissions', key: batchKey(batch), data: { files: batch } });
+        batch = [];
+      }
+    }
+    if (batch.length) children.push({ step: 'submissions', key: batchKey(batch), data: { files: batch } });
+    return { inputDigest: await digestInputs(ctx.inputDir, [...tickerFiles, ...subFiles], 'registry-v1'), children };
+  },
+  steps: {
+    tickers: { payload: tickersPayload, process: processTickers },
+    submissions: { payload: submissionsPayload, process: processSubmissions },
+  },
+  async derive(conn) {
+    // A CIK can appear in two batches only through a malformed input set; keep one row per CIK and filing.
+    await conn.run(`CREATE OR REPLACE TABLE companies AS SELECT * FROM companies QUALIFY row_number() OVER (PARTITION BY cik ORDER BY name) = 1`);
+    await conn.run(`CREATE OR REPLACE TABLE filings AS SELECT * FROM filings QUALIFY row_number() OVER (PARTITION BY cik, accession ORDER BY filing_date) = 1`);
+    await conn.run(loadSql('./derive-lookup.sql', import.meta.url));
+  },
+};

@@ -1,0 +1,118 @@
+/**
+ * Configuration, parsed once from the environment by the entry points
+ * (`service/main.ts`, `jobs/cli.ts`, ...) and passed down; nothing else reads
+ * `process.env`. Every field has a default that makes the embedded mode (no
+ * Redis, data under ./data, generated sample data) work with no configuration.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+
+const optionalString = z.string().trim().min(1).optional();
+const boolFlag = z
+  .enum(['1', '0', 'true', 'false', 'yes', 'no', ''])
+  .optional()
+  .transform((v) => v === '1' || v === 'true' || v === 'yes');
+const url = (def?: string) => (def ? z.url().default(def) : z.url().optional());
+
+export const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(8787),
+  HOST: z.string().default('127.0.0.1'),
+  /** Public base URL used in manifests and links; defaults to http://HOST:PORT. */
+  PUBLIC_BASE_URL: url(),
+  DATA_DIR: z.string().default('./data'),
+  /** Where raw input files are read from; defaults to DATA_DIR/sample/<scale> (generated) when unset. */
+  INPUT_DIR: optionalString,
+  SAMPLE_SCALE: z.enum(['small', 'medium', 'full']).default('small'),
+  SAMPLE_SEED: z.coerce.number().int().min(0).default(42),
+  /** Published snapshots kept per domain (older ones are pruned). */
+  SNAPSHOT_KEEP: z.coerce.number().int().min(1).max(100).default(3),
+  /** A snapshot older than this is reported as stale by /api/health. */
+  SNAPSHOT_STALE_HOURS: z.coerce.number().positive().default(48),
+  REDIS_URL: z.url({ protocol: /^rediss?$/ }).optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+
+  // Outside sources. Live fetches refuse to start without SEC_USER_AGENT (SEC fair-access policy).
+  SEC_USER_AGENT: z
+    .string()
+    .trim()
+    .regex(/\S+\s+\S+@\S+\.\S+/, 'SEC_USER_AGENT must name you and give a contact e-mail, e.g. "Acme Research ops@acme.example"')
+    .optional(),
+  SEC_WWW_BASE_URL: url('https://www.sec.gov'),
+  SEC_DATA_BASE_URL: url('https://data.sec.gov'),
+  /** SEC fair access: at most 10 requests per second across all machines; 9 leaves headroom. */
+  SEC_RATE_LIMIT: z.coerce.number().int().min(1).max(10).default(9),
+  FMCSA_WEBKEY: optionalString,
+  FMCSA_BASE_URL: url('https://mobile.fmcsa.dot.gov/qc/services'),
+  FMCSA_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
+  POLYGON_API_KEY: optionalString,
+  POLYGON_BASE_URL: url('https://api.polygon.io'),
+  HTTP_USER_AGENT: z.string().default('Proofline/0.1 (+https://proofline.example/contact)'),
+
+  // Keys. Missing key files are generated under DATA_DIR/keys on first start.
+  SIGNING_KEY_PATH: optionalString,
+  DISCOVERY_SECP256K1_KEY_PATH: optionalString,
+  ADMIN_TOKEN: optionalString,
+
+  // Discovery manifest identity.
+  ORG_NAME: z.string().default('Proofline'),
+  ORG_DOMAIN: z.string().default('localhost'),
+  ORG_MISSION: z.string().default('Verifiable company-registry and carrier-vetting data for AI agents.'),
+  ORG_SECTOR: z.string().default('financial-data,freight,provenance'),
+  MCP_ALLOWED_ORIGINS: z.string().default(''),
+
+  // DuckDB resources (see shared notes: threads=1 and 4-8 pooled connections serve best).
+  DUCKDB_MEMORY_LIMIT: z.string().regex(/^\d+(\.\d+)?\s*(KB|MB|GB|KiB|MiB|GiB)$/i).default('1GB'),
+  DUCKDB_THREADS: z.coerce.number().int().min(1).max(64).default(2),
+  READ_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(4),
+  /** How often the API checks for a newly published snapshot. */
+  SNAPSHOT_POLL_MS: z.coerce.number().int().min(50).default(1000),
+
+  /** Jobs each worker process runs at once per queue. */
+  WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
+  REQUIRE_REDIS: boolFlag,
+});
+
+export type RawConfig = z.infer<typeof configSchema>;
+
+export interface Config extends RawConfig {
+  /** Absolute DATA_DIR. */
+  dataDir: string;
+  /** Absolute input directory (INPUT_DIR or the generated sample). */
+  inputDir: string;
+  /** Whether INPUT_DIR was left unset, so `npm start` generates the sample there. */
+  usesSample: boolean;
+  publicBaseUrl: string;
+  signingKeyPath: string;
+  orgSectors: string[];
+  mcpAllowedOrigins: string[];
+}
+
+export class ConfigError extends Error {
+  constructor(readonly issues: string[]) {
+    super(`invalid configuration:\n${issues.map((i) => `  - ${i}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Parses configuration from an environment map. Throws ConfigError naming every invalid variable. */
+export function loadConfig(env: Record<string, string | undefined>, cwd = process.cwd()): Config {
+  // Empty strings count as unset, as they do in shells and compose files.
+  const cleaned = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  const parsed = configSchema.safeParse(cleaned);
+  if (!parsed.success) {
+    throw new ConfigError(parsed.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`));
+  }
+  const c = parsed.data;
+  const dataDir = path.resolve(cwd, c.DATA_DIR);
+  const inputDir = c.INPUT_DIR ? path.resolve(cwd, c.INPUT_DIR) : path.join(dataDir, 'sample', c.SAMPLE_SCALE);
+  return {
+    ...c,
+    dataDir,
+    inputDir,
+    usesSample: !c.INPUT_DIR,
+    publicBaseUrl: (c.PUBLIC_BASE_URL ?? `http://${c.HOST === '0.0.0.0' ? '127.0.0.1' : c.HOST}:${c.PORT}`).replace(/\/$/, ''),
+    signingKeyPath: c.SIGNING_KEY_PATH ? path.resolve(cwd, c.SIGNING_KEY_PATH) : path.join(dataDir, 'keys', 'ed25519.pem'),
+    orgSectors: c.ORG_SECTOR.split(',').map((s) => s.trim()).filter(Boolean),
+    mcpAllowedOrigins: c.MCP_ALLOWED_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+  };
+}

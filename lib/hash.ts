@@ -1,0 +1,48 @@
+/**
+ * The one canonical-JSON and SHA-256 helper of the project. Every hash that
+ * leaves the process (origin leaves, receipts, vetting snapshots, custody
+ * events, discovery contentHash) is computed here, so a change of algorithm
+ * shows up as a diff in the golden tests (test/lib/hash.test.ts).
+ *
+ * Canonical JSON is RFC 8785 (JCS), produced by the `canonicalize` package:
+ * object keys sorted by UTF-16 code units, no whitespace, numbers in the
+ * ECMAScript shortest round-trip form, strings with minimal escaping.
+ */
+import { createHash } from 'node:crypto';
+import canonicalize from 'canonicalize';
+
+/** RFC 8785 canonical JSON text of `value`. Throws on values JSON cannot carry (undefined at top level, NaN, Infinity, BigInt). */
+export function canonicalJson(value: unknown): string {
+  if (typeof value === 'bigint') throw new TypeError('canonicalJson: BigInt cannot be represented in JSON');
+  const text = canonicalize(value);
+  if (text === undefined) throw new TypeError('canonicalJson: value has no JSON representation');
+  return text;
+}
+
+/** Lower-case hex SHA-256 of a UTF-8 string or of raw bytes. */
+export function sha256Hex(data: string | Uint8Array): string {
+  return createHash('sha256').update(data).digest('hex');
+}
+
+/** SHA-256 (hex) of the RFC 8785 canonical JSON of `value`, hashed as UTF-8. */
+export function hashCanonical(value: unknown): string {
+  return sha256Hex(canonicalJson(value));
+}
+
+/** Incremental SHA-256 for streams: feed chunks, read the hex digest and byte count at the end. */
+export function createSha256Stream(): { update(chunk: Uint8Array | string): void; digest(): { sha256: string; bytes: number } } {
+  const h = createHash('sha256');
+  let bytes = 0;
+  return {
+    update(chunk) {
+      h.update(chunk);
+      bytes += typeof chunk === 'string' ? Buffer.byteLength(chunk) : chunk.byteLength;
+    },
+    digest: () => ({ sha256: h.digest('hex'), bytes }),
+  };
+}
+
+/** True when `s` is a lower-case 64-hex SHA-256 digest. */
+export function isSha256Hex(s: unknown): s is string {
+  return typeof s === 'string' && /^[a-f0-9]{64}$/.test(s);
+}

@@ -1,0 +1,116 @@
+/**
+ * Snapshot pointers and manifests. CURRENT is replaced atomically (temp file,
+ * fsync, rename, fsync of the directory), so a reader sees either the old or the
+ * new snapshot, never half of one; a crash at any point leaves the previous
+ * snapshot current and intact.
+ */
+import { open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { currentPointerPath, domainDir, snapshotDir, snapshotsDir } from './layout.ts';
+
+export interface SnapshotPointer {
+  snapshot_id: string;
+  run_id: string;
+  published_at: string;
+}
+
+export interface TableManifest {
+  rows: number;
+  /** SHA-256 of the table's parquet file as published. */
+  sha256: string;
+  bytes: number;
+}
+
+export interface SnapshotManifest extends SnapshotPointer {
+  domain: string;
+  /** SHA-256 over the sorted input content hashes; equal digests mean identical inputs. */
+  input_digest: string | null;
+  tables: Record<string, TableManifest>;
+  /** Free-form facts about the run (counts, timings) for feeds and status pages. */
+  meta: Record<string, unknown>;
+  duckdb_version: string;
+}
+
+/** Reads a domain's CURRENT pointer, or null when nothing was published yet. */
+export async function readCurrentPointer(dataDir: string, domain: string): Promise<SnapshotPointer | null> {
+  try {
+    return JSON.parse(await readFile(currentPointerPath(dataDir, domain), 'utf8')) as SnapshotPointer;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+export async function readManifest(dataDir: string, domain: string, snapshotId: string): Promise<SnapshotManifest> {
+  return JSON.parse(await readFile(path.join(snapshotDir(dataDir, domain, snapshotId), 'manifest.json'), 'utf8')) as SnapshotManifest;
+}
+
+/** The manifest of the current snapshot, or null. */
+export async function readCurrentManifest(dataDir: string, domain: string): Promise<SnapshotManifest | null> {
+  const p = await readCurrentPointer(dataDir, domain);
+  return p ? readManifest(dataDir, domain, p.snapshot_id) : null;
+}
+
+/** Writes a file durably and atomically: temp file, fsync, rename, fsync directory. */
+export async function writeFileAtomic(file: string, content: string): Promise<void> {
+  const tmp = `${file}.${process.pid}.tmp`;
+  const fh = await open(tmp, 'w');
+  try {
+    await fh.writeFile(content);
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmp, file);
+  await fsyncDir(path.dirname(file));
+}
+
+export async function fsyncDir(dir: string): Promise<void> {
+  const dh = await open(dir, 'r');
+  try {
+    await dh.sync();
+  } finally {
+    await dh.close();
+  }
+}
+
+export async function writeCurrentPointer(dataDir: string, domain: string, pointer: SnapshotPointer): Promise<void> {
+  await writeFileAtomic(currentPointerPath(dataDir, domain), JSON.stringify(pointer) + '\n');
+}
+
+/** Published snapshot ids of a domain, oldest first (ids sort by publish time). */
+export async function listSnapshots(dataDir: string, domain: string): Promise<string[]> {
+  const names = await readdir(snapshotsDir(dataDir, domain)).catch(() => [] as string[]);
+  return names.filter((n) => !n.startsWith('.')).sort();
+}
+
+/** Deletes all but the newest `keep` snapshots; never the current one. Open readers keep their file handles (unlink semantics). */
+export async function pruneSnapshots(dataDir: string, domain: string, keep: number): Promise<string[]> {
+  const current = (await readCurrentPointer(dataDir, domain))?.snapshot_id;
+  const all = await listSnapshots(dataDir, domain);
+  const doomed = all.slice(0, Math.max(0, all.length - keep)).filter((id) => id !== current);
+  for (const id of doomed) await rm(snapshotDir(dataDir, domain, id), { recursive: true, force: true });
+  return doomed;
+}
+
+/** Removes staging directories of runs that are not `keepRunId` and were last touched longer ago than `olderThanMs`. */
+export async function pruneStaging(dataDir: string, domain: string, olderThanMs: number, keepRunIds: string[] = []): Promise<string[]> {
+  const dir = path.join(domainDir(dataDir, domain), 'staging');
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const removed: string[] = [];
+  for (const n of names) {
+    if (keepRunIds.includes(n)) continue;
+    const st = await stat(path.join(dir, n)).catch(() => null);
+    if (st && Date.now() - st.mtimeMs > olderThanMs) {
+      await rm(path.join(dir, n), { recursive: true, force: true });
+      removed.push(n);
+    }
+  }
+  return removed;
+}
+
+/** A sortable snapshot id: UTC timestamp plus a short run suffix. */
+export function newSnapshotId(runId: string, now = new Date()): string {
+  const ts = now.toISOString().replace(/[-:]/g, '').replace(/\.(\d{3})Z$/, '$1Z');
+  return `${ts}-${runId.replace(/[^a-zA-Z0-9]/g, '').slice(-12)}`;
+}

@@ -1,0 +1,21 @@
+/**
+ * The HTTP application. `createApp(deps)` wires every endpoint family; it
+ * never reads the environment and never listens (see main.ts). Tests call
+ * `app.fetch(new Request(...))` in process.
+ */
+import { H3 } from 'h3';
+import { registerCompanyRoutes } from './company/company.routes.ts';
+import type { ServiceDeps } from './deps.ts';
+import { registerHealthRoutes } from './health/health.routes.ts';
+import { errorResponse } from './http.ts';
+
+export function createApp(deps: ServiceDeps): H3 {
+  const app = new H3({
+    silent: true,
+    onError: (error) => errorResponse(error, deps.log),
+  });
+  // Endpoint families: one line each.
+  registerHealthRoutes(app, deps);
+  registerCompanyRoutes(app, deps);
+  return app;
+}

@@ -1,0 +1,37 @@
+/**
+ * What the service is built from. `createApp(deps)` never reads the
+ * environment and never listens: `main.ts` builds these from config, tests
+ * build them from a temporary data directory.
+ */
+import type { Logger } from '../lib/log.ts';
+import type { SnapshotReader } from '../lib/warehouse/reader.ts';
+
+/** One read-only snapshot reader per warehouse domain (registry, quotes, transcripts, fmcsa). */
+export type Readers = Record<string, SnapshotReader>;
+
+export interface ServiceOptions {
+  /** Public base URL for links in responses and manifests (no trailing slash). */
+  publicBaseUrl: string;
+  /** Hours after which a published snapshot counts as stale in /api/health. */
+  snapshotStaleHours: number;
+  version: string;
+  dataDir: string;
+}
+
+export interface ServiceDeps {
+  readers: Readers;
+  log: Logger;
+  options: ServiceOptions;
+  /** Injected clock (tests pin time). */
+  now: () => Date;
+  startedAt: Date;
+  /** Optional liveness probes of configured dependencies (Redis), for /api/health. */
+  probes?: Record<string, () => Promise<boolean>>;
+}
+
+/** The reader of a domain, or a 503 when that domain is not configured in this deployment. */
+export function readerFor(deps: ServiceDeps, domain: string): SnapshotReader {
+  const r = deps.readers[domain];
+  if (!r) throw new Error(`domain ${domain} is not served by this instance`);
+  return r;
+}

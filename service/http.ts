@@ -1,0 +1,78 @@
+/**
+ * HTTP helpers shared by every route family: the one mapping from the error
+ * tree (lib/errors.ts) to JSON error bodies, and query validation that names
+ * the offending parameter.
+ *
+ * Error body shape, for every 4xx/5xx: `{error, status, ...details}` where
+ * `error` is a human sentence. 404s add what was looked up (`ticker`, `dot`)
+ * and a `hint` when there are close matches.
+ */
+import { HTTPError, getQuery, type H3Event } from 'h3';
+import type { z } from 'zod';
+import { classifyError, httpStatusFor, InvalidInputError, PipelineError, publicMessage } from '../lib/errors.ts';
+import type { Logger } from '../lib/log.ts';
+
+/** Builds the JSON error response for any thrown value (h3's onError hands us HTTPError wrapping ours as `cause`). */
+export function errorResponse(err: unknown, log?: Logger): Response {
+  let e: unknown = err;
+  if (err instanceof HTTPError && err.cause instanceof PipelineError) e = err.cause;
+  let status: number;
+  let body: Record<string, unknown>;
+  if (e instanceof PipelineError) {
+    status = httpStatusFor(e);
+    const details = (e.context.response as Record<string, unknown> | undefined) ?? {};
+    body = { error: publicMessage(e), status, ...details };
+  } else if (e instanceof HTTPError && !e.unhandled) {
+    status = e.status;
+    body = { error: e.message || e.statusText || 'request failed', status, ...((e.data as object) ?? {}) };
+  } else {
+    status = 500;
+    body = { error: 'internal error', status };
+    log?.error({ err: (e as HTTPError).cause ?? e }, 'unhandled error');
+  }
+  if (classifyError(e) === 'transient') body.retry_after_seconds = 5;
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  if (status === 503) headers['retry-after'] = '5';
+  return new Response(JSON.stringify(body), { status, headers });
+}
+
+/**
+ * Validates the query string with a zod schema. Unknown parameters are
+ * ignored; a type error is a 400 naming the parameter.
+ */
+export function parseQuery<S extends z.ZodType>(event: H3Event, schema: S): z.infer<S> {
+  const raw = getQuery(event) as Record<string, unknown>;
+  const res = schema.safeParse(raw);
+  if (!res.success) {
+    const issue = res.error.issues[0];
+    const param = issue?.path.join('.') || 'query';
+    throw new InvalidInputError(`invalid parameter '${param}': ${issue?.message}`, { response: { parameter: param } });
+  }
+  return res.data;
+}
+
+/** Validates a JSON body with a zod schema; malformed JSON and wrong shapes are 400s naming the field. */
+export async function parseBody<S extends z.ZodType>(event: H3Event, schema: S): Promise<z.infer<S>> {
+  const ct = event.req.headers.get('content-type') ?? '';
+  if (!ct.includes('application/json')) throw new InvalidInputError('request body must be JSON (Content-Type: application/json)', { response: { parameter: 'body' } });
+  let json: unknown;
+  try {
+    json = await event.req.json();
+  } catch {
+    throw new InvalidInputError('request body is not valid JSON', { response: { parameter: 'body' } });
+  }
+  const res = schema.safeParse(json);
+  if (!res.success) {
+    const issue = res.error.issues[0];
+    const field = issue?.path.join('.') || 'body';
+    throw new InvalidInputError(`invalid field '${field}': ${issue?.message}`, { response: { parameter: field } });
+  }
+  return res.data;
+}
+
+/** Clamps `limit` to `[1, max]`, returning the value and a note when it was clamped. */
+export function clampLimit(requested: number | undefined, def: number, max: number): { limit: number; clamped: { requested: number; max: number } | null } {
+  const want = requested ?? def;
+  if (want > max) return { limit: max, clamped: { requested: want, max } };
+  return { limit: Math.max(1, want), clamped: null };
+}

@@ -1,0 +1,77 @@
+/**
+ * Service entry point: parses configuration once, opens the warehouse
+ * readers, builds the app and serves it. `npm start` runs jobs/start.ts,
+ * which ingests first and then calls `startServer`.
+ */
+import { readFileSync } from 'node:fs';
+import { serve } from 'h3';
+import { loadConfig, type Config } from '../lib/config.ts';
+import { createLogger, type Logger } from '../lib/log.ts';
+import { SnapshotReader } from '../lib/warehouse/reader.ts';
+import { createApp } from './app.ts';
+import type { Readers, ServiceDeps } from './deps.ts';
+
+export const SERVED_DOMAINS = ['registry'];
+
+const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
+
+/** Opens one reader per served domain (a domain with no snapshot yet answers 503 until one is published). */
+export async function openReaders(config: Config, domains = SERVED_DOMAINS): Promise<Readers> {
+  const readers: Readers = {};
+  for (const d of domains) {
+    readers[d] = await SnapshotReader.open(config.dataDir, d, { poolSize: config.READ_POOL_SIZE, pollMs: config.SNAPSHOT_POLL_MS, memoryLimit: '512MB' });
+  }
+  return readers;
+}
+
+export async function buildDeps(config: Config, log: Logger): Promise<ServiceDeps> {
+  return {
+    readers: await openReaders(config),
+    log,
+    now: () => new Date(),
+    startedAt: new Date(),
+    options: { publicBaseUrl: config.publicBaseUrl, snapshotStaleHours: config.SNAPSHOT_STALE_HOURS, version: pkg.version, dataDir: config.dataDir },
+  };
+}
+
+export interface RunningServer {
+  url: string;
+  close(): Promise<void>;
+}
+
+/** Serves the API until closed; resolves once listening. */
+export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+  const deps = await buildDeps(config, log);
+  const app = createApp(deps);
+  const server = serve(app, { port: config.PORT, hostname: config.HOST, silent: true, gracefulShutdown: false });
+  await server.ready();
+  const url = server.url?.replace(/\/$/, '') ?? `http://${config.HOST}:${config.PORT}`;
+  // With PORT=0 the real port is known only now; links use it unless PUBLIC_BASE_URL is set.
+  if (!config.PUBLIC_BASE_URL) deps.options.publicBaseUrl = url;
+  return {
+    url,
+    async close() {
+      await server.close();
+      for (const r of Object.values(deps.readers)) await r.close();
+    },
+  };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  let config: Config;
+  try {
+    config = loadConfig(process.env);
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exit(2);
+  }
+  const log = createLogger(config.LOG_LEVEL);
+  const s = await startServer(config, log);
+  console.log(`Proofline API listening on ${s.url}`);
+  const stop = async () => {
+    await s.close();
+    process.exit(0);
+  };
+  process.on('SIGTERM', stop);
+  process.on('SIGINT', stop);
+}

@@ -1,0 +1,69 @@
+import { describe, expect, it } from 'vitest';
+import { canonicalJson, hashCanonical, sha256Hex } from '../../lib/hash.ts';
+import { createLeaf, createRecordLeaf, createSourceLeaf, verifyChain, verifyLeaf } from '../../lib/origin.ts';
+
+describe('canonicalJson (RFC 8785)', () => {
+  it('sorts keys recursively and drops whitespace', () => {
+    expect(canonicalJson({ b: 1, a: { d: [3, { z: 1, y: 2 }], c: null } })).toBe('{"a":{"c":null,"d":[3,{"y":2,"z":1}]},"b":1}');
+  });
+  it('writes numbers in ECMAScript shortest form', () => {
+    expect(canonicalJson([1e21, 1e-7, 0.1, -0, 100, 1.5e300, 333333333.3333333])).toBe('[1e+21,1e-7,0.1,0,100,1.5e+300,333333333.3333333]');
+  });
+  it('escapes only what JSON requires and keeps unicode as is', () => {
+    expect(canonicalJson({ s: 'é€😀\u0007"\\\n' })).toBe('{"s":"é€😀\\u0007\\"\\\\\\n"}');
+  });
+  it('sorts keys by UTF-16 code units', () => {
+    expect(canonicalJson({ '\u20ac': 1, '\r': 2, '\ud83d\ude00': 3, '\u0080': 4, '1': 5 })).toBe('{"\\r":2,"1":5,"\u0080":4,"€":1,"😀":3}');
+  });
+  it('refuses values JSON cannot carry', () => {
+    expect(() => canonicalJson(10n)).toThrow();
+    expect(() => canonicalJson(undefined)).toThrow();
+  });
+});
+
+describe('sha256Hex', () => {
+  it('hashes UTF-8 strings and bytes alike (golden)', () => {
+    expect(sha256Hex('')).toBe('e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855');
+    expect(sha256Hex('abc')).toBe('ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad');
+    expect(sha256Hex(Buffer.from('abc'))).toBe(sha256Hex('abc'));
+  });
+  it('pins the hash of a nested object with numbers and unicode', () => {
+    const doc = { name: 'Société Générale', cik: 320193, values: [1.25, -0, 1e21], nested: { b: true, a: null } };
+    expect(canonicalJson(doc)).toBe('{"cik":320193,"name":"Société Générale","nested":{"a":null,"b":true},"values":[1.25,0,1e+21]}');
+    expect(hashCanonical(doc)).toBe(sha256Hex('{"cik":320193,"name":"Société Générale","nested":{"a":null,"b":true},"values":[1.25,0,1e+21]}'));
+    expect(hashCanonical(doc)).toMatchInlineSnapshot(`"6297b63b901d07579250033012b063f8ea6c09bb16589ff2d568954d90af08f4"`);
+  });
+});
+
+describe('origin leaves', () => {
+  const src = { source: 'sec-edgar/submissions', source_url: 'https://data.sec.gov/submissions/CIK0000320193.json', retrieved_at: null, content_sha256: 'a'.repeat(64), byte_size: 10 };
+  it('pins a source leaf hash (golden)', () => {
+    const leaf = createSourceLeaf(src);
+    expect(leaf.leaf_hash).toMatchInlineSnapshot(`"12b0992bce8e10d67ee284beff07f0363bf4bbd7250b494afac203d08dffb4d0"`);
+    expect(verifyLeaf(leaf)).toBe(true);
+  });
+  it('computes leaf_hash as SHA-256 of the canonical leaf without leaf_hash', () => {
+    const leaf = createRecordLeaf({ cik: 320193, name: 'Apple Inc.' }, src);
+    const { leaf_hash, ...rest } = leaf;
+    expect(leaf_hash).toBe(sha256Hex(canonicalJson(rest)));
+    expect(leaf.parent).toBe(createSourceLeaf(src).leaf_hash);
+    expect(leaf.record_sha256).toBe(hashCanonical({ cik: 320193, name: 'Apple Inc.' }));
+    expect(leaf_hash).toMatchInlineSnapshot(`"c4e90fb675cada8cb4b43b4299b3b241b2a43d9f8164558ec400fd113949c199"`);
+  });
+  it('detects a changed field', () => {
+    const leaf = createRecordLeaf({ x: 1 }, src);
+    expect(verifyLeaf({ ...leaf, record_sha256: 'b'.repeat(64) })).toBe(false);
+    expect(verifyLeaf({ ...leaf, extra: 1 })).toBe(false);
+  });
+  it('walks and verifies a chain to its root', async () => {
+    const root = createSourceLeaf(src);
+    const a = createLeaf({ kind: 'quote_day', source: 'q', source_url: null, retrieved_at: null, content_sha256: null, record_sha256: hashCanonical({ d: 1 }), parent: root.leaf_hash });
+    const b = createLeaf({ kind: 'quote_day', source: 'q', source_url: null, retrieved_at: null, content_sha256: null, record_sha256: hashCanonical({ d: 2 }), parent: a.leaf_hash });
+    const store = new Map([root, a, b].map((l) => [l.leaf_hash, l]));
+    const ok = await verifyChain(b.leaf_hash, (h) => store.get(h));
+    expect(ok).toMatchObject({ valid: true, problem: null });
+    expect(ok.leaves.map((l) => l.leaf_hash)).toEqual([b.leaf_hash, a.leaf_hash, root.leaf_hash]);
+    store.set(a.leaf_hash, { ...a, record_sha256: hashCanonical({ d: 9 }) });
+    expect((await verifyChain(b.leaf_hash, (h) => store.get(h))).valid).toBe(false);
+  });
+});
