@@ -1,0 +1,34 @@
+/** Shared helpers for benchmark scripts: peak-RSS sampling and result files. */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+export const RESULTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
+
+/** Samples this process's RSS every `ms`; `stop()` returns the peak in MB. Child processes must be measured separately. */
+export function trackPeakRss(ms = 100): { stop(): number } {
+  let peak = process.memoryUsage().rss;
+  const t = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), ms);
+  t.unref();
+  return {
+    stop() {
+      clearInterval(t);
+      peak = Math.max(peak, process.memoryUsage().rss);
+      return Math.round(peak / 1e6);
+    },
+  };
+}
+
+export function machineInfo() {
+  return { node: process.version, cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, total_mem_gb: Math.round(os.totalmem() / 1e9), platform: `${os.platform()} ${os.release()}` };
+}
+
+/** Writes bench/results/<name>.json with a timestamp and machine info. */
+export function writeResult(name: string, result: Record<string, unknown>): string {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const file = path.join(RESULTS_DIR, `${name}.json`);
+  writeFileSync(file, JSON.stringify({ bench: name, measured_at: new Date().toISOString(), machine: machineInfo(), ...result }, null, 2) + '\n');
+  console.log(`result → ${path.relative(process.cwd(), file)}`);
+  return file;
+}

@@ -1,0 +1,23 @@
+/**
+ * `npm run bench [-- name ...]`: runs each benchmark script in its own child
+ * process (so peak RSS is per benchmark) and lists the result files written
+ * to bench/results/. A name filter runs only the matching benchmarks.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+
+/** Every benchmark, in run order: one line each. */
+export const benches: string[] = [];
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const filters = process.argv.slice(2);
+const selected = benches.filter((b) => filters.length === 0 || filters.some((f) => b.includes(f)));
+if (selected.length === 0) console.log(`no benchmark matches ${filters.join(' ')}; known: ${benches.join(', ')}`);
+let failed = 0;
+for (const b of selected) {
+  console.log(`\n=== bench ${b}`);
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(here, `${b}.bench.ts`)], { stdio: 'inherit', env: process.env });
+  if (r.status !== 0) failed++;
+}
+process.exit(failed ? 1 : 0);
