@@ -17,7 +17,8 @@ export function parseJsonBytes(bytes: Uint8Array | string, file: string): unknow
   } catch (e) {
     const msg = (e as Error).message;
     const pos = /position (\d+)/.exec(msg);
-    const position = pos ? Number(pos[1]) : null;
+    // V8 gives a position for most errors; a truncated document ends at the last byte.
+    const position = pos ? Number(pos[1]) : /end of JSON input/i.test(msg) ? text.length : null;
     let line: number | undefined;
     if (position != null) line = text.slice(0, position).split('\n').length;
     throw new ParseError(`malformed JSON: ${msg}`, { file, position: position ?? undefined, line });
