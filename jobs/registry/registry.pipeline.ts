@@ -15,6 +15,8 @@ import { submissionsUrl } from '../../ingest/edgar/cik.ts';
 import { isOverflowPage, parseFilingPage, parseSubmissions } from '../../ingest/edgar/submissions.ts';
 import { parseTickers, tickerSnapshotDate } from '../../ingest/edgar/tickers.ts';
 import { hashCanonical } from '../../lib/hash.ts';
+import { ParseError } from '../../lib/errors.ts';
+import { describeError } from '../in-process.ts';
 import { digestInputs, listInputs, readInput } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 
@@ -58,8 +60,20 @@ async function processSubmissions(ctx: StepContext<z.infer<typeof submissionsPay
   for (const file of ctx.data.files) {
     const name = path.basename(file);
     const { bytes, src } = await readInput(file, 'sec-edgar/submissions', `https://data.sec.gov/submissions/${name}`);
-    const parsedPage = isOverflowPage(name) ? parseFilingPage(bytes, file) : null;
-    const parsed = parsedPage ? null : parseSubmissions(bytes, file);
+    let parsedPage: ReturnType<typeof parseFilingPage> | null;
+    let parsed: ReturnType<typeof parseSubmissions> | null;
+    try {
+      parsedPage = isOverflowPage(name) ? parseFilingPage(bytes, file) : null;
+      parsed = parsedPage ? null : parseSubmissions(bytes, file);
+    } catch (err) {
+      // One malformed file is a file-level reject; the rest of the batch still lands.
+      if (!(err instanceof ParseError)) throw err;
+      rejects++;
+      await ctx.run.writeRejects(name, [{ dataset: src.source, file, line: (err.context.line as number) ?? null, reason: describeError(err), raw: null }]);
+      await ctx.run.recordSource(src, { rows: 0, rejects: 1 }, name);
+      await ctx.progress(++i, ctx.data.files.length);
+      continue;
+    }
     if (parsed) {
       const leaf = createRecordLeaf(parsed.company, { ...src, source_url: src.source_url ?? submissionsUrl(parsed.company.cik) });
       leaves.push(leaf);
