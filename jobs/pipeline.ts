@@ -85,10 +85,15 @@ export function jobName(domain: string, stage: string): string {
   return `${domain}:${stage}`;
 }
 
-/** Deterministic job id: the same run and key always give the same id, so duplicate enqueues collapse. */
+/**
+ * Deterministic job id: the same run and key always give the same id, so
+ * duplicate enqueues collapse. BullMQ accepts ':' in a custom id only as
+ * exactly three segments, so the key joins the run id with '~'
+ * (`registry:submissions:<run>~<key>`); keys never contain ':'.
+ */
 export function jobIdFor(domain: string, stage: string, runId: string, key = ''): string {
-  // BullMQ forbids ':' only in custom ids that look like numbers; keep ids readable and unique.
-  return [domain, stage, runId, key].filter(Boolean).join(':');
+  const safeKey = key.replace(/:/g, '_');
+  return `${domain}:${stage}:${runId}${safeKey ? `~${safeKey}` : ''}`;
 }
 
 /** A run id: the domain, UTC time, and a short random suffix. */
