@@ -5,6 +5,9 @@
  */
 import type { Logger } from '../lib/log.ts';
 import type { SnapshotReader } from '../lib/warehouse/reader.ts';
+import type { SigningKey } from '../lib/keys.ts';
+import type { ResponseCache } from './cache/response-cache.ts';
+import type { UsageService } from './usage/usage.service.ts';
 
 /** One read-only snapshot reader per warehouse domain (registry, quotes, transcripts, fmcsa). */
 export type Readers = Record<string, SnapshotReader>;
@@ -27,6 +30,12 @@ export interface ServiceDeps {
   startedAt: Date;
   /** Optional liveness probes of configured dependencies (Redis), for /api/health. */
   probes?: Record<string, () => Promise<boolean>>;
+  /** Ed25519 key signing receipts (service/receipts); loaded lazily from DATA_DIR/keys when absent. */
+  signingKey?: SigningKey;
+  /** Metering, limits and query log (service/usage); created lazily (in memory) when absent. */
+  usage?: UsageService;
+  /** Hot-response cache (service/cache); created by createApp when absent. */
+  responseCache?: ResponseCache;
 }
 
 /** The reader of a domain, or a 503 when that domain is not configured in this deployment. */

@@ -1,0 +1,134 @@
+/**
+ * API keys for the Pro tier. A key is shown once, at creation; only its
+ * SHA-256 is stored, in `DATA_DIR/state/api-keys.json` (written atomically:
+ * temp file + rename), so a leaked state file does not leak usable keys.
+ * The admin CLI (`npm run apikeys`) writes the file; servers read it and pick
+ * up changes within a couple of seconds (they re-check its mtime).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { sha256Hex } from './hash.ts';
+
+export interface ApiKeyRecord {
+  /** Public identifier (also the key's prefix), safe to log. */
+  key_id: string;
+  /** SHA-256 (hex) of the full secret key. */
+  key_sha256: string;
+  label: string;
+  tier: 'pro';
+  /** Requests per hour; null = the server's default Pro limit. */
+  hourly_limit: number | null;
+  created_at: string;
+  revoked_at: string | null;
+}
+
+interface KeyFile {
+  version: 1;
+  keys: ApiKeyRecord[];
+}
+
+export const KEY_PREFIX = 'pl_';
+
+/** Path of the key file inside a data directory. */
+export function apiKeysPath(dataDir: string): string {
+  return path.join(dataDir, 'state', 'api-keys.json');
+}
+
+async function readKeyFile(file: string): Promise<KeyFile> {
+  try {
+    const parsed = JSON.parse(await readFile(file, 'utf8')) as KeyFile;
+    return { version: 1, keys: Array.isArray(parsed.keys) ? parsed.keys : [] };
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, keys: [] };
+    throw new Error(`cannot read API key file ${file}: ${(e as Error).message}`);
+  }
+}
+
+async function writeKeyFile(file: string, data: KeyFile): Promise<void> {
+  await mkdir(path.dirname(file), { recursive: true });
+  const tmp = `${file}.${process.pid}.tmp`;
+  await writeFile(tmp, JSON.stringify(data, null, 2) + '\n', { mode: 0o600 });
+  await rename(tmp, file);
+}
+
+/** Hashes a presented secret the way the store does. */
+export function hashApiKey(secret: string): string {
+  return sha256Hex(secret);
+}
+
+/** Creates a key; returns the secret (shown once) and the stored record. */
+export async function createApiKey(dataDir: string, opts: { label: string; hourlyLimit?: number | null }): Promise<{ secret: string; record: ApiKeyRecord }> {
+  const file = apiKeysPath(dataDir);
+  const data = await readKeyFile(file);
+  const keyId = `${KEY_PREFIX}${randomBytes(4).toString('hex')}`;
+  const secret = `${keyId}_${randomBytes(24).toString('base64url')}`;
+  const record: ApiKeyRecord = {
+    key_id: keyId,
+    key_sha256: hashApiKey(secret),
+    label: opts.label,
+    tier: 'pro',
+    hourly_limit: opts.hourlyLimit ?? null,
+    created_at: new Date().toISOString(),
+    revoked_at: null,
+  };
+  data.keys.push(record);
+  await writeKeyFile(file, data);
+  return { secret, record };
+}
+
+/** Revokes a key by id; returns false when no such active key exists. */
+export async function revokeApiKey(dataDir: string, keyId: string): Promise<boolean> {
+  const file = apiKeysPath(dataDir);
+  const data = await readKeyFile(file);
+  const rec = data.keys.find((k) => k.key_id === keyId && !k.revoked_at);
+  if (!rec) return false;
+  rec.revoked_at = new Date().toISOString();
+  await writeKeyFile(file, data);
+  return true;
+}
+
+/** Every key record (hashes only). */
+export async function listApiKeys(dataDir: string): Promise<ApiKeyRecord[]> {
+  return (await readKeyFile(apiKeysPath(dataDir))).keys;
+}
+
+/**
+ * Server-side view of the key file: lookups are a Map hit; the file is
+ * re-read when its mtime changes (checked at most every `recheckMs`).
+ */
+export class ApiKeyStore {
+  private byHash = new Map<string, ApiKeyRecord>();
+  private mtimeMs = -1;
+  private lastCheck = 0;
+  private checking: Promise<void> | null = null;
+
+  constructor(readonly dataDir: string, private readonly recheckMs = 2000) {}
+
+  /** Loads the file now (call once at startup). */
+  async load(): Promise<void> {
+    const file = apiKeysPath(this.dataDir);
+    const st = await stat(file).catch(() => null);
+    const m = st ? st.mtimeMs : 0;
+    this.lastCheck = Date.now();
+    if (m === this.mtimeMs) return;
+    const data = await readKeyFile(file);
+    const next = new Map<string, ApiKeyRecord>();
+    for (const k of data.keys) if (!k.revoked_at) next.set(k.key_sha256, k);
+    this.byHash = next;
+    this.mtimeMs = m;
+  }
+
+  /** The active record for a presented secret, or null (unknown or revoked). */
+  lookup(secret: string): ApiKeyRecord | null {
+    if (Date.now() - this.lastCheck > this.recheckMs && !this.checking) {
+      this.checking = this.load().catch(() => undefined).finally(() => (this.checking = null));
+    }
+    return this.byHash.get(hashApiKey(secret)) ?? null;
+  }
+
+  /** Resolves once any pending re-read has finished (tests). */
+  async settle(): Promise<void> {
+    await this.checking;
+  }
+}

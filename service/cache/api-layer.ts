@@ -1,0 +1,239 @@
+/**
+ * The cross-cutting HTTP layer, one h3 middleware applied to every route:
+ *
+ * - /api/*: identifies the client (Bearer API key → Pro tier, else the IP →
+ *   Free tier), counts the request (429 with Retry-After over the hourly
+ *   limit), merges `usage_meta` into JSON object bodies, sets the
+ *   `RateLimit-Limit/Remaining/Reset/Policy` headers, and queues one query-log
+ *   row. An unknown or revoked key is a 401 (never silently downgraded).
+ * - Hot cache: 200 bodies of snapshot-determined GET routes (CACHEABLE_PREFIXES)
+ *   are served from memory; the cache is dropped on every snapshot swap.
+ * - Conditional GET: a weak ETag over the body without usage_meta (which varies
+ *   per request); `If-None-Match` that matches → 304 (still metered).
+ * - Compression: brotli or gzip by Accept-Encoding for bodies ≥ 1 KiB.
+ * - CORS for GET/HEAD (any origin, no credentials) and OPTIONS preflights;
+ *   `/mcp` is left to its own origin policy.
+ * - Unknown /api paths answer the same `{error, status}` 404 shape as the rest.
+ */
+import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
+import type { H3, H3Event } from 'h3';
+import { errorResponse } from '../http.ts';
+import type { ServiceDeps } from '../deps.ts';
+import { buildUsageMeta, InvalidApiKeyError, UsageService, type ClientIdentity, type Metered } from '../usage/usage.service.ts';
+import { etagOf, ResponseCache, type CachedResponse } from './response-cache.ts';
+
+/** GET routes whose 200 bodies depend only on the published snapshots (cached until the next swap). */
+export const CACHEABLE_PREFIXES = ['/api/company/', '/api/person/', '/api/search', '/api/signals'];
+
+/** Non-/api documents that get ETag, compression and CORS (no metering). */
+const DOCUMENT_PATHS = new Set(['/openapi.json', '/docs', '/.well-known/proofline-keys.json']);
+
+const COMPRESS_MIN_BYTES = 1024;
+const JSON_TYPE = 'application/json; charset=utf-8';
+const CORS_HEADERS: Record<string, string> = {
+  'access-control-allow-origin': '*',
+  'access-control-expose-headers': 'ETag, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, Retry-After, X-Proofline-Cache',
+};
+const PREFLIGHT_HEADERS: Record<string, string> = {
+  'access-control-allow-origin': '*',
+  'access-control-allow-methods': 'GET, HEAD, OPTIONS',
+  'access-control-allow-headers': 'Authorization, If-None-Match, Content-Type',
+  'access-control-max-age': '86400',
+};
+const kNotFound = Symbol.for('h3.notFound');
+type ResponseBody = ConstructorParameters<typeof Response>[0];
+
+function isCacheable(pathname: string): boolean {
+  for (const p of CACHEABLE_PREFIXES) if (pathname.startsWith(p)) return true;
+  return false;
+}
+
+/** Picks `br` or `gzip` from an Accept-Encoding header (q=0 excluded), or null. */
+export function chooseEncoding(accept: string | null): 'br' | 'gzip' | null {
+  if (!accept) return null;
+  let br = false;
+  let gzip = false;
+  for (const part of accept.split(',')) {
+    const [name, ...params] = part.trim().toLowerCase().split(';');
+    if (params.some((p) => /^\s*q=0(\.0*)?\s*$/.test(p))) continue;
+    if (name === 'br') br = true;
+    else if (name === 'gzip' || name === '*') gzip = true;
+  }
+  return br ? 'br' : gzip ? 'gzip' : null;
+}
+
+function etagMatches(ifNoneMatch: string | null, etag: string): boolean {
+  if (!ifNoneMatch) return false;
+  if (ifNoneMatch.trim() === '*') return true;
+  const bare = etag.replace(/^W\//, '');
+  return ifNoneMatch.split(',').some((t) => t.trim().replace(/^W\//, '') === bare);
+}
+
+/** Merges `"usage_meta": …` as the last member of a JSON object text; other texts are returned unchanged. */
+export function mergeUsageMeta(json: string, metaJson: string): string {
+  let end = json.length - 1;
+  while (end > 0 && json.charCodeAt(end) <= 32) end--;
+  if (json.charCodeAt(0) !== 123 /* { */ || json.charCodeAt(end) !== 125 /* } */) return json;
+  let i = end - 1;
+  while (i > 0 && json.charCodeAt(i) <= 32) i--;
+  const empty = i === 0;
+  return `${json.slice(0, end)}${empty ? '' : ','}"usage_meta":${metaJson}}`;
+}
+
+interface Outcome {
+  status: number;
+  /** JSON text (without usage_meta) when the response is JSON. */
+  json: string | null;
+  /** Any other body. */
+  raw: ResponseBody | null;
+  contentType: string;
+  headers: Headers | null;
+  ticker: string | null;
+}
+
+function tickerOf(pathname: string, val: unknown): string | null {
+  if (!pathname.startsWith('/api/company/')) return null;
+  const v = val as { identity?: { ticker?: unknown }; ticker?: unknown } | null;
+  const t = v?.identity?.ticker ?? v?.ticker;
+  if (typeof t === 'string') return t;
+  const seg = pathname.slice('/api/company/'.length).split('/')[0];
+  return seg ? decodeURIComponent(seg).toUpperCase() : null;
+}
+
+async function toOutcome(event: H3Event, val: unknown, pathname: string, deps: ServiceDeps): Promise<Outcome> {
+  if (val === kNotFound || val === undefined) {
+    const json = JSON.stringify({ error: `no endpoint ${event.req.method} ${pathname}; see /openapi.json`, status: 404, path: pathname });
+    return { status: 404, json, raw: null, contentType: JSON_TYPE, headers: null, ticker: null };
+  }
+  if (val instanceof Response) {
+    const ct = val.headers.get('content-type') ?? '';
+    if (ct.includes('json')) return { status: val.status, json: await val.text(), raw: null, contentType: ct, headers: val.headers, ticker: val.status < 300 ? tickerOf(pathname, null) : null };
+    return { status: val.status, json: null, raw: val.body, contentType: ct, headers: val.headers, ticker: null };
+  }
+  if (typeof val === 'string') return { status: event.res.status ?? 200, json: null, raw: val, contentType: 'text/plain; charset=utf-8', headers: null, ticker: null };
+  if (val instanceof Uint8Array || val instanceof ReadableStream || val instanceof Blob) {
+    return { status: event.res.status ?? 200, json: null, raw: val as ResponseBody, contentType: 'application/octet-stream', headers: null, ticker: null };
+  }
+  try {
+    return { status: event.res.status ?? 200, json: JSON.stringify(val), raw: null, contentType: JSON_TYPE, headers: null, ticker: tickerOf(pathname, val) };
+  } catch (e) {
+    return toOutcome(event, errorResponse(e, deps.log), pathname, deps);
+  }
+}
+
+function rateHeaders(h: Record<string, string>, m: Metered): void {
+  h['ratelimit-limit'] = String(m.hourly_limit);
+  h['ratelimit-remaining'] = String(m.remaining);
+  h['ratelimit-reset'] = String(m.reset_seconds);
+  h['ratelimit-policy'] = `${m.hourly_limit};w=3600`;
+}
+
+/** Builds the final response: conditional GET, compression, headers. */
+function finish(event: H3Event, status: number, body: string | ResponseBody | null, headers: Record<string, string>, etag: string | null, extra: Headers | null): Response {
+  if (extra) {
+    for (const [k, v] of extra) if (k !== 'content-length' && !(k in headers)) headers[k] = v;
+  }
+  if (etag && status === 200) {
+    headers.etag = etag;
+    if (etagMatches(event.req.headers.get('if-none-match'), etag)) {
+      delete headers['content-type'];
+      return new Response(null, { status: 304, headers });
+    }
+  }
+  if (typeof body === 'string' && body.length >= COMPRESS_MIN_BYTES) {
+    const enc = chooseEncoding(event.req.headers.get('accept-encoding'));
+    headers.vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
+    if (enc) {
+      headers['content-encoding'] = enc;
+      const bytes = enc === 'br' ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } }) : gzipSync(body);
+      return new Response(event.req.method === 'HEAD' ? null : bytes, { status, headers });
+    }
+  }
+  return new Response(event.req.method === 'HEAD' ? null : body, { status, headers });
+}
+
+/**
+ * Installs the layer on `app`. Creates `deps.usage` (in-memory counters,
+ * query log under DATA_DIR/state) and `deps.responseCache` when main.ts did
+ * not, and drops the cache on every reader swap.
+ */
+export function installApiLayer(app: H3, deps: ServiceDeps): void {
+  const cache = (deps.responseCache ??= new ResponseCache());
+  for (const r of Object.values(deps.readers)) r.onSwap(() => cache.clear());
+  let usagePromise: Promise<UsageService> | null = deps.usage ? Promise.resolve(deps.usage) : null;
+  const getUsage = (): Promise<UsageService> | UsageService => {
+    if (deps.usage) return deps.usage;
+    usagePromise ??= UsageService.create({ dataDir: deps.options.dataDir, log: deps.log }).then((u) => (deps.usage = u));
+    return usagePromise;
+  };
+
+  app.use(async (event, next) => {
+    const pathname = event.url.pathname;
+    const method = event.req.method;
+    if (pathname.startsWith('/mcp')) return next();
+    if (method === 'OPTIONS') return new Response(null, { status: 204, headers: PREFLIGHT_HEADERS });
+    const isApi = pathname.startsWith('/api/') || pathname === '/api';
+    if (!isApi) {
+      if (!DOCUMENT_PATHS.has(pathname) || (method !== 'GET' && method !== 'HEAD')) return next();
+      const out = await toOutcome(event, await next(), pathname, deps);
+      const body = out.json ?? out.raw;
+      const headers: Record<string, string> = { ...CORS_HEADERS, 'content-type': out.contentType, 'cache-control': 'public, max-age=300' };
+      return finish(event, out.status, body, headers, typeof body === 'string' ? etagOf(body) : null, out.headers);
+    }
+
+    const t0 = performance.now();
+    const usage = await getUsage();
+    const baseUrl = deps.options.publicBaseUrl;
+    let id: ClientIdentity;
+    try {
+      id = usage.identify(event.req.headers.get('authorization'), event.req.ip, event.req.headers.get('user-agent'));
+    } catch (e) {
+      if (!(e instanceof InvalidApiKeyError)) throw e;
+      const body = JSON.stringify({ error: `${e.message}: send 'Authorization: Bearer <key>' with an active key, or no Authorization header for the free tier`, status: 401 });
+      return new Response(body, { status: 401, headers: { ...CORS_HEADERS, 'content-type': JSON_TYPE, 'www-authenticate': 'Bearer realm="proofline", error="invalid_token"' } });
+    }
+    const nowMs = deps.now().getTime();
+    const m = await usage.meter(id, nowMs);
+    const metaJson = JSON.stringify(buildUsageMeta(id, m, baseUrl, usage.proHourlyLimit));
+    const headers: Record<string, string> = { ...CORS_HEADERS, 'content-type': JSON_TYPE, 'cache-control': 'private, no-cache', vary: 'Authorization' };
+    rateHeaders(headers, m);
+
+    if (m.over_limit) {
+      headers['retry-after'] = String(m.reset_seconds);
+      const body = JSON.stringify({ error: `hourly limit of ${m.hourly_limit} requests reached for the ${id.tier} tier; retry in ${m.reset_seconds} s`, status: 429, retry_after_seconds: m.reset_seconds });
+      usage.record({ ts_ms: nowMs, client: id.client, tier: id.tier, agent_type: id.agent_type, method, path: pathname, ticker: null, status: 429, duration_ms: performance.now() - t0 });
+      return finish(event, 429, mergeUsageMeta(body, metaJson), headers, null, null);
+    }
+
+    const cacheable = (method === 'GET' || method === 'HEAD') && isCacheable(pathname);
+    const key = cacheable ? pathname + event.url.search : '';
+    let hit: CachedResponse | undefined = cacheable ? cache.get(key) : undefined;
+    let out: Outcome;
+    if (hit) {
+      headers['x-proofline-cache'] = 'hit';
+      out = { status: 200, json: hit.json, raw: null, contentType: hit.contentType, headers: null, ticker: hit.ticker };
+    } else {
+      const gen = cache.generation;
+      let val: unknown;
+      try {
+        val = await next();
+      } catch (e) {
+        val = errorResponse(e, deps.log);
+      }
+      out = await toOutcome(event, val, pathname, deps);
+      if (cacheable) {
+        headers['x-proofline-cache'] = 'miss';
+        if (out.status === 200 && out.json !== null) {
+          hit = { json: out.json, etag: etagOf(out.json), ticker: out.ticker, contentType: out.contentType };
+          cache.set(key, hit, gen);
+        }
+      }
+    }
+    headers['content-type'] = out.contentType;
+    if (out.status === 503 && !headers['retry-after']) headers['retry-after'] = '5';
+    usage.record({ ts_ms: nowMs, client: id.client, tier: id.tier, agent_type: id.agent_type, method, path: pathname, ticker: out.ticker, status: out.status, duration_ms: performance.now() - t0 });
+    if (out.json === null) return finish(event, out.status, out.raw, headers, null, out.headers);
+    const etag = out.status === 200 && method !== 'POST' ? (hit?.etag ?? etagOf(out.json)) : null;
+    return finish(event, out.status, mergeUsageMeta(out.json, metaJson), headers, etag, out.headers);
+  });
+}

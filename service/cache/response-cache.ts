@@ -1,0 +1,91 @@
+/**
+ * The hot-response cache: serialized 200 bodies of snapshot-determined GET
+ * routes (`/api/company/{ticker}` and the like), keyed by path + query string.
+ * DuckDB point lookups top out near 1,100/s on this hardware (tech.md), so a
+ * hit skips the handler entirely. Bounded by entry count and bytes (LRU).
+ *
+ * Correctness across snapshots: `clear()` is called on every reader swap and
+ * bumps `generation`; a response computed before a swap is not inserted after
+ * it (`set` takes the generation read before the handler ran).
+ */
+import { createHash } from 'node:crypto';
+
+export interface CachedResponse {
+  /** The JSON body as the handler produced it (without usage_meta). */
+  json: string;
+  /** Weak ETag of `json`. */
+  etag: string;
+  /** Ticker the response is about, for the query log (null when none). */
+  ticker: string | null;
+  contentType: string;
+}
+
+export interface ResponseCacheOptions {
+  maxEntries?: number;
+  maxBytes?: number;
+}
+
+/** Weak ETag over a body: W/"<base64url SHA-1>". Weak because usage_meta (merged after) varies per request. */
+export function etagOf(body: string): string {
+  return `W/"${createHash('sha1').update(body).digest('base64url')}"`;
+}
+
+export class ResponseCache {
+  private readonly map = new Map<string, CachedResponse>();
+  private bytes = 0;
+  generation = 0;
+  hits = 0;
+  misses = 0;
+  readonly maxEntries: number;
+  readonly maxBytes: number;
+
+  constructor(opts: ResponseCacheOptions = {}) {
+    this.maxEntries = opts.maxEntries ?? 50_000;
+    this.maxBytes = opts.maxBytes ?? 128 * 1024 * 1024;
+  }
+
+  get size(): number {
+    return this.map.size;
+  }
+
+  get(key: string): CachedResponse | undefined {
+    const v = this.map.get(key);
+    if (v === undefined) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
+    // LRU: move to the most recent end.
+    this.map.delete(key);
+    this.map.set(key, v);
+    return v;
+  }
+
+  /** Stores `value` unless the cache was cleared since `generation` was read. */
+  set(key: string, value: CachedResponse, generation: number): void {
+    if (generation !== this.generation) return;
+    const size = value.json.length * 2 + key.length * 2 + 200;
+    if (size > this.maxBytes / 4) return;
+    const old = this.map.get(key);
+    if (old) {
+      this.map.delete(key);
+      this.bytes -= old.json.length * 2 + key.length * 2 + 200;
+    }
+    this.map.set(key, value);
+    this.bytes += size;
+    while (this.map.size > this.maxEntries || this.bytes > this.maxBytes) {
+      const first = this.map.keys().next();
+      if (first.done) break;
+      const v = this.map.get(first.value)!;
+      this.map.delete(first.value);
+      this.bytes -= v.json.length * 2 + first.value.length * 2 + 200;
+    }
+  }
+
+  /** Drops everything (a snapshot was swapped). */
+  clear(): void {
+    this.map.clear();
+    this.bytes = 0;
+    this.generation++;
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Usage metering: who the client is (API key, else IP), which tier and hourly
+ * limit apply, the count in the current hour, the `usage_meta` block merged
+ * into every /api JSON body and the query log entry. Cheap by construction:
+ * a Map lookup for the key, one counter increment (memory, or one Redis round
+ * trip), one push into the log buffer.
+ */
+import { createHash } from 'node:crypto';
+import path from 'node:path';
+import type { Redis } from 'ioredis';
+import { ApiKeyStore } from '../../lib/api-keys.ts';
+import type { Logger } from '../../lib/log.ts';
+import { classifyAgent, type AgentType } from './agent-type.ts';
+import { QueryLog, type QueryLogEntry } from './query-log.ts';
+import { MemoryRateCounter, RedisRateCounter, WINDOW_SECONDS, type RateCounter } from './rate-counter.ts';
+
+export const DEFAULT_FREE_HOURLY_LIMIT = 500;
+export const DEFAULT_PRO_HOURLY_LIMIT = 10_000;
+
+export type Tier = 'free' | 'pro';
+
+export interface ClientIdentity {
+  /** `key:<key_id>` or `ip:<hash>`: the unit limits and logs count by. */
+  client: string;
+  tier: Tier;
+  hourly_limit: number;
+  agent_type: AgentType;
+}
+
+export interface Metered {
+  requests_this_hour: number;
+  hourly_limit: number;
+  remaining: number;
+  /** Seconds until the window resets (next clock hour). */
+  reset_seconds: number;
+  over_limit: boolean;
+}
+
+export interface UsageOptions {
+  dataDir: string;
+  freeHourlyLimit?: number;
+  proHourlyLimit?: number;
+  /** When given, counters live in Redis (shared by every server process). */
+  redis?: Redis;
+  log?: Logger;
+  /** Query-log flush interval. */
+  flushMs?: number;
+}
+
+/** Thrown by identify() for a presented but unknown or revoked key (answered 401). */
+export class InvalidApiKeyError extends Error {}
+
+const ipHashMemo = new Map<string, string>();
+function hashIp(ip: string): string {
+  let h = ipHashMemo.get(ip);
+  if (!h) {
+    h = `ip:${createHash('sha256').update(ip).digest('hex').slice(0, 16)}`;
+    if (ipHashMemo.size > 10_000) ipHashMemo.clear();
+    ipHashMemo.set(ip, h);
+  }
+  return h;
+}
+
+export class UsageService {
+  readonly freeHourlyLimit: number;
+  readonly proHourlyLimit: number;
+
+  private constructor(
+    readonly keys: ApiKeyStore,
+    private readonly counter: RateCounter,
+    readonly queryLog: QueryLog,
+    opts: UsageOptions,
+  ) {
+    this.freeHourlyLimit = opts.freeHourlyLimit ?? DEFAULT_FREE_HOURLY_LIMIT;
+    this.proHourlyLimit = opts.proHourlyLimit ?? DEFAULT_PRO_HOURLY_LIMIT;
+  }
+
+  static async create(opts: UsageOptions): Promise<UsageService> {
+    const keys = new ApiKeyStore(opts.dataDir);
+    await keys.load();
+    const counter = opts.redis ? new RedisRateCounter(opts.redis) : new MemoryRateCounter();
+    const queryLog = await QueryLog.open(path.join(opts.dataDir, 'state', 'query-log.duckdb'), { log: opts.log, flushMs: opts.flushMs });
+    return new UsageService(keys, counter, queryLog, opts);
+  }
+
+  /**
+   * Identifies the client of a request. `authorization` is the raw header;
+   * a Bearer key that is unknown or revoked throws InvalidApiKeyError.
+   */
+  identify(authorization: string | null, ip: string | undefined, userAgent: string | null): ClientIdentity {
+    const agent_type = classifyAgent(userAgent);
+    if (authorization) {
+      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
+      if (m) {
+        const rec = this.keys.lookup(m[1]!);
+        if (!rec) throw new InvalidApiKeyError('invalid or revoked API key');
+        return { client: `key:${rec.key_id}`, tier: 'pro', hourly_limit: rec.hourly_limit ?? this.proHourlyLimit, agent_type };
+      }
+    }
+    return { client: hashIp(ip ?? 'unknown'), tier: 'free', hourly_limit: this.freeHourlyLimit, agent_type };
+  }
+
+  /** Counts one request against the client's hourly window. */
+  async meter(id: ClientIdentity, nowMs: number): Promise<Metered> {
+    const nowS = Math.floor(nowMs / 1000);
+    const windowStart = nowS - (nowS % WINDOW_SECONDS);
+    const n = await this.counter.hit(id.client, windowStart);
+    return {
+      requests_this_hour: n,
+      hourly_limit: id.hourly_limit,
+      remaining: Math.max(0, id.hourly_limit - n),
+      reset_seconds: windowStart + WINDOW_SECONDS - nowS,
+      over_limit: n > id.hourly_limit,
+    };
+  }
+
+  /** Queues one query-log row (never awaited by requests). */
+  record(entry: QueryLogEntry): void {
+    this.queryLog.push(entry);
+  }
+
+  async close(): Promise<void> {
+    await this.counter.close();
+    await this.queryLog.close();
+  }
+}
+
+/**
+ * The `usage_meta` block. `trust_status` and `commercial_use_notice` state
+ * the rule every response carries: Proofline serves copies of SEC filings
+ * data, so a client must confirm the accession number on the SEC's own site
+ * (EDGAR) before relying on a figure commercially.
+ */
+export function buildUsageMeta(id: ClientIdentity, m: Metered, baseUrl: string, proHourlyLimit: number) {
+  const nearLimit = id.tier === 'free' && m.requests_this_hour >= id.hourly_limit * 0.8;
+  return {
+    source: 'Proofline registry: derived from SEC EDGAR public filings (data.sec.gov, www.sec.gov)',
+    current_tier: id.tier,
+    requests_this_hour: m.requests_this_hour,
+    hourly_limit: m.hourly_limit,
+    remaining: m.remaining,
+    agent_type: id.agent_type,
+    validation_required_for_commercial_use: true,
+    license: 'SEC EDGAR data is a U.S. government work (public domain); Proofline compilation, origin leaves and receipts: CC BY 4.0',
+    pricing: `${baseUrl}/docs#pricing`,
+    trust_status: 'unverified_copy: confirm the accession number on the SEC site (https://www.sec.gov/edgar/search/) before relying on this data; check origin leaves at /api/verify/{leaf_hash}',
+    commercial_use_notice: 'Commercial use requires validating each figure against the primary filing on sec.gov; Proofline receipts prove what was served, not that the filing is correct.',
+    upsell: id.tier === 'free' ? `Pro API keys raise the limit from ${id.hourly_limit} to ${proHourlyLimit} requests per hour: ${baseUrl}/docs#pricing` : null,
+    tier_recommendation: id.tier === 'pro' ? 'pro' : nearLimit || m.over_limit ? 'pro' : 'free',
+  };
+}
+export type UsageMeta = ReturnType<typeof buildUsageMeta>;
