@@ -63,9 +63,15 @@ export function createLeaf(body: LeafBody): OriginLeaf {
   return { leaf_hash: hashCanonical(unsigned), ...unsigned };
 }
 
+const sourceLeafCache = new WeakMap<SourceRef, OriginLeaf>();
+
 /** The root leaf of one source file or response. */
 export function createSourceLeaf(src: SourceRef, parent: string | null = null): OriginLeaf {
-  return createLeaf({
+  if (parent === null) {
+    const hit = sourceLeafCache.get(src);
+    if (hit && hit.content_sha256 === src.content_sha256 && hit.source_url === src.source_url) return hit;
+  }
+  const leaf = createLeaf({
     kind: 'source',
     source: src.source,
     source_url: src.source_url,
@@ -74,6 +80,8 @@ export function createSourceLeaf(src: SourceRef, parent: string | null = null): 
     record_sha256: null,
     parent,
   });
+  if (parent === null) sourceLeafCache.set(src, leaf);
+  return leaf;
 }
 
 /**
