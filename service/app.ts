@@ -5,6 +5,8 @@
  */
 import { H3 } from 'h3';
 import { registerCompanyRoutes } from './company/company.routes.ts';
+import { registerCareRoutes } from './care/care.routes.ts';
+import { registerVettingRoutes } from './vetting/vetting.routes.ts';
 import type { ServiceDeps } from './deps.ts';
 import { registerHealthRoutes } from './health/health.routes.ts';
 import { errorResponse } from './http.ts';
@@ -17,5 +19,7 @@ export function createApp(deps: ServiceDeps): H3 {
   // Endpoint families: one line each.
   registerHealthRoutes(app, deps);
   registerCompanyRoutes(app, deps);
+  registerVettingRoutes(app, deps);
+  registerCareRoutes(app, deps);
   return app;
 }

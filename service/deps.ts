@@ -5,6 +5,8 @@
  */
 import type { Logger } from '../lib/log.ts';
 import type { SnapshotReader } from '../lib/warehouse/reader.ts';
+import type { StateStore } from './state/state.store.ts';
+import type { LiveRefresher } from './vetting/live-refresh.ts';
 import type { SigningKey } from '../lib/keys.ts';
 import type { ResponseCache } from './cache/response-cache.ts';
 import type { UsageService } from './usage/usage.service.ts';
@@ -19,6 +21,8 @@ export interface ServiceOptions {
   snapshotStaleHours: number;
   version: string;
   dataDir: string;
+  /** Browser origins allowed on /mcp (MCP_ALLOWED_ORIGINS); requests without Origin are always allowed. */
+  mcpAllowedOrigins?: string[];
 }
 
 export interface ServiceDeps {
@@ -36,6 +40,10 @@ export interface ServiceDeps {
   usage?: UsageService;
   /** Hot-response cache (service/cache); created by createApp when absent. */
   responseCache?: ResponseCache;
+  /** Server-owned durable store (vetting records, credits, custody chains) under DATA_DIR/state/. */
+  state?: StateStore;
+  /** Live FMCSA QCMobile refresh for vettings; null/absent when FMCSA_WEBKEY is unset. */
+  liveRefresher?: LiveRefresher | null;
 }
 
 /** The reader of a domain, or a 503 when that domain is not configured in this deployment. */

@@ -10,6 +10,9 @@ import { createLogger, type Logger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { createApp } from './app.ts';
 import type { Readers, ServiceDeps } from './deps.ts';
+import { StateStore, stateDbPath } from './state/state.store.ts';
+import { createLiveRefresher } from './vetting/live-refresh.ts';
+import { loadOrCreateSigningKey } from '../lib/keys.ts';
 
 export const SERVED_DOMAINS = ['registry'];
 
@@ -30,7 +33,10 @@ export async function buildDeps(config: Config, log: Logger): Promise<ServiceDep
     log,
     now: () => new Date(),
     startedAt: new Date(),
-    options: { publicBaseUrl: config.publicBaseUrl, snapshotStaleHours: config.SNAPSHOT_STALE_HOURS, version: pkg.version, dataDir: config.dataDir },
+    options: { publicBaseUrl: config.publicBaseUrl, snapshotStaleHours: config.SNAPSHOT_STALE_HOURS, version: pkg.version, dataDir: config.dataDir, mcpAllowedOrigins: config.mcpAllowedOrigins },
+    state: await StateStore.open(stateDbPath(config.dataDir)),
+    signingKey: await loadOrCreateSigningKey(config.signingKeyPath),
+    liveRefresher: createLiveRefresher(config),
   };
 }
 
@@ -53,6 +59,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     async close() {
       await server.close();
       for (const r of Object.values(deps.readers)) await r.close();
+      await deps.state?.close();
     },
   };
 }

@@ -1,0 +1,156 @@
+/**
+ * Credit accounts and plans. A vetting record costs one credit; lookups and
+ * previews are free; credits never expire (there is no expiry column and no
+ * job that removes credits). A request carries an API key (Authorization:
+ * Bearer) naming a paid account, or runs on the broker_id's free account,
+ * created on first use with the Free plan's signup credits.
+ *
+ * Every function taking a `StateTx` runs inside the state store's single
+ * writer queue, so a balance check and the debit that follows it cannot
+ * interleave with another request's (no double spending). Checks throw before
+ * the operation's first write (see state.store.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { InvalidInputError, PipelineError } from '../../lib/errors.ts';
+import { sha256Hex } from '../../lib/hash.ts';
+import type { StateStore, StateTx } from '../state/state.store.ts';
+
+/** Plans: credits at signup and the largest batch one /api/batch-vet call may carry. */
+export const PLANS = {
+  free: { label: 'Free', signup_credits: 30, batch_limit: 10, unlimited: false },
+  payg: { label: 'Pay-as-you-go', signup_credits: 0, batch_limit: 100, unlimited: false },
+  pack_100: { label: '100-credit pack', signup_credits: 0, batch_limit: 100, unlimited: false },
+  pack_500: { label: '500-credit pack', signup_credits: 0, batch_limit: 500, unlimited: false },
+  // Enterprise credits are unlimited; the batch limit only bounds one request's size.
+  enterprise: { label: 'Enterprise', signup_credits: 0, batch_limit: 1000, unlimited: true },
+} as const;
+
+export type PlanId = keyof typeof PLANS;
+export const planIdSchema = z.enum(Object.keys(PLANS) as [PlanId, ...PlanId[]]);
+
+export interface Account {
+  account_id: string;
+  plan: PlanId;
+  balance: number;
+  created_at: string;
+}
+
+/** The balance does not cover a vetting: HTTP 402 with the numbers a client needs. */
+export class PaymentRequiredError extends PipelineError {
+  override readonly code = 'proofline:payment-required';
+}
+
+/** An API key that matches no account: HTTP 401. */
+export class UnauthorizedError extends PipelineError {
+  override readonly code = 'proofline:unauthorized';
+}
+
+/** Account id of a broker's free account. */
+export function freeAccountId(brokerId: string): string {
+  return `broker:${brokerId}`;
+}
+
+const acctKey = (id: string) => `acct:${id}`;
+
+/** Reads an account inside the writer transaction (cached across the group). */
+export async function readAccount(tx: StateTx, accountId: string): Promise<Account | null> {
+  const k = acctKey(accountId);
+  if (tx.cache.has(k)) return tx.cache.get(k) as Account | null;
+  const rows = await tx.read('SELECT account_id, plan, balance, created_at FROM accounts WHERE account_id = $id', { id: accountId });
+  const a = rows[0] ? { account_id: String(rows[0].account_id), plan: rows[0].plan as PlanId, balance: Number(rows[0].balance), created_at: String(rows[0].created_at) } : null;
+  tx.cache.set(k, a);
+  return a;
+}
+
+/** Creates an account (with its plan's signup credits and a ledger line). Throws if it exists. */
+export async function createAccount(tx: StateTx, accountId: string, plan: PlanId, now: Date): Promise<Account> {
+  const at = now.toISOString();
+  const credits = PLANS[plan].signup_credits;
+  await tx.write('INSERT INTO accounts (account_id, plan, balance, api_key_sha256, created_at, updated_at) VALUES ($id, $plan, $bal, NULL, $at, $at)', { id: accountId, plan, bal: credits, at });
+  await insertLedger(tx, accountId, credits, credits, 'signup', at);
+  const a: Account = { account_id: accountId, plan, balance: credits, created_at: at };
+  tx.cache.set(acctKey(accountId), a);
+  return a;
+}
+
+async function insertLedger(tx: StateTx, accountId: string, delta: number, after: number, reason: string, at: string): Promise<void> {
+  await tx.write('INSERT INTO credit_ledger (entry_id, account_id, delta, balance_after, reason, created_at) VALUES ($e, $a, $d, $b, $r, $at)', {
+    e: `CRD-${randomBytes(8).toString('hex')}`, a: accountId, d: delta, b: after, r: reason, at,
+  });
+}
+
+/**
+ * The account a request runs on: the API key's account when a key is given,
+ * else the broker's free account (created with 30 credits on first use).
+ * Throws UnauthorizedError for an unknown key. Writes only when creating.
+ */
+export async function resolveAccount(tx: StateTx, auth: { apiKey?: string | null; brokerId: string }, now: Date): Promise<Account> {
+  if (auth.apiKey) {
+    const rows = await tx.read('SELECT account_id FROM accounts WHERE api_key_sha256 = $h', { h: sha256Hex(auth.apiKey) });
+    if (!rows[0]) throw new UnauthorizedError('the API key is not valid', { response: { hint: 'send Authorization: Bearer <key> as issued by `npm run credits -- key <account>`, or omit it to use the broker_id free account' } });
+    return (await readAccount(tx, String(rows[0].account_id)))!;
+  }
+  const id = freeAccountId(auth.brokerId);
+  return (await readAccount(tx, id)) ?? createAccount(tx, id, 'free', now);
+}
+
+/** Throws PaymentRequiredError unless `account` can pay `n` credits. No write. */
+export function assertCanPay(account: Account, n: number): void {
+  const plan = PLANS[account.plan];
+  if (plan.unlimited || account.balance >= n) return;
+  throw new PaymentRequiredError(`insufficient credits: this needs ${n} credit${n === 1 ? '' : 's'} and account ${account.account_id} has ${account.balance}`, {
+    response: { account_id: account.account_id, plan: account.plan, balance: account.balance, required: n, hint: 'buy a pack or ask an administrator: npm run credits -- grant <account> <n>' },
+  });
+}
+
+/** Throws InvalidInputError when a batch is larger than the plan allows. */
+export function assertBatchSize(account: Account, size: number): void {
+  const limit = PLANS[account.plan].batch_limit;
+  if (size > limit) {
+    throw new InvalidInputError(`batch of ${size} exceeds the ${PLANS[account.plan].label} plan limit of ${limit} DOT numbers per request`, {
+      response: { parameter: 'dot_numbers', plan: account.plan, batch_limit: limit, requested: size },
+    });
+  }
+}
+
+/** Debits `n` credits (nothing for unlimited plans). Call assertCanPay first, before any write. */
+export async function debit(tx: StateTx, account: Account, n: number, now: Date): Promise<Account> {
+  assertCanPay(account, n);
+  if (PLANS[account.plan].unlimited || n === 0) return account;
+  const next = { ...account, balance: account.balance - n };
+  await tx.write('UPDATE accounts SET balance = $b, updated_at = $at WHERE account_id = $id', { b: next.balance, at: now.toISOString(), id: account.account_id });
+  tx.cache.set(acctKey(account.account_id), next);
+  return next;
+}
+
+/** Admin: adds `n` credits (creating the account) and optionally changes its plan. */
+export async function grantCredits(store: StateStore, accountId: string, n: number, plan: PlanId | undefined, now: Date): Promise<Account> {
+  if (!Number.isInteger(n) || n < 0) throw new InvalidInputError('credits to grant must be a non-negative integer', { response: { parameter: 'n' } });
+  return store.write(async (tx) => {
+    const at = now.toISOString();
+    const a = (await readAccount(tx, accountId)) ?? (await createAccount(tx, accountId, plan ?? 'payg', now));
+    const next: Account = { ...a, plan: plan ?? a.plan, balance: a.balance + n };
+    await tx.write('UPDATE accounts SET balance = $b, plan = $p, updated_at = $at WHERE account_id = $id', { b: next.balance, p: next.plan, at, id: accountId });
+    await insertLedger(tx, accountId, n, next.balance, plan ? `grant (plan ${plan})` : 'grant', at);
+    tx.cache.set(acctKey(accountId), next);
+    return next;
+  });
+}
+
+/** Admin: issues a new API key for an account (replacing any previous one). Returns the key; only its SHA-256 is stored. */
+export async function issueApiKey(store: StateStore, accountId: string, now: Date): Promise<string> {
+  const key = `plc_${randomBytes(24).toString('base64url')}`;
+  await store.write(async (tx) => {
+    const a = await readAccount(tx, accountId);
+    if (!a) throw new InvalidInputError(`account ${accountId} does not exist: grant credits first`, { response: { parameter: 'account' } });
+    await tx.write('UPDATE accounts SET api_key_sha256 = $h, updated_at = $at WHERE account_id = $id', { h: sha256Hex(key), at: now.toISOString(), id: accountId });
+  });
+  return key;
+}
+
+/** Reads an account's balance outside a transaction (committed state). */
+export async function getAccount(store: StateStore, accountId: string): Promise<Account | null> {
+  const rows = await store.query('SELECT account_id, plan, balance, created_at FROM accounts WHERE account_id = $id', { id: accountId });
+  return rows[0] ? { account_id: String(rows[0].account_id), plan: rows[0].plan as PlanId, balance: Number(rows[0].balance), created_at: String(rows[0].created_at) } : null;
+}

@@ -1,0 +1,291 @@
+/**
+ * Vetting records: the per-load, timestamped, reproducible record of why a
+ * carrier was chosen (Montgomery v. Caribe Transport II, 2026: a broker's
+ * defence against negligent-selection claims). Transport-free: REST and MCP
+ * both call these.
+ *
+ * Integrity: `snapshot_json` is the RFC 8785 canonical JSON of everything the
+ * assessment used (every input with dataset, as-of date, retrieval time and
+ * content hash; the features; the assessment; the live-refresh outcome), and
+ * `data_hash` = SHA-256 of exactly those stored bytes, so anyone holding the
+ * record can recompute it. The record itself is signed with the service's
+ * Ed25519 key (canonical JSON of the record without `signature`).
+ */
+import { randomBytes } from 'node:crypto';
+import { z } from 'zod';
+import { InvalidInputError, NotFoundError, PipelineError, publicMessage } from '../../lib/errors.ts';
+import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
+import { signCanonical, type SigningKey } from '../../lib/keys.ts';
+import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { assessCarrier, MIN_INSPECTIONS_FOR_RATE, type BasicResult, type CarrierFeatures, type RedFlag, type RiskAssessment } from '../../ingest/fmcsa/risk-model.ts';
+import type { StateStore } from '../state/state.store.ts';
+import { assertBatchSize, assertCanPay, debit, getAccount, freeAccountId, PLANS, resolveAccount, type Account } from './credits.ts';
+import { overlayLiveCarrier, redactWebKey, type LiveRefresher } from './live-refresh.ts';
+import { loadRiskSnapshot, type SnapshotInput } from './risk-source.ts';
+
+/** What vetting needs from the service. */
+export interface VettingDeps {
+  fmcsa: SnapshotReader;
+  store: StateStore;
+  signingKey: SigningKey;
+  live: LiveRefresher | null;
+  now: () => Date;
+}
+
+/** A USDOT number as a JSON number or a string of digits. */
+export const dotNumberSchema = z
+  .union([z.number().int().positive().max(99_999_999), z.string().trim().regex(/^\d{1,8}$/, 'must be a USDOT number (digits)')])
+  .transform((v) => Number(v))
+  .refine((n) => n > 0, 'must be a positive USDOT number');
+
+export const brokerIdSchema = z.string().trim().min(1).max(100).regex(/^[\w.@:-]+$/, 'letters, digits and . _ @ : - only');
+
+export const vetInput = z.object({ dot_number: dotNumberSchema, broker_id: brokerIdSchema });
+export const previewInput = z.object({ dot_number: dotNumberSchema, broker_id: brokerIdSchema.optional() });
+export const batchVetInput = z.object({ dot_numbers: z.array(z.union([z.string(), z.number()])).min(1).max(5000), broker_id: brokerIdSchema });
+
+export interface CarrierSummary {
+  dot_number: number;
+  legal_name: string | null;
+  phy_state: string | null;
+  status_code: string | null;
+  authority_status: string | null;
+  safety_rating: string | null;
+  carrier_class: string;
+  power_units: number | null;
+  drivers: number | null;
+  allowed_to_operate: string | null;
+}
+
+export interface LiveRefreshOutcome {
+  status: 'not_configured' | 'refreshed' | 'fallback';
+  attempted_at: string | null;
+  reason: string | null;
+}
+
+/** The signed vetting record (what `signature` covers). */
+export interface VettingRecord {
+  vetting_id: string | null;
+  dot_number: number;
+  broker_id: string | null;
+  carrier: CarrierSummary;
+  risk_score: number;
+  risk_level: RiskAssessment['risk_level'];
+  recommendation: RiskAssessment['recommendation'];
+  red_flags: RedFlag[];
+  basics: BasicResult[];
+  model_version: string;
+  data_hash: string;
+  vetting_date: string;
+  live_refresh: LiveRefreshOutcome;
+  snapshot_available: boolean;
+}
+
+export interface SignedVetting extends VettingRecord {
+  signature: { alg: 'Ed25519'; key_id: string; value: string };
+}
+
+export interface ComputedVetting {
+  record: VettingRecord;
+  snapshot_json: string;
+}
+
+function summarise(f: CarrierFeatures, live: Record<string, unknown> | null): CarrierSummary {
+  return {
+    dot_number: f.dot_number, legal_name: f.legal_name, phy_state: f.phy_state, status_code: f.status_code, authority_status: f.authority_status,
+    safety_rating: f.safety_rating, carrier_class: f.carrier_class, power_units: f.power_units, drivers: f.drivers,
+    allowed_to_operate: typeof live?.allowedToOperate === 'string' ? live.allowedToOperate : null,
+  };
+}
+
+/**
+ * The vetting computation shared by /api/vet, /api/vet-preview, batch and MCP:
+ * warehouse features (+ a live QCMobile overlay when configured; on failure
+ * the fallback is recorded), the risk model, the canonical snapshot and its hash.
+ */
+export async function computeVetting(vd: VettingDeps, dot: number, brokerId: string | null): Promise<ComputedVetting> {
+  const base = await loadRiskSnapshot(vd.fmcsa, dot);
+  const inputs: SnapshotInput[] = [...base.inputs];
+  let features = base.features;
+  let liveCarrier: Record<string, unknown> | null = null;
+  let live: LiveRefreshOutcome = { status: 'not_configured', attempted_at: null, reason: null };
+  if (vd.live) {
+    const attempted_at = vd.now().toISOString();
+    try {
+      const r = await vd.live.fetchCarrier(dot);
+      liveCarrier = r.carrier;
+      features = overlayLiveCarrier(features, r.carrier, MIN_INSPECTIONS_FOR_RATE);
+      inputs.push({ dataset: 'qcmobile/carriers', as_of: r.as_of, retrieved_at: r.retrieved_at, content_sha256: r.content_sha256, source_url: r.source_url });
+      live = { status: 'refreshed', attempted_at, reason: null };
+    } catch (e) {
+      live = { status: 'fallback', attempted_at, reason: `${redactWebKey((e as Error).message)}; used the warehouse snapshot` };
+    }
+  }
+  const assessment = live.status === 'refreshed' ? assessCarrier(features) : base.assessment;
+  const vetting_date = vd.now().toISOString();
+  const snapshot = {
+    schema: 'proofline/vetting-snapshot@1',
+    dot_number: dot,
+    vetting_date,
+    warehouse: { domain: 'fmcsa', snapshot_id: vd.fmcsa.manifest?.snapshot_id ?? null, published_at: vd.fmcsa.manifest?.published_at ?? null },
+    inputs,
+    live_refresh: live,
+    live_carrier: liveCarrier,
+    features,
+    assessment,
+  };
+  const snapshot_json = canonicalJson(snapshot);
+  const record: VettingRecord = {
+    vetting_id: null,
+    dot_number: dot,
+    broker_id: brokerId,
+    carrier: summarise(features, liveCarrier),
+    risk_score: assessment.risk_score,
+    risk_level: assessment.risk_level,
+    recommendation: assessment.recommendation,
+    red_flags: assessment.red_flags,
+    basics: assessment.basics,
+    model_version: assessment.model_version,
+    data_hash: sha256Hex(snapshot_json),
+    vetting_date,
+    live_refresh: live,
+    snapshot_available: false,
+  };
+  return { record, snapshot_json };
+}
+
+function newVettingId(now: Date): string {
+  return `VET-${now.toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(6).toString('hex').toUpperCase()}`;
+}
+
+function sign(vd: VettingDeps, record: VettingRecord): SignedVetting {
+  return { ...record, signature: { alg: 'Ed25519', key_id: vd.signingKey.keyId, value: signCanonical(vd.signingKey, record) } };
+}
+
+/** Preview: the same computation, no record stored, no credit used. */
+export async function previewVetting(vd: VettingDeps, dot: number): Promise<VettingRecord & { preview: true; snapshot_json: string }> {
+  const c = await computeVetting(vd, dot, null);
+  return { preview: true, ...c.record, snapshot_json: c.snapshot_json };
+}
+
+export interface Auth {
+  brokerId: string;
+  apiKey?: string | null;
+}
+
+export interface CreditsView {
+  account_id: string;
+  plan: string;
+  balance: number | null;
+  charged: number;
+}
+
+function creditsView(a: Account, charged: number): CreditsView {
+  return { account_id: a.account_id, plan: a.plan, balance: PLANS[a.plan].unlimited ? null : a.balance, charged };
+}
+
+async function precheck(vd: VettingDeps, auth: Auth, n: number): Promise<void> {
+  // Fast 402 on committed state before computing; the writer re-checks atomically.
+  if (auth.apiKey) return;
+  const a = await getAccount(vd.store, freeAccountId(auth.brokerId));
+  if (a) assertCanPay(a, n);
+}
+
+const insertSql = `INSERT INTO vetting_records (vetting_id, dot_number, broker_id, account_id, credits_charged, vetting_date, risk_score, risk_level, recommendation, data_hash, record_json, snapshot_json, signature, key_id)
+  VALUES ($id, $dot, $broker, $account, $charged, $date, $score, $level, $rec, $hash, $record, $snapshot, $sig, $kid)`;
+
+async function insertRecord(tx: Parameters<Parameters<StateStore['write']>[0]>[0], signed: SignedVetting, snapshotJson: string, account: Account, charged: number): Promise<void> {
+  const { signature, ...record } = signed;
+  await tx.write(insertSql, {
+    id: record.vetting_id, dot: record.dot_number, broker: record.broker_id, account: account.account_id, charged, date: record.vetting_date,
+    score: record.risk_score, level: record.risk_level, rec: record.recommendation, hash: record.data_hash, record: canonicalJson(record),
+    snapshot: snapshotJson, sig: signature.value, kid: signature.key_id,
+  });
+}
+
+/** Creates one signed vetting record and debits one credit, durably, in one transaction. */
+export async function createVetting(vd: VettingDeps, dot: number, auth: Auth): Promise<{ record: SignedVetting; credits: CreditsView }> {
+  await precheck(vd, auth, 1);
+  const c = await computeVetting(vd, dot, auth.brokerId);
+  return vd.store.write(async (tx) => {
+    const now = vd.now();
+    const account = await resolveAccount(tx, auth, now);
+    assertCanPay(account, 1);
+    const signed = sign(vd, { ...c.record, vetting_id: newVettingId(now), snapshot_available: true });
+    await insertRecord(tx, signed, c.snapshot_json, account, 1);
+    const after = await debit(tx, account, 1, now);
+    return { record: signed, credits: creditsView(after, 1) };
+  });
+}
+
+export type BatchItem =
+  | { dot_number: string | number; status: 'ok'; record: SignedVetting }
+  | { dot_number: string | number; status: 'error'; http_status: number; error: string };
+
+/**
+ * Batch vetting: the plan's batch limit and the balance are checked against
+ * the whole batch before any record is made (402/400 and nothing written);
+ * each DOT then succeeds or fails on its own; one credit per record made, all
+ * records and the debit committed in one transaction.
+ */
+export async function batchVet(vd: VettingDeps, dots: Array<string | number>, auth: Auth): Promise<{ broker_id: string; requested: number; succeeded: number; failed: number; results: BatchItem[]; credits: CreditsView }> {
+  // Resolve (maybe create) the account and check the whole batch first.
+  await vd.store.write(async (tx) => {
+    const account = await resolveAccount(tx, auth, vd.now());
+    assertBatchSize(account, dots.length);
+    assertCanPay(account, dots.length);
+  });
+  const computed: Array<{ dot: string | number; ok: ComputedVetting } | { dot: string | number; err: unknown }> = new Array(dots.length);
+  let next = 0;
+  const worker = async () => {
+    for (let i = next++; i < dots.length; i = next++) {
+      const raw = dots[i]!;
+      const parsed = dotNumberSchema.safeParse(raw);
+      if (!parsed.success) {
+        computed[i] = { dot: raw, err: new InvalidInputError(`invalid DOT number ${JSON.stringify(raw)}: ${parsed.error.issues[0]?.message}`) };
+        continue;
+      }
+      try {
+        computed[i] = { dot: raw, ok: await computeVetting(vd, parsed.data, auth.brokerId) };
+      } catch (e) {
+        computed[i] = { dot: raw, err: e };
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(4, dots.length) }, worker));
+  const oks = computed.filter((c): c is { dot: string | number; ok: ComputedVetting } => 'ok' in c);
+  return vd.store.write(async (tx) => {
+    const now = vd.now();
+    const account = await resolveAccount(tx, auth, now);
+    assertCanPay(account, oks.length);
+    const results: BatchItem[] = [];
+    for (const c of computed) {
+      if ('ok' in c) {
+        const signed = sign(vd, { ...c.ok.record, vetting_id: newVettingId(now), snapshot_available: true });
+        await insertRecord(tx, signed, c.ok.snapshot_json, account, 1);
+        results.push({ dot_number: c.dot, status: 'ok', record: signed });
+      } else {
+        const e = c.err;
+        const status = e instanceof PipelineError ? (e instanceof NotFoundError ? 404 : e instanceof InvalidInputError ? 400 : 503) : 500;
+        results.push({ dot_number: c.dot, status: 'error', http_status: status, error: publicMessage(e) });
+      }
+    }
+    const after = await debit(tx, account, oks.length, now);
+    return { broker_id: auth.brokerId, requested: dots.length, succeeded: oks.length, failed: dots.length - oks.length, results, credits: creditsView(after, oks.length) };
+  });
+}
+
+/** A carrier's vetting history, newest first (records without their snapshots). */
+export async function getVettingHistory(store: StateStore, dot: number, limit: number): Promise<{ dot_number: number; count: number; records: SignedVetting[] }> {
+  const rows = await store.query('SELECT record_json, signature, key_id FROM vetting_records WHERE dot_number = $dot ORDER BY vetting_date DESC, vetting_id DESC LIMIT $limit', { dot, limit });
+  const records = rows.map((r) => ({ ...(JSON.parse(String(r.record_json)) as VettingRecord), signature: { alg: 'Ed25519' as const, key_id: String(r.key_id), value: String(r.signature) } }));
+  return { dot_number: dot, count: records.length, records };
+}
+
+/** One record with its stored `snapshot_json` (the bytes `data_hash` is computed over). */
+export async function getVettingRecord(store: StateStore, id: string): Promise<SignedVetting & { snapshot_json: string }> {
+  const rows = await store.query('SELECT record_json, snapshot_json, signature, key_id FROM vetting_records WHERE vetting_id = $id', { id });
+  const r = rows[0];
+  if (!r) throw new NotFoundError(`vetting record ${id} does not exist`, { response: { vetting_id: id } });
+  return { ...(JSON.parse(String(r.record_json)) as VettingRecord), signature: { alg: 'Ed25519', key_id: String(r.key_id), value: String(r.signature) }, snapshot_json: String(r.snapshot_json) };
+}

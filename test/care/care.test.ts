@@ -1,0 +1,149 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { StateStore, stateDbPath } from '../../service/state/state.store.ts';
+import { buildTestService, getJson, type TestService } from '../helpers/app.ts';
+import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { checkStageOrder, verifyChain } from '../../service/care/care.chain.ts';
+
+const post = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const newDoc = { shipment: { ref: 'BOL-1001', commodity: 'frozen shrimp', value_usd: 182500 }, parties: { broker: 'acme-brokerage', carrier: { name: 'VERIHA TRUCKING INC', dot_number: 158121 } } };
+
+describe('proof of care', () => {
+  let dir: string;
+  let svc: TestService;
+  let state: StateStore;
+
+  beforeAll(async () => {
+    dir = await tempDir();
+    state = await StateStore.open(stateDbPath(dir));
+    svc = await buildTestService(testConfig(dir), [], { state });
+  });
+  afterAll(async () => {
+    await svc.close();
+    await state.close().catch(() => undefined);
+    await removeDir(dir);
+  });
+
+  it('creates a document and chains events from the creation record', async () => {
+    const c = await getJson(svc.app, '/api/care', post(newDoc));
+    expect(c.status).toBe(201);
+    expect(c.body.document_id).toMatch(/^POGC-\d{8}-[0-9A-F]{12}$/);
+    const id = c.body.document_id;
+    const e1 = await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'TENDER', actor: { name: 'Dispatcher Ann', role: 'broker' }, evidence: { rate_confirmation_sha256: 'ab'.repeat(32) } }));
+    expect(e1.status).toBe(201);
+    expect(e1.body).toMatchObject({ seq: 1, stage: 'TENDER', prev_hash: c.body.creation_hash });
+    const e2 = await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'PICKUP_HANDOFF', actor: 'driver J. Ruiz', evidence: { seal: 'SL-778812', temp_f: -4 } }));
+    expect(e2.body).toMatchObject({ seq: 2, prev_hash: e1.body.hash });
+    const v = await getJson(svc.app, `/api/care/${id}/verify`);
+    expect(v.body).toMatchObject({ valid: true, events_verified: 2, problems: [] });
+    const j = await getJson(svc.app, `/api/care/${id}.json`);
+    expect(j.status).toBe(200);
+    expect(j.body.document).toMatchObject({ document_id: id, event_count: 2, head_hash: e2.body.hash, last_stage: 'PICKUP_HANDOFF' });
+    expect(j.body.events.map((e: { stage: string }) => e.stage)).toEqual(['TENDER', 'PICKUP_HANDOFF']);
+    const list = await getJson(svc.app, '/api/care?limit=5');
+    expect(list.body.documents.some((d: { document_id: string }) => d.document_id === id)).toBe(true);
+  });
+
+  it('serves a printable HTML page with the discovery link', async () => {
+    const c = await getJson(svc.app, '/api/care', post(newDoc));
+    const res = await svc.app.fetch(new Request(`http://proofline.test/api/care/${c.body.document_id}`));
+    expect(res.headers.get('content-type')).toMatch(/text\/html/);
+    expect(res.headers.get('link')).toContain('rel="ai-discovery"');
+    const html = await res.text();
+    expect(html).toContain('<link rel="ai-discovery" type="application/json" href="/.well-known/ai">');
+    expect(html).toContain(c.body.document_id);
+    expect(html).toContain('BOL-1001');
+  });
+
+  it('enforces the stage order rules with 409', async () => {
+    const { body } = await getJson(svc.app, '/api/care', post(newDoc));
+    const id = body.document_id;
+    const bad = await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'IN_TRANSIT', actor: 'x', evidence: {} }));
+    expect(bad.status).toBe(409);
+    expect(bad.body.error).toContain('first event must be TENDER');
+    for (const stage of ['TENDER', 'PICKUP_HANDOFF', 'IN_TRANSIT', 'EXCEPTION', 'DELIVERY_HANDOFF']) {
+      expect((await getJson(svc.app, `/api/care/${id}/event`, post({ stage, actor: 'x', evidence: {} }))).status).toBe(201);
+    }
+    expect((await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'IN_TRANSIT', actor: 'x' }))).status).toBe(409);
+    expect((await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'CLOSED', actor: 'x' }))).status).toBe(201);
+    expect((await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'EXCEPTION', actor: 'x' }))).status).toBe(409);
+    expect((await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'LOST', actor: 'x' }))).status).toBe(400);
+  });
+
+  it('rejects a vetting_id that does not exist, bad bodies and unknown documents', async () => {
+    const r = await getJson(svc.app, '/api/care', post({ ...newDoc, vetting_id: 'VET-20260101-000000000000' }));
+    expect(r.status).toBe(404);
+    expect(r.body.vetting_id).toBe('VET-20260101-000000000000');
+    expect((await getJson(svc.app, '/api/care', post({ shipment: { ref: 'x' } }))).status).toBe(400);
+    expect((await getJson(svc.app, '/api/care/POGC-20260101-FFFFFFFFFFFF/verify')).status).toBe(404);
+    expect((await getJson(svc.app, '/api/care/nope/verify')).status).toBe(400);
+  });
+
+  it('has no update or delete path for events', async () => {
+    const { body } = await getJson(svc.app, '/api/care', post(newDoc));
+    for (const method of ['PUT', 'PATCH', 'DELETE']) {
+      const r = await svc.app.fetch(new Request(`http://proofline.test/api/care/${body.document_id}/event`, { method }));
+      expect([404, 405]).toContain(r.status);
+    }
+  });
+
+  it('serialises concurrent appends to one document into one unforked chain', async () => {
+    const { body } = await getJson(svc.app, '/api/care', post(newDoc));
+    const id = body.document_id;
+    await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'TENDER', actor: 'a' }));
+    await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'PICKUP_HANDOFF', actor: 'a' }));
+    const rs = await Promise.all(Array.from({ length: 60 }, (_, i) => getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { ping: i } }))));
+    expect(rs.every((r) => r.status === 201)).toBe(true);
+    const seqs = rs.map((r) => r.body.seq).sort((a, b) => a - b);
+    expect(seqs).toEqual(Array.from({ length: 60 }, (_, i) => i + 3));
+    expect(new Set(rs.map((r) => r.body.prev_hash)).size).toBe(60);
+    const v = await getJson(svc.app, `/api/care/${id}/verify`);
+    expect(v.body).toMatchObject({ valid: true, events_verified: 62 });
+  });
+
+  it('reports a tampered byte, a removed event and a forged hash', async () => {
+    const { body } = await getJson(svc.app, '/api/care', post(newDoc));
+    const id = body.document_id;
+    for (const stage of ['TENDER', 'PICKUP_HANDOFF', 'IN_TRANSIT']) await getJson(svc.app, `/api/care/${id}/event`, post({ stage, actor: 'a', evidence: { seal: 'SL-1' } }));
+    const other = (await getJson(svc.app, '/api/care', post(newDoc))).body.document_id;
+    for (const stage of ['TENDER', 'PICKUP_HANDOFF']) await getJson(svc.app, `/api/care/${other}/event`, post({ stage, actor: 'a' }));
+    // Close the server's store, then edit rows through a separate connection, as an attacker with file access would.
+    await state.close();
+    const db = await DuckDBInstance.create(stateDbPath(dir));
+    const conn = await db.connect();
+    await conn.run(`UPDATE care_events SET evidence_json = replace(evidence_json, 'SL-1', 'SL-7') WHERE document_id = '${id}' AND seq = 2`);
+    await conn.run(`DELETE FROM care_events WHERE document_id = '${other}' AND seq = 2`);
+    conn.closeSync();
+    db.closeSync();
+    state = await StateStore.open(stateDbPath(dir));
+    svc.deps.state = state;
+    const v = await getJson(svc.app, `/api/care/${id}/verify`);
+    expect(v.body.valid).toBe(false);
+    expect(v.body.events_verified).toBe(1);
+    expect(v.body.problems).toEqual([expect.objectContaining({ seq: 2, code: 'hash_mismatch' })]);
+    const v2 = await getJson(svc.app, `/api/care/${other}/verify`);
+    expect(v2.body.valid).toBe(false);
+    expect(v2.body.problems.map((p: { code: string }) => p.code).sort()).toEqual(['count_mismatch', 'head_mismatch']);
+    const html = await (await svc.app.fetch(new Request(`http://proofline.test/api/care/${id}`))).text();
+    expect(html).toContain('Chain NOT verified');
+  });
+});
+
+describe('checkStageOrder', () => {
+  it('requires TENDER first and nothing after CLOSED', () => {
+    expect(checkStageOrder([], 'PICKUP_HANDOFF')).toMatch(/first event must be TENDER/);
+    expect(checkStageOrder(['TENDER'], 'EXCEPTION')).toBeNull();
+    expect(checkStageOrder(['TENDER', 'EXCEPTION'], 'CLOSED')).toBeNull();
+    expect(checkStageOrder(['TENDER'], 'CLOSED')).toMatch(/CLOSED needs/);
+    expect(checkStageOrder(['TENDER', 'EXCEPTION', 'CLOSED'], 'EXCEPTION')).toMatch(/CLOSED/);
+  });
+});
+
+describe('verifyChain', () => {
+  it('flags whitespace added to stored JSON as not canonical', () => {
+    const doc = { document_id: 'POGC-1', created_at: 't', shipment_json: '{"ref":"a"}', parties_json: '{ "broker":"b"}', vetting_id: null, vetting_data_hash: null, creation_hash: 'x', event_count: 0, head_hash: 'x' };
+    const r = verifyChain(doc, []);
+    expect(r.valid).toBe(false);
+    expect(r.problems.map((p) => p.code)).toContain('not_canonical');
+  });
+});
