@@ -4,8 +4,9 @@
  */
 import type { Pipeline } from './pipeline.ts';
 import { registryPipeline } from './registry/registry.pipeline.ts';
+import { fmcsaPipeline } from './fmcsa/fmcsa.pipeline.ts';
 
-export const pipelines: Pipeline[] = [registryPipeline];
+export const pipelines: Pipeline[] = [registryPipeline, fmcsaPipeline];
 
 const seen = new Set<string>();
 for (const p of pipelines) {

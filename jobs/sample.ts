@@ -10,15 +10,16 @@ import { mkdir, readFile, rename, rm, utimes, writeFile } from 'node:fs/promises
 import path from 'node:path';
 import { once } from 'node:events';
 import { edgarSampleGenerator } from '../ingest/edgar/edgar.sample.ts';
+import { fmcsaSampleGenerator } from '../ingest/fmcsa/fmcsa.sample.ts';
 import type { SampleFile, SampleGenerator, SampleOptions } from '../ingest/sample/sample-kit.ts';
 
 /** Every sample generator; each capability adds its own formats here. */
-export const sampleGenerators: SampleGenerator[] = [edgarSampleGenerator];
+export const sampleGenerators: SampleGenerator[] = [edgarSampleGenerator, fmcsaSampleGenerator];
 
 /** Files get this mtime so `digestInputs` is stable across regenerations. */
 const FIXED_MTIME = new Date('2026-11-20T00:00:00Z');
 /** Bump when any generator's output changes, so existing samples are regenerated. */
-export const SAMPLE_FORMAT_VERSION = 1;
+export const SAMPLE_FORMAT_VERSION = 2;
 
 export interface SampleReport {
   dir: string;

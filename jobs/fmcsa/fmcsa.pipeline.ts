@@ -1,0 +1,210 @@
+/**
+ * The FMCSA pipeline: every bulk file under `<inputDir>/fmcsa/` (any folder,
+ * recognised by its header row, `.csv`/`.txt`, or a `.zip` of them such as the
+ * SMS download) is one child job that DuckDB loads straight into a parquet
+ * part; at publish the risk snapshot (`carrier_risk`, one row per carrier) and
+ * `dataset_status` are derived in SQL (derive-*.sql + the rule table of
+ * ingest/fmcsa/risk-model.ts compiled to SQL).
+ *
+ * Every table is replaced by every run: the FMCSA files are full extracts, so
+ * a run is the whole picture as of its files (a missing file means "no data",
+ * never last month's rows passed off as current).
+ */
+import { createReadStream, createWriteStream } from 'node:fs';
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { once } from 'node:events';
+import { Unzip, UnzipInflate } from 'fflate';
+import { z } from 'zod';
+import { ParseError } from '../../lib/errors.ts';
+import { loadSql, queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
+import { defineDomain } from '../../lib/warehouse/domain.ts';
+import type { Reject } from '../../lib/warehouse/staging.ts';
+import { detectFormat, FORMATS, type FmcsaKind } from '../../ingest/fmcsa/formats.ts';
+import { basicsOverThresholdSql, riskScoreSql } from '../../ingest/fmcsa/risk-model.ts';
+import { hashCanonical } from '../../lib/hash.ts';
+import { describeInput, digestInputs, listInputs } from '../inputs.ts';
+import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
+import { readerSelectSql } from './readers.ts';
+
+const FMCSA_TABLES = [
+  'carriers', 'crashes', 'inspections', 'inspection_units', 'violations', 'sms_basics', 'revocations', 'authority',
+  'insurance', 'oos_orders', 'enforcement_cases', 'carrier_risk', 'dataset_status',
+];
+
+export const fmcsaDomain = defineDomain({
+  domain: 'fmcsa',
+  tables: './tables.sql',
+  indexes: './indexes.sql',
+  base: import.meta.url,
+  replaceTables: FMCSA_TABLES,
+});
+
+/** Rejects kept per file (the count is always exact; the rows beyond this are summarised). */
+const MAX_REJECT_ROWS = 10_000;
+
+const filePayload = z.object({ file: z.string(), kind: z.string().nullable(), columns: z.array(z.string()).nullable() });
+
+/** Reads the first line of a file (headers are short; 64 KB is plenty). */
+export async function readHeaderLine(file: string): Promise<string> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(65536);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    const text = buf.subarray(0, bytesRead).toString('utf8');
+    const nl = text.indexOf('\n');
+    return nl >= 0 ? text.slice(0, nl) : text;
+  } finally {
+    await fh.close();
+  }
+}
+
+/**
+ * Streams the data members of a zip (ReadMe files skipped) to `dir`, bounded
+ * memory: DuckDB has no zip reader (shared notes, tech.md).
+ */
+export async function unzipMembers(zipFile: string, dir: string): Promise<string[]> {
+  await mkdir(dir, { recursive: true });
+  const out: string[] = [];
+  const pending: Promise<void>[] = [];
+  const unzip = new Unzip((member) => {
+    const base = path.basename(member.name);
+    if (member.name.endsWith('/') || /readme/i.test(base) || !/\.(txt|csv)$/i.test(base)) return;
+    const target = path.join(dir, base);
+    out.push(target);
+    const ws = createWriteStream(target);
+    pending.push(
+      new Promise<void>((resolve, reject) => {
+        ws.on('error', reject);
+        member.ondata = (err, chunk, final) => {
+          if (err) return reject(err);
+          ws.write(chunk);
+          if (final) ws.end(() => resolve());
+        };
+        member.start();
+      }),
+    );
+  });
+  unzip.register(UnzipInflate);
+  for await (const chunk of createReadStream(zipFile, { highWaterMark: 1 << 20 })) {
+    unzip.push(chunk as Uint8Array);
+    // Let file streams flush between chunks so a 45 MB member never sits in memory.
+    await new Promise((r) => setImmediate(r));
+  }
+  unzip.push(new Uint8Array(0), true);
+  await Promise.all(pending);
+  return out;
+}
+
+interface LoadResult {
+  rows: number;
+  rejects: number;
+  table: string;
+}
+
+/** Loads one recognised CSV file into a part of its table; rejects with file, line and reason. */
+async function loadFile(ctx: StepContext, file: string, displayName: string, kind: FmcsaKind, columns: string[], partKey: string): Promise<LoadResult> {
+  const spec = FORMATS.find((f) => f.kind === kind)!;
+  const target = ctx.run.partPath(spec.table, partKey);
+  await mkdir(path.dirname(target), { recursive: true });
+  const tmp = `${target}.${process.pid}.tmp`;
+  const rjTable = `rj_${hashCanonical([ctx.runId, partKey]).slice(0, 16)}`;
+  const { rows, rejects, sample } = await ctx.run.withScratch(async (conn) => {
+    await conn.run(`SET threads = ${Math.max(1, ctx.config.DUCKDB_THREADS)}`);
+    await conn.run(`SET preserve_insertion_order = false`);
+    const select = readerSelectSql(kind, file, columns, rjTable, displayName);
+    const res = await conn.runAndReadAll(`COPY (${select}) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+    const written = Number(res.getRows()[0]?.[0] ?? 0);
+    const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${rjTable}`);
+    const sample = await queryRows(
+      conn,
+      `SELECT line::BIGINT AS line, error_type::VARCHAR AS error_type, column_name, error_message, csv_line FROM ${rjTable} ORDER BY line LIMIT ${MAX_REJECT_ROWS}`,
+    );
+    await conn.run(`DROP TABLE IF EXISTS ${rjTable}; DROP TABLE IF EXISTS ${rjTable}_scan`);
+    return { rows: written, rejects: Number(n), sample };
+  });
+  await rename(tmp, target);
+  const rj: Reject[] = sample.map((r) => ({
+    dataset: spec.dataset,
+    file: displayName,
+    line: Number(r.line),
+    reason: `${r.error_type}${r.column_name ? ` in ${r.column_name}` : ''}: ${String(r.error_message ?? '').trim() || 'invalid value'}`,
+    raw: r.csv_line == null ? null : String(r.csv_line).slice(0, 2000),
+  }));
+  await ctx.run.writeRejects(partKey, rj);
+  return { rows, rejects, table: spec.table };
+}
+
+async function processFile(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
+  const { file } = ctx.data;
+  const name = path.basename(file);
+  const members: Array<{ path: string; name: string; kind: FmcsaKind; columns: string[] }> = [];
+  let scratchDir: string | null = null;
+  if (/\.zip$/i.test(file)) {
+    scratchDir = path.join(ctx.run.dir, 'unzip', hashCanonical(file).slice(0, 12));
+    for (const m of await unzipMembers(file, scratchDir)) {
+      const det = detectFormat(await readHeaderLine(m));
+      if (!det) throw new ParseError(`${path.basename(m)} in ${name} has an unrecognised header`, { file, line: 1 });
+      members.push({ path: m, name: `${name}!${path.basename(m)}`, kind: det.spec.kind, columns: det.columns });
+    }
+    if (members.length === 0) throw new ParseError(`${name} contains no data file`, { file });
+  } else {
+    if (!ctx.data.kind || !ctx.data.columns) throw new ParseError(`${name}: unrecognised header`, { file, line: 1 });
+    members.push({ path: file, name, kind: ctx.data.kind as FmcsaKind, columns: ctx.data.columns });
+  }
+  try {
+    const src = await describeInput(file, members[0] ? FORMATS.find((f) => f.kind === members[0].kind)!.dataset : 'fmcsa/unknown', FORMATS.find((f) => f.kind === members[0].kind)?.url ?? null);
+    let rows = 0;
+    let rejects = 0;
+    const detail: Record<string, unknown> = {};
+    for (const m of members) {
+      const r = await loadFile(ctx, m.path, m.name, m.kind, m.columns, `${m.kind}-${path.basename(m.path)}`);
+      rows += r.rows;
+      rejects += r.rejects;
+      detail[m.name] = { kind: m.kind, table: r.table, rows: r.rows, rejects: r.rejects };
+    }
+    await ctx.run.recordSource(src, { rows, rejects }, `${members[0].kind}-${path.basename(file)}`);
+    return { rows, rejects, detail };
+  } finally {
+    if (scratchDir) await rm(scratchDir, { recursive: true, force: true });
+  }
+}
+
+export const fmcsaPipeline: Pipeline = {
+  domain: fmcsaDomain,
+  async plan(ctx) {
+    const dir = path.join(ctx.inputDir, 'fmcsa');
+    const files = await listInputs(dir, /\.(csv|txt|zip)$/i);
+    const children: ChildJob[] = [];
+    const rejects: Array<{ file: string; reason: string }> = [];
+    for (const f of files) {
+      const rel = path.relative(dir, f);
+      if (/\.zip$/i.test(f)) {
+        children.push({ step: 'file', key: rel, data: { file: f, kind: null, columns: null } });
+        continue;
+      }
+      const det = detectFormat(await readHeaderLine(f));
+      if (!det) {
+        // ReadMe and dictionary text files are documentation, not data.
+        if (!/readme|dictionary|definition/i.test(rel)) rejects.push({ file: rel, reason: 'unrecognised header: not an FMCSA bulk file format Proofline reads' });
+        continue;
+      }
+      children.push({ step: 'file', key: rel, data: { file: f, kind: det.spec.kind, columns: det.columns }, required: det.spec.kind === 'company_census' });
+    }
+    return { inputDigest: await digestInputs(ctx.inputDir, files, 'fmcsa-v1'), children, rejects };
+  },
+  steps: {
+    file: { payload: filePayload, process: processFile },
+  },
+  async derive(conn, ctx) {
+    await conn.run(`SET threads = ${Math.max(1, ctx.config.DUCKDB_THREADS)}`);
+    // A DOT in both census formats keeps the Company Census row (147 columns, status and rating included).
+    await conn.run(loadSql('./derive-carriers.sql', import.meta.url));
+    const features = loadSql('./derive-risk-features.sql', import.meta.url).replace('/*BASICS_OVER_THRESHOLD*/0', basicsOverThresholdSql());
+    await conn.run(features);
+    await conn.run(`CREATE OR REPLACE TABLE carrier_risk AS SELECT *, ${riskScoreSql()} FROM carrier_risk_features ORDER BY dot_number`);
+    await conn.run(`DROP TABLE carrier_risk_features`);
+    await conn.run(loadSql('./derive-dataset-status.sql', import.meta.url));
+    ctx.log.info({ domain: 'fmcsa' }, 'derived carrier_risk and dataset_status');
+  },
+};
