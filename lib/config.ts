@@ -70,6 +70,9 @@ export const configSchema = z.object({
   /** Jobs each worker process runs at once per queue. */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),
   REQUIRE_REDIS: boolFlag,
+  /** Requests per hour per client: free tier (no key, per IP) and the default for Pro API keys (service/usage). */
+  RATE_LIMIT_FREE_PER_HOUR: z.coerce.number().int().min(1).default(500),
+  RATE_LIMIT_PRO_PER_HOUR: z.coerce.number().int().min(1).default(10_000),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

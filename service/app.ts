@@ -10,6 +10,11 @@ import { registerVettingRoutes } from './vetting/vetting.routes.ts';
 import type { ServiceDeps } from './deps.ts';
 import { registerHealthRoutes } from './health/health.routes.ts';
 import { errorResponse } from './http.ts';
+import { installApiLayer } from './cache/api-layer.ts';
+import { registerReceiptRoutes } from './receipts/receipts.routes.ts';
+import { registerSearchRoutes } from './search/search.routes.ts';
+import { registerStatsRoutes } from './stats/stats.routes.ts';
+import { registerOpenApiRoutes } from './openapi/openapi.routes.ts';
 
 export function createApp(deps: ServiceDeps): H3 {
   const app = new H3({
@@ -17,7 +22,12 @@ export function createApp(deps: ServiceDeps): H3 {
     onError: (error) => errorResponse(error, deps.log),
   });
   // Endpoint families: one line each.
+  installApiLayer(app, deps); // metering, limits, hot cache, ETag/304, compression, CORS: applies to every route
   registerHealthRoutes(app, deps);
+  registerReceiptRoutes(app, deps);
+  registerSearchRoutes(app, deps);
+  registerStatsRoutes(app, deps);
+  registerOpenApiRoutes(app, deps);
   registerCompanyRoutes(app, deps);
   registerVettingRoutes(app, deps);
   registerCareRoutes(app, deps);

@@ -13,6 +13,7 @@ import type { Readers, ServiceDeps } from './deps.ts';
 import { StateStore, stateDbPath } from './state/state.store.ts';
 import { createLiveRefresher } from './vetting/live-refresh.ts';
 import { loadOrCreateSigningKey } from '../lib/keys.ts';
+import { buildUsageDeps } from './usage/usage.deps.ts';
 
 export const SERVED_DOMAINS = ['registry'];
 
@@ -37,6 +38,7 @@ export async function buildDeps(config: Config, log: Logger): Promise<ServiceDep
     state: await StateStore.open(stateDbPath(config.dataDir)),
     signingKey: await loadOrCreateSigningKey(config.signingKeyPath),
     liveRefresher: createLiveRefresher(config),
+    ...(await buildUsageDeps(config, log)), // usage metering, limits, query log + Redis probe (service/usage)
   };
 }
 
@@ -60,6 +62,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       await server.close();
       for (const r of Object.values(deps.readers)) await r.close();
       await deps.state?.close();
+      await deps.usage?.close();
     },
   };
 }

@@ -119,9 +119,17 @@ export class UsageService {
     this.queryLog.push(entry);
   }
 
+  private readonly closers: Array<() => Promise<void>> = [];
+
+  /** Registers something to close with the service (the Redis client). */
+  onClose(fn: () => Promise<void>): void {
+    this.closers.push(fn);
+  }
+
   async close(): Promise<void> {
     await this.counter.close();
     await this.queryLog.close();
+    for (const fn of this.closers) await fn();
   }
 }
 

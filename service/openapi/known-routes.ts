@@ -1,0 +1,49 @@
+/**
+ * Makes /openapi.json list every route the app really serves: for each
+ * registered h3 route without a description, a description from KNOWN (for
+ * families that did not call describeRoute) or, failing that, a minimal one
+ * derived from the path. Routes that are described but not served are left
+ * out of nothing (families describe what they register).
+ */
+import type { H3 } from 'h3';
+import { z } from 'zod';
+import { describeRouteIfAbsent, listRoutes, type HttpMethod, type RouteDoc } from './route-registry.ts';
+
+const limitQuery = (def: number, max: number) => z.coerce.number().int().min(1).optional().describe(`default ${def}, max ${max} (larger values are clamped)`);
+
+/** Descriptions of routes owned by other families, used only when they did not describe themselves. */
+const KNOWN: Array<Omit<RouteDoc, 'method'> & { method?: HttpMethod }> = [
+  { path: '/api/health', family: 'health', summary: 'Service health: healthy or degraded (with reasons: stale snapshot, Redis down), uptime, snapshot ages', responseDescription: '{status, uptime_seconds, timestamp, version, db, dependencies, reasons}' },
+  { path: '/api/company/{ticker}', family: 'company', summary: 'Layer 0 identity card (about 200 tokens); a CIK is accepted too', params: { ticker: 'ticker (AAPL, BRK-B) or CIK' }, statuses: [400, 404, 503] },
+  { path: '/api/company/{ticker}/profile', family: 'company', summary: 'Layer 1 profile (about 800 tokens): people, products, partnerships, affiliations', params: { ticker: 'ticker or CIK' }, statuses: [400, 404, 503] },
+  { path: '/api/company/{ticker}/timeline', family: 'company', summary: 'Layer 2 timeline (about 2000 tokens): acquisitions, launches, leadership changes, financial milestones', params: { ticker: 'ticker or CIK' }, statuses: [400, 404, 503] },
+  { path: '/api/company/{ticker}/filings', family: 'company', summary: 'Layer 3 filings: accession, form, dates, EDGAR URLs, extraction status', params: { ticker: 'ticker or CIK' }, query: z.object({ form: z.enum(['10-K', '10-Q', '8-K']).optional() }), statuses: [400, 404, 503] },
+  { path: '/api/company/{ticker}/earnings', family: 'company', summary: 'Confirmed and predicted earnings dates, recent 8-Ks', params: { ticker: 'ticker or CIK' }, statuses: [400, 404, 503] },
+  { path: '/api/company/{ticker}/people', family: 'company', summary: 'Executives and board members', params: { ticker: 'ticker or CIK' }, statuses: [400, 404, 503] },
+  { path: '/api/person/{name}', family: 'company', summary: 'A person by case-insensitive partial name match, with career across companies', params: { name: 'person name (partial, case-insensitive)' }, statuses: [404, 503] },
+  { path: '/api/signals', family: 'company', summary: 'Signals from 10-K risk factors and MD&A; no parameters: index of signal types with counts', query: z.object({ ticker: z.string().optional(), type: z.string().optional(), exchange: z.string().optional(), also: z.string().optional(), min_strength: z.coerce.number().optional(), limit: limitQuery(50, 200) }), statuses: [400, 503] },
+  { path: '/api/company/{ticker}/quote', family: 'quotes', summary: 'Latest daily bar with market context and origin', params: { ticker: 'ticker or CIK' }, statuses: [400, 404, 503] },
+  { path: '/api/company/{ticker}/quote/history', family: 'quotes', summary: 'Daily quotes, each with its chained origin leaf', params: { ticker: 'ticker or CIK' }, query: z.object({ limit: limitQuery(30, 365), from: z.string().optional().describe('YYYY-MM-DD') }), statuses: [400, 404, 503] },
+  { path: '/api/company/{ticker}/transcripts', family: 'transcripts', summary: 'Earnings-call transcripts: count, titles, quarters, speakers, key metrics', params: { ticker: 'ticker or CIK' }, statuses: [400, 404, 503] },
+  { path: '/api/company/{ticker}/facts', family: 'transcripts', summary: 'Facts extracted from transcripts', params: { ticker: 'ticker or CIK' }, query: z.object({ type: z.string().optional(), topic: z.string().optional() }), statuses: [400, 404, 503] },
+  { path: '/api/search/transcripts', family: 'transcripts', summary: 'Search transcript facts by topic and type; first=true: first-mention date per company', query: z.object({ topic: z.string().optional(), type: z.string().optional(), first: z.enum(['true', 'false']).optional() }), statuses: [400, 503] },
+];
+
+function isSeeded(method: string, path: string): boolean {
+  return listRoutes().some((r) => r.method === method && r.path === path);
+}
+
+/** Adds descriptions for every route `app` serves that has none. Idempotent. */
+export function seedRoutesOf(app: H3): void {
+  const served = (app as unknown as { '~routes': Array<{ method: string; route: string }> })['~routes'] ?? [];
+  for (const r of served) {
+    const method = (r.method || 'GET').toUpperCase() as HttpMethod;
+    if (!['GET', 'POST', 'PUT', 'DELETE'].includes(method)) continue;
+    const path = r.route.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*\*:?([A-Za-z0-9_]*)/g, (_m, n: string) => `{${n || 'path'}}`);
+    if (isSeeded(method, path)) continue;
+    const known = KNOWN.find((k) => k.path === path && (k.method ?? 'GET') === method);
+    if (known) describeRouteIfAbsent({ ...known, method });
+    else describeRouteIfAbsent({ method, path, family: path.split('/').filter((s) => s && s !== 'api' && !s.startsWith('{'))[0] ?? 'other', summary: `${method} ${path}` });
+  }
+}
+

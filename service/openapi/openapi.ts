@@ -1,0 +1,120 @@
+/**
+ * Builds the OpenAPI 3.1 document from the route registry: path and query
+ * parameters from the zod query schemas (`z.toJSONSchema`, input side, since
+ * query values arrive as strings and are coerced), 200 bodies from response
+ * schemas, the shared error body, `usage_meta` and the rate-limit headers.
+ */
+import { z } from 'zod';
+import { listRoutes, type RouteDoc } from './route-registry.ts';
+
+export const API_VERSION = '1.0.0';
+
+type Json = Record<string, unknown>;
+
+function jsonSchema(s: z.ZodType, io: 'input' | 'output'): Json {
+  try {
+    const js = z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' }) as Json;
+    delete js.$schema;
+    return js;
+  } catch {
+    return { type: 'object' };
+  }
+}
+
+const usageMetaSchema: Json = {
+  type: 'object',
+  description: 'Merged into every JSON object body under /api: tier, hourly usage and the terms of use.',
+  properties: {
+    source: { type: 'string' }, current_tier: { enum: ['free', 'pro'] }, requests_this_hour: { type: 'integer' },
+    hourly_limit: { type: 'integer' }, remaining: { type: 'integer' },
+    agent_type: { enum: ['chatgpt_user', 'gptbot', 'claudebot', 'claude_user', 'perplexitybot', 'google_extended', 'other_ai_agent', 'other_bot', 'browser', 'script'] },
+    validation_required_for_commercial_use: { type: 'boolean' }, license: { type: 'string' }, pricing: { type: 'string' },
+    trust_status: { type: 'string', description: 'tells the client to confirm the accession number on sec.gov' },
+    commercial_use_notice: { type: 'string' }, upsell: { type: ['string', 'null'] }, tier_recommendation: { enum: ['free', 'pro'] },
+  },
+  required: ['source', 'current_tier', 'requests_this_hour', 'hourly_limit', 'remaining', 'agent_type', 'validation_required_for_commercial_use', 'license', 'pricing', 'trust_status', 'commercial_use_notice', 'upsell', 'tier_recommendation'],
+};
+
+const errorSchema: Json = {
+  type: 'object',
+  properties: { error: { type: 'string' }, status: { type: 'integer' }, parameter: { type: 'string', description: '400: the offending parameter' }, hint: { type: 'string' }, usage_meta: { $ref: '#/components/schemas/UsageMeta' } },
+  required: ['error', 'status'],
+  additionalProperties: true,
+};
+
+const rateHeaders: Json = {
+  'RateLimit-Limit': { schema: { type: 'integer' }, description: 'requests allowed per hour for this client' },
+  'RateLimit-Remaining': { schema: { type: 'integer' } },
+  'RateLimit-Reset': { schema: { type: 'integer' }, description: 'seconds until the hourly window resets' },
+  'RateLimit-Policy': { schema: { type: 'string' }, description: 'e.g. `500;w=3600`' },
+};
+
+const STATUS_TEXT: Record<number, string> = {
+  304: 'Not modified (If-None-Match matched the ETag)', 400: 'Invalid parameter (the body names it)', 401: 'Invalid or revoked API key',
+  404: 'Not found', 429: 'Hourly limit reached (Retry-After)', 500: 'Internal error', 503: 'Data not published yet or a dependency is down (Retry-After)',
+};
+
+function isMetered(r: RouteDoc): boolean {
+  return r.metered ?? r.path.startsWith('/api/');
+}
+
+function operation(r: RouteDoc): Json {
+  const parameters: Json[] = [];
+  for (const m of r.path.matchAll(/\{([^}]+)\}/g)) {
+    const name = m[1]!;
+    parameters.push({ name, in: 'path', required: true, description: r.params?.[name] ?? name, schema: { type: 'string' } });
+  }
+  if (r.query) {
+    for (const [name, s] of Object.entries(r.query.shape as Record<string, z.ZodType>)) {
+      const js = jsonSchema(s, 'input');
+      const description = (js.description as string | undefined) ?? (s as { description?: string }).description;
+      delete js.description;
+      parameters.push({ name, in: 'query', required: !s.safeParse(undefined).success, ...(description ? { description } : {}), schema: js });
+    }
+  }
+  const metered = isMetered(r);
+  let body: Json = r.response ? jsonSchema(r.response, 'output') : { type: 'object', ...(r.responseDescription ? { description: r.responseDescription } : {}) };
+  if (metered && (body.type === 'object' || body.properties)) {
+    body = { allOf: [body, { type: 'object', properties: { usage_meta: { $ref: '#/components/schemas/UsageMeta' } }, required: ['usage_meta'] }] };
+  }
+  const ok: Json = {
+    description: r.responseDescription ?? 'OK',
+    content: { [r.contentType ?? 'application/json']: { schema: r.contentType && r.contentType !== 'application/json' ? { type: 'string' } : body } },
+    headers: { ETag: { schema: { type: 'string' } }, ...(metered ? rateHeaders : {}) },
+  };
+  const responses: Json = { '200': ok };
+  const statuses = new Set<number>([...(r.method === 'GET' ? [304] : []), ...(r.statuses ?? []), ...(metered ? [401, 429] : []), 500]);
+  for (const s of [...statuses].sort()) {
+    responses[String(s)] = s === 304
+      ? { description: STATUS_TEXT[304] }
+      : { description: STATUS_TEXT[s] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } }, ...(s === 429 || s === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } } : {}) };
+  }
+  const op: Json = { operationId: `${r.method.toLowerCase()}${r.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`, summary: r.summary, tags: [r.family], parameters, responses };
+  if (r.description) op.description = r.description;
+  if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(r.body, 'input') } } };
+  if (metered) op.security = [{}, { bearerAuth: [] }];
+  return op;
+}
+
+/** The OpenAPI 3.1 document for every route described so far. */
+export function buildOpenApiDocument(baseUrl: string, version: string): Json {
+  const paths: Record<string, Json> = {};
+  for (const r of listRoutes()) {
+    (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r);
+  }
+  return {
+    openapi: '3.1.0',
+    info: {
+      title: 'Proofline API',
+      version: API_VERSION,
+      description: `Verifiable company-registry, market and carrier data for AI agents. Every data-bearing response carries an \`origin\` leaf (SHA-256 over RFC 8785 JSON) that /api/verify/{leaf_hash} turns into an Ed25519-signed receipt. Free tier: no key, per-IP hourly limit; Pro tier: \`Authorization: Bearer <key>\`. Service build ${version}.`,
+    },
+    servers: [{ url: baseUrl }],
+    tags: [...new Set(listRoutes().map((r) => r.family))].sort().map((name) => ({ name })),
+    paths,
+    components: {
+      schemas: { UsageMeta: usageMetaSchema, Error: errorSchema },
+      securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Pro-tier API key (npm run apikeys -- create)' } },
+    },
+  };
+}

@@ -1,0 +1,108 @@
+/**
+ * Registry totals, AI-agent query counts and company rankings by AI-agent
+ * query volume, transport-free. Totals come from the registry snapshot
+ * (tables checked first: people, products and partnerships appear as the
+ * registry layers are published) and are cached per snapshot id; query
+ * counts come from the query log (service/usage/query-log.ts).
+ */
+import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { AGENT_PLATFORM, AI_AGENT_TYPES } from '../usage/agent-type.ts';
+import type { QueryLog } from '../usage/query-log.ts';
+import { snapshotSchema } from '../search/registry-schema.ts';
+
+const AI_LIST = AI_AGENT_TYPES.map((t) => `'${t}'`).join(', '); // constants from our own allow-list, not input
+
+export interface RegistryTotals {
+  companies: number;
+  active_companies: number;
+  people: number | null;
+  products: number | null;
+  partnerships: number | null;
+  filings: number | null;
+}
+
+const totalsCache = new WeakMap<SnapshotReader, { snapshot: string; totals: Promise<RegistryTotals> }>();
+
+async function countOf(reader: SnapshotReader, sql: string): Promise<number> {
+  const rows = await reader.query(sql);
+  return Number(rows[0]?.n ?? 0);
+}
+
+async function computeTotals(reader: SnapshotReader): Promise<RegistryTotals> {
+  const schema = await snapshotSchema(reader);
+  const has = (t: string, ...cols: string[]) => !!schema.get(t) && cols.every((c) => schema.get(t)!.has(c));
+  const [companies, active, people, products, partnerships, filings] = await Promise.all([
+    has('company_lookup', 'cik') ? countOf(reader, /* sql */ `SELECT count(DISTINCT cik) AS n FROM company_lookup`) : 0,
+    has('company_lookup', 'cik', 'status') ? countOf(reader, /* sql */ `SELECT count(DISTINCT cik) AS n FROM company_lookup WHERE status = 'active'`) : 0,
+    has('people', 'person_key') ? countOf(reader, /* sql */ `SELECT count(DISTINCT person_key) AS n FROM people`) : null,
+    has('profile_facts', 'fact_type', 'value') ? countOf(reader, /* sql */ `SELECT count(DISTINCT (cik, lower(value))) AS n FROM profile_facts WHERE fact_type LIKE 'product%'`) : null,
+    has('profile_facts', 'fact_type', 'value') ? countOf(reader, /* sql */ `SELECT count(DISTINCT (cik, lower(value))) AS n FROM profile_facts WHERE fact_type LIKE 'partner%'`) : null,
+    has('filings', 'accession') ? countOf(reader, /* sql */ `SELECT count(*) AS n FROM filings`) : null,
+  ]);
+  return { companies, active_companies: active, people, products, partnerships, filings };
+}
+
+/** Totals of the registry snapshot being served, computed once per snapshot. */
+export function registryTotals(reader: SnapshotReader): Promise<RegistryTotals> {
+  const id = reader.manifest?.snapshot_id ?? '';
+  const c = totalsCache.get(reader);
+  if (c && c.snapshot === id) return c.totals;
+  const totals = computeTotals(reader);
+  totalsCache.set(reader, { snapshot: id, totals });
+  totals.catch(() => totalsCache.delete(reader));
+  return totals;
+}
+
+/** AI-agent query counts in the `hours` before `nowMs`, by platform and by agent type. */
+export async function aiQueryCounts(log: QueryLog, nowMs: number, hours = 24) {
+  const rows = await log.query(/* sql */ `SELECT agent_type, count(*) AS n FROM query_log WHERE ts_ms >= $since GROUP BY agent_type`, { since: Math.trunc(nowMs - hours * 3600_000) });
+  const by_platform: Record<string, number> = { openai: 0, anthropic: 0, perplexity: 0, google: 0, other_ai: 0 };
+  const by_agent_type: Record<string, number> = {};
+  let total_ai = 0;
+  let total_requests = 0;
+  for (const r of rows) {
+    const t = String(r.agent_type);
+    const n = Number(r.n);
+    by_agent_type[t] = n;
+    total_requests += n;
+    const p = AGENT_PLATFORM[t as keyof typeof AGENT_PLATFORM];
+    if (p) {
+      by_platform[p] = (by_platform[p] ?? 0) + n;
+      total_ai += n;
+    }
+  }
+  return { window_hours: hours, total_requests, total_ai, by_platform, by_agent_type };
+}
+
+/** Companies ranked by successful AI-agent queries about them in the last `days` days. */
+export async function rankCompanies(log: QueryLog, registry: SnapshotReader | undefined, nowMs: number, days: number, limit: number) {
+  const rows = await log.query(
+    /* sql */ `SELECT ticker, count(*) AS ai_queries, count(DISTINCT client) AS distinct_clients,
+       count(*) FILTER (WHERE agent_type IN ('chatgpt_user', 'gptbot')) AS openai,
+       count(*) FILTER (WHERE agent_type IN ('claudebot', 'claude_user')) AS anthropic,
+       count(*) FILTER (WHERE agent_type = 'perplexitybot') AS perplexity,
+       count(*) FILTER (WHERE agent_type = 'google_extended') AS google,
+       count(*) FILTER (WHERE agent_type = 'other_ai_agent') AS other_ai,
+       max(ts_ms) AS last_ms
+     FROM query_log
+     WHERE ts_ms >= $since AND ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})
+     GROUP BY ticker ORDER BY ai_queries DESC, ticker LIMIT $limit`,
+    { since: Math.trunc(nowMs - days * 86_400_000), limit },
+  );
+  const names = new Map<string, string | null>();
+  if (registry?.manifest && rows.length) {
+    const found = await registry
+      .query(/* sql */ `SELECT ticker, name FROM company_lookup WHERE ticker IN (SELECT unnest(string_split($tickers, ',')))`, { tickers: rows.map((r) => String(r.ticker)).join(',') })
+      .catch(() => []);
+    for (const f of found) names.set(String(f.ticker), (f.name as string | null) ?? null);
+  }
+  return rows.map((r, i) => ({
+    rank: i + 1,
+    ticker: String(r.ticker),
+    name: names.get(String(r.ticker)) ?? null,
+    ai_queries: Number(r.ai_queries),
+    distinct_clients: Number(r.distinct_clients),
+    by_platform: { openai: Number(r.openai), anthropic: Number(r.anthropic), perplexity: Number(r.perplexity), google: Number(r.google), other_ai: Number(r.other_ai) },
+    last_queried_at: new Date(Number(r.last_ms)).toISOString(),
+  }));
+}
