@@ -7,8 +7,11 @@ import { H3 } from 'h3';
 import { registerCompanyRoutes } from './company/company.routes.ts';
 import { registerCareRoutes } from './care/care.routes.ts';
 import { registerVettingRoutes } from './vetting/vetting.routes.ts';
+import { registerCreditsRoutes } from './vetting/credits.routes.ts';
 import type { ServiceDeps } from './deps.ts';
 import { registerHealthRoutes } from './health/health.routes.ts';
+import { registerDiscoveryRoutes } from './discovery/discovery.routes.ts';
+import { registerAdminRoutes } from './admin/admin.routes.ts';
 import { errorResponse } from './http.ts';
 import { installApiLayer } from './cache/api-layer.ts';
 import { registerReceiptRoutes } from './receipts/receipts.routes.ts';
@@ -28,8 +31,11 @@ export function createApp(deps: ServiceDeps): H3 {
   registerSearchRoutes(app, deps);
   registerStatsRoutes(app, deps);
   registerOpenApiRoutes(app, deps);
+  registerDiscoveryRoutes(app, deps);
+  registerAdminRoutes(app, deps);
   registerCompanyRoutes(app, deps);
   registerVettingRoutes(app, deps);
   registerCareRoutes(app, deps);
+  registerCreditsRoutes(app, deps);
   return app;
 }

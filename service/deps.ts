@@ -23,6 +23,12 @@ export interface ServiceOptions {
   dataDir: string;
   /** Browser origins allowed on /mcp (MCP_ALLOWED_ORIGINS); requests without Origin are always allowed. */
   mcpAllowedOrigins?: string[];
+  /** ADMIN_TOKEN: bearer token of admin endpoints (POST /admin/credits); unset disables them. */
+  adminToken?: string;
+  /** Identity published in /.well-known/ai (ORG_*); absent fields fall back to Proofline defaults and the base URL's host. */
+  org?: { name?: string; domain?: string; mission?: string; sectors?: string[] };
+  /** secp256k1 key file for tier-3 discovery signatures (DISCOVERY_SECP256K1_KEY_PATH); unset = tier 2 only. */
+  discoveryKeyPath?: string;
 }
 
 export interface ServiceDeps {
@@ -44,6 +50,8 @@ export interface ServiceDeps {
   state?: StateStore;
   /** Live FMCSA QCMobile refresh for vettings; null/absent when FMCSA_WEBKEY is unset. */
   liveRefresher?: LiveRefresher | null;
+  /** Bull Board at /admin/queues (service/admin); built only when REDIS_URL and ADMIN_TOKEN are set. */
+  queueDashboard?: import('./admin/queue-dashboard.ts').QueueDashboard;
 }
 
 /** The reader of a domain, or a 503 when that domain is not configured in this deployment. */

@@ -9,6 +9,7 @@ import { loadConfig, type Config } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { createApp } from './app.ts';
+import { discoveryOptions } from './discovery/discovery.options.ts';
 import type { Readers, ServiceDeps } from './deps.ts';
 import { StateStore, stateDbPath } from './state/state.store.ts';
 import { createLiveRefresher } from './vetting/live-refresh.ts';
@@ -34,11 +35,12 @@ export async function buildDeps(config: Config, log: Logger): Promise<ServiceDep
     log,
     now: () => new Date(),
     startedAt: new Date(),
-    options: { publicBaseUrl: config.publicBaseUrl, snapshotStaleHours: config.SNAPSHOT_STALE_HOURS, version: pkg.version, dataDir: config.dataDir, mcpAllowedOrigins: config.mcpAllowedOrigins },
+    options: { publicBaseUrl: config.publicBaseUrl, snapshotStaleHours: config.SNAPSHOT_STALE_HOURS, version: pkg.version, dataDir: config.dataDir, mcpAllowedOrigins: config.mcpAllowedOrigins, adminToken: config.ADMIN_TOKEN, ...discoveryOptions(config) },
     state: await StateStore.open(stateDbPath(config.dataDir)),
     signingKey: await loadOrCreateSigningKey(config.signingKeyPath),
     liveRefresher: createLiveRefresher(config),
     ...(await buildUsageDeps(config, log)), // usage metering, limits, query log + Redis probe (service/usage)
+    queueDashboard: config.REDIS_URL && config.ADMIN_TOKEN ? (await import('./admin/queue-dashboard.ts')).createQueueDashboard(config, config.ADMIN_TOKEN) : undefined,
   };
 }
 
@@ -63,6 +65,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       for (const r of Object.values(deps.readers)) await r.close();
       await deps.state?.close();
       await deps.usage?.close();
+      await deps.queueDashboard?.close();
     },
   };
 }

@@ -1,0 +1,87 @@
+/**
+ * `npm run credits -- <command>`: administers credit accounts in the state
+ * database (DATA_DIR/state/proofline-state.duckdb).
+ *
+ *   grant <account> <n> [--plan free|payg|pack_100|pack_500|enterprise]   add n credits (creates the account)
+ *   key <account>                                                         issue an API key (printed once; plc_...)
+ *   show <account>                                                        balance and plan
+ *
+ * <account> is an account id; a broker's free account is `broker:<broker_id>`.
+ * The API server is the only writer of the state database while it runs
+ * (DuckDB: one read-write process per file), so when it holds the file this
+ * CLI sends the command to the server's POST /admin/credits instead
+ * (needs ADMIN_TOKEN, and PUBLIC_BASE_URL/PORT pointing at the server).
+ */
+import { loadConfig } from '../lib/config.ts';
+import { getAccount, grantCredits, issueApiKey, planIdSchema, type PlanId } from '../service/vetting/credits.ts';
+import { StateStore, stateDbPath } from '../service/state/state.store.ts';
+
+const USAGE = 'usage: npm run credits -- grant <account> <n> [--plan free|payg|pack_100|pack_500|enterprise] | key <account> | show <account>';
+
+export interface CreditsCommand {
+  op: 'grant' | 'key' | 'show';
+  account: string;
+  n?: number;
+  plan?: PlanId;
+}
+
+/** Parses CLI arguments; throws with the usage text on anything malformed. */
+export function parseCreditsArgs(argv: string[]): CreditsCommand {
+  const args = [...argv];
+  let plan: PlanId | undefined;
+  const pi = args.indexOf('--plan');
+  if (pi >= 0) {
+    const p = planIdSchema.safeParse(args[pi + 1]);
+    if (!p.success) throw new Error(`unknown plan ${args[pi + 1]}\n${USAGE}`);
+    plan = p.data;
+    args.splice(pi, 2);
+  }
+  const [op, account, n] = args;
+  if (!account || !['grant', 'key', 'show'].includes(op ?? '')) throw new Error(USAGE);
+  if (op === 'grant') {
+    if (!n || !/^\d+$/.test(n)) throw new Error(`grant needs a whole number of credits\n${USAGE}`);
+    return { op, account, n: Number(n), plan };
+  }
+  return { op: op as 'key' | 'show', account };
+}
+
+/** Runs a command against an open store; returns what to print. */
+export async function runCreditsCommand(store: StateStore, cmd: CreditsCommand, now = new Date()): Promise<Record<string, unknown>> {
+  if (cmd.op === 'grant') return { granted: cmd.n, account: await grantCredits(store, cmd.account, cmd.n!, cmd.plan, now) };
+  if (cmd.op === 'key') return { account_id: cmd.account, api_key: await issueApiKey(store, cmd.account, now), note: 'shown once; send as Authorization: Bearer <api_key>' };
+  const a = await getAccount(store, cmd.account);
+  if (!a) throw new Error(`account ${cmd.account} does not exist`);
+  return { account: a };
+}
+
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const config = loadConfig(process.env);
+  let cmd: CreditsCommand;
+  try {
+    cmd = parseCreditsArgs(process.argv.slice(2));
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exit(2);
+  }
+  let store: StateStore | null = null;
+  try {
+    store = await StateStore.open(stateDbPath(config.dataDir));
+  } catch (e) {
+    if (!/lock/i.test((e as Error).message)) throw e;
+    if (!config.ADMIN_TOKEN) {
+      console.error('the API server holds the state database; set ADMIN_TOKEN (the server\'s) to send this command to it, or stop the server');
+      process.exit(1);
+    }
+    const res = await fetch(`${config.publicBaseUrl}/admin/credits`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${config.ADMIN_TOKEN}` }, body: JSON.stringify(cmd) });
+    console.log(JSON.stringify(await res.json(), null, 2));
+    process.exit(res.ok ? 0 : 1);
+  }
+  try {
+    console.log(JSON.stringify(await runCreditsCommand(store, cmd), null, 2));
+  } catch (e) {
+    console.error((e as Error).message);
+    process.exitCode = 1;
+  } finally {
+    await store.close();
+  }
+}

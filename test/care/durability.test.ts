@@ -1,0 +1,108 @@
+/**
+ * kill -9 durability: a real server child process acknowledges writes, is
+ * killed with SIGKILL while more writes are in flight, restarts on the same
+ * DATA_DIR, and must still hold every acknowledged write, with valid chains.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { REPO_ROOT } from '../helpers/shared.ts';
+import { removeDir, tempDir } from '../helpers/env.ts';
+
+interface Child {
+  proc: ChildProcess;
+  url: string;
+}
+
+async function startServer(dataDir: string): Promise<Child> {
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'service/main.ts')], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ADMIN_TOKEN: 'test-admin-token', FMCSA_WEBKEY: '', REDIS_URL: '' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let err = '';
+  proc.stderr!.on('data', (d) => (err += String(d)));
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const t = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 30_000);
+    proc.stdout!.on('data', (d) => {
+      out += String(d);
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(t);
+        resolve(m[1]!);
+      }
+    });
+    proc.on('exit', (code) => reject(new Error(`server exited with ${code}: ${err}`)));
+  });
+  return { proc, url };
+}
+
+async function exited(proc: ChildProcess): Promise<void> {
+  if (proc.exitCode === null && proc.signalCode === null) await new Promise((r) => proc.once('exit', r));
+}
+
+const post = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+describe('durability across kill -9', () => {
+  let dir: string;
+  let child: Child | null = null;
+  beforeAll(async () => {
+    dir = await tempDir('proofline-kill9-');
+  });
+  afterAll(async () => {
+    child?.proc.kill('SIGKILL');
+    await removeDir(dir);
+  });
+
+  it('keeps every acknowledged custody event and credit grant', async () => {
+    child = await startServer(dir);
+    const base = child.url;
+    const grant = await fetch(`${base}/admin/credits`, post({ op: 'grant', account: 'acme-enterprise', n: 250, plan: 'pack_500' }, { authorization: 'Bearer test-admin-token' }));
+    expect(grant.status).toBe(200);
+    const docs: string[] = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await fetch(`${base}/api/care`, post({ shipment: { ref: `BOL-${i}`, commodity: 'steel coils', value_usd: 50000 + i }, parties: { broker: 'acme', carrier: 'carrier-x' } }));
+      expect(r.status).toBe(201);
+      const id = ((await r.json()) as { document_id: string }).document_id;
+      docs.push(id);
+      for (const stage of ['TENDER', 'PICKUP_HANDOFF']) expect((await fetch(`${base}/api/care/${id}/event`, post({ stage, actor: 'ops' }))).status).toBe(201);
+    }
+    // Acknowledged writes: remember every event hash we were answered with.
+    const acked = new Map<string, string>();
+    await Promise.all(
+      Array.from({ length: 120 }, async (_, i) => {
+        const id = docs[i % docs.length]!;
+        const r = await fetch(`${base}/api/care/${id}/event`, post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { ping: i } }));
+        expect(r.status).toBe(201);
+        const ev = (await r.json()) as { seq: number; hash: string };
+        acked.set(`${id}#${ev.seq}`, ev.hash);
+      }),
+    );
+    // More writes in flight, then SIGKILL without any shutdown.
+    const inflight = Array.from({ length: 80 }, (_, i) => fetch(`${base}/api/care/${docs[i % docs.length]}/event`, post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { late: i } })).then(async (r) => {
+      if (r.status === 201) {
+        const ev = (await r.json()) as { seq: number; hash: string };
+        acked.set(`${docs[i % docs.length]}#${ev.seq}`, ev.hash);
+      }
+    }).catch(() => undefined));
+    await new Promise((r) => setTimeout(r, 15));
+    child.proc.kill('SIGKILL');
+    await Promise.all(inflight);
+    await exited(child.proc);
+
+    child = await startServer(dir);
+    for (const id of docs) {
+      const v = (await (await fetch(`${child.url}/api/care/${id}/verify`)).json()) as { valid: boolean; problems: unknown[] };
+      expect(v).toMatchObject({ valid: true, problems: [] });
+      const full = (await (await fetch(`${child.url}/api/care/${id}.json`)).json()) as { events: Array<{ seq: number; hash: string }> };
+      const stored = new Map(full.events.map((e) => [`${id}#${e.seq}`, e.hash]));
+      for (const [k, h] of acked) if (k.startsWith(`${id}#`)) expect(stored.get(k)).toBe(h);
+    }
+    const show = await fetch(`${child.url}/admin/credits`, post({ op: 'show', account: 'acme-enterprise' }, { authorization: 'Bearer test-admin-token' }));
+    expect(((await show.json()) as { account: { balance: number; plan: string } }).account).toMatchObject({ balance: 250, plan: 'pack_500' });
+    child.proc.kill('SIGTERM');
+    await exited(child.proc);
+    child = null;
+  }, 90_000);
+});
