@@ -1,10 +1,13 @@
 -- Builds company_lookup: every ticker ever seen, resolved to the CIK that holds it now.
 -- Params: none. Reads ticker_snapshots, companies, filings. Replaces company_lookup.
--- Status rules (README "Company status"):
---   active    the CIK is in a current ticker file;
---   acquired  not current, and its last filings include an 8-K with item 2.01 (completion of acquisition) or a Form 25 after a 2.01;
---   delisted  not current, listed in an earlier snapshot or filed a Form 25/25-NSE or 15;
---   inactive  never seen in a ticker file (individuals, funds, shells).
+-- Status rules (README "Registry ingest (SEC EDGAR)" → status), first match wins:
+--   active    the CIK is in a current ticker file (a Form 25 for one class of securities does not end a listing);
+--   acquired  not current, and its filings in the 120 days before its last filing include an 8-K item 2.01
+--             (completion of acquisition or disposition), from the filing index or the 8-K document itself;
+--   delisted  not current, and an 8-K item 1.03 (bankruptcy) or a Form 25/25-NSE (delisting) among those last filings,
+--             or listed in an earlier ticker snapshot and absent from the current one;
+--   inactive  not current and never in a ticker file (individuals, funds, shells), or deregistered by a Form 15
+--             without any listing history.
 DELETE FROM company_lookup;
 INSERT INTO company_lookup
 WITH current_t AS (
@@ -19,12 +22,19 @@ historic_t AS (
   WHERE NOT is_current AND ticker NOT IN (SELECT ticker FROM current_t)
   QUALIFY row_number() OVER (PARTITION BY ticker ORDER BY snapshot_date DESC NULLS LAST, rank) = 1
 ),
+exit_events AS (
+  SELECT cik, filing_date, form, items FROM filings
+  UNION ALL
+  SELECT cik, coalesce(filing_date, event_date), form, [item] FROM timeline WHERE basis = 'document'
+),
 exit_forms AS (
   SELECT cik,
-         bool_or(form = '8-K' AND list_contains(items, '2.01')) AS had_acquisition,
-         bool_or(form IN ('25', '25-NSE', '15', '15-12B', '15-12G')) AS had_delisting
-  FROM filings
-  WHERE filing_date >= (SELECT max(filing_date) FROM filings f2 WHERE f2.cik = filings.cik) - INTERVAL 120 DAY
+         bool_or(form LIKE '8-K%' AND list_contains(items, '2.01')) AS had_acquisition,
+         bool_or(form LIKE '8-K%' AND list_contains(items, '1.03')) AS had_bankruptcy,
+         bool_or(form IN ('25', '25-NSE')) AS had_delisting,
+         bool_or(form IN ('15', '15-12B', '15-12G', '15-15D')) AS had_deregistration
+  FROM exit_events e
+  WHERE filing_date >= (SELECT max(filing_date) FROM exit_events e2 WHERE e2.cik = e.cik) - INTERVAL 120 DAY
   GROUP BY cik
 ),
 all_t AS (
@@ -44,14 +54,16 @@ SELECT
   CASE
     WHEN t.cik IN (SELECT cik FROM current_ciks) THEN 'active'
     WHEN coalesce(e.had_acquisition, false) THEN 'acquired'
-    WHEN t.ticker IS NOT NULL OR coalesce(e.had_delisting, false) THEN 'delisted'
+    WHEN coalesce(e.had_bankruptcy, false) OR coalesce(e.had_delisting, false) OR t.ticker IS NOT NULL THEN 'delisted'
     ELSE 'inactive'
   END AS status,
   CASE
     WHEN t.cik IN (SELECT cik FROM current_ciks) THEN 'listed in the current SEC ticker file'
     WHEN coalesce(e.had_acquisition, false) THEN 'no longer in the SEC ticker file; 8-K item 2.01 among its last filings'
-    WHEN coalesce(e.had_delisting, false) THEN 'Form 25 or 15 among its last filings'
+    WHEN coalesce(e.had_bankruptcy, false) THEN 'no longer in the SEC ticker file; 8-K item 1.03 (bankruptcy) among its last filings'
+    WHEN coalesce(e.had_delisting, false) THEN 'no longer in the SEC ticker file; Form 25 (delisting) among its last filings'
     WHEN t.ticker IS NOT NULL THEN 'listed in an earlier SEC ticker file, absent from the current one'
+    WHEN coalesce(e.had_deregistration, false) THEN 'deregistered (Form 15) and never in an SEC ticker file'
     ELSE 'never listed in an SEC ticker file'
   END AS status_reason
 FROM (SELECT * FROM all_t UNION ALL SELECT * FROM with_companies) t

@@ -12,6 +12,8 @@ import { createRecordLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { loadSql } from '../../lib/warehouse/duckdb.ts';
 import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { submissionsUrl } from '../../ingest/edgar/cik.ts';
+import { deriveAfterLookup, deriveLayers } from './registry-layers.derive.ts';
+import { COMPANYFACTS_RE, DOCUMENT_RE, INDEX_RE, processCompanyFacts, processDocuments, processIndex } from './registry-layers.steps.ts';
 import { isOverflowPage, parseFilingPage, parseSubmissions } from '../../ingest/edgar/submissions.ts';
 import { parseTickers, tickerSnapshotDate } from '../../ingest/edgar/tickers.ts';
 import { hashCanonical } from '../../lib/hash.ts';
@@ -25,11 +27,13 @@ export const registryDomain = defineDomain({
   tables: './tables.sql',
   indexes: './indexes.sql',
   base: import.meta.url,
-  replaceTables: ['company_lookup'],
+  replaceTables: ['company_lookup', 'timeline', 'earnings_calendar', 'filing_index', 'people', 'signal_hits'],
 });
 
 /** Submissions files per child job: bounded memory, parallel across workers. */
 export const SUBMISSIONS_BATCH = 250;
+/** Filing documents per child job (10-Ks are up to a few MB each). */
+export const DOCUMENTS_BATCH = 200;
 
 const tickersPayload = z.object({ file: z.string(), snapshot_date: z.string().nullable(), is_current: z.boolean() });
 const submissionsPayload = z.object({ files: z.array(z.string()).min(1) });
@@ -130,16 +134,35 @@ export const registryPipeline: Pipeline = {
       }
     }
     if (batch.length) children.push({ step: 'submissions', key: batchKey(batch), data: { files: batch } });
-    return { inputDigest: await digestInputs(ctx.inputDir, [...tickerFiles, ...subFiles], 'registry-v1'), children };
+    // Layers: companyfacts, filing documents (8-K, 10-K, ownership) and EDGAR index files.
+    const factFiles = await listInputs(path.join(secDir, 'companyfacts'), COMPANYFACTS_RE);
+    for (let i = 0; i < factFiles.length; i += SUBMISSIONS_BATCH) {
+      const files = factFiles.slice(i, i + SUBMISSIONS_BATCH);
+      children.push({ step: 'companyfacts', key: `facts-${batchKey(files)}`, data: { files } });
+    }
+    const docFiles = [...(await listInputs(path.join(secDir, 'filings'), DOCUMENT_RE)), ...(await listInputs(path.join(secDir, 'ownership'), DOCUMENT_RE))];
+    for (let i = 0; i < docFiles.length; i += DOCUMENTS_BATCH) {
+      const files = docFiles.slice(i, i + DOCUMENTS_BATCH);
+      children.push({ step: 'documents', key: `docs-${batchKey(files)}`, data: { files, root: secDir } });
+    }
+    const indexFiles = await listInputs(path.join(secDir, 'index'), INDEX_RE);
+    for (const f of indexFiles) children.push({ step: 'index', key: `index-${path.relative(secDir, f)}`, data: { file: f, root: secDir } });
+    const all = [...tickerFiles, ...subFiles, ...factFiles, ...docFiles, ...indexFiles];
+    return { inputDigest: await digestInputs(ctx.inputDir, all, 'registry-v2'), children };
   },
   steps: {
     tickers: { payload: tickersPayload, process: processTickers },
     submissions: { payload: submissionsPayload, process: processSubmissions },
+    companyfacts: { payload: z.object({ files: z.array(z.string()).min(1) }), process: processCompanyFacts },
+    documents: { payload: z.object({ files: z.array(z.string()).min(1), root: z.string() }), process: processDocuments },
+    index: { payload: z.object({ file: z.string(), root: z.string() }), process: processIndex },
   },
   async derive(conn) {
     // A CIK can appear in two batches only through a malformed input set; keep one row per CIK and filing.
     await conn.run(`CREATE OR REPLACE TABLE companies AS SELECT * FROM companies QUALIFY row_number() OVER (PARTITION BY cik ORDER BY name) = 1`);
     await conn.run(`CREATE OR REPLACE TABLE filings AS SELECT * FROM filings QUALIFY row_number() OVER (PARTITION BY cik, accession ORDER BY filing_date) = 1`);
+    await deriveLayers(conn);
     await conn.run(loadSql('./derive-lookup.sql', import.meta.url));
+    await deriveAfterLookup(conn);
   },
 };

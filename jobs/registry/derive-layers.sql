@@ -1,0 +1,190 @@
+-- Derives the registry layers at publish, before company_lookup.
+-- Params: none. Reads filings, documents, doc_events, people_roles, profile_facts, signals, index_entries and the
+-- temporary table eight_k_item_map(item_code, item, title, event_type). Writes timeline, earnings_calendar, filing_index.
+
+-- 1. Documents whose path did not name their filing: match the filing index by primary document name,
+--    then by CIK + form + the date in the file name.
+UPDATE documents SET cik = f.cik, accession = f.accession, filing_date = f.filing_date
+FROM filings f
+WHERE documents.accession IS NULL AND f.primary_document = documents.document;
+UPDATE documents SET accession = f.accession, filing_date = f.filing_date
+FROM filings f
+WHERE documents.accession IS NULL AND documents.cik = f.cik AND documents.date_hint = f.filing_date
+  AND f.form = documents.form;
+UPDATE documents SET filing_date = f.filing_date
+FROM filings f
+WHERE documents.filing_date IS NULL AND documents.cik = f.cik AND documents.accession = f.accession;
+UPDATE doc_events SET cik = d.cik, accession = d.accession FROM documents d
+WHERE doc_events.content_sha256 = d.content_sha256 AND (doc_events.cik IS NULL OR doc_events.accession IS NULL);
+UPDATE doc_events SET filing_date = d.filing_date FROM documents d
+WHERE doc_events.content_sha256 = d.content_sha256 AND doc_events.filing_date IS NULL;
+UPDATE people_roles SET cik = d.cik, accession = d.accession FROM documents d
+WHERE people_roles.content_sha256 = d.content_sha256 AND (people_roles.cik IS NULL OR people_roles.accession IS NULL);
+UPDATE people_roles SET as_of = d.filing_date FROM documents d
+WHERE people_roles.content_sha256 = d.content_sha256 AND people_roles.as_of IS NULL;
+UPDATE profile_facts SET cik = d.cik, accession = d.accession FROM documents d
+WHERE profile_facts.content_sha256 = d.content_sha256 AND (profile_facts.cik IS NULL OR profile_facts.accession IS NULL);
+UPDATE signals SET cik = d.cik, accession = d.accession FROM documents d
+WHERE signals.content_sha256 = d.content_sha256 AND (signals.cik IS NULL OR signals.accession IS NULL);
+
+-- 2. Timeline: every 8-K item except 9.01 (exhibits), from the documents (with summaries) and the filing index.
+DELETE FROM timeline;
+INSERT INTO timeline
+WITH doc AS (
+  SELECT cik, accession, any_value(form) AS form, item, any_value(event_type) AS event_type, any_value(title) AS title,
+         any_value(summary) AS summary, any_value(event_date) AS event_date, any_value(filing_date) AS filing_date,
+         any_value(origin_leaf_hash) AS origin_leaf_hash
+  FROM doc_events WHERE cik IS NOT NULL AND accession IS NOT NULL
+  GROUP BY cik, accession, item
+),
+idx AS (
+  SELECT f.cik, f.accession, f.form, coalesce(m.item, trim(u.it)) AS item, m.title, m.event_type,
+         f.report_date AS event_date, f.filing_date, f.primary_document, f.origin_leaf_hash
+  FROM filings f, unnest(f.items) AS u(it)
+  LEFT JOIN eight_k_item_map m ON m.item_code = trim(u.it)
+  WHERE f.form LIKE '8-K%'
+)
+SELECT coalesce(d.cik, i.cik), coalesce(d.accession, i.accession), coalesce(d.form, i.form), coalesce(d.item, i.item),
+       coalesce(d.event_type, i.event_type, 'other_event'), coalesce(d.title, i.title, 'Item ' || coalesce(d.item, i.item)),
+       d.summary, coalesce(i.event_date, d.event_date), coalesce(i.filing_date, d.filing_date),
+       CASE WHEN i.primary_document IS NOT NULL
+            THEN 'https://www.sec.gov/Archives/edgar/data/' || i.cik || '/' || replace(i.accession, '-', '') || '/' || i.primary_document END,
+       CASE WHEN d.cik IS NOT NULL THEN 'document' ELSE 'filing_index' END,
+       coalesce(d.origin_leaf_hash, i.origin_leaf_hash)
+FROM doc d FULL OUTER JOIN idx i ON d.cik = i.cik AND d.accession = i.accession AND d.item = i.item
+WHERE coalesce(d.item, i.item) <> '9.01';
+
+-- 3. Earnings calendar: confirmed dates from 8-K item 2.02.
+--    Acceptance time in Eastern time: the SGML header when a complete submission or wrapper was read (authoritative);
+--    else the submissions `acceptanceDateTime`, whose `Z` label is true UTC for some recordings and Eastern wall-clock
+--    for others. A label is provably UTC when its time is before 06:00 or from 22:00 (EDGAR accepts 06:00-22:00 ET), or
+--    from 17:30 on the same date as filingDate (an Eastern 17:30+ acceptance is filed the next business day); it is
+--    provably Eastern when from 17:30 with a later filingDate. Otherwise the company's provable labels decide by majority,
+--    and with none the label is read as Eastern (the newest recordings).
+DELETE FROM earnings_calendar;
+INSERT INTO earnings_calendar
+WITH lab AS (
+  SELECT f.cik, f.accession, f.form, f.filing_date, f.primary_document, f.origin_leaf_hash, f.items,
+         CAST(substr(f.acceptance_datetime, 1, 19) AS TIMESTAMP) AS label_ts
+  FROM filings f WHERE f.acceptance_datetime IS NOT NULL AND length(f.acceptance_datetime) >= 19
+),
+proof AS (
+  SELECT *,
+    CASE
+      WHEN form IN ('3', '4', '5', '3/A', '4/A', '5/A') THEN NULL
+      WHEN strftime(label_ts, '%H:%M') < '06:00' OR strftime(label_ts, '%H:%M') >= '22:00' THEN 'utc'
+      WHEN strftime(label_ts, '%H:%M') >= '17:30' AND CAST(label_ts AS DATE) = filing_date THEN 'utc'
+      WHEN strftime(label_ts, '%H:%M') >= '17:30' AND CAST(label_ts AS DATE) < filing_date THEN 'et'
+    END AS proven
+  FROM lab
+),
+company_mode AS (
+  SELECT cik, CASE WHEN count(*) FILTER (WHERE proven = 'utc') > count(*) FILTER (WHERE proven = 'et') THEN 'utc' ELSE 'et' END AS mode
+  FROM proof GROUP BY cik
+),
+json_et AS (
+  SELECT p.cik, p.accession, p.filing_date, p.primary_document, p.origin_leaf_hash,
+         coalesce(p.proven, m.mode) AS label_mode,
+         CASE WHEN coalesce(p.proven, m.mode) = 'utc'
+              THEN timezone('America/New_York', timezone('UTC', p.label_ts))
+              ELSE p.label_ts END AS et_ts
+  FROM proof p JOIN company_mode m USING (cik)
+  WHERE p.form LIKE '8-K%' AND list_contains(p.items, '2.02')
+),
+doc AS (
+  SELECT cik, accession, any_value(event_date) AS event_date, any_value(filing_date) AS filing_date,
+         any_value(CAST(acceptance_et AS TIMESTAMP)) AS et_ts, any_value(origin_leaf_hash) AS origin_leaf_hash
+  FROM doc_events WHERE item = '2.02' AND cik IS NOT NULL
+  GROUP BY cik, accession
+),
+conf AS (
+  SELECT coalesce(d.cik, j.cik) AS cik, coalesce(d.accession, j.accession) AS accession,
+         coalesce(d.et_ts, j.et_ts) AS et_ts,
+         CASE WHEN d.et_ts IS NOT NULL THEN 'sgml_header'
+              WHEN j.et_ts IS NOT NULL THEN CASE j.label_mode WHEN 'utc' THEN 'acceptance_utc' ELSE 'acceptance_et_labelled_z' END END AS timing_basis,
+         CASE WHEN d.et_ts IS NOT NULL AND j.et_ts IS NOT NULL THEN CASE WHEN abs(epoch(d.et_ts) - epoch(j.et_ts)) < 120 THEN 'agrees' ELSE 'disagrees' END END AS acceptance_check,
+         coalesce(CAST(coalesce(d.et_ts, j.et_ts) AS DATE), j.filing_date, d.filing_date, d.event_date) AS event_date,
+         j.primary_document, coalesce(d.origin_leaf_hash, j.origin_leaf_hash) AS origin_leaf_hash
+  FROM doc d FULL OUTER JOIN json_et j ON d.cik = j.cik AND d.accession = j.accession
+)
+SELECT cik, event_date, true,
+       CASE WHEN et_ts IS NULL THEN 'unknown'
+            WHEN strftime(et_ts, '%H:%M') < '09:30' THEN 'BMO'
+            WHEN strftime(et_ts, '%H:%M') >= '16:00' THEN 'AMC'
+            ELSE 'DMH' END,
+       strftime(et_ts, '%Y-%m-%dT%H:%M:%S'), timing_basis, acceptance_check, accession, 1.0,
+       '8-K item 2.02 (results of operations) filed', 
+       CASE WHEN primary_document IS NOT NULL THEN 'https://www.sec.gov/Archives/edgar/data/' || cik || '/' || replace(accession, '-', '') || '/' || primary_document END,
+       origin_leaf_hash
+FROM conf WHERE event_date IS NOT NULL
+QUALIFY row_number() OVER (PARTITION BY cik, event_date ORDER BY (et_ts IS NULL), accession) = 1;
+
+-- Predicted: the next date from the company's own history. With a confirmed date about a year before the next
+-- expected quarter, predicted = that date + 364 days (same weekday, seasonality kept); else last + the median gap
+-- of the last four gaps when that gap is quarterly (70-110 days) or annual (330-400). Confidence falls with the
+-- spread of past gaps; predicted rows always carry confirmed = false.
+INSERT INTO earnings_calendar
+WITH c AS (
+  SELECT cik, event_date, timing, row_number() OVER (PARTITION BY cik ORDER BY event_date DESC) AS rn,
+         event_date - lag(event_date) OVER (PARTITION BY cik ORDER BY event_date) AS gap
+  FROM earnings_calendar WHERE confirmed
+),
+stats AS (
+  SELECT cik, max(event_date) AS last_date, count(*) AS n,
+         median(gap) FILTER (WHERE rn <= 4) AS med_gap, coalesce(stddev_samp(gap) FILTER (WHERE rn <= 4), 30) AS sd_gap,
+         mode(timing) AS timing
+  FROM c GROUP BY cik HAVING count(*) >= 2
+),
+nxt AS (
+  SELECT s.*,
+    CASE WHEN s.med_gap BETWEEN 70 AND 110 THEN s.last_date + CAST(round(s.med_gap) AS INTEGER)
+         WHEN s.med_gap BETWEEN 330 AND 400 THEN s.last_date + CAST(round(s.med_gap) AS INTEGER) END AS naive
+  FROM stats s
+),
+seasonal AS (
+  SELECT n.cik, max(c.event_date) + 364 AS seasonal_date
+  FROM nxt n JOIN c ON c.cik = n.cik AND c.event_date BETWEEN n.naive - 364 - 21 AND n.naive - 364 + 21
+  GROUP BY n.cik
+)
+SELECT n.cik, coalesce(s.seasonal_date, n.naive), false, coalesce(n.timing, 'unknown'), NULL, 'history', NULL, NULL,
+       round(greatest(0.3, least(0.9, (CASE WHEN s.seasonal_date IS NOT NULL THEN 0.75 ELSE 0.6 END) + 0.05 * least(n.n - 2, 4) - n.sd_gap / 100.0)), 2),
+       CASE WHEN s.seasonal_date IS NOT NULL THEN 'one year after the matching confirmed date (' || n.n || ' confirmed dates)'
+            ELSE 'last confirmed date + median gap of ' || CAST(round(n.med_gap) AS INTEGER) || ' days (' || n.n || ' confirmed dates)' END,
+       NULL, NULL
+FROM nxt n LEFT JOIN seasonal s USING (cik)
+WHERE n.naive IS NOT NULL AND coalesce(s.seasonal_date, n.naive) > n.last_date;
+
+-- 4. Filing index with EDGAR URLs and extraction status.
+DELETE FROM filing_index;
+INSERT INTO filing_index
+WITH doc AS (
+  SELECT cik, accession,
+         CASE WHEN bool_or(status = 'failed') THEN 'failed' WHEN bool_or(status = 'extracted') THEN 'extracted' ELSE 'skipped' END AS status,
+         string_agg(DISTINCT reason, '; ') AS reason, any_value(form) AS form, any_value(document) AS document,
+         any_value(filing_date) AS filing_date, any_value(origin_leaf_hash) AS origin_leaf_hash
+  FROM documents WHERE cik IS NOT NULL AND accession IS NOT NULL GROUP BY cik, accession
+),
+idx AS (
+  SELECT cik, accession, any_value(form) AS form, min(date_filed) AS date_filed, any_value(file_name) AS file_name, any_value(origin_leaf_hash) AS origin_leaf_hash
+  FROM index_entries WHERE accession IS NOT NULL GROUP BY cik, accession
+),
+listed AS (
+  SELECT f.cik, f.accession, f.form, f.filing_date, f.report_date, f.acceptance_datetime, f.items, f.primary_document, 'submissions' AS listed_in, f.origin_leaf_hash
+  FROM filings f
+  UNION ALL
+  SELECT i.cik, i.accession, i.form, i.date_filed, NULL, NULL, NULL, NULL, 'index', i.origin_leaf_hash
+  FROM idx i WHERE NOT EXISTS (SELECT 1 FROM filings f WHERE f.cik = i.cik AND f.accession = i.accession)
+  UNION ALL
+  SELECT d.cik, d.accession, coalesce(d.form, 'unknown'), d.filing_date, NULL, NULL, NULL, d.document, 'document', d.origin_leaf_hash
+  FROM doc d WHERE d.filing_date IS NOT NULL
+    AND NOT EXISTS (SELECT 1 FROM filings f WHERE f.cik = d.cik AND f.accession = d.accession)
+    AND NOT EXISTS (SELECT 1 FROM idx i WHERE i.cik = d.cik AND i.accession = d.accession)
+)
+SELECT l.cik, l.accession, l.form, l.filing_date, l.report_date, l.acceptance_datetime, l.items, l.primary_document,
+       CASE WHEN l.primary_document IS NOT NULL
+            THEN 'https://www.sec.gov/Archives/edgar/data/' || l.cik || '/' || replace(l.accession, '-', '') || '/' || l.primary_document END,
+       'https://www.sec.gov/Archives/edgar/data/' || l.cik || '/' || replace(l.accession, '-', '') || '/' || l.accession || '-index.html',
+       coalesce(d.status, CASE WHEN regexp_matches(l.form, '^(8-K|10-K|3|4|5)(/A)?$|^10-K405$|^10-KT$') THEN 'pending' ELSE 'skipped' END),
+       coalesce(d.reason, CASE WHEN regexp_matches(l.form, '^(8-K|10-K|3|4|5)(/A)?$|^10-K405$|^10-KT$') THEN 'document not fetched yet' ELSE 'no extractor for form ' || l.form END),
+       l.listed_in, l.origin_leaf_hash
+FROM listed l LEFT JOIN doc d ON d.cik = l.cik AND d.accession = l.accession;

@@ -1,0 +1,29 @@
+-- Derives people and signal_hits at publish, after company_lookup (they carry the company's ticker).
+-- Params: none. Reads people_roles, signals, company_lookup, companies, filings, documents.
+DELETE FROM people;
+INSERT INTO people
+WITH r AS (
+  -- A reporting owner's CIK identifies the person across filings (names are written "LAST FIRST" or "First Last");
+  -- 10-K executive lists carry no CIK, so their key is the normalised name.
+  SELECT *, CASE WHEN person_cik IS NOT NULL THEN 'cik' || person_cik
+                 ELSE trim(regexp_replace(lower(regexp_replace(person_name, '[^A-Za-z\- ]', '', 'g')), '\s+', ' ', 'g')) END AS person_key
+  FROM people_roles WHERE cik IS NOT NULL
+),
+prim AS (SELECT cik, ticker, name FROM company_lookup WHERE is_primary)
+SELECT r.person_key, arg_max(r.person_name, coalesce(r.as_of, DATE '1900-01-01')), max(r.person_cik), r.cik,
+       coalesce(any_value(p.ticker), any_value(r.issuer_ticker)),
+       coalesce(any_value(c.name), any_value(r.issuer_name), any_value(p.name)),
+       r.role_type, r.role, min(r.as_of), max(r.as_of), arg_max(r.accession, coalesce(r.as_of, DATE '1900-01-01')), arg_max(r.source_kind, coalesce(r.as_of, DATE '1900-01-01')),
+       arg_max(r.origin_leaf_hash, coalesce(r.as_of, DATE '1900-01-01'))
+FROM r LEFT JOIN prim p ON p.cik = r.cik LEFT JOIN companies c ON c.cik = r.cik
+GROUP BY r.person_key, r.cik, r.role_type, r.role;
+
+DELETE FROM signal_hits;
+INSERT INTO signal_hits
+SELECT p.ticker, p.exchange, s.cik, coalesce(c.name, p.name), s.accession,
+       coalesce(f.filing_date, d.filing_date), s.signal_type, s.pattern_id, s.strength, s.section, s.evidence, s.origin_leaf_hash
+FROM signals s
+LEFT JOIN (SELECT cik, ticker, exchange, name FROM company_lookup WHERE is_primary) p ON p.cik = s.cik
+LEFT JOIN companies c ON c.cik = s.cik
+LEFT JOIN filings f ON f.cik = s.cik AND f.accession = s.accession
+LEFT JOIN (SELECT content_sha256, any_value(filing_date) AS filing_date FROM documents GROUP BY ALL) d ON d.content_sha256 = s.content_sha256;
