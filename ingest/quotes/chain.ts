@@ -1,0 +1,143 @@
+/**
+ * The daily origin chain of quotes, as a pure fold.
+ *
+ * Each bar has a record (`quoteRecord`: the bar's own fields, numbers in their
+ * shortest form) and a leaf of kind `quote_day`:
+ *
+ *   {kind: "quote_day", source, source_url, retrieved_at, content_sha256 (of the file the bar came from),
+ *    record_sha256 (of the record), parent}
+ *
+ * `parent` is the leaf of the previous trading day of the same ticker and
+ * adjustment; the first day's parent is the leaf of the source file it was read
+ * from. The fold visits the bars of one chain in date order and carries the
+ * head, so the same bytes always give the same hashes.
+ *
+ * Forks: when a key (ticker, date, adjustment) has several distinct versions
+ * (a corrected bar in a later file), every version gets a leaf with the SAME
+ * parent (siblings); only the current (last) version continues the chain, the
+ * others are kept as superseded leaves (table quote_leaf_history). A
+ * correction therefore re-hashes every later day of that chain: the old
+ * leaves stay verifiable from the history table, the new ones from quote_bars.
+ *
+ * Speed: the leaf text is assembled from a per-source prefix and suffix (the
+ * RFC 8785 serialisation of a string/null-only object is plain concatenation
+ * with JSON string escaping), equal byte for byte to `createLeaf` (pinned in
+ * test/quotes/chain.test.ts), and hashed with one-shot `crypto.hash`.
+ */
+import { createHash } from 'node:crypto';
+import * as nodeCrypto from 'node:crypto';
+import { hashCanonical } from '../../lib/hash.ts';
+import { createLeaf, createSourceLeaf, type OriginLeaf, type SourceRef } from '../../lib/origin.ts';
+import type { QuoteBar } from './quote.schema.ts';
+
+export const QUOTE_LEAF_KIND = 'quote_day';
+
+/** The record hashed into `record_sha256`: the bar's fields only (no flags, no provenance). */
+export function quoteRecord(bar: QuoteBar): Record<string, string | number | null> {
+  return {
+    ticker: bar.ticker,
+    quote_date: bar.quote_date,
+    adjustment: bar.adjustment,
+    open: bar.open,
+    high: bar.high,
+    low: bar.low,
+    close: bar.close,
+    volume: bar.volume,
+    vwap: bar.vwap,
+    trade_count: bar.trade_count,
+  };
+}
+
+/** SHA-256 of the RFC 8785 JSON of `quoteRecord(bar)`. */
+export function quoteRecordSha256(bar: QuoteBar): string {
+  return hashCanonical(quoteRecord(bar));
+}
+
+/** Where a chain's bars came from: the source file's identity (its leaf is the first day's parent). */
+export type QuoteSource = Pick<SourceRef, 'source' | 'source_url' | 'retrieved_at' | 'content_sha256'>;
+
+const sha256 = typeof (nodeCrypto as { hash?: unknown }).hash === 'function'
+  ? (s: string) => (nodeCrypto as unknown as { hash(alg: string, data: string): string }).hash('sha256', s)
+  : (s: string) => createHash('sha256').update(s).digest('hex');
+
+/** Pre-serialised pieces of the leaves of one source (see module comment). */
+export interface LeafTemplate {
+  prefix: string;
+  suffix: string;
+  /** Leaf hash of the source file itself (parent of a chain's first day). */
+  source_leaf_hash: string;
+}
+
+export function leafTemplate(src: QuoteSource): LeafTemplate {
+  const j = JSON.stringify;
+  return {
+    prefix: `{"alg":"sha256","canon":"rfc8785","content_sha256":${j(src.content_sha256)},"kind":"${QUOTE_LEAF_KIND}","parent":`,
+    suffix: `,"retrieved_at":${src.retrieved_at === null ? 'null' : j(src.retrieved_at)},"source":${j(src.source)},"source_url":${src.source_url === null ? 'null' : j(src.source_url)}}`,
+    source_leaf_hash: createSourceLeaf({ ...src, byte_size: 0 }).leaf_hash,
+  };
+}
+
+/** Leaf hash of one quote day from its template, parent and record hash. */
+export function quoteLeafHash(t: LeafTemplate, parent: string, recordSha256: string): string {
+  return sha256(`${t.prefix}"${parent}","record_sha256":"${recordSha256}"${t.suffix}`);
+}
+
+/** The full leaf object of one quote day (slow path, for responses and verification). */
+export function quoteLeaf(src: QuoteSource, parent: string, recordSha256: string): OriginLeaf {
+  return createLeaf({ kind: QUOTE_LEAF_KIND, source: src.source, source_url: src.source_url, retrieved_at: src.retrieved_at, content_sha256: src.content_sha256, record_sha256: recordSha256, parent });
+}
+
+/** One step of the fold: a version of one day's bar, in chain order. */
+export interface FoldInput {
+  /** True for the first version of the first day of a new chain (ticker+adjustment). */
+  chain_start: boolean;
+  /** True when this version starts a new day (key); false for a further version of the same day. */
+  day_start: boolean;
+  /** True for the version that continues the chain (the last version of its day). */
+  current: boolean;
+  template: LeafTemplate;
+  record_sha256: string;
+}
+
+/**
+ * The chain fold: feed versions in (ticker, adjustment, date, version) order;
+ * returns each version's leaf hash and parent. State is the chain head and the
+ * parent of the day being processed, so it streams over any number of rows.
+ */
+export class QuoteChainFold {
+  private head: string | null = null;
+  private dayParent: string | null = null;
+
+  next(x: FoldInput): { leaf_hash: string; parent: string } {
+    if (x.chain_start) this.head = x.template.source_leaf_hash;
+    if (x.day_start || x.chain_start) this.dayParent = this.head;
+    const parent = this.dayParent!;
+    const leaf = quoteLeafHash(x.template, parent, x.record_sha256);
+    if (x.current) this.head = leaf;
+    return { leaf_hash: leaf, parent };
+  }
+}
+
+/**
+ * Pure chain of one ticker+adjustment: bars in any order (one version per
+ * date), all from `src`. Returns leaves oldest first. Used by tests and by
+ * verification; the pipeline runs the same fold over DuckDB chunks.
+ */
+export function chainBars(bars: readonly QuoteBar[], src: QuoteSource): Array<{ bar: QuoteBar; leaf: OriginLeaf }> {
+  const sorted = [...bars].sort((a, b) => (a.quote_date < b.quote_date ? -1 : a.quote_date > b.quote_date ? 1 : 0));
+  const t = leafTemplate(src);
+  const fold = new QuoteChainFold();
+  return sorted.map((bar, i) => {
+    const rec = quoteRecordSha256(bar);
+    const { parent } = fold.next({ chain_start: i === 0, day_start: true, current: true, template: t, record_sha256: rec });
+    return { bar, leaf: quoteLeaf(src, parent, rec) };
+  });
+}
+
+/** Parses a DECIMAL text ('121.730000') or number into the JS number whose shortest form the record uses. */
+export function decimalNumber(v: unknown): number | null {
+  if (v === null || v === undefined) return null;
+  const n = typeof v === 'number' ? v : Number(v);
+  if (!Number.isFinite(n)) throw new TypeError(`not a finite number: ${String(v)}`);
+  return n;
+}

@@ -1,0 +1,119 @@
+/**
+ * The quote file formats we read, as found in the real fixtures
+ * (../shared/fixtures/sec/quotes/):
+ *
+ * | format        | header / shape                                                        | prices                 |
+ * |---------------|-----------------------------------------------------------------------|------------------------|
+ * | alpaca-daily  | `Date,symbol,Open,High,Low,Close,Volume,Trades,VWAP`                  | split+dividend adjusted |
+ * | alpaca-sdk    | `timestamp,symbol,open,high,low,close,volume,vwap,trade_count`        | raw (as traded)        |
+ * | polygon-aggs  | `{ticker, adjusted, results: [{T?, o, h, l, c, v, vw, n, t}]}`        | per `adjusted`         |
+ *
+ * Alpaca timestamps are midnight America/New_York written in UTC
+ * (`2024-06-10 04:00:00+00:00`); Polygon `t` is epoch milliseconds of the same
+ * instant. The trading day is the New York calendar date of that instant.
+ *
+ * CSV files are parsed by DuckDB (`read_csv`, see jobs/quotes/quotes.pipeline.ts)
+ * with the column mapping returned here; JSON responses are small and parsed in JS.
+ */
+import { ParseError } from '../../lib/errors.ts';
+import { normalizeTicker, TICKER_RE, type Adjustment, type QuoteBar } from './quote.schema.ts';
+
+export type QuoteCsvFormat = 'alpaca-daily' | 'alpaca-sdk';
+
+/** Source column names of one CSV format, by bar field. */
+export interface QuoteCsvLayout {
+  format: QuoteCsvFormat;
+  adjustment: Adjustment;
+  /** Dataset name used in sources and leaves. */
+  dataset: string;
+  columns: { timestamp: string; symbol: string; open: string; high: string; low: string; close: string; volume: string; vwap: string; trade_count: string };
+}
+
+const LAYOUTS: QuoteCsvLayout[] = [
+  {
+    format: 'alpaca-daily',
+    adjustment: 'split_dividend',
+    dataset: 'alpaca/bars-1day-adjusted',
+    columns: { timestamp: 'Date', symbol: 'symbol', open: 'Open', high: 'High', low: 'Low', close: 'Close', volume: 'Volume', vwap: 'VWAP', trade_count: 'Trades' },
+  },
+  {
+    format: 'alpaca-sdk',
+    adjustment: 'raw',
+    dataset: 'alpaca/bars-1day-raw',
+    columns: { timestamp: 'timestamp', symbol: 'symbol', open: 'open', high: 'high', low: 'low', close: 'close', volume: 'volume', vwap: 'vwap', trade_count: 'trade_count' },
+  },
+];
+
+/** Recognises a quote CSV by its header line; throws ParseError naming the file for anything else. */
+export function detectQuoteCsvFormat(headerLine: string, file: string): QuoteCsvLayout {
+  const cols = headerLine.replace(/^\uFEFF/, '').trim().split(',').map((c) => c.trim());
+  const key = cols.join(',');
+  for (const l of LAYOUTS) {
+    const c = l.columns;
+    const want = l.format === 'alpaca-daily'
+      ? [c.timestamp, c.symbol, c.open, c.high, c.low, c.close, c.volume, c.trade_count, c.vwap]
+      : [c.timestamp, c.symbol, c.open, c.high, c.low, c.close, c.volume, c.vwap, c.trade_count];
+    if (key === want.join(',')) return l;
+  }
+  throw new ParseError(`unrecognised quote CSV header: ${key.slice(0, 120)}`, { file, line: 1 });
+}
+
+/** New York calendar date of an epoch-milliseconds instant (Polygon `t`). */
+export function newYorkDate(epochMs: number): string {
+  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(epochMs));
+  return parts; // en-CA formats as YYYY-MM-DD
+}
+
+interface PolygonAgg { T?: string; o?: number; h?: number; l?: number; c?: number; v?: number; vw?: number; n?: number; t?: number }
+
+export interface ParsedQuotes {
+  format: string;
+  adjustment: Adjustment;
+  dataset: string;
+  bars: QuoteBar[];
+  rejects: Array<{ line: number | null; reason: string; raw: string | null }>;
+}
+
+/**
+ * Parses a Polygon aggregates response (`/v2/aggs/ticker/{T}/range/1/day/...`,
+ * `/prev`, or `/v2/aggs/grouped/...` where each result names its ticker in `T`).
+ * Results lacking a price or timestamp become rejects (position = result index).
+ */
+export function parsePolygonAggs(bytes: Uint8Array | string, file: string): ParsedQuotes {
+  let doc: { ticker?: string; adjusted?: boolean; results?: PolygonAgg[]; status?: string };
+  try {
+    doc = JSON.parse(typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8'));
+  } catch (e) {
+    throw new ParseError(`invalid JSON: ${(e as Error).message}`, { file });
+  }
+  if (!doc || typeof doc !== 'object' || !Array.isArray(doc.results ?? [])) throw new ParseError('not a Polygon aggregates response (no results array)', { file });
+  const adjustment: Adjustment = doc.adjusted === false ? 'raw' : 'split_dividend';
+  const bars: QuoteBar[] = [];
+  const rejects: ParsedQuotes['rejects'] = [];
+  (doc.results ?? []).forEach((r, i) => {
+    const ticker = normalizeTicker(String(r.T ?? doc.ticker ?? ''));
+    const nums = [r.o, r.h, r.l, r.c, r.v];
+    if (!TICKER_RE.test(ticker) || typeof r.t !== 'number' || nums.some((x) => typeof x !== 'number' || !Number.isFinite(x))) {
+      rejects.push({ line: i, reason: 'result lacks ticker, timestamp, o/h/l/c or v', raw: JSON.stringify(r) });
+      return;
+    }
+    bars.push({
+      ticker,
+      quote_date: newYorkDate(r.t),
+      adjustment,
+      open: round6(r.o!),
+      high: round6(r.h!),
+      low: round6(r.l!),
+      close: round6(r.c!),
+      volume: Math.round(r.v!),
+      vwap: typeof r.vw === 'number' ? round6(r.vw) : null,
+      trade_count: typeof r.n === 'number' ? Math.round(r.n) : null,
+    });
+  });
+  return { format: 'polygon-aggs', adjustment, dataset: adjustment === 'raw' ? 'polygon/aggs-1day-raw' : 'polygon/aggs-1day-adjusted', bars, rejects };
+}
+
+/** Prices are stored with 6 decimals (DECIMAL(18,6)); JSON inputs are rounded the same way so both paths hash alike. */
+export function round6(x: number): number {
+  return Math.round(x * 1e6) / 1e6;
+}

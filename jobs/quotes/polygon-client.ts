@@ -1,0 +1,81 @@
+/**
+ * Polygon-style aggregates API client: daily bars for a ticker and date range,
+ * saved as an input file of the quotes pipeline with a `.meta.json` sidecar
+ * (source_url without the key, retrieved_at), so the bars' origin chain starts
+ * at the exact response bytes. Base URL and key come from POLYGON_BASE_URL and
+ * POLYGON_API_KEY; tests point the base URL at a local server replaying the
+ * real response fixtures. Polygon's free tier allows 5 requests per minute,
+ * hence the default limiter.
+ */
+import { mkdir, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Config } from '../../lib/config.ts';
+import { InvalidInputError } from '../../lib/errors.ts';
+import { HttpClient, TokenBucketLimiter, type RateLimiter } from '../../lib/http-client.ts';
+import { parsePolygonAggs, type ParsedQuotes } from '../../ingest/quotes/formats.ts';
+import { normalizeTicker } from '../../ingest/quotes/quote.schema.ts';
+
+export interface PolygonClientOptions {
+  baseUrl: string;
+  apiKey: string | undefined;
+  userAgent: string;
+  limiter?: RateLimiter;
+  attempts?: number;
+  backoffMs?: number;
+}
+
+export function polygonOptionsFromConfig(config: Config): PolygonClientOptions {
+  return { baseUrl: config.POLYGON_BASE_URL ?? 'https://api.polygon.io', apiKey: config.POLYGON_API_KEY, userAgent: config.HTTP_USER_AGENT };
+}
+
+export interface FetchedAggs {
+  /** The request URL without the API key (what leaves record). */
+  source_url: string;
+  retrieved_at: string;
+  bytes: Buffer;
+  sha256: string;
+  parsed: ParsedQuotes;
+}
+
+const DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+export class PolygonClient {
+  private readonly http: HttpClient;
+  constructor(readonly opts: PolygonClientOptions) {
+    this.http = new HttpClient({
+      baseUrl: opts.baseUrl,
+      userAgent: opts.userAgent,
+      limiter: opts.limiter ?? new TokenBucketLimiter(5 / 60),
+      attempts: opts.attempts ?? 4,
+      backoffMs: opts.backoffMs ?? 1000,
+      headers: { accept: 'application/json' },
+    });
+  }
+
+  /** Path of the daily aggregates of `ticker` from `from` to `to` (inclusive). */
+  static aggsPath(ticker: string, from: string, to: string, adjusted: boolean): string {
+    return `/v2/aggs/ticker/${encodeURIComponent(ticker)}/range/1/day/${from}/${to}?adjusted=${adjusted}&sort=asc&limit=50000`;
+  }
+
+  /** Fetches and parses daily bars; throws InvalidInputError on bad arguments, SourceUnavailableError/NotFoundError from the client. */
+  async dailyAggs(tickerRaw: string, from: string, to: string, adjusted = true): Promise<FetchedAggs> {
+    const ticker = normalizeTicker(tickerRaw).replace(/-/g, '.');
+    if (!DATE.test(from) || !DATE.test(to) || from > to) throw new InvalidInputError(`invalid date range ${from}..${to}`);
+    const rel = PolygonClient.aggsPath(ticker, from, to, adjusted);
+    const withKey = this.opts.apiKey ? `${rel}&apiKey=${encodeURIComponent(this.opts.apiKey)}` : rel;
+    const res = await this.http.get(withKey);
+    const source_url = this.http.url(rel);
+    return { source_url, retrieved_at: res.retrieved_at, bytes: res.bytes, sha256: res.sha256, parsed: parsePolygonAggs(res.bytes, source_url) };
+  }
+
+  /** Fetches and writes `<dir>/polygon/<TICKER>_<from>_<to>_<adj>.json` plus its sidecar; returns the file path. */
+  async saveDailyAggs(dir: string, ticker: string, from: string, to: string, adjusted = true): Promise<string> {
+    const r = await this.dailyAggs(ticker, from, to, adjusted);
+    const file = path.join(dir, 'polygon', `${normalizeTicker(ticker)}_${from}_${to}_${adjusted ? 'adjusted' : 'raw'}.json`);
+    await mkdir(path.dirname(file), { recursive: true });
+    await writeFile(`${file}.tmp`, r.bytes);
+    await writeFile(`${file}.meta.json`, JSON.stringify({ source_url: r.source_url, retrieved_at: r.retrieved_at, sha256: r.sha256 }, null, 2));
+    await rename(`${file}.tmp`, file);
+    return file;
+  }
+}

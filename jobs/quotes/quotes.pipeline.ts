@@ -1,0 +1,220 @@
+/**
+ * The quotes pipeline: end-of-day bar files into `quote_bars`, each bar with a
+ * daily origin chain (ingest/quotes/chain.ts), forks kept in
+ * `quote_leaf_history`. Market context is joined at query time from the registry
+ * snapshot (service/quotes/quotes.queries.ts).
+ *
+ * Inputs under `<inputDir>/quotes/`: any `*.csv` in a known quote format
+ * (ingest/quotes/formats.ts; Alpaca daily = split/dividend adjusted, Alpaca SDK
+ * = raw) and `*.json` Polygon aggregates responses (written by
+ * jobs/quotes/polygon-client.ts with a `.meta.json` sidecar, or supplied).
+ *
+ * Steps parse files with DuckDB `read_csv` (no JS per row) into parts; the
+ * publish-time derive computes record hashes in SQL, then streams the rows in
+ * chain order through the pure JS fold in bounded batches, and joins the leaf
+ * hashes back. Every run re-reads all inputs, so the same bytes always give the
+ * same chain; a changed bar produces new leaves and the old ones move to
+ * quote_leaf_history (README "Quotes and transcripts").
+ */
+import { mkdir, open, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { z } from 'zod';
+import { loadSql, queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
+import { defineDomain } from '../../lib/warehouse/domain.ts';
+import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
+import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
+import { describeInput, digestInputs, listInputs, readInput } from '../inputs.ts';
+import type { Pipeline, StepContext, StepResult } from '../pipeline.ts';
+
+export const quotesDomain = defineDomain({
+  domain: 'quotes',
+  tables: './tables.sql',
+  indexes: './indexes.sql',
+  base: import.meta.url,
+  replaceTables: ['quote_bars', 'quote_bar_inputs'],
+});
+
+/** Rows per batch of the JS fold at publish: bounded memory whatever the table size. */
+export const FOLD_BATCH = 262_144;
+
+const filePayload = z.object({ file: z.string(), rel: z.string() });
+
+async function readFirstLine(file: string): Promise<string> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(4096);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    const text = buf.subarray(0, bytesRead).toString('utf8');
+    const nl = text.indexOf('\n');
+    return nl >= 0 ? text.slice(0, nl) : text;
+  } finally {
+    await fh.close();
+  }
+}
+
+/** Order in which sources supersede each other for the same key: fetch time, then relative path. */
+function sourceOrder(retrievedAt: string | null, rel: string): string {
+  return `${retrievedAt ?? ''}|${rel}`;
+}
+
+async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
+  const { file, rel } = ctx.data;
+  const header = await readFirstLine(file);
+  const layout = detectQuoteCsvFormat(header, file);
+  // read_csv maps declared columns by position: declare them in the file's own header order.
+  const headerCols = header.replace(/^\uFEFF/, '').trim().split(',').map((h) => h.trim());
+  const src = await describeInput(file, layout.dataset, null);
+  const c = layout.columns;
+  const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
+  const target = ctx.run.partPath('quote_bar_inputs', rel);
+  const tmp = `${target}.${process.pid}.tmp`;
+  await mkdir(path.dirname(target), { recursive: true });
+  const counts = await ctx.run.withScratch(async (conn) => {
+    // Typed with TRY_CAST so one bad row becomes a reject, not a failed file. Line = data row + 1 (header).
+    const stmt = await conn.prepare(`
+      CREATE OR REPLACE TEMP TABLE quote_csv AS
+      WITH raw AS (
+        SELECT *, (row_number() OVER () + 1)::BIGINT AS line
+        FROM read_csv(${quoteLiteral(file)}, header = true, all_varchar = true, auto_detect = false,
+                      columns = {${headerCols.map((n) => `${quoteLiteral(n)}: 'VARCHAR'`).join(', ')}})
+      )
+      SELECT
+        upper(replace(replace(trim(${q(c.symbol)}), '.', '-'), '/', '-')) AS ticker,
+        CAST(timezone('America/New_York', TRY_CAST(${q(c.timestamp)} AS TIMESTAMPTZ)) AS DATE) AS quote_date,
+        $adjustment AS adjustment,
+        TRY_CAST(${q(c.open)} AS DECIMAL(18,6)) AS open,
+        TRY_CAST(${q(c.high)} AS DECIMAL(18,6)) AS high,
+        TRY_CAST(${q(c.low)} AS DECIMAL(18,6)) AS low,
+        TRY_CAST(${q(c.close)} AS DECIMAL(18,6)) AS close,
+        CAST(round(TRY_CAST(${q(c.volume)} AS DOUBLE)) AS BIGINT) AS volume,
+        TRY_CAST(nullif(${q(c.vwap)}, '') AS DECIMAL(18,6)) AS vwap,
+        CAST(round(TRY_CAST(nullif(${q(c.trade_count)}, '') AS DOUBLE)) AS BIGINT) AS trade_count,
+        $dataset AS dataset, $content_sha256 AS content_sha256, $source_order AS source_order, $file AS file, line,
+        concat_ws(',', ${Object.values(c).map(q).join(', ')}) AS raw_line
+      FROM raw`);
+    stmt.bindVarchar(stmt.parameterIndex('adjustment'), layout.adjustment);
+    stmt.bindVarchar(stmt.parameterIndex('dataset'), layout.dataset);
+    stmt.bindVarchar(stmt.parameterIndex('content_sha256'), src.content_sha256);
+    stmt.bindVarchar(stmt.parameterIndex('source_order'), sourceOrder(src.retrieved_at, rel));
+    stmt.bindVarchar(stmt.parameterIndex('file'), rel);
+    await stmt.run();
+    stmt.destroySync();
+    const valid = `ticker ~ '^[A-Z0-9][A-Z0-9.\\-]{0,14}$' AND quote_date IS NOT NULL AND open IS NOT NULL AND high IS NOT NULL AND low IS NOT NULL AND close IS NOT NULL AND volume IS NOT NULL`;
+    await conn.run(`COPY (SELECT * EXCLUDE (raw_line) FROM quote_csv WHERE ${valid}) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
+    await rename(tmp, target);
+    const bad = await queryRows(conn, `SELECT line, raw_line FROM quote_csv WHERE NOT (${valid}) ORDER BY line LIMIT 10000`);
+    const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_csv WHERE ${valid}`);
+    await conn.run('DROP TABLE quote_csv');
+    return { rows: Number(n), bad };
+  }).finally(() => rm(tmp, { force: true }));
+  await ctx.run.writeRejects(rel, counts.bad.map((b) => ({ dataset: layout.dataset, file: rel, line: Number(b.line), reason: 'unparseable bar (ticker, date, price or volume missing or not a number)', raw: String(b.raw_line) })));
+  await ctx.run.recordSource(src, { rows: counts.rows, rejects: counts.bad.length }, rel);
+  return { rows: counts.rows, rejects: counts.bad.length, detail: { format: layout.format, adjustment: layout.adjustment } };
+}
+
+async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
+  const { file, rel } = ctx.data;
+  const probe = parsePolygonAggs(await readInput(file, 'polygon').then((r) => r.bytes), rel);
+  const { src } = await readInput(file, probe.dataset, null);
+  const rows = probe.bars.map((b, i) => ({ ...b, dataset: probe.dataset, content_sha256: src.content_sha256, source_order: sourceOrder(src.retrieved_at, rel), file: rel, line: i }));
+  await ctx.run.writeRows('quote_bar_inputs', rel, rows);
+  await ctx.run.writeRejects(rel, probe.rejects.map((r) => ({ dataset: probe.dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })));
+  await ctx.run.recordSource(src, { rows: rows.length, rejects: probe.rejects.length }, rel);
+  return { rows: rows.length, rejects: probe.rejects.length, detail: { format: probe.format, adjustment: probe.adjustment } };
+}
+
+/**
+ * Runs the chain fold over `quote_chain_input` in seq order, in batches, and
+ * appends (seq, leaf_hash, parent-if-superseded) to `quote_leaf_hashes`.
+ */
+export async function foldQuoteChains(conn: DuckDBConnection, batch = FOLD_BATCH): Promise<number> {
+  const srcRows = await queryRows(conn, `
+    SELECT c.source_idx, c.dataset, c.content_sha256, s.source_url, s.retrieved_at
+    FROM (SELECT DISTINCT source_idx, dataset, content_sha256 FROM quote_chain_input) c
+    LEFT JOIN (SELECT dataset, content_sha256, any_value(source_url) AS source_url, any_value(retrieved_at) AS retrieved_at
+               FROM sources GROUP BY ALL) s USING (dataset, content_sha256)
+    ORDER BY c.source_idx`);
+  const templates: LeafTemplate[] = [];
+  for (const r of srcRows) {
+    templates[Number(r.source_idx)] = leafTemplate({ source: String(r.dataset), content_sha256: String(r.content_sha256), source_url: (r.source_url as string | null) ?? null, retrieved_at: (r.retrieved_at as string | null) ?? null });
+  }
+  await conn.run(`CREATE OR REPLACE TABLE quote_leaf_hashes (seq INTEGER, leaf_hash VARCHAR, parent VARCHAR)`);
+  const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_chain_input`);
+  const total = Number(n);
+  const fold = new QuoteChainFold();
+  const appender = await conn.createAppender('quote_leaf_hashes');
+  try {
+    for (let from = 0; from < total; from += batch) {
+      const reader = await conn.runAndReadAll(
+        `SELECT chain_start, day_start, is_current, source_idx, record_sha256 FROM quote_chain_input WHERE seq >= $from AND seq < $to ORDER BY seq`,
+        { from, to: from + batch },
+      );
+      const cols = reader.getColumns();
+      const [cs, ds, cur, si, rh] = cols as [boolean[], boolean[], boolean[], number[], string[]];
+      const len = rh.length;
+      for (let off = 0; off < len; off += 2048) {
+        const m = Math.min(2048, len - off);
+        const seqs = new Array<number>(m);
+        const leaves = new Array<string>(m);
+        const parents = new Array<string | null>(m);
+        for (let i = 0; i < m; i++) {
+          const k = off + i;
+          const r = fold.next({ chain_start: cs[k], day_start: ds[k], current: cur[k], template: templates[si[k]], record_sha256: rh[k] });
+          seqs[i] = from + k;
+          leaves[i] = r.leaf_hash;
+          parents[i] = cur[k] ? null : r.parent;
+        }
+        const chunk = DuckDBDataChunk.create([INTEGER, VARCHAR, VARCHAR], m);
+        chunk.setColumnValues(0, seqs);
+        chunk.setColumnValues(1, leaves);
+        chunk.setColumnValues(2, parents);
+        appender.appendDataChunk(chunk);
+      }
+    }
+    appender.flushSync();
+  } finally {
+    appender.closeSync();
+  }
+  return total;
+}
+
+export const quotesPipeline: Pipeline = {
+  domain: quotesDomain,
+  async plan(ctx) {
+    const dir = path.join(ctx.inputDir, 'quotes');
+    const files = await listInputs(dir, /\.(csv|json)$/i);
+    const children = files.map((f) => {
+      const rel = path.relative(dir, f);
+      return { step: f.toLowerCase().endsWith('.json') ? 'polygon' : 'csv', key: rel, data: { file: f, rel } };
+    });
+    return { inputDigest: await digestInputs(ctx.inputDir, files, 'quotes-v1'), children };
+  },
+  steps: {
+    csv: { payload: filePayload, process: processCsv },
+    polygon: { payload: filePayload, process: processPolygon },
+  },
+  async derive(conn, ctx) {
+    // Ordered CTAS so the fold's seq-range batches read contiguous row groups.
+    await conn.run('SET preserve_insertion_order = true');
+    try {
+      await conn.run(loadSql('./derive-versions.sql', import.meta.url));
+      await queryRows(conn, `INSERT INTO rejects SELECT $run_id, dataset, file, line,
+          'duplicate bar for ' || ticker || ' ' || CAST(quote_date AS VARCHAR) || ' (' || adjustment || '): same values already read', NULL
+        FROM quote_versions WHERE dup_rank > 1`, { run_id: ctx.runId });
+      await conn.run(loadSql('./derive-chain-input.sql', import.meta.url));
+      await conn.run('DROP TABLE quote_versions');
+      await foldQuoteChains(conn);
+      await conn.run(loadSql('./derive-bars.sql', import.meta.url));
+      const prev = ctx.previousTable('quote_bars');
+      await conn.run(prev
+        ? `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM read_parquet(${quoteLiteral(prev)})`
+        : `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM quote_bars LIMIT 0`);
+      for (const stmt of loadSql('./derive-history.sql', import.meta.url).split('-- next statement')) await queryRows(conn, stmt, { run_id: ctx.runId });
+      await conn.run('DROP VIEW previous_quote_bars; DROP TABLE quote_leaf_hashes; DROP TABLE quote_chain_input; DELETE FROM quote_bar_inputs;');
+    } finally {
+      await conn.run('SET preserve_insertion_order = false');
+    }
+  },
+};
+

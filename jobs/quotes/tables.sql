@@ -1,0 +1,66 @@
+-- Quotes domain tables (end-of-day bars). See README "Quotes and transcripts".
+-- Prices DECIMAL(18,6): the record hashed into each leaf uses their shortest decimal form.
+
+-- Parsed bars as read from every input file (one part per file); consumed and dropped by the derive step.
+CREATE TABLE IF NOT EXISTS quote_bar_inputs (
+  ticker          VARCHAR NOT NULL,
+  quote_date      DATE NOT NULL,
+  adjustment      VARCHAR NOT NULL,   -- 'raw' | 'split_dividend'
+  open            DECIMAL(18,6) NOT NULL,
+  high            DECIMAL(18,6) NOT NULL,
+  low             DECIMAL(18,6) NOT NULL,
+  close           DECIMAL(18,6) NOT NULL,
+  volume          BIGINT NOT NULL,
+  vwap            DECIMAL(18,6),
+  trade_count     BIGINT,
+  dataset         VARCHAR NOT NULL,   -- e.g. alpaca/bars-1day-adjusted
+  content_sha256  VARCHAR NOT NULL,   -- of the file the bar was read from
+  source_order    VARCHAR NOT NULL,   -- retrieved_at|path: later sources supersede earlier ones for the same key
+  file            VARCHAR NOT NULL,
+  line            BIGINT NOT NULL
+);
+
+-- One current bar per (ticker, adjustment, quote_date), sorted by that key. The origin leaf is NOT stored as JSON:
+-- it is rebuilt from these columns (record), the source (sources.content_sha256) and the previous day's leaf_hash.
+CREATE TABLE IF NOT EXISTS quote_bars (
+  ticker          VARCHAR NOT NULL,
+  adjustment      VARCHAR NOT NULL,
+  quote_date      DATE NOT NULL,
+  open            DECIMAL(18,6) NOT NULL,
+  high            DECIMAL(18,6) NOT NULL,
+  low             DECIMAL(18,6) NOT NULL,
+  close           DECIMAL(18,6) NOT NULL,
+  volume          BIGINT NOT NULL,
+  vwap            DECIMAL(18,6),
+  trade_count     BIGINT,
+  flags           VARCHAR[] NOT NULL,
+  dataset         VARCHAR NOT NULL,
+  content_sha256  VARCHAR NOT NULL,
+  day_index       INTEGER NOT NULL,   -- 0 = first day of the chain (its parent is the source file's leaf)
+  leaf_hash       VARCHAR NOT NULL,
+  leaf_key        BIGINT NOT NULL     -- first 15 hex digits of leaf_hash: a small ART key for lookups by hash
+);
+
+-- Superseded quote leaves (forks), cumulative: a version replaced by a corrected bar in a later file of the same run
+-- ('superseded_in_input'), or a leaf of an earlier snapshot that the current chain no longer contains
+-- ('corrected': the bar's values changed; 'rechained': same values, re-hashed because an earlier day changed).
+CREATE TABLE IF NOT EXISTS quote_leaf_history (
+  ticker          VARCHAR NOT NULL,
+  adjustment      VARCHAR NOT NULL,
+  quote_date      DATE NOT NULL,
+  open            DECIMAL(18,6) NOT NULL,
+  high            DECIMAL(18,6) NOT NULL,
+  low             DECIMAL(18,6) NOT NULL,
+  close           DECIMAL(18,6) NOT NULL,
+  volume          BIGINT NOT NULL,
+  vwap            DECIMAL(18,6),
+  trade_count     BIGINT,
+  dataset         VARCHAR NOT NULL,
+  content_sha256  VARCHAR NOT NULL,
+  leaf_hash       VARCHAR NOT NULL,
+  parent          VARCHAR NOT NULL,
+  superseded_by   VARCHAR,            -- leaf_hash of the current bar for the same key (NULL when the key disappeared)
+  reason          VARCHAR NOT NULL,
+  fork_date       DATE NOT NULL,      -- first date of this ticker+adjustment where the chains diverge
+  recorded_run_id VARCHAR NOT NULL
+);

@@ -1,0 +1,355 @@
+/**
+ * Quote queries, transport-free (HTTP routes, MCP tools and /api/verify call
+ * these). Leaves are not stored as JSON: each is rebuilt from the bar's
+ * columns, its source file (sources) and the previous day's stored leaf hash,
+ * then compared with the stored hash, so a changed row is detected on read.
+ */
+import { InvalidInputError, NotFoundError, PipelineError } from '../../lib/errors.ts';
+import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
+import { isSha256Hex } from '../../lib/hash.ts';
+import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
+import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { leafTemplate, quoteLeaf, quoteLeafHash, quoteRecord, quoteRecordSha256, type QuoteSource } from '../../ingest/quotes/chain.ts';
+import { normalizeTicker, type Adjustment, type QuoteBar } from '../../ingest/quotes/quote.schema.ts';
+import { findCompany, parseCompanyRef } from '../company/company.queries.ts';
+
+const ROWS = loadSql('./quote-rows.sql', import.meta.url);
+const CHAINS = loadSql('./quote-chains.sql', import.meta.url);
+const SOURCES = loadSql('./quote-sources.sql', import.meta.url);
+const BY_LEAF = loadSql('./quote-by-leaf.sql', import.meta.url);
+const HISTORY_BY_LEAF = loadSql('./history-by-leaf.sql', import.meta.url);
+const SOURCE_LEAF = loadSql('./source-leaf.sql', import.meta.url);
+const TICKER_CHAIN = loadSql('./ticker-chain.sql', import.meta.url);
+const MARKET_FACTS = loadSql('./market-facts.sql', import.meta.url);
+const WINDOW_END = loadSql('./quote-window-end.sql', import.meta.url);
+
+export const QUOTE_SCHEMA_ID = 'proofline/stock-quote/v1';
+export const HISTORY_DEFAULT = 30;
+export const HISTORY_MAX = 365;
+
+/** A bar from a quote_bars / quote_leaf_history row (DECIMAL text → number). */
+export function barFromRow(r: Row): QuoteBar {
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  return {
+    ticker: String(r.ticker),
+    quote_date: String(r.quote_date),
+    adjustment: String(r.adjustment) as Adjustment,
+    open: Number(r.open),
+    high: Number(r.high),
+    low: Number(r.low),
+    close: Number(r.close),
+    volume: Number(r.volume),
+    vwap: num(r.vwap),
+    trade_count: num(r.trade_count),
+  };
+}
+
+interface SourceInfo extends QuoteSource {
+  leaf_hash: string;
+}
+
+/** Caches source descriptions per reader call (a chain usually has one or two sources). */
+class SourceCache {
+  private readonly map = new Map<string, Promise<SourceInfo>>();
+  constructor(private readonly reader: SnapshotReader) {}
+  get(dataset: string, sha: string): Promise<SourceInfo> {
+    const k = `${dataset}|${sha}`;
+    let p = this.map.get(k);
+    if (!p) {
+      p = this.reader.query(SOURCES, { dataset, content_sha256: sha }).then((rows) => {
+        const r = rows[0];
+        const src: QuoteSource = { source: dataset, content_sha256: sha, source_url: (r?.source_url as string | null) ?? null, retrieved_at: (r?.retrieved_at as string | null) ?? null };
+        return { ...src, leaf_hash: r ? String(r.leaf_hash) : leafTemplate(src).source_leaf_hash };
+      });
+      this.map.set(k, p);
+    }
+    return p;
+  }
+}
+
+function sourceLeafOf(s: SourceInfo): OriginLeaf {
+  return createLeaf({ kind: 'source', source: s.source, source_url: s.source_url, retrieved_at: s.retrieved_at, content_sha256: s.content_sha256, record_sha256: null, parent: null });
+}
+
+/** One served day: the bar, its flags and its rebuilt leaf (verified against the stored hash). */
+export interface QuoteDay {
+  quote_date: string;
+  adjustment: Adjustment;
+  quote: { open: number; high: number; low: number; close: number; volume: number; vwap: number | null; trade_count: number | null };
+  flags: string[];
+  origin: OriginLeaf;
+  /** False when the row's values or links no longer hash to the stored leaf (tampered or corrupted). */
+  origin_verified: boolean;
+}
+
+/** Rebuilds leaves for rows newest-first; `older` is the row before the last one (or null at the chain start). */
+async function daysFromRows(rows: Row[], older: Row | null, sources: SourceCache): Promise<QuoteDay[]> {
+  const out: QuoteDay[] = [];
+  for (let i = 0; i < rows.length; i++) {
+    const r = rows[i];
+    const prev = i + 1 < rows.length ? rows[i + 1] : older;
+    const src = await sources.get(String(r.dataset), String(r.content_sha256));
+    const parent = Number(r.day_index) === 0 || !prev ? src.leaf_hash : String(prev.leaf_hash);
+    const bar = barFromRow(r);
+    const leaf = quoteLeaf(src, parent, quoteRecordSha256(bar));
+    out.push({
+      quote_date: bar.quote_date,
+      adjustment: bar.adjustment,
+      quote: { open: bar.open, high: bar.high, low: bar.low, close: bar.close, volume: bar.volume, vwap: bar.vwap, trade_count: bar.trade_count },
+      flags: (r.flags as string[] | null) ?? [],
+      origin: leaf,
+      origin_verified: leaf.leaf_hash === r.leaf_hash,
+    });
+  }
+  return out;
+}
+
+export interface ResolvedTicker {
+  ticker: string;
+  name: string | null;
+  cik: number | null;
+}
+
+/**
+ * Resolves a path segment to the ticker quotes are stored under: through the
+ * registry (ticker or CIK) when it knows the company, else the ticker as
+ * given (ETFs such as SPY are not SEC registrants with tickers in the registry).
+ */
+export async function resolveQuoteTicker(registry: SnapshotReader | undefined, raw: string): Promise<ResolvedTicker> {
+  const ref = parseCompanyRef(raw);
+  if (registry) {
+    try {
+      const c = await findCompany(registry, raw);
+      return { ticker: String(c.ticker), name: (c.name as string | null) ?? null, cik: c.cik == null ? null : Number(c.cik) };
+    } catch (e) {
+      if (!(e instanceof NotFoundError) && !(e instanceof PipelineError && e.code === 'proofline:source-unavailable')) throw e;
+      if (!ref.ticker) throw e;
+    }
+  }
+  if (!ref.ticker) throw new NotFoundError(`no company with CIK '${ref.cik}'`, { response: { ticker: String(ref.cik), hint: 'quotes are looked up by ticker' } });
+  return { ticker: normalizeTicker(ref.ticker), name: null, cik: null };
+}
+
+async function chainsOf(quotes: SnapshotReader, t: ResolvedTicker): Promise<Row[]> {
+  const chains = await quotes.query(CHAINS, { ticker: t.ticker });
+  if (chains.length === 0) {
+    throw new NotFoundError(`no quotes for '${t.ticker}'`, { response: { ticker: t.ticker, hint: 'quotes cover the tickers of the ingested bar files' } });
+  }
+  return chains;
+}
+
+function pickChain(chains: Row[], adjustment: Adjustment | undefined, ticker: string): Row {
+  const c = adjustment ? chains.find((x) => x.adjustment === adjustment) : chains[0];
+  if (!c) throw new NotFoundError(`no ${adjustment} quotes for '${ticker}'`, { response: { ticker, hint: `available: ${chains.map((x) => x.adjustment).join(', ')}` } });
+  return c;
+}
+
+export interface MarketContext {
+  market_cap: number | null;
+  shares_outstanding: number | null;
+  shares_as_of: string | null;
+  employees: number | null;
+  employees_as_of: string | null;
+  /** What the numbers rest on, or why they are missing. */
+  note: string;
+  origin: unknown;
+}
+
+/**
+ * Market cap = close × shares outstanding as of the latest EDGAR fact
+ * (registry `company_facts`, dei:EntityCommonStockSharesOutstanding or the
+ * us-gaap fallback). When the registry has no such table or fact, every value
+ * is null and `note` says why.
+ */
+export async function marketContext(registry: SnapshotReader | undefined, cik: number | null, close: number, quoteDate: string, adjustment: Adjustment): Promise<MarketContext> {
+  const empty = (note: string): MarketContext => ({ market_cap: null, shares_outstanding: null, shares_as_of: null, employees: null, employees_as_of: null, note, origin: null });
+  if (!registry || cik === null) return empty('company not in the registry: no EDGAR facts to compute market cap');
+  let rows: Row[];
+  try {
+    rows = await registry.query(MARKET_FACTS, { cik });
+  } catch (e) {
+    if (e instanceof PipelineError) throw e;
+    return empty('the registry snapshot has no company_facts table yet: market cap unavailable');
+  }
+  const shares = rows.find((r) => r.metric === 'shares_outstanding');
+  const emp = rows.find((r) => r.metric === 'employees');
+  if (!shares) return { ...empty('no shares-outstanding fact in EDGAR companyfacts for this company'), employees: emp ? Number(emp.value) : null, employees_as_of: emp ? String(emp.period_end) : null };
+  const n = Number(shares.value);
+  const asOf = String(shares.period_end);
+  const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
+  return {
+    market_cap: Math.round(n * close),
+    shares_outstanding: n,
+    shares_as_of: asOf,
+    employees: emp ? Number(emp.value) : null,
+    employees_as_of: emp ? String(emp.period_end) : null,
+    note: `close (${adjustment}) of ${quoteDate} × shares outstanding as of ${asOf} (${shares.form} ${shares.accession})${asOf > quoteDate ? '; the share count is dated after the quote' : ''}`,
+    origin: parse(shares.origin),
+  };
+}
+
+export interface QuoteQueryDeps {
+  quotes: SnapshotReader;
+  registry?: SnapshotReader;
+}
+
+/** GET /api/company/{ticker}/quote: the latest bar of the preferred (or requested) series. */
+export async function getLatestQuote(d: QuoteQueryDeps, rawTicker: string, opts: { adjustment?: Adjustment } = {}) {
+  const t = await resolveQuoteTicker(d.registry, rawTicker);
+  const chain = pickChain(await chainsOf(d.quotes, t), opts.adjustment, t.ticker);
+  const adjustment = String(chain.adjustment) as Adjustment;
+  const rows = await d.quotes.query(ROWS, { ticker: t.ticker, adjustment, to: String(chain.last_date), from: null, limit: 2 });
+  const sources = new SourceCache(d.quotes);
+  const [day] = await daysFromRows(rows.slice(0, 1), rows[1] ?? null, sources);
+  return {
+    schema: QUOTE_SCHEMA_ID,
+    ticker: t.ticker,
+    name: t.name,
+    quote_date: day.quote_date,
+    adjustment,
+    quote: day.quote,
+    flags: day.flags,
+    market_context: await marketContext(d.registry, t.cik, day.quote.close, day.quote_date, adjustment),
+    origin: day.origin,
+    origin_verified: day.origin_verified,
+  };
+}
+
+/** GET /api/company/{ticker}/quote/history: newest first, each day with its chained leaf. */
+export async function getQuoteHistory(d: QuoteQueryDeps, rawTicker: string, opts: { limit?: number; from?: string; adjustment?: Adjustment } = {}) {
+  const requested = opts.limit ?? HISTORY_DEFAULT;
+  if (!Number.isInteger(requested) || requested < 1) throw new InvalidInputError(`invalid parameter 'limit': must be a positive integer`, { response: { parameter: 'limit' } });
+  const limit = Math.min(requested, HISTORY_MAX);
+  const t = await resolveQuoteTicker(d.registry, rawTicker);
+  const chain = pickChain(await chainsOf(d.quotes, t), opts.adjustment, t.ticker);
+  const adjustment = String(chain.adjustment) as Adjustment;
+  // With `from`, the window is the `limit` trading days starting at `from`; without, the latest `limit` days.
+  let to = String(chain.last_date);
+  if (opts.from) {
+    const [end] = await d.quotes.query(WINDOW_END, { ticker: t.ticker, adjustment, from: opts.from, offset: limit - 1 });
+    if (end) to = String(end.quote_date);
+  }
+  // One extra (older) row gives the parent of the oldest day served.
+  const rows = await d.quotes.query(ROWS, { ticker: t.ticker, adjustment, to, from: null, limit: limit + 1 });
+  let served = rows.slice(0, limit);
+  if (opts.from) served = served.filter((r) => String(r.quote_date) >= opts.from!);
+  const older = rows[served.length] ?? null;
+  const days = await daysFromRows(served, older, new SourceCache(d.quotes));
+  return {
+    schema: QUOTE_SCHEMA_ID,
+    ticker: t.ticker,
+    name: t.name,
+    adjustment,
+    count: days.length,
+    limit,
+    ...(requested > HISTORY_MAX ? { limit_clamped: { requested, max: HISTORY_MAX, note: `limit above ${HISTORY_MAX} was clamped to ${HISTORY_MAX}` } } : {}),
+    from: opts.from ?? null,
+    chain: { first_date: chain.first_date, last_date: chain.last_date, days: chain.days, rule: "each day's origin.parent is the previous trading day's leaf_hash; the first day's parent is the source file's leaf" },
+    quotes: days,
+  };
+}
+
+export interface FoundQuoteLeaf {
+  leaf: OriginLeaf;
+  /** `quote_bars` (current), `quote_leaf_history` (superseded fork), or `origin_leaves` (a source file). */
+  table: 'quote_bars' | 'quote_leaf_history' | 'origin_leaves';
+  record: Record<string, unknown> | null;
+  /** The leaf and its ancestors, walk order (this leaf first, the source file's leaf last). */
+  chain: OriginLeaf[];
+  truncated: boolean;
+  /** Every rebuilt leaf hashes to its stored hash and links to the next. */
+  valid: boolean;
+  superseded: { superseded_by: string | null; reason: string; fork_date: string } | null;
+}
+
+/**
+ * Finds any quote leaf by hash (current day, superseded fork, or source file)
+ * and returns it with its parent chain up to `maxDepth` leaves. For /api/verify.
+ * Returns null when no quote leaf has this hash.
+ */
+export async function findQuoteLeaf(reader: SnapshotReader, leafHash: string, opts: { maxDepth?: number } = {}): Promise<FoundQuoteLeaf | null> {
+  if (!isSha256Hex(leafHash)) throw new InvalidInputError(`'${leafHash}' is not a lower-case SHA-256 hex digest`, { response: { parameter: 'leaf_hash' } });
+  const maxDepth = Math.max(1, opts.maxDepth ?? 400);
+  const sources = new SourceCache(reader);
+  const [cur] = await reader.query(BY_LEAF, { leaf_key: BigInt(`0x${leafHash.slice(0, 15)}`), leaf_hash: leafHash });
+  if (cur) {
+    const rows = await reader.query(ROWS, { ticker: String(cur.ticker), adjustment: String(cur.adjustment), to: String(cur.quote_date), from: null, limit: maxDepth + 1 });
+    const within = rows.slice(0, maxDepth);
+    const days = await daysFromRows(within, rows[maxDepth] ?? null, sources);
+    const chain = days.map((d) => d.origin);
+    let valid = days.every((d) => d.origin_verified);
+    const last = within[within.length - 1];
+    const reachedStart = Number(last.day_index) === 0;
+    if (reachedStart) chain.push(sourceLeafOf(await sources.get(String(last.dataset), String(last.content_sha256))));
+    valid &&= chain.every((l, i) => i === chain.length - 1 || l.parent === chain[i + 1].leaf_hash);
+    return { leaf: chain[0], table: 'quote_bars', record: quoteRecord(barFromRow(cur)), chain, truncated: !reachedStart, valid, superseded: null };
+  }
+  const [h] = await reader.query(HISTORY_BY_LEAF, { leaf_hash: leafHash });
+  if (h) {
+    const src = await sources.get(String(h.dataset), String(h.content_sha256));
+    const bar = barFromRow(h);
+    const leaf = quoteLeaf(src, String(h.parent), quoteRecordSha256(bar));
+    const up = maxDepth > 1 ? await findQuoteLeaf(reader, String(h.parent), { maxDepth: maxDepth - 1 }) : null;
+    const chain = [leaf, ...(up?.chain ?? [])];
+    return {
+      leaf,
+      table: 'quote_leaf_history',
+      record: quoteRecord(bar),
+      chain,
+      truncated: up ? up.truncated : true,
+      valid: leaf.leaf_hash === leafHash && (up?.valid ?? false),
+      superseded: { superseded_by: (h.superseded_by as string | null) ?? null, reason: String(h.reason), fork_date: String(h.fork_date) },
+    };
+  }
+  const [s] = await reader.query(SOURCE_LEAF, { leaf_hash: leafHash });
+  if (s) {
+    const leaf = createLeaf({ kind: String(s.kind), source: String(s.source), source_url: (s.source_url as string | null) ?? null, retrieved_at: (s.retrieved_at as string | null) ?? null, content_sha256: (s.content_sha256 as string | null) ?? null, record_sha256: (s.record_sha256 as string | null) ?? null, parent: (s.parent as string | null) ?? null });
+    return { leaf, table: 'origin_leaves', record: null, chain: [leaf], truncated: false, valid: leaf.leaf_hash === leafHash, superseded: null };
+  }
+  return null;
+}
+
+export interface ChainVerification {
+  ticker: string;
+  valid: boolean;
+  chains: Array<{
+    adjustment: Adjustment;
+    days: number;
+    head_leaf_hash: string;
+    recomputed_head: string;
+    valid: boolean;
+    first_mismatch: { quote_date: string; stored_leaf_hash: string; recomputed_leaf_hash: string } | null;
+  }>;
+}
+
+/**
+ * Re-verifies every chain of a ticker from the stored columns: recomputes each
+ * record hash and leaf from the source leaf forward and compares with the
+ * stored leaf hashes. One cent changed in any stored row shows up as the first
+ * mismatch at that date.
+ */
+export async function verifyQuoteChain(reader: SnapshotReader, rawTicker: string): Promise<ChainVerification> {
+  const ticker = normalizeTicker(rawTicker);
+  const rows = await reader.query(TICKER_CHAIN, { ticker });
+  if (rows.length === 0) throw new NotFoundError(`no quotes for '${ticker}'`, { response: { ticker } });
+  const sources = new SourceCache(reader);
+  const chains: ChainVerification['chains'] = [];
+  let i = 0;
+  while (i < rows.length) {
+    const adjustment = String(rows[i].adjustment) as Adjustment;
+    let head: string | null = null;
+    let first: ChainVerification['chains'][number]['first_mismatch'] = null;
+    let n = 0;
+    let stored = '';
+    for (; i < rows.length && rows[i].adjustment === adjustment; i++, n++) {
+      const r = rows[i];
+      const src = await sources.get(String(r.dataset), String(r.content_sha256));
+      const parent: string = head ?? src.leaf_hash;
+      head = quoteLeafHash(leafTemplate(src), parent, quoteRecordSha256(barFromRow(r)));
+      stored = String(r.leaf_hash);
+      if (!first && head !== stored) first = { quote_date: String(r.quote_date), stored_leaf_hash: stored, recomputed_leaf_hash: head };
+    }
+    chains.push({ adjustment, days: n, head_leaf_hash: stored, recomputed_head: head!, valid: first === null, first_mismatch: first });
+  }
+  return { ticker, valid: chains.every((c) => c.valid), chains };
+}

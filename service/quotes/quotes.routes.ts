@@ -1,0 +1,35 @@
+/**
+ * GET /api/company/{ticker}/quote and /quote/history: thin routes over
+ * quotes.queries.ts. `adjustment` (raw | split_dividend) picks the series; by
+ * default the series with the newest bar (raw preferred on ties) is served and
+ * the response names it.
+ */
+import { getRouterParam, type H3 } from 'h3';
+import { z } from 'zod';
+import type { ServiceDeps } from '../deps.ts';
+import { readerFor } from '../deps.ts';
+import { parseQuery } from '../http.ts';
+import { describeRoute } from '../openapi/route-registry.ts';
+import { getLatestQuote, getQuoteHistory, HISTORY_DEFAULT, HISTORY_MAX } from './quotes.queries.ts';
+
+const adjustment = z.enum(['raw', 'split_dividend']).optional().describe('price series: raw (as traded) or split_dividend (adjusted)');
+const quoteQuery = z.object({ adjustment });
+const historyQuery = z.object({
+  limit: z.coerce.number().int().min(1).optional().describe(`days, default ${HISTORY_DEFAULT}, max ${HISTORY_MAX} (larger values are clamped and the response says so)`),
+  from: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD').optional(),
+  adjustment,
+});
+
+export function registerQuotesRoutes(app: H3, deps: ServiceDeps): void {
+  describeRoute({ method: 'GET', path: '/api/company/{ticker}/quote', family: 'quotes', summary: 'Latest daily bar with market context and origin', params: { ticker: 'ticker or CIK' }, query: quoteQuery, statuses: [400, 404, 503] });
+  describeRoute({ method: 'GET', path: '/api/company/{ticker}/quote/history', family: 'quotes', summary: 'Daily quotes, each with its chained origin leaf', params: { ticker: 'ticker or CIK' }, query: historyQuery, statuses: [400, 404, 503] });
+  const qdeps = () => ({ quotes: readerFor(deps, 'quotes'), registry: deps.readers.registry });
+  app.get('/api/company/:ticker/quote', async (event) => {
+    const q = parseQuery(event, quoteQuery);
+    return getLatestQuote(qdeps(), getRouterParam(event, 'ticker') ?? '', q);
+  });
+  app.get('/api/company/:ticker/quote/history', async (event) => {
+    const q = parseQuery(event, historyQuery);
+    return getQuoteHistory(qdeps(), getRouterParam(event, 'ticker') ?? '', q);
+  });
+}

@@ -1,0 +1,87 @@
+import { describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import { hashCanonical, sha256Hex } from '../../lib/hash.ts';
+import { createLeaf, createSourceLeaf, verifyChain, type OriginLeaf } from '../../lib/origin.ts';
+import { chainBars, leafTemplate, quoteLeafHash, QuoteChainFold, quoteRecord } from '../../ingest/quotes/chain.ts';
+import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
+import type { QuoteBar } from '../../ingest/quotes/quote.schema.ts';
+import { fixture, HAS_SHARED } from '../helpers/shared.ts';
+
+const src = { source: 'alpaca/bars-1day-adjusted', source_url: null, retrieved_at: null, content_sha256: 'a'.repeat(64) };
+const bar = (d: string, close: number): QuoteBar => ({ ticker: 'TEST', quote_date: d, adjustment: 'raw', open: 10, high: 11.5, low: 9.25, close, volume: 1000, vwap: 10.123456, trade_count: 12 });
+
+describe('leafTemplate', () => {
+  it('hashes exactly like createLeaf (RFC 8785), with escapes and nulls', () => {
+    for (const s of [src, { ...src, source_url: 'https://x.test/a?b="c"&d=\u00e9', retrieved_at: '2026-11-22T00:00:00.000Z' }]) {
+      const t = leafTemplate(s);
+      const parent = 'b'.repeat(64);
+      const rec = 'c'.repeat(64);
+      const ref = createLeaf({ kind: 'quote_day', ...s, record_sha256: rec, parent });
+      expect(quoteLeafHash(t, parent, rec)).toBe(ref.leaf_hash);
+      expect(t.source_leaf_hash).toBe(createSourceLeaf({ ...s, byte_size: 0 }).leaf_hash);
+    }
+  });
+});
+
+describe('chainBars', () => {
+  it('links each day to the previous one and the first day to the source leaf', async () => {
+    const chain = chainBars([bar('2024-01-03', 10.5), bar('2024-01-02', 10), bar('2024-01-04', 11)], src);
+    expect(chain.map((c) => c.bar.quote_date)).toEqual(['2024-01-02', '2024-01-03', '2024-01-04']);
+    expect(chain[0].leaf.parent).toBe(createSourceLeaf({ ...src, byte_size: 0 }).leaf_hash);
+    expect(chain[1].leaf.parent).toBe(chain[0].leaf.leaf_hash);
+    expect(chain[0].leaf.record_sha256).toBe(hashCanonical(quoteRecord(chain[0].bar)));
+    const all = new Map<string, OriginLeaf>([...chain.map((c) => [c.leaf.leaf_hash, c.leaf] as const), [createSourceLeaf({ ...src, byte_size: 0 }).leaf_hash, createSourceLeaf({ ...src, byte_size: 0 })]]);
+    const v = await verifyChain(chain[2].leaf.leaf_hash, (h) => all.get(h));
+    expect(v).toMatchObject({ valid: true, problem: null });
+    expect(v.leaves).toHaveLength(4);
+  });
+
+  it('is deterministic and changes from the corrected day onwards', () => {
+    const a = chainBars([bar('2024-01-02', 10), bar('2024-01-03', 10.5), bar('2024-01-04', 11)], src);
+    const b = chainBars([bar('2024-01-02', 10), bar('2024-01-03', 10.5), bar('2024-01-04', 11)], src);
+    const c = chainBars([bar('2024-01-02', 10), bar('2024-01-03', 10.51), bar('2024-01-04', 11)], src);
+    expect(b.map((x) => x.leaf.leaf_hash)).toEqual(a.map((x) => x.leaf.leaf_hash));
+    expect(c[0].leaf.leaf_hash).toBe(a[0].leaf.leaf_hash);
+    expect(c[1].leaf.leaf_hash).not.toBe(a[1].leaf.leaf_hash);
+    expect(c[2].leaf.leaf_hash).not.toBe(a[2].leaf.leaf_hash);
+  });
+});
+
+describe('QuoteChainFold', () => {
+  it('gives superseded versions of a day the same parent (a fork) and continues from the current one', () => {
+    const t = leafTemplate(src);
+    const fold = new QuoteChainFold();
+    const d1 = fold.next({ chain_start: true, day_start: true, current: true, template: t, record_sha256: '1'.repeat(64) });
+    const old = fold.next({ chain_start: false, day_start: true, current: false, template: t, record_sha256: '2'.repeat(64) });
+    const fixed = fold.next({ chain_start: false, day_start: false, current: true, template: t, record_sha256: '3'.repeat(64) });
+    const d3 = fold.next({ chain_start: false, day_start: true, current: true, template: t, record_sha256: '4'.repeat(64) });
+    expect(old.parent).toBe(d1.leaf_hash);
+    expect(fixed.parent).toBe(d1.leaf_hash);
+    expect(d3.parent).toBe(fixed.leaf_hash);
+  });
+});
+
+describe('detectQuoteCsvFormat', () => {
+  it('recognises both Alpaca layouts and rejects others with the file name', () => {
+    expect(detectQuoteCsvFormat('Date,symbol,Open,High,Low,Close,Volume,Trades,VWAP', 'a.csv')).toMatchObject({ format: 'alpaca-daily', adjustment: 'split_dividend' });
+    expect(detectQuoteCsvFormat('timestamp,symbol,open,high,low,close,volume,vwap,trade_count\r', 'b.csv')).toMatchObject({ format: 'alpaca-sdk', adjustment: 'raw' });
+    expect(() => detectQuoteCsvFormat('date,price', 'c.csv')).toThrow(/c.csv|unrecognised/);
+  });
+});
+
+describe.skipIf(!HAS_SHARED)('parsePolygonAggs on the real mocks', () => {
+  it('maps o/h/l/c/v/vw/n/t to New York trading days', () => {
+    const bytes = readFileSync(fixture('sec/quotes/polygon-mocks/v2__aggs__ticker__AAPL__range__1__day__2005-04-01__2005-04-04.json'));
+    const p = parsePolygonAggs(bytes, 'aggs.json');
+    expect(p.adjustment).toBe('split_dividend');
+    expect(p.bars.map((b) => [b.quote_date, b.open, b.close, b.volume, b.vwap, b.trade_count])).toEqual([
+      ['2005-04-01', 1.5032, 1.4604, 642646396, 1.469, 82132],
+      ['2005-04-04', 1.4639, 1.4675, 578172308, 1.4589, 65543],
+    ]);
+    expect(sha256Hex(bytes)).toMatch(/^[a-f0-9]{64}$/);
+  });
+  it('reads the grouped response, whose results name their tickers', () => {
+    const p = parsePolygonAggs(readFileSync(fixture('sec/quotes/polygon-mocks/v2__aggs__grouped__locale__us__market__stocks__2005-04-04_adjusted-true.json')), 'g.json');
+    expect(p.bars).toEqual([expect.objectContaining({ ticker: 'GIK', quote_date: '2020-10-14', close: 10.02 })]);
+  });
+});
