@@ -1,0 +1,94 @@
+/**
+ * Reading an `ai-archive` document: its version records, consistency checks
+ * (required fields, unique versionIds, resolvable `supersedes`, no cycles)
+ * and the bounded walk of a `supersedes` chain used by re-verification.
+ */
+
+export interface ArchiveRecord {
+  versionId: string;
+  /** Absolute URL of the resource (relative `resource` values resolved against the archive URL). */
+  resource: string;
+  contentHash: string;
+  publishedAt: string | null;
+  supersedes: string | null;
+  assertionType: string | null;
+}
+
+const isObj = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+const str = (v: unknown): string | null => (typeof v === 'string' && v.trim() ? v : null);
+
+/** Longest `supersedes` chain followed before giving up. */
+export const MAX_CHAIN = 256;
+
+/** Canonical form of a resource reference for comparisons: absolute URL without fragment. */
+export function resourceKey(ref: string, base: string): string {
+  try {
+    const u = new URL(ref, base);
+    u.hash = '';
+    return u.href;
+  } catch {
+    return ref;
+  }
+}
+
+/** Records of an archive document (member `records`, or legacy `versions`/`entries`), with warnings for every defect. */
+export function readArchive(doc: unknown, archiveUrl: string, warnings: string[]): ArchiveRecord[] {
+  if (!isObj(doc)) {
+    warnings.push('archive is not a JSON object');
+    return [];
+  }
+  if (doc.standard !== 'ai-archive') warnings.push(`archive standard is ${JSON.stringify(doc.standard ?? null)}, expected "ai-archive"`);
+  const raw = Array.isArray(doc.records) ? doc.records : Array.isArray(doc.versions) ? doc.versions : Array.isArray(doc.entries) ? doc.entries : null;
+  if (!raw) {
+    warnings.push('archive has no records array');
+    return [];
+  }
+  const out: ArchiveRecord[] = [];
+  const ids = new Set<string>();
+  raw.forEach((r, i) => {
+    if (!isObj(r)) return warnings.push(`archive record ${i} is not an object`);
+    const versionId = str(r.versionId);
+    const resource = str(r.resource);
+    const contentHash = str(r.contentHash);
+    if (!versionId || !resource || !contentHash) return warnings.push(`archive record ${i} lacks versionId, resource or contentHash`);
+    if (!/^sha256:[0-9a-f]{64}$/.test(contentHash)) warnings.push(`archive record ${versionId}: contentHash is not sha256:<64 hex>`);
+    if (!str(r.publishedAt)) warnings.push(`archive record ${versionId} lacks publishedAt`);
+    if (ids.has(versionId)) warnings.push(`archive versionId ${versionId} is not unique`);
+    ids.add(versionId);
+    out.push({ versionId, resource: resourceKey(resource, archiveUrl), contentHash: contentHash.toLowerCase(), publishedAt: str(r.publishedAt), supersedes: str(r.supersedes), assertionType: str(r.assertionType) });
+  });
+  for (const r of out) {
+    if (r.supersedes && !ids.has(r.supersedes)) warnings.push(`archive record ${r.versionId} supersedes unknown version ${r.supersedes}`);
+    const walk = walkChain(out, r, () => false);
+    if (walk.outcome === 'cycle') warnings.push(`archive supersedes chain from ${r.versionId} has a cycle`);
+  }
+  return out;
+}
+
+export type ChainOutcome = 'reached' | 'end' | 'cycle' | 'missing-link' | 'too-long';
+
+/**
+ * Follows `supersedes` links from `start` until `stop(record)` is true.
+ * Returns the visited versionIds and why the walk ended: `reached`, `end`
+ * (a record superseding nothing), `cycle`, `missing-link` (an unknown
+ * versionId) or `too-long` (more than MAX_CHAIN steps).
+ */
+export function walkChain(records: ArchiveRecord[], start: ArchiveRecord, stop: (r: ArchiveRecord) => boolean): { outcome: ChainOutcome; path: string[] } {
+  const byId = new Map<string, ArchiveRecord>();
+  for (const r of records) if (!byId.has(r.versionId)) byId.set(r.versionId, r);
+  const path: string[] = [];
+  const seen = new Set<string>();
+  let cur: ArchiveRecord | undefined = start;
+  while (cur) {
+    if (seen.has(cur.versionId)) return { outcome: 'cycle', path };
+    seen.add(cur.versionId);
+    path.push(cur.versionId);
+    if (path.length > 1 && stop(cur)) return { outcome: 'reached', path };
+    if (path.length > MAX_CHAIN) return { outcome: 'too-long', path };
+    if (!cur.supersedes) return { outcome: 'end', path };
+    const next = byId.get(cur.supersedes);
+    if (!next) return { outcome: 'missing-link', path: [...path, cur.supersedes] };
+    cur = next;
+  }
+  return { outcome: 'end', path };
+}

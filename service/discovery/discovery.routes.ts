@@ -1,0 +1,64 @@
+/**
+ * The AI discovery family: `/.well-known/ai`, `/ai/knowledge.json`,
+ * `/ai/feed.json`, `/.well-known/archive`, `/ai/pages.json`, `/ai/query`,
+ * `/llms.txt` and the human home page `/`. Files are served directly (no
+ * redirect) with `Access-Control-Allow-Origin: *`, the spec's Cache-Control
+ * lifetimes and a strong ETag derived from the contentHash (304 on a matching
+ * If-None-Match). Also installs the Link header on every HTML response.
+ */
+import type { H3, H3Event } from 'h3';
+import { getQuery } from 'h3';
+import { InvalidInputError } from '../../lib/errors.ts';
+import type { ServiceDeps } from '../deps.ts';
+import { parseBody } from '../http.ts';
+import { aiQuerySchema, runAiQuery } from './ai-query.queries.ts';
+import { registerDiscoveryLinkHeader } from './discovery-html.ts';
+import { PATHS } from './discovery.documents.ts';
+import { DiscoveryPublisher, type ServedFile } from './discovery.publisher.ts';
+
+function etagMatches(header: string | null, etag: string): boolean {
+  if (!header) return false;
+  if (header.trim() === '*') return true;
+  // If-None-Match uses the weak comparison (RFC 9110 §13.1.2).
+  return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
+}
+
+function serveFile(event: H3Event, f: ServedFile): Response {
+  const headers: Record<string, string> = {
+    'content-type': f.contentType,
+    'cache-control': `public, max-age=${f.cacheSeconds}`,
+    etag: f.etag,
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': 'ETag, Link',
+  };
+  if (etagMatches(event.req.headers.get('if-none-match'), f.etag)) {
+    const { 'content-type': _ct, ...rest } = headers;
+    return new Response(null, { status: 304, headers: rest });
+  }
+  return new Response(f.body, { status: 200, headers });
+}
+
+function queryResponse(body: unknown): Response {
+  return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'access-control-allow-origin': '*', 'cache-control': 'no-store' } });
+}
+
+export function registerDiscoveryRoutes(app: H3, deps: ServiceDeps): DiscoveryPublisher {
+  const publisher = new DiscoveryPublisher(deps, app);
+  registerDiscoveryLinkHeader(app);
+  const serve = (path: string) => async (event: H3Event) => serveFile(event, (await publisher.file(path))!);
+  for (const p of [PATHS.manifest, PATHS.knowledge, PATHS.feed, PATHS.archive, PATHS.pages, PATHS.llms, PATHS.home]) app.get(p, serve(p));
+
+  app.get(PATHS.query, async (event) => {
+    const raw = getQuery(event) as Record<string, unknown>;
+    if (raw.q === undefined && raw.type === undefined) return serveFile(event, (await publisher.file(PATHS.query))!);
+    const parsed = aiQuerySchema.safeParse(raw);
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
+      const param = issue?.path.join('.') || 'q';
+      throw new InvalidInputError(`invalid parameter '${param}': ${issue?.message}`, { response: { parameter: param, contract: `${deps.options.publicBaseUrl}${PATHS.query}` } });
+    }
+    return queryResponse(await runAiQuery(deps, parsed.data));
+  });
+  app.post(PATHS.query, async (event) => queryResponse(await runAiQuery(deps, await parseBody(event, aiQuerySchema))));
+  return publisher;
+}
