@@ -1,37 +1,54 @@
 /**
  * The BullMQ runner: the only module (with its siblings in jobs/) that imports
- * BullMQ. One queue per domain (`proofline-<domain>`); a run is
+ * BullMQ. One queue per domain (`<QUEUE_PREFIX>-<domain>`) plus one SEC queue
+ * (`<QUEUE_PREFIX>-sec`) for steps that read EDGAR live (`rateLimited: 'sec'`).
+ * A run is
  *
- *   <domain>:plan    → computes the children and adds a flow:
- *   <domain>:publish   (parent, runs once after all children)
- *     └ <domain>:<step> × N  (children, spread over any number of workers)
+ *   <domain>:trigger  (optional; made by a job scheduler, jobs/schedules.ts) → enqueues a plan job for a fresh run
+ *   <domain>:plan     → scans or fetches the inputs, computes the children and adds a flow:
+ *   <domain>:publish    (parent: derive + publish, runs once after all children)
+ *     └ <domain>:<step> × N  (children: fetch / parse+load, one per file or CIK batch, spread over every worker)
  *
  * Job ids are deterministic (`registry:submissions:<run>:<key>`), so enqueuing
- * the same run twice collapses. Transient errors retry with exponential backoff
- * and jitter; parse and input errors throw UnrecoverableError (no retry). A
- * failed optional child is ignored by the parent (its failure is recorded as a
- * file-level reject); a failed required child fails the parent: nothing is
- * published.
+ * the same run twice collapses and no child runs twice (a worker killed
+ * mid-job loses its lock; the stalled job is then retried by another worker,
+ * and its parts are overwritten because part keys are deterministic too).
+ * Transient errors retry with exponential backoff and jitter; parse and input
+ * errors throw UnrecoverableError (no retry) and the job keeps the rejected
+ * input for inspection (`failure` in its data, a copy under
+ * DATA_DIR/rejected/). A failed optional child is ignored by the parent
+ * (`ignoreDependencyOnFailure`) and recorded as a file-level reject; a failed
+ * required child fails the parent: nothing is published. Publish reads the
+ * children's outcomes from BullMQ (return values and ignored failures) and
+ * holds a Redis lock per domain, so one publisher holds across machines.
  */
-import { mkdir, writeFile, rename } from 'node:fs/promises';
+import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { FlowProducer, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { Redis } from 'ioredis';
 import type { Config } from '../lib/config.ts';
-import { classifyError, isTerminal } from '../lib/errors.ts';
+import { classifyError, isTerminal, SourceUnavailableError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
+import { getSecLimiter, SEC_PAUSE_MS } from '../lib/sec-limiter.ts';
 import { StagingRun } from '../lib/warehouse/staging.ts';
 import { toPartKey } from '../lib/warehouse/layout.ts';
 import { describeError } from './in-process.ts';
-import { jobIdFor, jobName, newRunId } from './pipeline.ts';
+import { jobIdFor, jobName, type Pipeline } from './pipeline.ts';
 import { pipelineFor, pipelines } from './pipelines.ts';
 import { processPlan, processPublish, processStep, readOutcomes, type ChildOutcome } from './processors.ts';
+import { acquireRedisLock } from './redis-lock.ts';
 
+/** Default queue prefix (QUEUE_PREFIX). */
 export const QUEUE_PREFIX = 'proofline';
-export const queueName = (domain: string) => `${QUEUE_PREFIX}-${domain}`;
+/** Queue of a domain: `<prefix>-<domain>`. */
+export const queueName = (domain: string, prefix: string = QUEUE_PREFIX) => `${prefix}-${domain}`;
+/** The queue of every step that reads the SEC live: paused as a whole on the SEC's 403 rate-limit page. */
+export const SEC_QUEUE = 'sec';
 
 /** Default retry policy of child jobs: 3 attempts, exponential backoff from 1 s with 50% jitter. */
 export const CHILD_ATTEMPTS = 3;
 const CHILD_BACKOFF = { type: 'exponential' as const, delay: 1000, jitter: 0.5 };
+const KEEP = { removeOnComplete: { age: 7 * 86400 }, removeOnFail: { age: 30 * 86400 } };
 
 /** Connection options for BullMQ from REDIS_URL (workers need maxRetriesPerRequest: null). */
 export function redisConnection(url: string): ConnectionOptions {
@@ -47,31 +64,94 @@ export function redisConnection(url: string): ConnectionOptions {
   };
 }
 
-const queues = new Map<string, Queue>();
-let flowProducer: FlowProducer | null = null;
+// ---- pipelines known to this process --------------------------------------
 
+const extraPipelines = new Map<string, Pipeline>();
+
+/**
+ * Adds pipelines beyond jobs/pipelines.ts to this process (worker.cli.ts
+ * `--pipelines-module`, used by the integration tests' test pipeline).
+ */
+export function registerExtraPipelines(list: Pipeline[]): void {
+  for (const p of list) extraPipelines.set(p.domain.domain, p);
+}
+
+/** The pipeline of a domain: registered (jobs/pipelines.ts) or extra. */
+export function resolvePipeline(domain: string): Pipeline {
+  return extraPipelines.get(domain) ?? pipelineFor(domain);
+}
+
+/** Every pipeline this process knows. */
+export function knownPipelines(): Pipeline[] {
+  return [...pipelines.filter((p) => !extraPipelines.has(p.domain.domain)), ...extraPipelines.values()];
+}
+
+// ---- connections ----------------------------------------------------------
+
+const queues = new Map<string, Queue>();
+const flowProducers = new Map<string, FlowProducer>();
+const redisClients = new Map<string, Redis>();
+
+function requireRedis(config: Config): string {
+  if (!config.REDIS_URL) throw new Error('REDIS_URL is not configured');
+  return config.REDIS_URL;
+}
+
+/** The (cached) queue of a domain, or of the SEC queue with `SEC_QUEUE`. */
 export function getQueue(config: Config, domain: string): Queue {
-  const name = queueName(domain);
-  let q = queues.get(name);
+  const url = requireRedis(config);
+  const name = queueName(domain, config.QUEUE_PREFIX);
+  const k = `${url}|${name}`;
+  let q = queues.get(k);
   if (!q) {
-    q = new Queue(name, { connection: redisConnection(config.REDIS_URL!) });
-    queues.set(name, q);
+    q = new Queue(name, { connection: redisConnection(url) });
+    queues.set(k, q);
   }
   return q;
 }
 
 function getFlowProducer(config: Config): FlowProducer {
-  flowProducer ??= new FlowProducer({ connection: redisConnection(config.REDIS_URL!) });
-  return flowProducer;
+  const url = requireRedis(config);
+  let f = flowProducers.get(url);
+  if (!f) {
+    f = new FlowProducer({ connection: redisConnection(url) });
+    flowProducers.set(url, f);
+  }
+  return f;
+}
+
+/** A plain ioredis client (locks, schedule overrides); cached per URL, closed by closeQueues. */
+export function getRedis(config: Config): Redis {
+  const url = requireRedis(config);
+  let r = redisClients.get(url);
+  if (!r) {
+    r = new Redis(url, { maxRetriesPerRequest: 3 });
+    redisClients.set(url, r);
+  }
+  return r;
+}
+
+/** Every queue name of this deployment: one per known domain plus the SEC queue. */
+export function allQueueNames(config: Pick<Config, 'QUEUE_PREFIX'>): string[] {
+  return [...knownPipelines().map((p) => queueName(p.domain.domain, config.QUEUE_PREFIX)), queueName(SEC_QUEUE, config.QUEUE_PREFIX)];
 }
 
 export async function closeQueues(): Promise<void> {
   await Promise.all([...queues.values()].map((q) => q.close()));
   queues.clear();
-  await flowProducer?.close();
-  flowProducer = null;
+  await Promise.all([...flowProducers.values()].map((f) => f.close()));
+  flowProducers.clear();
+  await Promise.all([...redisClients.values()].map((r) => r.quit().catch(() => undefined)));
+  redisClients.clear();
 }
 
+// ---- job data -------------------------------------------------------------
+
+export interface TriggerJobData {
+  domain: string;
+  force?: boolean;
+  inputDir?: string;
+}
 export interface PlanJobData {
   runId: string;
   inputDir: string;
@@ -83,30 +163,58 @@ export interface StepJobData {
   key: string;
   required: boolean;
   payload: unknown;
+  /** Set when the step failed terminally: what to inspect (`npm run jobs -- inspect ID`). */
+  failure?: JobFailure;
 }
 export interface PublishJobData {
   runId: string;
   inputDigest: string;
   planRejects: Array<{ file: string; reason: string }>;
 }
+export interface JobFailure {
+  kind: string;
+  error: string;
+  /** The offending input file, as the parser named it. */
+  file?: string;
+  line?: number;
+  position?: number;
+  /** A copy of the offending file under DATA_DIR/rejected/<domain>/<run>/, kept for inspection. */
+  kept_copy?: string;
+  at: string;
+}
 
 /** Enqueues the plan job of a new run (or of `runId`, idempotently). */
 export async function enqueueRun(config: Config, domain: string, opts: { inputDir?: string; force?: boolean; runId?: string } = {}): Promise<{ runId: string; jobId: string }> {
-  pipelineFor(domain);
-  const runId = opts.runId ?? newRunId(domain);
+  resolvePipeline(domain);
+  const runId = opts.runId ?? newRunIdFor(domain);
   const jobId = jobIdFor(domain, 'plan', runId);
   await getQueue(config, domain).add(jobName(domain, 'plan'), { runId, inputDir: opts.inputDir ?? config.inputDir, force: opts.force ?? false } satisfies PlanJobData, {
     jobId,
     attempts: CHILD_ATTEMPTS,
     backoff: CHILD_BACKOFF,
-    removeOnComplete: { age: 7 * 86400 },
-    removeOnFail: { age: 30 * 86400 },
+    ...KEEP,
   });
   return { runId, jobId };
 }
 
-async function recordOutcome(config: Config, domain: string, runId: string, outcome: ChildOutcome): Promise<void> {
-  const run = await StagingRun.open(config.dataDir, pipelineFor(domain).domain, runId);
+function compactTime(ms: number): string {
+  return new Date(ms).toISOString().replace(/[-:.]/g, '').slice(0, 15);
+}
+
+function newRunIdFor(domain: string): string {
+  return `${domain}-${compactTime(Date.now())}-${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** Run id of a scheduled trigger: derived from the trigger job, so a retried trigger enqueues the same run. */
+export function runIdForTrigger(domain: string, job: { id?: string; timestamp: number }): string {
+  const suffix = Buffer.from(String(job.id ?? job.timestamp)).toString('base64url').replace(/[^a-zA-Z0-9]/g, '').slice(-8).toLowerCase();
+  return `${domain}-${compactTime(job.timestamp)}-${suffix}`;
+}
+
+// ---- processing -----------------------------------------------------------
+
+async function recordOutcome(config: Config, pipeline: Pipeline, runId: string, outcome: ChildOutcome): Promise<void> {
+  const run = await StagingRun.open(config.dataDir, pipeline.domain, runId);
   const dir = path.join(run.dir, 'outcomes');
   await mkdir(dir, { recursive: true });
   const file = path.join(dir, `${toPartKey(`${outcome.step}-${outcome.key}`)}.json`);
@@ -114,15 +222,67 @@ async function recordOutcome(config: Config, domain: string, runId: string, outc
   await rename(`${file}.tmp`, file);
 }
 
+/** Keeps the input a terminal error names (ParseError `file`) under DATA_DIR/rejected/ and describes the failure. */
+async function keepRejectedInput(config: Config, domain: string, runId: string, err: unknown): Promise<JobFailure> {
+  const ctx = ((err as { context?: Record<string, unknown> })?.context ?? {}) as Record<string, unknown>;
+  const failure: JobFailure = { kind: classifyError(err), error: describeError(err), at: new Date().toISOString() };
+  if (typeof ctx.file === 'string') failure.file = ctx.file;
+  if (typeof ctx.line === 'number') failure.line = ctx.line;
+  if (typeof ctx.position === 'number') failure.position = ctx.position;
+  if (failure.file && path.isAbsolute(failure.file)) {
+    const dest = path.join(config.dataDir, 'rejected', domain, runId, path.basename(failure.file));
+    try {
+      await mkdir(path.dirname(dest), { recursive: true });
+      await copyFile(failure.file, dest);
+      failure.kept_copy = dest;
+    } catch {
+      // The file may be gone (or was a URL); its path is still in the failure.
+    }
+  }
+  return failure;
+}
+
+/** Outcomes of a publish job's children: return values (completed), ignored failures, and outcome files (failure detail). */
+async function collectOutcomes(job: Job, run: StagingRun, runId: string): Promise<ChildOutcome[]> {
+  const byKey = new Map<string, ChildOutcome>();
+  const id = (step: string, key: string) => `${step}|${toPartKey(key)}`;
+  for (const o of await readOutcomes(run)) byKey.set(id(o.step, o.key), o);
+  const values = await job.getChildrenValues<ChildOutcome>();
+  for (const v of Object.values(values)) if (v && typeof v === 'object' && 'step' in v) byKey.set(id(v.step, v.key), v);
+  const ignored = await job.getIgnoredChildrenFailures();
+  for (const [jobKey, reason] of Object.entries(ignored)) {
+    // jobKey = <bull prefix>:<queue>:<domain>:<step>:<run>:<partKey> (job ids from jobIdFor).
+    const at = jobKey.indexOf(`:${runId}:`);
+    if (at < 0) continue;
+    const step = jobKey.slice(0, at).split(':').pop()!;
+    const key = jobKey.slice(at + runId.length + 2);
+    const prev = byKey.get(id(step, key));
+    if (!prev || prev.status !== 'failed') byKey.set(id(step, key), { step, key, status: 'failed', rows: 0, rejects: 0, error: reason, error_kind: prev?.error_kind ?? 'unexpected' });
+  }
+  return [...byKey.values()].sort((a, b) => `${a.step}|${a.key}`.localeCompare(`${b.step}|${b.key}`));
+}
+
+export interface ProcessHooks {
+  /** Called when the SEC answered with its rate-limit page: pause the SEC queue. */
+  onSecRateLimited?(ms: number): Promise<void>;
+}
+
 /**
  * The processor of every proofline job, exported so tests can call it with a
  * job-like object. Maps errors: terminal kinds → UnrecoverableError.
  */
-export async function processJob(job: Job, config: Config, log: Logger): Promise<unknown> {
+export async function processJob(job: Job, config: Config, log: Logger, hooks: ProcessHooks = {}): Promise<unknown> {
   const [domain, stage] = job.name.split(':');
-  const pipeline = pipelineFor(domain);
-  const jobLog = log.child({ job_id: job.id, run_id: (job.data as { runId?: string }).runId, domain });
+  const pipeline = resolvePipeline(domain);
+  const jobLog = log.child({ job_id: job.id, run_id: (job.data as { runId?: string }).runId, domain, stage, attempt: job.attemptsMade + 1 });
   try {
+    if (stage === 'trigger') {
+      const data = job.data as TriggerJobData;
+      const runId = runIdForTrigger(domain, job);
+      const r = await enqueueRun(config, domain, { runId, force: data.force, inputDir: data.inputDir });
+      jobLog.info({ run_id: runId, plan_job_id: r.jobId }, 'scheduled run enqueued');
+      return r;
+    }
     if (stage === 'plan') {
       const data = job.data as PlanJobData;
       const plan = await processPlan(pipeline, { config, runId: data.runId, inputDir: data.inputDir, log: jobLog, force: data.force });
@@ -130,12 +290,13 @@ export async function processJob(job: Job, config: Config, log: Logger): Promise
       await job.updateProgress(50);
       await getFlowProducer(config).add({
         name: jobName(domain, 'publish'),
-        queueName: queueName(domain),
+        queueName: queueName(domain, config.QUEUE_PREFIX),
         data: { runId: data.runId, inputDigest: plan.inputDigest, planRejects: plan.rejects ?? [] } satisfies PublishJobData,
-        opts: { jobId: jobIdFor(domain, 'publish', data.runId), attempts: CHILD_ATTEMPTS, backoff: CHILD_BACKOFF },
+        opts: { jobId: jobIdFor(domain, 'publish', data.runId), attempts: CHILD_ATTEMPTS, backoff: CHILD_BACKOFF, ...KEEP },
         children: plan.children.map((c) => ({
           name: jobName(domain, c.step),
-          queueName: queueName(domain),
+          // Steps that read the SEC live go to the SEC queue (limited and paused as one).
+          queueName: queueName(pipeline.steps[c.step]?.rateLimited === 'sec' ? SEC_QUEUE : domain, config.QUEUE_PREFIX),
           data: { runId: data.runId, step: c.step, key: c.key, required: Boolean(c.required), payload: c.data } satisfies StepJobData,
           opts: {
             jobId: jobIdFor(domain, c.step, data.runId, toPartKey(c.key)),
@@ -143,17 +304,26 @@ export async function processJob(job: Job, config: Config, log: Logger): Promise
             backoff: CHILD_BACKOFF,
             failParentOnFailure: Boolean(c.required),
             ignoreDependencyOnFailure: !c.required,
+            ...KEEP,
           },
         })),
       });
+      jobLog.info({ children: plan.children.length }, 'flow added');
       return { children: plan.children.length };
     }
     if (stage === 'publish') {
       const data = job.data as PublishJobData;
       const run = await StagingRun.open(config.dataDir, pipeline.domain, data.runId);
-      const outcomes = await readOutcomes(run);
-      const published = await processPublish(pipeline, { config, runId: data.runId, log: jobLog, inputDigest: data.inputDigest, outcomes, planRejects: data.planRejects });
-      return { snapshot_id: published.manifest.snapshot_id, tables: Object.keys(published.manifest.tables).length };
+      const outcomes = await collectOutcomes(job, run, data.runId);
+      // One publisher per domain across machines (the file lock inside publishRun is host-local).
+      const lock = await acquireRedisLock(getRedis(config), `${config.QUEUE_PREFIX}:lock:publish:${domain}`, { ttlMs: 60_000, waitMs: 60_000, owner: `${process.pid}` });
+      try {
+        const published = await processPublish(pipeline, { config, runId: data.runId, log: jobLog, inputDigest: data.inputDigest, outcomes, planRejects: data.planRejects });
+        jobLog.info({ snapshot_id: published.manifest.snapshot_id, children: outcomes.length, failed_children: outcomes.filter((o) => o.status === 'failed').length }, 'published');
+        return { snapshot_id: published.manifest.snapshot_id, tables: Object.keys(published.manifest.tables).length, children: outcomes.length, failed_children: outcomes.filter((o) => o.status === 'failed').map((o) => ({ step: o.step, key: o.key, error: o.error })) };
+      } finally {
+        await lock.release();
+      }
     }
     const data = job.data as StepJobData;
     try {
@@ -164,14 +334,29 @@ export async function processJob(job: Job, config: Config, log: Logger): Promise
         attempt: job.attemptsMade + 1,
         progress: (d, t) => job.updateProgress(t ? Math.round((d / t) * 100) : d),
       });
-      await recordOutcome(config, domain, data.runId, { step: data.step, key: data.key, status: 'completed', rows: r.rows, rejects: r.rejects, detail: r.detail });
-      return r;
+      const outcome: ChildOutcome = { step: data.step, key: data.key, status: 'completed', rows: r.rows, rejects: r.rejects, detail: r.detail };
+      await recordOutcome(config, pipeline, data.runId, outcome);
+      return outcome;
     } catch (err) {
-      const last = isTerminal(err) || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
-      if (last) await recordOutcome(config, domain, data.runId, { step: data.step, key: data.key, status: 'failed', rows: 0, rejects: 0, error: describeError(err), error_kind: classifyError(err) });
+      if (err instanceof SourceUnavailableError && err.context.status === 403 && pipeline.steps[data.step]?.rateLimited === 'sec') {
+        const paused = await getSecLimiter(config).pausedFor();
+        if (paused > 0 && hooks.onSecRateLimited) {
+          jobLog.warn({ pause_ms: paused }, 'SEC rate-limit page: pausing the SEC queue and handing the job back');
+          await hooks.onSecRateLimited(Math.max(paused, 1000));
+          throw Worker.RateLimitError();
+        }
+      }
+      const terminal = isTerminal(err);
+      const last = terminal || job.attemptsMade + 1 >= (job.opts.attempts ?? 1);
+      if (terminal) {
+        const failure = await keepRejectedInput(config, domain, data.runId, err);
+        await job.updateData({ ...data, failure });
+      }
+      if (last) await recordOutcome(config, pipeline, data.runId, { step: data.step, key: data.key, status: 'failed', rows: 0, rejects: 0, error: describeError(err), error_kind: classifyError(err) });
       throw err;
     }
   } catch (err) {
+    if ((err as Error)?.name === 'RateLimitError') throw err;
     jobLog.warn({ err, kind: classifyError(err) }, 'job failed');
     if (isTerminal(err)) throw new UnrecoverableError(describeError(err));
     throw err;
@@ -183,21 +368,35 @@ export interface WorkerSet {
   close(): Promise<void>;
 }
 
-/** Starts one worker per domain queue in this process. `close()` lets running jobs finish. */
+/**
+ * Starts one worker per domain queue (and one for the SEC queue) in this
+ * process. Any number of processes may do this on any machines sharing Redis
+ * and DATA_DIR: BullMQ hands each job to exactly one worker at a time.
+ * `close()` lets running jobs finish (SIGTERM); a killed worker's jobs stall
+ * (no lock renewal for JOB_LOCK_MS) and are retried by another worker.
+ */
 export function startWorkers(config: Config, log: Logger, opts: { concurrency?: number; domains?: string[] } = {}): WorkerSet {
-  const domains = opts.domains ?? pipelines.map((p) => p.domain.domain);
-  const workers = domains.map(
-    (d) =>
-      new Worker(queueName(d), (job) => processJob(job, config, log), {
-        connection: redisConnection(config.REDIS_URL!),
-        concurrency: opts.concurrency ?? 2,
-        // A worker that dies mid-job stops renewing its lock; the job is then stalled and retried by another worker.
-        lockDuration: 30_000,
-        stalledInterval: 15_000,
-        maxStalledCount: 2,
-      }),
-  );
-  for (const w of workers) w.on('error', (err) => log.error({ err, queue: w.name }, 'worker error'));
+  const url = requireRedis(config);
+  const domains = opts.domains ?? knownPipelines().map((p) => p.domain.domain);
+  const common = {
+    connection: redisConnection(url),
+    concurrency: opts.concurrency ?? config.WORKER_CONCURRENCY,
+    // A worker that dies mid-job stops renewing its lock; after lockDuration the job is stalled and
+    // (checked every stalledInterval) moved back to wait for another worker, up to maxStalledCount times.
+    lockDuration: config.JOB_LOCK_MS,
+    stalledInterval: config.JOB_STALLED_INTERVAL_MS,
+    maxStalledCount: config.JOB_MAX_STALLED,
+  };
+  const secQueue = getQueue(config, SEC_QUEUE);
+  const hooks: ProcessHooks = { onSecRateLimited: (ms) => secQueue.rateLimit(Math.min(ms, SEC_PAUSE_MS)) };
+  const workers = domains.map((d) => new Worker(queueName(d, config.QUEUE_PREFIX), (job) => processJob(job, config, log, hooks), common));
+  // SEC fair access: the queue limiter caps SEC jobs started per second; the Redis limiter
+  // (lib/sec-limiter.ts) caps the requests themselves, across every process.
+  workers.push(new Worker(queueName(SEC_QUEUE, config.QUEUE_PREFIX), (job) => processJob(job, config, log, hooks), { ...common, limiter: { max: config.SEC_RATE_LIMIT, duration: 1000 } }));
+  for (const w of workers) {
+    w.on('error', (err) => log.error({ err, queue: w.name }, 'worker error'));
+    w.on('stalled', (jobId) => log.warn({ job_id: jobId, queue: w.name }, 'job stalled: its worker stopped renewing the lock; retrying elsewhere'));
+  }
   return {
     workers,
     async close() {

@@ -73,6 +73,22 @@ export const configSchema = z.object({
   /** Requests per hour per client: free tier (no key, per IP) and the default for Pro API keys (service/usage). */
   RATE_LIMIT_FREE_PER_HOUR: z.coerce.number().int().min(1).default(500),
   RATE_LIMIT_PRO_PER_HOUR: z.coerce.number().int().min(1).default(10_000),
+
+  // Operations (jobs/bullmq.ts, jobs/schedules.ts): queue names are `<QUEUE_PREFIX>-<domain>`.
+  QUEUE_PREFIX: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,40}$/i).default('proofline'),
+  /** A worker that stops renewing its job lock for this long (killed, hung) has its job retried by another. */
+  JOB_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
+  JOB_STALLED_INTERVAL_MS: z.coerce.number().int().min(500).default(15_000),
+  JOB_MAX_STALLED: z.coerce.number().int().min(0).default(2),
+  /** Nightly schedules (cron, 5 or 6 fields) in SCHEDULE_TZ; `off` disables one. */
+  SCHEDULE_TZ: z.string().default('America/New_York'),
+  /** EDGAR: daily after the SEC rebuilds its nightly bulk archives (around 03:00 ET). */
+  SCHEDULE_REGISTRY_CRON: z.string().default('30 4 * * *'),
+  /** Quotes: weekdays after the 16:00 ET close and end-of-day settlement. */
+  SCHEDULE_QUOTES_CRON: z.string().default('30 17 * * 1-5'),
+  SCHEDULE_TRANSCRIPTS_CRON: z.string().default('0 6 * * *'),
+  /** FMCSA census: weekly, Sunday morning. */
+  SCHEDULE_FMCSA_CRON: z.string().default('0 5 * * 0'),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

@@ -13,8 +13,12 @@ import { sha256Hex } from './hash.ts';
 
 /** Anything that can pace requests: in-process token bucket, or a Redis-backed limiter shared by processes. */
 export interface RateLimiter {
-  /** Resolves when one more request may be sent. */
-  acquire(signal?: AbortSignal): Promise<void>;
+  /**
+   * Resolves when one more request may be sent. A limiter may resolve with a
+   * release callback, which the client calls once the response has arrived (or
+   * failed), so the slot covers the request's whole flight (lib/sec-limiter.ts).
+   */
+  acquire(signal?: AbortSignal): Promise<void | (() => void)>;
 }
 
 /**
@@ -93,8 +97,13 @@ export class HttpClient {
     for (let attempt = 1; attempt <= attempts; attempt++) {
       let retryDelay: number | null = null;
       try {
-        await this.opts.limiter?.acquire(init.signal);
-        const res = await this.fetchOnce(url, init);
+        const release = await this.opts.limiter?.acquire(init.signal);
+        let res: HttpResponse;
+        try {
+          res = await this.fetchOnce(url, init);
+        } finally {
+          if (typeof release === 'function') release();
+        }
         const retriable = this.classify(res);
         if (retriable === null) {
           if (res.status === 404) throw new NotFoundError(`not found: ${url}`, { url, status: 404 });

@@ -1,0 +1,61 @@
+/**
+ * /admin/queues: the Bull Board queue dashboard (queue-dashboard.ts), behind
+ * ADMIN_TOKEN. Mounted only when the service was built with a dashboard
+ * (REDIS_URL and ADMIN_TOKEN configured). A browser opens
+ * `/admin/queues?token=…` once: the token moves into an HttpOnly cookie
+ * scoped to /admin and the URL is cleaned; API clients send
+ * `Authorization: Bearer …`.
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { H3 } from 'h3';
+import type { ServiceDeps } from '../deps.ts';
+import { DASHBOARD_PATH } from './queue-dashboard.ts';
+
+const COOKIE = 'proofline_admin';
+
+function sameToken(given: string | null | undefined, expected: string): boolean {
+  if (!given) return false;
+  // Compare digests so the comparison takes the same time for any length.
+  return timingSafeEqual(createHash('sha256').update(given).digest(), createHash('sha256').update(expected).digest());
+}
+
+function cookieToken(req: Request): string | null {
+  const raw = req.headers.get('cookie') ?? '';
+  for (const part of raw.split(';')) {
+    const [k, ...v] = part.trim().split('=');
+    if (k === COOKIE) return decodeURIComponent(v.join('='));
+  }
+  return null;
+}
+
+/** Decides a request: the dashboard's answer, a redirect that stores the token, or 401. */
+export async function handleDashboardRequest(req: Request, dashboard: NonNullable<ServiceDeps['queueDashboard']>): Promise<Response> {
+  const url = new URL(req.url);
+  const queryToken = url.searchParams.get('token');
+  if (queryToken !== null) {
+    if (!sameToken(queryToken, dashboard.token)) return unauthorized();
+    url.searchParams.delete('token');
+    return new Response(null, {
+      status: 303,
+      headers: { location: `${url.pathname}${url.search}`, 'set-cookie': `${COOKIE}=${encodeURIComponent(queryToken)}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=43200` },
+    });
+  }
+  const bearer = req.headers.get('authorization')?.match(/^Bearer\s+(.+)$/i)?.[1];
+  if (!sameToken(bearer, dashboard.token) && !sameToken(cookieToken(req), dashboard.token)) return unauthorized();
+  return dashboard.fetch(req);
+}
+
+function unauthorized(): Response {
+  return new Response(JSON.stringify({ error: 'admin token required', hint: 'send Authorization: Bearer <ADMIN_TOKEN>, or open /admin/queues?token=<ADMIN_TOKEN> in a browser' }), {
+    status: 401,
+    headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="proofline-admin"' },
+  });
+}
+
+export function registerAdminRoutes(app: H3, deps: ServiceDeps): void {
+  const dashboard = deps.queueDashboard;
+  if (!dashboard) return;
+  const handler = (event: { req: Request }) => handleDashboardRequest(event.req, dashboard);
+  app.all(DASHBOARD_PATH, handler);
+  app.all(`${DASHBOARD_PATH}/**`, handler);
+}
