@@ -5,14 +5,19 @@
  */
 import { H3 } from 'h3';
 import { registerCompanyRoutes } from './company/company.routes.ts';
+import { registerRegistryLayerRoutes } from './registry-layers/registry-layers.routes.ts';
+import { registerCarrierRoutes } from './carriers/carriers.routes.ts';
 import { registerCareRoutes } from './care/care.routes.ts';
 import { registerVettingRoutes } from './vetting/vetting.routes.ts';
 import { registerCreditsRoutes } from './vetting/credits.routes.ts';
+import { registerAttestationRoutes } from './attestation/attestation.routes.ts';
+import { registerMcpRoutes } from './mcp/mcp.routes.ts';
 import type { ServiceDeps } from './deps.ts';
 import { registerHealthRoutes } from './health/health.routes.ts';
 import { registerDiscoveryRoutes } from './discovery/discovery.routes.ts';
 import { registerAdminRoutes } from './admin/admin.routes.ts';
 import { errorResponse } from './http.ts';
+import { registerQuotesRoutes } from './quotes/quotes.routes.ts';
 import { installApiLayer } from './cache/api-layer.ts';
 import { registerReceiptRoutes } from './receipts/receipts.routes.ts';
 import { registerSearchRoutes } from './search/search.routes.ts';
@@ -34,8 +39,13 @@ export function createApp(deps: ServiceDeps): H3 {
   registerDiscoveryRoutes(app, deps);
   registerAdminRoutes(app, deps);
   registerCompanyRoutes(app, deps);
+  registerRegistryLayerRoutes(app, deps);
+  registerQuotesRoutes(app, deps);
+  registerCarrierRoutes(app, deps);
   registerVettingRoutes(app, deps);
   registerCareRoutes(app, deps);
   registerCreditsRoutes(app, deps);
+  registerAttestationRoutes(app, deps);
+  registerMcpRoutes(app, deps);
   return app;
 }

@@ -69,7 +69,7 @@ export const READERS: Record<FmcsaKind, ReaderSpec> = {
     notNull: ['DOT_NUMBER'],
     select: {
       dot_number: '"DOT_NUMBER"', legal_name: s('LEGAL_NAME'), dba_name: s('DBA_NAME'), status_code: s('STATUS_CODE'),
-      carrier_operation: s('CARRIER_OPERATION'), hm_flag: flag('HM_IND'), pc_flag: `(coalesce(TRY_CAST(trim("BUS_UNITS") AS INTEGER), 0) > 0 OR upper(trim("CRGO_PASSENGERS")) = 'X')`,
+      carrier_operation: s('CARRIER_OPERATION'), hm_flag: flag('HM_IND'), pc_flag: `(coalesce(TRY_CAST(trim("BUS_UNITS") AS INTEGER), 0) > 0 OR coalesce(upper(trim("CRGO_PASSENGERS")) = 'X', false))`,
       phy_street: s('PHY_STREET'), phy_city: s('PHY_CITY'), phy_state: s('PHY_STATE'), phy_zip: s('PHY_ZIP'), phy_country: s('PHY_COUNTRY'),
       mailing_street: s('CARRIER_MAILING_STREET'), mailing_city: s('CARRIER_MAILING_CITY'), mailing_state: s('CARRIER_MAILING_STATE'), mailing_zip: s('CARRIER_MAILING_ZIP'),
       phone: s('PHONE'), cell_phone: s('CELL_PHONE'), fax: s('FAX'), email_address: `lower(${s('EMAIL_ADDRESS')})`,
@@ -134,7 +134,7 @@ export const READERS: Record<FmcsaKind, ReaderSpec> = {
       inspection_id: '"INSPECTION_ID"', insp_violation_id: big('INSP_VIOLATION_ID'), seq_no: int('SEQ_NO'), part_no: s('PART_NO'), part_no_section: s('PART_NO_SECTION'),
       insp_viol_unit: s('INSP_VIOL_UNIT'), insp_unit_id: big('INSP_UNIT_ID'), insp_violation_category_id: int('INSP_VIOLATION_CATEGORY_ID'),
       // Only `Y` is truthy (schemas.md §3).
-      out_of_service: `(upper(trim("OUT_OF_SERVICE_INDICATOR")) = 'Y')`, citation_number: s('CITATION_NUMBER'),
+      out_of_service: `coalesce(upper(trim("OUT_OF_SERVICE_INDICATOR")) = 'Y', false)`, citation_number: s('CITATION_NUMBER'),
     },
   },
   sms_property: sms(false),
@@ -145,7 +145,7 @@ export const READERS: Record<FmcsaKind, ReaderSpec> = {
     select: {
       docket_number: docket('DOCKET_NUMBER'), dot_number: '"DOT_NUMBER"', authority_type: s('OPERATING_AUTHORITY_REGISTRATION_TYPE'),
       serve_date: mdy('SERVE_DATE'), revocation_type: s('REVOCATION_TYPE'), effective_date: mdy('EFFECTIVE_DATE'),
-      involuntary: `(upper(trim("REVOCATION_TYPE")) LIKE 'INVOLUNTARY%')`,
+      involuntary: `coalesce(upper(trim("REVOCATION_TYPE")) LIKE 'INVOLUNTARY%', false)`,
     },
   },
   authority: {

@@ -1,0 +1,364 @@
+/**
+ * Carrier queries over the fmcsa snapshot, transport-free: the REST routes
+ * (carriers.routes.ts), the vetting records and the MCP tools all call these.
+ * First argument is always the fmcsa `SnapshotReader`; a DOT may be given as a
+ * number or a digit string (8-digit L&I padding accepted) and is validated
+ * (InvalidInputError naming `dot`). An unknown DOT is a NotFoundError whose
+ * body carries `{dot}`. A dataset with no rows answers `data_available: false`
+ * with a plain "no data yet" message: absence of data is never reported as a
+ * clean record.
+ */
+import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
+import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
+import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import {
+  assessBasics, assessCarrier, BASICS, NATIONAL_OOS_AVERAGES, RISK_RULES, type CarrierClass, type CarrierFeatures, type RiskAssessment,
+} from '../../ingest/fmcsa/risk-model.ts';
+
+const SQL = {
+  search: loadSql('./search-carriers.sql', import.meta.url),
+  carrier: loadSql('./get-carrier.sql', import.meta.url),
+  risk: /* sql */ `SELECT * FROM carrier_risk WHERE dot_number = $dot`,
+  authority: /* sql */ `SELECT * EXCLUDE (source_file) FROM authority WHERE dot_number = $dot ORDER BY docket_number`,
+  insurance: loadSql('./get-insurance.sql', import.meta.url),
+  sms: /* sql */ `SELECT * EXCLUDE (source_file) FROM sms_basics WHERE dot_number = $dot ORDER BY segment`,
+  crashesByDot: /* sql */ `SELECT * EXCLUDE (source_file) FROM crashes WHERE dot_number = $dot ORDER BY report_date DESC, crash_id, report_seq_no LIMIT 500`,
+  crashesByVin: /* sql */ `SELECT * EXCLUDE (source_file) FROM crashes WHERE vin = $vin ORDER BY report_date DESC, crash_id, report_seq_no LIMIT 500`,
+  inspections: /* sql */ `SELECT * EXCLUDE (source_file) FROM inspections WHERE dot_number = $dot ORDER BY insp_date DESC, inspection_id LIMIT $limit`,
+  inspectionCount: /* sql */ `SELECT count(*)::INTEGER AS n FROM inspections WHERE dot_number = $dot`,
+  violations: loadSql('./get-violations.sql', import.meta.url),
+  units: loadSql('./get-units.sql', import.meta.url),
+  oos: /* sql */ `SELECT * EXCLUDE (source_file) FROM oos_orders WHERE dot_number = $dot ORDER BY oos_date DESC`,
+  enforcement: /* sql */ `SELECT * EXCLUDE (source_file) FROM enforcement_cases WHERE dot_number = $dot ORDER BY case_open_date DESC`,
+  revocations: /* sql */ `SELECT * EXCLUDE (source_file) FROM revocations WHERE dot_number = $dot ORDER BY serve_date DESC`,
+  status: /* sql */ `SELECT dataset, table_name, records::BIGINT AS records, as_of, data_available FROM dataset_status ORDER BY dataset`,
+  sources: /* sql */ `SELECT dataset, path, source_url, byte_size, content_sha256, retrieved_at, ingested_at, run_id, row_count, reject_count FROM sources ORDER BY dataset, ingested_at`,
+  redFlags: loadSql('./search-red-flags.sql', import.meta.url),
+  rejects: /* sql */ `SELECT dataset, count(*)::INTEGER AS rejects FROM rejects GROUP BY dataset ORDER BY dataset`,
+};
+
+const NO_DATA = (what: string) => `No ${what} data yet: the current FMCSA snapshot has no ${what} file loaded, so this is not a clean record.`;
+
+/** Parses a DOT number (number, digit string, or 8-digit padded L&I form). */
+export function parseDot(raw: unknown, parameter = 'dot'): number {
+  const s = typeof raw === 'number' ? String(raw) : typeof raw === 'string' ? raw.trim() : '';
+  if (!/^\d{1,8}$/.test(s) || Number(s) === 0) {
+    throw new InvalidInputError(`'${parameter}' must be a USDOT number (1 to 8 digits), got '${String(raw ?? '')}'`, { response: { parameter } });
+  }
+  return Number(s);
+}
+
+/** Normalises an MC/MX/FF docket (`MC-123456`, `mc123456`, `123456`) to `MC123456`. */
+export function parseDocket(raw: string): string {
+  const s = raw.trim().toUpperCase().replace(/[-\s]/g, '');
+  const m = /^(MC|MX|FF)?0*(\d{1,8})$/.exec(s);
+  if (!m) throw new InvalidInputError(`'mc' must be a docket number such as MC123456, got '${raw}'`, { response: { parameter: 'mc' } });
+  return `${m[1] ?? 'MC'}${m[2]}`;
+}
+
+function notFound(dot: number): NotFoundError {
+  return new NotFoundError(`no carrier with USDOT number ${dot} in the FMCSA census snapshot`, { response: { dot } });
+}
+
+export interface SearchCarriersQuery {
+  name?: string;
+  dot?: number | string;
+  mc?: string;
+  state?: string;
+  limit: number;
+  offset?: number;
+}
+
+/**
+ * Searches carriers by name (contains, case-insensitive), DOT, MC docket
+ * and/or state. Ranked: exact name, name prefix, then contains; larger fleets
+ * first within a rank. At least one filter is required.
+ */
+export async function searchCarriers(fmcsa: SnapshotReader, q: SearchCarriersQuery): Promise<{ total: number; limit: number; offset: number; results: Row[] }> {
+  const dot = q.dot != null && q.dot !== '' ? parseDot(q.dot) : null;
+  const mc = q.mc ? parseDocket(q.mc) : null;
+  const name = q.name?.trim() ? q.name.trim().toLowerCase() : null;
+  if (name && name.length < 2) throw new InvalidInputError(`'name' needs at least 2 characters`, { response: { parameter: 'name' } });
+  const state = q.state?.trim() ? q.state.trim().toUpperCase() : null;
+  if (state && !/^[A-Z]{2}$/.test(state)) throw new InvalidInputError(`'state' must be a 2-letter code`, { response: { parameter: 'state' } });
+  if (dot == null && !mc && !name && !state) throw new InvalidInputError('give at least one of name, dot, mc or state', { response: { parameter: 'name' } });
+  const limit = Math.max(1, Math.min(100, Math.trunc(q.limit)));
+  const offset = Math.max(0, Math.trunc(q.offset ?? 0));
+  const rows = await fmcsa.query(SQL.search, { dot, mc, name, state, limit, offset });
+  const total = rows.length ? Number(rows[0].total) : 0;
+  return { total, limit, offset, results: rows.map(({ total: _t, rank: _r, ...r }) => r) };
+}
+
+/** Carrier identity (census row + L&I authority dockets and insurance filings, money in thousands), or NotFoundError. */
+export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string): Promise<Row & { authority: Row[]; insurance: Row[] }> {
+  const dot = parseDot(dotRaw);
+  const [row] = await fmcsa.query(SQL.carrier, { dot });
+  if (!row) throw notFound(dot);
+  const [authority, insurance] = await Promise.all([fmcsa.query(SQL.authority, { dot }), fmcsa.query(SQL.insurance, { dot })]);
+  return { ...row, authority, insurance };
+}
+
+/** Rebuilds the CarrierFeatures of a `carrier_risk` row (the columns are the feature names). */
+export function featuresFromRow(r: Row): CarrierFeatures {
+  const num = (k: string) => (r[k] == null ? null : Number(r[k]));
+  const n0 = (k: string) => Number(r[k] ?? 0);
+  const bool = (k: string) => (r[k] == null ? null : Boolean(r[k]));
+  const basics: CarrierFeatures['basics'] = {};
+  for (const b of BASICS) basics[b.key] = { measure: num(`${b.key}_measure`), percentile: num(`${b.key}_pct`), alert: bool(`${b.key}_alert`), acute_critical: bool(`${b.key}_ac`) };
+  return {
+    dot_number: Number(r.dot_number),
+    legal_name: (r.legal_name as string | null) ?? null,
+    phy_state: (r.phy_state as string | null) ?? null,
+    status_code: (r.status_code as string | null) ?? null,
+    carrier_class: r.carrier_class as CarrierClass,
+    authority_status: (r.authority_status as CarrierFeatures['authority_status']) ?? null,
+    authority_age_days: num('authority_age_days'),
+    revocations_total: n0('revocations_total'),
+    revocations_recent: n0('revocations_recent'),
+    oos_orders_active: n0('oos_orders_active'),
+    oos_orders_total: n0('oos_orders_total'),
+    safety_rating: (r.safety_rating as string | null) ?? null,
+    mcs150_age_days: num('mcs150_age_days'),
+    power_units: num('power_units'),
+    drivers: num('drivers'),
+    inspections_24m: n0('inspections_24m'),
+    driver_inspections_24m: n0('driver_inspections_24m'),
+    driver_oos_24m: n0('driver_oos_24m'),
+    vehicle_inspections_24m: n0('vehicle_inspections_24m'),
+    vehicle_oos_24m: n0('vehicle_oos_24m'),
+    hazmat_inspections_24m: n0('hazmat_inspections_24m'),
+    hazmat_oos_24m: n0('hazmat_oos_24m'),
+    driver_oos_rate: num('driver_oos_rate'),
+    vehicle_oos_rate: num('vehicle_oos_rate'),
+    hazmat_oos_rate: num('hazmat_oos_rate'),
+    crashes_24m: n0('crashes_24m'),
+    fatal_crashes_24m: n0('fatal_crashes_24m'),
+    injury_crashes_24m: n0('injury_crashes_24m'),
+    towaway_crashes_24m: n0('towaway_crashes_24m'),
+    crashes_per_power_unit: num('crashes_per_power_unit'),
+    basics,
+    basics_over_threshold: n0('basics_over_threshold'),
+    basics_acute_critical: n0('basics_acute_critical'),
+    bipd_on_file_k: num('bipd_on_file_k'),
+    bipd_required_k: num('bipd_required_k'),
+    prior_revoke_flag: bool('prior_revoke_flag'),
+    shared_phone_carriers: n0('shared_phone_carriers'),
+    shared_email_carriers: n0('shared_email_carriers'),
+    shared_address_carriers: n0('shared_address_carriers'),
+    shared_vin_carriers: n0('shared_vin_carriers'),
+    shared_with_revoked_carriers: n0('shared_with_revoked_carriers'),
+  };
+}
+
+async function riskRow(fmcsa: SnapshotReader, dot: number): Promise<Row> {
+  const [row] = await fmcsa.query(SQL.risk, { dot });
+  if (!row) throw notFound(dot);
+  return row;
+}
+
+const datasetStatusCache = new WeakMap<object, Promise<{ status: Row[]; sources: Row[] }>>();
+/** Dataset status and sources of the snapshot being served (cached per snapshot manifest). */
+async function snapshotMeta(fmcsa: SnapshotReader): Promise<{ status: Row[]; sources: Row[] }> {
+  const m = fmcsa.manifest;
+  if (!m) return { status: await fmcsa.query(SQL.status), sources: [] };
+  let p = datasetStatusCache.get(m);
+  if (!p) {
+    p = Promise.all([fmcsa.query(SQL.status), fmcsa.query(SQL.sources)]).then(([status, sources]) => ({ status, sources }));
+    p.catch(() => datasetStatusCache.delete(m));
+    datasetStatusCache.set(m, p);
+  }
+  return p;
+}
+
+function hasData(status: Row[], dataset: string): boolean {
+  return Boolean(status.find((s) => s.dataset === dataset)?.data_available);
+}
+
+/** The seven BASICs with measures, percentiles where public, thresholds and flags. */
+export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | string) {
+  const dot = parseDot(dotRaw);
+  const row = await riskRow(fmcsa, dot);
+  const f = featuresFromRow(row);
+  const { status } = await snapshotMeta(fmcsa);
+  const sms = await fmcsa.query(SQL.sms, { dot });
+  const basics = assessBasics(f).map((b, i) => ({ ...b, acute_critical: f.basics[BASICS[i].key]?.acute_critical ?? null, public: BASICS[i].key !== 'hm_compliance' && BASICS[i].key !== 'crash_ind' }));
+  return {
+    dot_number: dot,
+    legal_name: f.legal_name,
+    carrier_class: f.carrier_class,
+    safety_rating: f.safety_rating,
+    sms_data_available: hasData(status, 'sms'),
+    sms_segment: (sms[0]?.segment as string | undefined) ?? null,
+    percentiles_public: f.carrier_class === 'passenger',
+    note:
+      f.carrier_class === 'passenger'
+        ? 'Passenger carriers: FMCSA still publishes percentiles and alerts.'
+        : 'Property carriers: FMCSA publishes measures but no percentiles or alerts since the FAST Act (Dec 2015); Crash Indicator and HM Compliance are in no public file.',
+    basics,
+    basics_over_threshold: f.basics_over_threshold,
+    sms_counts: sms[0]
+      ? { insp_total: sms[0].insp_total, driver_insp_total: sms[0].driver_insp_total, driver_oos_insp_total: sms[0].driver_oos_insp_total, vehicle_insp_total: sms[0].vehicle_insp_total, vehicle_oos_insp_total: sms[0].vehicle_oos_insp_total }
+      : null,
+    as_of: row.as_of,
+  };
+}
+
+/** Crashes by carrier (`dot`) or by vehicle (`vin`); one row per vehicle per crash. */
+export async function getCrashes(fmcsa: SnapshotReader, q: { dot?: number | string; vin?: string }) {
+  const hasDot = q.dot != null && q.dot !== '';
+  if (!hasDot && !q.vin) throw new InvalidInputError(`give 'dot' or 'vin'`, { response: { parameter: 'dot' } });
+  const { status } = await snapshotMeta(fmcsa);
+  const available = hasData(status, 'crash');
+  let rows: Row[];
+  let dot: number | null = null;
+  let vin: string | null = null;
+  if (hasDot) {
+    dot = parseDot(q.dot);
+    await riskRow(fmcsa, dot);
+    rows = await fmcsa.query(SQL.crashesByDot, { dot });
+  } else {
+    vin = String(q.vin).trim().toUpperCase();
+    if (!/^[A-HJ-NPR-Z0-9]{11,17}$/.test(vin)) throw new InvalidInputError(`'vin' must be 11 to 17 characters (no I, O or Q)`, { response: { parameter: 'vin' } });
+    rows = await fmcsa.query(SQL.crashesByVin, { vin });
+  }
+  const crashes = new Map<string, Row>();
+  for (const r of rows) if (!crashes.has(String(r.crash_id))) crashes.set(String(r.crash_id), r);
+  const list = [...crashes.values()];
+  return {
+    dot_number: dot,
+    vin,
+    data_available: available,
+    message: available ? null : NO_DATA('crash'),
+    total_crashes: list.length,
+    fatal: list.filter((r) => Number(r.fatalities) > 0).length,
+    injury: list.filter((r) => Number(r.injuries) > 0).length,
+    tow_away: list.filter((r) => r.tow_away === true).length,
+    vehicles: rows,
+  };
+}
+
+/** Inspections (newest 100), their violations and units, and 24-month OOS rates against the national averages. */
+export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | string) {
+  const dot = parseDot(dotRaw);
+  const f = featuresFromRow(await riskRow(fmcsa, dot));
+  const { status } = await snapshotMeta(fmcsa);
+  const available = hasData(status, 'inspection');
+  const [inspections, [{ n }], violations, units] = await Promise.all([
+    fmcsa.query(SQL.inspections, { dot, limit: 100 }),
+    fmcsa.query(SQL.inspectionCount, { dot }),
+    fmcsa.query(SQL.violations, { dot, limit: 100 }),
+    fmcsa.query(SQL.units, { dot, limit: 100 }),
+  ]);
+  const rate = (insp: number, oos: number, r: number | null, nat: number) => ({ inspections: insp, oos_inspections: oos, oos_rate: r, national_average: nat, above_national: r == null ? null : r > nat });
+  return {
+    dot_number: dot,
+    data_available: available || hasData(status, 'sms'),
+    source: available ? 'inspection file' : hasData(status, 'sms') ? 'SMS 24-month counters' : null,
+    message: available || hasData(status, 'sms') ? null : NO_DATA('inspection'),
+    window: '24 months',
+    total_inspections_on_file: Number(n),
+    inspections_24m: f.inspections_24m,
+    rates: {
+      driver: rate(f.driver_inspections_24m, f.driver_oos_24m, f.driver_oos_rate, NATIONAL_OOS_AVERAGES.driver),
+      vehicle: rate(f.vehicle_inspections_24m, f.vehicle_oos_24m, f.vehicle_oos_rate, NATIONAL_OOS_AVERAGES.vehicle),
+      hazmat: rate(f.hazmat_inspections_24m, f.hazmat_oos_24m, f.hazmat_oos_rate, NATIONAL_OOS_AVERAGES.hazmat),
+    },
+    national_average_note: 'National averages are the ones FMCSA QCMobile reports (frozen at 2009-10). Rates need at least 3 inspections of that kind.',
+    inspections,
+    violations,
+    units,
+  };
+}
+
+/** Enforcement: OOS orders, enforcement cases and L&I revocations, each saying when there is no data yet. */
+export async function getEnforcement(fmcsa: SnapshotReader, dotRaw: number | string) {
+  const dot = parseDot(dotRaw);
+  await riskRow(fmcsa, dot);
+  const { status } = await snapshotMeta(fmcsa);
+  const [oos, cases, revocations] = await Promise.all([fmcsa.query(SQL.oos, { dot }), fmcsa.query(SQL.enforcement, { dot }), fmcsa.query(SQL.revocations, { dot })]);
+  const section = (dataset: string, what: string, rows: Row[]) => {
+    const available = hasData(status, dataset);
+    return { data_available: available, message: available ? null : NO_DATA(what), records: available ? rows : [] };
+  };
+  const o = section('oos_orders', 'out-of-service order', oos);
+  return {
+    dot_number: dot,
+    oos_orders: { ...o, active: o.records.filter((r) => r.status === 'ACTIVE' && r.rescind_date == null).length },
+    enforcement_cases: section('enforcement', 'enforcement case', cases),
+    revocations: section('revocation', 'revocation', revocations),
+    data_available: hasData(status, 'enforcement') || hasData(status, 'oos_orders'),
+  };
+}
+
+/** Which source dataset (sources.dataset) feeds which dataset_status row. */
+const SOURCE_TO_STATUS: Record<string, string> = {
+  'fmcsa/company-census': 'census', 'fmcsa/sms-input-census': 'census', 'fmcsa/crash': 'crash', 'fmcsa/inspection': 'inspection',
+  'fmcsa/inspection-units': 'inspection_units', 'fmcsa/violations': 'violations', 'fmcsa/sms-pass-property': 'sms', 'fmcsa/sms-pass': 'sms',
+  'fmcsa/li-revocation': 'revocation', 'fmcsa/li-carrier': 'authority', 'fmcsa/li-insurance': 'insurance', 'fmcsa/oos-orders': 'oos_orders',
+  'fmcsa/enforcement-cases': 'enforcement',
+};
+
+export interface RiskSnapshotInput {
+  dataset: string;
+  as_of: string | null;
+  retrieved_at: string | null;
+  content_sha256: string;
+  source_url: string | null;
+}
+
+export interface RiskSnapshot {
+  dot_number: number;
+  snapshot_id: string | null;
+  as_of: string | null;
+  features: CarrierFeatures;
+  assessment: RiskAssessment;
+  inputs: RiskSnapshotInput[];
+}
+
+/**
+ * The derived nightly snapshot row of a carrier: its features, the
+ * RiskAssessment (pure model; same score as the SQL that ranked all carriers),
+ * and the inputs it rests on (dataset, as-of date, retrieval time, SHA-256),
+ * ready to embed in a vetting record's snapshot_json.
+ */
+export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | string): Promise<RiskSnapshot> {
+  const dot = parseDot(dotRaw);
+  const row = await riskRow(fmcsa, dot);
+  const { status, sources } = await snapshotMeta(fmcsa);
+  const features = featuresFromRow(row);
+  const asOf = new Map(status.map((s) => [String(s.dataset), (s.as_of as string | null) ?? null]));
+  const inputs = sources.map((s) => ({
+    dataset: String(s.dataset),
+    as_of: asOf.get(SOURCE_TO_STATUS[String(s.dataset)] ?? '') ?? null,
+    retrieved_at: (s.retrieved_at as string | null) ?? null,
+    content_sha256: String(s.content_sha256),
+    source_url: (s.source_url as string | null) ?? null,
+  }));
+  return { dot_number: dot, snapshot_id: fmcsa.manifest?.snapshot_id ?? null, as_of: (row.as_of as string | null) ?? null, features, assessment: assessCarrier(features), inputs };
+}
+
+const RULE_CODES = new Set(RISK_RULES.map((r) => r.code));
+
+/** Carriers carrying a red flag (optionally one code, one state), highest score first. */
+export async function searchRedFlags(fmcsa: SnapshotReader, q: { code?: string; state?: string; limit: number }) {
+  const code = q.code?.trim() ? q.code.trim().toUpperCase() : null;
+  if (code && !RULE_CODES.has(code)) throw new InvalidInputError(`unknown red flag code '${code}'; known: ${[...RULE_CODES].join(', ')}`, { response: { parameter: 'code' } });
+  const state = q.state?.trim() ? q.state.trim().toUpperCase() : null;
+  if (state && !/^[A-Z]{2}$/.test(state)) throw new InvalidInputError(`'state' must be a 2-letter code`, { response: { parameter: 'state' } });
+  const limit = Math.max(1, Math.min(500, Math.trunc(q.limit)));
+  const rows = await fmcsa.query(SQL.redFlags, { code, state, limit });
+  return { code, state, total: rows.length ? Number(rows[0].total) : 0, results: rows.map(({ total: _t, ...r }) => r) };
+}
+
+/** Record counts per dataset and as-of dates, the files loaded and reject counts. */
+export async function getDatasetStatus(fmcsa: SnapshotReader) {
+  const { status, sources } = await snapshotMeta(fmcsa);
+  const rejects = await fmcsa.query(SQL.rejects);
+  return {
+    snapshot_id: fmcsa.manifest?.snapshot_id ?? null,
+    published_at: fmcsa.manifest?.published_at ?? null,
+    datasets: status.map((s) => ({ ...s, records: Number(s.records), message: s.data_available ? null : NO_DATA(String(s.dataset).replace(/_/g, ' ')) })),
+    sources,
+    rejects,
+  };
+}
