@@ -8,7 +8,9 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 
 /** Every benchmark, in run order: one line each. */
-export const benches: string[] = [];
+export const benches: string[] = [
+  'api', // read API: identity card vs bare node:http, search, quote (bench/api.bench.ts)
+];
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const filters = process.argv.slice(2);

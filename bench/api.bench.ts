@@ -1,0 +1,190 @@
+/**
+ * Read-API benchmark against a real server on loopback, with wrk (`apt-get
+ * install wrk`), bounded duration:
+ *
+ * - `/api/company/{ticker}` at 32 connections, rotating over many tickers
+ *   (warm hot cache), next to a bare node:http server returning the same bytes
+ *   in the same run (target: ≥ 10,000 req/s, p99 < 10 ms, ≥ half of bare);
+ * - `/api/search?q=` with a cache-busting unknown parameter, so every request
+ *   runs the DuckDB search (target p99 < 50 ms), at 8 connections;
+ * - `/api/company/{ticker}/quote` when the quotes domain is published.
+ *
+ * Scale: `full` when data/sample/full is complete (the issue-3 engineer's full
+ * sample), else `medium` (generated here). BENCH_SCALE overrides; BENCH_SECONDS
+ * sets the duration per run (default 10). Requests carry a Pro key with a huge
+ * limit so metering runs on every request (and no 429 skews the numbers).
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { existsSync, readFileSync, writeFileSync, mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../lib/config.ts';
+import { silentLogger } from '../lib/log.ts';
+import { createApiKey } from '../lib/api-keys.ts';
+import { runPipelineInProcess } from '../jobs/in-process.ts';
+import { pipelines } from '../jobs/pipelines.ts';
+import { ensureSample, sampleGenerators } from '../jobs/sample.ts';
+import { SnapshotReader } from '../lib/warehouse/reader.ts';
+import { writeResult } from './bench-kit.ts';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const fullDir = path.join(ROOT, 'data', 'sample', 'full');
+const scale = (process.env.BENCH_SCALE ?? (existsSync(path.join(fullDir, '.complete')) ? 'full' : 'medium')) as 'small' | 'medium' | 'full';
+
+if (spawnSync('wrk', ['--version']).error) {
+  console.error('wrk not found: apt-get install -y wrk');
+  process.exit(1);
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+interface WrkResult {
+  requests: number; duration_us: number; errors_status: number; errors_socket: number;
+  p50_us: number; p90_us: number; p99_us: number; max_us: number; mean_us: number; req_per_s: number;
+}
+
+function runWrk(url: string, paths: string[], connections: number, headers: Record<string, string>): WrkResult {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'proofline-wrk-'));
+  const script = path.join(dir, 'bench.lua');
+  writeFileSync(script, `
+local paths = {${paths.map((p) => JSON.stringify(p)).join(',')}}
+${Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join('\n')}
+local i = math.random(#paths)
+local n = 0
+request = function()
+  i = i % #paths + 1
+  n = n + 1
+  local p = paths[i]
+  p = string.gsub(p, "{n}", tostring(n) .. "-" .. tostring(math.random(1000000)))
+  return wrk.format("GET", p)
+end
+done = function(summary, latency, requests)
+  local e = summary.errors
+  io.write(string.format('WRKJSON {"requests":%d,"duration_us":%d,"errors_status":%d,"errors_socket":%d,"p50_us":%d,"p90_us":%d,"p99_us":%d,"max_us":%d,"mean_us":%.1f}\\n',
+    summary.requests, summary.duration, e.status, e.connect + e.read + e.write + e.timeout,
+    latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean))
+end
+`);
+  const r = spawnSync('wrk', ['-t2', `-c${connections}`, `-d${SECONDS}s`, '--timeout', '5s', '-s', script, url], { encoding: 'utf8' });
+  const line = r.stdout.split('\n').find((l) => l.startsWith('WRKJSON '));
+  if (!line) throw new Error(`wrk failed: ${r.stderr || r.stdout}`);
+  const j = JSON.parse(line.slice(8)) as Omit<WrkResult, 'req_per_s'>;
+  return { ...j, req_per_s: Math.round(j.requests / (j.duration_us / 1e6)) };
+}
+
+function vmHwmMb(pid: number): number | null {
+  try {
+    const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Math.round(Number(m[1]) / 1024) : null;
+  } catch {
+    return null;
+  }
+}
+
+async function waitFor(url: string, ms = 60_000): Promise<void> {
+  const t0 = Date.now();
+  for (;;) {
+    try {
+      const r = await fetch(url);
+      if (r.status < 500) return;
+    } catch {
+      /* not up yet */
+    }
+    if (Date.now() - t0 > ms) throw new Error(`server at ${url} did not come up`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+function fmt(name: string, r: WrkResult): string {
+  return `${name.padEnd(34)} ${String(r.req_per_s).padStart(7)} req/s  p50 ${(r.p50_us / 1000).toFixed(2)} ms  p99 ${(r.p99_us / 1000).toFixed(2)} ms  non-2xx ${r.errors_status}  socket errors ${r.errors_socket}`;
+}
+
+// 1. Data: the sample at this scale, ingested in process (skipped when unchanged).
+const dataDir = path.join(ROOT, 'data', 'bench', `api-${scale}`);
+const inputDir = scale === 'full' && existsSync(path.join(fullDir, '.complete')) ? fullDir : path.join(dataDir, 'input');
+const config = loadConfig({ DATA_DIR: dataDir, INPUT_DIR: inputDir, LOG_LEVEL: 'silent' }, ROOT);
+const t0 = Date.now();
+if (inputDir !== fullDir) await ensureSample(inputDir, { scale, seed: 42, generators: sampleGenerators.filter((g) => /edgar|quote/i.test(g.name)) });
+const benchDomains = pipelines.filter((p) => ['registry', 'quotes'].includes(p.domain.domain));
+for (const p of benchDomains) {
+  const rep = await runPipelineInProcess(p, { config, log: silentLogger, inputDir });
+  console.log(`[${p.domain.domain}] ${rep.skipped ? 'unchanged' : `published ${rep.snapshot_id}: ${rep.rows} rows`} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+}
+
+// 2. Tickers and search words from the snapshot.
+const reader = await SnapshotReader.open(dataDir, 'registry', { poolSize: 1 });
+const tickers = (await reader.query(/* sql */ `SELECT ticker FROM company_lookup WHERE is_primary AND status = 'active' ORDER BY hash(ticker) LIMIT 500`)).map((r) => String(r.ticker));
+const words = (await reader.query(/* sql */ `SELECT DISTINCT lower(split_part(name, ' ', 1)) AS w FROM company_lookup WHERE length(split_part(name, ' ', 1)) >= 4 ORDER BY hash(w) LIMIT 200`)).map((r) => String(r.w).replace(/[^a-z0-9]/g, '')).filter((w) => w.length >= 3);
+const companies = Number((await reader.query(/* sql */ `SELECT count(DISTINCT cik) AS n FROM company_lookup`))[0]!.n);
+const hasQuotes = existsSync(path.join(dataDir, 'warehouse', 'quotes', 'CURRENT'));
+await reader.close();
+
+// 3. A Pro key with a limit no benchmark reaches.
+const { secret } = await createApiKey(dataDir, { label: 'bench', hourlyLimit: 1_000_000_000 });
+const headers = { Authorization: `Bearer ${secret}`, 'User-Agent': 'Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)' };
+
+// 4. The server.
+const port = await freePort();
+const server: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'service', 'main.ts')], {
+  env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', REDIS_URL: '' },
+  stdio: ['ignore', 'inherit', 'inherit'],
+});
+const base = `http://127.0.0.1:${port}`;
+let bare: ChildProcess | null = null;
+try {
+  await waitFor(`${base}/api/health`);
+  // Warm the hot cache for every ticker used.
+  for (const t of tickers) await fetch(`${base}/api/company/${t}`, { headers });
+  const sampleRes = await fetch(`${base}/api/company/${tickers[0]}`, { headers });
+  const sampleBody = await sampleRes.text();
+
+  // 5. A bare node:http server returning the same bytes.
+  const barePort = await freePort();
+  bare = spawn(process.execPath, ['-e', `
+    const body = Buffer.from(${JSON.stringify(sampleBody)});
+    require('node:http').createServer((req, res) => { res.writeHead(200, { 'content-type': 'application/json; charset=utf-8', 'content-length': body.length }); res.end(body); })
+      .listen(${barePort}, '127.0.0.1');
+  `], { stdio: 'inherit' });
+  await waitFor(`http://127.0.0.1:${barePort}/`);
+
+  const companyPaths = tickers.map((t) => `/api/company/${t}`);
+  const searchPaths = words.map((w) => `/api/search?q=${encodeURIComponent(w)}&nocache={n}`);
+  const runs: Record<string, WrkResult> = {};
+  runs.bare_node_http_c32 = runWrk(`http://127.0.0.1:${barePort}`, ['/'], 32, {});
+  console.log(fmt('bare node:http (same bytes), c32', runs.bare_node_http_c32));
+  runs.company_c32 = runWrk(base, companyPaths, 32, headers);
+  console.log(fmt('/api/company/{ticker}, c32', runs.company_c32));
+  runs.search_uncached_c8 = runWrk(base, searchPaths, 8, headers);
+  console.log(fmt('/api/search (uncached), c8', runs.search_uncached_c8));
+  if (hasQuotes) {
+    for (const t of tickers.slice(0, 200)) await fetch(`${base}/api/company/${t}/quote`, { headers });
+    runs.quote_c32 = runWrk(base, tickers.slice(0, 200).map((t) => `/api/company/${t}/quote`), 32, headers);
+    console.log(fmt('/api/company/{ticker}/quote, c32', runs.quote_c32));
+  }
+  const c = runs.company_c32;
+  const targets = {
+    company_req_per_s_ge_10000: c.req_per_s >= 10_000,
+    company_p99_lt_10ms: c.p99_us < 10_000,
+    company_ge_half_of_bare: c.req_per_s >= runs.bare_node_http_c32.req_per_s / 2,
+    search_p99_lt_50ms: runs.search_uncached_c8.p99_us < 50_000,
+  };
+  console.log('targets:', targets);
+  writeResult('api', {
+    scale, companies, tickers_rotated: tickers.length, search_queries: words.length, seconds_per_run: SECONDS, tool: 'wrk -t2', server_peak_rss_mb: vmHwmMb(server.pid!),
+    ratio_company_to_bare: Math.round((c.req_per_s / runs.bare_node_http_c32.req_per_s) * 100) / 100,
+    runs, targets,
+  });
+} finally {
+  bare?.kill('SIGTERM');
+  server.kill('SIGTERM');
+}
