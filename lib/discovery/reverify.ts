@@ -53,9 +53,13 @@ export interface ReverifyResult {
   bookmark: Bookmark;
 }
 
-/** Builds a bookmark from a discovery report: the manifest and every verified file, pinned by their computed hash. */
+/**
+ * Builds a bookmark from a discovery report: the manifest and every verified
+ * file, pinned by their computed hash. The archive is not pinned: it is the
+ * append-only lineage that explains changes, and changes with every one.
+ */
 export function createBookmark(report: DiscoveryReport): Bookmark {
-  const verdicts: DocumentVerdict[] = [...(report.manifest ? [report.manifest] : []), ...report.files.flatMap((f) => (f.verdict ? [f.verdict] : []))];
+  const verdicts: DocumentVerdict[] = [...(report.manifest ? [report.manifest] : []), ...report.files.flatMap((f) => (f.verdict && f.role !== 'archive' ? [f.verdict] : []))];
   const trustNotes: string[] = [];
   const pinnedResources = verdicts.map((v) => {
     if (v.hash.status !== 'match') trustNotes.push(`${v.url}: published contentHash ${v.hash.status}; pinned our own RFC 8785 hash`);
