@@ -125,14 +125,14 @@ QUALIFY row_number() OVER (PARTITION BY cik, event_date ORDER BY (et_ts IS NULL)
 -- spread of past gaps; predicted rows always carry confirmed = false.
 INSERT INTO earnings_calendar
 WITH c AS (
-  SELECT cik, event_date, timing, row_number() OVER (PARTITION BY cik ORDER BY event_date DESC) AS rn,
+  SELECT cik, event_date, timing, origin_leaf_hash, row_number() OVER (PARTITION BY cik ORDER BY event_date DESC) AS rn,
          event_date - lag(event_date) OVER (PARTITION BY cik ORDER BY event_date) AS gap
   FROM earnings_calendar WHERE confirmed
 ),
 stats AS (
   SELECT cik, max(event_date) AS last_date, count(*) AS n,
          median(gap) FILTER (WHERE rn <= 4) AS med_gap, coalesce(stddev_samp(gap) FILTER (WHERE rn <= 4), 30) AS sd_gap,
-         mode(timing) AS timing
+         mode(timing) AS timing, arg_max(origin_leaf_hash, event_date) AS last_leaf
   FROM c GROUP BY cik HAVING count(*) >= 2
 ),
 nxt AS (
@@ -150,7 +150,7 @@ SELECT n.cik, coalesce(s.seasonal_date, n.naive), false, coalesce(n.timing, 'unk
        round(greatest(0.3, least(0.9, (CASE WHEN s.seasonal_date IS NOT NULL THEN 0.75 ELSE 0.6 END) + 0.05 * least(n.n - 2, 4) - n.sd_gap / 100.0)), 2),
        CASE WHEN s.seasonal_date IS NOT NULL THEN 'one year after the matching confirmed date (' || n.n || ' confirmed dates)'
             ELSE 'last confirmed date + median gap of ' || CAST(round(n.med_gap) AS INTEGER) || ' days (' || n.n || ' confirmed dates)' END,
-       NULL, NULL
+       NULL, n.last_leaf
 FROM nxt n LEFT JOIN seasonal s USING (cik)
 WHERE n.naive IS NOT NULL AND coalesce(s.seasonal_date, n.naive) > n.last_date;
 

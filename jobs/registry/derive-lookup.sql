@@ -2,8 +2,9 @@
 -- Params: none. Reads ticker_snapshots, companies, filings. Replaces company_lookup.
 -- Status rules (README "Registry ingest (SEC EDGAR)" → status), first match wins:
 --   active    the CIK is in a current ticker file (a Form 25 for one class of securities does not end a listing);
---   acquired  not current, and its filings in the 120 days before its last filing include an 8-K item 2.01
+--   acquired  not current, and its filings in the 365 days before its last filing include an 8-K item 2.01
 --             (completion of acquisition or disposition), from the filing index or the 8-K document itself;
+--             ("last filings" = the 365 days before its last filing: a bankrupt or acquired company keeps filing for months);
 --   delisted  not current, and an 8-K item 1.03 (bankruptcy) or a Form 25/25-NSE (delisting) among those last filings,
 --             or listed in an earlier ticker snapshot and absent from the current one;
 --   inactive  not current and never in a ticker file (individuals, funds, shells), or deregistered by a Form 15
@@ -34,7 +35,7 @@ exit_forms AS (
          bool_or(form IN ('25', '25-NSE')) AS had_delisting,
          bool_or(form IN ('15', '15-12B', '15-12G', '15-15D')) AS had_deregistration
   FROM exit_events e
-  WHERE filing_date >= (SELECT max(filing_date) FROM exit_events e2 WHERE e2.cik = e.cik) - INTERVAL 120 DAY
+  WHERE filing_date >= (SELECT max(filing_date) FROM exit_events e2 WHERE e2.cik = e.cik) - INTERVAL 365 DAY
   GROUP BY cik
 ),
 all_t AS (
