@@ -481,9 +481,13 @@ function* liRows(seed: number, count: number): Generator<{ rev: string[]; auth: 
   }
 }
 
-async function* fmcsaFiles(opts: SampleOptions): AsyncGenerator<SampleFile> {
+/**
+ * Every FMCSA sample file for `opts` (`carriers` overrides the scale's count,
+ * for tests that need a few thousand carriers in well under a second).
+ */
+export async function* generateFmcsaSample(opts: SampleOptions & { carriers?: number }): AsyncGenerator<SampleFile> {
   const seed = opts.seed;
-  const n = FMCSA_CARRIERS[opts.scale];
+  const n = opts.carriers ?? FMCSA_CARRIERS[opts.scale];
   const head = (h: readonly string[]) => h.join(',');
   yield { path: 'fmcsa/census/Company_Census_File.csv', content: chunked(head(COMPANY_CENSUS_HEADER), n, seed, (c, out) => out.push(censusRow(c))) };
   yield { path: 'fmcsa/crash/Crash_File.csv', content: chunked(head(CRASH_HEADER), n, seed, (c, out) => crashRows(seed, c, out)) };
@@ -530,5 +534,5 @@ async function* fmcsaFiles(opts: SampleOptions): AsyncGenerator<SampleFile> {
 
 export const fmcsaSampleGenerator: SampleGenerator = {
   name: 'fmcsa',
-  generate: fmcsaFiles,
+  generate: generateFmcsaSample,
 };
