@@ -203,6 +203,14 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
     });
   }
 
+  const feedFile = report.files.find((x) => x.role === 'feed' && x.verdict);
+  const feedDoc = docs.get('feed') as Record<string, unknown> | undefined;
+  const feedItems = feedDoc && Array.isArray(feedDoc.items) ? feedDoc.items : feedDoc && Array.isArray(feedDoc.entries) ? feedDoc.entries : null;
+  if (feedFile && feedItems) {
+    const missing = feedItems.filter((i) => typeof i !== 'object' || i === null || typeof (i as { assertionType?: unknown }).assertionType !== 'string').length;
+    if (missing) feedFile.verdict!.warnings.push(`${missing} of ${feedItems.length} feed items have no assertionType (weighted as unknown)`);
+  }
+
   const archiveFile = report.files.find((x) => x.role === 'archive' && x.verdict);
   if (archiveFile) {
     report.archive = readArchive(docs.get('archive'), archiveFile.url, report.warnings);

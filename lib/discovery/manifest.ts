@@ -58,6 +58,10 @@ export function checkManifestShape(doc: unknown): ShapeCheck {
   return { ok: true, warnings };
 }
 
+function warnIfV12(url: string, where: string, warnings: string[]): void {
+  if (/\/\.well-known\/ai\/(knowledge|feed|content|archive)\b/.test(url)) warnings.push(`${where} uses a v1.2-style path (${new URL(url).pathname})`);
+}
+
 function resolveUrl(v: unknown, base: string): string | null {
   const s = str(v);
   if (!s) return null;
@@ -97,7 +101,9 @@ export function normalizeManifest(doc: Record<string, unknown>, baseUrl: string,
     if (raw === undefined) continue;
     if (typeof raw === 'boolean') {
       warnings.push(`capabilities.${name} is a boolean, not {available, url, …}`);
-      capabilities[name] = { available: raw, url: resolveUrl(legacy?.url, baseUrl), auth: null, rateLimit: null, languages: [], safety: null };
+      const url = resolveUrl(legacy?.url, baseUrl);
+      if (url) warnIfV12(url, `${name}.url`, warnings);
+      capabilities[name] = { available: raw, url, auth: null, rateLimit: null, languages: [], safety: null };
       continue;
     }
     if (!isObj(raw)) {
@@ -106,7 +112,7 @@ export function normalizeManifest(doc: Record<string, unknown>, baseUrl: string,
     }
     if (typeof raw.available !== 'boolean') warnings.push(`capabilities.${name}.available is not a boolean`);
     const url = resolveUrl(raw.url ?? raw.endpoint, baseUrl);
-    if (url && /\/\.well-known\/ai\/(knowledge|feed|content|archive)\b/.test(url)) warnings.push(`capabilities.${name}.url uses a v1.2-style path (${new URL(url).pathname})`);
+    if (url) warnIfV12(url, `capabilities.${name}.url`, warnings);
     capabilities[name] = {
       available: raw.available === true || (raw.available === undefined && url !== null),
       url,
