@@ -68,8 +68,8 @@ describe('publisher: /.well-known/ai and its files', () => {
   it('answers 304 with an empty body on a matching If-None-Match (strong or weak form)', async () => {
     const first = await svc.app.fetch(new Request(`${BASE}/.well-known/ai`));
     const etag = first.headers.get('etag')!;
-    const doc = await first.json();
-    expect(etag).toBe(`"${(doc._signature.contentHash as string).slice(7)}"`);
+    const doc = (await first.json()) as { _signature: { contentHash: string } };
+    expect(etag).toBe(`"${doc._signature.contentHash.slice(7)}"`);
     for (const inm of [etag, `W/${etag}`, `"nope", ${etag}`]) {
       const r = await svc.app.fetch(new Request(`${BASE}/.well-known/ai`, { headers: { 'if-none-match': inm } }));
       expect(r.status).toBe(304);
