@@ -59,7 +59,7 @@ SELECT dot_number,
 FROM authority WHERE dot_number IS NOT NULL GROUP BY dot_number;
 
 CREATE OR REPLACE TEMP TABLE f_sms AS
-SELECT * FROM sms_basics
+SELECT * FROM sms_basics WHERE dot_number IN (SELECT dot_number FROM carriers)
 QUALIFY row_number() OVER (PARTITION BY dot_number ORDER BY CASE segment WHEN 'passenger' THEN 0 ELSE 1 END, source_file) = 1;
 
 -- "Bad" carriers for the chameleon signal: any involuntary revocation, an OOS order in force, or an inactive registration.

@@ -197,14 +197,20 @@ export const fmcsaPipeline: Pipeline = {
     file: { payload: filePayload, process: processFile },
   },
   async derive(conn, ctx) {
+    const t0 = Date.now();
+    const timings: Record<string, number> = {};
+    const step = async (name: string, sql: string) => {
+      const t = Date.now();
+      await conn.run(sql);
+      timings[name] = Date.now() - t;
+    };
     await conn.run(`SET threads = ${Math.max(1, ctx.config.DUCKDB_THREADS)}`);
     // A DOT in both census formats keeps the Company Census row (147 columns, status and rating included).
-    await conn.run(loadSql('./derive-carriers.sql', import.meta.url));
-    const features = loadSql('./derive-risk-features.sql', import.meta.url).replace('/*BASICS_OVER_THRESHOLD*/0', basicsOverThresholdSql());
-    await conn.run(features);
-    await conn.run(`CREATE OR REPLACE TABLE carrier_risk AS SELECT *, ${riskScoreSql()} FROM carrier_risk_features ORDER BY dot_number`);
+    await step('carriers', loadSql('./derive-carriers.sql', import.meta.url));
+    await step('features', loadSql('./derive-risk-features.sql', import.meta.url).replace('/*BASICS_OVER_THRESHOLD*/0', basicsOverThresholdSql()));
+    await step('score', `CREATE OR REPLACE TABLE carrier_risk AS SELECT *, ${riskScoreSql()} FROM carrier_risk_features ORDER BY dot_number`);
     await conn.run(`DROP TABLE carrier_risk_features`);
-    await conn.run(loadSql('./derive-dataset-status.sql', import.meta.url));
-    ctx.log.info({ domain: 'fmcsa' }, 'derived carrier_risk and dataset_status');
+    await step('dataset_status', loadSql('./derive-dataset-status.sql', import.meta.url));
+    ctx.log.info({ domain: 'fmcsa', ms: Date.now() - t0, timings }, 'derived carrier_risk and dataset_status');
   },
 };

@@ -94,7 +94,7 @@ describe.skipIf(!HAS_SHARED)('fmcsa pipeline on the real fixtures', () => {
 
   it('reads SMS measures for a DOT that joins the census sample (golden)', async () => {
     const [joined] = await reader.query(
-      `SELECT s.* EXCLUDE (source_file) FROM sms_basics s JOIN carriers c USING (dot_number) WHERE s.insp_total > 0 AND s.source_file LIKE '%.zip!%' ORDER BY s.dot_number LIMIT 1`,
+      `SELECT s.* EXCLUDE (source_file) FROM sms_basics s JOIN carriers c USING (dot_number) WHERE s.insp_total > 0 AND s.source_file LIKE '%.zip!%' ORDER BY s.insp_total DESC, s.dot_number LIMIT 1`,
     );
     expect(Number(joined.insp_total)).toBeGreaterThan(0);
     expect(joined.unsafe_driv_pct).toBeNull(); // property carriers: no public percentiles

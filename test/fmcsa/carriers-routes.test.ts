@@ -1,0 +1,117 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureSample } from '../../jobs/sample.ts';
+import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
+import { generateFmcsaSample, SAMPLE_DOT_BASE } from '../../ingest/fmcsa/fmcsa.sample.ts';
+import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
+import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+
+const CARRIERS = 3000;
+
+describe('carrier routes over a generated FMCSA sample', () => {
+  let dataDir: string;
+  let inputDir: string;
+  let svc: TestService;
+
+  beforeAll(async () => {
+    dataDir = await tempDir('fmcsa-svc-');
+    inputDir = await tempDir('fmcsa-svc-in-');
+    await ensureSample(inputDir, { scale: 'small', seed: 42, generators: [{ name: 'fmcsa', generate: (o) => generateFmcsaSample({ ...o, carriers: CARRIERS }) }] });
+    const config = testConfig(dataDir);
+    await ingestAll(config, [fmcsaPipeline], inputDir);
+    svc = await buildTestService(config, ['fmcsa']);
+  }, 120_000);
+  afterAll(async () => {
+    await svc?.close();
+    await removeDir(dataDir);
+    await removeDir(inputDir);
+  });
+
+  it('generates files in the real formats, deterministic in the seed', async () => {
+    const census = await readFile(path.join(inputDir, 'fmcsa/census/Company_Census_File.csv'), 'utf8');
+    expect(census.split('\n')[0].split(',')).toHaveLength(147);
+    expect(census.split('\n').length - 2).toBe(CARRIERS);
+    const rev = (await readFile(path.join(inputDir, 'fmcsa/licensing/revocation_2026_11_20.txt'), 'utf8')).split('\n');
+    expect(rev[1]).toMatch(/^"MC\d+","0\d{7}","COMMON","\d\d\/\d\d\/\d{4}","(IN)?VOLUNTARY REVOCATION","\d\d\/\d\d\/\d{4}"$/);
+    const again: string[] = [];
+    for await (const f of generateFmcsaSample({ scale: 'small', seed: 42, carriers: 50 })) if (f.path.endsWith('.csv') && typeof f.content !== 'string' && !(f.content instanceof Uint8Array)) for await (const c of f.content as AsyncIterable<string>) again.push(String(c));
+    const once: string[] = [];
+    for await (const f of generateFmcsaSample({ scale: 'small', seed: 42, carriers: 50 })) if (f.path.endsWith('.csv') && typeof f.content !== 'string' && !(f.content instanceof Uint8Array)) for await (const c of f.content as AsyncIterable<string>) once.push(String(c));
+    expect(again.join('')).toBe(once.join(''));
+  });
+
+  it('has realistic inspection and OOS distributions and chameleon pairs', async () => {
+    const { body } = await getJson(svc.app, '/api/fmcsa/status');
+    expect(body.datasets.find((d: any) => d.dataset === 'census').records).toBe(CARRIERS);
+    const r = svc.deps.readers.fmcsa;
+    const [s] = await r.query(`SELECT avg((inspections_24m > 0)::INT) AS inspected, sum(driver_oos_24m) / sum(driver_inspections_24m) AS drv, sum(vehicle_oos_24m) / sum(vehicle_inspections_24m) AS veh, count(*) FILTER (WHERE shared_with_revoked_carriers > 0)::INTEGER AS chameleons FROM carrier_risk`);
+    expect(Number(s.inspected)).toBeGreaterThan(0.12);
+    expect(Number(s.inspected)).toBeLessThan(0.3);
+    expect(Number(s.drv)).toBeGreaterThan(0.035);
+    expect(Number(s.drv)).toBeLessThan(0.085);
+    expect(Number(s.veh)).toBeGreaterThan(0.18);
+    expect(Number(s.veh)).toBeLessThan(0.32);
+    expect(s.chameleons).toBeGreaterThan(0);
+    // VINs join inspection units and crashes.
+    const [{ n }] = await r.query(`SELECT count(*)::INTEGER AS n FROM crashes c JOIN inspection_units u USING (vin)`);
+    expect(n).toBeGreaterThan(0);
+  });
+
+  it('GET /api/carriers searches by name, state, dot and mc', async () => {
+    const byName = await getJson(svc.app, '/api/carriers?name=eagle&limit=5');
+    expect(byName.status).toBe(200);
+    expect(byName.body.total).toBeGreaterThan(0);
+    expect(byName.body.results[0].legal_name).toMatch(/EAGLE/);
+    const dot = SAMPLE_DOT_BASE + 7;
+    const byDot = await getJson(svc.app, `/api/carriers?dot=${dot}`);
+    expect(byDot.body.results.map((x: any) => x.dot_number)).toEqual([dot]);
+    const mc = byName.body.results.find((x: any) => x.mc_number)?.mc_number as string;
+    const byMc = await getJson(svc.app, `/api/carriers?mc=${mc.replace('MC', 'MC-')}`);
+    expect(byMc.body.results[0].mc_number).toBe(mc);
+    expect((await getJson(svc.app, '/api/carriers')).status).toBe(400);
+    const bad = await getJson(svc.app, '/api/carriers?state=Texas');
+    expect(bad).toMatchObject({ status: 400, body: { parameter: 'state' } });
+  });
+
+  it('GET /api/carrier/{dot}/snapshot returns features, the assessment and its inputs', async () => {
+    const flagged = await getJson(svc.app, '/api/red-flags?code=CHAMELEON_LINK&limit=1');
+    const dot = flagged.body.results[0].dot_number;
+    const { status, body } = await getJson(svc.app, `/api/carrier/${dot}/snapshot`);
+    expect(status).toBe(200);
+    expect(body.assessment.red_flags.map((f: any) => f.code)).toContain('CHAMELEON_LINK');
+    expect(body.assessment.recommendation).toBe('REJECT');
+    expect(body.assessment.model_version).toMatch(/^fmcsa-risk-/);
+    expect(body.inputs.length).toBeGreaterThanOrEqual(10);
+    for (const i of body.inputs) expect(i.content_sha256).toMatch(/^[0-9a-f]{64}$/);
+    expect(body.inputs.find((i: any) => i.dataset === 'fmcsa/inspection').as_of).toMatch(/^2026-/);
+  });
+
+  it('answers safety, crashes (by dot and vin), inspections and enforcement', async () => {
+    const [{ dot_number: dot }] = await svc.deps.readers.fmcsa.query(`SELECT dot_number FROM carrier_risk WHERE crashes_24m > 0 AND inspections_24m > 2 ORDER BY dot_number LIMIT 1`);
+    const safety = await getJson(svc.app, `/api/safety?dot=${dot}`);
+    expect(safety.body.basics).toHaveLength(7);
+    const crashes = await getJson(svc.app, `/api/crashes?dot=${dot}`);
+    expect(crashes.body.total_crashes).toBeGreaterThan(0);
+    const vin = crashes.body.vehicles[0].vin;
+    const byVin = await getJson(svc.app, `/api/crashes?vin=${vin}`);
+    expect(byVin.body.vehicles.every((v: any) => v.vin === vin)).toBe(true);
+    const insp = await getJson(svc.app, `/api/inspections?dot=${String(dot).padStart(8, '0')}`);
+    expect(insp.body.rates.vehicle.national_average).toBe(20.72);
+    expect(insp.body.inspections.length).toBeGreaterThan(0);
+    const enf = await getJson(svc.app, `/api/enforcement?dot=${dot}`);
+    expect(enf.body.oos_orders.data_available).toBe(true);
+    expect(enf.body.enforcement_cases).toMatchObject({ data_available: false, records: [] });
+    expect(enf.body.enforcement_cases.message).toMatch(/not a clean record/);
+  });
+
+  it('answers 400 naming the parameter and 404 with the dot', async () => {
+    expect(await getJson(svc.app, '/api/safety')).toMatchObject({ status: 400, body: { parameter: 'dot' } });
+    expect(await getJson(svc.app, '/api/inspections?dot=12x')).toMatchObject({ status: 400, body: { parameter: 'dot' } });
+    expect(await getJson(svc.app, '/api/crashes?vin=SHORT')).toMatchObject({ status: 400, body: { parameter: 'vin' } });
+    const nf = await getJson(svc.app, '/api/carrier/99999999/snapshot');
+    expect(nf).toMatchObject({ status: 404, body: { dot: 99999999 } });
+    expect(nf.body.error).toMatch(/99999999/);
+    expect(await getJson(svc.app, '/api/red-flags?code=NOPE')).toMatchObject({ status: 400, body: { parameter: 'code' } });
+  });
+});
