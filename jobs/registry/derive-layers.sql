@@ -31,11 +31,13 @@ WHERE signals.content_sha256 = d.content_sha256 AND (signals.cik IS NULL OR sign
 DELETE FROM timeline;
 INSERT INTO timeline
 WITH doc AS (
-  SELECT cik, accession, any_value(form) AS form, item, any_value(event_type) AS event_type, any_value(title) AS title,
-         any_value(summary) AS summary, any_value(event_date) AS event_date, any_value(filing_date) AS filing_date,
-         any_value(origin_leaf_hash) AS origin_leaf_hash
-  FROM doc_events WHERE cik IS NOT NULL AND accession IS NOT NULL
-  GROUP BY cik, accession, item
+  -- Prefer the primary document (.htm) over the complete .txt submission when both were read.
+  SELECT e.cik, e.accession, any_value(e.form) AS form, e.item, any_value(e.event_type) AS event_type, any_value(e.title) AS title,
+         arg_min(e.summary, d.document LIKE '%.txt') AS summary, any_value(e.event_date) AS event_date, any_value(e.filing_date) AS filing_date,
+         arg_min(d.source_url, d.document LIKE '%.txt') AS source_url, arg_min(e.origin_leaf_hash, d.document LIKE '%.txt') AS origin_leaf_hash
+  FROM doc_events e LEFT JOIN documents d ON d.content_sha256 = e.content_sha256
+  WHERE e.cik IS NOT NULL AND e.accession IS NOT NULL
+  GROUP BY e.cik, e.accession, e.item
 ),
 idx AS (
   SELECT f.cik, f.accession, f.form, coalesce(m.item, trim(u.it)) AS item, m.title, m.event_type,
@@ -48,7 +50,8 @@ SELECT coalesce(d.cik, i.cik), coalesce(d.accession, i.accession), coalesce(d.fo
        coalesce(d.event_type, i.event_type, 'other_event'), coalesce(d.title, i.title, 'Item ' || coalesce(d.item, i.item)),
        d.summary, coalesce(i.event_date, d.event_date), coalesce(i.filing_date, d.filing_date),
        CASE WHEN i.primary_document IS NOT NULL
-            THEN 'https://www.sec.gov/Archives/edgar/data/' || i.cik || '/' || replace(i.accession, '-', '') || '/' || i.primary_document END,
+            THEN 'https://www.sec.gov/Archives/edgar/data/' || i.cik || '/' || replace(i.accession, '-', '') || '/' || i.primary_document
+            ELSE d.source_url END,
        CASE WHEN d.cik IS NOT NULL THEN 'document' ELSE 'filing_index' END,
        coalesce(d.origin_leaf_hash, i.origin_leaf_hash)
 FROM doc d FULL OUTER JOIN idx i ON d.cik = i.cik AND d.accession = i.accession AND d.item = i.item
