@@ -29,7 +29,7 @@ import { Redis } from 'ioredis';
 import type { Config } from '../lib/config.ts';
 import { classifyError, isTerminal, SourceUnavailableError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
-import { getSecLimiter, SEC_PAUSE_MS } from '../lib/sec-limiter.ts';
+import { getSecLimiter } from '../lib/sec-limiter.ts';
 import { StagingRun } from '../lib/warehouse/staging.ts';
 import { toPartKey } from '../lib/warehouse/layout.ts';
 import { describeError } from './in-process.ts';
@@ -251,8 +251,8 @@ async function collectOutcomes(job: Job, run: StagingRun, runId: string): Promis
   for (const v of Object.values(values)) if (v && typeof v === 'object' && 'step' in v) byKey.set(id(v.step, v.key), v);
   const ignored = await job.getIgnoredChildrenFailures();
   for (const [jobKey, reason] of Object.entries(ignored)) {
-    // jobKey = <bull prefix>:<queue>:<domain>:<step>:<run>:<partKey> (job ids from jobIdFor).
-    const at = jobKey.indexOf(`:${runId}:`);
+    // jobKey = <bull prefix>:<queue>:<domain>:<step>:<run>~<partKey> (job ids from jobIdFor).
+    const at = jobKey.indexOf(`:${runId}~`);
     if (at < 0) continue;
     const step = jobKey.slice(0, at).split(':').pop()!;
     const key = jobKey.slice(at + runId.length + 2);
@@ -388,7 +388,7 @@ export function startWorkers(config: Config, log: Logger, opts: { concurrency?: 
     maxStalledCount: config.JOB_MAX_STALLED,
   };
   const secQueue = getQueue(config, SEC_QUEUE);
-  const hooks: ProcessHooks = { onSecRateLimited: (ms) => secQueue.rateLimit(Math.min(ms, SEC_PAUSE_MS)) };
+  const hooks: ProcessHooks = { onSecRateLimited: (ms) => secQueue.rateLimit(ms) };
   const workers = domains.map((d) => new Worker(queueName(d, config.QUEUE_PREFIX), (job) => processJob(job, config, log, hooks), common));
   // SEC fair access: the queue limiter caps SEC jobs started per second; the Redis limiter
   // (lib/sec-limiter.ts) caps the requests themselves, across every process.

@@ -41,6 +41,8 @@ export const configSchema = z.object({
   SEC_DATA_BASE_URL: url('https://data.sec.gov'),
   /** SEC fair access: at most 10 requests per second across all machines; 9 leaves headroom. */
   SEC_RATE_LIMIT: z.coerce.number().int().min(1).max(10).default(9),
+  /** How long every worker stops calling the SEC after its 403 rate-limit page (the SEC blocks for 10 minutes). */
+  SEC_403_PAUSE_MS: z.coerce.number().int().min(100).default(600_000),
   FMCSA_WEBKEY: optionalString,
   FMCSA_BASE_URL: url('https://mobile.fmcsa.dot.gov/qc/services'),
   FMCSA_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),

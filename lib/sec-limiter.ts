@@ -184,9 +184,9 @@ export function isSecRateLimitPage(status: number, body: string): boolean {
  * instead of sleeping 10 minutes inside a job; the BullMQ runner then hands the
  * job back to the SEC queue and rate-limits that queue for the pause.
  */
-export function secTransientResponse(limiter: PausableLimiter): (status: number, body: string) => number | null {
+export function secTransientResponse(limiter: PausableLimiter, pauseMs: number = SEC_PAUSE_MS): (status: number, body: string) => number | null {
   return (status, body) => {
-    if (isSecRateLimitPage(status, body)) void limiter.pause(SEC_PAUSE_MS, 'sec-403-rate-limit');
+    if (isSecRateLimitPage(status, body)) void limiter.pause(pauseMs, 'sec-403-rate-limit');
     return null;
   };
 }

@@ -16,7 +16,7 @@ import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 import { opstestPipeline } from './fixtures/opstest.pipeline.ts';
 import { itemLines, readExecLog, startWorkerProcess, uniquePrefix, waitFor, writeItems, type WorkerProcess } from './ops-helpers.ts';
 
-describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', () => {
+describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 180_000 }, () => {
   let workers: WorkerProcess[] = [];
   const dirs: string[] = [];
   beforeAll(() => registerExtraPipelines([opstestPipeline]));
@@ -44,7 +44,7 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', () => {
       const state = await j.getState();
       if (state === 'failed') throw new Error(`publish failed: ${j.failedReason}`);
       return state === 'completed' ? j : null;
-    }, 45_000, 'the publish job to complete');
+    }, 90_000, 'the publish job to complete');
     return job.returnvalue as { snapshot_id: string; children: number; failed_children: Array<{ step: string; key: string; error: string }> };
   }
 
@@ -120,7 +120,7 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', () => {
     });
     workers = await Promise.all([0, 1, 2].map(() => startWorkerProcess(env)));
     const { runId } = await enqueueRun(config, 'opstest', { inputDir });
-    const started = await waitFor(async () => (await readExecLog(dataDir)).find((e) => e.event === 'start' && e.key === 'slow-x.csv'), 30_000, 'the slow job to start');
+    const started = await waitFor(async () => (await readExecLog(dataDir)).find((e) => e.event === 'start' && e.key === 'slow-x.csv'), 90_000, 'the slow job to start');
     const victim = workers.find((w) => w.pid === started.pid)!;
     expect(victim).toBeDefined();
     victim.proc.kill('SIGKILL');

@@ -35,7 +35,7 @@ export async function startWorkerProcess(env: Record<string, string>, args: stri
   proc.stderr!.on('data', (d) => (out += d));
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   await new Promise<void>((resolve, reject) => {
-    const t = setTimeout(() => reject(new Error(`worker did not start in 30 s:\n${out}`)), 30_000);
+    const t = setTimeout(() => reject(new Error(`worker did not start in 90 s:\n${out}`)), 90_000);
     const check = () => {
       if (/worker \d+ consuming/.test(out)) { clearTimeout(t); resolve(); }
     };

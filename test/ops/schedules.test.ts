@@ -13,7 +13,7 @@ import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 import { opstestPipeline } from './fixtures/opstest.pipeline.ts';
 import { itemLines, startWorkerProcess, uniquePrefix, waitFor, writeItems, type WorkerProcess } from './ops-helpers.ts';
 
-describe.skipIf(!HAS_REDIS)('job schedulers', () => {
+describe.skipIf(!HAS_REDIS)('job schedulers', { timeout: 180_000 }, () => {
   let workers: WorkerProcess[] = [];
   let dataDir: string;
   beforeAll(async () => {
@@ -63,7 +63,7 @@ describe.skipIf(!HAS_REDIS)('job schedulers', () => {
     workers.push(await startWorkerProcess(env));
     // Every second (6-field cron): the first trigger fires within a second or two.
     await setSchedule(config, 'opstest', '* * * * * *');
-    const manifest = await waitFor(() => readCurrentManifest(dataDir, 'opstest'), 30_000, 'a scheduled run to publish');
+    const manifest = await waitFor(() => readCurrentManifest(dataDir, 'opstest'), 90_000, 'a scheduled run to publish');
     await removeSchedule(config, 'opstest');
     expect(manifest.run_id).toMatch(/^opstest-\d{8}T\d{6}-/);
   });

@@ -85,7 +85,7 @@ describe.skipIf(!HAS_REDIS)('RedisRateLimiter', () => {
   });
 });
 
-describe.skipIf(!HAS_REDIS)('SEC limit across 4 worker processes', () => {
+describe.skipIf(!HAS_REDIS)('SEC limit across 4 worker processes', { timeout: 180_000 }, () => {
   let server: Server;
   let baseUrl: string;
   const hits: number[] = [];
@@ -124,12 +124,62 @@ describe.skipIf(!HAS_REDIS)('SEC limit across 4 worker processes', () => {
     await waitFor(async () => {
       const j = await getQueue(config, 'opstest').getJob(jobIdFor('opstest', 'publish', runId));
       return j && (await j.getState()) === 'completed';
-    }, 45_000, 'the publish job');
+    }, 90_000, 'the publish job');
     expect(hits).toHaveLength(45);
     const t0 = Math.min(...hits);
     expect(maxPerSecond(hits), JSON.stringify(hits.map((h) => h - t0))).toBeLessThanOrEqual(10);
     // The fetches really ran in several processes at once (on the SEC queue).
     const pids = new Set((await readExecLog(dataDir)).filter((e) => e.event === 'done').map((e) => e.pid));
     expect(pids.size).toBeGreaterThan(1);
+  });
+});
+
+describe.skipIf(!HAS_REDIS)('SEC 403 rate-limit page', { timeout: 180_000 }, () => {
+  let server: Server;
+  let baseUrl: string;
+  const hits: Array<{ at: number; status: number }> = [];
+  let workers: WorkerProcess[] = [];
+  let dataDir: string;
+  const page = '<html><body><h1>Request Rate Threshold Exceeded</h1></body></html>';
+  beforeAll(async () => {
+    registerExtraPipelines([opstestPipeline]);
+    server = createServer((req, res) => {
+      const first = hits.length === 0;
+      hits.push({ at: Date.now(), status: first ? 403 : 200 });
+      res.statusCode = first ? 403 : 200;
+      res.end(first ? page : JSON.stringify({ path: req.url }));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    dataDir = await tempDir('proofline-ops-403-');
+  });
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => { w.proc.kill('SIGKILL'); return w.exited; }));
+    await closeQueues();
+    await new Promise((r) => server.close(r));
+    await removeDir(dataDir);
+  });
+
+  it('pauses SEC requests for the configured time and hands the job back without using an attempt', async () => {
+    const inputDir = path.join(dataDir, 'input');
+    await mkdir(inputDir, { recursive: true });
+    await writeFile(path.join(inputDir, 'fetch.json'), JSON.stringify(['/a.json', '/b.json', '/c.json']));
+    const env = { REDIS_URL: REDIS_URL!, DATA_DIR: dataDir, QUEUE_PREFIX: uniquePrefix('403'), SEC_DATA_BASE_URL: baseUrl, SEC_403_PAUSE_MS: '2000' };
+    const config = testConfig(dataDir, env);
+    workers = [await startWorkerProcess(env)];
+    const { runId } = await enqueueRun(config, 'opstest', { inputDir });
+    await waitFor(async () => {
+      const j = await getQueue(config, 'opstest').getJob(jobIdFor('opstest', 'publish', runId));
+      return j && (await j.getState()) === 'completed';
+    }, 90_000, 'the publish job');
+    expect(hits.map((h) => h.status)).toEqual([403, 200, 200, 200]);
+    // Nobody called the SEC during the pause.
+    expect(hits[1]!.at - hits[0]!.at).toBeGreaterThanOrEqual(1900);
+    const fetchJob = await getQueue(config, 'sec').getJob(jobIdFor('opstest', 'fetch', runId, 'fetch-0'));
+    expect(await fetchJob!.getState()).toBe('completed');
+    // Handed back (RateLimitError), never failed: no failed attempt was recorded.
+    expect(workers.map((w) => w.output()).join('\n')).toMatch(/handing the job back/);
+    expect(fetchJob!.failedReason ?? null).toBeNull();
+    expect(fetchJob!.stacktrace ?? []).toEqual([]);
   });
 });
