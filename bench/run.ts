@@ -9,6 +9,7 @@ import path from 'node:path';
 
 /** Every benchmark, in run order: one line each. */
 export const benches: string[] = [
+  'fmcsa', // FMCSA full-scale ingest vs DuckDB alone, risk snapshot serving (bench/fmcsa.bench.ts)
   'api', // read API: identity card vs bare node:http, search, quote (bench/api.bench.ts)
 ];
 

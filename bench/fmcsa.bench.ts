@@ -1,0 +1,168 @@
+/**
+ * FMCSA at full scale (`npm run bench -- fmcsa`): census (4.4 M) + crash (3.6 M)
+ * + inspection (4.9 M rows) through the real pipeline (DuckDB read_csv → parquet
+ * parts → publish with the derived risk snapshot), against DuckDB alone loading
+ * the same three files into parquet in the same run; then a carrier's snapshot
+ * by random DOT over all carriers from a real server on loopback at 16
+ * connections. Targets (issue 5): ingest < 4 min, peak RSS < 4 GB, within 1.5x
+ * of DuckDB alone; >= 1,000 req/s with p99 < 50 ms.
+ *
+ * The input is generated once under data/bench/fmcsa-full (bench/fmcsa-generate.ts).
+ * Env: FMCSA_BENCH_SCALE (full), FMCSA_BENCH_SECONDS (20), FMCSA_BENCH_CONNECTIONS (16).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { link, mkdir, rm } from 'node:fs/promises';
+import http from 'node:http';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { loadConfig } from '../lib/config.ts';
+import { createLogger } from '../lib/log.ts';
+import { runPipelineInProcess } from '../jobs/in-process.ts';
+import { fmcsaPipeline } from '../jobs/fmcsa/fmcsa.pipeline.ts';
+import { FMCSA_CARRIERS, SAMPLE_DOT_BASE } from '../ingest/fmcsa/fmcsa.sample.ts';
+import type { SampleScale } from '../ingest/sample/sample-kit.ts';
+import { trackPeakRss, writeResult } from './bench-kit.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const scale = (process.env.FMCSA_BENCH_SCALE ?? 'full') as SampleScale;
+const seconds = Number(process.env.FMCSA_BENCH_SECONDS ?? 20);
+const connections = Number(process.env.FMCSA_BENCH_CONNECTIONS ?? 16);
+const genDir = path.join(root, 'data', 'bench', `fmcsa-${scale}`);
+const inputDir = path.join(root, 'data', 'bench', `fmcsa-${scale}-core`);
+const dataDir = path.join(root, 'data', 'bench', `fmcsa-${scale}-warehouse`);
+const CORE = ['fmcsa/census/Company_Census_File.csv', 'fmcsa/crash/Crash_File.csv', 'fmcsa/inspection/Vehicle_Inspection_File.csv'];
+
+async function prepareInputs(): Promise<void> {
+  if (!existsSync(path.join(genDir, '.complete'))) {
+    console.log(`generating the ${scale} FMCSA sample under ${genDir} (once)`);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(root, 'bench', 'fmcsa-generate.ts'), scale], { stdio: 'inherit' });
+    if (r.status !== 0) throw new Error('sample generation failed');
+  }
+  await rm(inputDir, { recursive: true, force: true });
+  for (const f of CORE) {
+    await mkdir(path.dirname(path.join(inputDir, f)), { recursive: true });
+    await link(path.join(genDir, f), path.join(inputDir, f));
+  }
+}
+
+/** DuckDB alone: the same three files, read_csv (auto-detect) → zstd parquet, same memory limit and threads. */
+async function duckdbAlone(config: ReturnType<typeof loadConfig>): Promise<number> {
+  const out = path.join(root, 'data', 'bench', 'fmcsa-duckdb-alone');
+  await rm(out, { recursive: true, force: true });
+  await mkdir(out, { recursive: true });
+  const db = await DuckDBInstance.create(':memory:', { memory_limit: config.DUCKDB_MEMORY_LIMIT, threads: String(config.DUCKDB_THREADS), temp_directory: path.join(out, 'tmp') });
+  const conn = await db.connect();
+  await conn.run('SET preserve_insertion_order = false');
+  const t = performance.now();
+  for (const f of CORE) {
+    await conn.run(`COPY (SELECT * FROM read_csv('${path.join(inputDir, f)}', header = true)) TO '${path.join(out, path.basename(f, '.csv'))}.parquet' (FORMAT parquet, COMPRESSION zstd)`);
+  }
+  const ms = performance.now() - t;
+  conn.closeSync();
+  db.closeSync();
+  await rm(out, { recursive: true, force: true });
+  return ms;
+}
+
+function pct(sorted: number[], p: number): number {
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] * 10) / 10;
+}
+
+/** Bounded load loop: `connections` keep-alive clients asking random DOTs for `seconds`. */
+async function loadTest(base: string, carriers: number): Promise<Record<string, unknown>> {
+  const agent = new http.Agent({ keepAlive: true, maxSockets: connections });
+  const lat: number[] = [];
+  const statuses: Record<number, number> = {};
+  const end = Date.now() + seconds * 1000;
+  let seed = 12345;
+  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const one = (dot: number) =>
+    new Promise<number>((resolve, reject) => {
+      const req = http.get(`${base}/api/carrier/${dot}/snapshot`, { agent }, (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      });
+      req.on('error', reject);
+    });
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: connections }, async () => {
+      while (Date.now() < end) {
+        const dot = SAMPLE_DOT_BASE + Math.floor(rnd() * carriers);
+        const t = performance.now();
+        const s = await one(dot);
+        lat.push(performance.now() - t);
+        statuses[s] = (statuses[s] ?? 0) + 1;
+      }
+    }),
+  );
+  const elapsed = (performance.now() - t0) / 1000;
+  agent.destroy();
+  lat.sort((a, b) => a - b);
+  return { requests: lat.length, seconds: Math.round(elapsed * 10) / 10, req_per_s: Math.round(lat.length / elapsed), p50_ms: pct(lat, 50), p90_ms: pct(lat, 90), p99_ms: pct(lat, 99), max_ms: pct(lat, 100), connections, statuses };
+}
+
+async function serve(): Promise<Record<string, unknown>> {
+  // The real service in its own process (so the load loop does not share its event loop).
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'service', 'main.ts')], {
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_FREE_PER_HOUR: '1000000000', SNAPSHOT_POLL_MS: '60000' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let buf = '';
+    child.stdout.on('data', (d) => {
+      buf += d;
+      const m = /listening on (\S+)/.exec(buf);
+      if (m) resolve(m[1]);
+    });
+    child.on('exit', (c) => reject(new Error(`server exited ${c}`)));
+  });
+  try {
+    const warm = await loadTest(url, FMCSA_CARRIERS[scale]).catch((e) => ({ error: String(e) }));
+    void warm;
+    const r = await loadTest(url, FMCSA_CARRIERS[scale]);
+    const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
+    const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
+    return { ...r, server_peak_rss_mb: hwm ? Math.round(Number(hwm[1]) / 1024) : null };
+  } finally {
+    child.kill('SIGTERM');
+  }
+}
+
+async function main(): Promise<void> {
+  await prepareInputs();
+  const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+  await rm(dataDir, { recursive: true, force: true });
+
+  const rss = trackPeakRss(50);
+  const t0 = performance.now();
+  const report = await runPipelineInProcess(fmcsaPipeline, { config, log: createLogger('warn'), inputDir, force: true });
+  const ingestMs = performance.now() - t0;
+  const peakRss = rss.stop();
+  if (report.failed_children) throw new Error(`ingest failed: ${JSON.stringify(report.children.filter((c) => c.status !== 'completed'))}`);
+
+  const aloneMs = await duckdbAlone(config);
+  const serving = await serve();
+  const rows = report.children.reduce((a, c) => a + c.rows, 0);
+  const result = {
+    scale,
+    command: 'nice -n 10 npm run bench -- fmcsa',
+    ingest: {
+      files: report.children.map((c) => ({ key: c.key, rows: c.rows, rejects: c.rejects })),
+      rows,
+      total_seconds: Math.round(ingestMs / 100) / 10,
+      rows_per_s: Math.round(rows / (ingestMs / 1000)),
+      peak_rss_mb: peakRss,
+      duckdb_alone_seconds: Math.round(aloneMs / 100) / 10,
+      ratio_to_duckdb_alone: Math.round((ingestMs / aloneMs) * 100) / 100,
+      targets: { total_seconds: 240, peak_rss_mb: 4000, ratio_to_duckdb_alone: 1.5 },
+    },
+    serving: { route: '/api/carrier/{dot}/snapshot', random_dots_over: FMCSA_CARRIERS[scale], ...serving, targets: { req_per_s: 1000, p99_ms: 50 } },
+  };
+  console.log(JSON.stringify(result, null, 2));
+  writeResult('fmcsa', result);
+}
+
+await main();
