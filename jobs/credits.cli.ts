@@ -3,7 +3,7 @@
  * database (DATA_DIR/state/proofline-state.duckdb).
  *
  *   grant <account> <n> [--plan free|payg|pack_100|pack_500|enterprise]   add n credits (creates the account)
- *   key <account>                                                         issue an API key (printed once; plc_...)
+ *   key <account>                                                         issue an API key bound to the account (printed once)
  *   show <account>                                                        balance and plan
  *
  * <account> is an account id; a broker's free account is `broker:<broker_id>`.
@@ -46,9 +46,9 @@ export function parseCreditsArgs(argv: string[]): CreditsCommand {
 }
 
 /** Runs a command against an open store; returns what to print. */
-export async function runCreditsCommand(store: StateStore, cmd: CreditsCommand, now = new Date()): Promise<Record<string, unknown>> {
+export async function runCreditsCommand(store: StateStore, dataDir: string, cmd: CreditsCommand, now = new Date()): Promise<Record<string, unknown>> {
   if (cmd.op === 'grant') return { granted: cmd.n, account: await grantCredits(store, cmd.account, cmd.n!, cmd.plan, now) };
-  if (cmd.op === 'key') return { account_id: cmd.account, api_key: await issueApiKey(store, cmd.account, now), note: 'shown once; send as Authorization: Bearer <api_key>' };
+  if (cmd.op === 'key') return { account_id: cmd.account, ...(await issueApiKey(store, dataDir, cmd.account, now)), note: 'shown once; send as Authorization: Bearer <api_key>' };
   const a = await getAccount(store, cmd.account);
   if (!a) throw new Error(`account ${cmd.account} does not exist`);
   return { account: a };
@@ -77,7 +77,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(res.ok ? 0 : 1);
   }
   try {
-    console.log(JSON.stringify(await runCreditsCommand(store, cmd), null, 2));
+    console.log(JSON.stringify(await runCreditsCommand(store, config.dataDir, cmd), null, 2));
   } catch (e) {
     console.error((e as Error).message);
     process.exitCode = 1;

@@ -107,7 +107,18 @@ export class StateStore {
     }
   }
 
+  /** Commits a group; any failure of the machinery itself rejects every member (never leaves a caller waiting). */
   private async commitGroup(group: Op[]): Promise<void> {
+    try {
+      await this.runGroup(group);
+    } catch (e) {
+      this.cache.clear();
+      await this.writer.raw.run('ROLLBACK').catch(() => undefined);
+      for (const op of group) op.reject(e);
+    }
+  }
+
+  private async runGroup(group: Op[]): Promise<void> {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     let dirty = false;
     let aborted: unknown = null;

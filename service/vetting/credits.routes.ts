@@ -31,6 +31,6 @@ export function registerCreditsRoutes(app: H3, deps: ServiceDeps): void {
     if (!m || !sameToken(m[1]!, token)) throw new HTTPError({ status: 401, message: 'admin token required: Authorization: Bearer <ADMIN_TOKEN>' });
     const cmd = await parseBody(event, commandSchema);
     if (cmd.op === 'grant' && cmd.n === undefined) throw new HTTPError({ status: 400, message: "grant needs 'n'", data: { parameter: 'n' } });
-    return mapped(() => runCreditsCommand(stateOf(deps), cmd, deps.now()));
+    return mapped(() => runCreditsCommand(stateOf(deps), deps.options.dataDir, cmd, deps.now()));
   });
 }

@@ -13,7 +13,7 @@
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, PipelineError } from '../../lib/errors.ts';
-import { sha256Hex } from '../../lib/hash.ts';
+import { createApiKey, hashApiKey } from '../../lib/api-keys.ts';
 import type { StateStore, StateTx } from '../state/state.store.ts';
 
 /** Plans: credits at signup and the largest batch one /api/batch-vet call may carry. */
@@ -39,11 +39,6 @@ export interface Account {
 /** The balance does not cover a vetting: HTTP 402 with the numbers a client needs. */
 export class PaymentRequiredError extends PipelineError {
   override readonly code = 'proofline:payment-required';
-}
-
-/** An API key that matches no account: HTTP 401. */
-export class UnauthorizedError extends PipelineError {
-  override readonly code = 'proofline:unauthorized';
 }
 
 /** Account id of a broker's free account. */
@@ -81,15 +76,15 @@ async function insertLedger(tx: StateTx, accountId: string, delta: number, after
 }
 
 /**
- * The account a request runs on: the API key's account when a key is given,
- * else the broker's free account (created with 30 credits on first use).
- * Throws UnauthorizedError for an unknown key. Writes only when creating.
+ * The account a request runs on: the credit account bound to the request's
+ * API key (the project's API keys, lib/api-keys.ts; the API layer has already
+ * rejected unknown keys with 401), else the broker's free account (created
+ * with 30 credits on first use). Writes only when creating.
  */
 export async function resolveAccount(tx: StateTx, auth: { apiKey?: string | null; brokerId: string }, now: Date): Promise<Account> {
   if (auth.apiKey) {
-    const rows = await tx.read('SELECT account_id FROM accounts WHERE api_key_sha256 = $h', { h: sha256Hex(auth.apiKey) });
-    if (!rows[0]) throw new UnauthorizedError('the API key is not valid', { response: { hint: 'send Authorization: Bearer <key> as issued by `npm run credits -- key <account>`, or omit it to use the broker_id free account' } });
-    return (await readAccount(tx, String(rows[0].account_id)))!;
+    const rows = await tx.read('SELECT account_id FROM accounts WHERE api_key_sha256 = $h', { h: hashApiKey(auth.apiKey) });
+    if (rows[0]) return (await readAccount(tx, String(rows[0].account_id)))!;
   }
   const id = freeAccountId(auth.brokerId);
   return (await readAccount(tx, id)) ?? createAccount(tx, id, 'free', now);
@@ -138,15 +133,19 @@ export async function grantCredits(store: StateStore, accountId: string, n: numb
   });
 }
 
-/** Admin: issues a new API key for an account (replacing any previous one). Returns the key; only its SHA-256 is stored. */
-export async function issueApiKey(store: StateStore, accountId: string, now: Date): Promise<string> {
-  const key = `plc_${randomBytes(24).toString('base64url')}`;
+/**
+ * Admin: issues a project API key (lib/api-keys.ts, so the API layer accepts
+ * it) and binds it to a credit account (replacing a previous binding).
+ * Returns the secret, shown once; only its SHA-256 is stored.
+ */
+export async function issueApiKey(store: StateStore, dataDir: string, accountId: string, now: Date): Promise<{ api_key: string; key_id: string }> {
+  const existing = await getAccount(store, accountId);
+  if (!existing) throw new InvalidInputError(`account ${accountId} does not exist: grant credits first`, { response: { parameter: 'account' } });
+  const { secret, record } = await createApiKey(dataDir, { label: `credits:${accountId}` });
   await store.write(async (tx) => {
-    const a = await readAccount(tx, accountId);
-    if (!a) throw new InvalidInputError(`account ${accountId} does not exist: grant credits first`, { response: { parameter: 'account' } });
-    await tx.write('UPDATE accounts SET api_key_sha256 = $h, updated_at = $at WHERE account_id = $id', { h: sha256Hex(key), at: now.toISOString(), id: accountId });
+    await tx.write('UPDATE accounts SET api_key_sha256 = $h, updated_at = $at WHERE account_id = $id', { h: hashApiKey(secret), at: now.toISOString(), id: accountId });
   });
-  return key;
+  return { api_key: secret, key_id: record.key_id };
 }
 
 /** Reads an account's balance outside a transaction (committed state). */

@@ -10,7 +10,7 @@
  * inspection and crash counts cover 24 months; BIPD amounts in thousands.
  */
 import type { Config } from '../../lib/config.ts';
-import { HttpClient } from '../../lib/http-client.ts';
+import { createQcMobileClient } from '../carriers/qcmobile-client.ts';
 import type { CarrierFeatures } from '../../ingest/fmcsa/risk-model.ts';
 
 export interface LiveCarrier {
@@ -32,23 +32,22 @@ export function redactWebKey(s: string): string {
   return s.replace(/webKey=[^&\s"]+/gi, 'webKey=REDACTED');
 }
 
-/** A QCMobile client, or null when FMCSA_WEBKEY is not configured. */
-export function createLiveRefresher(config: Pick<Config, 'FMCSA_WEBKEY' | 'FMCSA_BASE_URL' | 'FMCSA_TIMEOUT_MS' | 'HTTP_USER_AGENT'>): LiveRefresher | null {
+/**
+ * A live refresher over the carriers family's QCMobile client (one attempt,
+ * FMCSA_TIMEOUT_MS), or null when FMCSA_WEBKEY is not configured.
+ */
+export function createLiveRefresher(config: Pick<Config, 'FMCSA_WEBKEY' | 'FMCSA_BASE_URL' | 'FMCSA_TIMEOUT_MS' | 'HTTP_USER_AGENT'>, fetchImpl?: typeof fetch): LiveRefresher | null {
   const key = config.FMCSA_WEBKEY;
   if (!key) return null;
-  const client = new HttpClient({ baseUrl: config.FMCSA_BASE_URL ?? 'https://mobile.fmcsa.dot.gov/qc/services', userAgent: config.HTTP_USER_AGENT, timeoutMs: config.FMCSA_TIMEOUT_MS, attempts: 1, maxBodyBytes: 2 * 1024 * 1024, headers: { accept: 'application/json' } });
+  const client = createQcMobileClient({
+    baseUrl: config.FMCSA_BASE_URL ?? 'https://mobile.fmcsa.dot.gov/qc/services', webKey: key, timeoutMs: config.FMCSA_TIMEOUT_MS,
+    userAgent: config.HTTP_USER_AGENT, attempts: 1, fetch: fetchImpl,
+  });
   return {
     async fetchCarrier(dot) {
-      const res = await client.get(`carriers/${dot}?webKey=${encodeURIComponent(key)}`);
-      let body: { content?: { carrier?: Record<string, unknown> } | null; retrievalDate?: string };
-      try {
-        body = res.json();
-      } catch {
-        throw new Error('QCMobile answered something that is not JSON (maintenance page?)');
-      }
-      const carrier = body.content?.carrier;
-      if (!carrier) throw new Error(`QCMobile has no carrier for DOT ${dot}`);
-      return { carrier, source_url: redactWebKey(res.url), as_of: body.retrievalDate ?? null, retrieved_at: res.retrieved_at, content_sha256: res.sha256 };
+      const r = await client.getCarrier(dot);
+      if (!r.data) throw new Error(`QCMobile has no carrier for DOT ${dot}`);
+      return { carrier: r.data as unknown as Record<string, unknown>, source_url: redactWebKey(r.url), as_of: r.retrieval_date, retrieved_at: r.retrieved_at, content_sha256: r.content_sha256 };
     },
   };
 }

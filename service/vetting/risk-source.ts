@@ -5,6 +5,7 @@
  */
 import type { CarrierFeatures, RiskAssessment } from '../../ingest/fmcsa/risk-model.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { getRiskSnapshot } from '../carriers/carriers.queries.ts';
 
 /** One input of a vetting: which dataset, as of when, fetched when, which bytes. */
 export interface SnapshotInput {
@@ -21,16 +22,8 @@ export interface RiskSnapshot {
   inputs: SnapshotInput[];
 }
 
-type GetRiskSnapshot = (fmcsa: SnapshotReader, dot: number) => Promise<unknown>;
-let impl: GetRiskSnapshot | null = null;
-
 /** Features, assessment and inputs of one carrier from the current fmcsa snapshot (NotFoundError when unknown). */
 export async function loadRiskSnapshot(fmcsa: SnapshotReader, dot: number): Promise<RiskSnapshot> {
-  if (!impl) {
-    const spec = '../carriers/carriers.queries.ts';
-    impl = ((await import(spec)) as { getRiskSnapshot: GetRiskSnapshot }).getRiskSnapshot;
-  }
-  const r = (await impl(fmcsa, dot)) as Record<string, unknown>;
-  const assessment = (r.assessment ?? r.risk ?? r.risk_assessment) as RiskAssessment;
-  return { features: r.features as CarrierFeatures, assessment, inputs: (r.inputs ?? []) as SnapshotInput[] };
+  const r = await getRiskSnapshot(fmcsa, dot);
+  return { features: r.features, assessment: r.assessment, inputs: r.inputs.map((i) => ({ ...i })) };
 }

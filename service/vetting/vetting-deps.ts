@@ -1,6 +1,6 @@
 /**
  * Builds what the vetting, care and MCP families need from ServiceDeps, and
- * maps their domain errors onto HTTP (402 credits, 401 key, 409 stage order)
+ * maps their domain errors onto HTTP (402 credits, 409 stage order)
  * without touching the shared error tree.
  */
 import path from 'node:path';
@@ -10,7 +10,7 @@ import { loadOrCreateSigningKey, type SigningKey } from '../../lib/keys.ts';
 import type { ServiceDeps } from '../deps.ts';
 import type { StateStore } from '../state/state.store.ts';
 import { StageOrderError } from '../care/care.queries.ts';
-import { PaymentRequiredError, UnauthorizedError } from './credits.ts';
+import { PaymentRequiredError } from './credits.ts';
 import type { VettingDeps } from './vetting.queries.ts';
 
 /** The state store, or 503 when this deployment has none. */
@@ -35,15 +35,15 @@ export async function vettingDepsOf(deps: ServiceDeps): Promise<VettingDeps> {
   return { fmcsa, store: stateOf(deps), signingKey: await signingKeyOf(deps), live: deps.liveRefresher ?? null, now: deps.now };
 }
 
-/** Credit API keys start with `plc_`; other bearer tokens (API-tier keys) do not name a credit account. */
+/** The request's API key (Authorization: Bearer); its bound credit account pays for vettings. */
 export function creditKeyOf(event: H3Event): string | null {
   const m = /^Bearer\s+(\S+)$/i.exec(event.req.headers.get('authorization') ?? '');
-  return m && m[1]!.startsWith('plc_') ? m[1]! : null;
+  return m ? m[1]! : null;
 }
 
 /** Rethrows domain errors the shared mapping does not know as HTTP errors with the same JSON body shape. */
 export function rethrowAsHttp(e: unknown): never {
-  const status = e instanceof PaymentRequiredError ? 402 : e instanceof UnauthorizedError ? 401 : e instanceof StageOrderError ? 409 : null;
+  const status = e instanceof PaymentRequiredError ? 402 : e instanceof StageOrderError ? 409 : null;
   if (status !== null) {
     const pe = e as PipelineError;
     throw new HTTPError({ status, message: pe.message, data: (pe.context.response as Record<string, unknown> | undefined) ?? {} });

@@ -1,0 +1,116 @@
+/**
+ * /api/status and /api/attestation: what the vetting records stand on.
+ *
+ * Attestation root: `root_hash` = SHA-256 of the RFC 8785 canonical JSON of
+ * `{"<table>": "<sha256 of the table's parquet file>", ...}` taken from the
+ * fmcsa snapshot manifest (keys sorted by the canonical form), so anyone with
+ * the published parquet files can recompute every table hash and the root.
+ * The provenance chain lists each source file (the `sources` table: path or
+ * URL, SHA-256, retrieval time, run) and the tables its rows went into (from
+ * `origin_leaves`). The whole attestation is signed with the service key.
+ */
+import path from 'node:path';
+import { SourceUnavailableError } from '../../lib/errors.ts';
+import { hashCanonical } from '../../lib/hash.ts';
+import { signCanonical, type SigningKey } from '../../lib/keys.ts';
+import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import type { Readers } from '../deps.ts';
+import type { StateStore } from '../state/state.store.ts';
+import { getDatasetStatusOf } from '../mcp/carrier-source.ts';
+
+export interface StatusReport {
+  status: 'ok' | 'no_data';
+  generated_at: string;
+  database_version: { duckdb: string | null; service: string; fmcsa_snapshot_id: string | null; fmcsa_published_at: string | null; risk_model: string | null };
+  datasets: unknown;
+  tables: Array<{ domain: string; table: string; rows: number }>;
+  domains: Array<{ domain: string; snapshot_id: string | null; published_at: string | null }>;
+  state: { vetting_records: number; care_documents: number; care_events: number; accounts: number } | null;
+}
+
+async function riskModelVersion(): Promise<string | null> {
+  try {
+    return (await import('../../ingest/fmcsa/risk-model.ts')).RISK_MODEL_VERSION;
+  } catch {
+    return null;
+  }
+}
+
+/** Record counts per dataset and table, as-of dates, database versions, state counts. */
+export async function getStatus(readers: Readers, store: StateStore | undefined, version: string, now: Date): Promise<StatusReport> {
+  const fmcsa = readers.fmcsa;
+  const m = fmcsa?.manifest ?? null;
+  let datasets: unknown = null;
+  if (fmcsa && m) datasets = await getDatasetStatusOf(fmcsa);
+  const tables: StatusReport['tables'] = [];
+  const domains: StatusReport['domains'] = [];
+  for (const [domain, r] of Object.entries(readers).sort(([a], [b]) => a.localeCompare(b))) {
+    const dm = r.manifest;
+    domains.push({ domain, snapshot_id: dm?.snapshot_id ?? null, published_at: dm?.published_at ?? null });
+    if (dm) for (const [table, t] of Object.entries(dm.tables).sort(([a], [b]) => a.localeCompare(b))) tables.push({ domain, table, rows: t.rows });
+  }
+  let state: StatusReport['state'] = null;
+  if (store) {
+    const [c] = await store.query(`SELECT (SELECT count(*) FROM vetting_records)::INTEGER AS v, (SELECT count(*) FROM care_documents)::INTEGER AS d,
+      (SELECT count(*) FROM care_events)::INTEGER AS e, (SELECT count(*) FROM accounts)::INTEGER AS a`);
+    state = { vetting_records: Number(c!.v), care_documents: Number(c!.d), care_events: Number(c!.e), accounts: Number(c!.a) };
+  }
+  return {
+    status: m ? 'ok' : 'no_data',
+    generated_at: now.toISOString(),
+    database_version: { duckdb: m?.duckdb_version ?? null, service: version, fmcsa_snapshot_id: m?.snapshot_id ?? null, fmcsa_published_at: m?.published_at ?? null, risk_model: await riskModelVersion() },
+    datasets,
+    tables,
+    domains,
+    state,
+  };
+}
+
+export interface Attestation {
+  domain: 'fmcsa';
+  snapshot_id: string;
+  published_at: string;
+  input_digest: string | null;
+  root_hash: string;
+  root_algorithm: string;
+  tables: Array<{ table: string; sha256: string; rows: number; bytes: number }>;
+  provenance: Array<{ dataset: string; path: string | null; source_url: string | null; content_sha256: string; byte_size: number; retrieved_at: string | null; run_id: string; leaf_hash: string; tables: string[] }>;
+  signature: { alg: 'Ed25519'; key_id: string; value: string } | null;
+}
+
+/** The root hash over a manifest's table hashes (see module doc). */
+export function rootHashOf(tables: Record<string, { sha256: string }>): string {
+  return hashCanonical(Object.fromEntries(Object.entries(tables).map(([k, v]) => [k, v.sha256])));
+}
+
+/** Attestation of the current fmcsa snapshot, signed when a key is given. */
+export async function getAttestation(fmcsa: SnapshotReader | undefined, key: SigningKey | null): Promise<Attestation> {
+  const m = fmcsa?.manifest;
+  if (!fmcsa || !m) throw new SourceUnavailableError('no fmcsa snapshot has been published yet');
+  const sources = await fmcsa.query(
+    `SELECT s.dataset, s.path, s.source_url, s.content_sha256, s.byte_size::BIGINT AS byte_size, s.retrieved_at, s.run_id, s.leaf_hash,
+            coalesce((SELECT list(DISTINCT o.table_name ORDER BY o.table_name) FROM origin_leaves o WHERE o.parent = s.leaf_hash AND o.table_name IS NOT NULL), []) AS tables
+       FROM sources s ORDER BY s.dataset, s.path, s.content_sha256`,
+  );
+  const body: Omit<Attestation, 'signature'> = {
+    domain: 'fmcsa',
+    snapshot_id: m.snapshot_id,
+    published_at: m.published_at,
+    input_digest: m.input_digest,
+    root_hash: rootHashOf(m.tables),
+    root_algorithm: 'sha256(rfc8785({table: table_sha256}))',
+    tables: Object.entries(m.tables).sort(([a], [b]) => a.localeCompare(b)).map(([table, t]) => ({ table, sha256: t.sha256, rows: t.rows, bytes: t.bytes })),
+    provenance: sources.map((s) => ({
+      dataset: String(s.dataset), path: s.path === null ? null : String(s.path), source_url: s.source_url === null ? null : String(s.source_url),
+      content_sha256: String(s.content_sha256), byte_size: Number(s.byte_size), retrieved_at: s.retrieved_at === null ? null : String(s.retrieved_at),
+      run_id: String(s.run_id), leaf_hash: String(s.leaf_hash), tables: (s.tables as string[] | null) ?? [],
+    })),
+  };
+  return { ...body, signature: key ? { alg: 'Ed25519', key_id: key.keyId, value: signCanonical(key, body) } : null };
+}
+
+/** Reads a table file's bytes path for recomputation tests. */
+export function tableFilePath(dataDir: string, snapshotId: string, table: string): string {
+  return path.join(dataDir, 'warehouse', 'fmcsa', 'snapshots', snapshotId, 'tables', `${table}.parquet`);
+}
+

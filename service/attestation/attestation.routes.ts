@@ -1,0 +1,14 @@
+/** GET /api/status and GET /api/attestation (signed root hash over the fmcsa table hashes, with provenance). */
+import type { H3 } from 'h3';
+import type { ServiceDeps } from '../deps.ts';
+import { describeRoute } from '../openapi/route-registry.ts';
+import { signingKeyOf } from '../vetting/vetting-deps.ts';
+import { getAttestation, getStatus } from './attestation.queries.ts';
+
+describeRoute({ method: 'GET', path: '/api/status', family: 'attestation', summary: 'Record counts per dataset and table, dataset as-of dates, database and model versions, state counts' });
+describeRoute({ method: 'GET', path: '/api/attestation', family: 'attestation', summary: 'Signed root hash over the fmcsa table hashes, each table hash, and the provenance chain from source files to tables', statuses: [503] });
+
+export function registerAttestationRoutes(app: H3, deps: ServiceDeps): void {
+  app.get('/api/status', () => getStatus(deps.readers, deps.state, deps.options.version, deps.now()));
+  app.get('/api/attestation', async () => getAttestation(deps.readers.fmcsa, await signingKeyOf(deps)));
+}

@@ -1,0 +1,46 @@
+/**
+ * A small FMCSA warehouse for vetting, care and MCP suites: the real fmcsa
+ * pipeline over the deterministic sample, cut to a few thousand carriers so
+ * a suite builds it in seconds. Each suite gets its own data directory.
+ */
+import path from 'node:path';
+import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
+import { ensureSample } from '../../jobs/sample.ts';
+import { generateFmcsaSample } from '../../ingest/fmcsa/fmcsa.sample.ts';
+import type { Config } from '../../lib/config.ts';
+import type { SampleGenerator } from '../../ingest/sample/sample-kit.ts';
+import { StateStore, stateDbPath } from '../../service/state/state.store.ts';
+import type { ServiceDeps } from '../../service/deps.ts';
+import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
+import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+
+export const WORLD_CARRIERS = 1500;
+
+const smallFmcsa: SampleGenerator = { name: 'fmcsa', generate: (o) => generateFmcsaSample({ ...o, carriers: WORLD_CARRIERS }) };
+
+export interface World {
+  root: string;
+  config: Config;
+  svc: TestService;
+  state: StateStore;
+  close(): Promise<void>;
+}
+
+/** Ingests the small fmcsa sample with the real pipeline and builds the service with a state store. */
+export async function buildWorld(env: Record<string, string> = {}, extra: Partial<ServiceDeps> = {}): Promise<World> {
+  const root = await tempDir('proofline-vet-');
+  const inputDir = path.join(root, 'input');
+  await ensureSample(inputDir, { scale: 'small', seed: 42, generators: [smallFmcsa] });
+  const config = testConfig(path.join(root, 'data'), env);
+  await ingestAll(config, [fmcsaPipeline], inputDir);
+  const state = await StateStore.open(stateDbPath(config.dataDir));
+  const svc = await buildTestService(config, ['fmcsa'], { state, ...extra });
+  return {
+    root, config, svc, state,
+    async close() {
+      await svc.close();
+      await (svc.deps.state ?? state).close().catch(() => undefined);
+      await removeDir(root);
+    },
+  };
+}

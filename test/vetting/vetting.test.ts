@@ -1,0 +1,189 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { readFileSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../lib/hash.ts';
+import { verifyCanonical } from '../../lib/keys.ts';
+import { grantCredits, issueApiKey } from '../../service/vetting/credits.ts';
+import { createLiveRefresher } from '../../service/vetting/live-refresh.ts';
+import { getJson } from '../helpers/app.ts';
+import { fixture, HAS_SHARED } from '../helpers/shared.ts';
+import { buildWorld, type World } from './fmcsa-world.ts';
+
+const post = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+let w: World;
+let dots: number[];
+const keys: Record<string, string> = {};
+beforeAll(async () => {
+  w = await buildWorld();
+  // Keys are issued before the first request: the API layer reads the key file when it starts (then every 2 s).
+  await grantCredits(w.state, 'acme-paid', 5, 'pack_100', new Date());
+  await grantCredits(w.state, 'bigco', 0, 'enterprise', new Date());
+  await grantCredits(w.state, 'small-pack', 3, 'pack_100', new Date());
+  for (const a of ['acme-paid', 'bigco', 'small-pack']) keys[a] = (await issueApiKey(w.state, w.config.dataDir, a, new Date())).api_key;
+  const rows = await w.svc.deps.readers.fmcsa!.query('SELECT dot_number FROM carriers ORDER BY dot_number LIMIT 12');
+  dots = rows.map((r) => Number(r.dot_number));
+}, 120_000);
+afterAll(async () => w?.close());
+
+describe('POST /api/vet', () => {
+  it('creates a signed vetting record whose data_hash is the SHA-256 of the stored snapshot_json', async () => {
+    const r = await getJson(w.svc.app, '/api/vet', post({ dot_number: String(dots[0]), broker_id: 'acme' }));
+    expect(r.status).toBe(200);
+    const rec = r.body;
+    expect(rec.vetting_id).toMatch(/^VET-\d{8}-[0-9A-F]{12}$/);
+    expect(rec).toMatchObject({ dot_number: dots[0], broker_id: 'acme', snapshot_available: true, live_refresh: { status: 'not_configured' } });
+    expect(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']).toContain(rec.risk_level);
+    expect(['APPROVE', 'CAUTION', 'REJECT']).toContain(rec.recommendation);
+    expect(Array.isArray(rec.red_flags) && Array.isArray(rec.basics)).toBe(true);
+    expect(new Date(rec.vetting_date).toISOString()).toBe(rec.vetting_date);
+    expect(rec.credits).toMatchObject({ account_id: 'broker:acme', plan: 'free', balance: 29, charged: 1 });
+    const one = await getJson(w.svc.app, `/api/vetting?id=${rec.vetting_id}`);
+    expect(one.status).toBe(200);
+    expect(sha256Hex(one.body.snapshot_json)).toBe(rec.data_hash);
+    const snap = JSON.parse(one.body.snapshot_json);
+    expect(snap.inputs.length).toBeGreaterThan(0);
+    for (const i of snap.inputs) expect(Object.keys(i)).toEqual(expect.arrayContaining(['dataset', 'as_of', 'retrieved_at', 'content_sha256']));
+    // The signature covers the record fields; `credits` and the API layer's `usage_meta` are not part of it.
+    const { signature, credits: _c, usage_meta: _u, ...signed } = rec;
+    expect(verifyCanonical(w.svc.deps.signingKey!.publicKey, signed, signature.value)).toBe(true);
+    expect(verifyCanonical(w.svc.deps.signingKey!.publicKey, { ...signed, risk_score: signed.risk_score + 1 }, signature.value)).toBe(false);
+  });
+
+  it('accepts the DOT as a number and lists history newest first', async () => {
+    const a = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[1], broker_id: 'acme' }));
+    const b = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[1], broker_id: 'other' }));
+    expect(a.status).toBe(200);
+    const h = await getJson(w.svc.app, `/api/vetting?dot=${dots[1]}`);
+    expect(h.body.count).toBe(2);
+    expect(h.body.records.map((x: { vetting_id: string }) => x.vetting_id).sort()).toEqual([a.body.vetting_id, b.body.vetting_id].sort());
+    expect(h.body.records[0].snapshot_json).toBeUndefined();
+  });
+
+  it('answers 404 for an unknown carrier without charging, 400 for bad input', async () => {
+    const r = await getJson(w.svc.app, '/api/vet', post({ dot_number: 99_999_998, broker_id: 'acme-404' }));
+    expect(r.status).toBe(404);
+    expect((await getJson(w.svc.app, '/api/vet', post({ dot_number: 'abc', broker_id: 'acme' }))).status).toBe(400);
+    expect((await getJson(w.svc.app, '/api/vet', post({ dot_number: 1 }))).status).toBe(400);
+    expect((await getJson(w.svc.app, '/api/vetting')).status).toBe(400);
+    expect((await getJson(w.svc.app, '/api/vetting?id=VET-20260101-000000000000')).status).toBe(404);
+  });
+});
+
+describe('POST /api/vet-preview', () => {
+  it('computes the same assessment without a record or a credit', async () => {
+    const p = await getJson(w.svc.app, '/api/vet-preview', post({ dot_number: dots[2] }));
+    expect(p.status).toBe(200);
+    expect(p.body).toMatchObject({ preview: true, vetting_id: null, snapshot_available: false, dot_number: dots[2] });
+    expect(sha256Hex(p.body.snapshot_json)).toBe(p.body.data_hash);
+    const v = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[2], broker_id: 'preview-check' }));
+    expect(v.body).toMatchObject({ risk_score: p.body.risk_score, risk_level: p.body.risk_level, recommendation: p.body.recommendation, red_flags: p.body.red_flags });
+    expect(v.body.credits.balance).toBe(29);
+    expect((await getJson(w.svc.app, `/api/vetting?dot=${dots[2]}`)).body.count).toBe(1);
+  });
+});
+
+describe('credits', () => {
+  it('gives a free account 30 credits, then answers 402 with a clear body', async () => {
+    const broker = 'free-runner';
+    for (let i = 0; i < 30; i++) expect((await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[i % dots.length], broker_id: broker }))).status).toBe(200);
+    const r = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[0], broker_id: broker }));
+    expect(r.status).toBe(402);
+    expect(r.body).toMatchObject({ status: 402, account_id: `broker:${broker}`, balance: 0, required: 1 });
+    expect(r.body.error).toMatch(/insufficient credits/);
+    // Previews stay free.
+    expect((await getJson(w.svc.app, '/api/vet-preview', post({ dot_number: dots[0], broker_id: broker }))).status).toBe(200);
+  });
+
+  it('never double-spends under concurrent requests', async () => {
+    const broker = 'racer';
+    const rs = await Promise.all(Array.from({ length: 40 }, (_, i) => getJson(w.svc.app, '/api/vet', post({ dot_number: dots[i % dots.length], broker_id: broker }))));
+    expect(rs.filter((r) => r.status === 200)).toHaveLength(30);
+    expect(rs.filter((r) => r.status === 402)).toHaveLength(10);
+  });
+
+  it('charges an API key account, unlimited for enterprise, 401 for an unknown key', async () => {
+    const key = keys['acme-paid'];
+    const r = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[3], broker_id: 'acme' }, { authorization: `Bearer ${key}` }));
+    expect(r.body.credits).toMatchObject({ account_id: 'acme-paid', plan: 'pack_100', balance: 4 });
+    const ek = keys.bigco;
+    const e = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[3], broker_id: 'bigco' }, { authorization: `Bearer ${ek}` }));
+    expect(e.body.credits).toMatchObject({ plan: 'enterprise', balance: null, charged: 1 });
+    expect((await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[3], broker_id: 'x' }, { authorization: 'Bearer pl_nope' }))).status).toBe(401);
+  });
+});
+
+describe('POST /api/batch-vet', () => {
+  it('reports per-DOT results and charges one credit per record made', async () => {
+    const r = await getJson(w.svc.app, '/api/batch-vet', post({ dot_numbers: [dots[4], String(dots[5]), 99_999_997, 'x1'], broker_id: 'batcher' }));
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ requested: 4, succeeded: 2, failed: 2, credits: { balance: 28, charged: 2 } });
+    expect(r.body.results.map((x: { status: string; http_status?: number }) => x.http_status ?? x.status)).toEqual(['ok', 'ok', 404, 400]);
+    expect(r.body.results[0].record.vetting_id).toMatch(/^VET-/);
+  });
+
+  it('enforces the plan batch limit and checks the whole batch against the balance first', async () => {
+    const big = await getJson(w.svc.app, '/api/batch-vet', post({ dot_numbers: dots.slice(0, 11), broker_id: 'batch-limit' }));
+    expect(big.status).toBe(400);
+    expect(big.body).toMatchObject({ plan: 'free', batch_limit: 10 });
+    const key = keys['small-pack'];
+    const short = await getJson(w.svc.app, '/api/batch-vet', post({ dot_numbers: dots.slice(0, 4), broker_id: 'small' }, { authorization: `Bearer ${key}` }));
+    expect(short.status).toBe(402);
+    expect(short.body).toMatchObject({ balance: 3, required: 4 });
+    const vetted = await w.state.query("SELECT count(*)::INTEGER AS n FROM vetting_records WHERE account_id = 'small-pack'");
+    expect(vetted[0]!.n).toBe(0);
+  });
+});
+
+describe('live refresh', () => {
+  let server: Server;
+  let url: string;
+  let mode: 'fixture' | 'hang' = 'hang';
+  beforeAll(async () => {
+    server = createServer((req, res) => {
+      if (mode === 'hang') return; // never answers: the refresher must time out
+      const body = readFileSync(fixture('fmcsa/qcmobile/carriers_158121.json'));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(body);
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/qc/services`;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it('records a fallback to the warehouse when QCMobile times out', async () => {
+    mode = 'hang';
+    w.svc.deps.liveRefresher = createLiveRefresher({ FMCSA_WEBKEY: 'secret-key', FMCSA_BASE_URL: url, FMCSA_TIMEOUT_MS: 200, HTTP_USER_AGENT: 'test' });
+    try {
+      const r = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[6], broker_id: 'live' }));
+      expect(r.status).toBe(200);
+      expect(r.body.live_refresh.status).toBe('fallback');
+      expect(r.body.live_refresh.reason).toMatch(/timeout/);
+      const snap = (await getJson(w.svc.app, `/api/vetting?id=${r.body.vetting_id}`)).body.snapshot_json;
+      expect(snap).toContain('"status":"fallback"');
+      expect(snap).not.toContain('secret-key');
+    } finally {
+      w.svc.deps.liveRefresher = null;
+    }
+  });
+
+  it.skipIf(!HAS_SHARED)('overlays the live QCMobile carrier and records it as an input', async () => {
+    mode = 'fixture';
+    w.svc.deps.liveRefresher = createLiveRefresher({ FMCSA_WEBKEY: 'secret-key', FMCSA_BASE_URL: url, FMCSA_TIMEOUT_MS: 2000, HTTP_USER_AGENT: 'test' });
+    try {
+      const r = await getJson(w.svc.app, '/api/vet-preview', post({ dot_number: dots[7] }));
+      expect(r.body.live_refresh.status).toBe('refreshed');
+      expect(r.body.carrier).toMatchObject({ legal_name: 'VERIHA TRUCKING INC', allowed_to_operate: 'Y', safety_rating: 'S' });
+      const snap = JSON.parse(r.body.snapshot_json);
+      const live = snap.inputs.find((i: { dataset: string }) => i.dataset === 'qcmobile/carriers');
+      expect(live).toMatchObject({ as_of: '2021-02-28T06:33:31.490+0000', content_sha256: sha256Hex(readFileSync(fixture('fmcsa/qcmobile/carriers_158121.json'))) });
+      expect(live.retrieved_at).toMatch(/^\d{4}-/);
+      expect(r.body.snapshot_json).not.toContain('secret-key');
+    } finally {
+      w.svc.deps.liveRefresher = null;
+    }
+  });
+});
