@@ -71,7 +71,7 @@ export const CORE_CONCEPTS = [
 const PRODUCTS: { name: string; description: string; match: RegExp }[] = [
   { name: 'Company registry API', description: 'SEC registrants by ticker or CIK: identity cards, profiles, timelines, filings, people, search; every answer carries origin leaves.', match: /^\/api\/(company|person|search|signals|ir)\b/ },
   { name: 'Verification receipts', description: 'Look up any issued origin leaf and receive an Ed25519-signed, chainable receipt.', match: /^\/api\/verify\b/ },
-  { name: 'Carrier vetting API', description: 'FMCSA carriers: search, safety BASICs, crashes, inspections, enforcement, signed vetting records.', match: /^\/api\/(carriers|safety|crashes|inspections|enforcement|vet|vet-preview|vetting|batch-vet)\b/ },
+  { name: 'Carrier vetting API', description: 'FMCSA carriers: search, safety BASICs, crashes, inspections, enforcement, signed vetting records.', match: /^\/api\/(carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet)\b/ },
   { name: 'Proof of care', description: 'Tamper-evident custody chains for shipments, verifiable by anyone.', match: /^\/api\/care\b/ },
   { name: 'Status and attestation', description: 'Health, dataset counts and as-of dates, and root hashes over the published tables.', match: /^\/api\/(health|status|stats|attestation)\b/ },
   { name: 'MCP server', description: 'Model Context Protocol over Streamable HTTP (JSON-RPC 2.0, stateless).', match: /^\/mcp$/ },
@@ -191,7 +191,7 @@ export function buildQueryContract(ctx: DiscoveryContext, generated: string) {
   const types: { type: string; source: string; q: string; returns: string }[] = [
     { type: 'company', source: 'registry', q: 'ticker (AAPL, BRK-B) or CIK (320193, CIK0000320193)', returns: 'the layer 0 identity card (schema proofline/sec-company/v1) with its origin leaf' },
   ];
-  if (ctx.carrierQueries) types.push({ type: 'carrier', source: 'fmcsa', q: 'USDOT number, MC number or carrier name', returns: 'matching carriers with origin leaves' });
+  if (ctx.carrierQueries) types.push({ type: 'carrier', source: 'fmcsa', q: 'USDOT number (1-8 digits), MC/MX/FF docket (MC123456) or part of the legal or DBA name', returns: 'up to 10 ranked FMCSA census rows with risk level (as GET /api/carriers)' });
   return {
     standard: 'proofline-ai-query',
     specVersion: SPEC_VERSION,
@@ -211,7 +211,7 @@ export function buildQueryContract(ctx: DiscoveryContext, generated: string) {
     errors: {
       400: '{error, status, parameter}: missing or invalid q or type',
       404: '{error, status, ...}: nothing matches (company: ticker and hint)',
-      503: '{error, status, retry_after_seconds}: the domain has no published snapshot yet',
+      503: '{error, status, retry_after_seconds}: the domain has no published snapshot yet, or is not served by this instance',
     },
     carrierData: ctx.carrierQueries ? 'available (type carrier)' : 'not available on this instance: carrier queries are not served yet, only registry data',
   };

@@ -11,7 +11,7 @@ import { getQuery } from 'h3';
 import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { parseBody } from '../http.ts';
-import { aiQuerySchema, runAiQuery } from './ai-query.queries.ts';
+import { aiQuerySchema, runAiQuery, servesCarrierQueries } from './ai-query.queries.ts';
 import { registerDiscoveryLinkHeader } from './discovery-html.ts';
 import { PATHS } from './discovery.documents.ts';
 import { DiscoveryPublisher, type ServedFile } from './discovery.publisher.ts';
@@ -43,7 +43,7 @@ function queryResponse(body: unknown): Response {
 }
 
 export function registerDiscoveryRoutes(app: H3, deps: ServiceDeps): DiscoveryPublisher {
-  const publisher = new DiscoveryPublisher(deps, app);
+  const publisher = new DiscoveryPublisher(deps, app, servesCarrierQueries(deps));
   registerDiscoveryLinkHeader(app);
   const serve = (path: string) => async (event: H3Event) => serveFile(event, (await publisher.file(path))!);
   for (const p of [PATHS.manifest, PATHS.knowledge, PATHS.feed, PATHS.archive, PATHS.pages, PATHS.llms, PATHS.home]) app.get(p, serve(p));

@@ -4,11 +4,13 @@
  * and local "sites" served by node:http on 127.0.0.1 whose routes a test can
  * change between visits.
  */
-import { cp, mkdir } from 'node:fs/promises';
+import { cp, mkdir, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
+import { fmcsaSampleGenerator } from '../../ingest/fmcsa/fmcsa.sample.ts';
+import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
 import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
 import { ensureSample } from '../../jobs/sample.ts';
 import type { Config } from '../../lib/config.ts';
@@ -16,8 +18,27 @@ import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
 import { ingestAll } from '../helpers/app.ts';
 import { tempDir, testConfig } from '../helpers/env.ts';
 
-/** A data dir with the registry domain published from AAPL, MSFT and NVDA of the small sample. */
-export async function tinyRegistry(): Promise<{ dir: string; config: Config }> {
+/** The first `rows` carriers of the sample FMCSA census (header included), read lazily from the generator. */
+async function tinyCensus(rows: number): Promise<string> {
+  for await (const f of fmcsaSampleGenerator.generate({ scale: 'small', seed: 42 })) {
+    if (!f.path.endsWith('Company_Census_File.csv')) continue;
+    let text = '';
+    const chunks = typeof f.content === 'string' || f.content instanceof Uint8Array ? [f.content] : f.content;
+    for await (const c of chunks) {
+      text += typeof c === 'string' ? c : Buffer.from(c).toString('utf8');
+      if (text.split('\n').length > rows + 1) break;
+    }
+    return text.split('\n').slice(0, rows + 1).join('\n') + '\n';
+  }
+  throw new Error('the FMCSA sample has no census file');
+}
+
+/**
+ * A data dir with the registry domain published from AAPL, MSFT and NVDA of
+ * the small sample, and (with `fmcsa`) the fmcsa domain from its first 30
+ * census rows. Returns the DOT numbers of those carriers.
+ */
+export async function tinyRegistry(opts: { fmcsa?: boolean } = {}): Promise<{ dir: string; config: Config; dots: number[] }> {
   const dir = await tempDir('proofline-discovery-');
   const sample = path.join(dir, 'sample');
   await ensureSample(sample, { scale: 'small', seed: 42, generators: [edgarSampleGenerator] });
@@ -26,8 +47,17 @@ export async function tinyRegistry(): Promise<{ dir: string; config: Config }> {
   await cp(path.join(sample, 'sec', 'tickers'), path.join(tiny, 'tickers'), { recursive: true });
   for (const c of ['CIK0000320193.json', 'CIK0000789019.json', 'CIK0001045810.json']) await cp(path.join(sample, 'sec', 'submissions', c), path.join(tiny, 'submissions', c));
   const config = testConfig(path.join(dir, 'data'));
-  await ingestAll(config, [registryPipeline], path.join(dir, 'tiny'));
-  return { dir, config };
+  let dots: number[] = [];
+  if (opts.fmcsa) {
+    const census = await tinyCensus(30);
+    await mkdir(path.join(dir, 'tiny', 'fmcsa', 'census'), { recursive: true });
+    await writeFile(path.join(dir, 'tiny', 'fmcsa', 'census', 'Company_Census_File.csv'), census);
+    const lines = census.trim().split('\n');
+    const col = lines[0].split(',').indexOf('DOT_NUMBER');
+    dots = lines.slice(1).map((l) => Number(l.split(',')[col]));
+  }
+  await ingestAll(config, opts.fmcsa ? [registryPipeline, fmcsaPipeline] : [registryPipeline], path.join(dir, 'tiny'));
+  return { dir, config, dots };
 }
 
 export interface Route {

@@ -171,7 +171,8 @@ describe('publisher: /.well-known/ai and its files', () => {
   it('documents /ai/query and answers registry queries by GET and POST, with JSON 4xx errors', async () => {
     const { body: contract } = await getJson(svc.app, '/ai/query');
     expect(contract.standard).toBe('proofline-ai-query');
-    expect(contract.request.types.map((t: any) => t.type)).toContain('company');
+    expect(contract.request.types.map((t: any) => t.type)).toEqual(['company']); // no fmcsa reader here
+    expect(contract.carrierData).toMatch(/not available/);
     const get = await getJson(svc.app, '/ai/query?q=AAPL&type=company');
     expect(get.status).toBe(200);
     expect(get.body).toMatchObject({ schema: 'proofline/ai-query/v1', query: { q: 'AAPL', type: 'company' }, source: 'registry' });
