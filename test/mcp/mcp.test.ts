@@ -1,0 +1,147 @@
+/**
+ * /mcp with the official MCP SDK client, in process (fetch = app.fetch, no
+ * port), over the real fmcsa pipeline output: all 12 tools, their output
+ * schemas (the SDK client validates structuredContent against them), tool
+ * errors for bad arguments, and the transport rules the SDK leaves to us.
+ */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildWorld, type World } from '../vetting/fmcsa-world.ts';
+
+let w: World;
+let client: Client;
+let dots: number[];
+let vin: string;
+
+const EXPECTED_TOOLS = [
+  'freight_attestation', 'freight_carrier_lookup', 'freight_carrier_safety', 'freight_carrier_vet', 'freight_compare_carriers', 'freight_crash_by_vin',
+  'freight_crash_history', 'freight_enforcement_history', 'freight_inspection_history', 'freight_red_flag_search', 'freight_status', 'freight_vetting_history',
+];
+
+async function connect(headers: Record<string, string> = {}): Promise<Client> {
+  const c = new Client({ name: 'proofline-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL('http://proofline.test/mcp'), {
+    fetch: async (u, i) => w.svc.app.fetch(new Request(u, i)),
+    requestInit: { headers },
+  });
+  await c.connect(transport);
+  return c;
+}
+
+beforeAll(async () => {
+  w = await buildWorld({}, { options: { publicBaseUrl: 'http://proofline.test', snapshotStaleHours: 48, version: '0.0.0-test', dataDir: '', mcpAllowedOrigins: ['https://app.example'] } });
+  w.svc.deps.options.dataDir = w.config.dataDir;
+  const rows = await w.svc.deps.readers.fmcsa!.query('SELECT c.dot_number FROM carriers c WHERE EXISTS (SELECT 1 FROM crashes x WHERE x.dot_number = c.dot_number) ORDER BY c.dot_number LIMIT 3');
+  dots = rows.map((r) => Number(r.dot_number));
+  vin = String((await w.svc.deps.readers.fmcsa!.query("SELECT vin FROM crashes WHERE vin IS NOT NULL AND length(vin) = 17 ORDER BY vin LIMIT 1"))[0]!.vin);
+  client = await connect();
+}, 120_000);
+afterAll(async () => {
+  await client?.close();
+  await w?.close();
+});
+
+type ToolResult = { isError?: boolean; structuredContent?: Record<string, any>; content: Array<{ type: string; text?: string }> };
+const call = (name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<ToolResult>;
+
+describe('MCP tools', () => {
+  it('lists exactly the 12 freight tools with input and output schemas', async () => {
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(EXPECTED_TOOLS);
+    for (const t of tools) {
+      expect(t.inputSchema.type).toBe('object');
+      expect(t.outputSchema?.type).toBe('object');
+      expect(t.description!.length).toBeGreaterThan(20);
+    }
+  });
+
+  it('looks up carriers, safety, crashes, inspections, enforcement and crashes by VIN', async () => {
+    const lookup = await call('freight_carrier_lookup', { dot: dots[0] });
+    expect(lookup.isError).toBeFalsy();
+    expect(lookup.structuredContent!.results[0].dot_number).toBe(dots[0]);
+    expect(JSON.parse(lookup.content[0]!.text!)).toEqual(lookup.structuredContent);
+    const byState = await call('freight_carrier_lookup', { state: 'TX', limit: 3 });
+    expect(byState.structuredContent!.results.length).toBeLessThanOrEqual(3);
+    for (const name of ['freight_carrier_safety', 'freight_crash_history', 'freight_inspection_history', 'freight_enforcement_history']) {
+      const r = await call(name, { dot: String(dots[0]) });
+      expect(r.isError, `${name}: ${r.content[0]?.text}`).toBeFalsy();
+      expect(JSON.stringify(r.structuredContent)).toContain(String(dots[0]));
+    }
+    const crashes = await call('freight_crash_history', { dot: dots[0] });
+    expect(crashes.structuredContent!.total_crashes).toBeGreaterThan(0);
+    const byVin = await call('freight_crash_by_vin', { vin });
+    expect(byVin.isError).toBeFalsy();
+    expect(JSON.stringify(byVin.structuredContent)).toContain(vin);
+  });
+
+  it('vets a carrier (one credit), then finds the record in the vetting history', async () => {
+    const v = await call('freight_carrier_vet', { dot_number: dots[1], broker_id: 'mcp-broker' });
+    expect(v.isError, v.content[0]?.text).toBeFalsy();
+    expect(v.structuredContent).toMatchObject({ dot_number: dots[1], snapshot_available: true, credits: { account_id: 'broker:mcp-broker', balance: 29 } });
+    const h = await call('freight_vetting_history', { dot: dots[1] });
+    expect(h.structuredContent!.records.map((r: { vetting_id: string }) => r.vetting_id)).toContain(v.structuredContent!.vetting_id);
+    const one = await call('freight_vetting_history', { vetting_id: v.structuredContent!.vetting_id });
+    expect(one.structuredContent!.records[0].snapshot_json).toContain('"schema":"proofline/vetting-snapshot@1"');
+  });
+
+  it('compares carriers, searches red flags, reports status and attestation', async () => {
+    const cmp = await call('freight_compare_carriers', { dot_numbers: dots });
+    expect(cmp.structuredContent!.count).toBe(3);
+    const scores = cmp.structuredContent!.carriers.map((c: { risk_score: number }) => c.risk_score);
+    expect(scores).toEqual([...scores].sort((a, b) => a - b));
+    const flags = await call('freight_red_flag_search', { limit: 5 });
+    expect(flags.isError, flags.content[0]?.text).toBeFalsy();
+    expect(Array.isArray(flags.structuredContent!.results)).toBe(true);
+    const status = await call('freight_status');
+    expect(status.structuredContent).toMatchObject({ status: 'ok' });
+    expect(status.structuredContent!.tables.some((t: { table: string }) => t.table === 'carriers')).toBe(true);
+    const att = await call('freight_attestation');
+    expect(att.structuredContent!.root_hash).toMatch(/^[a-f0-9]{64}$/);
+    expect(att.structuredContent!.signature.alg).toBe('Ed25519');
+  });
+
+  it('answers bad arguments with a readable tool error', async () => {
+    const r = await call('freight_carrier_safety', { dot: 'twelve' });
+    expect(r.isError).toBe(true);
+    expect(r.content[0]!.text).toMatch(/invalid arguments for freight_carrier_safety: dot/);
+    const none = await call('freight_carrier_lookup', {});
+    expect(none.isError).toBe(true);
+    expect(none.content[0]!.text).toMatch(/at least one of name, dot, mc, state/);
+    const missing = await call('freight_carrier_safety', { dot: 99_999_990 });
+    expect(missing.isError).toBe(true);
+    expect(missing.content[0]!.text).toMatch(/freight_carrier_safety failed/);
+    await expect(client.callTool({ name: 'freight_nope', arguments: {} })).rejects.toThrow(/unknown tool/);
+  });
+});
+
+describe('MCP transport rules', () => {
+  const rpc = (init: RequestInit) => w.svc.app.fetch(new Request('http://proofline.test/mcp', init));
+  const json = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+
+  it('answers GET and DELETE with 405 and Allow: POST', async () => {
+    for (const method of ['GET', 'DELETE']) {
+      const r = await rpc({ method });
+      expect(r.status).toBe(405);
+      expect(r.headers.get('allow')).toBe('POST');
+    }
+  });
+
+  it('forbids a disallowed Origin and admits an allow-listed one', async () => {
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
+    const bad = await rpc({ method: 'POST', headers: { ...json, origin: 'http://evil.example', 'mcp-protocol-version': '2025-11-25' }, body });
+    expect(bad.status).toBe(403);
+    const ok = await rpc({ method: 'POST', headers: { ...json, origin: 'https://app.example', 'mcp-protocol-version': '2025-11-25' }, body });
+    expect(ok.status).toBe(200);
+    expect(ok.headers.get('access-control-allow-origin')).toBe('https://app.example');
+  });
+
+  it('rejects batches and malformed JSON', async () => {
+    const batch = await rpc({ method: 'POST', headers: json, body: JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/list' }]) });
+    expect(batch.status).toBe(400);
+    expect(((await batch.json()) as { error: { code: number } }).error.code).toBe(-32600);
+    const bad = await rpc({ method: 'POST', headers: json, body: '{nope' });
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as { error: { code: number } }).error.code).toBe(-32700);
+  });
+});
