@@ -7,4 +7,4 @@ QUALIFY row_number() OVER (
   PARTITION BY dot_number
   ORDER BY CASE census_format WHEN 'company_census' THEN 0 ELSE 1 END, mcs150_date DESC NULLS LAST, source_file
 ) = 1
-ORDER BY dot_number;
+;

@@ -206,9 +206,10 @@ export const fmcsaPipeline: Pipeline = {
     };
     await conn.run(`SET threads = ${Math.max(1, ctx.config.DUCKDB_THREADS)}`);
     // A DOT in both census formats keeps the Company Census row (147 columns, status and rating included).
-    await step('carriers', loadSql('./derive-carriers.sql', import.meta.url));
+    const [{ dups }] = await queryRows(conn, `SELECT (count(*) - count(DISTINCT dot_number))::BIGINT AS dups FROM carriers`);
+    if (Number(dups) > 0) await step('carriers', loadSql('./derive-carriers.sql', import.meta.url));
     await step('features', loadSql('./derive-risk-features.sql', import.meta.url).replace('/*BASICS_OVER_THRESHOLD*/0', basicsOverThresholdSql()));
-    await step('score', `CREATE OR REPLACE TABLE carrier_risk AS SELECT *, ${riskScoreSql()} FROM carrier_risk_features ORDER BY dot_number`);
+    await step('score', `CREATE OR REPLACE TABLE carrier_risk AS SELECT *, ${riskScoreSql()} FROM carrier_risk_features`);
     await conn.run(`DROP TABLE carrier_risk_features`);
     await step('dataset_status', loadSql('./derive-dataset-status.sql', import.meta.url));
     ctx.log.info({ domain: 'fmcsa', ms: Date.now() - t0, timings }, 'derived carrier_risk and dataset_status');

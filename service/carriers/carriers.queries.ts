@@ -9,6 +9,8 @@
  * clean record.
  */
 import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
+import { hashCanonical } from '../../lib/hash.ts';
+import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import {
@@ -313,6 +315,12 @@ export interface RiskSnapshot {
   features: CarrierFeatures;
   assessment: RiskAssessment;
   inputs: RiskSnapshotInput[];
+  /**
+   * Leaf binding the features to the published `carrier_risk` parquet:
+   * kind `snapshot`, content_sha256 = SHA-256 of that table file (manifest),
+   * record_sha256 = SHA-256 of the RFC 8785 JSON of `features`.
+   */
+  origin: OriginLeaf;
 }
 
 /**
@@ -334,7 +342,16 @@ export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | st
     content_sha256: String(s.content_sha256),
     source_url: (s.source_url as string | null) ?? null,
   }));
-  return { dot_number: dot, snapshot_id: fmcsa.manifest?.snapshot_id ?? null, as_of: (row.as_of as string | null) ?? null, features, assessment: assessCarrier(features), inputs };
+  const origin = createLeaf({
+    kind: 'snapshot',
+    source: 'fmcsa/carrier_risk',
+    source_url: null,
+    retrieved_at: null,
+    content_sha256: fmcsa.manifest?.tables.carrier_risk?.sha256 ?? null,
+    record_sha256: hashCanonical(features),
+    parent: null,
+  });
+  return { dot_number: dot, snapshot_id: fmcsa.manifest?.snapshot_id ?? null, as_of: (row.as_of as string | null) ?? null, features, assessment: assessCarrier(features), inputs, origin };
 }
 
 const RULE_CODES = new Set(RISK_RULES.map((r) => r.code));

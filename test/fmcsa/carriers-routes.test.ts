@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureSample } from '../../jobs/sample.ts';
+import { hashCanonical } from '../../lib/hash.ts';
+import { verifyLeaf } from '../../lib/origin.ts';
 import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
 import { generateFmcsaSample, SAMPLE_DOT_BASE } from '../../ingest/fmcsa/fmcsa.sample.ts';
 import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
@@ -85,6 +87,8 @@ describe('carrier routes over a generated FMCSA sample', () => {
     expect(body.inputs.length).toBeGreaterThanOrEqual(10);
     for (const i of body.inputs) expect(i.content_sha256).toMatch(/^[0-9a-f]{64}$/);
     expect(body.inputs.find((i: any) => i.dataset === 'fmcsa/inspection').as_of).toMatch(/^2026-/);
+    expect(verifyLeaf(body.origin)).toBe(true);
+    expect(body.origin).toMatchObject({ kind: 'snapshot', source: 'fmcsa/carrier_risk', record_sha256: hashCanonical(body.features) });
   });
 
   it('answers safety, crashes (by dot and vin), inspections and enforcement', async () => {
