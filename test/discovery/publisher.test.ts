@@ -162,6 +162,19 @@ describe('publisher: /.well-known/ai and its files', () => {
     expect((await svc.app.fetch(new Request(`${BASE}/ai/feed.json`))).headers.get('link')).toBeNull();
   });
 
+  it('adds the Link header to every HTML page of the app, whichever family serves it', async () => {
+    const routes = ((svc.app as any)['~routes'] as { route?: string; method?: string }[]).filter((r) => r.method === 'GET' && r.route && !r.route.includes(':'));
+    let html = 0;
+    for (const r of routes) {
+      const res = await svc.app.fetch(new Request(`${BASE}${r.route}`));
+      await res.arrayBuffer();
+      if (!/^text\/html/.test(res.headers.get('content-type') ?? '')) continue;
+      html++;
+      expect(res.headers.get('link'), r.route).toMatch(/<\/\.well-known\/ai>; rel="ai-discovery"/);
+    }
+    expect(html).toBeGreaterThan(0);
+  });
+
   it('publishes llms.txt from the same data', async () => {
     const text = await (await svc.app.fetch(new Request(`${BASE}/llms.txt`))).text();
     expect(text.split('\n').slice(0, 3)).toEqual(['# Proofline Test', '', '> Testing the manifest.']);
