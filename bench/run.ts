@@ -9,8 +9,10 @@ import path from 'node:path';
 
 /** Every benchmark, in run order: one line each. */
 export const benches: string[] = [
+  'workers', // BullMQ ingest with 1, 2 and 4 worker processes (bench/workers.bench.ts)
   'fmcsa', // FMCSA full-scale ingest vs DuckDB alone, risk snapshot serving (bench/fmcsa.bench.ts)
   'api', // read API: identity card vs bare node:http, search, quote (bench/api.bench.ts)
+  'discovery', // /.well-known/ai build, serving, tier-3 verification, full agent run (bench/discovery.bench.ts)
 ];
 
 const here = path.dirname(fileURLToPath(import.meta.url));
