@@ -24,7 +24,7 @@ describe.skipIf(!HAS_SHARED)('read API on real SEC fixtures', () => {
     const config = testConfig(path.join(root, 'data'));
     await ingestAll(config, [registryPipeline], path.join(root, 'input'));
     svc = await buildTestService(config, ['registry']);
-  }, 180_000);
+  }, 300_000);
   afterAll(async () => {
     await svc?.deps.usage?.close();
     await svc?.close();

@@ -35,7 +35,7 @@ beforeAll(async () => {
   const config = testConfig(path.join(root, 'data'));
   await ingestAll(config, [registryPipeline], inputDir);
   svc = await buildTestService(config, ['registry']);
-}, 120_000);
+}, 300_000);
 afterAll(async () => {
   await svc.deps.usage?.close();
   await svc.close();
