@@ -82,6 +82,9 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   const s = await startServer(config, log);
   console.log(`Proofline API listening on ${s.url}`);
   const stop = async () => {
+    // Drain: stop accepting, let in-flight requests finish (idle keep-alives close), bounded by 30 s.
+    log.info('SIGTERM: draining in-flight requests');
+    setTimeout(() => process.exit(1), 30_000).unref();
     await s.close();
     process.exit(0);
   };
