@@ -8,10 +8,14 @@
  *   sec/tickers/company_tickers_exchange.2023-05.json
  *   sec/tickers/company_tickers.json
  *   sec/submissions/CIK##########.json
+ *
+ * plus the layer files of edgar-layers.sample.ts (companyfacts, 10-K and 8-K
+ * documents, Forms 3/4, daily index files).
  */
 import { addDays, Rng, SAMPLE_TODAY, type SampleFile, type SampleGenerator, type SampleOptions } from '../sample/sample-kit.ts';
 import { sampleUniverse, type SampleCompany } from '../sample/universe.ts';
 import { padCik } from './cik.ts';
+import { edgarLayerFiles } from './edgar-layers.sample.ts';
 
 /** Agents that file on behalf of companies (accession prefixes). */
 const AGENTS = [1193125, 1628280, 950170, 1104659];
@@ -41,7 +45,8 @@ export function sampleFilings(c: SampleCompany, seed: number): SampleFiling[] {
   const push = (form: string, reportDate: string, lagDays: number, items = '', desc = form) => {
     const filingDate = addDays(reportDate, lagDays);
     if (filingDate > endDate) return;
-    const hour = form === '8-K' && items.includes('2.02') ? rng.pick([7, 8, 16, 17]) : rng.int(9, 17);
+    // Results go out before the open or after the close; labels are Eastern wall-clock marked Z, as in Apple's recordings.
+    const hour = form === '8-K' && items.includes('2.02') ? rng.pick([7, 8, 16]) : rng.int(9, 16);
     const accession = acc(filingDate);
     out.push({
       accessionNumber: accession,
@@ -144,5 +149,7 @@ export const edgarSampleGenerator: SampleGenerator = {
     const plain = Object.fromEntries(rows.map((r, i) => [String(i), { cik_str: r[0], ticker: r[2], title: r[1] }]));
     yield { path: 'sec/tickers/company_tickers.json', content: JSON.stringify(plain) };
     for (const c of companies) yield { path: `sec/submissions/CIK${padCik(c.cik)}.json`, content: submissionsJson(c, seed) };
+    // Layers: companyfacts, 10-K/8-K documents, Forms 3/4, daily index files (edgar-layers.sample.ts).
+    yield* edgarLayerFiles(companies, seed, (c) => sampleFilings(c, seed));
   },
 };

@@ -61,6 +61,33 @@ function titleCaseName(s: string): string {
   return s.toLowerCase().replace(/(^|[\s\-'’.])([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase());
 }
 
+/**
+ * The elements the roles come from (document type, period, issuer, reporting
+ * owners), cut out of the document so the XML parser skips the transaction
+ * tables and footnotes (most of the bytes). Falls back to the whole document
+ * when an element is missing.
+ */
+function relevantXml(xml: string): string {
+  const pick = (tag: string, all = false): string[] => {
+    const out: string[] = [];
+    let from = 0;
+    for (;;) {
+      const a = xml.indexOf(`<${tag}>`, from);
+      if (a < 0) break;
+      const b = xml.indexOf(`</${tag}>`, a);
+      if (b < 0) return [];
+      out.push(xml.slice(a, b + tag.length + 3));
+      from = b;
+      if (!all) break;
+    }
+    return out;
+  };
+  const issuer = pick('issuer');
+  const owners = pick('reportingOwner', true);
+  if (!issuer.length || !owners.length) return xml;
+  return `<ownershipDocument>${pick('documentType').join('')}${pick('periodOfReport').join('')}${issuer[0]}${owners.join('')}</ownershipDocument>`;
+}
+
 /** Parses one ownership document. Throws ParseError when there is no `<ownershipDocument>`. */
 export function parseOwnership(input: Uint8Array | string, file: string, hints: { accession?: string | null } = {}): ParsedOwnership {
   const raw = typeof input === 'string' ? input : Buffer.from(input).toString('utf8');
@@ -69,7 +96,7 @@ export function parseOwnership(input: Uint8Array | string, file: string, hints: 
   if (start < 0 || end < 0) throw new ParseError('no <ownershipDocument> element', { file });
   let doc: Record<string, any>;
   try {
-    doc = parser.parse(raw.slice(start, end + '</ownershipDocument>'.length)).ownershipDocument;
+    doc = parser.parse(relevantXml(raw.slice(start, end + '</ownershipDocument>'.length))).ownershipDocument;
   } catch (e) {
     throw new ParseError(`malformed ownership XML: ${(e as Error).message}`, { file });
   }

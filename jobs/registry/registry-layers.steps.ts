@@ -21,6 +21,7 @@ import { parseOwnership } from '../../ingest/edgar/ownership.ts';
 import { detectSignals } from '../../ingest/edgar/signals.ts';
 import { parseTenK } from '../../ingest/edgar/ten-k.ts';
 import { readInput } from '../inputs.ts';
+import { SourceBatch } from './source-batch.ts';
 import type { StepContext, StepResult } from '../pipeline.ts';
 
 export const COMPANYFACTS_RE = /(^|\/)CIK\d{10}\.json(\.gz)?$/;
@@ -40,6 +41,8 @@ function errReason(e: unknown): string {
 export async function processCompanyFacts(ctx: StepContext<{ files: string[] }>): Promise<StepResult> {
   const rows: object[] = [];
   const leaves: OriginLeaf[] = [];
+  const sources = new SourceBatch(ctx.run);
+  const rejectRows = [];
   let rejects = 0;
   for (const file of ctx.data.files) {
     const name = path.basename(file);
@@ -51,14 +54,16 @@ export async function processCompanyFacts(ctx: StepContext<{ files: string[] }>)
         leaves.push(leaf);
         rows.push({ ...m, origin_leaf_hash: leaf.leaf_hash, origin: leaf });
       }
-      await ctx.run.recordSource(src, { rows: parsed.metrics.length }, `facts-${name}`);
+      sources.add(src, { rows: parsed.metrics.length });
     } catch (e) {
       rejects++;
-      await ctx.run.writeRejects(`facts-${name}`, [{ dataset: src.source, file, line: null, reason: errReason(e), raw: null }]);
-      await ctx.run.recordSource(src, { rows: 0, rejects: 1 }, `facts-${name}`);
+      rejectRows.push({ dataset: src.source, file, line: null, reason: errReason(e), raw: null });
+      sources.add(src, { rows: 0, rejects: 1 });
     }
   }
   const key = `facts-${partKey(ctx.data.files)}`;
+  await ctx.run.writeRejects(key, rejectRows);
+  await sources.flush(key);
   await ctx.run.writeRows('company_facts', key, rows);
   await ctx.run.writeLeaves(key, leaves, 'company_facts');
   return { rows: rows.length, rejects };
@@ -123,6 +128,7 @@ function extractDocument(bytes: Buffer, file: string, rel: string, src: Ingested
 export async function processDocuments(ctx: StepContext<{ files: string[]; root: string }>): Promise<StepResult> {
   const out: DocOut = { documents: [], doc_events: [], people_roles: [], profile_facts: [], signals: [], leaves: [] };
   const rejects = [];
+  const sources = new SourceBatch(ctx.run);
   let i = 0;
   for (const file of ctx.data.files) {
     const rel = path.relative(ctx.data.root, file);
@@ -140,13 +146,14 @@ export async function processDocuments(ctx: StepContext<{ files: string[]; root:
     const leaf = createRecordLeaf(row, { ...src, source_url });
     out.leaves.push(leaf);
     out.documents.push({ ...row, content_sha256: src.content_sha256, origin_leaf_hash: leaf.leaf_hash, origin: leaf });
-    await ctx.run.recordSource({ ...src, source_url }, { rows: 1, rejects: r.status === 'failed' ? 1 : 0 }, `doc-${src.content_sha256.slice(0, 24)}`);
-    await ctx.progress(++i, ctx.data.files.length);
+    sources.add({ ...src, source_url }, { rows: 1, rejects: r.status === 'failed' ? 1 : 0 });
+    if (++i % 25 === 0) await ctx.progress(i, ctx.data.files.length);
   }
   const key = `docs-${partKey(ctx.data.files)}`;
   for (const t of ['documents', 'doc_events', 'people_roles', 'profile_facts', 'signals'] as const) await ctx.run.writeRows(t, key, out[t]);
   await ctx.run.writeLeaves(key, out.leaves, 'documents');
   await ctx.run.writeRejects(key, rejects);
+  await sources.flush(key);
   const rows = out.documents.length + out.doc_events.length + out.people_roles.length + out.profile_facts.length + out.signals.length;
   return { rows, rejects: rejects.length, detail: { documents: out.documents.length, events: out.doc_events.length, people: out.people_roles.length, signals: out.signals.length } };
 }

@@ -21,6 +21,8 @@ import { ParseError } from '../../lib/errors.ts';
 import { describeError } from '../in-process.ts';
 import { digestInputs, listInputs, readInput } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
+import type { Reject } from '../../lib/warehouse/staging.ts';
+import { SourceBatch } from './source-batch.ts';
 
 export const registryDomain = defineDomain({
   domain: 'registry',
@@ -59,6 +61,8 @@ async function processSubmissions(ctx: StepContext<z.infer<typeof submissionsPay
   const companies: object[] = [];
   const filings: object[] = [];
   const leaves: OriginLeaf[] = [];
+  const sources = new SourceBatch(ctx.run);
+  const rejectRows: Reject[] = [];
   let rejects = 0;
   let i = 0;
   for (const file of ctx.data.files) {
@@ -73,9 +77,9 @@ async function processSubmissions(ctx: StepContext<z.infer<typeof submissionsPay
       // One malformed file is a file-level reject; the rest of the batch still lands.
       if (!(err instanceof ParseError)) throw err;
       rejects++;
-      await ctx.run.writeRejects(name, [{ dataset: src.source, file, line: (err.context.line as number) ?? null, reason: describeError(err), raw: null }]);
-      await ctx.run.recordSource(src, { rows: 0, rejects: 1 }, name);
-      await ctx.progress(++i, ctx.data.files.length);
+      rejectRows.push({ dataset: src.source, file, line: (err.context.line as number) ?? null, reason: describeError(err), raw: null });
+      sources.add(src, { rows: 0, rejects: 1 });
+      ++i;
       continue;
     }
     if (parsed) {
@@ -91,11 +95,13 @@ async function processSubmissions(ctx: StepContext<z.infer<typeof submissionsPay
     }
     const rj = parsed?.rejects ?? parsedPage!.rejects;
     rejects += rj.length;
-    await ctx.run.writeRejects(name, rj.map((r) => ({ dataset: src.source, file, line: r.line, reason: `${r.pointer ?? ''} ${r.reason}`.trim(), raw: r.raw })));
-    await ctx.run.recordSource(src, { rows: fRows.length + (parsed ? 1 : 0), rejects: rj.length }, name);
-    await ctx.progress(++i, ctx.data.files.length);
+    rejectRows.push(...rj.map((r) => ({ dataset: src.source, file, line: r.line, reason: `${r.pointer ?? ''} ${r.reason}`.trim(), raw: r.raw })));
+    sources.add(src, { rows: fRows.length + (parsed ? 1 : 0), rejects: rj.length });
+    if (++i % 25 === 0) await ctx.progress(i, ctx.data.files.length);
   }
   const key = batchKey(ctx.data.files);
+  await ctx.run.writeRejects(key, rejectRows);
+  await sources.flush(key);
   await ctx.run.writeRows('companies', key, companies);
   await ctx.run.writeRows('filings', key, filings);
   await ctx.run.writeLeaves(key, leaves, 'companies+filings');
