@@ -89,7 +89,8 @@ export function buildIdentityCard(c: CompanyRecord, baseUrl: string) {
       status_reason: c.status_reason,
     },
     summary: parts.join(''),
-    peak_metrics: { market_cap_usd: null as number | null, employees: null as number | null },
+    // employees: the latest 10-K Item 1 figure (registry profile_facts); market cap needs quotes (filled by that layer).
+    peak_metrics: { market_cap_usd: null as number | null, employees: c.employees == null ? null : Number(c.employees) },
     tags,
     deeper: {
       profile: `${self}/profile`,
