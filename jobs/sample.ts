@@ -19,7 +19,7 @@ export const sampleGenerators: SampleGenerator[] = [edgarSampleGenerator, fmcsaS
 /** Files get this mtime so `digestInputs` is stable across regenerations. */
 const FIXED_MTIME = new Date('2026-11-20T00:00:00Z');
 /** Bump when any generator's output changes, so existing samples are regenerated. */
-export const SAMPLE_FORMAT_VERSION = 2;
+export const SAMPLE_FORMAT_VERSION = 3;
 
 export interface SampleReport {
   dir: string;
