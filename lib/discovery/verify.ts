@@ -161,8 +161,16 @@ export function verifyDocument(doc: unknown, url: string, opts: VerifyOptions): 
   if (sigBytes && published) {
     // Try the scheme the method names first, then the other one; report the one that recovers the claimed signer.
     const order: SignatureScheme[] = method && /ecdsa-secp256k1$|raw/i.test(method) && !/eip191|personal/i.test(method) ? ['raw-digest', 'eip191-personal-sign'] : ['eip191-personal-sign', 'raw-digest'];
-    const attempts = order.map((s) => ({ s, addr: s === 'eip191-personal-sign' ? recoverPersonal(publishedRaw!, sigBytes) : recoverRawDigest(published, sigBytes) }));
-    const hit = attempts.find((a) => a.addr && claimed && a.addr.toLowerCase() === claimed.toLowerCase());
+    const attempts: { s: SignatureScheme; addr: string | null }[] = [];
+    let hit: { s: SignatureScheme; addr: string | null } | undefined;
+    for (const s of order) {
+      const a = { s, addr: s === 'eip191-personal-sign' ? recoverPersonal(publishedRaw!, sigBytes) : recoverRawDigest(published, sigBytes) };
+      attempts.push(a);
+      if (a.addr && claimed && a.addr.toLowerCase() === claimed.toLowerCase()) {
+        hit = a; // the second scheme is tried only when the first does not recover the claimed signer
+        break;
+      }
+    }
     const first = attempts.find((a) => a.addr);
     if (hit) {
       scheme = hit.s;
