@@ -17,7 +17,7 @@ import { once } from 'node:events';
 import { Unzip, UnzipInflate } from 'fflate';
 import { z } from 'zod';
 import { ParseError } from '../../lib/errors.ts';
-import { loadSql, queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
+import { loadSql, queryRows, quoteIdentifier, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
 import { defineDomain } from '../../lib/warehouse/domain.ts';
 import type { Reject } from '../../lib/warehouse/staging.ts';
 import { detectFormat, FORMATS, type FmcsaKind } from '../../ingest/fmcsa/formats.ts';
@@ -29,7 +29,7 @@ import { readerSelectSql } from './readers.ts';
 
 const FMCSA_TABLES = [
   'carriers', 'crashes', 'inspections', 'inspection_units', 'violations', 'sms_basics', 'revocations', 'authority',
-  'insurance', 'oos_orders', 'enforcement_cases', 'carrier_risk', 'dataset_status',
+  'insurance', 'oos_orders', 'enforcement_cases', 'carrier_risk', 'carrier_snapshot', 'carrier_snapshot_columns', 'dataset_status',
 ];
 
 export const fmcsaDomain = defineDomain({
@@ -211,6 +211,9 @@ export const fmcsaPipeline: Pipeline = {
     await step('features', loadSql('./derive-risk-features.sql', import.meta.url).replace('/*BASICS_OVER_THRESHOLD*/0', basicsOverThresholdSql()));
     await step('score', `CREATE OR REPLACE TABLE carrier_risk AS SELECT *, ${riskScoreSql()} FROM carrier_risk_features`);
     await conn.run(`DROP TABLE carrier_risk_features`);
+    const cols = (await queryRows(conn, `SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' AND table_name = 'carrier_risk' ORDER BY ordinal_position`)).map((r) => String(r.column_name));
+    await step('snapshot_json', `CREATE OR REPLACE TABLE carrier_snapshot AS SELECT dot_number, json_array(${cols.map(quoteIdentifier).join(', ')})::VARCHAR AS v FROM carrier_risk`);
+    await conn.run(`CREATE OR REPLACE TABLE carrier_snapshot_columns AS SELECT * FROM (VALUES ${cols.map((c, i) => `(${i}, ${quoteLiteral(c)})`).join(', ')}) t(pos, name)`);
     await step('dataset_status', loadSql('./derive-dataset-status.sql', import.meta.url));
     ctx.log.info({ domain: 'fmcsa', ms: Date.now() - t0, timings }, 'derived carrier_risk and dataset_status');
   },

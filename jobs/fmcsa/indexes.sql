@@ -12,3 +12,4 @@ CREATE INDEX IF NOT EXISTS authority_dot_idx ON authority (dot_number);
 CREATE INDEX IF NOT EXISTS insurance_docket_idx ON insurance (docket_number);
 CREATE INDEX IF NOT EXISTS oos_orders_dot_idx ON oos_orders (dot_number);
 CREATE INDEX IF NOT EXISTS enforcement_dot_idx ON enforcement_cases (dot_number);
+CREATE UNIQUE INDEX IF NOT EXISTS carrier_snapshot_dot_idx ON carrier_snapshot (dot_number);
