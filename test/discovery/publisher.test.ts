@@ -97,6 +97,17 @@ describe('publisher: /.well-known/ai and its files', () => {
     // MCP is declared available exactly when this app has an /mcp route.
     const routes = ((svc.app as any)['~routes'] as { route?: string }[]).map((r) => r.route);
     expect(m.capabilities.mcp).toMatchObject({ url: `${BASE}/mcp`, available: routes.includes('/mcp') });
+    if (m.capabilities.mcp.available) {
+      const init = await svc.app.fetch(
+        new Request(m.capabilities.mcp.url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'discovery-test', version: '1' } } }),
+        }),
+      );
+      expect(init.status).toBe(200);
+      expect(await init.text()).toContain('protocolVersion');
+    }
     expect(m.technology.signing.receiptKeys).toBe(`${BASE}/.well-known/proofline-keys.json`);
   });
 
