@@ -2,9 +2,12 @@
  * Leaf lookups and receipt issuing, transport-free (HTTP and MCP call these).
  *
  * A leaf is looked up among every leaf ever issued: the cumulative
- * `origin_leaves` table of every served domain (registry, quotes,
- * transcripts, fmcsa, ...). Its parent chain is walked with `verifyChain`
- * across all domains (a record leaf's parent is its source file's leaf).
+ * `origin_leaves` table of every served domain (registry, transcripts,
+ * fmcsa, ...), and the quotes domain's daily chain through `findQuoteLeaf`
+ * (quote-day leaves are rebuilt from `quote_bars`, current or superseded, not
+ * stored in `origin_leaves`). Its parent chain is walked with `verifyChain`
+ * across all domains (a record leaf's parent is its source file's leaf; a
+ * quote day's parent is the previous trading day).
  */
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -13,6 +16,7 @@ import { loadOrCreateSigningKey, signCanonical, type SigningKey } from '../../li
 import { verifyChain, type OriginLeaf } from '../../lib/origin.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import type { ServiceDeps } from '../deps.ts';
+import { findQuoteLeaf } from '../quotes/quotes.queries.ts';
 import { hashReceipt, type Receipt, type UnsignedReceipt } from './receipt-chain.ts';
 import { ReceiptStore } from './receipt-store.ts';
 
@@ -101,12 +105,23 @@ export async function issueReceipt(deps: ServiceDeps, leafHash: string, found: b
 export async function verifyLeafHash(deps: ServiceDeps, leafHash: string, prevNonce: string | null) {
   if (!LEAF_HASH_RE.test(leafHash)) throw new InvalidInputError(`leaf_hash must be 64 lower-case hex characters (SHA-256), got '${leafHash.slice(0, 80)}'`, { response: { parameter: 'leaf_hash' } });
   if (prevNonce !== null && !NONCE_RE.test(prevNonce)) throw new InvalidInputError(`prev_nonce must be 32 lower-case hex characters (a receipt's nonce)`, { response: { parameter: 'prev_nonce' } });
-  const found = await findLeaf(deps.readers, leafHash);
+  const quotes = deps.readers.quotes;
+  const quote = quotes?.manifest ? await findQuoteLeaf(quotes, leafHash) : null;
+  const found: FoundLeaf | null = quote ? { leaf: quote.leaf, domain: 'quotes', table_name: quote.table } : await findLeaf(deps.readers, leafHash);
   if (!found) {
     const receipt = await issueReceipt(deps, leafHash, false, prevNonce);
     throw new NotFoundError(`no origin leaf with hash ${leafHash} was ever issued by this service`, { response: { leaf_hash: leafHash, found: false, receipt, receipt_hash: hashReceipt(receipt) } });
   }
-  const chain = await verifyChain(leafHash, async (h) => (h === leafHash ? found.leaf : (await findLeaf(deps.readers, h))?.leaf), 1000);
+  let chain: { valid: boolean; leaves: OriginLeaf[]; problem: string | null };
+  if (quote) {
+    // The quote chain (one leaf per trading day back to the source file) is rebuilt and checked by the quotes family.
+    const walked = await verifyChain(leafHash, (h) => quote.chain.find((l) => l.leaf_hash === h), quote.chain.length + 1);
+    // A truncated walk ends on a parent outside the list ("missing leaf"): every walked leaf was still checked.
+    const walkedAll = walked.leaves.length === quote.chain.length;
+    chain = quote.truncated && walkedAll ? { valid: quote.valid, leaves: quote.chain, problem: `chain truncated after ${quote.chain.length} leaves (older trading days not walked)` } : walked;
+  } else {
+    chain = await verifyChain(leafHash, async (h) => (h === leafHash ? found.leaf : (await findLeaf(deps.readers, h))?.leaf), 1000);
+  }
   const receipt = await issueReceipt(deps, leafHash, true, prevNonce);
   return {
     leaf_hash: leafHash,
