@@ -7,13 +7,14 @@
  * the published parquet files can recompute every table hash and the root.
  * The provenance chain lists each source file (the `sources` table: path or
  * URL, SHA-256, retrieval time, run) and the tables its rows went into (from
- * `origin_leaves`). The whole attestation is signed with the service key.
+ * the tables' `source_file` column and from `origin_leaves`). The whole attestation is signed with the service key.
  */
 import path from 'node:path';
 import { SourceUnavailableError } from '../../lib/errors.ts';
 import { hashCanonical } from '../../lib/hash.ts';
 import { signCanonical, type SigningKey } from '../../lib/keys.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { quoteIdentifier } from '../../lib/warehouse/duckdb.ts';
 import type { Readers } from '../deps.ts';
 import type { StateStore } from '../state/state.store.ts';
 import { getDatasetStatusOf } from '../mcp/carrier-source.ts';
@@ -92,6 +93,21 @@ export async function getAttestation(fmcsa: SnapshotReader | undefined, key: Sig
             coalesce((SELECT list(DISTINCT o.table_name ORDER BY o.table_name) FROM origin_leaves o WHERE o.parent = s.leaf_hash AND o.table_name IS NOT NULL), []) AS tables
        FROM sources s ORDER BY s.dataset, s.path, s.content_sha256`,
   );
+  // Lineage from the data itself: tables that record each row's `source_file`, plus origin leaves that name a table.
+  const withSource = await fmcsa.query("SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = 'source_file' ORDER BY table_name");
+  const fileTables = new Map<string, Set<string>>();
+  for (const t of withSource.map((r) => String(r.table_name)).filter((t) => t in m.tables)) {
+    for (const r of await fmcsa.query(`SELECT DISTINCT source_file FROM ${quoteIdentifier(t)} WHERE source_file IS NOT NULL`)) {
+      const f = String(r.source_file);
+      if (!fileTables.has(f)) fileTables.set(f, new Set());
+      fileTables.get(f)!.add(t);
+    }
+  }
+  const tablesOf = (p: string | null, fromLeaves: string[]): string[] => {
+    const out = new Set(fromLeaves);
+    if (p) for (const [f, ts] of fileTables) if (f === p || p.endsWith(`/${f}`) || f.endsWith(`/${path.basename(p)}`) || path.basename(f) === path.basename(p)) ts.forEach((t) => out.add(t));
+    return [...out].sort();
+  };
   const body: Omit<Attestation, 'signature'> = {
     domain: 'fmcsa',
     snapshot_id: m.snapshot_id,
@@ -103,7 +119,7 @@ export async function getAttestation(fmcsa: SnapshotReader | undefined, key: Sig
     provenance: sources.map((s) => ({
       dataset: String(s.dataset), path: s.path === null ? null : String(s.path), source_url: s.source_url === null ? null : String(s.source_url),
       content_sha256: String(s.content_sha256), byte_size: Number(s.byte_size), retrieved_at: s.retrieved_at === null ? null : String(s.retrieved_at),
-      run_id: String(s.run_id), leaf_hash: String(s.leaf_hash), tables: (s.tables as string[] | null) ?? [],
+      run_id: String(s.run_id), leaf_hash: String(s.leaf_hash), tables: tablesOf(s.path === null ? null : String(s.path), (s.tables as string[] | null) ?? []),
     })),
   };
   return { ...body, signature: key ? { alg: 'Ed25519', key_id: key.keyId, value: signCanonical(key, body) } : null };

@@ -2,13 +2,14 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sha256Hex } from '../../lib/hash.ts';
+import { hashCanonical, sha256Hex } from '../../lib/hash.ts';
+import { tableFilePath } from '../../service/attestation/attestation.queries.ts';
 import { verifyCanonical } from '../../lib/keys.ts';
 import { grantCredits, issueApiKey } from '../../service/vetting/credits.ts';
 import { createLiveRefresher } from '../../service/vetting/live-refresh.ts';
 import { getJson } from '../helpers/app.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
-import { buildWorld, type World } from './fmcsa-world.ts';
+import { buildWorld, WORLD_CARRIERS, type World } from './fmcsa-world.ts';
 
 const post = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
@@ -185,5 +186,46 @@ describe('live refresh', () => {
     } finally {
       w.svc.deps.liveRefresher = null;
     }
+  });
+});
+
+describe('GET /api/status and /api/attestation', () => {
+  it('reports record counts per dataset and table, as-of dates and versions', async () => {
+    const s = await getJson(w.svc.app, '/api/status');
+    expect(s.status).toBe(200);
+    expect(s.body.status).toBe('ok');
+    expect(s.body.database_version).toMatchObject({ duckdb: expect.stringMatching(/^v?\d/), fmcsa_snapshot_id: w.svc.deps.readers.fmcsa!.manifest!.snapshot_id, risk_model: expect.any(String) });
+    expect(s.body.tables.find((t: { table: string }) => t.table === 'carriers').rows).toBe(WORLD_CARRIERS);
+    expect(s.body.datasets.datasets.length).toBeGreaterThan(0);
+    expect(s.body.datasets.datasets[0]).toHaveProperty('as_of');
+    expect(s.body.state.vetting_records).toBeGreaterThan(0);
+  });
+
+  it('gives a signed root hash anyone can recompute from the published table files', async () => {
+    const a = await getJson(w.svc.app, '/api/attestation');
+    expect(a.status).toBe(200);
+    const recomputed: Record<string, string> = {};
+    for (const t of a.body.tables) {
+      const bytes = readFileSync(tableFilePath(w.config.dataDir, a.body.snapshot_id, t.table));
+      expect(sha256Hex(bytes)).toBe(t.sha256);
+      recomputed[t.table] = sha256Hex(bytes);
+    }
+    expect(hashCanonical(recomputed)).toBe(a.body.root_hash);
+    expect(a.body.provenance.length).toBeGreaterThan(0);
+    for (const p of a.body.provenance) expect(p.content_sha256).toMatch(/^[a-f0-9]{64}$/);
+    // The chain reaches tables: the census file's rows went into carriers.
+    expect(a.body.provenance.find((p: { path: string | null }) => p.path?.includes('Company_Census_File'))?.tables).toContain('carriers');
+    const { signature, usage_meta: _u, ...body } = a.body;
+    expect(verifyCanonical(w.svc.deps.signingKey!.publicKey, body, signature.value)).toBe(true);
+  });
+});
+
+describe('care documents bound to a vetting record', () => {
+  it('binds the vetting data_hash into the creation record', async () => {
+    const v = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[8], broker_id: 'care-binder' }));
+    const c = await getJson(w.svc.app, '/api/care', post({ shipment: { ref: 'BOL-9', commodity: 'produce', value_usd: 12000 }, parties: { broker: 'care-binder', carrier: { dot_number: dots[8] } }, vetting_id: v.body.vetting_id }));
+    expect(c.status).toBe(201);
+    expect(c.body).toMatchObject({ vetting_id: v.body.vetting_id, vetting_data_hash: v.body.data_hash });
+    expect((await getJson(w.svc.app, `/api/care/${c.body.document_id}/verify`)).body.valid).toBe(true);
   });
 });
