@@ -69,6 +69,7 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 18
       'slow-e.csv': itemLines(40, 50),
       'slow-f.csv': itemLines(50, 60),
       'opt-bad.csv': '1,ok\nbad\n',
+      'flaky-g.csv': itemLines(60, 62),
     });
     workers = await Promise.all([0, 1, 2].map(() => startWorkerProcess(env)));
     const { runId } = await enqueueRun(config, 'opstest', { inputDir });
@@ -91,7 +92,7 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 18
 
     // The parse failure failed at once (one attempt), was ignored by the parent and recorded.
     expect(log.filter((e) => e.event === 'start' && e.key === 'opt-bad.csv')).toHaveLength(1);
-    expect(result.children, JSON.stringify(result)).toBe(7);
+    expect(result.children, JSON.stringify(result)).toBe(8);
     expect(result.failed_children).toEqual([expect.objectContaining({ step: 'load', key: 'opt-bad.csv' })]);
     expect(result.failed_children[0]!.error).toMatch(/line 2/);
     const bad = await getQueue(config, 'opstest').getJob(jobIdFor('opstest', 'load', runId, 'opt-bad.csv'));
@@ -102,8 +103,16 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 18
     expect(existsSync(failure.kept_copy)).toBe(true);
 
     const snap = await snapshotSummary(dataDir);
-    expect(snap.summary).toEqual({ n: 60, id_sum: (59 * 60) / 2 });
-    expect(snap.files.map((f) => f.file)).toEqual(keys);
+    expect(snap.summary).toEqual({ n: 62, id_sum: (61 * 62) / 2 });
+    expect(snap.files.map((f) => f.file)).toEqual(['flaky-g.csv', ...keys]);
+
+    // The transient failure was retried (after a backoff) and then succeeded.
+    expect(log.filter((e) => e.event === 'start' && e.key === 'flaky-g.csv')).toHaveLength(2);
+    expect(log.filter((e) => e.event === 'done' && e.key === 'flaky-g.csv')).toHaveLength(1);
+    const flaky = await getQueue(config, 'opstest').getJob(jobIdFor('opstest', 'load', runId, 'flaky-g.csv'));
+    expect(await flaky!.getState()).toBe('completed');
+    expect(flaky!.attemptsMade).toBe(2);
+    expect(flaky!.stacktrace).toHaveLength(1);
 
     // SIGTERM: workers close gracefully (exit 0).
     const codes = await Promise.all(workers.map((w) => w.stop()));
