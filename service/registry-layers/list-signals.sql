@@ -8,5 +8,5 @@ WHERE ($ticker IS NULL OR h.ticker = $ticker)
   AND ($exchange IS NULL OR lower(h.exchange) = lower($exchange))
   AND h.strength >= coalesce($min_strength, 1)
   AND ($also IS NULL OR h.cik IN (SELECT cik FROM signal_hits WHERE signal_type = $also AND strength >= coalesce($min_strength, 1)))
-ORDER BY h.strength DESC, h.filing_date DESC NULLS LAST, h.ticker, h.section
+ORDER BY h.strength DESC, h.filing_date DESC NULLS LAST, h.ticker, h.section, h.signal_type, h.accession
 LIMIT $limit

@@ -1,0 +1,130 @@
+/**
+ * The registry layers on the small deterministic sample: every endpoint of
+ * service/registry-layers answers with schema ids, origin leaves that verify,
+ * the documented error and clamp behaviour, and people who sit on more than
+ * one board.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { runPipelineInProcess } from '../../jobs/in-process.ts';
+import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
+import { ensureSample } from '../../jobs/sample.ts';
+import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
+import { sampleUniverse } from '../../ingest/sample/universe.ts';
+import { silentLogger } from '../../lib/log.ts';
+import { verifyLeaf } from '../../lib/origin.ts';
+import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { buildRegistryApp, getJson } from './layers-app.ts';
+
+/** Every `origin` object anywhere in a response. */
+function origins(v: unknown, out: unknown[] = []): unknown[] {
+  if (Array.isArray(v)) v.forEach((x) => origins(x, out));
+  else if (v && typeof v === 'object') {
+    for (const [k, x] of Object.entries(v)) {
+      if (k === 'origin' && x !== null) out.push(x);
+      else origins(x, out);
+    }
+  }
+  return out;
+}
+
+describe('registry layers on the small sample', () => {
+  let dir: string;
+  let svc: Awaited<ReturnType<typeof buildRegistryApp>>;
+  let reader: SnapshotReader;
+
+  beforeAll(async () => {
+    dir = await tempDir('proofline-registry-sample-');
+    const input = `${dir}/input`;
+    await ensureSample(input, { scale: 'small', seed: 42, generators: [edgarSampleGenerator] });
+    const config = testConfig(`${dir}/data`);
+    await runPipelineInProcess(registryPipeline, { config, log: silentLogger, inputDir: input, force: true, backoffMs: 1, concurrency: 2 });
+    svc = await buildRegistryApp(config);
+    reader = await SnapshotReader.open(`${dir}/data`, 'registry', { poolSize: 1 });
+  }, 180_000);
+  afterAll(async () => {
+    await svc?.close();
+    await reader?.close();
+    await removeDir(dir);
+  });
+
+  it('ingests every sample layer without rejects', async () => {
+    const [r] = await reader.query(`SELECT (SELECT count(*) FROM rejects)::INTEGER AS rejects, (SELECT count(*) FROM documents WHERE status = 'failed')::INTEGER AS failed,
+      (SELECT count(DISTINCT cik) FROM signal_hits)::INTEGER AS signal_companies, (SELECT count(*) FROM index_entries)::INTEGER AS index_rows,
+      (SELECT count(*) FROM company_facts)::INTEGER AS facts`);
+    expect(r).toMatchObject({ rejects: 0, failed: 0 });
+    expect(Number(r.signal_companies)).toBeGreaterThan(200);
+    expect(Number(r.index_rows)).toBeGreaterThan(0);
+    expect(Number(r.facts)).toBeGreaterThanOrEqual(900);
+  });
+
+  it('serves layer 1-3, earnings and people for AAPL with verifiable origins', async () => {
+    for (const p of ['profile', 'timeline', 'filings?form=8-K', 'earnings', 'people']) {
+      const { status, body } = await getJson(svc.app, `/api/company/AAPL/${p}`);
+      expect(status, p).toBe(200);
+      expect(body.schema).toBe('proofline/sec-company/v1');
+      expect(body.origin, p).not.toBeNull();
+      for (const o of origins(body)) expect(verifyLeaf(o), `${p}: ${JSON.stringify(o)}`).toBe(true);
+    }
+    const profile = (await getJson(svc.app, '/api/company/AAPL/profile')).body;
+    expect(profile.layer).toBe(1);
+    expect(profile.key_facts.employees.value).toBe(164_000);
+    expect(profile.products.map((x: { name: string }) => x.name)).toContain('Personal Computers');
+    expect(profile.partnerships).toHaveLength(1);
+    expect(profile.people.length).toBeGreaterThanOrEqual(3);
+    expect(profile.affiliations.length).toBeGreaterThan(0);
+    const earnings = (await getJson(svc.app, '/api/company/AAPL/earnings')).body;
+    expect(earnings.confirmed[0]).toMatchObject({ confirmed: true, confidence: 1 });
+    expect(['BMO', 'AMC']).toContain(earnings.confirmed[0].timing);
+    expect(earnings.predicted[0]).toMatchObject({ confirmed: false, timing_basis: 'history' });
+    expect(earnings.predicted[0].date > earnings.confirmed[0].date).toBe(true);
+    const filings = (await getJson(svc.app, '/api/company/AAPL/filings?form=8-K&limit=5000')).body;
+    expect(filings.note).toBe('limit clamped to 1000');
+    expect(filings.filings.every((f: { form: string; document_url: string }) => f.form === '8-K' && f.document_url.startsWith('https://www.sec.gov/Archives/edgar/data/320193/'))).toBe(true);
+  });
+
+  it('finds a person by partial name across the companies where they sit', async () => {
+    const [top] = await reader.query(`SELECT person_name FROM people WHERE role_type = 'director' GROUP BY person_name ORDER BY count(DISTINCT cik) DESC, person_name LIMIT 1`);
+    const last = String(top.person_name).split(' ').slice(-2).join(' ');
+    const { status, body } = await getJson(svc.app, `/api/person/${encodeURIComponent(last.toLowerCase())}`);
+    expect(status).toBe(200);
+    expect(body.schema).toBe('proofline/sec-person/v1');
+    expect(new Set(body.career.map((c: { ticker: string }) => c.ticker)).size).toBeGreaterThan(1);
+    expect(body.career[0]).toMatchObject({ role_type: 'director', period: { from: expect.any(String) } });
+    const missing = await getJson(svc.app, '/api/person/zzqx%20nobody');
+    expect(missing.status).toBe(404);
+    expect(missing.body).toMatchObject({ status: 404, name: 'zzqx nobody' });
+  });
+
+  it('/api/signals: index without params, filters, also, clamp, and 400s naming the parameter', async () => {
+    const idx = (await getJson(svc.app, '/api/signals')).body;
+    expect(idx.types.map((t: { type: string }) => t.type)).toEqual(['capex_increase', 'ai_adoption', 'restructuring', 'litigation_risk']);
+    expect(idx.types.every((t: { hits: number }) => t.hits > 0)).toBe(true);
+    const both = (await getJson(svc.app, '/api/signals?type=ai_adoption&also=capex_increase&min_strength=2&limit=500')).body;
+    expect(both.note).toMatch(/clamped to 200/);
+    expect(both.signals.length).toBeGreaterThan(0);
+    expect(both.signals.every((s: { signal_type: string; strength: number }) => s.signal_type === 'ai_adoption' && s.strength >= 2)).toBe(true);
+    const nyse = (await getJson(svc.app, '/api/signals?type=litigation_risk&exchange=nyse&limit=3')).body;
+    expect(nyse.returned).toBe(3);
+    expect(nyse.signals.every((s: { exchange: string }) => s.exchange === 'NYSE')).toBe(true);
+    for (const o of origins(nyse)) expect(verifyLeaf(o)).toBe(true);
+    expect((await getJson(svc.app, '/api/signals?type=bogus')).body).toMatchObject({ status: 400, parameter: 'type' });
+    expect((await getJson(svc.app, '/api/signals?min_strength=9')).body).toMatchObject({ status: 400, parameter: 'min_strength' });
+    expect((await getJson(svc.app, '/api/signals?also=restructuring')).body).toMatchObject({ status: 400, parameter: 'also' });
+    const nvda = (await getJson(svc.app, '/api/signals?ticker=NVDA')).body;
+    await expect(JSON.stringify(nvda, null, 2) + '\n').toMatchFileSnapshot('../golden/edgar/sample-signals-nvda.json');
+  });
+
+  it('unknown tickers are 404 with a hint; acquired sample companies are not active', async () => {
+    const r = await getJson(svc.app, '/api/company/ZZZZZ/timeline');
+    expect(r).toMatchObject({ status: 404, body: { ticker: 'ZZZZZ' } });
+    const gone = sampleUniverse('small', 42).filter((c) => !c.active);
+    const rows = await reader.query(`SELECT ticker, status FROM company_lookup WHERE is_primary`);
+    const status = new Map(rows.map((x) => [x.ticker, x.status]));
+    expect(gone.length).toBeGreaterThan(3);
+    for (const c of gone) {
+      expect(status.get(c.ticker), c.ticker).not.toBe('active');
+      if (c.end_reason === 'acquired') expect(status.get(c.ticker), c.ticker).toBe('acquired');
+    }
+  });
+});
