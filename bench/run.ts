@@ -13,6 +13,7 @@ export const benches: string[] = [
   'fmcsa', // FMCSA full-scale ingest vs DuckDB alone, risk snapshot serving (bench/fmcsa.bench.ts)
   'api', // read API: identity card vs bare node:http, search, quote (bench/api.bench.ts)
   'discovery', // /.well-known/ai build, serving, tier-3 verification, full agent run (bench/discovery.bench.ts)
+  'registry', // full-scale EDGAR sample ingested in process: time, rows/s, peak RSS (bench/registry.bench.ts)
 ];
 
 const here = path.dirname(fileURLToPath(import.meta.url));
