@@ -3,8 +3,8 @@
  *
  * 1. `GET /.well-known/ai`: accepted only with status 200, a JSON body and the
  *    manifest shape (look-alikes such as the IETF draft document are refused);
- * 2. else `<link rel="ai-discovery">` in the head of the target page
- *    (relative or absolute href);
+ * 2. else `<link rel="ai-discovery">` in the head of the target page, then
+ *    of the homepage (relative or absolute href);
  * 3. else a `Link` header with that relation on any response seen so far
  *    (404s included), parsed per RFC 8288;
  * 4. else "no manifest" (a result, not an error).
@@ -98,7 +98,12 @@ function rejectReason(r: FetchedResource): string | null {
 export async function discover(target: string, opts: DiscoverOptions = {}): Promise<DiscoveryReport> {
   const observedAt = (opts.now ?? (() => new Date()))().toISOString();
   const report: DiscoveryReport = { target, observedAt, found: false, foundBy: null, manifestUrl: null, attempts: [], manifest: null, files: [], pages: [], archive: null, warnings: [] };
-  const targetUrl = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `https://${target}`);
+  let targetUrl: URL;
+  try {
+    targetUrl = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `https://${target}`);
+  } catch {
+    throw new DiscoveryFetchError('bad-url', `not a URL or host name: ${target}`, target);
+  }
   const seenHeaders: { headers: Headers; base: string }[] = [];
   let found: { res: FetchedResource; step: DiscoveryStep } | null = null;
 
@@ -133,17 +138,20 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
     }
   };
 
-  // Step 2: <link rel="ai-discovery"> in the target page.
-  if (!found) {
-    const page = await tryFetch(targetUrl.href, opts, 'text/html, application/xhtml+xml;q=0.9, */*;q=0.5');
-    if (page instanceof DiscoveryFetchError) report.attempts.push({ step: 'link-tag', url: targetUrl.href, outcome: 'error', reason: `${page.code}: ${page.message}` });
-    else {
-      seenHeaders.push({ headers: page.headers, base: page.url });
-      const ct = page.headers.get('content-type') ?? '';
-      const tags = page.status === 200 && /html/i.test(ct) ? findLinkTags(bodyText(page), page.url) : [];
-      if (!tags.length) report.attempts.push({ step: 'link-tag', url: page.url, outcome: 'rejected', reason: page.status !== 200 ? `HTTP ${page.status}` : /html/i.test(ct) ? 'no <link rel="ai-discovery"> in head' : `not HTML (${ct || 'no content-type'})` });
-      await tryCandidates(tags, 'link-tag');
+  // Step 2: <link rel="ai-discovery"> in the head of the target page, then of the homepage when the target is another page.
+  const pages = [...new Set([targetUrl.href, new URL('/', targetUrl).href])];
+  for (const pageUrl of pages) {
+    if (found) break;
+    const page = await tryFetch(pageUrl, opts, 'text/html, application/xhtml+xml;q=0.9, */*;q=0.5');
+    if (page instanceof DiscoveryFetchError) {
+      report.attempts.push({ step: 'link-tag', url: pageUrl, outcome: 'error', reason: `${page.code}: ${page.message}` });
+      continue;
     }
+    seenHeaders.push({ headers: page.headers, base: page.url });
+    const ct = page.headers.get('content-type') ?? '';
+    const tags = page.status === 200 && /html/i.test(ct) ? findLinkTags(bodyText(page), page.url) : [];
+    if (!tags.length) report.attempts.push({ step: 'link-tag', url: page.url, outcome: 'rejected', reason: page.status !== 200 ? `HTTP ${page.status}` : /html/i.test(ct) ? 'no <link rel="ai-discovery"> in head' : `not HTML (${ct || 'no content-type'})` });
+    await tryCandidates(tags, 'link-tag');
   }
 
   // Step 3: Link headers of every response seen (RFC 8288).

@@ -75,6 +75,22 @@ describe('discover: algorithm paths', () => {
     expect(r.manifestUrl).toBe(`${s.url}/d/manifest.json`);
   });
 
+  it('looks at the given page first and then at the homepage', async () => {
+    const s = await site();
+    s.routes.set('/blog/post', html('<head><title>no link here</title></head>'));
+    s.routes.set('/', html('<head><link rel="ai-discovery" type="application/json" href="/m.json"></head>'));
+    s.routes.set('/m.json', json(sealed(manifestFor(s.url))));
+    const r = await discover(`${s.url}/blog/post`, opts);
+    expect(r.foundBy).toBe('link-tag');
+    expect(r.manifestUrl).toBe(`${s.url}/m.json`);
+    expect(s.requests.slice(0, 3)).toEqual(['/.well-known/ai', '/blog/post', '/']);
+  });
+
+  it('reports a malformed target as bad-url', async () => {
+    await expect(discover('http://exa mple.com/', opts)).rejects.toMatchObject({ code: 'bad-url' });
+    await expect(discover('ftp://example.com/', opts)).rejects.toMatchObject({ code: 'bad-url' });
+  });
+
   it('reports "no manifest" (not an error) when no step finds one', async () => {
     const s = await site({ '/': html('<html><head></head><body>hi</body></html>') });
     const r = await discover(s.url, opts);
