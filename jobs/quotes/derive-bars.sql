@@ -1,5 +1,5 @@
--- Stage 3: the served table. Params: none. Reads quote_chain_input + quote_leaf_hashes (written by the JS fold).
--- Flags (README "Quotes and transcripts"): a flagged bar is kept as is.
+-- Stage 3: the served table. Params: none. Reads quote_chain_input and quote_leaf_hashes (written by the JS fold in
+-- the same row order: POSITIONAL JOIN). Flags (README "Quotes and transcripts"): a flagged bar is kept as is.
 DELETE FROM quote_bars;
 INSERT INTO quote_bars
 SELECT c.ticker, c.adjustment, c.quote_date, c.open, c.high, c.low, c.close, c.volume, c.vwap, c.trade_count,
@@ -12,8 +12,6 @@ SELECT c.ticker, c.adjustment, c.quote_date, c.open, c.high, c.low, c.close, c.v
     CASE WHEN c.low * 1.2 < least(c.open, c.close, coalesce(c.vwap, c.close)) THEN 'low_below_range' END,
     CASE WHEN c.vwap IS NOT NULL AND (c.vwap > c.high OR c.vwap < c.low) THEN 'vwap_outside_range' END
   ], x -> x IS NOT NULL) AS flags,
-  c.dataset, c.content_sha256, c.day_index::INTEGER, h.leaf_hash, ('0x' || substr(h.leaf_hash, 1, 15))::BIGINT AS leaf_key
-FROM quote_chain_input c
-JOIN quote_leaf_hashes h ON h.seq = c.seq
-WHERE c.is_current
-ORDER BY c.ticker, c.adjustment, c.quote_date;
+  c.dataset, c.content_sha256, c.day_index, h.leaf_hash, ('0x' || substr(h.leaf_hash, 1, 15))::BIGINT AS leaf_key
+FROM quote_chain_input c POSITIONAL JOIN quote_leaf_hashes h
+WHERE c.is_current;

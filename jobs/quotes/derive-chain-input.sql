@@ -1,24 +1,29 @@
--- Stage 2: the ordered fold input. Params: none. Reads quote_versions (dup_rank = 1 only).
--- Creates TEMP TABLE quote_chain_input, one row per distinct version, with
---   seq          0.. in fold order (ticker, adjustment, quote_date, version)
---   version      1.. per key in source order; is_current = last version (continues the chain)
---   chain_start  first version of the first day of ticker+adjustment; day_start = first version of its day
---   source_idx   dense index of (dataset, content_sha256): the leaf template of the source
---   day_index    0.. trading days within the chain
-CREATE OR REPLACE TEMP TABLE quote_chain_input AS
-WITH v AS (
-  SELECT *,
-    row_number() OVER (PARTITION BY ticker, adjustment, quote_date ORDER BY source_order, file, line) AS version,
-    count(*) OVER (PARTITION BY ticker, adjustment, quote_date) AS n_versions,
-    dense_rank() OVER (PARTITION BY ticker, adjustment ORDER BY quote_date) - 1 AS day_index,
-    dense_rank() OVER (ORDER BY dataset, content_sha256) - 1 AS source_idx
-  FROM quote_versions
-  WHERE dup_rank = 1
-)
-SELECT * EXCLUDE (n_versions),
-  (row_number() OVER (ORDER BY ticker, adjustment, quote_date, version) - 1)::INTEGER AS seq,
-  version = n_versions AS is_current,
-  version = 1 AS day_start,
-  version = 1 AND day_index = 0 AS chain_start
-FROM v
-ORDER BY seq;
+-- Stage 1 of the quotes derive: the ordered fold input, one row per distinct version of a day's bar.
+-- Params: none. Reads quote_bar_inputs. Creates TEMP TABLE quote_chain_input (physically in fold order, so the fold
+-- reads it by rowid ranges) with the columns of quote_bar_inputs plus
+--   record_sha256  SHA-256 of the RFC 8785 record {adjustment, close, high, low, open, quote_date, ticker, trade_count,
+--                  volume, vwap} (keys sorted; DECIMAL text with trailing zeros removed = the ECMAScript shortest form of
+--                  these numbers). Must equal hashCanonical(quoteRecord(bar)) in ingest/quotes/chain.ts (pinned by tests).
+--   version        1.. per key in source order; is_current = last version (continues the chain)
+--   chain_start    first version of the first day of ticker+adjustment; day_start = first version of its day
+--   source_idx     index of (dataset, content_sha256) in TEMP TABLE quote_fold_sources: the leaf template of the source
+--   day_index      0.. trading days within the chain
+-- Exact duplicates (same key and record from a later source or line) are left in TEMP TABLE quote_duplicates (→ rejects).
+CREATE OR REPLACE TEMP TABLE quote_fold_sources AS
+SELECT (row_number() OVER (ORDER BY dataset, content_sha256) - 1)::INTEGER AS source_idx, dataset, content_sha256
+FROM (SELECT DISTINCT dataset, content_sha256 FROM quote_bar_inputs);
+
+CREATE OR REPLACE TEMP TABLE quote_hashed AS
+SELECT i.*, s.source_idx, sha256(
+    '{"adjustment":"' || i.adjustment
+    || '","close":' || rtrim(rtrim(CAST(i.close AS VARCHAR), '0'), '.')
+    || ',"high":' || rtrim(rtrim(CAST(i.high AS VARCHAR), '0'), '.')
+    || ',"low":' || rtrim(rtrim(CAST(i.low AS VARCHAR), '0'), '.')
+    || ',"open":' || rtrim(rtrim(CAST(i.open AS VARCHAR), '0'), '.')
+    || ',"quote_date":"' || CAST(i.quote_date AS VARCHAR)
+    || '","ticker":"' || i.ticker
+    || '","trade_count":' || coalesce(CAST(i.trade_count AS VARCHAR), 'null')
+    || ',"volume":' || CAST(i.volume AS VARCHAR)
+    || ',"vwap":' || coalesce(rtrim(rtrim(CAST(i.vwap AS VARCHAR), '0'), '.'), 'null')
+    || '}') AS record_sha256
+FROM quote_bar_inputs i JOIN quote_fold_sources s USING (dataset, content_sha256);

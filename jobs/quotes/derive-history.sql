@@ -1,11 +1,10 @@
 -- Stage 4: forks into quote_leaf_history (cumulative; rows carried from the previous snapshot are already loaded).
--- Params: $run_id VARCHAR. Reads quote_chain_input, quote_leaf_hashes (superseded versions of this run), and
+-- Params: $run_id VARCHAR. Reads quote_chain_input POSITIONAL JOIN quote_leaf_hashes (superseded versions of this run), quote_bars, and
 -- TEMP VIEW previous_quote_bars (the previous snapshot's quote_bars, or an empty view) with the sources table.
 INSERT INTO quote_leaf_history
 SELECT c.ticker, c.adjustment, c.quote_date, c.open, c.high, c.low, c.close, c.volume, c.vwap, c.trade_count,
   c.dataset, c.content_sha256, h.leaf_hash, h.parent, cur.leaf_hash, 'superseded_in_input', c.quote_date, $run_id
-FROM quote_chain_input c
-JOIN quote_leaf_hashes h ON h.seq = c.seq
+FROM quote_chain_input c POSITIONAL JOIN quote_leaf_hashes h
 LEFT JOIN quote_bars cur ON cur.ticker = c.ticker AND cur.adjustment = c.adjustment AND cur.quote_date = c.quote_date
 WHERE NOT c.is_current AND h.leaf_hash NOT IN (SELECT leaf_hash FROM quote_leaf_history);
 -- next statement

@@ -18,7 +18,7 @@
  */
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBDataChunk, INTEGER, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBDataChunk, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
 import { loadSql, queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
 import { defineDomain } from '../../lib/warehouse/domain.ts';
@@ -81,7 +81,9 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
       )
       SELECT
         upper(replace(replace(trim(${q(c.symbol)}), '.', '-'), '/', '-')) AS ticker,
-        CAST(timezone('America/New_York', TRY_CAST(${q(c.timestamp)} AS TIMESTAMPTZ)) AS DATE) AS quote_date,
+        -- Alpaca writes midnight New York as 04:00/05:00 UTC: the date part is the trading day (no per-row time-zone math).
+        CASE WHEN ${q(c.timestamp)} SIMILAR TO '\\d{4}-\\d{2}-\\d{2} 0[45]:00:00\\+00:00' THEN TRY_CAST(substr(${q(c.timestamp)}, 1, 10) AS DATE)
+             ELSE CAST(timezone('America/New_York', TRY_CAST(${q(c.timestamp)} AS TIMESTAMPTZ)) AS DATE) END AS quote_date,
         $adjustment AS adjustment,
         TRY_CAST(${q(c.open)} AS DECIMAL(18,6)) AS open,
         TRY_CAST(${q(c.high)} AS DECIMAL(18,6)) AS high,
@@ -125,13 +127,14 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
 }
 
 /**
- * Runs the chain fold over `quote_chain_input` in seq order, in batches, and
- * appends (seq, leaf_hash, parent-if-superseded) to `quote_leaf_hashes`.
+ * Runs the chain fold over `quote_chain_input` in rowid (= fold) order, in
+ * batches, and appends (leaf_hash, parent-if-superseded) to
+ * `quote_leaf_hashes` in the same order (derive-bars.sql joins by position).
  */
 export async function foldQuoteChains(conn: DuckDBConnection, batch = FOLD_BATCH): Promise<number> {
   const srcRows = await queryRows(conn, `
     SELECT c.source_idx, c.dataset, c.content_sha256, s.source_url, s.retrieved_at
-    FROM (SELECT DISTINCT source_idx, dataset, content_sha256 FROM quote_chain_input) c
+    FROM quote_fold_sources c
     LEFT JOIN (SELECT dataset, content_sha256, any_value(source_url) AS source_url, any_value(retrieved_at) AS retrieved_at
                FROM sources GROUP BY ALL) s USING (dataset, content_sha256)
     ORDER BY c.source_idx`);
@@ -139,7 +142,7 @@ export async function foldQuoteChains(conn: DuckDBConnection, batch = FOLD_BATCH
   for (const r of srcRows) {
     templates[Number(r.source_idx)] = leafTemplate({ source: String(r.dataset), content_sha256: String(r.content_sha256), source_url: (r.source_url as string | null) ?? null, retrieved_at: (r.retrieved_at as string | null) ?? null });
   }
-  await conn.run(`CREATE OR REPLACE TABLE quote_leaf_hashes (seq INTEGER, leaf_hash VARCHAR, parent VARCHAR)`);
+  await conn.run(`CREATE OR REPLACE TABLE quote_leaf_hashes (leaf_hash VARCHAR, parent VARCHAR)`);
   const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_chain_input`);
   const total = Number(n);
   const fold = new QuoteChainFold();
@@ -147,7 +150,7 @@ export async function foldQuoteChains(conn: DuckDBConnection, batch = FOLD_BATCH
   try {
     for (let from = 0; from < total; from += batch) {
       const reader = await conn.runAndReadAll(
-        `SELECT chain_start, day_start, is_current, source_idx, record_sha256 FROM quote_chain_input WHERE seq >= $from AND seq < $to ORDER BY seq`,
+        `SELECT chain_start, day_start, is_current, source_idx, record_sha256 FROM quote_chain_input WHERE rowid >= $from AND rowid < $to`,
         { from, to: from + batch },
       );
       const cols = reader.getColumns();
@@ -155,20 +158,17 @@ export async function foldQuoteChains(conn: DuckDBConnection, batch = FOLD_BATCH
       const len = rh.length;
       for (let off = 0; off < len; off += 2048) {
         const m = Math.min(2048, len - off);
-        const seqs = new Array<number>(m);
         const leaves = new Array<string>(m);
         const parents = new Array<string | null>(m);
         for (let i = 0; i < m; i++) {
           const k = off + i;
           const r = fold.next({ chain_start: cs[k], day_start: ds[k], current: cur[k], template: templates[si[k]], record_sha256: rh[k] });
-          seqs[i] = from + k;
           leaves[i] = r.leaf_hash;
           parents[i] = cur[k] ? null : r.parent;
         }
-        const chunk = DuckDBDataChunk.create([INTEGER, VARCHAR, VARCHAR], m);
-        chunk.setColumnValues(0, seqs);
-        chunk.setColumnValues(1, leaves);
-        chunk.setColumnValues(2, parents);
+        const chunk = DuckDBDataChunk.create([VARCHAR, VARCHAR], m);
+        chunk.setColumnValues(0, leaves);
+        chunk.setColumnValues(1, parents);
         appender.appendDataChunk(chunk);
       }
     }
@@ -195,23 +195,31 @@ export const quotesPipeline: Pipeline = {
     polygon: { payload: filePayload, process: processPolygon },
   },
   async derive(conn, ctx) {
-    // Ordered CTAS so the fold's seq-range batches read contiguous row groups.
+    // Ordered CTAS so the fold's rowid-range batches read contiguous row groups in fold order.
     await conn.run('SET preserve_insertion_order = true');
+    const t0 = Date.now();
+    const mark = (what: string) => ctx.log.info({ ms: Date.now() - t0 }, `quotes derive: ${what}`);
     try {
-      await conn.run(loadSql('./derive-versions.sql', import.meta.url));
+      await conn.run(loadSql('./derive-chain-input.sql', import.meta.url));
+      mark('record hashes');
+      const [{ dup }] = await queryRows(conn, `SELECT EXISTS (SELECT 1 FROM quote_hashed GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`);
+      await conn.run(loadSql(dup ? './derive-chain-versions.sql' : './derive-chain-fast.sql', import.meta.url));
+      await conn.run('DROP TABLE quote_hashed');
+      mark(dup ? 'chain input (versions)' : 'chain input (fast path)');
       await queryRows(conn, `INSERT INTO rejects SELECT $run_id, dataset, file, line,
           'duplicate bar for ' || ticker || ' ' || CAST(quote_date AS VARCHAR) || ' (' || adjustment || '): same values already read', NULL
-        FROM quote_versions WHERE dup_rank > 1`, { run_id: ctx.runId });
-      await conn.run(loadSql('./derive-chain-input.sql', import.meta.url));
-      await conn.run('DROP TABLE quote_versions');
+        FROM quote_duplicates`, { run_id: ctx.runId });
       await foldQuoteChains(conn);
+      mark('fold');
       await conn.run(loadSql('./derive-bars.sql', import.meta.url));
+      mark('bars');
       const prev = ctx.previousTable('quote_bars');
       await conn.run(prev
         ? `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM read_parquet(${quoteLiteral(prev)})`
         : `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM quote_bars LIMIT 0`);
       for (const stmt of loadSql('./derive-history.sql', import.meta.url).split('-- next statement')) await queryRows(conn, stmt, { run_id: ctx.runId });
-      await conn.run('DROP VIEW previous_quote_bars; DROP TABLE quote_leaf_hashes; DROP TABLE quote_chain_input; DELETE FROM quote_bar_inputs;');
+      mark('history');
+      await conn.run('DROP VIEW previous_quote_bars; DROP TABLE quote_leaf_hashes; DROP TABLE quote_chain_input; DROP TABLE quote_duplicates; DROP TABLE quote_fold_sources; DELETE FROM quote_bar_inputs;');
     } finally {
       await conn.run('SET preserve_insertion_order = false');
     }

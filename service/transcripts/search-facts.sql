@@ -1,0 +1,6 @@
+-- Facts across companies by topic and type. Params: $type VARCHAR|NULL, $topic VARCHAR|NULL, $limit INTEGER.
+SELECT ticker, transcript_key, call_date, fiscal_year, fiscal_quarter, type, topic, speaker, snippet, origin
+FROM transcript_facts
+WHERE ($type IS NULL OR type = $type) AND ($topic IS NULL OR topic = $topic)
+ORDER BY call_date DESC NULLS LAST, ticker, transcript_key
+LIMIT $limit

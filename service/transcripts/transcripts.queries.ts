@@ -1,0 +1,123 @@
+/**
+ * Transcript queries, transport-free (HTTP routes and MCP tools call these).
+ */
+import { InvalidInputError, NotFoundError, PipelineError } from '../../lib/errors.ts';
+import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
+import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { TOPIC_PATTERNS } from '../../ingest/transcripts/facts.ts';
+import { findCompany, parseCompanyRef } from '../company/company.queries.ts';
+
+const BY_TICKER = loadSql('./transcripts-by-ticker.sql', import.meta.url);
+const FACTS = loadSql('./facts-by-ticker.sql', import.meta.url);
+const SEARCH_FACTS = loadSql('./search-facts.sql', import.meta.url);
+const SEARCH_TOPICS = loadSql('./search-topics.sql', import.meta.url);
+const CALL_DATES = loadSql('./call-dates.sql', import.meta.url);
+
+export const TRANSCRIPTS_SCHEMA_ID = 'proofline/sec-transcripts/v1';
+export const FACT_TYPES = ['metric', 'guidance', 'strategy'] as const;
+export const FACT_TOPICS = Object.keys(TOPIC_PATTERNS);
+export const FACTS_MAX = 500;
+
+export interface TranscriptQueryDeps {
+  transcripts: SnapshotReader;
+  registry?: SnapshotReader;
+}
+
+const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
+
+/** Ticker and name through the registry when it knows the company; the ticker as given otherwise. */
+async function resolve(d: TranscriptQueryDeps, raw: string): Promise<{ ticker: string; name: string | null }> {
+  const ref = parseCompanyRef(raw);
+  if (d.registry) {
+    try {
+      const c = await findCompany(d.registry, raw);
+      return { ticker: String(c.ticker), name: (c.name as string | null) ?? null };
+    } catch (e) {
+      if (!(e instanceof PipelineError) || !ref.ticker) throw e;
+    }
+  }
+  if (!ref.ticker) throw new NotFoundError(`no company with CIK '${ref.cik}'`, { response: { ticker: String(ref.cik), hint: 'transcripts are looked up by ticker' } });
+  return { ticker: ref.ticker, name: null };
+}
+
+function checkFilters(type?: string, topic?: string): void {
+  if (type && !(FACT_TYPES as readonly string[]).includes(type)) throw new InvalidInputError(`invalid parameter 'type': one of ${FACT_TYPES.join(', ')}`, { response: { parameter: 'type' } });
+  if (topic && !FACT_TOPICS.includes(topic)) throw new InvalidInputError(`invalid parameter 'topic': one of ${FACT_TOPICS.join(', ')}`, { response: { parameter: 'topic' } });
+}
+
+/** GET /api/company/{ticker}/transcripts. 404 with a hint when the ticker has none. */
+export async function getCompanyTranscripts(d: TranscriptQueryDeps, raw: string) {
+  const t = await resolve(d, raw);
+  const rows = await d.transcripts.query(BY_TICKER, { ticker: t.ticker });
+  if (rows.length === 0) throw new NotFoundError(`no transcripts for '${t.ticker}'`, { response: { ticker: t.ticker, hint: 'transcripts cover the calls ingested from PDF, EarningsCall, Motley-Fool or markdown files' } });
+  const callDates = await d.transcripts.query(CALL_DATES, { ticker: t.ticker });
+  return {
+    schema: TRANSCRIPTS_SCHEMA_ID,
+    ticker: t.ticker,
+    name: t.name,
+    transcript_count: rows.length,
+    transcripts: rows.map((r: Row) => ({
+      transcript_key: r.transcript_key,
+      title: r.title,
+      fiscal_quarter: r.fiscal_quarter,
+      fiscal_year: r.fiscal_year,
+      call_date: r.call_date,
+      format: r.format,
+      speakers: json(r.speakers),
+      qa_present: r.qa_present,
+      qa_questions: r.qa_questions,
+      key_metrics: json(r.key_metrics),
+      word_count: r.word_count,
+      topics: json(r.topics),
+      notes: json(r.notes),
+      origin: json(r.origin),
+      markdown_origin: json(r.markdown_origin),
+      source_origin: json(r.source_origin),
+      fetch_origin: json(r.fetch_origin),
+    })),
+    call_dates: callDates,
+    origin: json(rows[0].origin),
+  };
+}
+
+/** GET /api/company/{ticker}/facts?type=&topic= */
+export async function getCompanyFacts(d: TranscriptQueryDeps, raw: string, q: { type?: string; topic?: string; limit?: number } = {}) {
+  checkFilters(q.type, q.topic);
+  const t = await resolve(d, raw);
+  const limit = Math.min(q.limit ?? 100, FACTS_MAX);
+  const rows = await d.transcripts.query(FACTS, { ticker: t.ticker, type: q.type ?? null, topic: q.topic ?? null, limit });
+  return {
+    schema: TRANSCRIPTS_SCHEMA_ID,
+    ticker: t.ticker,
+    name: t.name,
+    filters: { type: q.type ?? null, topic: q.topic ?? null },
+    fact_count: rows.length,
+    ...(q.limit && q.limit > FACTS_MAX ? { limit_clamped: { requested: q.limit, max: FACTS_MAX } } : {}),
+    facts: rows.map((r) => ({ ...r, origin: json(r.origin) })),
+  };
+}
+
+/**
+ * GET /api/search/transcripts?topic=&type=&first=true. Without `first`: matching facts across companies
+ * plus per-topic company lists; with `first=true`: the first-mention date per company and topic.
+ */
+export async function searchTranscripts(d: TranscriptQueryDeps, q: { topic?: string; type?: string; first?: boolean; limit?: number }) {
+  checkFilters(q.type, q.topic);
+  const topics = await d.transcripts.query(SEARCH_TOPICS, { topic: q.topic ?? null });
+  const byTopic = new Map<string, Array<Record<string, unknown>>>();
+  for (const r of topics) {
+    const list = byTopic.get(String(r.topic)) ?? [];
+    list.push(q.first ? { ticker: r.ticker, first_mention_date: r.first_mention_date, mentions: r.mentions } : { ticker: r.ticker, first_mention_date: r.first_mention_date, mentions: r.mentions, calls: json(r.calls) });
+    byTopic.set(String(r.topic), list);
+  }
+  const out: Record<string, unknown> = {
+    schema: TRANSCRIPTS_SCHEMA_ID,
+    query: { topic: q.topic ?? null, type: q.type ?? null, first: q.first ?? false },
+    topics: [...byTopic].map(([topic, companies]) => ({ topic, company_count: companies.length, companies })),
+  };
+  if (!q.first) {
+    const facts = await d.transcripts.query(SEARCH_FACTS, { topic: q.topic ?? null, type: q.type ?? null, limit: Math.min(q.limit ?? 50, FACTS_MAX) });
+    out.facts = facts.map((r) => ({ ...r, origin: json(r.origin) }));
+  }
+  return out;
+}
