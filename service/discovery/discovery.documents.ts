@@ -113,6 +113,8 @@ export function buildManifest(ctx: DiscoveryContext, generated: string) {
       archive: capability(`${b}${PATHS.archive}`),
     },
     pages: { url: `${b}${PATHS.pages}`, format: 'ai-page-manifest' },
+    // The API families this instance actually registers (registry, vetting, care, MCP, ...), with their routes.
+    applications: productsOf(ctx).map((p) => ({ ...p, baseUrl: b })),
     technology: {
       contentHash: 'sha256 over RFC 8785 (JCS) canonical JSON of the document without _signature',
       signing: {

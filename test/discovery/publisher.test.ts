@@ -109,6 +109,10 @@ describe('publisher: /.well-known/ai and its files', () => {
       expect(await init.text()).toContain('protocolVersion');
     }
     expect(m.technology.signing.receiptKeys).toBe(`${BASE}/.well-known/proofline-keys.json`);
+    const apps = Object.fromEntries(m.applications.map((a: any) => [a.name, a.endpoints]));
+    expect(apps['Company registry API']).toContain('GET /api/company/:ticker');
+    expect(apps['AI discovery files']).toContain('GET /.well-known/ai');
+    for (const endpoints of Object.values<string[]>(apps)) for (const e of endpoints) expect(routes).toContain(e.split(' ')[1]);
   });
 
   it('gives every knowledge section a spec assertionType and every feed item the required fields', async () => {
@@ -238,6 +242,7 @@ describe('publisher: /.well-known/ai and its files', () => {
     body._signature.contentHash = '<contentHash>';
     body._signature.signedAt = '<signedAt>';
     body.capabilities.mcp.available = '<true when /mcp is routed>';
+    for (const a of body.applications) a.endpoints = '<routes registered by this family>';
     await expect(JSON.stringify(body, null, 2) + '\n').toMatchFileSnapshot('../golden/discovery/well-known-ai.json');
   });
 });
