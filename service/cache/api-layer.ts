@@ -17,6 +17,7 @@
  */
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import type { H3, H3Event } from 'h3';
+import { FastResponse } from 'srvx';
 import { errorResponse } from '../http.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { buildUsageMeta, InvalidApiKeyError, UsageService, type ClientIdentity, type Metered } from '../usage/usage.service.ts';
@@ -129,12 +130,13 @@ function rateHeaders(h: Record<string, string>, m: Metered): void {
 }
 
 /**
- * Builds the final response: conditional GET, compression, headers. The body
- * is returned as a string/bytes with status and headers staged on `event.res`,
- * so h3 answers with its FastResponse (written straight to the socket by srvx);
- * a web `Response` would be streamed, several times slower per request.
+ * Builds the final response: conditional GET, compression, headers. Answers
+ * with srvx's FastResponse over a plain header object, which srvx writes
+ * straight to the socket (no web Headers, no body stream); a web `Response`
+ * would be streamed by srvx, and headers staged on `event.res.headers` go
+ * through undici's Headers validation on every set.
  */
-function finish(event: H3Event, status: number, body: string | ResponseBody | null, headers: Record<string, string>, etag: string | null, extra: Headers | null): unknown {
+function finish(event: H3Event, status: number, body: string | ResponseBody | null, headers: Record<string, string>, etag: string | null, extra: Headers | null): Response {
   if (extra) {
     for (const [k, v] of extra) if (k !== 'content-length' && !(k in headers)) headers[k] = v;
   }
@@ -142,7 +144,7 @@ function finish(event: H3Event, status: number, body: string | ResponseBody | nu
     headers.etag = etag;
     if (etagMatches(event.req.headers.get('if-none-match'), etag)) {
       delete headers['content-type'];
-      return stage(event, 304, headers, '');
+      return new FastResponse(null, { status: 304, headers });
     }
   }
   if (typeof body === 'string' && body.length >= COMPRESS_MIN_BYTES) {
@@ -151,19 +153,10 @@ function finish(event: H3Event, status: number, body: string | ResponseBody | nu
     if (enc) {
       headers['content-encoding'] = enc;
       const bytes = enc === 'br' ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } }) : gzipSync(body);
-      return stage(event, status, headers, new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength));
+      return new FastResponse(new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength), { status, headers });
     }
   }
-  if (typeof body === 'string' || body === null) return stage(event, status, headers, body ?? '');
-  return new Response(body, { status, headers });
-}
-
-function stage(event: H3Event, status: number, headers: Record<string, string>, body: string | Uint8Array): string | Uint8Array {
-  const res = event.res;
-  res.status = status;
-  const h = res.headers;
-  for (const k in headers) h.set(k, headers[k]!);
-  return body;
+  return new FastResponse(body, { status, headers });
 }
 
 /**
@@ -185,7 +178,7 @@ export function installApiLayer(app: H3, deps: ServiceDeps): void {
     const pathname = event.url.pathname;
     const method = event.req.method;
     if (pathname.startsWith('/mcp')) return next();
-    if (method === 'OPTIONS') return new Response(null, { status: 204, headers: PREFLIGHT_HEADERS });
+    if (method === 'OPTIONS') return new FastResponse(null, { status: 204, headers: PREFLIGHT_HEADERS });
     const isApi = pathname.startsWith('/api/') || pathname === '/api';
     if (!isApi) {
       if (!DOCUMENT_PATHS.has(pathname) || (method !== 'GET' && method !== 'HEAD')) return next();
@@ -204,7 +197,7 @@ export function installApiLayer(app: H3, deps: ServiceDeps): void {
     } catch (e) {
       if (!(e instanceof InvalidApiKeyError)) throw e;
       const body = JSON.stringify({ error: `${e.message}: send 'Authorization: Bearer <key>' with an active key, or no Authorization header for the free tier`, status: 401 });
-      return stage(event, 401, { ...CORS_HEADERS, 'content-type': JSON_TYPE, 'www-authenticate': 'Bearer realm="proofline", error="invalid_token"' }, body);
+      return new FastResponse(body, { status: 401, headers: { ...CORS_HEADERS, 'content-type': JSON_TYPE, 'www-authenticate': 'Bearer realm="proofline", error="invalid_token"' } });
     }
     const nowMs = deps.now().getTime();
     const m = await usage.meter(id, nowMs);
