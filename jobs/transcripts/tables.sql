@@ -20,7 +20,7 @@ CREATE TABLE IF NOT EXISTS transcripts (
   extraction        JSON NOT NULL,
   markdown          VARCHAR NOT NULL,
   source_files      JSON NOT NULL,     -- [{path, content_sha256}] every file the extraction rests on
-  fetch             JSON,              -- the IR fetch record (url, time, TLS certificate, addresses) when fetched
+  fetch_record      JSON,              -- the IR fetch record (url, time, TLS certificate, addresses) when fetched
   fetch_origin      JSON,
   source_origin     JSON NOT NULL,
   origin            JSON NOT NULL,     -- the extraction (JSON) leaf; parent = source_origin

@@ -77,14 +77,15 @@ async function writeTranscript(run: StagingRun, parsed: ParsedTranscript, primar
   const facts = extraction.facts.map((f) => {
     const record = { transcript_key: key, ...f };
     const leaf = createRecordLeaf(record, primary, { parent: jsonLeaf.leaf_hash });
-    return { transcript_key: key, ticker: parsed.ticker, call_date: parsed.call_date, fiscal_year: parsed.fiscal_year, fiscal_quarter: parsed.fiscal_quarter, ...f, origin_leaf_hash: leaf.leaf_hash, origin: JSON.stringify(leaf), leaf };
+    return { transcript_key: key, ticker: parsed.ticker, call_date: parsed.call_date, fiscal_year: parsed.fiscal_year, fiscal_quarter: parsed.fiscal_quarter, ...f, origin_leaf_hash: leaf.leaf_hash, origin: leaf, leaf };
   });
-  const json = (v: unknown) => JSON.stringify(v);
+  // JSON columns take the values themselves (the NDJSON part carries them as JSON).
+  const json = (v: unknown) => v;
   await run.writeRows('transcripts', key, [{
     transcript_key: key, ticker: parsed.ticker, title: extraction.title, fiscal_year: parsed.fiscal_year, fiscal_quarter: parsed.fiscal_quarter, call_date: parsed.call_date, format: parsed.format,
     speakers: json(extraction.speakers), qa_present: extraction.qa.present, qa_questions: extraction.qa_questions, key_metrics: json(extraction.key_metrics), word_count: extraction.word_count,
     topics: json(extraction.topics), notes: json(extraction.notes), extraction: json(extraction), markdown, source_files: json(files),
-    fetch: fetched ? json(fetched.record) : null, fetch_origin: fetched ? json(fetched.leaf) : null, source_origin: json(sourceLeaf),
+    fetch_record: fetched ? json(fetched.record) : null, fetch_origin: fetched ? json(fetched.leaf) : null, source_origin: json(sourceLeaf),
     origin: json(jsonLeaf), markdown_origin: json(mdLeaf), origin_leaf_hash: jsonLeaf.leaf_hash,
   }]);
   await run.writeRows('transcript_facts', key, facts.map(({ leaf: _l, ...f }) => f));
