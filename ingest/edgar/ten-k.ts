@@ -103,7 +103,7 @@ export function findProducts(item1: string): Array<{ value: string; evidence: st
       const l = lines[j].trim();
       if (PRODUCT_STOP.test(l)) break;
       if (/table of contents|^\d+$/i.test(l)) continue;
-      if (l.split(/\s+/).length <= 6 && !/[.:]$/.test(l) && /^[A-Za-z]/.test(l)) out.push({ value: l, evidence: (lines[j + 1] ?? '').slice(0, 240) });
+      if (l.split(/\s+/).length <= 6 && !/[.:]$/.test(l) && /^[A-Za-z]/.test(l) && !out.some((o) => o.value === l)) out.push({ value: l, evidence: (lines[j + 1] ?? '').slice(0, 240) });
     }
   }
   if (out.length === 0) {
