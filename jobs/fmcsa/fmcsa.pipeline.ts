@@ -153,7 +153,10 @@ async function processFile(ctx: StepContext<z.infer<typeof filePayload>>): Promi
     members.push({ path: file, name, kind: ctx.data.kind as FmcsaKind, columns: ctx.data.columns });
   }
   try {
-    const src = await describeInput(file, members[0] ? FORMATS.find((f) => f.kind === members[0].kind)!.dataset : 'fmcsa/unknown', FORMATS.find((f) => f.kind === members[0].kind)?.url ?? null);
+    // Hash the bytes (Node, main thread) while DuckDB parses them (its own threads): one overlapped pass.
+    const spec = FORMATS.find((f) => f.kind === members[0].kind)!;
+    const srcP = describeInput(file, spec.dataset, spec.url);
+    srcP.catch(() => undefined);
     let rows = 0;
     let rejects = 0;
     const detail: Record<string, unknown> = {};
@@ -163,7 +166,7 @@ async function processFile(ctx: StepContext<z.infer<typeof filePayload>>): Promi
       rejects += r.rejects;
       detail[m.name] = { kind: m.kind, table: r.table, rows: r.rows, rejects: r.rejects };
     }
-    await ctx.run.recordSource(src, { rows, rejects }, `${members[0].kind}-${path.basename(file)}`);
+    await ctx.run.recordSource(await srcP, { rows, rejects }, `${members[0].kind}-${path.basename(file)}`);
     return { rows, rejects, detail };
   } finally {
     if (scratchDir) await rm(scratchDir, { recursive: true, force: true });
