@@ -19,6 +19,7 @@ import { readArchive, resourceKey, type ArchiveRecord } from './archive.ts';
 import { bodyJson, bodyText, DiscoveryFetchError, fetchGuarded, type FetchedResource, type FetchLimits } from './fetch.ts';
 import { findLinkHeaders, findLinkTags, isJsonType, type LinkCandidate } from './link.ts';
 import { checkManifestShape, normalizeManifest, type NormalizedManifest } from './manifest.ts';
+import { checkManifestConformance } from './manifest.schema.ts';
 import { verifyDocument, type DocumentVerdict, type VerifyOptions } from './verify.ts';
 
 export type DiscoveryStep = 'well-known' | 'link-tag' | 'link-header';
@@ -58,7 +59,7 @@ export interface DiscoveryReport {
   foundBy: DiscoveryStep | null;
   manifestUrl: string | null;
   attempts: DiscoveryAttempt[];
-  manifest: (DocumentVerdict & { normalized: NormalizedManifest; httpHeaders: { contentType: string | null; cacheControl: string | null; etag: string | null; cors: string | null } }) | null;
+  manifest: (DocumentVerdict & { normalized: NormalizedManifest; conformance: { valid: boolean; issues: string[] }; httpHeaders: { contentType: string | null; cacheControl: string | null; etag: string | null; cors: string | null } }) | null;
   files: FileReport[];
   pages: PageCheck[];
   archive: ArchiveRecord[] | null;
@@ -175,9 +176,11 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
   const ct = f.res.headers.get('content-type');
   if (!ct || !/json/i.test(ct)) verdict.warnings.push(`manifest served as ${ct ?? 'no content-type'}, not application/json`);
   if (f.res.headers.get('access-control-allow-origin') !== '*') verdict.warnings.push('manifest lacks Access-Control-Allow-Origin: *');
+  const issues = checkManifestConformance(doc);
   report.manifest = {
     ...verdict,
     normalized,
+    conformance: { valid: issues.length === 0, issues },
     httpHeaders: { contentType: ct, cacheControl: f.res.headers.get('cache-control'), etag: f.res.headers.get('etag'), cors: f.res.headers.get('access-control-allow-origin') },
   };
   if (opts.followFiles === false) return report;

@@ -21,6 +21,7 @@ export function formatReport(r: DiscoveryReport): string {
   out.push(`Found by:    ${r.foundBy} → ${r.manifestUrl}`);
   out.push(`Publisher:   ${m.normalized.organization.name ?? '?'} (${m.normalized.organization.domain ?? '?'}), spec ${m.normalized.specVersion ?? '?'}`);
   out.push(`Manifest:    ${line(m)}`);
+  out.push(`Spec 1.1.1:  ${m.conformance.valid ? 'conforms' : `does not conform (${m.conformance.issues.length} issues: ${m.conformance.issues.slice(0, 3).join('; ')}${m.conformance.issues.length > 3 ? '; …' : ''})`}`);
   for (const f of r.files) out.push(`  ${f.role.padEnd(10)} ${f.verdict ? line(f.verdict) : `not verified: ${f.error}`}${f.inArchive === false ? ' (not in archive)' : ''}`);
   if (r.pages.length) {
     const ok = r.pages.filter((p) => p.status === 'match').length;

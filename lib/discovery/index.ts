@@ -9,6 +9,7 @@ export * from './fetch.ts';
 export * from './format.ts';
 export * from './link.ts';
 export * from './manifest.ts';
+export * from './manifest.schema.ts';
 export * from './reverify.ts';
 export * from './signature.ts';
 export * from './verify.ts';

@@ -41,6 +41,7 @@ export const PATHS = {
   llms: '/llms.txt',
   home: '/',
   keys: '/.well-known/proofline-keys.json',
+  schema: '/ai/schemas/ai-discovery-1.1.1.json',
   mcp: '/mcp',
 } as const;
 
@@ -54,6 +55,7 @@ export const CACHE_SECONDS: Record<string, number> = {
   [PATHS.query]: 3_600,
   [PATHS.llms]: 3_600,
   [PATHS.home]: 300,
+  [PATHS.schema]: 86_400,
 };
 
 const SAFETY = 'Read-only. Facts derived from public SEC EDGAR and FMCSA records, each with a SHA-256 origin leaf back to its source file; not investment, legal or safety advice.';
@@ -99,6 +101,7 @@ function capability(url: string, available = true) {
 export function buildManifest(ctx: DiscoveryContext, generated: string) {
   const b = ctx.base;
   return {
+    $schema: `${b}${PATHS.schema}`,
     specVersion: SPEC_VERSION,
     schemaVersion: SCHEMA_VERSION,
     standard: 'ai-discovery',

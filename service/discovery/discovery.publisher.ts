@@ -11,6 +11,7 @@
  */
 import type { H3 } from 'h3';
 import { hashCanonical, sha256Hex } from '../../lib/hash.ts';
+import { discoveryManifestJsonSchema } from '../../lib/discovery/manifest.schema.ts';
 import { computeContentHash } from '../../lib/discovery/verify.ts';
 import { listSnapshots, readManifest, type SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
 import type { ServiceDeps } from '../deps.ts';
@@ -180,6 +181,7 @@ export class DiscoveryPublisher {
     stamp(PATHS.query, 'technical-documentation', 'Request and response contract of /ai/query', (g) => buildQueryContract(ctx, g));
     text(PATHS.home, withDiscoveryLink(buildHomeHtml(ctx)), 'text/html; charset=utf-8');
     text(PATHS.llms, buildLlmsTxt(ctx), 'text/plain; charset=utf-8');
+    text(PATHS.schema, JSON.stringify(discoveryManifestJsonSchema(`${ctx.base}${PATHS.schema}`), null, 2) + '\n', 'application/schema+json');
 
     const pageOf = (path: string, title: string, assertionType: string): PageEntry => {
       const f = files.get(path)!;

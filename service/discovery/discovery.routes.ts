@@ -46,7 +46,7 @@ export function registerDiscoveryRoutes(app: H3, deps: ServiceDeps): DiscoveryPu
   const publisher = new DiscoveryPublisher(deps, app, servesCarrierQueries(deps));
   registerDiscoveryLinkHeader(app);
   const serve = (path: string) => async (event: H3Event) => serveFile(event, (await publisher.file(path))!);
-  for (const p of [PATHS.manifest, PATHS.knowledge, PATHS.feed, PATHS.archive, PATHS.pages, PATHS.llms, PATHS.home]) app.get(p, serve(p));
+  for (const p of [PATHS.manifest, PATHS.knowledge, PATHS.feed, PATHS.archive, PATHS.pages, PATHS.llms, PATHS.home, PATHS.schema]) app.get(p, serve(p));
 
   app.get(PATHS.query, async (event) => {
     const raw = getQuery(event) as Record<string, unknown>;

@@ -190,6 +190,15 @@ describe('publisher: /.well-known/ai and its files', () => {
     expect(html).toBeGreaterThan(0);
   });
 
+  it('publishes the JSON Schema its manifest declares in $schema', async () => {
+    const { body: m } = await getJson(svc.app, '/.well-known/ai');
+    const res = await svc.app.fetch(new Request(m.$schema));
+    expect(res.status).toBe(200);
+    const schema = (await res.json()) as Record<string, any>;
+    expect(schema).toMatchObject({ $id: m.$schema, type: 'object' });
+    expect(schema.required).toEqual(expect.arrayContaining(['specVersion', 'schemaVersion', 'standard', 'generated', 'organization', 'coreConcepts']));
+  });
+
   it('publishes llms.txt from the same data', async () => {
     const text = await (await svc.app.fetch(new Request(`${BASE}/llms.txt`))).text();
     expect(text.split('\n').slice(0, 3)).toEqual(['# Proofline Test', '', '> Testing the manifest.']);
@@ -233,6 +242,7 @@ describe('publisher: /.well-known/ai and its files', () => {
     expect(r.pages.length).toBe(6);
     expect(r.pages.every((p) => p.status === 'match')).toBe(true);
     expect(r.manifest!.warnings).toEqual([]);
+    expect(r.manifest!.conformance).toEqual({ valid: true, issues: [] });
     expect(r.warnings).toEqual([]);
   });
 

@@ -80,6 +80,7 @@ describe.skipIf(!HAS_SHARED)('discover over the real files served locally', () =
     expect(w).toMatch(/specVersion 1.2.0 is not 1.1.1/);
     expect(r.manifest!.hash.status).toBe('absent');
     expect(r.manifest!.tier).toBe(1);
+    expect(r.manifest!.conformance.issues.join('\n')).toMatch(/^coreConcepts: /m);
     expect(r.manifest!.normalized.capabilities.mcp).toMatchObject({ available: false });
     expect(r.files.map((f) => [f.role, f.verdict?.hash.status])).toEqual([
       ['knowledge', 'absent'],
@@ -95,6 +96,9 @@ describe.skipIf(!HAS_SHARED)('discover over the real files served locally', () =
     const r = await discover('https://rootz.global/', viaSite());
     expect(r.foundBy).toBe('well-known');
     expect(r.manifest!.warnings.join('\n')).toMatch(/"standard" is an object/);
+    expect(r.manifest!.conformance.valid).toBe(false);
+    expect(r.manifest!.conformance.issues.join('\n')).toMatch(/^standard: /m);
+    expect(r.manifest!.conformance.issues.join('\n')).toMatch(/^specVersion: /m);
     expect(r.manifest!.hash.status).toBe('mismatch');
     const knowledge = r.files.find((f) => f.role === 'knowledge')!.verdict!;
     expect(knowledge.hash).toMatchObject({ status: 'mismatch', legacyMethod: 'legacy-replacer-array' });
