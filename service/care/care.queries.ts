@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, NotFoundError, PipelineError } from '../../lib/errors.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
-import type { StateStore, StateTx } from '../state/state.store.ts';
+import { insertRowsSql, updateRowsSql, type StateStore, type StateTx } from '../state/state.store.ts';
 import {
   CARE_STAGES, checkStageOrder, hashCreation, hashEvent, storeJson, verifyChain,
   type CareStage, type StoredDocument, type StoredEvent, type VerifyResult,
@@ -70,6 +70,15 @@ export interface CareDocument {
   last_stage: string | null;
 }
 
+const INSERT_DOCUMENT = insertRowsSql('care_documents', {
+  document_id: 'VARCHAR', created_at: 'VARCHAR', shipment_json: 'VARCHAR', parties_json: 'VARCHAR', vetting_id: 'VARCHAR', vetting_data_hash: 'VARCHAR',
+  creation_hash: 'VARCHAR', event_count: 'INTEGER', head_hash: 'VARCHAR', last_stage: 'VARCHAR',
+});
+const INSERT_EVENT = insertRowsSql('care_events', {
+  document_id: 'VARCHAR', seq: 'INTEGER', stage: 'VARCHAR', actor_json: 'VARCHAR', evidence_json: 'VARCHAR', occurred_at: 'VARCHAR', recorded_at: 'VARCHAR', prev_hash: 'VARCHAR', hash: 'VARCHAR',
+});
+const UPDATE_HEAD = updateRowsSql('care_documents', 'document_id', { document_id: 'VARCHAR', event_count: 'INTEGER', head_hash: 'VARCHAR', last_stage: 'VARCHAR' });
+
 function newDocumentId(now: Date): string {
   return `POGC-${now.toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(6).toString('hex').toUpperCase()}`;
 }
@@ -94,11 +103,10 @@ export async function createCareDocument(store: StateStore, input: CreateCareInp
     const created_at = now.toISOString();
     const document_id = newDocumentId(now);
     const creation_hash = hashCreation({ document_id, created_at, shipment: JSON.parse(shipmentJson), parties: JSON.parse(partiesJson), vetting_id: input.vetting_id ?? null, vetting_data_hash: vettingHash });
-    await tx.write(
-      `INSERT INTO care_documents (document_id, created_at, shipment_json, parties_json, vetting_id, vetting_data_hash, creation_hash, event_count, head_hash, last_stage)
-       VALUES ($id, $at, $s, $p, $v, $vh, $h, 0, $h, NULL)`,
-      { id: document_id, at: created_at, s: shipmentJson, p: partiesJson, v: input.vetting_id ?? null, vh: vettingHash, h: creation_hash },
-    );
+    tx.defer(INSERT_DOCUMENT, {
+      document_id, created_at, shipment_json: shipmentJson, parties_json: partiesJson, vetting_id: input.vetting_id ?? null, vetting_data_hash: vettingHash,
+      creation_hash, event_count: 0, head_hash: creation_hash, last_stage: null,
+    });
     tx.cache.set(`care:${document_id}`, { event_count: 0, head_hash: creation_hash, stages: [] });
     return { document_id, created_at, shipment: JSON.parse(shipmentJson), parties: JSON.parse(partiesJson), vetting_id: input.vetting_id ?? null, vetting_data_hash: vettingHash, creation_hash, event_count: 0, head_hash: creation_hash, last_stage: null };
   });
@@ -145,12 +153,8 @@ export async function appendCareEvent(store: StateStore, documentId: string, inp
       prev_hash: head.head_hash,
     };
     const hash = hashEvent(content);
-    await tx.write(
-      `INSERT INTO care_events (document_id, seq, stage, actor_json, evidence_json, occurred_at, recorded_at, prev_hash, hash)
-       VALUES ($id, $seq, $stage, $a, $e, $o, $r, $p, $h)`,
-      { id: documentId, seq: content.seq, stage: content.stage, a: actorJson, e: evidenceJson, o: content.occurred_at, r: content.recorded_at, p: content.prev_hash, h: hash },
-    );
-    await tx.write('UPDATE care_documents SET event_count = $n, head_hash = $h, last_stage = $s WHERE document_id = $id', { n: content.seq, h: hash, s: content.stage, id: documentId });
+    tx.defer(INSERT_EVENT, { document_id: documentId, seq: content.seq, stage: content.stage, actor_json: actorJson, evidence_json: evidenceJson, occurred_at: content.occurred_at, recorded_at: content.recorded_at, prev_hash: content.prev_hash, hash });
+    tx.defer(UPDATE_HEAD, { document_id: documentId, event_count: content.seq, head_hash: hash, last_stage: content.stage }, documentId);
     tx.cache.set(`care:${documentId}`, { event_count: content.seq, head_hash: hash, stages: [...head.stages, content.stage] });
     return { ...content, hash };
   });

@@ -19,14 +19,22 @@
  */
 import { mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
-import { ConnectionPool, loadSql, openDatabase, PooledConnection, type DuckDBInstance, type Params, type Row } from '../../lib/warehouse/duckdb.ts';
+import { ConnectionPool, loadSql, openDatabase, PooledConnection, quoteIdentifier, quoteLiteral, type DuckDBInstance, type Params, type Row } from '../../lib/warehouse/duckdb.ts';
 
 /** What an operation sees inside the group transaction. */
 export interface StateTx {
   /** Reads through the writer connection (sees this transaction's own writes). */
   read(sql: string, params?: Params): Promise<Row[]>;
-  /** Writes through the writer connection. After the first write, a throw rolls the group back. */
+  /** Writes through the writer connection now. After the first write, a throw rolls the group back. */
   write(sql: string, params?: Params): Promise<void>;
+  /**
+   * Buffers one row for `sql`, a statement taking the group's rows as one
+   * `$rows` JSON array (see insertRowsSql); flushed once per group, right
+   * before COMMIT: INSERTs first, then UPDATEs, each in first-use order. With
+   * `key`, a later row with the same key replaces the earlier one (last write
+   * wins: chain heads, balances). Counts as a write.
+   */
+  defer(sql: string, row: Record<string, unknown>, key?: string): void;
   /** Per-store caches valid for the life of the transaction group (dropped on rollback). */
   cache: Map<string, unknown>;
 }
@@ -38,6 +46,25 @@ export interface StateStoreOptions {
   maxGroup?: number;
   readPoolSize?: number;
   memoryLimit?: string;
+}
+
+/**
+ * `INSERT INTO <table> (<columns>) SELECT ... FROM unnest(from_json($rows, <types>))`:
+ * the batch insert behind `tx.defer`. `columns` maps column names to DuckDB
+ * types; rows are objects with those keys. Names come from code, never from input.
+ */
+export function insertRowsSql(table: string, columns: Record<string, string>): string {
+  const names = Object.keys(columns).map(quoteIdentifier).join(', ');
+  return `INSERT INTO ${quoteIdentifier(table)} (${names}) SELECT ${names} FROM (SELECT unnest(from_json($rows, ${quoteLiteral(JSON.stringify([columns]))}), recursive := true))`;
+}
+
+/**
+ * `UPDATE <table> SET <set columns> FROM unnest(from_json($rows, ...)) u WHERE <table>.<key> = u.<key>`:
+ * the batch update behind `tx.defer` (use the key column as the defer key).
+ */
+export function updateRowsSql(table: string, key: string, columns: Record<string, string>): string {
+  const set = Object.keys(columns).filter((c) => c !== key).map((c) => `${quoteIdentifier(c)} = u.${quoteIdentifier(c)}`).join(', ');
+  return `UPDATE ${quoteIdentifier(table)} SET ${set} FROM (SELECT unnest(from_json($rows, ${quoteLiteral(JSON.stringify([columns]))}), recursive := true)) u WHERE ${quoteIdentifier(table)}.${quoteIdentifier(key)} = u.${quoteIdentifier(key)}`;
 }
 
 /** Path of the state database inside DATA_DIR. */
@@ -122,6 +149,8 @@ export class StateStore {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
     let dirty = false;
     let aborted: unknown = null;
+    const deferred = new Map<string, Map<string, Record<string, unknown>>>();
+    let rowSeq = 0;
     await this.writer.raw.run('BEGIN TRANSACTION');
     for (const op of group) {
       let wrote = false;
@@ -131,6 +160,13 @@ export class StateStore {
           wrote = true;
           dirty = true;
           await this.writer.query(sql, params);
+        },
+        defer: (sql, row, key) => {
+          wrote = true;
+          dirty = true;
+          let rows = deferred.get(sql);
+          if (!rows) deferred.set(sql, (rows = new Map()));
+          rows.set(key ?? `#${rowSeq++}`, row);
         },
         cache: this.cache,
       };
@@ -146,6 +182,10 @@ export class StateStore {
     }
     if (aborted === null) {
       try {
+        // One statement per table and kind for the whole group: this is what makes group commit cheap
+        // (a prepared single-row INSERT costs milliseconds here; a 64-row JSON batch about the same).
+        const statements = [...deferred.keys()].sort((a, b) => Number(/^\s*UPDATE/i.test(a)) - Number(/^\s*UPDATE/i.test(b)));
+        for (const sql of statements) await this.writer.query(sql, { rows: JSON.stringify([...deferred.get(sql)!.values()]) });
         await this.writer.raw.run(dirty ? 'COMMIT' : 'ROLLBACK');
       } catch (e) {
         aborted = e;

@@ -14,7 +14,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, PipelineError } from '../../lib/errors.ts';
 import { createApiKey, hashApiKey } from '../../lib/api-keys.ts';
-import type { StateStore, StateTx } from '../state/state.store.ts';
+import { insertRowsSql, updateRowsSql, type StateStore, type StateTx } from '../state/state.store.ts';
 
 /** Plans: credits at signup and the largest batch one /api/batch-vet call may carry. */
 export const PLANS = {
@@ -48,6 +48,11 @@ export function freeAccountId(brokerId: string): string {
 
 const acctKey = (id: string) => `acct:${id}`;
 
+const INSERT_ACCOUNT = insertRowsSql('accounts', { account_id: 'VARCHAR', plan: 'VARCHAR', balance: 'BIGINT', api_key_sha256: 'VARCHAR', created_at: 'VARCHAR', updated_at: 'VARCHAR' });
+const UPDATE_BALANCE = updateRowsSql('accounts', 'account_id', { account_id: 'VARCHAR', plan: 'VARCHAR', balance: 'BIGINT', updated_at: 'VARCHAR' });
+const UPDATE_KEY = updateRowsSql('accounts', 'account_id', { account_id: 'VARCHAR', api_key_sha256: 'VARCHAR', updated_at: 'VARCHAR' });
+const INSERT_LEDGER = insertRowsSql('credit_ledger', { entry_id: 'VARCHAR', account_id: 'VARCHAR', delta: 'BIGINT', balance_after: 'BIGINT', reason: 'VARCHAR', created_at: 'VARCHAR' });
+
 /** Reads an account inside the writer transaction (cached across the group). */
 export async function readAccount(tx: StateTx, accountId: string): Promise<Account | null> {
   const k = acctKey(accountId);
@@ -62,17 +67,15 @@ export async function readAccount(tx: StateTx, accountId: string): Promise<Accou
 export async function createAccount(tx: StateTx, accountId: string, plan: PlanId, now: Date): Promise<Account> {
   const at = now.toISOString();
   const credits = PLANS[plan].signup_credits;
-  await tx.write('INSERT INTO accounts (account_id, plan, balance, api_key_sha256, created_at, updated_at) VALUES ($id, $plan, $bal, NULL, $at, $at)', { id: accountId, plan, bal: credits, at });
-  await insertLedger(tx, accountId, credits, credits, 'signup', at);
+  tx.defer(INSERT_ACCOUNT, { account_id: accountId, plan, balance: credits, api_key_sha256: null, created_at: at, updated_at: at });
+  insertLedger(tx, accountId, credits, credits, 'signup', at);
   const a: Account = { account_id: accountId, plan, balance: credits, created_at: at };
   tx.cache.set(acctKey(accountId), a);
   return a;
 }
 
-async function insertLedger(tx: StateTx, accountId: string, delta: number, after: number, reason: string, at: string): Promise<void> {
-  await tx.write('INSERT INTO credit_ledger (entry_id, account_id, delta, balance_after, reason, created_at) VALUES ($e, $a, $d, $b, $r, $at)', {
-    e: `CRD-${randomBytes(8).toString('hex')}`, a: accountId, d: delta, b: after, r: reason, at,
-  });
+function insertLedger(tx: StateTx, accountId: string, delta: number, after: number, reason: string, at: string): void {
+  tx.defer(INSERT_LEDGER, { entry_id: `CRD-${randomBytes(8).toString('hex')}`, account_id: accountId, delta, balance_after: after, reason, created_at: at });
 }
 
 /**
@@ -114,7 +117,7 @@ export async function debit(tx: StateTx, account: Account, n: number, now: Date)
   assertCanPay(account, n);
   if (PLANS[account.plan].unlimited || n === 0) return account;
   const next = { ...account, balance: account.balance - n };
-  await tx.write('UPDATE accounts SET balance = $b, updated_at = $at WHERE account_id = $id', { b: next.balance, at: now.toISOString(), id: account.account_id });
+  tx.defer(UPDATE_BALANCE, { account_id: next.account_id, plan: next.plan, balance: next.balance, updated_at: now.toISOString() }, next.account_id);
   tx.cache.set(acctKey(account.account_id), next);
   return next;
 }
@@ -126,8 +129,8 @@ export async function grantCredits(store: StateStore, accountId: string, n: numb
     const at = now.toISOString();
     const a = (await readAccount(tx, accountId)) ?? (await createAccount(tx, accountId, plan ?? 'payg', now));
     const next: Account = { ...a, plan: plan ?? a.plan, balance: a.balance + n };
-    await tx.write('UPDATE accounts SET balance = $b, plan = $p, updated_at = $at WHERE account_id = $id', { b: next.balance, p: next.plan, at, id: accountId });
-    await insertLedger(tx, accountId, n, next.balance, plan ? `grant (plan ${plan})` : 'grant', at);
+    tx.defer(UPDATE_BALANCE, { account_id: accountId, plan: next.plan, balance: next.balance, updated_at: at }, accountId);
+    insertLedger(tx, accountId, n, next.balance, plan ? `grant (plan ${plan})` : 'grant', at);
     tx.cache.set(acctKey(accountId), next);
     return next;
   });
@@ -138,12 +141,12 @@ export async function grantCredits(store: StateStore, accountId: string, n: numb
  * it) and binds it to a credit account (replacing a previous binding).
  * Returns the secret, shown once; only its SHA-256 is stored.
  */
-export async function issueApiKey(store: StateStore, dataDir: string, accountId: string, now: Date): Promise<{ api_key: string; key_id: string }> {
+export async function issueApiKey(store: StateStore, dataDir: string, accountId: string, now: Date, opts: { hourlyLimit?: number | null } = {}): Promise<{ api_key: string; key_id: string }> {
   const existing = await getAccount(store, accountId);
   if (!existing) throw new InvalidInputError(`account ${accountId} does not exist: grant credits first`, { response: { parameter: 'account' } });
-  const { secret, record } = await createApiKey(dataDir, { label: `credits:${accountId}` });
+  const { secret, record } = await createApiKey(dataDir, { label: `credits:${accountId}`, hourlyLimit: opts.hourlyLimit ?? null });
   await store.write(async (tx) => {
-    await tx.write('UPDATE accounts SET api_key_sha256 = $h, updated_at = $at WHERE account_id = $id', { h: hashApiKey(secret), at: now.toISOString(), id: accountId });
+    tx.defer(UPDATE_KEY, { account_id: accountId, api_key_sha256: hashApiKey(secret), updated_at: now.toISOString() }, accountId);
   });
   return { api_key: secret, key_id: record.key_id };
 }

@@ -18,7 +18,7 @@ import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
 import { signCanonical, type SigningKey } from '../../lib/keys.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { assessCarrier, MIN_INSPECTIONS_FOR_RATE, type BasicResult, type CarrierFeatures, type RedFlag, type RiskAssessment } from '../../ingest/fmcsa/risk-model.ts';
-import type { StateStore } from '../state/state.store.ts';
+import { insertRowsSql, type StateStore, type StateTx } from '../state/state.store.ts';
 import { assertBatchSize, assertCanPay, debit, getAccount, freeAccountId, PLANS, resolveAccount, type Account } from './credits.ts';
 import { overlayLiveCarrier, redactWebKey, type LiveRefresher } from './live-refresh.ts';
 import { loadRiskSnapshot, type SnapshotInput } from './risk-source.ts';
@@ -191,15 +191,17 @@ async function precheck(vd: VettingDeps, auth: Auth, n: number): Promise<void> {
   if (a) assertCanPay(a, n);
 }
 
-const insertSql = `INSERT INTO vetting_records (vetting_id, dot_number, broker_id, account_id, credits_charged, vetting_date, risk_score, risk_level, recommendation, data_hash, record_json, snapshot_json, signature, key_id)
-  VALUES ($id, $dot, $broker, $account, $charged, $date, $score, $level, $rec, $hash, $record, $snapshot, $sig, $kid)`;
+const INSERT_VETTING = insertRowsSql('vetting_records', {
+  vetting_id: 'VARCHAR', dot_number: 'BIGINT', broker_id: 'VARCHAR', account_id: 'VARCHAR', credits_charged: 'INTEGER', vetting_date: 'VARCHAR',
+  risk_score: 'DOUBLE', risk_level: 'VARCHAR', recommendation: 'VARCHAR', data_hash: 'VARCHAR', record_json: 'VARCHAR', snapshot_json: 'VARCHAR', signature: 'VARCHAR', key_id: 'VARCHAR',
+});
 
-async function insertRecord(tx: Parameters<Parameters<StateStore['write']>[0]>[0], signed: SignedVetting, snapshotJson: string, account: Account, charged: number): Promise<void> {
+function insertRecord(tx: StateTx, signed: SignedVetting, snapshotJson: string, account: Account, charged: number): void {
   const { signature, ...record } = signed;
-  await tx.write(insertSql, {
-    id: record.vetting_id, dot: record.dot_number, broker: record.broker_id, account: account.account_id, charged, date: record.vetting_date,
-    score: record.risk_score, level: record.risk_level, rec: record.recommendation, hash: record.data_hash, record: canonicalJson(record),
-    snapshot: snapshotJson, sig: signature.value, kid: signature.key_id,
+  tx.defer(INSERT_VETTING, {
+    vetting_id: record.vetting_id, dot_number: record.dot_number, broker_id: record.broker_id, account_id: account.account_id, credits_charged: charged, vetting_date: record.vetting_date,
+    risk_score: record.risk_score, risk_level: record.risk_level, recommendation: record.recommendation, data_hash: record.data_hash, record_json: canonicalJson(record),
+    snapshot_json: snapshotJson, signature: signature.value, key_id: signature.key_id,
   });
 }
 
@@ -212,7 +214,7 @@ export async function createVetting(vd: VettingDeps, dot: number, auth: Auth): P
     const account = await resolveAccount(tx, auth, now);
     assertCanPay(account, 1);
     const signed = sign(vd, { ...c.record, vetting_id: newVettingId(now), snapshot_available: true });
-    await insertRecord(tx, signed, c.snapshot_json, account, 1);
+    insertRecord(tx, signed, c.snapshot_json, account, 1);
     const after = await debit(tx, account, 1, now);
     return { record: signed, credits: creditsView(after, 1) };
   });
@@ -262,7 +264,7 @@ export async function batchVet(vd: VettingDeps, dots: Array<string | number>, au
     for (const c of computed) {
       if ('ok' in c) {
         const signed = sign(vd, { ...c.ok.record, vetting_id: newVettingId(now), snapshot_available: true });
-        await insertRecord(tx, signed, c.ok.snapshot_json, account, 1);
+        insertRecord(tx, signed, c.ok.snapshot_json, account, 1);
         results.push({ dot_number: c.dot, status: 'ok', record: signed });
       } else {
         const e = c.err;
