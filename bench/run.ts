@@ -14,6 +14,7 @@ export const benches: string[] = [
   'api', // read API: identity card vs bare node:http, search, quote (bench/api.bench.ts)
   'discovery', // /.well-known/ai build, serving, tier-3 verification, full agent run (bench/discovery.bench.ts)
   'registry', // full-scale EDGAR sample ingested in process: time, rows/s, peak RSS (bench/registry.bench.ts)
+  'quotes', // 8,000 tickers × 10 years of daily bars (~20M rows) ingested with origin chains (bench/quotes.bench.ts)
 ];
 
 const here = path.dirname(fileURLToPath(import.meta.url));

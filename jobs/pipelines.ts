@@ -5,8 +5,10 @@
 import type { Pipeline } from './pipeline.ts';
 import { registryPipeline } from './registry/registry.pipeline.ts';
 import { fmcsaPipeline } from './fmcsa/fmcsa.pipeline.ts';
+import { quotesPipeline } from './quotes/quotes.pipeline.ts';
+import { transcriptsPipeline } from './transcripts/transcripts.pipeline.ts';
 
-export const pipelines: Pipeline[] = [registryPipeline, fmcsaPipeline];
+export const pipelines: Pipeline[] = [registryPipeline, fmcsaPipeline, quotesPipeline, transcriptsPipeline];
 
 const seen = new Set<string>();
 for (const p of pipelines) {

@@ -12,14 +12,16 @@ import { once } from 'node:events';
 import { edgarSampleGenerator } from '../ingest/edgar/edgar.sample.ts';
 import { fmcsaSampleGenerator } from '../ingest/fmcsa/fmcsa.sample.ts';
 import type { SampleFile, SampleGenerator, SampleOptions } from '../ingest/sample/sample-kit.ts';
+import { quotesSampleGenerator } from '../ingest/quotes/quotes.sample.ts';
+import { transcriptsSampleGenerator } from '../ingest/transcripts/transcripts.sample.ts';
 
 /** Every sample generator; each capability adds its own formats here. */
-export const sampleGenerators: SampleGenerator[] = [edgarSampleGenerator, fmcsaSampleGenerator];
+export const sampleGenerators: SampleGenerator[] = [edgarSampleGenerator, fmcsaSampleGenerator, quotesSampleGenerator, transcriptsSampleGenerator];
 
 /** Files get this mtime so `digestInputs` is stable across regenerations. */
 const FIXED_MTIME = new Date('2026-11-20T00:00:00Z');
 /** Bump when any generator's output changes, so existing samples are regenerated. */
-export const SAMPLE_FORMAT_VERSION = 3;
+export const SAMPLE_FORMAT_VERSION = 4;
 
 export interface SampleReport {
   dir: string;

@@ -18,6 +18,7 @@ import { registerDiscoveryRoutes } from './discovery/discovery.routes.ts';
 import { registerAdminRoutes } from './admin/admin.routes.ts';
 import { errorResponse } from './http.ts';
 import { registerQuotesRoutes } from './quotes/quotes.routes.ts';
+import { registerTranscriptsRoutes } from './transcripts/transcripts.routes.ts';
 import { installApiLayer } from './cache/api-layer.ts';
 import { registerReceiptRoutes } from './receipts/receipts.routes.ts';
 import { registerSearchRoutes } from './search/search.routes.ts';
@@ -41,6 +42,7 @@ export function createApp(deps: ServiceDeps): H3 {
   registerCompanyRoutes(app, deps);
   registerRegistryLayerRoutes(app, deps);
   registerQuotesRoutes(app, deps);
+  registerTranscriptsRoutes(app, deps);
   registerCarrierRoutes(app, deps);
   registerVettingRoutes(app, deps);
   registerCareRoutes(app, deps);

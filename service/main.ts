@@ -16,7 +16,7 @@ import { createLiveRefresher } from './vetting/live-refresh.ts';
 import { loadOrCreateSigningKey } from '../lib/keys.ts';
 import { buildUsageDeps } from './usage/usage.deps.ts';
 
-export const SERVED_DOMAINS = ['registry', 'fmcsa'];
+export const SERVED_DOMAINS = ['registry', 'fmcsa', 'quotes', 'transcripts'];
 
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
