@@ -8,7 +8,7 @@
  * One API process owns the file; several processes sharing DATA_DIR may each
  * append a record for the same change (the versionIds stay unique).
  */
-import { mkdir, readFile } from 'node:fs/promises';
+import { mkdir, readFile, rename } from 'node:fs/promises';
 import path from 'node:path';
 import { writeFileAtomic } from '../../lib/warehouse/snapshot.ts';
 
@@ -46,13 +46,30 @@ export function statePath(dataDir: string): string {
   return path.join(dataDir, 'state', 'discovery-archive.json');
 }
 
-export async function readDiscoveryState(dataDir: string): Promise<DiscoveryState> {
+/**
+ * Reads the state; a missing file is a fresh start. An unreadable one (never
+ * produced by our atomic writes, but possible after manual edits) is moved
+ * aside to `<file>.corrupt-<time>` so its lineage can be recovered by hand,
+ * and publishing starts a new lineage (`onCorrupt` is told where it went).
+ */
+export async function readDiscoveryState(dataDir: string, onCorrupt?: (movedTo: string) => void): Promise<DiscoveryState> {
+  const file = statePath(dataDir);
+  let text: string;
   try {
-    const s = JSON.parse(await readFile(statePath(dataDir), 'utf8')) as DiscoveryState;
-    if (s.version === 1 && s.resources && Array.isArray(s.records)) return { ...s, releases: s.releases ?? {} };
+    text = await readFile(file, 'utf8');
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code !== 'ENOENT' && !(e instanceof SyntaxError)) throw e;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { version: 1, resources: {}, records: [], releases: {} };
+    throw e;
   }
+  try {
+    const s = JSON.parse(text) as DiscoveryState;
+    if (s.version === 1 && s.resources && Array.isArray(s.records)) return { ...s, releases: s.releases ?? {} };
+  } catch {
+    /* handled below */
+  }
+  const aside = `${file}.corrupt-${Date.now()}`;
+  await rename(file, aside);
+  onCorrupt?.(aside);
   return { version: 1, resources: {}, records: [], releases: {} };
 }
 

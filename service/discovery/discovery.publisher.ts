@@ -128,7 +128,7 @@ export class DiscoveryPublisher {
 
   private async build(key: DiscoveryKey | null, cacheKey: string): Promise<void> {
     const now = this.deps.now().toISOString();
-    const state: DiscoveryState = await readDiscoveryState(this.deps.options.dataDir);
+    const state: DiscoveryState = await readDiscoveryState(this.deps.options.dataDir, (aside) => this.deps.log.error({ moved_to: aside }, 'discovery archive state was unreadable; moved aside, starting a new lineage'));
     let dirty = false;
     const version = this.deps.options.version;
     if (!state.releases[version]) {
