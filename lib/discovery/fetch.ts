@@ -141,6 +141,13 @@ function nodeRequest(url: URL, headers: Record<string, string>, limits: Required
       });
       res.on('error', (e) => reject(new DiscoveryFetchError('network', e.message, url.href)));
     });
+    // `timeout` above is the socket idle time; this bounds the whole exchange (a slowly trickled body too).
+    const overall = setTimeout(() => {
+      reject(new DiscoveryFetchError('timeout', `no complete answer within ${limits.timeoutMs} ms`, url.href));
+      req.destroy();
+    }, limits.timeoutMs);
+    overall.unref();
+    req.on('close', () => clearTimeout(overall));
     req.on('timeout', () => req.destroy(new DiscoveryFetchError('timeout', `no answer within ${limits.timeoutMs} ms`, url.href)));
     req.on('error', (e: NodeJS.ErrnoException) => {
       if (e instanceof DiscoveryFetchError) reject(e);

@@ -290,5 +290,10 @@ describe('discover: limits and target guard', () => {
     const slow = await discover(s.url, { ...opts, timeoutMs: 150 });
     expect(slow.found).toBe(false);
     expect(slow.attempts[0]).toMatchObject({ outcome: 'error', reason: expect.stringMatching(/^timeout/) });
+
+    // A body trickled one byte at a time never trips the socket idle timeout; the overall limit still stops it.
+    s.routes.set('/.well-known/ai', { trickleMs: 20 });
+    const trickled = await discover(s.url, { ...opts, timeoutMs: 300 });
+    expect(trickled.attempts[0]).toMatchObject({ outcome: 'error', reason: expect.stringMatching(/^timeout: no complete answer/) });
   });
 });

@@ -66,6 +66,8 @@ export interface Route {
   body?: string;
   /** Never answer (timeout tests). */
   hang?: boolean;
+  /** Send headers, then one byte of body every this many ms, forever (slow-body tests). */
+  trickleMs?: number;
 }
 
 export interface Site {
@@ -85,6 +87,12 @@ export async function serveSite(routes: Record<string, Route> = {}): Promise<Sit
     requests.push(p);
     const r = map.get(p) ?? { status: 404, headers: { 'content-type': 'text/plain' }, body: 'not found' };
     if (r.hang) return;
+    if (r.trickleMs) {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      const t = setInterval(() => res.write(' '), r.trickleMs);
+      res.on('close', () => clearInterval(t));
+      return;
+    }
     res.writeHead(r.status ?? 200, r.headers ?? {});
     res.end(req.method === 'HEAD' ? undefined : (r.body ?? ''));
   });
