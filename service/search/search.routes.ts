@@ -6,6 +6,8 @@ import { readerFor } from '../deps.ts';
 import { clampLimit, parseQuery } from '../http.ts';
 import { describeRoute } from '../openapi/route-registry.ts';
 import { searchRegistry } from './search.queries.ts';
+import { companyIndex } from './company-index.ts';
+import { textIndexes } from './text-index.ts';
 
 export const SEARCH_LIMIT_DEFAULT = 10;
 export const SEARCH_LIMIT_MAX = 50;
@@ -28,6 +30,16 @@ describeRoute({
 });
 
 export function registerSearchRoutes(app: H3, deps: ServiceDeps): void {
+  // Build the in-memory search indexes as soon as a snapshot is served (and again after each swap), not on the first query.
+  const registry = deps.readers.registry;
+  if (registry) {
+    const warm = () => {
+      void companyIndex(registry).catch((err) => deps.log.warn({ err }, 'search index build failed'));
+      void textIndexes(registry).catch((err) => deps.log.warn({ err }, 'search index build failed'));
+    };
+    registry.onSwap(warm);
+    if (registry.manifest) setImmediate(warm);
+  }
   app.get('/api/search', async (event) => {
     const q = parseQuery(event, searchQuery);
     const { limit, clamped } = clampLimit(q.limit, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX);

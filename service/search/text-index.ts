@@ -1,0 +1,153 @@
+/**
+ * In-memory search indexes of people and timeline events, built once per
+ * registry snapshot (lazily, on the first search) and dropped when the
+ * snapshot changes. A search scans them with per-field `includes` (every
+ * token must be in some field) and keeps the top N with a bounded insertion
+ * list, so it never waits for a DuckDB connection and its cost is flat
+ * (DuckDB scans measured 10-70 ms per query on the shared 2-core machine,
+ * and they compete with every other endpoint for the read pool).
+ * Tables absent from the snapshot give empty indexes; a table above
+ * MAX_ROWS is not loaded (empty results, logged) to bound memory.
+ */
+import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { snapshotSchema } from './registry-schema.ts';
+
+export const MAX_ROWS = 2_000_000;
+
+export interface EventDoc {
+  cik: number;
+  accession: string;
+  event_type: string;
+  title: string;
+  summary: string | null;
+  event_date: string | null;
+  filing_date: string | null;
+  document_url: string | null;
+  ltitle: string;
+  lsummary: string;
+  sort_date: string;
+}
+
+export interface PersonDoc {
+  name: string;
+  person_cik: string | null;
+  notes: string | null;
+  tickers: string[];
+  roles: string[];
+  lname: string;
+  lnotes: string;
+}
+
+export interface TextIndexes {
+  events: EventDoc[];
+  people: PersonDoc[];
+}
+
+const cache = new WeakMap<SnapshotReader, { snapshot: string; index: Promise<TextIndexes> }>();
+
+async function countRows(reader: SnapshotReader, table: 'timeline' | 'people'): Promise<number> {
+  const rows = await reader.query(table === 'timeline' ? /* sql */ `SELECT count(*) AS n FROM timeline` : /* sql */ `SELECT count(*) AS n FROM people`);
+  return Number(rows[0]?.n ?? 0);
+}
+
+async function build(reader: SnapshotReader): Promise<TextIndexes> {
+  const schema = await snapshotSchema(reader);
+  const tl = schema.get('timeline');
+  const pp = schema.get('people');
+  const hasEvents = !!tl && ['cik', 'accession', 'event_type', 'title'].every((c) => tl.has(c));
+  const hasPeople = !!pp && ['person_key', 'person_name'].every((c) => pp.has(c));
+  const hasNotes = !!pp?.has('notes');
+  const interned = new Map<string, string>();
+  const intern = (s: string) => {
+    let v = interned.get(s);
+    if (v === undefined) interned.set(s, (v = s));
+    return v;
+  };
+  const [eventRows, peopleRows] = await Promise.all([
+    hasEvents && (await countRows(reader, 'timeline')) <= MAX_ROWS
+      ? reader.query(/* sql */ `SELECT cik, accession, event_type, title, summary, CAST(event_date AS VARCHAR) AS event_date, CAST(filing_date AS VARCHAR) AS filing_date, document_url FROM timeline`)
+      : Promise.resolve([]),
+    hasPeople && (await countRows(reader, 'people')) <= MAX_ROWS
+      ? reader.query(/* sql */ `SELECT person_name AS name, any_value(CAST(person_cik AS VARCHAR)) AS person_cik,
+                 ${hasNotes ? 'any_value(notes)' : 'NULL'} AS notes,
+                 list(DISTINCT ticker ORDER BY ticker) FILTER (WHERE ticker IS NOT NULL) AS tickers,
+                 list(DISTINCT role ORDER BY role) AS roles
+               FROM people GROUP BY person_key, person_name`)
+      : Promise.resolve([]),
+  ]);
+  const events: EventDoc[] = eventRows.map((r) => {
+    const title = intern(String(r.title));
+    const summary = (r.summary as string | null) ?? null;
+    return {
+      cik: Number(r.cik),
+      accession: String(r.accession),
+      event_type: intern(String(r.event_type)),
+      title,
+      summary,
+      event_date: (r.event_date as string | null) ?? null,
+      filing_date: (r.filing_date as string | null) ?? null,
+      document_url: (r.document_url as string | null) ?? null,
+      ltitle: intern(title.toLowerCase()),
+      lsummary: summary ? summary.toLowerCase() : '',
+      sort_date: String(r.event_date ?? r.filing_date ?? ''),
+    };
+  });
+  const people: PersonDoc[] = peopleRows.map((r) => ({
+    name: String(r.name),
+    person_cik: (r.person_cik as string | null) ?? null,
+    notes: (r.notes as string | null) ?? null,
+    tickers: (r.tickers as string[] | null) ?? [],
+    roles: (r.roles as string[] | null) ?? [],
+    lname: String(r.name).toLowerCase(),
+    lnotes: r.notes ? String(r.notes).toLowerCase() : '',
+  }));
+  return { events, people };
+}
+
+/** The indexes of the reader's current snapshot (built on first use). */
+export function textIndexes(reader: SnapshotReader): Promise<TextIndexes> {
+  const id = reader.manifest?.snapshot_id ?? '';
+  const c = cache.get(reader);
+  if (c && c.snapshot === id) return c.index;
+  const index = build(reader);
+  cache.set(reader, { snapshot: id, index });
+  index.catch(() => cache.delete(reader));
+  return index;
+}
+
+/** Keeps the best `limit` items by `better` (a strict ordering), with one bounded insertion per match. */
+function topN<T>(limit: number, better: (a: T, b: T) => boolean) {
+  const out: T[] = [];
+  return {
+    offer(x: T) {
+      if (out.length === limit && !better(x, out[out.length - 1]!)) return;
+      let i = out.length;
+      while (i > 0 && better(x, out[i - 1]!)) i--;
+      out.splice(i, 0, x);
+      if (out.length > limit) out.pop();
+    },
+    items: out,
+  };
+}
+
+/** Timeline events with every token in the title, summary or event type; title matches of the whole query first, newest first. */
+export function searchEvents(events: EventDoc[], q: string, tokens: string[], limit: number): Array<{ doc: EventDoc; score: number }> {
+  const top = topN<{ doc: EventDoc; score: number }>(limit, (a, b) =>
+    a.score !== b.score ? a.score > b.score : a.doc.sort_date !== b.doc.sort_date ? a.doc.sort_date > b.doc.sort_date : a.doc.accession !== b.doc.accession ? a.doc.accession < b.doc.accession : a.doc.event_type < b.doc.event_type,
+  );
+  outer: for (const e of events) {
+    for (const t of tokens) if (!e.ltitle.includes(t) && !e.lsummary.includes(t) && !e.event_type.includes(t)) continue outer;
+    top.offer({ doc: e, score: e.ltitle.includes(q) ? 60 : 30 });
+  }
+  return top.items;
+}
+
+/** People with every token in the name (or notes); exact name 100, name prefix 80, name contains the query 60, else 30. */
+export function searchPeople(people: PersonDoc[], q: string, tokens: string[], limit: number): Array<{ doc: PersonDoc; score: number }> {
+  const top = topN<{ doc: PersonDoc; score: number }>(limit, (a, b) => (a.score !== b.score ? a.score > b.score : a.doc.name < b.doc.name));
+  outer: for (const p of people) {
+    for (const t of tokens) if (!p.lname.includes(t) && !p.lnotes.includes(t)) continue outer;
+    top.offer({ doc: p, score: p.lname === q ? 100 : p.lname.startsWith(q) ? 80 : p.lname.includes(q) ? 60 : 30 });
+  }
+  return top.items;
+}
