@@ -14,13 +14,14 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { link, mkdir, rm } from 'node:fs/promises';
 import http from 'node:http';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { loadConfig } from '../lib/config.ts';
 import { createLogger } from '../lib/log.ts';
 import { runPipelineInProcess } from '../jobs/in-process.ts';
-import { fmcsaPipeline } from '../jobs/fmcsa/fmcsa.pipeline.ts';
+import { fmcsaPipeline, lastDeriveTimings } from '../jobs/fmcsa/fmcsa.pipeline.ts';
 import { FMCSA_CARRIERS, SAMPLE_DOT_BASE } from '../ingest/fmcsa/fmcsa.sample.ts';
 import type { SampleScale } from '../ingest/sample/sample-kit.ts';
 import { trackPeakRss, writeResult } from './bench-kit.ts';
@@ -137,6 +138,7 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
   await rm(dataDir, { recursive: true, force: true });
 
+  const loadAtStart = os.loadavg().map((x) => Math.round(x * 10) / 10);
   const rss = trackPeakRss(50);
   const t0 = performance.now();
   const report = await runPipelineInProcess(fmcsaPipeline, { config, log: createLogger('warn'), inputDir, force: true });
@@ -156,6 +158,8 @@ async function main(): Promise<void> {
       total_seconds: Math.round(ingestMs / 100) / 10,
       rows_per_s: Math.round(rows / (ingestMs / 1000)),
       peak_rss_mb: peakRss,
+      derive_ms: lastDeriveTimings,
+      load_average_at_start: loadAtStart,
       duckdb_alone_seconds: Math.round(aloneMs / 100) / 10,
       ratio_to_duckdb_alone: Math.round((ingestMs / aloneMs) * 100) / 100,
       targets: { total_seconds: 240, peak_rss_mb: 4000, ratio_to_duckdb_alone: 1.5 },

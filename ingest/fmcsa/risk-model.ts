@@ -5,7 +5,7 @@
  *
  * ONE definition: every rule is a row of `RISK_RULES` (a condition over the
  * feature row, a weight, a severity and a sentence). `assessCarrier` evaluates
- * the rows in TypeScript; `riskScoreSql()` compiles the same rows to the SQL
+ * the rows in TypeScript; `riskScoreSelectSql()` compiles the same rows to the SQL
  * that scores all 4.4 M carriers at publish. test/fmcsa checks they agree.
  *
  * Scoring: risk_score = min(100, sum of the weights of the rules that fire).
@@ -410,21 +410,30 @@ export function ruleConditionSql(r: RiskRule): string {
 }
 
 /**
- * SQL select-list fragment computing `risk_score`, `risk_level`,
- * `recommendation` and `red_flag_codes` from a relation with the feature
- * columns, compiled from RISK_RULES (the one definition).
+ * SQL `SELECT` scoring every row of `source` (a table or subquery with the
+ * feature columns), compiled from RISK_RULES (the one definition). Adds
+ * `risk_score`, `red_flag_codes`, `risk_level` and `recommendation` after the
+ * source's columns. Each rule's condition is evaluated once per row.
  */
-export function riskScoreSql(): string {
-  const sum = RISK_RULES.map((r) => `(CASE WHEN ${ruleConditionSql(r)} THEN ${r.weight} ELSE 0 END)`).join(' + ');
-  const score = `least(100, ${sum})`;
-  const any = (sev: Severity) => RISK_RULES.filter((r) => r.severity === sev).map((r) => `COALESCE(${ruleConditionSql(r)}, false)`).join(' OR ') || 'false';
-  const codes = `list_filter([${RISK_RULES.map((r) => `CASE WHEN ${ruleConditionSql(r)} THEN '${r.code}' END`).join(', ')}], x -> x IS NOT NULL)`;
-  return [
-    `${score}::INTEGER AS risk_score`,
-    `CASE WHEN ${score} >= ${LEVEL_CUTS.CRITICAL} THEN 'CRITICAL' WHEN ${score} >= ${LEVEL_CUTS.HIGH} THEN 'HIGH' WHEN ${score} >= ${LEVEL_CUTS.MODERATE} THEN 'MODERATE' ELSE 'LOW' END AS risk_level`,
-    `CASE WHEN ${score} >= ${RECOMMENDATION_CUTS.REJECT} OR (${any('critical')}) THEN 'REJECT' WHEN ${score} >= ${RECOMMENDATION_CUTS.CAUTION} OR (${any('high')}) THEN 'CAUTION' ELSE 'APPROVE' END AS recommendation`,
-    `${codes} AS red_flag_codes`,
-  ].join(',\n  ');
+export function riskScoreSelectSql(source: string): string {
+  const rules = RISK_RULES.map((r, i) => `COALESCE(${ruleConditionSql(r)}, false) AS _r${i}`).join(',\n    ');
+  const sum = RISK_RULES.map((r, i) => `(CASE WHEN _r${i} THEN ${r.weight} ELSE 0 END)`).join(' + ');
+  const any = (sev: Severity) => RISK_RULES.map((r, i) => (r.severity === sev ? `_r${i}` : null)).filter(Boolean).join(' OR ') || 'false';
+  const codes = `list_filter([${RISK_RULES.map((r, i) => `CASE WHEN _r${i} THEN '${r.code}' END`).join(', ')}], x -> x IS NOT NULL)`;
+  const flags = RISK_RULES.map((_, i) => `_r${i}`).join(', ');
+  return `SELECT * EXCLUDE (_critical, _high),
+  CASE WHEN risk_score >= ${LEVEL_CUTS.CRITICAL} THEN 'CRITICAL' WHEN risk_score >= ${LEVEL_CUTS.HIGH} THEN 'HIGH' WHEN risk_score >= ${LEVEL_CUTS.MODERATE} THEN 'MODERATE' ELSE 'LOW' END AS risk_level,
+  CASE WHEN risk_score >= ${RECOMMENDATION_CUTS.REJECT} OR _critical THEN 'REJECT' WHEN risk_score >= ${RECOMMENDATION_CUTS.CAUTION} OR _high THEN 'CAUTION' ELSE 'APPROVE' END AS recommendation
+FROM (
+  SELECT * EXCLUDE (${flags}),
+    least(100, ${sum})::INTEGER AS risk_score,
+    ${codes} AS red_flag_codes,
+    (${any('critical')}) AS _critical,
+    (${any('high')}) AS _high
+  FROM (SELECT *,
+    ${rules}
+  FROM ${source}) AS rules_evaluated
+) AS scored`;
 }
 
 /** SQL expression: number of BASICs over the class threshold (percentile >= threshold or alert = true). */

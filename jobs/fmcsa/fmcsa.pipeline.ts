@@ -21,7 +21,7 @@ import { loadSql, queryRows, quoteIdentifier, quoteLiteral } from '../../lib/war
 import { defineDomain } from '../../lib/warehouse/domain.ts';
 import type { Reject } from '../../lib/warehouse/staging.ts';
 import { detectFormat, FORMATS, type FmcsaKind } from '../../ingest/fmcsa/formats.ts';
-import { basicsOverThresholdSql, riskScoreSql } from '../../ingest/fmcsa/risk-model.ts';
+import { basicsOverThresholdSql, riskScoreSelectSql } from '../../ingest/fmcsa/risk-model.ts';
 import { hashCanonical } from '../../lib/hash.ts';
 import { describeInput, digestInputs, listInputs } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
@@ -173,6 +173,9 @@ async function processFile(ctx: StepContext<z.infer<typeof filePayload>>): Promi
   }
 }
 
+/** Milliseconds per derive step of the last publish in this process (reported by bench/fmcsa.bench.ts). */
+export let lastDeriveTimings: Record<string, number> = {};
+
 export const fmcsaPipeline: Pipeline = {
   domain: fmcsaDomain,
   async plan(ctx) {
@@ -212,12 +215,13 @@ export const fmcsaPipeline: Pipeline = {
     const [{ dups }] = await queryRows(conn, `SELECT (count(*) - count(DISTINCT dot_number))::BIGINT AS dups FROM carriers`);
     if (Number(dups) > 0) await step('carriers', loadSql('./derive-carriers.sql', import.meta.url));
     await step('features', loadSql('./derive-risk-features.sql', import.meta.url).replace('/*BASICS_OVER_THRESHOLD*/0', basicsOverThresholdSql()));
-    await step('score', `CREATE OR REPLACE TABLE carrier_risk AS SELECT *, ${riskScoreSql()} FROM carrier_risk_features`);
+    await step('score', `CREATE OR REPLACE TABLE carrier_risk AS ${riskScoreSelectSql('carrier_risk_features')}`);
     await conn.run(`DROP TABLE carrier_risk_features`);
     const cols = (await queryRows(conn, `SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' AND table_name = 'carrier_risk' ORDER BY ordinal_position`)).map((r) => String(r.column_name));
     await step('snapshot_json', `CREATE OR REPLACE TABLE carrier_snapshot AS SELECT dot_number, json_array(${cols.map(quoteIdentifier).join(', ')})::VARCHAR AS v FROM carrier_risk`);
     await conn.run(`CREATE OR REPLACE TABLE carrier_snapshot_columns AS SELECT * FROM (VALUES ${cols.map((c, i) => `(${i}, ${quoteLiteral(c)})`).join(', ')}) t(pos, name)`);
     await step('dataset_status', loadSql('./derive-dataset-status.sql', import.meta.url));
+    lastDeriveTimings = { total: Date.now() - t0, ...timings };
     ctx.log.info({ domain: 'fmcsa', ms: Date.now() - t0, timings }, 'derived carrier_risk and dataset_status');
   },
 };

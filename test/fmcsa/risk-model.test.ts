@@ -2,7 +2,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
-  assessCarrier, basicsOverThresholdSql, BASICS, RISK_RULES, riskScoreSql, type CarrierFeatures,
+  assessCarrier, basicsOverThresholdSql, BASICS, RISK_RULES, riskScoreSelectSql, type CarrierFeatures,
 } from '../../ingest/fmcsa/risk-model.ts';
 
 /** A carrier with nothing against it: active authority, rated S, clean 24 months. */
@@ -151,7 +151,7 @@ describe('risk score monotonicity', () => {
   });
 });
 
-describe('riskScoreSql', () => {
+describe('riskScoreSelectSql', () => {
   it('gives the same score, level, recommendation and flags as assessCarrier (one definition)', async () => {
     const carriers = [cleanCarrier(), ...Object.values(TRIGGERS).map((t) => cleanCarrier(t)), cleanCarrier({ ...TRIGGERS.OOS_ORDER_ACTIVE, ...TRIGGERS.FATAL_CRASH, ...TRIGGERS.CHAMELEON_LINK })];
     fc.sample(fc.record({ a: count(3), b: count(40), c: fc.boolean(), d: fc.option(fc.constantFrom('S', 'C', 'U'), { nil: null }) }), { numRuns: 60, seed: 7 }).forEach((r, i) =>
@@ -166,7 +166,7 @@ describe('riskScoreSql', () => {
       return row;
     });
     await conn.run(`CREATE TABLE f AS SELECT * FROM read_json('${await writeTemp(JSON.stringify(flat))}', format = 'array', columns = ${columnsSpec(flat[0])})`);
-    const rows = (await conn.runAndReadAll(`SELECT dot_number, (${basicsOverThresholdSql()})::INTEGER AS bot, ${riskScoreSql()} FROM f ORDER BY dot_number`)).getRowObjectsJson();
+    const rows = (await conn.runAndReadAll(`SELECT * FROM (${riskScoreSelectSql(`(SELECT *, (${basicsOverThresholdSql()})::INTEGER AS bot FROM f)`)}) ORDER BY dot_number`)).getRowObjectsJson();
     conn.closeSync();
     rows.forEach((r, i) => {
       const a = assessCarrier(carriers[i]);
