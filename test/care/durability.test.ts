@@ -8,6 +8,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/shared.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
+import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { sha256Hex } from '../../lib/hash.ts';
+import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
 interface Child {
   proc: ChildProcess;
@@ -47,15 +50,20 @@ const post = (body: unknown, headers: Record<string, string> = {}) => ({ method:
 describe('durability across kill -9', () => {
   let dir: string;
   let child: Child | null = null;
+  let dots: number[] = [];
   beforeAll(async () => {
     dir = await tempDir('proofline-kill9-');
-  });
+    await ingestSmallFmcsa(path.join(dir, 'src'), dir);
+    const r = await SnapshotReader.open(dir, 'fmcsa', { poolSize: 1 });
+    dots = (await r.query('SELECT dot_number FROM carriers ORDER BY dot_number LIMIT 20')).map((x) => Number(x.dot_number));
+    await r.close();
+  }, 120_000);
   afterAll(async () => {
     child?.proc.kill('SIGKILL');
     await removeDir(dir);
   });
 
-  it('keeps every acknowledged custody event and credit grant', async () => {
+  it('keeps every acknowledged vetting record, custody event and credit balance', async () => {
     child = await startServer(dir);
     const base = child.url;
     const grant = await fetch(`${base}/admin/credits`, post({ op: 'grant', account: 'acme-enterprise', n: 250, plan: 'pack_500' }, { authorization: 'Bearer test-admin-token' }));
@@ -68,7 +76,14 @@ describe('durability across kill -9', () => {
       docs.push(id);
       for (const stage of ['TENDER', 'PICKUP_HANDOFF']) expect((await fetch(`${base}/api/care/${id}/event`, post({ stage, actor: 'ops' }))).status).toBe(201);
     }
-    // Acknowledged writes: remember every event hash we were answered with.
+    // Acknowledged writes: remember every vetting record and event hash we were answered with.
+    const vetted = new Map<string, string>();
+    await Promise.all(dots.map(async (dot, i) => {
+      const r = await fetch(`${base}/api/vet`, post({ dot_number: dot, broker_id: `kill9-${i % 2}` }));
+      expect(r.status).toBe(200);
+      const v = (await r.json()) as { vetting_id: string; data_hash: string };
+      vetted.set(v.vetting_id, v.data_hash);
+    }));
     const acked = new Map<string, string>();
     await Promise.all(
       Array.from({ length: 120 }, async (_, i) => {
@@ -80,6 +95,12 @@ describe('durability across kill -9', () => {
       }),
     );
     // More writes in flight, then SIGKILL without any shutdown.
+    const inflightVets = dots.map((dot) => fetch(`${base}/api/vet`, post({ dot_number: dot, broker_id: 'kill9-late' })).then(async (r) => {
+      if (r.status === 200) {
+        const v = (await r.json()) as { vetting_id: string; data_hash: string };
+        vetted.set(v.vetting_id, v.data_hash);
+      }
+    }).catch(() => undefined));
     const inflight = Array.from({ length: 80 }, (_, i) => fetch(`${base}/api/care/${docs[i % docs.length]}/event`, post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { late: i } })).then(async (r) => {
       if (r.status === 201) {
         const ev = (await r.json()) as { seq: number; hash: string };
@@ -88,7 +109,7 @@ describe('durability across kill -9', () => {
     }).catch(() => undefined));
     await new Promise((r) => setTimeout(r, 15));
     child.proc.kill('SIGKILL');
-    await Promise.all(inflight);
+    await Promise.all([...inflight, ...inflightVets]);
     await exited(child.proc);
 
     child = await startServer(dir);
@@ -99,6 +120,22 @@ describe('durability across kill -9', () => {
       const stored = new Map(full.events.map((e) => [`${id}#${e.seq}`, e.hash]));
       for (const [k, h] of acked) if (k.startsWith(`${id}#`)) expect(stored.get(k)).toBe(h);
     }
+    for (const [id, hash] of vetted) {
+      const v = (await (await fetch(`${child.url}/api/vetting?id=${id}`)).json()) as { data_hash: string; snapshot_json: string };
+      expect(v.data_hash).toBe(hash);
+      expect(sha256Hex(v.snapshot_json)).toBe(hash);
+    }
+    // Each free account's balance is its 30 signup credits minus exactly the records that survived: debit and record commit together.
+    const byBroker = new Map<string, number>();
+    for (const dot of dots) {
+      const h = (await (await fetch(`${child.url}/api/vetting?dot=${dot}&limit=500`)).json()) as { records: Array<{ broker_id: string; vetting_id: string }> };
+      for (const r of h.records) byBroker.set(r.broker_id, (byBroker.get(r.broker_id) ?? 0) + 1);
+    }
+    for (const [broker, n] of byBroker) {
+      const acct = (await (await fetch(`${child.url}/admin/credits`, post({ op: 'show', account: `broker:${broker}` }, { authorization: 'Bearer test-admin-token' }))).json()) as { account: { balance: number } };
+      expect(acct.account.balance).toBe(30 - n);
+    }
+    expect(byBroker.get('kill9-0')).toBe(10);
     const show = await fetch(`${child.url}/admin/credits`, post({ op: 'show', account: 'acme-enterprise' }, { authorization: 'Bearer test-admin-token' }));
     expect(((await show.json()) as { account: { balance: number; plan: string } }).account).toMatchObject({ balance: 250, plan: 'pack_500' });
     child.proc.kill('SIGTERM');

@@ -26,13 +26,19 @@ export interface World {
   close(): Promise<void>;
 }
 
+/** Generates the small fmcsa sample under `root/input` and publishes it with the real pipeline into `dataDir`. */
+export async function ingestSmallFmcsa(root: string, dataDir: string, env: Record<string, string> = {}): Promise<Config> {
+  const inputDir = path.join(root, 'input');
+  await ensureSample(inputDir, { scale: 'small', seed: 42, generators: [smallFmcsa] });
+  const config = testConfig(dataDir, env);
+  await ingestAll(config, [fmcsaPipeline], inputDir);
+  return config;
+}
+
 /** Ingests the small fmcsa sample with the real pipeline and builds the service with a state store. */
 export async function buildWorld(env: Record<string, string> = {}, extra: Partial<ServiceDeps> = {}): Promise<World> {
   const root = await tempDir('proofline-vet-');
-  const inputDir = path.join(root, 'input');
-  await ensureSample(inputDir, { scale: 'small', seed: 42, generators: [smallFmcsa] });
-  const config = testConfig(path.join(root, 'data'), env);
-  await ingestAll(config, [fmcsaPipeline], inputDir);
+  const config = await ingestSmallFmcsa(root, path.join(root, 'data'), env);
   const state = await StateStore.open(stateDbPath(config.dataDir));
   const svc = await buildTestService(config, ['fmcsa'], { state, ...extra });
   return {
