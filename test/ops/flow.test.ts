@@ -14,14 +14,14 @@ import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 import { opstestPipeline } from './fixtures/opstest.pipeline.ts';
-import { itemLines, readExecLog, startWorkerProcess, uniquePrefix, waitFor, writeItems, type WorkerProcess } from './ops-helpers.ts';
+import { itemLines, killAllWorkers, readExecLog, startWorkerProcess, uniquePrefix, waitFor, writeItems, type WorkerProcess } from './ops-helpers.ts';
 
 describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 180_000 }, () => {
   let workers: WorkerProcess[] = [];
   const dirs: string[] = [];
   beforeAll(() => registerExtraPipelines([opstestPipeline]));
   afterEach(async () => {
-    await Promise.all(workers.map((w) => { w.proc.kill('SIGKILL'); return w.exited; }));
+    await killAllWorkers();
     workers = [];
     await closeQueues();
   });
@@ -116,6 +116,7 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 18
 
     // SIGTERM: workers close gracefully (exit 0).
     const codes = await Promise.all(workers.map((w) => w.stop()));
+    await killAllWorkers();
     expect(codes).toEqual([0, 0, 0]);
   });
 

@@ -23,6 +23,22 @@ export interface WorkerProcess {
   exited: Promise<number | null>;
 }
 
+// Every worker process a suite started, so none outlives the suite (even when a sibling failed to start).
+const started = new Set<ChildProcess>();
+process.on('exit', () => {
+  for (const p of started) if (p.exitCode === null && p.signalCode === null) p.kill('SIGKILL');
+});
+
+/** SIGKILLs every worker process this test file started and waits for them. */
+export async function killAllWorkers(): Promise<void> {
+  await Promise.all([...started].map((p) => new Promise<void>((resolve) => {
+    if (p.exitCode !== null || p.signalCode !== null) return resolve();
+    p.once('exit', () => resolve());
+    p.kill('SIGKILL');
+  })));
+  started.clear();
+}
+
 /** Starts `node --import tsx jobs/worker.cli.ts` and resolves once it consumes its queues. */
 export async function startWorkerProcess(env: Record<string, string>, args: string[] = ['--no-schedules']): Promise<WorkerProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'jobs/worker.cli.ts'), '--pipelines-module', TEST_PIPELINE_MODULE, ...args], {
@@ -30,6 +46,7 @@ export async function startWorkerProcess(env: Record<string, string>, args: stri
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  started.add(proc);
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
   proc.stderr!.on('data', (d) => (out += d));

@@ -11,7 +11,7 @@ import { readCurrentManifest } from '../../lib/warehouse/snapshot.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 import { opstestPipeline } from './fixtures/opstest.pipeline.ts';
-import { itemLines, startWorkerProcess, uniquePrefix, waitFor, writeItems, type WorkerProcess } from './ops-helpers.ts';
+import { itemLines, killAllWorkers, startWorkerProcess, uniquePrefix, waitFor, writeItems, type WorkerProcess } from './ops-helpers.ts';
 
 describe.skipIf(!HAS_REDIS)('job schedulers', { timeout: 180_000 }, () => {
   let workers: WorkerProcess[] = [];
@@ -22,6 +22,7 @@ describe.skipIf(!HAS_REDIS)('job schedulers', { timeout: 180_000 }, () => {
   });
   afterEach(async () => {
     await Promise.all(workers.map((w) => w.stop()));
+    await killAllWorkers();
     workers = [];
     await closeQueues();
   });

@@ -18,7 +18,7 @@ import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
 import { opstestPipeline } from './fixtures/opstest.pipeline.ts';
-import { readExecLog, startWorkerProcess, uniquePrefix, waitFor, type WorkerProcess } from './ops-helpers.ts';
+import { killAllWorkers, readExecLog, startWorkerProcess, uniquePrefix, waitFor, type WorkerProcess } from './ops-helpers.ts';
 
 /** Most requests seen in any window [t, t + 1000 ms). */
 function maxPerSecond(times: number[]): number {
@@ -103,7 +103,7 @@ describe.skipIf(!HAS_REDIS)('SEC limit across 4 worker processes', { timeout: 18
     dataDir = await tempDir('proofline-ops-sec-');
   });
   afterEach(async () => {
-    await Promise.all(workers.map((w) => { w.proc.kill('SIGKILL'); return w.exited; }));
+    await killAllWorkers();
     workers = [];
     await closeQueues();
   });
@@ -154,7 +154,7 @@ describe.skipIf(!HAS_REDIS)('SEC 403 rate-limit page', { timeout: 180_000 }, () 
     dataDir = await tempDir('proofline-ops-403-');
   });
   afterAll(async () => {
-    await Promise.all(workers.map((w) => { w.proc.kill('SIGKILL'); return w.exited; }));
+    await killAllWorkers();
     await closeQueues();
     await new Promise((r) => server.close(r));
     await removeDir(dataDir);
