@@ -1,6 +1,6 @@
-#!/usr/bin/env -S node --import tsx
 /**
- * `proofline discover <url> [options]` (also `npm run discover -- <url>`):
+ * `proofline discover <url> [options]` (also `npm run discover -- <url>`; the
+ * `proofline` command is jobs/discover.bin.mjs, which loads this file through tsx):
  * runs the AI discovery agent (lib/discovery) against any site and prints a
  * human summary, or the full report with `--json`.
  *
@@ -102,6 +102,6 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith('/proofline')) {
+if (import.meta.url === `file://${process.argv[1]}`) {
   process.exitCode = await main(process.argv.slice(2));
 }

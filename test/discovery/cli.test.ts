@@ -31,9 +31,10 @@ function capture(): { out: () => string; err: () => string } {
 }
 
 describe('proofline discover', () => {
-  it('runs as a command and prints the JSON report', async () => {
+  it('runs as the proofline command from any directory and prints the JSON report', async () => {
     site.routes.set('/.well-known/ai', json(sealed(manifestFor(site.url))));
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'jobs/discover.cli.ts'), 'discover', site.url, '--allow-private', '--json', '--no-files'], { cwd: REPO_ROOT });
+    // The `proofline` bin, run from outside the repository.
+    const { stdout } = await run(process.execPath, [path.join(REPO_ROOT, 'jobs/discover.bin.mjs'), 'discover', site.url, '--allow-private', '--json', '--no-files'], { cwd: dir });
     const report = JSON.parse(stdout);
     expect(report).toMatchObject({ found: true, foundBy: 'well-known', manifest: { hash: { status: 'match' }, tier: 2 } });
   });
