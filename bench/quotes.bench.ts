@@ -9,7 +9,7 @@
  * BENCH_QUOTES_TICKERS (8000), BENCH_QUOTES_DAYS (2520), BENCH_QUOTES_FILES (40).
  * Result: bench/results/quotes.json.
  */
-import { mkdir, readdir, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { loadConfig } from '../lib/config.ts';
@@ -28,8 +28,8 @@ const csvDir = path.join(inputDir, 'quotes', 'generated');
 
 /** Writes FILES CSVs of TICKERS/FILES tickers each; prices follow a deterministic hash walk. */
 async function generate(): Promise<void> {
-  const have = await readdir(csvDir).catch(() => [] as string[]);
-  if (have.filter((f) => f.endsWith('.csv')).length === FILES) return;
+  const marker = path.join(csvDir, '.complete');
+  if (await stat(marker).then(() => true, () => false)) return;
   await rm(csvDir, { recursive: true, force: true });
   await mkdir(csvDir, { recursive: true });
   const db = await DuckDBInstance.create(':memory:', { memory_limit: '1GB', threads: '2' });
@@ -55,8 +55,10 @@ async function generate(): Promise<void> {
              round(close * (1 - spread / 2), 2) AS open, round(close * (1 + spread), 2) AS high, round(close * (1 - spread), 2) AS low,
              close, volume::DOUBLE AS volume, round(close * (1 - spread / 4), 6) AS vwap, trades::DOUBLE AS trade_count
       FROM bars ORDER BY symbol, day
-    ) TO ${quoteLiteral(file)} (HEADER, DELIMITER ',')`);
+    ) TO ${quoteLiteral(`${file}.tmp`)} (HEADER, DELIMITER ',')`);
+    await rename(`${file}.tmp`, file);
   }
+  await writeFile(marker, new Date().toISOString());
   conn.closeSync();
   db.closeSync();
   console.log(`generated ${TICKERS} tickers × ${DAYS} days in ${FILES} files (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
@@ -64,7 +66,7 @@ async function generate(): Promise<void> {
 
 await generate();
 let bytes = 0;
-for (const f of await readdir(csvDir)) bytes += (await stat(path.join(csvDir, f))).size;
+for (const f of await readdir(csvDir)) if (f.endsWith('.csv')) bytes += (await stat(path.join(csvDir, f))).size;
 const dataDir = path.join(root, 'data');
 await rm(dataDir, { recursive: true, force: true });
 const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });

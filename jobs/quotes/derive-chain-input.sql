@@ -1,6 +1,6 @@
 -- Stage 1 of the quotes derive: the ordered fold input, one row per distinct version of a day's bar.
 -- Params: none. Reads quote_bar_inputs. Creates TEMP TABLE quote_chain_input (physically in fold order, so the fold
--- reads it by rowid ranges) with the columns of quote_bar_inputs plus
+-- streams it in scan order) with the columns of quote_bar_inputs plus
 --   record_sha256  SHA-256 of the RFC 8785 record {adjustment, close, high, low, open, quote_date, ticker, trade_count,
 --                  volume, vwap} (keys sorted; DECIMAL text with trailing zeros removed = the ECMAScript shortest form of
 --                  these numbers). Must equal hashCanonical(quoteRecord(bar)) in ingest/quotes/chain.ts (pinned by tests).

@@ -1,6 +1,6 @@
 -- Stage 2, general path (some key has several rows): duplicates and versions.
 -- Params: none. Reads TEMP TABLE quote_hashed. Creates TEMP TABLE quote_duplicates (same key and record already read
--- from an earlier source or line) and TEMP TABLE quote_chain_input (distinct versions, in fold order; seq = rowid).
+-- from an earlier source or line) and TEMP TABLE quote_chain_input (distinct versions, in fold order (scan order = fold order)..
 CREATE OR REPLACE TEMP TABLE quote_ranked AS
 SELECT *, row_number() OVER (PARTITION BY ticker, adjustment, quote_date, record_sha256 ORDER BY source_order, file, line) AS dup_rank
 FROM quote_hashed;

@@ -16,9 +16,11 @@
  * same chain; a changed bar produces new leaves and the old ones move to
  * quote_leaf_history (README "Quotes and transcripts").
  */
+import { createWriteStream } from 'node:fs';
+import { once } from 'node:events';
 import { mkdir, open, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { DuckDBDataChunk, VARCHAR, type DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
 import { loadSql, queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
 import { defineDomain } from '../../lib/warehouse/domain.ts';
@@ -34,9 +36,6 @@ export const quotesDomain = defineDomain({
   base: import.meta.url,
   replaceTables: ['quote_bars', 'quote_bar_inputs'],
 });
-
-/** Rows per batch of the JS fold at publish: bounded memory whatever the table size. */
-export const FOLD_BATCH = 262_144;
 
 const filePayload = z.object({ file: z.string(), rel: z.string() });
 
@@ -127,11 +126,12 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
 }
 
 /**
- * Runs the chain fold over `quote_chain_input` in rowid (= fold) order, in
- * batches, and appends (leaf_hash, parent-if-superseded) to
- * `quote_leaf_hashes` in the same order (derive-bars.sql joins by position).
+ * Runs the chain fold over `quote_chain_input` in scan (= fold) order as one
+ * streaming query, writing (leaf_hash, parent-if-superseded) lines to a
+ * scratch CSV, then loads them as `quote_leaf_hashes` in the same order
+ * (derive-bars.sql joins by position). Memory stays at one 2,048-row chunk.
  */
-export async function foldQuoteChains(conn: DuckDBConnection, batch = FOLD_BATCH): Promise<number> {
+export async function foldQuoteChains(conn: DuckDBConnection, scratchFile: string): Promise<number> {
   const srcRows = await queryRows(conn, `
     SELECT c.source_idx, c.dataset, c.content_sha256, s.source_url, s.retrieved_at
     FROM quote_fold_sources c
@@ -142,40 +142,36 @@ export async function foldQuoteChains(conn: DuckDBConnection, batch = FOLD_BATCH
   for (const r of srcRows) {
     templates[Number(r.source_idx)] = leafTemplate({ source: String(r.dataset), content_sha256: String(r.content_sha256), source_url: (r.source_url as string | null) ?? null, retrieved_at: (r.retrieved_at as string | null) ?? null });
   }
-  await conn.run(`CREATE OR REPLACE TABLE quote_leaf_hashes (leaf_hash VARCHAR, parent VARCHAR)`);
-  const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_chain_input`);
-  const total = Number(n);
   const fold = new QuoteChainFold();
-  const appender = await conn.createAppender('quote_leaf_hashes');
+  const out = createWriteStream(scratchFile, { highWaterMark: 1 << 20 });
+  let total = 0;
   try {
-    for (let from = 0; from < total; from += batch) {
-      const reader = await conn.runAndReadAll(
-        `SELECT chain_start, day_start, is_current, source_idx, record_sha256 FROM quote_chain_input WHERE rowid >= $from AND rowid < $to`,
-        { from, to: from + batch },
-      );
-      const cols = reader.getColumns();
-      const [cs, ds, cur, si, rh] = cols as [boolean[], boolean[], boolean[], number[], string[]];
-      const len = rh.length;
-      for (let off = 0; off < len; off += 2048) {
-        const m = Math.min(2048, len - off);
-        const leaves = new Array<string>(m);
-        const parents = new Array<string | null>(m);
-        for (let i = 0; i < m; i++) {
-          const k = off + i;
-          const r = fold.next({ chain_start: cs[k], day_start: ds[k], current: cur[k], template: templates[si[k]], record_sha256: rh[k] });
-          leaves[i] = r.leaf_hash;
-          parents[i] = cur[k] ? null : r.parent;
-        }
-        const chunk = DuckDBDataChunk.create([VARCHAR, VARCHAR], m);
-        chunk.setColumnValues(0, leaves);
-        chunk.setColumnValues(1, parents);
-        appender.appendDataChunk(chunk);
+    const result = await conn.stream(`SELECT chain_start, day_start, is_current, source_idx, record_sha256 FROM quote_chain_input`);
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      const cs = chunk.getColumnValues(0) as boolean[];
+      const ds = chunk.getColumnValues(1) as boolean[];
+      const cur = chunk.getColumnValues(2) as boolean[];
+      const si = chunk.getColumnValues(3) as number[];
+      const rh = chunk.getColumnValues(4) as string[];
+      let text = '';
+      for (let k = 0; k < rh.length; k++) {
+        const r = fold.next({ chain_start: cs[k], day_start: ds[k], current: cur[k], template: templates[si[k]], record_sha256: rh[k] });
+        text += cur[k] ? `${r.leaf_hash},\n` : `${r.leaf_hash},${r.parent}\n`;
       }
+      total += rh.length;
+      if (!out.write(text)) await once(out, 'drain');
     }
-    appender.flushSync();
   } finally {
-    appender.closeSync();
+    out.end();
+    await once(out, 'close');
   }
+  await conn.run(`CREATE OR REPLACE TEMP TABLE quote_leaf_hashes AS
+    SELECT * FROM read_csv(${quoteLiteral(scratchFile)}, header = false, auto_detect = false, parallel = false,
+                           columns = {'leaf_hash': 'VARCHAR', 'parent': 'VARCHAR'})`);
+  const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_leaf_hashes`);
+  if (Number(n) !== total) throw new Error(`quote fold wrote ${total} leaves but ${n} were loaded`);
   return total;
 }
 
@@ -195,7 +191,7 @@ export const quotesPipeline: Pipeline = {
     polygon: { payload: filePayload, process: processPolygon },
   },
   async derive(conn, ctx) {
-    // Ordered CTAS so the fold's rowid-range batches read contiguous row groups in fold order.
+    // Ordered CTAS: a plain scan of quote_chain_input returns fold order (the fold streams it; derive-bars joins by position).
     await conn.run('SET preserve_insertion_order = true');
     const t0 = Date.now();
     const mark = (what: string) => ctx.log.info({ ms: Date.now() - t0 }, `quotes derive: ${what}`);
@@ -209,7 +205,9 @@ export const quotesPipeline: Pipeline = {
       await queryRows(conn, `INSERT INTO rejects SELECT $run_id, dataset, file, line,
           'duplicate bar for ' || ticker || ' ' || CAST(quote_date AS VARCHAR) || ' (' || adjustment || '): same values already read', NULL
         FROM quote_duplicates`, { run_id: ctx.runId });
-      await foldQuoteChains(conn);
+      const scratch = path.join(ctx.run.dir, 'quote-leaf-hashes.csv');
+      await foldQuoteChains(conn, scratch);
+      await rm(scratch, { force: true });
       mark('fold');
       await conn.run(loadSql('./derive-bars.sql', import.meta.url));
       mark('bars');
