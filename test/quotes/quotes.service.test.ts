@@ -47,6 +47,7 @@ describe.skipIf(!HAS_SHARED)('quote endpoints and chain verification on the real
     expect(body.quotes[0].origin.leaf_hash).toBe(pure[2].leaf.leaf_hash);
     expect(body.quotes[2].origin.parent).toBe(createSourceLeaf({ ...src, byte_size: 0 }).leaf_hash);
     expect(body.quotes[0].origin.parent).toBe(body.quotes[1].origin.leaf_hash);
+    await expect(JSON.stringify(body.quotes.map((q: any) => ({ quote_date: q.quote_date, quote: q.quote, origin: q.origin })), null, 2) + '\n').toMatchFileSnapshot('../golden/quotes/aapl-3day-chain.json');
     expect(body.quotes[0].origin.leaf_hash).toMatchInlineSnapshot(`"1b053ef301612795f9242b998170990d7ab00b6526ebcb241d43c07c317fc513"`);
   });
 
