@@ -41,6 +41,7 @@ const EVENTS = Number(process.env.BENCH_EVENTS ?? 12_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 64);
 const base = path.join(ROOT, 'data', 'bench-vet');
 const dataDir = path.join(base, 'data');
+const failures: string[] = [];
 
 function percentile(sorted: number[], p: number): number {
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 100) / 100;
@@ -72,7 +73,10 @@ async function load<T>(n: number, c: number, one: (i: number) => Promise<T | nul
   await Promise.all(Array.from({ length: c }, async () => {
     for (let i = next++; i < n; i = next++) {
       const s = performance.now();
-      const r = await one(i).catch(() => null);
+      const r = await one(i).catch((e) => {
+        failures.push(String(e));
+        return null;
+      });
       lat.push(performance.now() - s);
       if (r === null) failed++;
       else ok.push(r);
@@ -108,8 +112,11 @@ await load(300, 16, async (i) => ((await post('/api/vet', { dot_number: dots[(i 
 console.log(`POST /api/vet × ${VETS}, ${CONCURRENCY} in flight`);
 const vets = await load(VETS, CONCURRENCY, async (i) => {
   const r = await post('/api/vet', { dot_number: dots[(i * 104_729) % dots.length], broker_id: 'bench' });
-  return r.status === 200 ? ((await r.json()) as { vetting_id: string }).vetting_id : (await r.text(), null);
+  if (r.status === 200) return ((await r.json()) as { vetting_id: string }).vetting_id;
+  failures.push(`${r.status} ${(await r.text()).slice(0, 200)}`);
+  return null;
 });
+if (failures.length) console.log('vet failures (first 3):', failures.slice(0, 3));
 
 const docs: string[] = [];
 for (let i = 0; i < CONCURRENCY; i++) {

@@ -129,6 +129,8 @@ export class StateStore {
     // Yield once so callers arriving in the same tick join the first group.
     await new Promise<void>((r) => setImmediate(r));
     while (this.queue.length > 0) {
+      // The caches (balances, chain heads) only save reads: bound them between groups, when the database holds everything.
+      if (this.cache.size > 50_000) this.cache.clear();
       const group = this.queue.splice(0, this.maxGroup);
       await this.commitGroup(group);
     }
