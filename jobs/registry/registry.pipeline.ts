@@ -35,7 +35,7 @@ export const registryDomain = defineDomain({
 /** Submissions files per child job: bounded memory, parallel across workers. */
 export const SUBMISSIONS_BATCH = 250;
 /** Filing documents per child job (10-Ks are up to a few MB each). */
-export const DOCUMENTS_BATCH = 200;
+export const DOCUMENTS_BATCH = 1000;
 
 const tickersPayload = z.object({ file: z.string(), snapshot_date: z.string().nullable(), is_current: z.boolean() });
 const submissionsPayload = z.object({ files: z.array(z.string()).min(1) });
