@@ -24,8 +24,9 @@ export function buildExtraction(p: ParsedTranscript): TranscriptExtraction {
   const prepared = p.turns.filter((t) => t.section === 'prepared');
   const qa = p.turns.filter((t) => t.section === 'qa');
   const words = (ts: typeof p.turns) => ts.reduce((a, t) => a + countWords(t.text), 0);
-  // Questions: operator introductions in the Q&A; else runs of turns by one analyst.
-  let questions = qa.filter((t) => !t.speaker || byId.get(t.speaker)?.role === 'operator' || /^operator$/i.test(t.speaker)).reduce((a, t) => a + countOperatorIntros(t.text), 0);
+  // Questions: introductions of a questioner in the Q&A; else runs of turns by one analyst.
+  // (Any Q&A turn may introduce: diarisation often credits the operator's words to the IR host.)
+  let questions = qa.reduce((a, t) => a + countOperatorIntros(t.text), 0);
   if (questions === 0) {
     let prev: string | null = null;
     for (const t of qa) {

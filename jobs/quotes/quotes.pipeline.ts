@@ -116,8 +116,10 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
 
 async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
   const { file, rel } = ctx.data;
-  const probe = parsePolygonAggs(await readInput(file, 'polygon').then((r) => r.bytes), rel);
-  const { src } = await readInput(file, probe.dataset, null);
+  const input = await readInput(file, 'polygon', null);
+  const probe = parsePolygonAggs(input.bytes, rel);
+  // The dataset (raw or adjusted aggregates) is known only after parsing.
+  const src = { ...input.src, source: probe.dataset };
   const rows = probe.bars.map((b, i) => ({ ...b, dataset: probe.dataset, content_sha256: src.content_sha256, source_order: sourceOrder(src.retrieved_at, rel), file: rel, line: i }));
   await ctx.run.writeRows('quote_bar_inputs', rel, rows);
   await ctx.run.writeRejects(rel, probe.rejects.map((r) => ({ dataset: probe.dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })));
