@@ -3,6 +3,7 @@
  * what a broker shows a claims adjuster. Everything shown comes from the
  * stored chain and a fresh verification; every value is HTML-escaped.
  */
+import { withDiscoveryLink } from '../discovery/discovery-html.ts';
 import type { CareDocument, CareEvent } from './care.queries.ts';
 import type { VerifyResult } from './care.chain.ts';
 
@@ -37,13 +38,12 @@ export function renderCarePage(doc: CareDocument, events: CareEvent[], v: Verify
   const rows = events
     .map((e) => `<tr><td>${esc(e.seq)}</td><td class="stage">${esc(e.stage)}</td><td>${e.occurred_at ? `${esc(e.occurred_at)}<div class="muted">recorded ${esc(e.recorded_at)}</div>` : `${esc(e.recorded_at)}<div class="muted">recorded time</div>`}</td><td>${partyText(e.actor)}</td><td>${evidenceText(e.evidence)}</td><td class="hash">${esc(e.hash)}<div class="muted">prev ${esc(e.prev_hash)}</div></td></tr>`)
     .join('');
-  return `<!doctype html>
+  return withDiscoveryLink(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Proof of care ${esc(doc.document_id)}</title>
-<link rel="ai-discovery" type="application/json" href="/.well-known/ai">
 <link rel="alternate" type="application/json" href="${esc(links.jsonHref)}">
 <style>
  body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#111;max-width:1100px;margin:24px auto;padding:0 16px}
@@ -77,5 +77,5 @@ ${events.length ? `<table><colgroup><col class="n"><col class="st"><col class="w
 <p class="muted">Each event's hash is the SHA-256 of the RFC 8785 canonical JSON of its content, which includes the previous event's hash (the first event links to the creation record). Anyone can recompute the chain from the <a href="${esc(links.jsonHref)}">JSON export</a>; <a href="${esc(links.verifyHref)}">verify it here</a>.</p>
 <p class="muted noprint">Printed pages carry the same hashes; the chain is append-only.</p>
 </body>
-</html>`;
+</html>`);
 }

@@ -9,6 +9,7 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { clampLimit, parseBody, parseQuery } from '../http.ts';
 import { describeRoute } from '../openapi/route-registry.ts';
+import { DISCOVERY_LINK_HEADER } from '../discovery/discovery-html.ts';
 import { mapped, stateOf } from '../vetting/vetting-deps.ts';
 import { CARE_STAGES } from './care.chain.ts';
 import { renderCarePage } from './care.page.ts';
@@ -61,6 +62,6 @@ export function registerCareRoutes(app: H3, deps: ServiceDeps): void {
     const html = renderCarePage(full.document, full.events, full.verification, {
       jsonHref: `/api/care/${id}.json`, verifyHref: `/api/care/${id}/verify`, vettingHref: full.document.vetting_id ? `/api/vetting?id=${full.document.vetting_id}` : null,
     });
-    return new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8', link: '</.well-known/ai>; rel="ai-discovery"; type="application/json"' } });
+    return new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8', link: DISCOVERY_LINK_HEADER } });
   });
 }

@@ -46,6 +46,8 @@ export interface StateStoreOptions {
   maxGroup?: number;
   readPoolSize?: number;
   memoryLimit?: string;
+  /** WAL size that triggers an automatic checkpoint (DuckDB size string, default 64MB). */
+  checkpointThreshold?: string;
 }
 
 /**
@@ -96,6 +98,9 @@ export class StateStore {
     const instance = await openDatabase(file, { threads: 1, memoryLimit: opts.memoryLimit ?? '256MB' });
     const writer = new PooledConnection(await instance.connect());
     await writer.raw.run(loadSql('./state.tables.sql', import.meta.url));
+    // Checkpoint policy: DuckDB folds the WAL into the file once it passes this size, blocking commits meanwhile;
+    // 64 MB keeps those pauses rare under load while bounding the WAL replayed after a crash. close() checkpoints.
+    await writer.raw.run(`SET checkpoint_threshold = '${opts.checkpointThreshold ?? '64MB'}'`);
     // Make the new files' directory entries durable too (a fresh database right before a crash).
     const dh = await open(dir, 'r');
     try {
