@@ -105,6 +105,15 @@ async function waitFor(url: string, ms = 60_000): Promise<void> {
   }
 }
 
+/** GET that retries once: a pooled keep-alive connection idle during a wrk run may have been closed by the server. */
+async function get(url: string, headers: Record<string, string>): Promise<Response> {
+  try {
+    return await fetch(url, { headers });
+  } catch {
+    return fetch(url, { headers });
+  }
+}
+
 function fmt(name: string, r: WrkResult): string {
   return `${name.padEnd(34)} ${String(r.req_per_s).padStart(7)} req/s  p50 ${(r.p50_us / 1000).toFixed(2)} ms  p99 ${(r.p99_us / 1000).toFixed(2)} ms  non-2xx ${r.errors_status}  socket errors ${r.errors_socket}`;
 }
@@ -144,8 +153,8 @@ let bare: ChildProcess | null = null;
 try {
   await waitFor(`${base}/api/health`);
   // Warm the hot cache for every ticker used.
-  for (const t of tickers) await fetch(`${base}/api/company/${t}`, { headers });
-  const sampleRes = await fetch(`${base}/api/company/${tickers[0]}`, { headers });
+  for (const t of tickers) await (await get(`${base}/api/company/${t}`, headers)).arrayBuffer();
+  const sampleRes = await get(`${base}/api/company/${tickers[0]}`, headers);
   const sampleBody = await sampleRes.text();
 
   // 5. A bare node:http server returning the same bytes.
@@ -167,7 +176,7 @@ try {
   runs.search_uncached_c8 = runWrk(base, searchPaths, 8, headers);
   console.log(fmt('/api/search (uncached), c8', runs.search_uncached_c8));
   if (hasQuotes) {
-    for (const t of tickers.slice(0, 200)) await fetch(`${base}/api/company/${t}/quote`, { headers });
+    for (const t of tickers.slice(0, 200)) await (await get(`${base}/api/company/${t}/quote`, headers)).arrayBuffer();
     runs.quote_c32 = runWrk(base, tickers.slice(0, 200).map((t) => `/api/company/${t}/quote`), 32, headers);
     console.log(fmt('/api/company/{ticker}/quote, c32', runs.quote_c32));
   }
