@@ -7,7 +7,9 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RedisRateCounter } from '../../service/usage/rate-counter.ts';
 import { UsageService } from '../../service/usage/usage.service.ts';
-import { removeDir, tempDir } from '../helpers/env.ts';
+import { silentLogger } from '../../lib/log.ts';
+import { buildUsageDeps } from '../../service/usage/usage.deps.ts';
+import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 
 describe.skipIf(!HAS_REDIS)('Redis hourly counters', () => {
@@ -46,5 +48,22 @@ describe.skipIf(!HAS_REDIS)('Redis hourly counters', () => {
     expect(await counter.hit('c', 0)).toBe(1);
     expect(await counter.hit('c', 0)).toBe(2);
     dead.disconnect();
+  });
+});
+
+describe('buildUsageDeps Redis probe (for /api/health)', () => {
+  it('reports a configured Redis that is down as down', async () => {
+    const dir = await tempDir();
+    const { usage, probes } = await buildUsageDeps(testConfig(dir, { REDIS_URL: 'redis://127.0.0.1:1' }), silentLogger);
+    expect(await probes!.redis!().catch(() => false)).toBe(false);
+    await usage.close();
+    await removeDir(dir);
+  });
+  it.skipIf(!HAS_REDIS)('reports a reachable Redis as up', async () => {
+    const dir = await tempDir();
+    const { usage, probes } = await buildUsageDeps(testConfig(dir, { REDIS_URL: REDIS_URL! }), silentLogger);
+    expect(await probes!.redis!()).toBe(true);
+    await usage.close();
+    await removeDir(dir);
   });
 });
