@@ -229,3 +229,12 @@ describe('care documents bound to a vetting record', () => {
     expect((await getJson(w.svc.app, `/api/care/${c.body.document_id}/verify`)).body.valid).toBe(true);
   });
 });
+
+describe('golden vetting preview', () => {
+  it('keeps the record shape and the assessment of a sample carrier stable', async () => {
+    const p = await getJson(w.svc.app, '/api/vet-preview', post({ dot_number: dots[0] }));
+    // Volatile: the time of the vetting (and so the snapshot bytes and their hash) and the API layer's usage_meta.
+    const { vetting_date: _d, data_hash: _h, snapshot_json: _s, usage_meta: _u, ...stable } = p.body;
+    await expect(JSON.stringify(stable, null, 2) + '\n').toMatchFileSnapshot('../golden/vetting/preview-first-carrier.json');
+  });
+});
