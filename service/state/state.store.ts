@@ -9,10 +9,15 @@
  *   one fsync(wal) per transaction), so an acknowledged write survives kill -9.
  * - Serialisation: operations run one after another on the writer connection,
  *   so two appends to one custody chain can never read the same head (no fork).
+ * - Batched rows: operations `tx.defer` their rows; the group flushes one
+ *   JSON-batch statement per table (INSERTs, then UPDATEs) right before COMMIT.
+ *   `tx.read` does not see deferred rows: keep what a later operation of the
+ *   same group must see in `tx.cache` (balances, chain heads).
  * - Validate before writing: an operation throws its validation errors before
- *   its first `tx.write`; such an error rejects only that caller. An error after
- *   a write rolls the whole group back and replays its members one by one, so
- *   one bad operation never takes its neighbours down with it.
+ *   its first `tx.write`/`tx.defer`; such an error rejects only that caller. An
+ *   error after a write, or a failing flush or COMMIT, rolls the whole group back
+ *   and replays its members one by one, so one bad operation never takes its
+ *   neighbours down with it.
  *
  * Reads use a small pool of other connections to the same instance (MVCC: they
  * see committed data only).
