@@ -19,10 +19,11 @@ import { parseTickers, tickerSnapshotDate } from '../../ingest/edgar/tickers.ts'
 import { hashCanonical } from '../../lib/hash.ts';
 import { ParseError } from '../../lib/errors.ts';
 import { describeError } from '../in-process.ts';
-import { digestInputs, listInputs, readInput } from '../inputs.ts';
+import { readInput } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import type { Reject } from '../../lib/warehouse/staging.ts';
 import { SourceBatch } from './source-batch.ts';
+import { digestScanned, scanInputs } from './scan-inputs.ts';
 
 export const registryDomain = defineDomain({
   domain: 'registry',
@@ -117,8 +118,8 @@ export const registryPipeline: Pipeline = {
   domain: registryDomain,
   async plan(ctx) {
     const secDir = path.join(ctx.inputDir, 'sec');
-    const tickerFiles = await listInputs(path.join(secDir, 'tickers'), /\.json$/);
-    const subFiles = await listInputs(path.join(secDir, 'submissions'), /^CIK\d{10}(-submissions-\d{3})?\.json$/);
+    const tickerFiles = await scanInputs(path.join(secDir, 'tickers'), /\.json$/);
+    const subFiles = await scanInputs(path.join(secDir, 'submissions'), /^CIK\d{10}(-submissions-\d{3})?\.json$/);
     const children: ChildJob[] = [];
     for (const f of tickerFiles) {
       const name = path.basename(f);
@@ -141,20 +142,20 @@ export const registryPipeline: Pipeline = {
     }
     if (batch.length) children.push({ step: 'submissions', key: batchKey(batch), data: { files: batch } });
     // Layers: companyfacts, filing documents (8-K, 10-K, ownership) and EDGAR index files.
-    const factFiles = await listInputs(path.join(secDir, 'companyfacts'), COMPANYFACTS_RE);
+    const factFiles = await scanInputs(path.join(secDir, 'companyfacts'), COMPANYFACTS_RE);
     for (let i = 0; i < factFiles.length; i += SUBMISSIONS_BATCH) {
       const files = factFiles.slice(i, i + SUBMISSIONS_BATCH);
       children.push({ step: 'companyfacts', key: `facts-${batchKey(files)}`, data: { files } });
     }
-    const docFiles = [...(await listInputs(path.join(secDir, 'filings'), DOCUMENT_RE)), ...(await listInputs(path.join(secDir, 'ownership'), DOCUMENT_RE))];
+    const docFiles = [...(await scanInputs(path.join(secDir, 'filings'), DOCUMENT_RE)), ...(await scanInputs(path.join(secDir, 'ownership'), DOCUMENT_RE))];
     for (let i = 0; i < docFiles.length; i += DOCUMENTS_BATCH) {
       const files = docFiles.slice(i, i + DOCUMENTS_BATCH);
       children.push({ step: 'documents', key: `docs-${batchKey(files)}`, data: { files, root: secDir } });
     }
-    const indexFiles = await listInputs(path.join(secDir, 'index'), INDEX_RE);
+    const indexFiles = await scanInputs(path.join(secDir, 'index'), INDEX_RE);
     for (const f of indexFiles) children.push({ step: 'index', key: `index-${path.relative(secDir, f)}`, data: { file: f, root: secDir } });
     const all = [...tickerFiles, ...subFiles, ...factFiles, ...docFiles, ...indexFiles];
-    return { inputDigest: await digestInputs(ctx.inputDir, all, 'registry-v2'), children };
+    return { inputDigest: await digestScanned(ctx.inputDir, all, 'registry-v2'), children };
   },
   steps: {
     tickers: { payload: tickersPayload, process: processTickers },
