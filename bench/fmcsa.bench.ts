@@ -167,7 +167,7 @@ async function main(): Promise<void> {
     serving: { route: '/api/carrier/{dot}/snapshot', random_dots_over: FMCSA_CARRIERS[scale], ...serving, targets: { req_per_s: 1000, p99_ms: 50 } },
   };
   console.log(JSON.stringify(result, null, 2));
-  writeResult('fmcsa', result);
+  writeResult(scale === 'full' ? 'fmcsa' : `fmcsa-${scale}`, result);
 }
 
 await main();
