@@ -2,8 +2,8 @@
  * In-memory search indexes of people and timeline events, built once per
  * registry snapshot (lazily, on the first search) and dropped when the
  * snapshot changes. A search scans them with per-field `includes` (every
- * token must be in some field) and keeps the top N with a bounded insertion
- * list, so it never waits for a DuckDB connection and its cost is flat
+ * token must be in some field) and keeps the top N (events are pre-sorted
+ * newest first, so common words stop early), so it never waits for a DuckDB connection and its cost is flat
  * (DuckDB scans measured 10-70 ms per query on the shared 2-core machine,
  * and they compete with every other endpoint for the read pool).
  * Tables absent from the snapshot give empty indexes; a table above
@@ -92,6 +92,8 @@ async function build(reader: SnapshotReader): Promise<TextIndexes> {
       sort_date: String(r.event_date ?? r.filing_date ?? ''),
     };
   });
+  // Newest first, so a search can stop as soon as it holds `limit` whole-query title matches.
+  events.sort((a, b) => (a.sort_date !== b.sort_date ? (a.sort_date > b.sort_date ? -1 : 1) : a.accession !== b.accession ? (a.accession < b.accession ? -1 : 1) : a.event_type < b.event_type ? -1 : a.event_type > b.event_type ? 1 : 0));
   const people: PersonDoc[] = peopleRows.map((r) => ({
     name: String(r.name),
     person_cik: (r.person_cik as string | null) ?? null,
@@ -130,16 +132,23 @@ function topN<T>(limit: number, better: (a: T, b: T) => boolean) {
   };
 }
 
-/** Timeline events with every token in the title, summary or event type; title matches of the whole query first, newest first. */
+/**
+ * Timeline events with every token in the title, summary or event type;
+ * title matches of the whole query (60) before other matches (30), newest
+ * first. `events` is sorted newest first, so the scan stops once it holds
+ * `limit` title matches.
+ */
 export function searchEvents(events: EventDoc[], q: string, tokens: string[], limit: number): Array<{ doc: EventDoc; score: number }> {
-  const top = topN<{ doc: EventDoc; score: number }>(limit, (a, b) =>
-    a.score !== b.score ? a.score > b.score : a.doc.sort_date !== b.doc.sort_date ? a.doc.sort_date > b.doc.sort_date : a.doc.accession !== b.doc.accession ? a.doc.accession < b.doc.accession : a.doc.event_type < b.doc.event_type,
-  );
+  const hi: Array<{ doc: EventDoc; score: number }> = [];
+  const lo: Array<{ doc: EventDoc; score: number }> = [];
   outer: for (const e of events) {
     for (const t of tokens) if (!e.ltitle.includes(t) && !e.lsummary.includes(t) && !e.event_type.includes(t)) continue outer;
-    top.offer({ doc: e, score: e.ltitle.includes(q) ? 60 : 30 });
+    if (e.ltitle.includes(q)) {
+      hi.push({ doc: e, score: 60 });
+      if (hi.length >= limit) break;
+    } else if (lo.length < limit) lo.push({ doc: e, score: 30 });
   }
-  return top.items;
+  return hi.concat(lo).slice(0, limit);
 }
 
 /** People with every token in the name (or notes); exact name 100, name prefix 80, name contains the query 60, else 30. */
