@@ -189,6 +189,7 @@ try {
   };
   console.log('targets:', targets);
   writeResult('api', {
+    load_average_1m_at_end: Math.round(os.loadavg()[0]! * 10) / 10,
     scale, companies, tickers_rotated: tickers.length, search_queries: words.length, seconds_per_run: SECONDS, tool: 'wrk -t2', server_peak_rss_mb: vmHwmMb(server.pid!),
     ratio_company_to_bare: Math.round((c.req_per_s / runs.bare_node_http_c32.req_per_s) * 100) / 100,
     runs, targets,
