@@ -86,8 +86,16 @@ function insertLedger(tx: StateTx, accountId: string, delta: number, after: numb
  */
 export async function resolveAccount(tx: StateTx, auth: { apiKey?: string | null; brokerId: string }, now: Date): Promise<Account> {
   if (auth.apiKey) {
-    const rows = await tx.read('SELECT account_id FROM accounts WHERE api_key_sha256 = $h', { h: hashApiKey(auth.apiKey) });
-    if (rows[0]) return (await readAccount(tx, String(rows[0].account_id)))!;
+    // Cached per key (a read on the writer connection would serialise every vetting of the group behind it).
+    const h = hashApiKey(auth.apiKey);
+    const ck = `key:${h}`;
+    let accountId = tx.cache.get(ck) as string | null | undefined;
+    if (accountId === undefined) {
+      const rows = await tx.read('SELECT account_id FROM accounts WHERE api_key_sha256 = $h', { h });
+      accountId = rows[0] ? String(rows[0].account_id) : null;
+      tx.cache.set(ck, accountId);
+    }
+    if (accountId) return (await readAccount(tx, accountId))!;
   }
   const id = freeAccountId(auth.brokerId);
   return (await readAccount(tx, id)) ?? createAccount(tx, id, 'free', now);
@@ -147,6 +155,9 @@ export async function issueApiKey(store: StateStore, dataDir: string, accountId:
   const { secret, record } = await createApiKey(dataDir, { label: `credits:${accountId}`, hourlyLimit: opts.hourlyLimit ?? null });
   await store.write(async (tx) => {
     tx.defer(UPDATE_KEY, { account_id: accountId, api_key_sha256: hashApiKey(secret), updated_at: now.toISOString() }, accountId);
+    // key → account entries may now be stale (a rebinding replaces the account's previous key). Only those:
+    // balances and chain heads in the cache may hold this group's not yet flushed values.
+    for (const k of [...tx.cache.keys()]) if (k.startsWith('key:')) tx.cache.delete(k);
   });
   return { api_key: secret, key_id: record.key_id };
 }
