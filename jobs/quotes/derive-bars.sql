@@ -15,3 +15,5 @@ SELECT c.ticker, c.adjustment, c.quote_date, c.open, c.high, c.low, c.close, c.v
   c.dataset, c.content_sha256, c.day_index, h.leaf_hash, ('0x' || substr(h.leaf_hash, 1, 15))::BIGINT AS leaf_key
 FROM quote_chain_input c POSITIONAL JOIN quote_leaf_hashes h
 WHERE c.is_current;
+DELETE FROM quote_leaf_keys;
+INSERT INTO quote_leaf_keys SELECT leaf_key, ticker, adjustment, quote_date FROM quote_bars ORDER BY leaf_key;

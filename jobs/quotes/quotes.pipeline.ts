@@ -34,7 +34,7 @@ export const quotesDomain = defineDomain({
   tables: './tables.sql',
   indexes: './indexes.sql',
   base: import.meta.url,
-  replaceTables: ['quote_bars', 'quote_bar_inputs'],
+  replaceTables: ['quote_bars', 'quote_bar_inputs', 'quote_leaf_keys'],
 });
 
 const filePayload = z.object({ file: z.string(), rel: z.string() });

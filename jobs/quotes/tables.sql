@@ -38,7 +38,16 @@ CREATE TABLE IF NOT EXISTS quote_bars (
   content_sha256  VARCHAR NOT NULL,
   day_index       INTEGER NOT NULL,   -- 0 = first day of the chain (its parent is the source file's leaf)
   leaf_hash       VARCHAR NOT NULL,
-  leaf_key        BIGINT NOT NULL     -- first 15 hex digits of leaf_hash: a small ART key for lookups by hash
+  leaf_key        BIGINT NOT NULL     -- first 15 hex digits of leaf_hash (see quote_leaf_keys)
+);
+
+-- Lookup by leaf hash without an ART index over 20M rows (which does not fit the publish memory budget): the 60-bit
+-- leaf_key of every current bar with its key, sorted by leaf_key so zone maps find a key in one row group.
+CREATE TABLE IF NOT EXISTS quote_leaf_keys (
+  leaf_key    BIGINT NOT NULL,
+  ticker      VARCHAR NOT NULL,
+  adjustment  VARCHAR NOT NULL,
+  quote_date  DATE NOT NULL
 );
 
 -- Superseded quote leaves (forks), cumulative: a version replaced by a corrected bar in a later file of the same run
