@@ -3,6 +3,7 @@
  * from the same route registry as /openapi.json (so they agree), plus the
  * rules every endpoint shares (errors, limits, caching, receipts, pricing).
  */
+import { withDiscoveryLink } from '../discovery/discovery-html.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 
 const esc = (s: unknown) => String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -30,7 +31,7 @@ export function renderDocsPage(baseUrl: string, version: string, limits: { free:
       sections.push(`<section id="${id}"><h3><code>${method.toUpperCase()} ${esc(p)}</code> <small>${esc(op.tags.join(', '))}</small></h3><p>${esc(op.summary)}</p>${op.description ? `<p>${esc(op.description)}</p>` : ''}${params}<p>Statuses: ${Object.keys(op.responses).map(esc).join(', ')}</p></section>`);
     }
   }
-  return `<!doctype html>
+  return withDiscoveryLink(`<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Proofline API reference</title>
 <style>body{font:15px/1.5 system-ui,sans-serif;max-width:960px;margin:2rem auto;padding:0 1rem;color:#222}code{background:#f3f3f3;padding:0 .25em;border-radius:3px}
@@ -54,5 +55,5 @@ table{border-collapse:collapse;width:100%;margin:.5rem 0}td,th{border:1px solid 
 <table><tr><th>method</th><th>path</th><th>what</th></tr>${rows.join('')}</table>
 ${sections.join('\n')}
 </body></html>
-`;
+`);
 }

@@ -348,6 +348,7 @@ describe('OpenAPI and /docs', () => {
     const html = await res.text();
     expect(html).toContain('/api/verify/{leaf_hash}');
     expect(html).toContain('id="pricing"');
+    expect(html).toMatch(/<head>[\s\S]*<link rel="ai-discovery" type="application\/json" href="\/.well-known\/ai">[\s\S]*<\/head>/);
   });
 });
 
