@@ -7,7 +7,7 @@
  * same hashes on any machine.
  */
 import { createReadStream } from 'node:fs';
-import { readFile, readdir, stat } from 'node:fs/promises';
+import { open, readFile, readdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createSha256Stream, hashCanonical, sha256Hex } from '../lib/hash.ts';
 import type { IngestedSource } from '../lib/warehouse/staging.ts';
@@ -79,4 +79,18 @@ export async function digestInputs(dir: string, files: string[], extra: unknown 
     parts.push([path.relative(dir, f), st.size, Math.floor(st.mtimeMs)]);
   }
   return hashCanonical({ files: parts, extra });
+}
+
+/** Reads the first line of a file (a CSV header) without reading the rest; `maxBytes` bounds the line. */
+export async function readFirstLine(file: string, maxBytes = 65536): Promise<string> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(maxBytes);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    const text = buf.subarray(0, bytesRead).toString('utf8');
+    const nl = text.indexOf('\n');
+    return nl >= 0 ? text.slice(0, nl) : text;
+  } finally {
+    await fh.close();
+  }
 }

@@ -11,7 +11,7 @@
  * never last month's rows passed off as current).
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { once } from 'node:events';
 import { Unzip, UnzipInflate } from 'fflate';
@@ -23,7 +23,7 @@ import type { Reject } from '../../lib/warehouse/staging.ts';
 import { detectFormat, FORMATS, type FmcsaKind } from '../../ingest/fmcsa/formats.ts';
 import { basicsOverThresholdSql, riskScoreSelectSql } from '../../ingest/fmcsa/risk-model.ts';
 import { hashCanonical } from '../../lib/hash.ts';
-import { describeInput, digestInputs, listInputs } from '../inputs.ts';
+import { describeInput, digestInputs, listInputs, readFirstLine } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import { readerSelectSql } from './readers.ts';
 
@@ -45,19 +45,6 @@ const MAX_REJECT_ROWS = 10_000;
 
 const filePayload = z.object({ file: z.string(), kind: z.string().nullable(), columns: z.array(z.string()).nullable() });
 
-/** Reads the first line of a file (headers are short; 64 KB is plenty). */
-export async function readHeaderLine(file: string): Promise<string> {
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.alloc(65536);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    const text = buf.subarray(0, bytesRead).toString('utf8');
-    const nl = text.indexOf('\n');
-    return nl >= 0 ? text.slice(0, nl) : text;
-  } finally {
-    await fh.close();
-  }
-}
 
 /**
  * Streams the data members of a zip (ReadMe files skipped) to `dir`, bounded
@@ -143,7 +130,7 @@ async function processFile(ctx: StepContext<z.infer<typeof filePayload>>): Promi
   if (/\.zip$/i.test(file)) {
     scratchDir = path.join(ctx.run.dir, 'unzip', hashCanonical(file).slice(0, 12));
     for (const m of await unzipMembers(file, scratchDir)) {
-      const det = detectFormat(await readHeaderLine(m));
+      const det = detectFormat(await readFirstLine(m));
       if (!det) throw new ParseError(`${path.basename(m)} in ${name} has an unrecognised header`, { file, line: 1 });
       members.push({ path: m, name: `${name}!${path.basename(m)}`, kind: det.spec.kind, columns: det.columns });
     }
@@ -189,7 +176,7 @@ export const fmcsaPipeline: Pipeline = {
         children.push({ step: 'file', key: rel, data: { file: f, kind: null, columns: null } });
         continue;
       }
-      const det = detectFormat(await readHeaderLine(f));
+      const det = detectFormat(await readFirstLine(f));
       if (!det) {
         // ReadMe and dictionary text files are documentation, not data.
         if (!/readme|dictionary|definition/i.test(rel)) rejects.push({ file: rel, reason: 'unrecognised header: not an FMCSA bulk file format Proofline reads' });

@@ -18,7 +18,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { mkdir, open, rename, rm } from 'node:fs/promises';
+import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
@@ -26,7 +26,7 @@ import { loadSql, queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts'
 import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
 import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
-import { describeInput, digestInputs, listInputs, readInput } from '../inputs.ts';
+import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
 import type { Pipeline, StepContext, StepResult } from '../pipeline.ts';
 
 export const quotesDomain = defineDomain({
@@ -39,18 +39,6 @@ export const quotesDomain = defineDomain({
 
 const filePayload = z.object({ file: z.string(), rel: z.string() });
 
-async function readFirstLine(file: string): Promise<string> {
-  const fh = await open(file, 'r');
-  try {
-    const buf = Buffer.alloc(4096);
-    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
-    const text = buf.subarray(0, bytesRead).toString('utf8');
-    const nl = text.indexOf('\n');
-    return nl >= 0 ? text.slice(0, nl) : text;
-  } finally {
-    await fh.close();
-  }
-}
 
 /** Order in which sources supersede each other for the same key: fetch time, then relative path. */
 function sourceOrder(retrievedAt: string | null, rel: string): string {

@@ -5,7 +5,7 @@
  * a batch of 250 documents spend most of its time writing tiny files).
  */
 import { createSourceLeaf, type OriginLeaf } from '../../lib/origin.ts';
-import type { IngestedSource, StagingRun } from '../../lib/warehouse/staging.ts';
+import { sourceRow, type IngestedSource, type SourceCounts, type StagingRun } from '../../lib/warehouse/staging.ts';
 
 export class SourceBatch {
   private readonly rows: object[] = [];
@@ -14,22 +14,10 @@ export class SourceBatch {
   constructor(private readonly run: StagingRun) {}
 
   /** Records one ingested input; returns its source leaf. */
-  add(src: IngestedSource, counts: { rows?: number; rejects?: number } = {}): OriginLeaf {
+  add(src: IngestedSource, counts: SourceCounts = {}): OriginLeaf {
     const leaf = createSourceLeaf(src);
     this.leaves.push(leaf);
-    this.rows.push({
-      run_id: this.run.runId,
-      dataset: src.source,
-      path: src.path,
-      source_url: src.source_url,
-      byte_size: src.byte_size,
-      content_sha256: src.content_sha256,
-      retrieved_at: src.retrieved_at,
-      ingested_at: new Date().toISOString(),
-      leaf_hash: leaf.leaf_hash,
-      row_count: counts.rows ?? null,
-      reject_count: counts.rejects ?? null,
-    });
+    this.rows.push(sourceRow(this.run.runId, src, leaf, counts));
     return leaf;
   }
 

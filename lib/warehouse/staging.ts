@@ -162,24 +162,10 @@ export class StagingRun {
   }
 
   /** Records one ingested input in `sources` and its source leaf in `origin_leaves`; returns the leaf. */
-  async recordSource(src: IngestedSource, counts: { rows?: number; rejects?: number } = {}, key?: string): Promise<OriginLeaf> {
+  async recordSource(src: IngestedSource, counts: SourceCounts = {}, key?: string): Promise<OriginLeaf> {
     const leaf = createSourceLeaf(src);
     const partKey = key ?? `${src.source}-${src.content_sha256.slice(0, 16)}`;
-    await this.writeRows('sources', partKey, [
-      {
-        run_id: this.runId,
-        dataset: src.source,
-        path: src.path,
-        source_url: src.source_url,
-        byte_size: src.byte_size,
-        content_sha256: src.content_sha256,
-        retrieved_at: src.retrieved_at,
-        ingested_at: new Date().toISOString(),
-        leaf_hash: leaf.leaf_hash,
-        row_count: counts.rows ?? null,
-        reject_count: counts.rejects ?? null,
-      },
-    ]);
+    await this.writeRows('sources', partKey, [sourceRow(this.runId, src, leaf, counts)]);
     await this.writeLeaves(`source-${partKey}`, [leaf], 'sources');
     return leaf;
   }
@@ -226,6 +212,28 @@ export class StagingRun {
   async exists(): Promise<boolean> {
     return stat(this.dir).then(() => true, () => false);
   }
+}
+
+export interface SourceCounts {
+  rows?: number;
+  rejects?: number;
+}
+
+/** The `sources` row of one ingested input (see common-tables.sql). */
+export function sourceRow(runId: string, src: IngestedSource, leaf: OriginLeaf, counts: SourceCounts = {}): object {
+  return {
+    run_id: runId,
+    dataset: src.source,
+    path: src.path,
+    source_url: src.source_url,
+    byte_size: src.byte_size,
+    content_sha256: src.content_sha256,
+    retrieved_at: src.retrieved_at,
+    ingested_at: new Date().toISOString(),
+    leaf_hash: leaf.leaf_hash,
+    row_count: counts.rows ?? null,
+    reject_count: counts.rejects ?? null,
+  };
 }
 
 /** JSON replacer: BigInt as decimal string, Date as ISO, undefined as null. */

@@ -64,16 +64,17 @@ async function build(reader: SnapshotReader): Promise<TextIndexes> {
     return v;
   };
   const [eventRows, peopleRows] = await Promise.all([
-    hasEvents && (await countRows(reader, 'timeline')) <= MAX_ROWS
+    // Each arm is its own async function, so a rejection in one is never left unhandled while the other awaits.
+    (async () => hasEvents && (await countRows(reader, 'timeline')) <= MAX_ROWS
       ? reader.query(/* sql */ `SELECT cik, accession, event_type, title, summary, CAST(event_date AS VARCHAR) AS event_date, CAST(filing_date AS VARCHAR) AS filing_date, document_url FROM timeline`)
-      : Promise.resolve([]),
-    hasPeople && (await countRows(reader, 'people')) <= MAX_ROWS
+      : [])(),
+    (async () => hasPeople && (await countRows(reader, 'people')) <= MAX_ROWS
       ? reader.query(/* sql */ `SELECT person_name AS name, any_value(CAST(person_cik AS VARCHAR)) AS person_cik,
                  ${hasNotes ? 'any_value(notes)' : 'NULL'} AS notes,
                  list(DISTINCT ticker ORDER BY ticker) FILTER (WHERE ticker IS NOT NULL) AS tickers,
                  list(DISTINCT role ORDER BY role) AS roles
                FROM people GROUP BY person_key, person_name`)
-      : Promise.resolve([]),
+      : [])(),
   ]);
   const events: EventDoc[] = eventRows.map((r) => {
     const title = intern(String(r.title));
