@@ -12,7 +12,7 @@ import type { Row } from '../../lib/warehouse/duckdb.ts';
 import { insertRowsSql, updateRowsSql, type StateStore, type StateTx } from '../state/state.store.ts';
 import {
   CARE_STAGES, checkStageOrder, hashCreation, hashEvent, storeJson, verifyChain,
-  type CareStage, type StoredDocument, type StoredEvent, type VerifyResult,
+  type CareStage, type EventContent, type StoredDocument, type StoredEvent, type VerifyResult,
 } from './care.chain.ts';
 
 const MAX_JSON_CHARS = 32_768;
@@ -46,16 +46,8 @@ export class StageOrderError extends PipelineError {
   override readonly code = 'proofline:stage-order';
 }
 
-export interface CareEvent {
-  seq: number;
-  stage: string;
-  actor: unknown;
-  evidence: unknown;
-  occurred_at: string | null;
-  recorded_at: string;
-  prev_hash: string;
-  hash: string;
-}
+/** A stored custody event: its hashed content (without the document id) and its own hash. */
+export type CareEvent = Omit<EventContent, 'document_id'> & { hash: string };
 
 export interface CareDocument {
   document_id: string;

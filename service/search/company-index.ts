@@ -26,15 +26,8 @@ export interface IndexedCompany {
   hay: string;
 }
 
-export interface CompanyHit {
-  ticker: string;
-  cik: number;
-  name: string;
-  exchange: string | null;
-  status: string;
-  sic_description: string | null;
-  score: number;
-}
+/** A ranked search hit: the indexed company without its search-only fields, plus its score. */
+export type CompanyHit = Omit<IndexedCompany, 'rank' | 'lname' | 'hay'> & { score: number };
 
 const cache = new WeakMap<SnapshotReader, { snapshot: string; index: Promise<IndexedCompany[]> }>();
 
