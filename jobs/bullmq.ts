@@ -5,9 +5,12 @@
  * A run is
  *
  *   <domain>:trigger  (optional; made by a job scheduler, jobs/schedules.ts) → enqueues a plan job for a fresh run
- *   <domain>:plan     → scans or fetches the inputs, computes the children and adds a flow:
+ *   <domain>:plan     → plans the fetch jobs (Pipeline.fetch, when a remote source is configured),
+ *                       scans the inputs, computes the children and adds a nested flow:
  *   <domain>:publish    (parent: derive + publish, runs once after all children)
- *     └ <domain>:<step> × N  (children: fetch / parse+load, one per file or CIK batch, spread over every worker)
+ *     └ <domain>:<step> × N  (children: parse+load, one per file or CIK batch, spread over every worker)
+ *         └ <domain>:fetch × M  (grandchildren: download that child's input files, e.g. one CIK batch;
+ *                                on the SEC queue for EDGAR; a failed one fails its parse child)
  *
  * Job ids are deterministic (`registry:submissions:<run>:<key>`), so enqueuing
  * the same run twice collapses and no child runs twice (a worker killed
@@ -151,11 +154,15 @@ export interface TriggerJobData {
   domain: string;
   force?: boolean;
   inputDir?: string;
+  /** Scheduled runs fetch from the configured remote source (default true). */
+  fetch?: boolean;
 }
 export interface PlanJobData {
   runId: string;
   inputDir: string;
   force: boolean;
+  /** Plan fetch jobs when a remote source is configured (default true; `npm run ingest -- --no-fetch` sets false). */
+  fetch?: boolean;
 }
 export interface StepJobData {
   runId: string;
@@ -184,11 +191,11 @@ export interface JobFailure {
 }
 
 /** Enqueues the plan job of a new run (or of `runId`, idempotently). */
-export async function enqueueRun(config: Config, domain: string, opts: { inputDir?: string; force?: boolean; runId?: string } = {}): Promise<{ runId: string; jobId: string }> {
+export async function enqueueRun(config: Config, domain: string, opts: { inputDir?: string; force?: boolean; runId?: string; fetch?: boolean } = {}): Promise<{ runId: string; jobId: string }> {
   resolvePipeline(domain);
   const runId = opts.runId ?? newRunIdFor(domain);
   const jobId = jobIdFor(domain, 'plan', runId);
-  await getQueue(config, domain).add(jobName(domain, 'plan'), { runId, inputDir: opts.inputDir ?? config.inputDir, force: opts.force ?? false } satisfies PlanJobData, {
+  await getQueue(config, domain).add(jobName(domain, 'plan'), { runId, inputDir: opts.inputDir ?? config.inputDir, force: opts.force ?? false, fetch: opts.fetch ?? true } satisfies PlanJobData, {
     jobId,
     attempts: CHILD_ATTEMPTS,
     backoff: CHILD_BACKOFF,
@@ -279,37 +286,63 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
     if (stage === 'trigger') {
       const data = job.data as TriggerJobData;
       const runId = runIdForTrigger(domain, job);
-      const r = await enqueueRun(config, domain, { runId, force: data.force, inputDir: data.inputDir });
+      const r = await enqueueRun(config, domain, { runId, force: data.force, inputDir: data.inputDir, fetch: data.fetch ?? true });
       jobLog.info({ run_id: runId, plan_job_id: r.jobId }, 'scheduled run enqueued');
       return r;
     }
     if (stage === 'plan') {
       const data = job.data as PlanJobData;
-      const plan = await processPlan(pipeline, { config, runId: data.runId, inputDir: data.inputDir, log: jobLog, force: data.force });
+      const plan = await processPlan(pipeline, { config, runId: data.runId, inputDir: data.inputDir, log: jobLog, force: data.force, fetch: data.fetch });
       if (!plan) return { skipped: true };
       await job.updateProgress(50);
+      const stepQueue = (step: string) => queueName(pipeline.steps[step]?.rateLimited === 'sec' ? SEC_QUEUE : domain, config.QUEUE_PREFIX);
+      const fetchByKey = new Map((plan.fetches ?? []).map((f) => [f.key, f]));
+      const claimed = new Set(plan.children.flatMap((c) => c.after ?? []));
+      // A fetch job is a child of the parse job that reads its files: that parse job runs only after it,
+      // and fails (failParentOnFailure) when the fetch failed for good; then the parse job's own
+      // required/optional rule decides for publish. A fetch job no parse job reads hangs under publish.
+      const fetchNode = (key: string, underPublish: boolean) => {
+        const f = fetchByKey.get(key)!;
+        return {
+          name: jobName(domain, f.step),
+          queueName: stepQueue(f.step),
+          data: { runId: data.runId, step: f.step, key: f.key, required: false, payload: f.data } satisfies StepJobData,
+          opts: {
+            jobId: jobIdFor(domain, f.step, data.runId, toPartKey(f.key)),
+            attempts: CHILD_ATTEMPTS,
+            backoff: CHILD_BACKOFF,
+            failParentOnFailure: !underPublish,
+            ignoreDependencyOnFailure: underPublish,
+            ...KEEP,
+          },
+        };
+      };
       await getFlowProducer(config).add({
         name: jobName(domain, 'publish'),
         queueName: queueName(domain, config.QUEUE_PREFIX),
         data: { runId: data.runId, inputDigest: plan.inputDigest, planRejects: plan.rejects ?? [] } satisfies PublishJobData,
         opts: { jobId: jobIdFor(domain, 'publish', data.runId), attempts: CHILD_ATTEMPTS, backoff: CHILD_BACKOFF, ...KEEP },
-        children: plan.children.map((c) => ({
-          name: jobName(domain, c.step),
-          // Steps that read the SEC live go to the SEC queue (limited and paused as one).
-          queueName: queueName(pipeline.steps[c.step]?.rateLimited === 'sec' ? SEC_QUEUE : domain, config.QUEUE_PREFIX),
-          data: { runId: data.runId, step: c.step, key: c.key, required: Boolean(c.required), payload: c.data } satisfies StepJobData,
-          opts: {
-            jobId: jobIdFor(domain, c.step, data.runId, toPartKey(c.key)),
-            attempts: CHILD_ATTEMPTS,
-            backoff: CHILD_BACKOFF,
-            failParentOnFailure: Boolean(c.required),
-            ignoreDependencyOnFailure: !c.required,
-            ...KEEP,
-          },
-        })),
+        children: [
+          ...plan.children.map((c) => ({
+            name: jobName(domain, c.step),
+            // Steps that read the SEC live go to the SEC queue (limited and paused as one).
+            queueName: stepQueue(c.step),
+            data: { runId: data.runId, step: c.step, key: c.key, required: Boolean(c.required), payload: c.data } satisfies StepJobData,
+            opts: {
+              jobId: jobIdFor(domain, c.step, data.runId, toPartKey(c.key)),
+              attempts: CHILD_ATTEMPTS,
+              backoff: CHILD_BACKOFF,
+              failParentOnFailure: Boolean(c.required),
+              ignoreDependencyOnFailure: !c.required,
+              ...KEEP,
+            },
+            children: c.after?.length ? c.after.map((k) => fetchNode(k, false)) : undefined,
+          })),
+          ...[...fetchByKey.keys()].filter((k) => !claimed.has(k)).map((k) => fetchNode(k, true)),
+        ],
       });
-      jobLog.info({ children: plan.children.length }, 'flow added');
-      return { children: plan.children.length };
+      jobLog.info({ children: plan.children.length, fetch_jobs: plan.fetches?.length ?? 0 }, 'flow added');
+      return { children: plan.children.length, fetch_jobs: plan.fetches?.length ?? 0 };
     }
     if (stage === 'publish') {
       const data = job.data as PublishJobData;
@@ -332,6 +365,7 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
         runId: data.runId,
         log: jobLog,
         attempt: job.attemptsMade + 1,
+        runner: 'bullmq',
         progress: (d, t) => job.updateProgress(t ? Math.round((d / t) * 100) : d),
       });
       const outcome: ChildOutcome = { step: data.step, key: data.key, status: 'completed', rows: r.rows, rejects: r.rejects, detail: r.detail };

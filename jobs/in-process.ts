@@ -8,6 +8,12 @@
  * input errors are terminal at once. A failed optional child becomes a
  * file-level reject and the rest publishes; a failed required child fails the
  * run and nothing is published.
+ *
+ * Fetch jobs (Plan.fetches) run first, each retried alone; a child waits for
+ * the fetch jobs it names in `after` and fails without running when one of
+ * them failed (as in BullMQ, where they are its children with
+ * failParentOnFailure). Fetch jobs no child names are waited for by publish
+ * and, when they fail, become file-level rejects.
  */
 import type { Config } from '../lib/config.ts';
 import { classifyError, isTerminal, ParseError, PipelineError } from '../lib/errors.ts';
@@ -26,6 +32,8 @@ export interface InProcessOptions {
   attempts?: number;
   backoffMs?: number;
   concurrency?: number;
+  /** Plan fetch jobs when the pipeline has a remote source configured (default true). */
+  fetch?: boolean;
   onProgress?: (e: ProgressEvent) => void;
 }
 
@@ -44,50 +52,76 @@ export async function runPipelineInProcess(pipeline: Pipeline, opts: InProcessOp
   const runId = opts.runId ?? newRunId(domain);
   const log = opts.log.child({ run_id: runId, domain });
   const inputDir = opts.inputDir ?? opts.config.inputDir;
-  const plan = await processPlan(pipeline, { config: opts.config, runId, inputDir, log, force: opts.force });
+  const plan = await processPlan(pipeline, { config: opts.config, runId, inputDir, log, force: opts.force, fetch: opts.fetch });
   if (!plan) {
     return { domain, run_id: runId, skipped: true, snapshot_id: null, rows: 0, rejects: 0, failed_children: 0, children: [], plan_rejects: [], duration_ms: Date.now() - started };
   }
   const attempts = opts.attempts ?? 3;
-  const total = plan.children.length;
+  const fetches = plan.fetches ?? [];
+  const total = plan.children.length + fetches.length;
   let done = 0;
   opts.onProgress?.({ domain, stage: 'ingest', done, total });
   const outcomes: ChildOutcome[] = [];
-  const queue = [...plan.children];
-  const workers = Array.from({ length: Math.max(1, opts.concurrency ?? 1) }, async () => {
-    for (let child = queue.shift(); child; child = queue.shift()) {
-      const jobLog = log.child({ job_id: `${domain}:${child.step}:${child.key}` });
-      let outcome: ChildOutcome | null = null;
-      for (let attempt = 1; attempt <= attempts; attempt++) {
-        try {
-          const r = await processStep(pipeline, child.step, child.data, {
-            config: opts.config,
-            runId,
-            log: jobLog,
-            attempt,
-            progress: (d, t) => opts.onProgress?.({ domain, stage: child!.step, done: d, total: t ?? 100, label: child!.key }),
-          });
-          outcome = { step: child.step, key: child.key, status: 'completed', rows: r.rows, rejects: r.rejects, detail: r.detail };
-          break;
-        } catch (err) {
-          const kind = classifyError(err);
-          jobLog.warn({ err, attempt, kind }, 'step failed');
-          if (isTerminal(err) || attempt === attempts) {
-            outcome = { step: child.step, key: child.key, status: 'failed', rows: 0, rejects: 0, error: describeError(err), error_kind: kind };
-            break;
-          }
-          await new Promise((r) => setTimeout(r, backoffDelay(attempt, opts.backoffMs ?? 250)));
-        }
+  const fetchOutcomes = new Map<string, ChildOutcome>();
+
+  /** Runs one job with retries (transient errors back off; terminal ones fail at once). */
+  const runJob = async (job: { step: string; key: string; data: unknown }): Promise<ChildOutcome> => {
+    const jobLog = log.child({ job_id: `${domain}:${job.step}:${job.key}` });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const r = await processStep(pipeline, job.step, job.data, {
+          config: opts.config,
+          runId,
+          log: jobLog,
+          attempt,
+          runner: 'in-process',
+          progress: (d, t) => opts.onProgress?.({ domain, stage: job.step, done: d, total: t ?? 100, label: job.key }),
+        });
+        return { step: job.step, key: job.key, status: 'completed', rows: r.rows, rejects: r.rejects, detail: r.detail };
+      } catch (err) {
+        const kind = classifyError(err);
+        jobLog.warn({ err, attempt, kind }, 'step failed');
+        if (isTerminal(err) || attempt >= attempts) return { step: job.step, key: job.key, status: 'failed', rows: 0, rejects: 0, error: describeError(err), error_kind: kind };
+        await new Promise((r) => setTimeout(r, backoffDelay(attempt, opts.backoffMs ?? 250)));
       }
-      outcomes.push(outcome!);
-      if (outcome!.status === 'failed' && child.required) {
-        await (await StagingRun.open(opts.config.dataDir, pipeline.domain, runId)).discard();
-        throw new RunFailedError(`${domain} run ${runId} failed: required input ${child.key}: ${outcome!.error}`, { runId, child: child.key });
-      }
-      opts.onProgress?.({ domain, stage: 'ingest', done: ++done, total });
     }
+  };
+  const pool = async <T>(items: T[], fn: (item: T) => Promise<void>) => {
+    const queue = [...items];
+    await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 1) }, async () => {
+      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
+    }));
+  };
+
+  // Fetch stage: every fetch job once (retried alone), before the children that read its files.
+  await pool(fetches, async (f) => {
+    const outcome = await runJob(f);
+    fetchOutcomes.set(f.key, outcome);
+    outcomes.push(outcome);
+    opts.onProgress?.({ domain, stage: 'ingest', done: ++done, total });
   });
-  await Promise.all(workers);
+  const discardAndFail = async (key: string, error: string | undefined): Promise<never> => {
+    await (await StagingRun.open(opts.config.dataDir, pipeline.domain, runId)).discard();
+    throw new RunFailedError(`${domain} run ${runId} failed: required input ${key}: ${error}`, { runId, child: key });
+  };
+  const claimed = new Set(plan.children.flatMap((c) => c.after ?? []));
+  for (const f of fetches) {
+    const o = fetchOutcomes.get(f.key)!;
+    // A failed fetch job no child waits for is a file-level reject (BullMQ: ignored dependency of publish).
+    if (o.status === 'failed' && !claimed.has(f.key)) log.warn({ fetch: f.key, error: o.error }, 'fetch failed');
+  }
+
+  // Parse/load stage.
+  const workers = pool(plan.children, async (child) => {
+    const failedFetch = (child.after ?? []).map((k) => fetchOutcomes.get(k)!).find((o) => o.status === 'failed');
+    const outcome: ChildOutcome = failedFetch
+      ? { step: child.step, key: child.key, status: 'failed', rows: 0, rejects: 0, error: `fetch ${failedFetch.key} failed: ${failedFetch.error}`, error_kind: failedFetch.error_kind }
+      : await runJob(child);
+    outcomes.push(outcome);
+    if (outcome.status === 'failed' && child.required) await discardAndFail(child.key, outcome.error);
+    opts.onProgress?.({ domain, stage: 'ingest', done: ++done, total });
+  });
+  await workers;
   opts.onProgress?.({ domain, stage: 'publish', done: 0, total: 1 });
   const published = await processPublish(pipeline, { config: opts.config, runId, log, inputDigest: plan.inputDigest, outcomes, planRejects: plan.rejects });
   opts.onProgress?.({ domain, stage: 'publish', done: 1, total: 1 });

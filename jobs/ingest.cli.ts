@@ -1,6 +1,8 @@
 /**
- * `npm run ingest -- [domain ...] [--force] [--input DIR]`
+ * `npm run ingest -- [domain ...] [--force] [--input DIR] [--no-fetch]`
  *
+ * A domain with a remote source configured (EDGAR_FETCH_*, QUOTES_FETCH_TICKERS)
+ * fetches first (fetch → parse → publish); `--no-fetch` reads local inputs only.
  * Without REDIS_URL, runs the pipelines in this process (progress bar).
  * With REDIS_URL, enqueues a run per domain for the workers (`npm run worker`)
  * and prints the run ids.
@@ -14,7 +16,7 @@ import { pipelineFor, pipelines } from './pipelines.ts';
 import { createProgressPrinter } from './progress.ts';
 import { ensureSample } from './sample.ts';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { force: { type: 'boolean', default: false }, input: { type: 'string' }, 'in-process': { type: 'boolean', default: false } } });
+const { values, positionals } = parseArgs({ allowPositionals: true, options: { force: { type: 'boolean', default: false }, input: { type: 'string' }, 'in-process': { type: 'boolean', default: false }, 'no-fetch': { type: 'boolean', default: false } } });
 const config = loadConfig(process.env);
 const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
 const selected = positionals.length ? positionals.map(pipelineFor) : pipelines;
@@ -24,7 +26,7 @@ if (!values.input && config.usesSample) await ensureSample(config.inputDir, { sc
 if (config.REDIS_URL && !values['in-process']) {
   const { enqueueRun, closeQueues } = await import('./bullmq.ts');
   for (const p of selected) {
-    const { runId, jobId } = await enqueueRun(config, p.domain.domain, { inputDir, force: values.force });
+    const { runId, jobId } = await enqueueRun(config, p.domain.domain, { inputDir, force: values.force, fetch: !values['no-fetch'] });
     console.log(`enqueued ${p.domain.domain} run ${runId} (job ${jobId})`);
   }
   await closeQueues();
@@ -33,7 +35,7 @@ if (config.REDIS_URL && !values['in-process']) {
   const progress = createProgressPrinter();
   for (const p of selected) {
     try {
-      const r = await runPipelineInProcess(p, { config, log, inputDir, force: values.force, onProgress: progress });
+      const r = await runPipelineInProcess(p, { config, log, inputDir, force: values.force, fetch: !values['no-fetch'], onProgress: progress });
       console.log(JSON.stringify({ domain: r.domain, run_id: r.run_id, skipped: r.skipped, snapshot_id: r.snapshot_id, rows: r.rows, rejects: r.rejects, failed_children: r.children.filter((c) => c.status === 'failed').map((c) => ({ key: c.key, error: c.error })), duration_ms: r.duration_ms }));
     } catch (e) {
       failed = true;

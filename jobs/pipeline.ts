@@ -1,9 +1,16 @@
 /**
  * The shape of every nightly ingest: a domain pipeline of three stages.
  *
- *   plan     scans (or fetches) the inputs, returns the child jobs and a digest of the inputs
- *   step     one child per file or batch: parse (pure, in ingest/) and write parts to the run
+ *   fetch    (optional) plans fetch jobs that download inputs from an outside source into the
+ *            run's input directory (each file with a `.meta.json` sidecar: URL, retrieved_at)
+ *   plan     scans the inputs (local ones, and the files the fetch jobs will write), returns the
+ *            child jobs and a digest of the inputs
+ *   step     one child per file or batch: parse (pure, in ingest/) and write parts to the run;
+ *            a child that reads fetched files runs after its fetch jobs (`after`)
  *   publish  derive tables and publish the snapshot, after all children (see lib/warehouse/publish.ts)
+ *
+ * So a run is the tree publish ← parse(file or batch) ← fetch(batch): in BullMQ a
+ * nested flow (jobs/bullmq.ts), in process the same order (jobs/in-process.ts).
  *
  * Processors are plain functions of a `StepContext`; the in-process runner
  * (jobs/in-process.ts) and the BullMQ runner (jobs/bullmq.ts) call the same
@@ -34,6 +41,27 @@ export interface ChildJob {
   data: unknown;
   /** A required child that fails fails the run (nothing is published). Others become file-level rejects. */
   required?: boolean;
+  /**
+   * Keys of the fetch jobs (Plan.fetches) that write this child's input files: the child runs only
+   * after all of them completed, and fails (without running) when one of them failed.
+   */
+  after?: string[];
+}
+
+/**
+ * A fetch job: downloads inputs from an outside source (EDGAR, Polygon …) into
+ * the run's input directory, each file with its `<file>.meta.json` sidecar
+ * (`source_url`, `retrieved_at`), so the parse child's origin leaves name the
+ * exact URL and retrieval time. Runs as the pipeline step `step` (a normal
+ * entry of `Pipeline.steps`, usually `rateLimited`).
+ */
+export interface FetchJob {
+  step: string;
+  /** Deterministic key within the run (e.g. `edgar-fetch-submissions-0000320193-25`); never contains ':'. */
+  key: string;
+  data: unknown;
+  /** Absolute paths of the files this job writes (a file it cannot find at the source is removed instead). */
+  outputs: string[];
 }
 
 export interface Plan {
@@ -42,6 +70,8 @@ export interface Plan {
   children: ChildJob[];
   /** Files found unusable while planning (empty file, unknown format): reported, never silently dropped. */
   rejects?: Array<{ file: string; reason: string }>;
+  /** Fetch jobs of this run (from `Pipeline.fetch`); each is waited for by the child naming it in `after`, or by publish. */
+  fetches?: FetchJob[];
 }
 
 export interface BaseContext {
@@ -53,6 +83,12 @@ export interface BaseContext {
 
 export interface PlanContext extends BaseContext {
   inputDir: string;
+  /**
+   * The fetch jobs planned for this run (`Pipeline.fetch`), not yet run: `plan` must treat their
+   * `outputs` as inputs (whether or not an older copy is on disk) and name them in the consuming
+   * child's `after`. Empty when no remote source is configured (or fetching is off for the run).
+   */
+  fetches: FetchJob[];
 }
 
 export interface StepContext<P = unknown> extends BaseContext {
@@ -61,6 +97,11 @@ export interface StepContext<P = unknown> extends BaseContext {
   /** Reports progress (0-100 or done/total), shown by the CLI and in the queue dashboard. */
   progress(done: number, total?: number): Promise<void> | void;
   attempt: number;
+  /**
+   * Which runner runs the step. On `bullmq`, a rate-limited step that meets the source's rate-limit
+   * page throws at once (the runner hands the job back and pauses the queue); in process it waits.
+   */
+  runner?: 'in-process' | 'bullmq';
 }
 
 export interface PipelineStep<P = any> {
@@ -72,6 +113,12 @@ export interface PipelineStep<P = any> {
 
 export interface Pipeline {
   domain: DomainSpec;
+  /**
+   * Optional fetch planning: the fetch jobs of a run when a remote source is configured (else `[]`,
+   * and the run reads local inputs only). Runs in the plan job, before `plan`; may itself read a
+   * small index from the source (e.g. the EDGAR ticker file) through the same client and limiter.
+   */
+  fetch?(ctx: Omit<PlanContext, 'fetches'>): Promise<FetchJob[]>;
   plan(ctx: PlanContext): Promise<Plan>;
   steps: Record<string, PipelineStep>;
   /** SQL/JS run inside the serving database at publish, after parts load. */

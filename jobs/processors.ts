@@ -6,11 +6,12 @@ import path from 'node:path';
 import { readdir, readFile } from 'node:fs/promises';
 import type { Config } from '../lib/config.ts';
 import { InvalidInputError } from '../lib/errors.ts';
+import { hashCanonical } from '../lib/hash.ts';
 import type { Logger } from '../lib/log.ts';
 import { publishRun, type PublishResult } from '../lib/warehouse/publish.ts';
 import { pruneStaging, readCurrentManifest } from '../lib/warehouse/snapshot.ts';
 import { StagingRun } from '../lib/warehouse/staging.ts';
-import type { Pipeline, Plan, StepResult } from './pipeline.ts';
+import type { FetchJob, Pipeline, Plan, StepResult } from './pipeline.ts';
 
 export interface ChildOutcome {
   step: string;
@@ -40,14 +41,26 @@ function stagingOptions(config: Config) {
   return { memoryLimit: config.DUCKDB_MEMORY_LIMIT, threads: 1 };
 }
 
-/** Plan stage: lists inputs; returns null when the inputs equal those of the current snapshot (unless forced). */
+/**
+ * Plan stage: plans the fetch jobs (when the pipeline has a `fetch` hook, a remote source is
+ * configured and `fetch` is not false), then lists the inputs; returns null when the inputs equal
+ * those of the current snapshot (unless forced). A run with fetch jobs is never skipped: its
+ * inputs are known only once fetched, so its digest also covers the run id.
+ */
 export async function processPlan(
   pipeline: Pipeline,
-  ctx: { config: Config; runId: string; inputDir: string; log: Logger; force?: boolean },
+  ctx: { config: Config; runId: string; inputDir: string; log: Logger; force?: boolean; fetch?: boolean },
 ): Promise<Plan | null> {
   const { domain } = pipeline.domain;
   await pruneStaging(ctx.config.dataDir, domain, 6 * 3600_000, [ctx.runId]);
-  const plan = await pipeline.plan({ config: ctx.config, runId: ctx.runId, log: ctx.log, inputDir: ctx.inputDir });
+  const base = { config: ctx.config, runId: ctx.runId, log: ctx.log, inputDir: ctx.inputDir };
+  const fetches = ctx.fetch !== false && pipeline.fetch ? await pipeline.fetch(base) : [];
+  const planned = await pipeline.plan({ ...base, fetches });
+  const plan = linkFetches(domain, planned, fetches);
+  if (fetches.length) {
+    plan.inputDigest = hashCanonical({ local: planned.inputDigest, fetches: fetches.map((f) => f.key), run: ctx.runId });
+    ctx.log.info({ domain, fetch_jobs: fetches.length, children: plan.children.length }, 'fetching from the configured remote source');
+  }
   const current = await readCurrentManifest(ctx.config.dataDir, domain);
   if (!ctx.force && current?.input_digest === plan.inputDigest) {
     ctx.log.info({ domain, snapshot_id: current.snapshot_id }, 'inputs unchanged since the current snapshot: skipping');
@@ -58,12 +71,31 @@ export async function processPlan(
   return plan;
 }
 
+/**
+ * Checks the fetch links of a plan and returns it with `fetches` set: every key a child names in
+ * `after` is a planned fetch job, and each fetch job is waited for by at most one child (a BullMQ
+ * job has one parent); fetch jobs no child names are waited for by publish directly.
+ */
+export function linkFetches(domain: string, plan: Plan, fetches: FetchJob[]): Plan {
+  const keys = new Map(fetches.map((f) => [f.key, f]));
+  if (keys.size !== fetches.length) throw new InvalidInputError(`${domain}: duplicate fetch job keys`);
+  const claimed = new Set<string>();
+  for (const c of plan.children) {
+    for (const k of c.after ?? []) {
+      if (!keys.has(k)) throw new InvalidInputError(`${domain}: child ${c.step}/${c.key} waits for unknown fetch job ${k}`);
+      if (claimed.has(k)) throw new InvalidInputError(`${domain}: fetch job ${k} is waited for by two children`);
+      claimed.add(k);
+    }
+  }
+  return { ...plan, fetches };
+}
+
 /** Step stage: one child job. Throws on failure (the runner maps the error kind to retry or not). */
 export async function processStep(
   pipeline: Pipeline,
   step: string,
   data: unknown,
-  ctx: { config: Config; runId: string; log: Logger; attempt?: number; signal?: AbortSignal; progress?: (done: number, total?: number) => void | Promise<void> },
+  ctx: { config: Config; runId: string; log: Logger; attempt?: number; signal?: AbortSignal; progress?: (done: number, total?: number) => void | Promise<void>; runner?: 'in-process' | 'bullmq' },
 ): Promise<StepResult> {
   const def = pipeline.steps[step];
   if (!def) throw new InvalidInputError(`unknown step ${pipeline.domain.domain}:${step}`);
@@ -79,6 +111,7 @@ export async function processStep(
     run,
     attempt: ctx.attempt ?? 1,
     progress: ctx.progress ?? (() => undefined),
+    runner: ctx.runner ?? 'in-process',
   });
 }
 

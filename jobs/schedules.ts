@@ -3,7 +3,9 @@
  * domain, in SCHEDULE_TZ (default America/New_York, so runs follow US market
  * hours through daylight-saving changes). A scheduler emits a `<domain>:trigger`
  * job on its domain queue; the worker turns a trigger into a plan job for a
- * fresh run id (jobs/bullmq.ts), so a schedule never carries run state.
+ * fresh run id (jobs/bullmq.ts), so a schedule never carries run state. The
+ * plan job of a scheduled run fetches (fetch → parse → publish flow) when the
+ * domain has a remote source configured (EDGAR_FETCH_*, QUOTES_FETCH_TICKERS).
  *
  * The configuration (SCHEDULE_<DOMAIN>_CRON) is the default; an operator's
  * `npm run schedule -- set|remove` is stored as an override in Redis
@@ -97,7 +99,8 @@ export async function applySchedules(config: Config): Promise<Array<{ domain: st
     await queue.upsertJobScheduler(
       s.domain,
       { pattern: s.cron, tz: s.tz },
-      { name: jobName(s.domain, 'trigger'), data: { domain: s.domain }, opts: { attempts: 3, backoff: { type: 'exponential', delay: 5000, jitter: 0.5 }, removeOnComplete: { age: 30 * 86400 }, removeOnFail: { age: 30 * 86400 } } },
+      // A scheduled run fetches from the domain's configured remote source (Pipeline.fetch) before parsing.
+      { name: jobName(s.domain, 'trigger'), data: { domain: s.domain, fetch: true }, opts: { attempts: 3, backoff: { type: 'exponential', delay: 5000, jitter: 0.5 }, removeOnComplete: { age: 30 * 86400 }, removeOnFail: { age: 30 * 86400 } } },
     );
     result.push({ domain: s.domain, action: 'upserted' as const, cron: s.cron });
   }

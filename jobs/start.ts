@@ -30,7 +30,8 @@ async function main(): Promise<void> {
   }
   const progress = createProgressPrinter();
   for (const p of pipelines) {
-    const report = await runPipelineInProcess(p, { config, log, onProgress: progress });
+    // `npm start` never touches the network: local (or generated) inputs only, even with EDGAR_FETCH_* set.
+    const report = await runPipelineInProcess(p, { config, log, fetch: false, onProgress: progress });
     if (report.skipped) console.log(`[${report.domain}] inputs unchanged: serving the current snapshot`);
     else console.log(`[${report.domain}] published ${report.snapshot_id}: ${report.rows} rows, ${report.rejects} rejected, ${(report.duration_ms / 1000).toFixed(1)} s`);
     for (const c of report.children.filter((c) => c.status === 'failed')) console.log(`[${report.domain}]   rejected ${c.key}: ${c.error}`);

@@ -43,11 +43,27 @@ export const configSchema = z.object({
   SEC_RATE_LIMIT: z.coerce.number().int().min(1).max(10).default(9),
   /** How long every worker stops calling the SEC after its 403 rate-limit page (the SEC blocks for 10 minutes). */
   SEC_403_PAUSE_MS: z.coerce.number().int().min(100).default(600_000),
+  /**
+   * Registry fetch step (jobs/registry/registry-fetch.ts): CIKs whose submissions and companyfacts each
+   * run downloads (comma/space separated), or `tickers` for every CIK of the current ticker file.
+   * Unset (and EDGAR_FETCH_TICKERS off): the registry reads local inputs only.
+   */
+  EDGAR_FETCH_CIKS: optionalString,
+  /** Also download the current ticker file (company_tickers_exchange.json) on each run. */
+  EDGAR_FETCH_TICKERS: boolFlag,
+  /** Which per-CIK files to download. */
+  EDGAR_FETCH_KINDS: z.string().regex(/^\s*(submissions|companyfacts)(\s*,\s*(submissions|companyfacts))*\s*$/).default('submissions,companyfacts'),
+  /** CIKs per fetch job (one job = one kind for this many CIKs; a transient failure retries that job alone). */
+  EDGAR_FETCH_BATCH: z.coerce.number().int().min(1).max(1000).default(25),
   FMCSA_WEBKEY: optionalString,
   FMCSA_BASE_URL: url('https://mobile.fmcsa.dot.gov/qc/services'),
   FMCSA_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),
   POLYGON_API_KEY: optionalString,
   POLYGON_BASE_URL: url('https://api.polygon.io'),
+  /** Quotes fetch step: tickers whose daily bars each run downloads from Polygon (needs POLYGON_API_KEY); unset = local inputs only. */
+  QUOTES_FETCH_TICKERS: optionalString,
+  /** Calendar days of bars per ticker and run (ending today, UTC). */
+  QUOTES_FETCH_DAYS: z.coerce.number().int().min(1).max(3650).default(10),
   HTTP_USER_AGENT: z.string().default('Proofline/0.1 (+https://proofline.example/contact)'),
 
   // Keys. Missing key files are generated under DATA_DIR/keys on first start.

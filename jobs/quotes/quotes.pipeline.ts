@@ -27,7 +27,8 @@ import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
 import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
 import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
-import type { Pipeline, StepContext, StepResult } from '../pipeline.ts';
+import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
+import { planPolygonFetch, POLYGON_FETCH_STEP, polygonFetchPayload, processPolygonFetch } from './quotes-fetch.ts';
 
 export const quotesDomain = defineDomain({
   domain: 'quotes',
@@ -167,18 +168,24 @@ export async function foldQuoteChains(conn: DuckDBConnection, scratchFile: strin
 
 export const quotesPipeline: Pipeline = {
   domain: quotesDomain,
+  // Polygon fetch jobs (QUOTES_FETCH_TICKERS + POLYGON_API_KEY, jobs/quotes/quotes-fetch.ts); none configured: local inputs only.
+  fetch: planPolygonFetch,
   async plan(ctx) {
     const dir = path.join(ctx.inputDir, 'quotes');
-    const files = await listInputs(dir, /\.(csv|json)$/i);
-    const children = files.map((f) => {
+    const fetched = new Map(ctx.fetches.flatMap((f) => f.outputs.map((o) => [o, f.key] as const)));
+    const files = (await listInputs(dir, /\.(csv|json)$/i)).filter((f) => !fetched.has(f));
+    const children: ChildJob[] = files.map((f) => {
       const rel = path.relative(dir, f);
       return { step: f.toLowerCase().endsWith('.json') ? 'polygon' : 'csv', key: rel, data: { file: f, rel } };
     });
+    // A fetched file is parsed by a polygon child that waits for its fetch job.
+    for (const [f, key] of fetched) children.push({ step: 'polygon', key: path.relative(dir, f), data: { file: f, rel: path.relative(dir, f) }, after: [key] });
     return { inputDigest: await digestInputs(ctx.inputDir, files, 'quotes-v1'), children };
   },
   steps: {
     csv: { payload: filePayload, process: processCsv },
     polygon: { payload: filePayload, process: processPolygon },
+    [POLYGON_FETCH_STEP]: { payload: polygonFetchPayload, process: processPolygonFetch },
   },
   async derive(conn, ctx) {
     // Ordered CTAS: a plain scan of quote_chain_input returns fold order (the fold streams it; derive-bars joins by position).

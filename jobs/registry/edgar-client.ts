@@ -95,10 +95,11 @@ export class EdgarClient {
       } catch (e) {
         // A plain 403 (no or rejected User-Agent) is final: retrying would not help.
         if (!(e instanceof SourceUnavailableError) || e.context.status !== 403 || this.rateLimitPages === seen) throw e;
-        if (pauses >= maxPauses) throw new SourceUnavailableError(`SEC rate limit still in force after ${pauses} pauses: ${client.url(pathOrUrl)}`, { url: client.url(pathOrUrl), status: 403, retryAfterMs: this.opts.pauseMs ?? SEC_PAUSE_MS });
+        // The SEC blocks the client either way: pause every sharer of the limiter first, then wait or give up.
         const ms = this.opts.pauseMs ?? SEC_PAUSE_MS;
         this.pausedUntil = Date.now() + ms;
         await this.limiter.pause?.(ms, 'sec-403-rate-limit');
+        if (pauses >= maxPauses) throw new SourceUnavailableError(`SEC rate limit still in force after ${pauses} pauses: ${client.url(pathOrUrl)}`, { url: client.url(pathOrUrl), status: 403, retryAfterMs: ms });
       }
     }
   }
@@ -142,13 +143,19 @@ export interface FetchReport {
   failed: Array<{ url: string; reason: string }>;
 }
 
-/** Writes bytes and their `<file>.meta.json` sidecar ({source_url, retrieved_at, sha256, bytes}) atomically. */
-export async function writeWithSidecar(file: string, res: HttpResponse): Promise<void> {
+/**
+ * Writes bytes and their `<file>.meta.json` sidecar ({source_url, retrieved_at, sha256, bytes}, plus
+ * `extra`, e.g. the fetching run's `run_id`) atomically. Temp names carry the pid, so two processes
+ * writing the same file never mix their bytes; the last rename wins.
+ */
+export async function writeWithSidecar(file: string, res: HttpResponse, extra: Record<string, unknown> = {}): Promise<void> {
   await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(`${file}.tmp`, res.bytes);
-  await writeFile(`${file}.meta.json.tmp`, JSON.stringify({ source_url: res.url, retrieved_at: res.retrieved_at, sha256: res.sha256, bytes: res.bytes.byteLength, status: res.status }, null, 2));
-  await rename(`${file}.meta.json.tmp`, `${file}.meta.json`);
-  await rename(`${file}.tmp`, file);
+  const tmp = `${file}.${process.pid}.tmp`;
+  const metaTmp = `${file}.meta.json.${process.pid}.tmp`;
+  await writeFile(tmp, res.bytes);
+  await writeFile(metaTmp, JSON.stringify({ source_url: res.url, retrieved_at: res.retrieved_at, sha256: res.sha256, bytes: res.bytes.byteLength, status: res.status, ...extra }, null, 2));
+  await rename(metaTmp, `${file}.meta.json`);
+  await rename(tmp, file);
 }
 
 /**

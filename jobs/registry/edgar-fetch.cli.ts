@@ -1,22 +1,44 @@
 /**
  * `node --import tsx jobs/registry/edgar-fetch.cli.ts --cik 320193 [--cik N ...] [--tickers] [--out DIR]`
  *
- * Fetch mode of the registry pipeline: downloads per-CIK submissions and
- * companyfacts (with `.meta.json` sidecars) into `DIR/sec/…` (default
- * INPUT_DIR), through the shared SEC limiter. Needs SEC_USER_AGENT. Then
- * `npm run ingest -- registry --input DIR` ingests them.
+ * Runs the registry pipeline's fetch step on its own, in this process: plans
+ * the same fetch jobs a run would (jobs/registry/registry-fetch.ts; the
+ * `--cik`/`--tickers` flags stand in for EDGAR_FETCH_CIKS/EDGAR_FETCH_TICKERS,
+ * `--cik tickers` = every CIK of the current ticker file) and downloads each
+ * job's files into `DIR/sec/…` (default INPUT_DIR) with `.meta.json` sidecars,
+ * through the shared SEC limiter (Redis-backed with REDIS_URL, so it shares the
+ * budget with running workers). Needs SEC_USER_AGENT. Then
+ * `npm run ingest -- registry --input DIR --no-fetch` ingests them; or set
+ * EDGAR_FETCH_CIKS and let `npm run ingest` / the nightly schedule fetch inside the run.
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { loadConfig } from '../../lib/config.ts';
+import { createLogger } from '../../lib/log.ts';
 import { closeSecLimiter } from '../../lib/sec-limiter.ts';
-import { EdgarClient, fetchEdgarInputs } from './edgar-client.ts';
+import { EdgarClient } from './edgar-client.ts';
+import { fetchEdgarBatch, planEdgarFetch, type EdgarFetchPayload } from './registry-fetch.ts';
 
 const { values } = parseArgs({ options: { cik: { type: 'string', multiple: true, default: [] }, out: { type: 'string' }, tickers: { type: 'boolean', default: false } } });
-const config = loadConfig(process.env);
 try {
+  const env = { ...process.env, EDGAR_FETCH_CIKS: values.cik.join(',') || undefined, EDGAR_FETCH_TICKERS: values.tickers ? '1' : undefined };
+  const config = loadConfig(env);
+  const inputDir = values.out ? path.resolve(values.out) : config.inputDir;
+  const runId = `edgar-fetch-${new Date().toISOString().replace(/[-:.]/g, '').slice(0, 15)}`;
+  const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
+  const jobs = await planEdgarFetch({ config, runId, inputDir, log });
   const client = EdgarClient.fromConfig(config);
-  const report = await fetchEdgarInputs(client, { inputDir: values.out ?? config.inputDir, ciks: values.cik.map(Number), tickers: values.tickers });
-  console.log(JSON.stringify({ written: report.written.length, missing: report.missing, failed: report.failed }, null, 2));
+  const report = { jobs: jobs.length, written: 0, missing: [] as string[], failed: [] as Array<{ job: string; reason: string }> };
+  for (const job of jobs) {
+    try {
+      const r = await fetchEdgarBatch(client, job.data as EdgarFetchPayload, { runId });
+      report.written += r.written.length;
+      report.missing.push(...r.missing.map((m) => m.url));
+    } catch (e) {
+      report.failed.push({ job: job.key, reason: (e as Error).message });
+    }
+  }
+  console.log(JSON.stringify(report, null, 2));
   process.exitCode = report.failed.length ? 1 : 0;
 } catch (e) {
   console.error((e as Error).message);

@@ -5,7 +5,11 @@
  * publish, `company_lookup` (ticker → CIK, status).
  *
  * Inputs under `<inputDir>/sec/`: `tickers/*.json`, `submissions/CIK*.json`.
+ * With an EDGAR source configured (EDGAR_FETCH_*, jobs/registry/registry-fetch.ts)
+ * a run first fetches submissions/companyfacts/tickers into that folder: each
+ * parse child of fetched files waits for its fetch jobs (publish ← parse ← fetch).
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { createRecordLeaf, type OriginLeaf } from '../../lib/origin.ts';
@@ -20,10 +24,12 @@ import { hashCanonical } from '../../lib/hash.ts';
 import { ParseError } from '../../lib/errors.ts';
 import { describeError } from '../in-process.ts';
 import { readInput } from '../inputs.ts';
-import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
+import type { ChildJob, FetchJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import type { Reject } from '../../lib/warehouse/staging.ts';
 import { SourceBatch } from './source-batch.ts';
 import { digestScanned, scanInputs } from './scan-inputs.ts';
+import { EDGAR_FETCH_STEP, edgarFetchPayload, planEdgarFetch, processEdgarFetch, type EdgarFetchPayload } from './registry-fetch.ts';
+import { NotFoundError } from '../../lib/errors.ts';
 
 export const registryDomain = defineDomain({
   domain: 'registry',
@@ -38,8 +44,24 @@ export const SUBMISSIONS_BATCH = 250;
 /** Filing documents per child job (10-Ks are up to a few MB each). */
 export const DOCUMENTS_BATCH = 1000;
 
-const tickersPayload = z.object({ file: z.string(), snapshot_date: z.string().nullable(), is_current: z.boolean() });
-const submissionsPayload = z.object({ files: z.array(z.string()).min(1) });
+/** `fetched`: the files were planned as outputs of fetch jobs; one the source did not have (404, removed) is skipped. */
+const tickersPayload = z.object({ file: z.string(), snapshot_date: z.string().nullable(), is_current: z.boolean(), fetched: z.boolean().optional() });
+const submissionsPayload = z.object({ files: z.array(z.string()).min(1), fetched: z.boolean().optional() });
+const factsPayload = z.object({ files: z.array(z.string()).min(1), fetched: z.boolean().optional() });
+
+/**
+ * Wraps a batch step: for fetched inputs, drops the files the fetch jobs found missing at the
+ * source (404: no file), so the batch parses what EDGAR has; an all-missing batch is empty.
+ */
+function skipMissingFetched<P extends { files: string[]; fetched?: boolean }>(process: (ctx: StepContext<P>) => Promise<StepResult>) {
+  return async (ctx: StepContext<P>): Promise<StepResult> => {
+    if (!ctx.data.fetched) return process(ctx);
+    const files = ctx.data.files.filter((f) => existsSync(f));
+    if (!files.length) return { rows: 0, rejects: 0, detail: { missing_at_source: ctx.data.files.length } };
+    const r = await process({ ...ctx, data: { ...ctx.data, files } });
+    return files.length === ctx.data.files.length ? r : { ...r, detail: { ...r.detail, missing_at_source: ctx.data.files.length - files.length } };
+  };
+}
 
 const TICKER_URLS: Record<string, string> = {
   'company_tickers_exchange.json': 'https://www.sec.gov/files/company_tickers_exchange.json',
@@ -49,6 +71,7 @@ const TICKER_URLS: Record<string, string> = {
 async function processTickers(ctx: StepContext<z.infer<typeof tickersPayload>>): Promise<StepResult> {
   const { file, snapshot_date, is_current } = ctx.data;
   const name = path.basename(file);
+  if (ctx.data.fetched && !existsSync(file)) throw new NotFoundError(`the fetched ticker file ${name} is missing (the source answered 404)`, { file });
   const { bytes, src } = await readInput(file, 'sec-edgar/tickers', TICKER_URLS[name] ?? null);
   const parsed = parseTickers(bytes, file);
   const rows = parsed.rows.map((r) => ({ ...r, snapshot_date, is_current, file_format: parsed.format, content_sha256: src.content_sha256 }));
@@ -114,13 +137,48 @@ export function batchKey(files: string[]): string {
   return `batch-${path.basename(files[0])}-${hashCanonical(files.map((f) => path.basename(f))).slice(0, 12)}`;
 }
 
+/**
+ * Parse children of the fetch jobs: one child per fetched ticker file, and the
+ * fetched submissions / companyfacts in batches of about SUBMISSIONS_BATCH
+ * files, each child naming the fetch jobs that write its files (`after`).
+ */
+function fetchedChildren(fetches: FetchJob[]): ChildJob[] {
+  const children: ChildJob[] = [];
+  const groups: Record<'submissions' | 'companyfacts', FetchJob[][]> = { submissions: [], companyfacts: [] };
+  for (const f of fetches) {
+    if (f.step !== EDGAR_FETCH_STEP) continue;
+    const { kind } = f.data as EdgarFetchPayload;
+    if (kind === 'tickers') {
+      children.push({ step: 'tickers', key: path.basename(f.outputs[0]!), data: { file: f.outputs[0]!, snapshot_date: null, is_current: true, fetched: true }, required: true, after: [f.key] });
+      continue;
+    }
+    const list = groups[kind];
+    const last = list.at(-1);
+    if (last && last.reduce((n, j) => n + j.outputs.length, 0) + f.outputs.length <= SUBMISSIONS_BATCH) last.push(f);
+    else list.push([f]);
+  }
+  for (const group of groups.submissions) {
+    const files = group.flatMap((f) => f.outputs);
+    children.push({ step: 'submissions', key: `fetched-${batchKey(files)}`, data: { files, fetched: true }, after: group.map((f) => f.key) });
+  }
+  for (const group of groups.companyfacts) {
+    const files = group.flatMap((f) => f.outputs);
+    children.push({ step: 'companyfacts', key: `facts-fetched-${batchKey(files)}`, data: { files, fetched: true }, after: group.map((f) => f.key) });
+  }
+  return children;
+}
+
 export const registryPipeline: Pipeline = {
   domain: registryDomain,
+  fetch: planEdgarFetch,
   async plan(ctx) {
     const secDir = path.join(ctx.inputDir, 'sec');
-    const tickerFiles = await scanInputs(path.join(secDir, 'tickers'), /\.json$/);
-    const subFiles = await scanInputs(path.join(secDir, 'submissions'), /^CIK\d{10}(-submissions-\d{3})?\.json$/);
-    const children: ChildJob[] = [];
+    // Files the fetch jobs will (re)write are read by the children that wait for them, never as local inputs.
+    const fetched = new Set(ctx.fetches.flatMap((f) => f.outputs));
+    const local = (files: string[]) => (fetched.size ? files.filter((f) => !fetched.has(f)) : files);
+    const tickerFiles = local(await scanInputs(path.join(secDir, 'tickers'), /\.json$/));
+    const subFiles = local(await scanInputs(path.join(secDir, 'submissions'), /^CIK\d{10}(-submissions-\d{3})?\.json$/));
+    const children: ChildJob[] = fetchedChildren(ctx.fetches);
     for (const f of tickerFiles) {
       const name = path.basename(f);
       const dated = tickerSnapshotDate(name, '');
@@ -142,7 +200,7 @@ export const registryPipeline: Pipeline = {
     }
     if (batch.length) children.push({ step: 'submissions', key: batchKey(batch), data: { files: batch } });
     // Layers: companyfacts, filing documents (8-K, 10-K, ownership) and EDGAR index files.
-    const factFiles = await scanInputs(path.join(secDir, 'companyfacts'), COMPANYFACTS_RE);
+    const factFiles = local(await scanInputs(path.join(secDir, 'companyfacts'), COMPANYFACTS_RE));
     for (let i = 0; i < factFiles.length; i += SUBMISSIONS_BATCH) {
       const files = factFiles.slice(i, i + SUBMISSIONS_BATCH);
       children.push({ step: 'companyfacts', key: `facts-${batchKey(files)}`, data: { files } });
@@ -159,10 +217,11 @@ export const registryPipeline: Pipeline = {
   },
   steps: {
     tickers: { payload: tickersPayload, process: processTickers },
-    submissions: { payload: submissionsPayload, process: processSubmissions },
-    companyfacts: { payload: z.object({ files: z.array(z.string()).min(1) }), process: processCompanyFacts },
+    submissions: { payload: submissionsPayload, process: skipMissingFetched(processSubmissions) },
+    companyfacts: { payload: factsPayload, process: skipMissingFetched(processCompanyFacts) },
     documents: { payload: z.object({ files: z.array(z.string()).min(1), root: z.string() }), process: processDocuments },
     index: { payload: z.object({ file: z.string(), root: z.string() }), process: processIndex },
+    [EDGAR_FETCH_STEP]: { payload: edgarFetchPayload, process: processEdgarFetch, rateLimited: 'sec' },
   },
   async derive(conn) {
     // A CIK can appear in two batches only through a malformed input set; keep one row per CIK and filing.

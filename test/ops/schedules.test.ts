@@ -34,7 +34,8 @@ describe.skipIf(!HAS_REDIS)('job schedulers', { timeout: 180_000 }, () => {
     workers.push(await startWorkerProcess(env, []));
     const s = await getQueue(config, 'registry').getJobScheduler('registry');
     expect(s).toMatchObject({ pattern: '15 4 * * *', tz: 'America/New_York' });
-    expect(s!.template?.data).toEqual({ domain: 'registry' });
+    // Scheduled runs fetch from the configured remote source before parsing (fetch → parse → publish).
+    expect(s!.template?.data).toEqual({ domain: 'registry', fetch: true });
     workers.push(await startWorkerProcess(env, []));
     await applySchedules(config);
     await applySchedules(config);

@@ -1,0 +1,61 @@
+/**
+ * The fetch step of the quotes pipeline: with POLYGON_API_KEY and
+ * QUOTES_FETCH_TICKERS set, each run downloads the daily bars of every listed
+ * ticker for the last QUOTES_FETCH_DAYS calendar days (ending on the run's UTC
+ * date) from Polygon into `<inputDir>/quotes/polygon/`, with the `.meta.json`
+ * sidecar the polygon parse step turns into origin leaves (URL without the
+ * key, retrieved_at). One fetch job per ticker (`polygon-fetch-<TICKER>-<from>-<to>`);
+ * its `polygon` parse child waits for it. Without both settings the quotes
+ * pipeline reads local inputs only.
+ */
+import path from 'node:path';
+import { z } from 'zod';
+import type { Config } from '../../lib/config.ts';
+import { normalizeTicker } from '../../ingest/quotes/quote.schema.ts';
+import type { FetchJob, StepContext, StepResult } from '../pipeline.ts';
+import { PolygonClient, polygonOptionsFromConfig } from './polygon-client.ts';
+
+export const POLYGON_FETCH_STEP = 'fetch';
+
+export const polygonFetchPayload = z.object({
+  ticker: z.string().min(1),
+  from: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  to: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  /** `<inputDir>/quotes` of the run. */
+  dir: z.string(),
+});
+export type PolygonFetchPayload = z.infer<typeof polygonFetchPayload>;
+
+/** Whether a remote Polygon source is configured for the quotes runs. */
+export function polygonFetchConfigured(config: Pick<Config, 'POLYGON_API_KEY' | 'QUOTES_FETCH_TICKERS'>): boolean {
+  return Boolean(config.POLYGON_API_KEY && config.QUOTES_FETCH_TICKERS);
+}
+
+/** The file a fetch job writes (the name PolygonClient.saveDailyAggs gives it). */
+export function polygonFetchOutput(quotesDir: string, ticker: string, from: string, to: string): string {
+  return path.join(quotesDir, 'polygon', `${normalizeTicker(ticker)}_${from}_${to}_adjusted.json`);
+}
+
+/** The quotes pipeline's fetch planning hook: one fetch job per configured ticker, or `[]`. */
+export async function planPolygonFetch(ctx: { config: Config; inputDir: string }, now = new Date()): Promise<FetchJob[]> {
+  const { config } = ctx;
+  if (!polygonFetchConfigured(config)) return [];
+  const to = now.toISOString().slice(0, 10);
+  const from = new Date(now.getTime() - config.QUOTES_FETCH_DAYS * 86_400_000).toISOString().slice(0, 10);
+  const dir = path.join(ctx.inputDir, 'quotes');
+  const tickers = [...new Set(config.QUOTES_FETCH_TICKERS!.split(/[\s,;]+/).filter(Boolean).map((t) => normalizeTicker(t)))].sort();
+  return tickers.map((ticker) => ({
+    step: POLYGON_FETCH_STEP,
+    key: `polygon-fetch-${ticker}-${from}-${to}`,
+    data: { ticker, from, to, dir } satisfies PolygonFetchPayload,
+    outputs: [polygonFetchOutput(dir, ticker, from, to)],
+  }));
+}
+
+/** The quotes fetch step: one ticker's daily bars through the Polygon client (its retries and limiter). */
+export async function processPolygonFetch(ctx: StepContext<PolygonFetchPayload>): Promise<StepResult> {
+  const client = new PolygonClient(polygonOptionsFromConfig(ctx.config));
+  const { ticker, from, to, dir } = ctx.data;
+  const file = await client.saveDailyAggs(dir, ticker, from, to, true);
+  return { rows: 0, rejects: 0, detail: { file: path.relative(dir, file) } };
+}
