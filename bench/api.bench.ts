@@ -9,9 +9,12 @@
  *   runs the DuckDB search (target p99 < 50 ms), at 8 connections;
  * - `/api/company/{ticker}/quote` when the quotes domain is published.
  *
- * Scale: `full` when data/sample/full is complete (the issue-3 engineer's full
- * sample), else `medium` (generated here). BENCH_SCALE overrides; BENCH_SECONDS
- * sets the duration per run (default 10). Requests carry a Pro key with a huge
+ * Scale (BENCH_SCALE, default `full`): `full` ingests the full-scale EDGAR
+ * sample (8,200 companies, shared with the registry bench under
+ * data/bench/registry/input/full) and the quotes sample of BENCH_API_QUOTES
+ * scale (default `full`: 8,200 tickers x 2,520 days, raw and adjusted);
+ * `medium`/`small` generate both at that scale. BENCH_SECONDS sets the
+ * duration per run (default 10). Requests carry a Pro key with a huge
  * limit so metering runs on every request (and no 429 skews the numbers).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -26,13 +29,16 @@ import { createApiKey } from '../lib/api-keys.ts';
 import { runPipelineInProcess } from '../jobs/in-process.ts';
 import { pipelines } from '../jobs/pipelines.ts';
 import { ensureSample, sampleGenerators } from '../jobs/sample.ts';
+import { edgarSampleGenerator } from '../ingest/edgar/edgar.sample.ts';
+import { quotesSampleGenerator } from '../ingest/quotes/quotes.sample.ts';
+import { mkdir, readlink, rm, symlink } from 'node:fs/promises';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { writeResult } from './bench-kit.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const fullDir = path.join(ROOT, 'data', 'sample', 'full');
-const scale = (process.env.BENCH_SCALE ?? (existsSync(path.join(fullDir, '.complete')) ? 'full' : 'medium')) as 'small' | 'medium' | 'full';
+const scale = (process.env.BENCH_SCALE ?? 'full') as 'small' | 'medium' | 'full';
+const quotesScale = (process.env.BENCH_API_QUOTES ?? scale) as 'small' | 'medium' | 'full';
 
 if (spawnSync('wrk', ['--version']).error) {
   console.error('wrk not found: apt-get install -y wrk');
@@ -120,10 +126,27 @@ function fmt(name: string, r: WrkResult): string {
 
 // 1. Data: the sample at this scale, ingested in process (skipped when unchanged).
 const dataDir = path.join(ROOT, 'data', 'bench', `api-${scale}`);
-const inputDir = scale === 'full' && existsSync(path.join(fullDir, '.complete')) ? fullDir : path.join(dataDir, 'input');
+const inputDir = path.join(dataDir, 'input');
 const config = loadConfig({ DATA_DIR: dataDir, INPUT_DIR: inputDir, LOG_LEVEL: 'silent' }, ROOT);
 const t0 = Date.now();
-if (inputDir !== fullDir) await ensureSample(inputDir, { scale, seed: 42, generators: sampleGenerators.filter((g) => /edgar|quote/i.test(g.name)) });
+if (scale === 'full') {
+  // Full scale: the EDGAR sample shared with the registry bench, and the quotes sample, linked under one input folder.
+  const edgarDir = path.join(ROOT, 'data', 'bench', 'registry', 'input', 'full');
+  const quotesDir = path.join(dataDir, `quotes-${quotesScale}`);
+  await ensureSample(edgarDir, { scale: 'full', seed: 42, generators: [edgarSampleGenerator] });
+  await ensureSample(quotesDir, { scale: quotesScale, seed: 42, generators: [quotesSampleGenerator] });
+  await mkdir(inputDir, { recursive: true });
+  for (const [name, target] of [['sec', path.join(edgarDir, 'sec')], ['quotes', path.join(quotesDir, 'quotes')]] as const) {
+    const link = path.join(inputDir, name);
+    if ((await readlink(link).catch(() => null)) !== target) {
+      await rm(link, { recursive: true, force: true });
+      await symlink(target, link);
+    }
+  }
+  console.log(`inputs ready (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+} else {
+  await ensureSample(inputDir, { scale, seed: 42, generators: sampleGenerators.filter((g) => /edgar|quote/i.test(g.name)) });
+}
 const benchDomains = pipelines.filter((p) => ['registry', 'quotes'].includes(p.domain.domain));
 for (const p of benchDomains) {
   const rep = await runPipelineInProcess(p, { config, log: silentLogger, inputDir });
@@ -190,7 +213,7 @@ try {
   console.log('targets:', targets);
   writeResult('api', {
     load_average_1m_at_end: Math.round(os.loadavg()[0]! * 10) / 10,
-    scale, companies, tickers_rotated: tickers.length, search_queries: words.length, seconds_per_run: SECONDS, tool: 'wrk -t2', server_peak_rss_mb: vmHwmMb(server.pid!),
+    scale, quotes_scale: quotesScale, companies, tickers_rotated: tickers.length, search_queries: words.length, seconds_per_run: SECONDS, tool: 'wrk -t2', server_peak_rss_mb: vmHwmMb(server.pid!),
     ratio_company_to_bare: Math.round((c.req_per_s / runs.bare_node_http_c32.req_per_s) * 100) / 100,
     runs, targets,
   });

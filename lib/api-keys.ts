@@ -99,6 +99,8 @@ export async function listApiKeys(dataDir: string): Promise<ApiKeyRecord[]> {
  */
 export class ApiKeyStore {
   private byHash = new Map<string, ApiKeyRecord>();
+  /** SHA-256 of recently presented secrets, so a request costs a Map hit rather than a hash (the records stay keyed by hash). */
+  private readonly hashMemo = new Map<string, string>();
   private mtimeMs = -1;
   private lastCheck = 0;
   private checking: Promise<void> | null = null;
@@ -124,7 +126,14 @@ export class ApiKeyStore {
     if (Date.now() - this.lastCheck > this.recheckMs && !this.checking) {
       this.checking = this.load().catch(() => undefined).finally(() => (this.checking = null));
     }
-    return this.byHash.get(hashApiKey(secret)) ?? null;
+    let hash = this.hashMemo.get(secret);
+    if (hash === undefined) {
+      hash = hashApiKey(secret);
+      // Bounded: a flood of random bearer tokens must not grow memory (they all miss and answer 401).
+      if (this.hashMemo.size >= 10_000) this.hashMemo.clear();
+      this.hashMemo.set(secret, hash);
+    }
+    return this.byHash.get(hash) ?? null;
   }
 
   /** Resolves once any pending re-read has finished (tests). */

@@ -31,7 +31,7 @@ export function createApp(deps: ServiceDeps): H3 {
     onError: (error) => errorResponse(error, deps.log),
   });
   // Endpoint families: one line each.
-  installApiLayer(app, deps); // metering, limits, hot cache, ETag/304, compression, CORS: applies to every route
+  deps.apiLayer = installApiLayer(app, deps); // metering, limits, hot cache, ETag/304, compression, CORS: applies to every route
   registerHealthRoutes(app, deps);
   registerReceiptRoutes(app, deps);
   registerSearchRoutes(app, deps);

@@ -4,11 +4,13 @@
  * which ingests first and then calls `startServer`.
  */
 import { readFileSync } from 'node:fs';
-import { serve } from 'h3';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { loadConfig, type Config } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { createApp } from './app.ts';
+import { createNodeListener } from './node-listener.ts';
 import { discoveryOptions } from './discovery/discovery.options.ts';
 import type { Readers, ServiceDeps } from './deps.ts';
 import { StateStore, stateDbPath } from './state/state.store.ts';
@@ -53,15 +55,22 @@ export interface RunningServer {
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   const deps = await buildDeps(config, log);
   const app = createApp(deps);
-  const server = serve(app, { port: config.PORT, hostname: config.HOST, silent: true, gracefulShutdown: false });
-  await server.ready();
-  const url = server.url?.replace(/\/$/, '') ?? `http://${config.HOST}:${config.PORT}`;
+  // node:http with the API layer's hot path in front of h3 (service/node-listener.ts).
+  const server = createServer(createNodeListener(app, deps.apiLayer, log));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(config.PORT, config.HOST, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
+  const url = `http://${host}:${port}`;
   // With PORT=0 the real port is known only now; links use it unless PUBLIC_BASE_URL is set.
   if (!config.PUBLIC_BASE_URL) deps.options.publicBaseUrl = url;
   return {
     url,
     async close() {
-      await server.close();
+      // Stops accepting, closes idle keep-alive sockets, resolves once in-flight requests have finished.
+      await new Promise<void>((resolve) => server.close(() => resolve()));
       for (const r of Object.values(deps.readers)) await r.close();
       await deps.state?.close();
       await deps.usage?.close();

@@ -1,21 +1,32 @@
 /**
  * The query log: one row per metered /api request, feeding /api/ir/rankings
- * and /api/stats. Requests only push into an in-memory buffer (O(1), never
- * awaited); a timer flushes the buffer to a DuckDB file owned by the server
- * process (`DATA_DIR/state/query-log.duckdb`) through an Appender, so logging
- * never slows a request. One writer per DuckDB file (tech.md): a second
- * server process on the same DATA_DIR cannot open it and logs to its own
- * in-memory database instead (with a warning); run one API process per
- * DATA_DIR, or accept per-process rankings.
+ * and /api/stats. A request only appends one NDJSON line to an in-memory
+ * buffer (O(1), never awaited). A timer writes the buffer to a spool file
+ * next to the database (asynchronous file I/O), and the loader moves each
+ * closed spool file into DuckDB with `read_json` (a query that runs on
+ * DuckDB's own thread). So nothing per row runs on the event loop beyond
+ * building the line: an Appender would make one synchronous native call per
+ * value, about 60 ms of blocked event loop per 10,000 rows.
+ *
+ * Durability: rows still in the memory buffer (at most `spoolMs`) are lost
+ * if the process dies; a spool file left by a crash is loaded the next time
+ * the log is opened. The log is telemetry, never acknowledged data.
+ *
+ * One writer per DuckDB file (tech.md): a second server process on the same
+ * DATA_DIR cannot open it and logs to its own in-memory database instead
+ * (with a warning); run one API process per DATA_DIR, or accept per-process
+ * rankings.
  *
  * Clients are stored as `key:<key_id>` or `ip:<first 16 hex of SHA-256(ip)>`,
  * never raw IPs.
  */
-import { mkdir } from 'node:fs/promises';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { once } from 'node:events';
+import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from '../../lib/log.ts';
-import { queryRows, type Params, type Row } from '../../lib/warehouse/duckdb.ts';
+import { queryRows, quoteLiteral, type Params, type Row } from '../../lib/warehouse/duckdb.ts';
 
 export interface QueryLogEntry {
   ts_ms: number;
@@ -33,16 +44,27 @@ const DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log (
   ts_ms BIGINT NOT NULL, client VARCHAR NOT NULL, tier VARCHAR NOT NULL, agent_type VARCHAR NOT NULL,
   method VARCHAR NOT NULL, path VARCHAR NOT NULL, ticker VARCHAR, status INTEGER NOT NULL, duration_ms DOUBLE NOT NULL)`;
 
-/** Rows held in memory at most; beyond this (writer stalled) the oldest are dropped and counted. */
+/** Lines held in memory at most; beyond this (writer stalled) new rows are dropped and counted. */
 const MAX_BUFFER = 200_000;
 
+const COLUMNS = `{ts_ms: 'BIGINT', client: 'VARCHAR', tier: 'VARCHAR', agent_type: 'VARCHAR', method: 'VARCHAR', path: 'VARCHAR', ticker: 'VARCHAR', status: 'INTEGER', duration_ms: 'DOUBLE'}`;
+
+/** One entry as an NDJSON line (strings that come from the request go through JSON.stringify). */
+function toLine(e: QueryLogEntry): string {
+  return `{"ts_ms":${Math.trunc(e.ts_ms)},"client":${JSON.stringify(e.client)},"tier":${JSON.stringify(e.tier)},"agent_type":${JSON.stringify(e.agent_type)},"method":${JSON.stringify(e.method)},"path":${JSON.stringify(e.path)},"ticker":${e.ticker === null ? 'null' : JSON.stringify(e.ticker)},"status":${e.status | 0},"duration_ms":${Number.isFinite(e.duration_ms) ? e.duration_ms : 0}}\n`;
+}
+
 export class QueryLog {
-  private buffer: QueryLogEntry[] = [];
+  private buffer: string[] = [];
+  private spool: WriteStream | null = null;
+  private spoolRows = 0;
+  private seq = 0;
   private flushing: Promise<void> | null = null;
-  private timer: NodeJS.Timeout | null = null;
+  private spoolTimer: NodeJS.Timeout | null = null;
+  private loadTimer: NodeJS.Timeout | null = null;
   /** Rows dropped because the buffer overflowed. */
   dropped = 0;
-  /** Rows written so far. */
+  /** Rows loaded into the database so far. */
   written = 0;
 
   private constructor(
@@ -50,11 +72,12 @@ export class QueryLog {
     private readonly writer: DuckDBConnection,
     private readonly reader: DuckDBConnection,
     readonly file: string,
+    private readonly spoolDir: string,
     private readonly log?: Logger,
   ) {}
 
   /** Opens (creating) the log database at `file`; falls back to an in-memory database when the file is locked by another process. */
-  static async open(file: string, opts: { flushMs?: number; log?: Logger } = {}): Promise<QueryLog> {
+  static async open(file: string, opts: { flushMs?: number; spoolMs?: number; log?: Logger } = {}): Promise<QueryLog> {
     let instance: DuckDBInstance;
     let where = file;
     try {
@@ -68,51 +91,84 @@ export class QueryLog {
     const writer = await instance.connect();
     await writer.run(DDL);
     const reader = await instance.connect();
-    const q = new QueryLog(instance, writer, reader, where, opts.log);
-    q.timer = setInterval(() => void q.flush().catch((err) => opts.log?.warn({ err }, 'query log flush failed')), opts.flushMs ?? 1000);
-    q.timer.unref();
+    // Spool files are per database: the file's own directory, or a per-process one for the in-memory fallback.
+    const spoolDir = where === ':memory:' ? path.join(path.dirname(file), `query-log-spool-${process.pid}`) : `${file}.spool`;
+    await mkdir(spoolDir, { recursive: true });
+    const q = new QueryLog(instance, writer, reader, where, spoolDir, opts.log);
+    await q.loadSpoolFiles(); // left by a crash
+    q.spoolTimer = setInterval(() => q.writeBuffer(), opts.spoolMs ?? 250);
+    q.spoolTimer.unref();
+    q.loadTimer = setInterval(() => void q.flush().catch((err) => opts.log?.warn({ err }, 'query log flush failed')), opts.flushMs ?? 1000);
+    q.loadTimer.unref();
     return q;
   }
 
-  /** Queues one entry (synchronous, allocation only). */
+  /** Queues one entry (synchronous: one string, one array push). */
   push(e: QueryLogEntry): void {
     if (this.buffer.length >= MAX_BUFFER) {
-      this.buffer.shift();
       this.dropped++;
+      return;
     }
-    this.buffer.push(e);
+    this.buffer.push(toLine(e));
   }
 
-  /** Writes the buffered entries now; concurrent callers share one flush. */
+  /** Moves the memory buffer to the open spool file (asynchronous write). */
+  private writeBuffer(): void {
+    if (this.buffer.length === 0) return;
+    const lines = this.buffer;
+    this.buffer = [];
+    this.spool ??= createWriteStream(path.join(this.spoolDir, `${Date.now()}-${String(this.seq++).padStart(6, '0')}.ndjson.open`));
+    this.spool.write(lines.join(''));
+    this.spoolRows += lines.length;
+  }
+
+  /** Writes buffered rows and loads every closed spool file into the database; concurrent callers share one flush. */
   flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => (this.buffer.length ? this.flush() : undefined));
-    if (this.buffer.length === 0) return Promise.resolve();
+    if (this.flushing) return this.flushing.then(() => (this.buffer.length || this.spoolRows ? this.flush() : undefined));
+    if (this.buffer.length === 0 && this.spoolRows === 0) return Promise.resolve();
     this.flushing = this.doFlush().finally(() => (this.flushing = null));
     return this.flushing;
   }
 
   private async doFlush(): Promise<void> {
-    const rows = this.buffer;
-    this.buffer = [];
-    const app = await this.writer.createAppender('query_log');
-    try {
-      for (const r of rows) {
-        app.appendBigInt(BigInt(Math.trunc(r.ts_ms)));
-        app.appendVarchar(r.client);
-        app.appendVarchar(r.tier);
-        app.appendVarchar(r.agent_type);
-        app.appendVarchar(r.method);
-        app.appendVarchar(r.path);
-        if (r.ticker === null) app.appendNull();
-        else app.appendVarchar(r.ticker);
-        app.appendInteger(r.status);
-        app.appendDouble(r.duration_ms);
-        app.endRow();
+    this.writeBuffer();
+    const stream = this.spool;
+    if (stream) {
+      this.spool = null;
+      this.spoolRows = 0;
+      stream.end();
+      await once(stream, 'close');
+      const open = String(stream.path);
+      await rename(open, open.replace(/\.open$/, ''));
+    }
+    await this.loadSpoolFiles();
+  }
+
+  /** Loads closed spool files (oldest first) with read_json, deleting each once it is in the database. */
+  private async loadSpoolFiles(): Promise<void> {
+    const files = (await readdir(this.spoolDir)).filter((f) => f.endsWith('.ndjson') || f.endsWith('.ndjson.open')).sort();
+    for (const f of files) {
+      let file = path.join(this.spoolDir, f);
+      if (f.endsWith('.open')) {
+        // Only at open time can an `.open` file be here without a live stream: a crash left it.
+        if (this.spool && String(this.spool.path) === file) continue;
+        await rename(file, file.replace(/\.open$/, ''));
+        file = file.replace(/\.open$/, '');
       }
-      app.flushSync();
-      this.written += rows.length;
-    } finally {
-      app.closeSync();
+      // ignore_errors: a line cut short by a crash reads as NULLs and is filtered out, never fatal.
+      try {
+        const res = await this.writer.run(`INSERT INTO query_log
+          SELECT * FROM read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${COLUMNS}, ignore_errors = true)
+          WHERE ts_ms IS NOT NULL AND client IS NOT NULL AND tier IS NOT NULL AND agent_type IS NOT NULL
+            AND method IS NOT NULL AND path IS NOT NULL AND status IS NOT NULL AND duration_ms IS NOT NULL`);
+        this.written += Number(res.rowsChanged);
+      } catch (err) {
+        // Keep the file for inspection instead of retrying it forever (the log is telemetry: never block the server on it).
+        this.log?.warn({ err: (err as Error).message, file }, 'query log spool file could not be loaded; kept as .bad');
+        await rename(file, `${file}.bad`).catch(() => undefined);
+        continue;
+      }
+      await rm(file, { force: true });
     }
   }
 
@@ -123,7 +179,8 @@ export class QueryLog {
   }
 
   async close(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
+    if (this.spoolTimer) clearInterval(this.spoolTimer);
+    if (this.loadTimer) clearInterval(this.loadTimer);
     await this.flush().catch((err) => this.log?.warn({ err }, 'final query log flush failed'));
     this.writer.closeSync();
     this.reader.closeSync();

@@ -100,11 +100,15 @@ export class UsageService {
     return { client: hashIp(ip ?? 'unknown'), tier: 'free', hourly_limit: this.freeHourlyLimit, agent_type };
   }
 
-  /** Counts one request against the client's hourly window. */
-  async meter(id: ClientIdentity, nowMs: number): Promise<Metered> {
+  /** Counts one request against the client's hourly window (synchronous with in-memory counters, a promise with Redis). */
+  meter(id: ClientIdentity, nowMs: number): Metered | Promise<Metered> {
     const nowS = Math.floor(nowMs / 1000);
     const windowStart = nowS - (nowS % WINDOW_SECONDS);
-    const n = await this.counter.hit(id.client, windowStart);
+    const n = this.counter.hit(id.client, windowStart);
+    return typeof n === 'number' ? this.metered(id, n, nowS, windowStart) : n.then((c) => this.metered(id, c, nowS, windowStart));
+  }
+
+  private metered(id: ClientIdentity, n: number, nowS: number, windowStart: number): Metered {
     return {
       requests_this_hour: n,
       hourly_limit: id.hourly_limit,
@@ -158,3 +162,33 @@ export function buildUsageMeta(id: ClientIdentity, m: Metered, baseUrl: string, 
   };
 }
 export type UsageMeta = ReturnType<typeof buildUsageMeta>;
+
+interface MetaTemplate {
+  /** `{"source":…,"current_tier":…` */
+  head: string;
+  /** `"agent_type":…,…,"upsell":…` (the members between `remaining` and `tier_recommendation`). */
+  mid: string;
+}
+const metaTemplates = new Map<string, MetaTemplate>();
+
+/**
+ * The JSON text of `buildUsageMeta(id, m, baseUrl, proHourlyLimit)`, byte for
+ * byte (pinned by test/api/usage-meta.test.ts), assembled from memoised pieces:
+ * only the counters and the recommendation change from one request to the
+ * next, so the long constant strings are serialised once per (tier, agent
+ * type, limit, base URL) instead of on every request.
+ */
+export function usageMetaJson(id: ClientIdentity, m: Metered, baseUrl: string, proHourlyLimit: number): string {
+  const key = `${id.tier}|${id.agent_type}|${id.hourly_limit}|${proHourlyLimit}|${baseUrl}`;
+  let t = metaTemplates.get(key);
+  if (!t) {
+    const full = buildUsageMeta(id, { ...m, requests_this_hour: 0, remaining: 0, over_limit: false }, baseUrl, proHourlyLimit);
+    const { source, current_tier, requests_this_hour: _r, hourly_limit: _h, remaining: _m, tier_recommendation: _t, ...rest } = full;
+    t = { head: JSON.stringify({ source, current_tier }).slice(0, -1), mid: JSON.stringify(rest).slice(1, -1) };
+    if (metaTemplates.size > 1000) metaTemplates.clear();
+    metaTemplates.set(key, t);
+  }
+  const nearLimit = id.tier === 'free' && m.requests_this_hour >= id.hourly_limit * 0.8;
+  const rec = id.tier === 'pro' ? 'pro' : nearLimit || m.over_limit ? 'pro' : 'free';
+  return `${t.head},"requests_this_hour":${m.requests_this_hour},"hourly_limit":${m.hourly_limit},"remaining":${m.remaining},${t.mid},"tier_recommendation":"${rec}"}`;
+}
