@@ -26,6 +26,7 @@
  * holds a Redis lock per domain, so one publisher holds across machines.
  */
 import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { FlowProducer, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
@@ -414,6 +415,8 @@ export function startWorkers(config: Config, log: Logger, opts: { concurrency?: 
   const domains = opts.domains ?? knownPipelines().map((p) => p.domain.domain);
   const common = {
     connection: redisConnection(url),
+    // Stored on every job it runs (`processedBy`): which host and process ran a job, in the dashboard and `jobs inspect`.
+    name: `${hostname()}:${process.pid}`,
     concurrency: opts.concurrency ?? config.WORKER_CONCURRENCY,
     // A worker that dies mid-job stops renewing its lock; after lockDuration the job is stalled and
     // (checked every stalledInterval) moved back to wait for another worker, up to maxStalledCount times.

@@ -8,8 +8,8 @@
  *   /files/company_tickers_exchange.json       → <root>/tickers/company_tickers_exchange.json
  *
  * Anything else (or a missing file) is 404. Every request is recorded (path,
- * time, status); `failures` makes a path answer 503 (or any status) its first
- * N times, to exercise retries. Used by the operations tests and the workers
+ * time, status); `failures` makes a path answer 503 (or any status and body,
+ * e.g. the SEC's 403 rate-limit page) its first N times, to exercise retries. Used by the operations tests and the workers
  * benchmark; never touches the network.
  */
 import { readFile } from 'node:fs/promises';
@@ -32,7 +32,7 @@ export interface FakeEdgar {
   close(): Promise<void>;
 }
 
-export async function startFakeEdgar(root: string, opts: { failures?: Record<string, { times: number; status?: number }> } = {}): Promise<FakeEdgar> {
+export async function startFakeEdgar(root: string, opts: { failures?: Record<string, { times: number; status?: number; body?: string }> } = {}): Promise<FakeEdgar> {
   const hits: FakeEdgarHit[] = [];
   const seen = new Map<string, number>();
   const server: Server = createServer((req, res) => {
@@ -46,7 +46,7 @@ export async function startFakeEdgar(root: string, opts: { failures?: Record<str
       res.writeHead(status, { 'content-type': status === 200 ? 'application/json' : 'text/plain' }).end(body);
     };
     const fail = opts.failures?.[p];
-    if (fail && n <= fail.times) return send(fail.status ?? 503, 'service unavailable');
+    if (fail && n <= fail.times) return send(fail.status ?? 503, fail.body ?? 'service unavailable');
     const sub = /^\/submissions\/(CIK\d{10}(?:-submissions-\d{3})?\.json)$/.exec(p);
     const facts = /^\/api\/xbrl\/companyfacts\/(CIK\d{10}\.json)$/.exec(p);
     const file = sub ? path.join(root, 'submissions', sub[1]!) : facts ? path.join(root, 'companyfacts', facts[1]!) : p === '/files/company_tickers_exchange.json' ? path.join(root, 'tickers', 'company_tickers_exchange.json') : null;

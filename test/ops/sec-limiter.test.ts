@@ -1,8 +1,8 @@
 /**
- * The SEC limiter holds across processes: 4 worker processes fetching from a
- * local fake EDGAR server through the Redis-backed limiter never exceed 10
- * requests in any one-second window; the SEC's 403 rate-limit page pauses
- * every holder of the limiter.
+ * The SEC limiter holds across processes: 4 worker processes running the
+ * registry's fetch step against a local fake EDGAR server through the
+ * Redis-backed limiter never exceed 10 requests in any one-second window; the
+ * SEC's 403 rate-limit page pauses every holder of the limiter.
  */
 import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
@@ -17,6 +17,7 @@ import { isSecRateLimitPage, RedisRateLimiter, secTransientResponse } from '../.
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
+import { startFakeEdgar, type FakeEdgar } from '../helpers/fake-edgar.ts';
 import { opstestPipeline } from './fixtures/opstest.pipeline.ts';
 import { killAllWorkers, readExecLog, startWorkerProcess, uniquePrefix, waitFor, type WorkerProcess } from './ops-helpers.ts';
 
@@ -85,22 +86,20 @@ describe.skipIf(!HAS_REDIS)('RedisRateLimiter', () => {
   });
 });
 
-describe.skipIf(!HAS_REDIS)('SEC limit across 4 worker processes', { timeout: 180_000 }, () => {
-  let server: Server;
-  let baseUrl: string;
-  const hits: number[] = [];
+describe.skipIf(!HAS_REDIS || !HAS_SHARED)('SEC limit across 4 worker processes, through the registry fetch step', { timeout: 180_000 }, () => {
+  let edgar: FakeEdgar;
   let workers: WorkerProcess[] = [];
   let dataDir: string;
+  // 45 CIKs, each served the same small real submissions file (the parse dedupes companies by CIK).
+  const ciks = Array.from({ length: 45 }, (_, i) => 1_000_000 + i);
   beforeAll(async () => {
     registerExtraPipelines([opstestPipeline]);
-    server = createServer((req, res) => {
-      hits.push(Date.now());
-      res.setHeader('content-type', 'application/json');
-      res.end(JSON.stringify({ path: req.url }));
-    });
-    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-    baseUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
     dataDir = await tempDir('proofline-ops-sec-');
+    const root = path.join(dataDir, 'edgar');
+    await mkdir(path.join(root, 'submissions'), { recursive: true });
+    const body = readFileSync(fixture('sec/submissions/CIK0001800903.json'));
+    for (const cik of ciks) await writeFile(path.join(root, 'submissions', `CIK${String(cik).padStart(10, '0')}.json`), body);
+    edgar = await startFakeEdgar(root);
   });
   afterEach(async () => {
     await killAllWorkers();
@@ -108,29 +107,33 @@ describe.skipIf(!HAS_REDIS)('SEC limit across 4 worker processes', { timeout: 18
     await closeQueues();
   });
   afterAll(async () => {
-    await new Promise((r) => server.close(r));
+    await edgar.close();
     await removeDir(dataDir);
   });
 
   it('keeps the fake EDGAR server at or under 10 requests in any one-second window', async () => {
     const inputDir = path.join(dataDir, 'input');
-    await mkdir(inputDir, { recursive: true });
-    const paths = Array.from({ length: 45 }, (_, i) => `/submissions/CIK${String(i).padStart(10, '0')}.json`);
-    await writeFile(path.join(inputDir, 'fetch.json'), JSON.stringify(paths));
-    const env = { REDIS_URL: REDIS_URL!, DATA_DIR: dataDir, QUEUE_PREFIX: uniquePrefix('sec'), SEC_DATA_BASE_URL: baseUrl, SEC_RATE_LIMIT: '9', WORKER_CONCURRENCY: '2' };
+    const env = {
+      REDIS_URL: REDIS_URL!, DATA_DIR: dataDir, INPUT_DIR: inputDir, QUEUE_PREFIX: uniquePrefix('sec'), WORKER_CONCURRENCY: '2',
+      SEC_USER_AGENT: 'Proofline Tests tests@proofline.example', SEC_WWW_BASE_URL: edgar.baseUrl, SEC_DATA_BASE_URL: edgar.baseUrl, SEC_RATE_LIMIT: '9',
+      EDGAR_FETCH_CIKS: ciks.join(','), EDGAR_FETCH_KINDS: 'submissions', EDGAR_FETCH_BATCH: '5',
+    };
     const config = testConfig(dataDir, env);
-    workers = await Promise.all([0, 1, 2, 3].map(() => startWorkerProcess(env)));
-    const { runId } = await enqueueRun(config, 'opstest', { inputDir });
+    workers = await Promise.all([0, 1, 2, 3].map(() => startWorkerProcess(env, ['--no-schedules', '--domains', 'registry'])));
+    const { runId } = await enqueueRun(config, 'registry', { inputDir });
     await waitFor(async () => {
-      const j = await getQueue(config, 'opstest').getJob(jobIdFor('opstest', 'publish', runId));
+      const j = await getQueue(config, 'registry').getJob(jobIdFor('registry', 'publish', runId));
+      if (j && (await j.getState()) === 'failed') throw new Error(`publish failed: ${j.failedReason}`);
       return j && (await j.getState()) === 'completed';
-    }, 90_000, 'the publish job');
+    }, 120_000, 'the publish job');
+    const hits = edgar.hits.map((h) => h.at);
     expect(hits).toHaveLength(45);
     const t0 = Math.min(...hits);
     expect(maxPerSecond(hits), JSON.stringify(hits.map((h) => h - t0))).toBeLessThanOrEqual(10);
-    // The fetches really ran in several processes at once (on the SEC queue).
-    const pids = new Set((await readExecLog(dataDir)).filter((e) => e.event === 'done').map((e) => e.pid));
-    expect(pids.size).toBeGreaterThan(1);
+    // The 9 fetch jobs (5 CIKs each) really ran on the SEC queue in several processes.
+    const fetchJobs = (await getQueue(config, 'sec').getJobs(['completed'], 0, 100)).filter((j) => j.id?.includes(runId) && j.name === 'registry:fetch');
+    expect(fetchJobs).toHaveLength(9);
+    expect(new Set(fetchJobs.map((j) => j.processedBy)).size).toBeGreaterThan(1);
   });
 });
 
