@@ -1,4 +1,4 @@
--- Risk features, one row per carrier (table carrier_risk_features); the score
+-- Risk features, one row per carrier (temp view carrier_risk_features); the score
 -- columns are added from the rule table (ingest/fmcsa/risk-model.ts, riskScoreSql).
 -- Column names equal the CarrierFeatures fields (BASICs flattened as <key>_measure/_pct/_alert/_ac).
 -- `as_of` is the newest event date in the data (deterministic: the same files
@@ -95,7 +95,8 @@ SELECT p.dot_number,
   count(DISTINCT other) FILTER (WHERE other IN (SELECT dot_number FROM f_bad))::INTEGER AS shared_with_revoked_carriers
 FROM pairs p GROUP BY p.dot_number;
 
-CREATE OR REPLACE TABLE carrier_risk_features AS
+-- A view: the score (riskScoreSelectSql) reads it once into carrier_risk, no intermediate table.
+CREATE OR REPLACE TEMP VIEW carrier_risk_features AS
 WITH base AS (
   SELECT
     c.dot_number, c.legal_name, c.phy_state, c.status_code,

@@ -25,12 +25,24 @@ import { basicsOverThresholdSql, riskScoreSelectSql } from '../../ingest/fmcsa/r
 import { hashCanonical } from '../../lib/hash.ts';
 import { describeInput, digestInputs, listInputs, readFirstLine } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
-import { readerSelectSql } from './readers.ts';
+import { READERS, readerSelectSql } from './readers.ts';
 
 const FMCSA_TABLES = [
   'carriers', 'crashes', 'inspections', 'inspection_units', 'violations', 'sms_basics', 'revocations', 'authority',
-  'insurance', 'oos_orders', 'enforcement_cases', 'carrier_risk', 'carrier_snapshot', 'carrier_snapshot_columns', 'dataset_status',
+  'insurance', 'oos_orders', 'enforcement_cases', 'carrier_risk', 'carrier_snapshot_columns', 'dataset_status',
 ];
+
+/**
+ * The big tables are parquet-only: each file's part (typed, in DDL column
+ * order, sorted by DOT where the table has one) IS the published table file;
+ * publish never copies them into serving.duckdb, derive and readers use views
+ * over the parquet. Only the small tables, the derived carrier_risk (ART on
+ * DOT) and dataset_status live in serving.duckdb.
+ */
+const FMCSA_PARQUET_TABLES = ['carriers', 'crashes', 'inspections', 'inspection_units', 'violations'];
+
+/** Parts of these tables are written sorted by this column, so per-carrier reads from parquet skip row groups by their min/max. */
+const SORT_KEY: Record<string, string> = { carriers: 'dot_number', crashes: 'dot_number', inspections: 'dot_number' };
 
 export const fmcsaDomain = defineDomain({
   domain: 'fmcsa',
@@ -38,6 +50,7 @@ export const fmcsaDomain = defineDomain({
   indexes: './indexes.sql',
   base: import.meta.url,
   replaceTables: FMCSA_TABLES,
+  parquetTables: FMCSA_PARQUET_TABLES,
 });
 
 /** Rejects kept per file (the count is always exact; the rows beyond this are summarised). */
@@ -96,11 +109,16 @@ async function loadFile(ctx: StepContext, file: string, displayName: string, kin
   await mkdir(path.dirname(target), { recursive: true });
   const tmp = `${target}.${process.pid}.tmp`;
   const rjTable = `rj_${hashCanonical([ctx.runId, partKey]).slice(0, 16)}`;
+  // The part is the final table file (parquet-only tables): exactly the DDL's columns, order and types.
+  const ddl = await ctx.run.tableColumns(spec.table);
   const { rows, rejects, sample } = await ctx.run.withScratch(async (conn) => {
     await conn.run(`SET threads = ${Math.max(1, ctx.config.DUCKDB_THREADS)}`);
     await conn.run(`SET preserve_insertion_order = false`);
     const select = readerSelectSql(kind, file, columns, rjTable, displayName);
-    const res = await conn.runAndReadAll(`COPY (${select}) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+    const produced = new Set([...Object.keys(READERS[kind].select), ...Object.keys(READERS[kind].constants ?? {}), 'source_file']);
+    const projection = [...ddl].map(([c, t]) => `${produced.has(c) ? `CAST(${quoteIdentifier(c)} AS ${t})` : `CAST(NULL AS ${t})`} AS ${quoteIdentifier(c)}`).join(', ');
+    const order = SORT_KEY[spec.table] ? ` ORDER BY ${quoteIdentifier(SORT_KEY[spec.table])}` : '';
+    const res = await conn.runAndReadAll(`COPY (SELECT ${projection} FROM (${select})${order}) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
     const written = Number(res.getRows()[0]?.[0] ?? 0);
     const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${rjTable}`);
     const sample = await queryRows(
@@ -192,22 +210,23 @@ export const fmcsaPipeline: Pipeline = {
   async derive(conn, ctx) {
     const t0 = Date.now();
     const timings: Record<string, number> = {};
-    const step = async (name: string, sql: string) => {
+    const step = async (name: string, fn: () => Promise<unknown>) => {
       const t = Date.now();
-      await conn.run(sql);
+      await fn();
       timings[name] = Date.now() - t;
     };
     await conn.run(`SET threads = ${Math.max(1, ctx.config.DUCKDB_THREADS)}`);
     // A DOT in both census formats keeps the Company Census row (147 columns, status and rating included).
     const [{ dups }] = await queryRows(conn, `SELECT (count(*) - count(DISTINCT dot_number))::BIGINT AS dups FROM carriers`);
-    if (Number(dups) > 0) await step('carriers', loadSql('./derive-carriers.sql', import.meta.url));
-    await step('features', loadSql('./derive-risk-features.sql', import.meta.url).replace('/*BASICS_OVER_THRESHOLD*/0', basicsOverThresholdSql()));
-    await step('score', `CREATE OR REPLACE TABLE carrier_risk AS ${riskScoreSelectSql('carrier_risk_features')}`);
-    await conn.run(`DROP TABLE carrier_risk_features`);
-    const cols = (await queryRows(conn, `SELECT column_name FROM information_schema.columns WHERE table_schema = 'main' AND table_name = 'carrier_risk' ORDER BY ordinal_position`)).map((r) => String(r.column_name));
-    await step('snapshot_json', `CREATE OR REPLACE TABLE carrier_snapshot AS SELECT dot_number, json_array(${cols.map(quoteIdentifier).join(', ')})::VARCHAR AS v FROM carrier_risk`);
+    if (Number(dups) > 0) await step('carriers', () => ctx.replaceParquetTable('carriers', loadSql('./derive-carriers.sql', import.meta.url)));
+    await step('features', () => conn.run(loadSql('./derive-risk-features.sql', import.meta.url).replace('/*BASICS_OVER_THRESHOLD*/0', basicsOverThresholdSql())));
+    await step('score', () => conn.run(`CREATE OR REPLACE TABLE carrier_risk AS ${riskScoreSelectSql('carrier_risk_features')}`));
+    await conn.run(`DROP VIEW carrier_risk_features`);
+    const cols = (await queryRows(conn, `SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = 'carrier_risk' ORDER BY ordinal_position`)).map((r) => String(r.column_name));
+    // The snapshot endpoint's row, packed once: one JSON array per carrier in carrier_risk column order, served by DOT without DuckDB.
+    await step('snapshot_packed', () => ctx.writePacked('carrier_snapshot', `SELECT dot_number, json_array(${cols.map(quoteIdentifier).join(', ')})::VARCHAR AS v FROM carrier_risk`));
     await conn.run(`CREATE OR REPLACE TABLE carrier_snapshot_columns AS SELECT * FROM (VALUES ${cols.map((c, i) => `(${i}, ${quoteLiteral(c)})`).join(', ')}) t(pos, name)`);
-    await step('dataset_status', loadSql('./derive-dataset-status.sql', import.meta.url));
+    await step('dataset_status', () => conn.run(loadSql('./derive-dataset-status.sql', import.meta.url)));
     lastDeriveTimings = { total: Date.now() - t0, ...timings };
     ctx.log.info({ domain: 'fmcsa', ms: Date.now() - t0, timings }, 'derived carrier_risk and dataset_status');
   },

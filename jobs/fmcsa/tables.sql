@@ -1,4 +1,7 @@
--- FMCSA warehouse domain. DOT numbers are normalised to INTEGER in every table
+-- FMCSA warehouse domain. carriers, crashes, inspections, inspection_units and
+-- violations are parquet-only (fmcsa.pipeline.ts: their parts are the table
+-- files, never copied into serving.duckdb; readers see views over the parquet).
+-- DOT numbers are normalised to INTEGER in every table
 -- (L&I files pad them to 8 digits); dates are DATE whatever the source format
 -- (YYYYMMDD, MM/DD/YYYY, ISO, DD-MON-YY); L&I money stays in thousands (`_k`).
 
@@ -100,9 +103,8 @@ CREATE TABLE IF NOT EXISTS enforcement_cases (
 
 -- Derived at publish (jobs/fmcsa/derive-*.sql): one row per carrier with the risk features and score.
 CREATE TABLE IF NOT EXISTS carrier_risk (dot_number INTEGER NOT NULL);
--- Derived at publish: the carrier_risk row as one JSON array (column order in carrier_snapshot_columns).
--- A point lookup of one narrow row is ~4x faster than fetching ~90 columns (each column decompresses its vector).
-CREATE TABLE IF NOT EXISTS carrier_snapshot (dot_number INTEGER NOT NULL, v VARCHAR);
+-- Derived at publish: column order of the packed carrier snapshot store (packed/carrier_snapshot:
+-- one JSON array per carrier, the carrier_risk row, served by DOT without DuckDB; see README).
 CREATE TABLE IF NOT EXISTS carrier_snapshot_columns (pos INTEGER, name VARCHAR);
 -- Derived at publish: record counts and as-of dates per dataset.
 CREATE TABLE IF NOT EXISTS dataset_status (dataset VARCHAR, table_name VARCHAR, records BIGINT, as_of DATE, data_available BOOLEAN);

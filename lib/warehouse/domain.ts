@@ -19,6 +19,16 @@ export interface DomainSpec {
    * from the previous snapshot when a run writes no parts for them (incremental runs).
    */
   replaceTables?: string[];
+  /**
+   * Parquet-only tables: big tables whose parts ARE the published table files.
+   * Publish hard-links each part into the snapshot's `tables/` (one part:
+   * `<table>.parquet`; several: the directory `<table>/`), never copies them
+   * into serving.duckdb, and hashes each file; `derive` and every reader see
+   * them through views over read_parquet. A part whose columns differ from the
+   * table's DDL (names, order or types) is rewritten once to the DDL. Not for
+   * the common tables (sources, rejects, origin_leaves).
+   */
+  parquetTables?: string[];
 }
 
 const COMMON_TABLES_SQL = readFileSync(new URL('./common-tables.sql', import.meta.url), 'utf8');
@@ -33,11 +43,15 @@ export function domainIndexesSql(spec: DomainSpec): string {
 }
 
 /** Reads a domain spec's SQL files relative to a module URL. */
-export function defineDomain(opts: { domain: string; tables: string; indexes?: string; base: string; replaceTables?: string[] }): DomainSpec {
+export function defineDomain(opts: { domain: string; tables: string; indexes?: string; base: string; replaceTables?: string[]; parquetTables?: string[] }): DomainSpec {
+  const common = ['sources', 'rejects', 'origin_leaves'];
+  const bad = (opts.parquetTables ?? []).filter((t) => common.includes(t));
+  if (bad.length) throw new Error(`${opts.domain}: common tables cannot be parquet-only (${bad.join(', ')})`);
   return {
     domain: opts.domain,
     tablesSql: readFileSync(new URL(opts.tables, opts.base), 'utf8'),
     indexesSql: opts.indexes ? readFileSync(new URL(opts.indexes, opts.base), 'utf8') : undefined,
     replaceTables: opts.replaceTables,
+    parquetTables: opts.parquetTables,
   };
 }

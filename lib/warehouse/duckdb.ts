@@ -139,10 +139,13 @@ export class ConnectionPool {
 
   private constructor(readonly instance: DuckDBInstance) {}
 
-  static async create(instance: DuckDBInstance, size: number): Promise<ConnectionPool> {
+  /** `init` runs once on each new connection (e.g. connection-local TEMP VIEWs over parquet files). */
+  static async create(instance: DuckDBInstance, size: number, init?: (conn: DuckDBConnection) => Promise<void>): Promise<ConnectionPool> {
     const pool = new ConnectionPool(instance);
     for (let i = 0; i < size; i++) {
-      const c = new PooledConnection(await instance.connect());
+      const raw = await instance.connect();
+      if (init) await init(raw);
+      const c = new PooledConnection(raw);
       pool.all.push(c);
       pool.idle.push(c);
     }

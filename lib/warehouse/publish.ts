@@ -2,30 +2,39 @@
  * Publishing a staging run as a new immutable snapshot of its domain:
  *
  *  1. take the domain writer lock (one publisher per domain);
- *  2. build `serving.duckdb` in the staging directory: domain DDL, rows from the
+ *  2. parquet-only tables (DomainSpec.parquetTables): hard-link each part into
+ *     `tables/` as the table's file(s) (rewritten to the DDL only when a part's
+ *     columns differ), hash them; they never enter serving.duckdb and are seen
+ *     by `derive` (and later by readers) through views over read_parquet;
+ *  3. build `serving.duckdb` in the staging directory: domain DDL, rows from the
  *     run's parts, tables carried forward from the previous snapshot, the
- *     cumulative `sources` and `origin_leaves`, then the `derive` step;
- *  3. export every table to zstd parquet (the warehouse of record) and hash it;
- *  4. create the lookup indexes, CHECKPOINT, close;
- *  5. write manifest.json, rename the directory into `snapshots/`, switch CURRENT
- *     atomically, prune old snapshots.
+ *     cumulative `sources` and `origin_leaves`, then the `derive` step (which may
+ *     also replace a parquet-only table and write packed record stores);
+ *  4. export every serving table to zstd parquet (the warehouse of record) and hash it;
+ *  5. create the lookup indexes, CHECKPOINT, close;
+ *  6. write manifest.json, rename the directory into `snapshots/`, switch CURRENT
+ *     atomically, prune old snapshots, remove the run's parts.
  *
- * A crash before step 5's CURRENT switch leaves the previous snapshot current
- * and untouched; the next run cleans the abandoned staging directory.
+ * Parts are hard-linked, never moved, and removed only after the CURRENT
+ * switch, so a crash (or a retried publish) before step 6's switch leaves the
+ * previous snapshot current and untouched and the run still publishable; the
+ * next run cleans an abandoned staging directory.
  */
 import { createReadStream } from 'node:fs';
-import { mkdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { createSha256Stream } from '../hash.ts';
+import { createSha256Stream, hashCanonical } from '../hash.ts';
 import { domainIndexesSql, domainTablesSql } from './domain.ts';
 import { openDatabase, queryRows, quoteIdentifier, quoteLiteral } from './duckdb.ts';
-import { snapshotDir, snapshotsDir, tempDir } from './layout.ts';
+import { assertSafeName, snapshotDir, snapshotsDir, tempDir } from './layout.ts';
 import { acquireWriterLock } from './lock.ts';
+import { writePackedStore, type PackedInfo } from './packed-store.ts';
 import {
   newSnapshotId,
   pruneSnapshots,
   readCurrentManifest,
+  tableFilePaths,
   writeCurrentPointer,
   writeFileAtomic,
   type SnapshotManifest,
@@ -41,8 +50,21 @@ const PER_RUN = new Set(['rejects']);
 export interface DeriveContext {
   run: StagingRun;
   previous: SnapshotManifest | null;
-  /** Absolute path of a table's parquet in the previous snapshot, or null. */
+  /** Absolute path (or glob, for a directory table) of a table's parquet in the previous snapshot, or null. */
   previousTable(table: string): string | null;
+  /** The domain's parquet-only tables (visible to derive SQL as views of the same name). */
+  parquetTables: ReadonlySet<string>;
+  /**
+   * Replaces a parquet-only table by the result of `selectSql` (which may read
+   * the table itself), projected to the table's DDL: one new file, hashed.
+   */
+  replaceParquetTable(table: string, selectSql: string): Promise<void>;
+  /**
+   * Writes a packed record store `packed/<name>` from `selectSql` (two columns:
+   * unique INTEGER key, VARCHAR value without raw tabs or newlines, e.g. JSON
+   * text); listed in the manifest's `packed` and opened by readers.
+   */
+  writePacked(name: string, selectSql: string): Promise<PackedInfo>;
 }
 
 export interface PublishOptions {
@@ -62,6 +84,40 @@ export interface PublishResult {
   manifest: SnapshotManifest;
   dir: string;
   pruned: string[];
+  /** Milliseconds per publish phase (parquet_tables, load, derive, export, index, finalize). */
+  timings: Record<string, number>;
+}
+
+/** Phase timings of the last publish in this process (benchmarks report them). */
+export let lastPublishTimings: Record<string, number> = {};
+
+interface DdlColumn {
+  name: string;
+  type: string;
+}
+
+/** Column names and types of a parquet file (or list of files), in order. */
+async function parquetColumns(conn: DuckDBConnection, files: string[]): Promise<DdlColumn[]> {
+  const rows = await queryRows(conn, `DESCRIBE SELECT * FROM read_parquet([${files.map(quoteLiteral).join(', ')}])`);
+  return rows.map((r) => ({ name: String(r.column_name), type: String(r.column_type) }));
+}
+
+/** SELECT list projecting any source to the DDL columns (missing ones NULL). */
+function ddlProjection(ddl: DdlColumn[], have: Set<string>): string {
+  return ddl.map((c) => (have.has(c.name) ? `CAST(${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}` : `CAST(NULL AS ${c.type}) AS ${quoteIdentifier(c.name)}`)).join(', ');
+}
+
+const sameColumns = (a: DdlColumn[], b: DdlColumn[]) => a.length === b.length && a.every((c, i) => c.name === b[i].name && c.type === b[i].type);
+
+/** Hard-links `from` to `to` (same file system: the run directory or a previous snapshot); copies when linking is impossible. */
+async function linkOrCopy(from: string, to: string): Promise<void> {
+  await rm(to, { force: true });
+  try {
+    await link(from, to);
+  } catch (e) {
+    if (!['EXDEV', 'EPERM', 'EMLINK'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    await copyFile(from, to);
+  }
 }
 
 async function sha256File(file: string): Promise<{ sha256: string; bytes: number }> {
@@ -73,10 +129,21 @@ async function sha256File(file: string): Promise<{ sha256: string; bytes: number
 export async function publishRun(run: StagingRun, opts: PublishOptions): Promise<PublishResult> {
   const { dataDir, domain } = run;
   const release = await acquireWriterLock(dataDir, domain, run.runId, opts.lockTimeoutMs);
+  const timings: Record<string, number> = {};
+  let mark = Date.now();
+  const lap = (name: string) => {
+    const now = Date.now();
+    timings[name] = now - mark;
+    mark = now;
+  };
   try {
     const previous = await readCurrentManifest(dataDir, domain);
     const prevDir = previous ? snapshotDir(dataDir, domain, previous.snapshot_id) : null;
-    const previousTable = (t: string) => (previous && prevDir && previous.tables[t] ? path.join(prevDir, 'tables', `${t}.parquet`) : null);
+    const previousTable = (t: string) => {
+      const tm = previous?.tables[t];
+      if (!tm || !prevDir) return null;
+      return tm.files ? path.join(prevDir, 'tables', t, '*.parquet') : path.join(prevDir, 'tables', `${t}.parquet`);
+    };
 
     const servingPath = path.join(run.dir, 'serving.duckdb');
     await rm(servingPath, { force: true });
@@ -84,6 +151,8 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
     const tablesDir = path.join(run.dir, 'tables');
     await rm(tablesDir, { recursive: true, force: true });
     await mkdir(tablesDir, { recursive: true });
+    const packedDir = path.join(run.dir, 'packed');
+    await rm(packedDir, { recursive: true, force: true });
     await mkdir(tempDir(dataDir), { recursive: true });
 
     const db = await openDatabase(servingPath, {
@@ -93,13 +162,93 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
     });
     const conn = await db.connect();
     const tables: Record<string, TableManifest> = {};
+    const packed: Record<string, PackedInfo> = {};
+    const parquetOnly = new Set(run.spec.parquetTables ?? []);
+    const replace = new Set(run.spec.replaceTables ?? []);
+    /** Parquet-only table → its files (absolute, in tables/) and DDL columns. */
+    const parquetFiles = new Map<string, string[]>();
+    const parquetDdl = new Map<string, DdlColumn[]>();
+    const hashing = new Map<string, Promise<TableManifest>>();
+
+    const viewOver = async (t: string) => {
+      await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(t)} AS SELECT * FROM read_parquet([${parquetFiles.get(t)!.map(quoteLiteral).join(', ')}])`);
+    };
+    // Hashing (Node) overlaps with DuckDB's work on the next steps.
+    const hashTable = async (t: string) => {
+      const files = parquetFiles.get(t)!;
+      const isDir = files.length !== 1 || path.basename(files[0]) !== `${t}.parquet`;
+      // Row count from the parquet footers (one connection runs one statement at a time: not inside the promise).
+      const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM read_parquet([${files.map(quoteLiteral).join(', ')}])`);
+      const p = (async (): Promise<TableManifest> => {
+        const hashed = await Promise.all(files.map(async (f) => [path.basename(f), await sha256File(f)] as const));
+        if (!isDir) return { rows: Number(n), ...hashed[0][1], storage: 'parquet' };
+        const fileMap = Object.fromEntries(hashed);
+        return {
+          rows: Number(n),
+          sha256: hashCanonical(Object.fromEntries(hashed.map(([f, h]) => [f, h.sha256]))),
+          bytes: hashed.reduce((a, [, h]) => a + h.bytes, 0),
+          storage: 'parquet',
+          files: fileMap,
+        };
+      })();
+      p.catch(() => undefined);
+      hashing.set(t, p);
+    };
+
+    const replaceParquetTable = async (t: string, selectSql: string) => {
+      if (!parquetOnly.has(t)) throw new Error(`${t} is not a parquet-only table of ${domain}`);
+      await hashing.get(t)?.catch(() => undefined);
+      const ddl = parquetDdl.get(t)!;
+      const out = path.join(tablesDir, `${t}.parquet`);
+      const tmp = `${out}.new`;
+      await conn.run(`COPY (SELECT ${ddlProjection(ddl, new Set(ddl.map((c) => c.name)))} FROM (${selectSql})) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+      await rm(path.join(tablesDir, t), { recursive: true, force: true });
+      await rename(tmp, out);
+      parquetFiles.set(t, [out]);
+      await viewOver(t);
+      await hashTable(t);
+    };
+
     try {
       await conn.run(`SET preserve_insertion_order = false`);
       await conn.run(domainTablesSql(run.spec));
-      const allTables = (await queryRows(conn, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name`)).map((r) => String(r.table_name));
       const withParts = new Set(await run.tablesWithParts());
-      const replace = new Set(run.spec.replaceTables ?? []);
 
+      // Parquet-only tables: the parts become the table files; DDL tables dropped, views created.
+      for (const t of [...parquetOnly].sort()) {
+        const ddl = (await queryRows(conn, `SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $t ORDER BY ordinal_position`, { t })).map((r) => ({ name: String(r.column_name), type: String(r.data_type) }));
+        if (ddl.length === 0) throw new Error(`parquet-only table ${t} is not defined in domain ${domain}`);
+        parquetDdl.set(t, ddl);
+        const partDir = path.join(run.dir, 'parts', assertSafeName('table', t));
+        const parts = withParts.has(t) ? (await readdir(partDir)).filter((f) => f.endsWith('.parquet')).sort().map((f) => path.join(partDir, f)) : [];
+        const prev = previous?.tables[t] && prevDir && !replace.has(t) ? tableFilePaths(prevDir, t, previous.tables[t]) : [];
+        const sources = parts.length ? parts : prev;
+        const files: string[] = [];
+        if (sources.length === 0) {
+          const out = path.join(tablesDir, `${t}.parquet`);
+          await conn.run(`COPY (SELECT * FROM ${quoteIdentifier(t)} LIMIT 0) TO ${quoteLiteral(out)} (FORMAT parquet, COMPRESSION zstd)`);
+          files.push(out);
+        } else {
+          if (sources.length > 1) await mkdir(path.join(tablesDir, t), { recursive: true });
+          for (const src of sources) {
+            const out = sources.length === 1 ? path.join(tablesDir, `${t}.parquet`) : path.join(tablesDir, t, path.basename(src));
+            const have = await parquetColumns(conn, [src]);
+            if (sameColumns(have, ddl)) await linkOrCopy(src, out);
+            else {
+              await conn.run(`COPY (SELECT ${ddlProjection(ddl, new Set(have.map((c) => c.name)))} FROM read_parquet(${quoteLiteral(src)})) TO ${quoteLiteral(`${out}.tmp`)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+              await rename(`${out}.tmp`, out);
+            }
+            files.push(out);
+          }
+        }
+        await conn.run(`DROP TABLE ${quoteIdentifier(t)}`);
+        parquetFiles.set(t, files);
+        await viewOver(t);
+        await hashTable(t);
+      }
+      lap('parquet_tables');
+
+      const allTables = (await queryRows(conn, `SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name`)).map((r) => String(r.table_name));
       for (const t of allTables) {
         const q = quoteIdentifier(t);
         const parts = withParts.has(t) ? quoteLiteral(path.join(run.dir, 'parts', t, '*.parquet')) : null;
@@ -118,22 +267,37 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
           await conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM read_parquet(${quoteLiteral(prev)}, union_by_name = true)`);
         }
       }
+      lap('load');
       await opts.onStep?.('loaded');
 
-      if (opts.derive) await opts.derive(conn, { run, previous, previousTable });
+      const writePacked = async (name: string, selectSql: string) => {
+        assertSafeName('packed store', name);
+        await mkdir(packedDir, { recursive: true });
+        const info = await writePackedStore(conn, selectSql, packedDir, name);
+        packed[name] = info;
+        return info;
+      };
+      if (opts.derive) await opts.derive(conn, { run, previous, previousTable, parquetTables: parquetOnly, replaceParquetTable, writePacked });
+      lap('derive');
       await opts.onStep?.('derived');
 
-      const finalTables = (await queryRows(conn, `SELECT table_name FROM information_schema.tables WHERE table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name`)).map((r) => String(r.table_name));
+      const finalTables = (await queryRows(conn, `SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name`)).map((r) => String(r.table_name));
       for (const t of finalTables) {
+        if (parquetOnly.has(t)) throw new Error(`derive created a serving table named like the parquet-only table ${t}; use replaceParquetTable`);
         const file = path.join(tablesDir, `${t}.parquet`);
         await conn.run(`COPY ${quoteIdentifier(t)} TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
         const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${quoteIdentifier(t)}`);
         tables[t] = { rows: Number(n), ...(await sha256File(file)) };
       }
+      for (const [t, p] of hashing) tables[t] = await p;
+      lap('export');
       await opts.onStep?.('exported');
 
+      // Views over the staging paths must not outlive this connection (the directory is renamed below).
+      for (const t of parquetOnly) await conn.run(`DROP VIEW IF EXISTS temp.main.${quoteIdentifier(t)}`);
       await conn.run(domainIndexesSql(run.spec));
       await conn.run('CHECKPOINT');
+      lap('index');
       await opts.onStep?.('indexed');
       var duckdbVersion = String((await queryRows(conn, 'SELECT version() AS v'))[0].v);
     } finally {
@@ -143,25 +307,30 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
 
     const publishedAt = new Date();
     const snapshotId = newSnapshotId(run.runId, publishedAt);
+    const sortedTables = Object.fromEntries(Object.keys(tables).sort().map((t) => [t, tables[t]]));
     const manifest: SnapshotManifest = {
       snapshot_id: snapshotId,
       run_id: run.runId,
       published_at: publishedAt.toISOString(),
       domain,
       input_digest: opts.inputDigest ?? null,
-      tables,
+      tables: sortedTables,
       meta: opts.meta ?? {},
       duckdb_version: duckdbVersion,
+      ...(Object.keys(packed).length ? { packed } : {}),
     };
     await writeFileAtomic(path.join(run.dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
-    await rm(path.join(run.dir, 'parts'), { recursive: true, force: true });
     await mkdir(snapshotsDir(dataDir, domain), { recursive: true });
     const finalDir = snapshotDir(dataDir, domain, snapshotId);
     await rename(run.dir, finalDir);
     await opts.onStep?.('renamed');
     await writeCurrentPointer(dataDir, domain, { snapshot_id: snapshotId, run_id: run.runId, published_at: manifest.published_at });
+    // Parts are removed only now: until the switch, a retried publish still finds them (tables/ holds hard links).
+    await rm(path.join(finalDir, 'parts'), { recursive: true, force: true });
     const pruned = await pruneSnapshots(dataDir, domain, opts.keep);
-    return { manifest, dir: finalDir, pruned };
+    lap('finalize');
+    lastPublishTimings = { ...timings };
+    return { manifest, dir: finalDir, pruned, timings };
   } finally {
     await release();
   }

@@ -4,13 +4,22 @@
  * snapshot is published, opens it, swaps atomically for new queries and closes
  * the old pool once its in-flight queries finish. Listeners (response caches)
  * are told on every swap so they can drop what they built from the old one.
+ *
+ * Parquet-only tables (manifest `storage: 'parquet'`) are not in
+ * serving.duckdb: every pooled connection gets a connection-local TEMP VIEW of
+ * the same name over the snapshot's parquet file(s), built at open time from
+ * the snapshot's final directory (the publisher renames it after building, so
+ * no path can be stored inside serving.duckdb). Packed record stores listed in
+ * the manifest are opened with the snapshot (index in memory) and closed when
+ * the reader swaps away from it.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SourceUnavailableError } from '../errors.ts';
-import { ConnectionPool, openDatabase, type Params, type Row } from './duckdb.ts';
+import { ConnectionPool, openDatabase, quoteIdentifier, quoteLiteral, type Params, type Row } from './duckdb.ts';
 import { snapshotDir } from './layout.ts';
-import { readCurrentPointer, type SnapshotManifest } from './snapshot.ts';
+import { PackedStore } from './packed-store.ts';
+import { readCurrentPointer, tableFilePaths, type SnapshotManifest } from './snapshot.ts';
 
 export interface ReaderOptions {
   poolSize?: number;
@@ -22,6 +31,14 @@ export interface ReaderOptions {
 interface Active {
   manifest: SnapshotManifest;
   pool: ConnectionPool;
+  packed: Map<string, PackedStore>;
+}
+
+/** CREATE TEMP VIEW statements for the parquet-only tables of a snapshot (absolute paths under `dir`). */
+export function parquetViewsSql(dir: string, manifest: SnapshotManifest): string[] {
+  return Object.entries(manifest.tables)
+    .filter(([, tm]) => tm.storage === 'parquet')
+    .map(([t, tm]) => `CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(t)} AS SELECT * FROM read_parquet([${tableFilePaths(dir, t, tm).map(quoteLiteral).join(', ')}])`);
 }
 
 export class SnapshotReader {
@@ -66,12 +83,23 @@ export class SnapshotReader {
     const dir = snapshotDir(this.dataDir, this.domain, ptr.snapshot_id);
     const manifest = JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')) as SnapshotManifest;
     const db = await openDatabase(path.join(dir, 'serving.duckdb'), { readOnly: true, threads: 1, memoryLimit: this.opts.memoryLimit ?? '512MB' });
-    const pool = await ConnectionPool.create(db, this.opts.poolSize ?? 4);
+    const views = parquetViewsSql(dir, manifest);
+    const pool = await ConnectionPool.create(db, this.opts.poolSize ?? 4, views.length ? async (c) => { for (const v of views) await c.run(v); } : undefined);
+    const packed = new Map<string, PackedStore>();
+    for (const name of Object.keys(manifest.packed ?? {})) packed.set(name, await PackedStore.open(path.join(dir, 'packed'), name));
     const old = this.active;
-    this.active = { manifest, pool };
+    this.active = { manifest, pool, packed };
     for (const l of this.listeners) l(manifest);
-    if (old) void old.pool.close().catch(() => undefined);
+    if (old) {
+      void old.pool.close().catch(() => undefined);
+      for (const p of old.packed.values()) void p.close();
+    }
     return true;
+  }
+
+  /** The packed record store `name` of the snapshot being served, or null (not published, or an older snapshot without it). */
+  packed(name: string): PackedStore | null {
+    return this.active?.packed.get(name) ?? null;
   }
 
   /** Runs a read query on the current snapshot. Throws SourceUnavailableError (503) when nothing is published. */
@@ -85,6 +113,9 @@ export class SnapshotReader {
     if (this.timer) clearInterval(this.timer);
     const a = this.active;
     this.active = null;
-    if (a) await a.pool.close();
+    if (a) {
+      await a.pool.close();
+      await Promise.all([...a.packed.values()].map((p) => p.close()));
+    }
   }
 }

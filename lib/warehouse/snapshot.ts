@@ -16,9 +16,21 @@ export interface SnapshotPointer {
 
 export interface TableManifest {
   rows: number;
-  /** SHA-256 of the table's parquet file as published. */
+  /**
+   * SHA-256 of the table's parquet file as published; for a table published as
+   * a directory of part files (`files` set), SHA-256 of the RFC 8785 JSON of
+   * `{file: sha256}` over those files.
+   */
   sha256: string;
   bytes: number;
+  /**
+   * `parquet`: a parquet-only table (DomainSpec.parquetTables). Its file(s) are
+   * the table; it is not in serving.duckdb and readers see it through a view.
+   * Absent: the table lives in serving.duckdb and is exported to parquet.
+   */
+  storage?: 'parquet';
+  /** Set when the table is the directory `tables/<table>/`: each part file's hash and size. */
+  files?: Record<string, { sha256: string; bytes: number }>;
 }
 
 export interface SnapshotManifest extends SnapshotPointer {
@@ -29,6 +41,18 @@ export interface SnapshotManifest extends SnapshotPointer {
   /** Free-form facts about the run (counts, timings) for feeds and status pages. */
   meta: Record<string, unknown>;
   duckdb_version: string;
+  /** Packed record stores built at publish (`packed/<name>.tsv` + `.idx`, see packed-store.ts). */
+  packed?: Record<string, { records: number; bytes: number }>;
+}
+
+/**
+ * Absolute paths of a table's parquet file(s) in a snapshot directory:
+ * `tables/<table>.parquet`, or every file of `tables/<table>/` when the table
+ * was published as a directory of parts.
+ */
+export function tableFilePaths(snapshotDirectory: string, table: string, tm: TableManifest | undefined): string[] {
+  if (tm?.files) return Object.keys(tm.files).sort().map((f) => path.join(snapshotDirectory, 'tables', table, f));
+  return [path.join(snapshotDirectory, 'tables', `${table}.parquet`)];
 }
 
 /** Reads a domain's CURRENT pointer, or null when nothing was published yet. */

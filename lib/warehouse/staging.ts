@@ -89,6 +89,13 @@ export class StagingRun {
     return [...(await scratchFor(this.spec, this.opts)).columns.keys()];
   }
 
+  /** Columns of a domain table as its DDL declares them, in order: name → DuckDB type. */
+  async tableColumns(table: string): Promise<Map<string, string>> {
+    const cols = (await scratchFor(this.spec, this.opts)).columns.get(table);
+    if (!cols) throw new Error(`table ${table} is not defined in domain ${this.domain}`);
+    return new Map(cols);
+  }
+
   /** Absolute path of a part file; parts of one table share a directory. */
   partPath(table: string, key: string): string {
     return path.join(this.dir, 'parts', assertSafeName('table', table), `${toPartKey(key)}.parquet`);

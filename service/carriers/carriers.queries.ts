@@ -21,6 +21,7 @@ const SQL = {
   search: loadSql('./search-carriers.sql', import.meta.url),
   carrier: loadSql('./get-carrier.sql', import.meta.url),
   risk: /* sql */ `SELECT * FROM carrier_risk WHERE dot_number = $dot`,
+  /** Snapshots published before the packed store (packed/carrier_snapshot) kept the packed row in this table. */
   snapshot: /* sql */ `SELECT v FROM carrier_snapshot WHERE dot_number = $dot`,
   snapshotColumns: /* sql */ `SELECT name FROM carrier_snapshot_columns ORDER BY pos`,
   authority: /* sql */ `SELECT * EXCLUDE (source_file) FROM authority WHERE dot_number = $dot ORDER BY docket_number`,
@@ -340,10 +341,15 @@ export interface RiskSnapshot {
 export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | string): Promise<RiskSnapshot> {
   const dot = parseDot(dotRaw);
   const { status, sources, columns } = await snapshotMeta(fmcsa);
-  // One narrow row (a JSON array in carrier_risk column order) instead of ~90 column fetches.
-  const [packed] = await fmcsa.query(SQL.snapshot, { dot });
-  if (!packed) throw notFound(dot);
-  const values = JSON.parse(String(packed.v)) as Json[];
+  // The carrier_risk row as one JSON array (carrier_risk column order), packed at publish and read by
+  // DOT without DuckDB (binary search + one positioned read); snapshots published before the packed
+  // store existed still have the carrier_snapshot table.
+  const store = fmcsa.packed('carrier_snapshot');
+  let text: string | null;
+  if (store) text = await store.get(dot);
+  else text = ((await fmcsa.query(SQL.snapshot, { dot }))[0]?.v as string | undefined) ?? null;
+  if (text == null) throw notFound(dot);
+  const values = JSON.parse(text) as Json[];
   const row: Row = {};
   columns.forEach((c, i) => (row[c] = values[i]));
   const features = featuresFromRow(row);

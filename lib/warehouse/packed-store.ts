@@ -1,0 +1,218 @@
+/**
+ * Packed record stores: one precomputed text record per integer key (a
+ * carrier's snapshot row by DOT), written once at publish and served without
+ * DuckDB. DuckDB point lookups top out near 1,100/s on this machine (shared
+ * notes, tech.md); a binary search in a typed array plus one positioned read of
+ * a page-cached file costs microseconds.
+ *
+ * Files, in a snapshot's `packed/` directory:
+ *
+ *   <name>.tsv   one line per record, `<key>\t<value>\n`, sorted by key. Written by
+ *                DuckDB's CSV writer with QUOTE '' (values are JSON text, whose
+ *                tabs and newlines are always escaped, so no line is ever quoted).
+ *   <name>.idx   little-endian binary index built by scanning the .tsv once:
+ *                magic "PLPK0001", uint32 count, uint32 reserved, then float64 value
+ *                offsets[count], int32 keys[count], uint32 value lengths[count]
+ *                (8-byte arrays first, so every array stays aligned for any count).
+ *
+ * A store is opened when a reader swaps to the snapshot and closed (once its
+ * in-flight reads finish) when the reader swaps away from it.
+ */
+import { createReadStream } from 'node:fs';
+import { open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
+import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { quoteLiteral } from './duckdb.ts';
+
+const MAGIC = 'PLPK0001';
+const HEADER = 16;
+
+export interface PackedInfo {
+  records: number;
+  /** Bytes of the .tsv data file. */
+  bytes: number;
+}
+
+export function packedPaths(dir: string, name: string): { data: string; index: string } {
+  return { data: path.join(dir, `${name}.tsv`), index: path.join(dir, `${name}.idx`) };
+}
+
+/**
+ * Writes a packed store from `selectSql`, which must return exactly two
+ * columns: an INTEGER key (unique) and a VARCHAR value with no raw tab or
+ * newline (JSON text). DuckDB writes the data file; Node scans it once for the
+ * index. Both files are written under temporary names, then renamed.
+ */
+export async function writePackedStore(conn: DuckDBConnection, selectSql: string, dir: string, name: string): Promise<PackedInfo> {
+  const { data, index } = packedPaths(dir, name);
+  const tmpData = `${data}.tmp`;
+  // Sorted output needs insertion order preserved for this statement (publish turns it off for speed).
+  const [{ v: prev }] = (await conn.runAndReadAll(`SELECT current_setting('preserve_insertion_order') AS v`)).getRowObjects() as Array<{ v: unknown }>;
+  await conn.run('SET preserve_insertion_order = true');
+  try {
+    await conn.run(
+      `COPY (SELECT * FROM (${selectSql}) ORDER BY 1) TO ${quoteLiteral(tmpData)} (FORMAT csv, HEADER false, DELIMITER '\t', QUOTE '', ESCAPE '', NULL '')`,
+    );
+  } finally {
+    await conn.run(`SET preserve_insertion_order = ${prev === false ? 'false' : 'true'}`);
+  }
+  const idx = await indexPackedData(tmpData);
+  const tmpIndex = `${index}.tmp`;
+  const fh = await open(tmpIndex, 'w');
+  try {
+    const header = Buffer.alloc(HEADER);
+    header.write(MAGIC, 0, 'latin1');
+    header.writeUInt32LE(idx.count, 8);
+    await fh.write(header);
+    await fh.write(new Uint8Array(idx.offsets.buffer, 0, idx.count * 8));
+    await fh.write(new Uint8Array(idx.keys.buffer, 0, idx.count * 4));
+    await fh.write(new Uint8Array(idx.lengths.buffer, 0, idx.count * 4));
+    await fh.sync();
+  } finally {
+    await fh.close();
+  }
+  await rename(tmpData, data);
+  await rename(tmpIndex, index);
+  return { records: idx.count, bytes: (await stat(data)).size };
+}
+
+interface PackedIndex {
+  count: number;
+  keys: Int32Array;
+  offsets: Float64Array;
+  lengths: Uint32Array;
+}
+
+/** One pass over the data file: key, value offset and value length of every line; checks keys ascend and are unique. */
+async function indexPackedData(file: string): Promise<PackedIndex> {
+  let cap = 1 << 16;
+  let keys = new Int32Array(cap);
+  let offsets = new Float64Array(cap);
+  let lengths = new Uint32Array(cap);
+  let count = 0;
+  let base = 0; // file offset of buf[0]
+  let carry: Buffer = Buffer.alloc(0);
+  for await (const chunk of createReadStream(file, { highWaterMark: 8 << 20 })) {
+    const buf: Buffer = carry.length ? Buffer.concat([carry, chunk as Buffer]) : (chunk as Buffer);
+    let pos = 0;
+    for (;;) {
+      const nl = buf.indexOf(10, pos);
+      if (nl < 0) break;
+      // The key: digits (optionally '-') up to the tab.
+      let i = pos;
+      let neg = false;
+      if (buf[i] === 45) {
+        neg = true;
+        i++;
+      }
+      let key = 0;
+      let c = buf[i];
+      while (c >= 48 && c <= 57) {
+        key = key * 10 + (c - 48);
+        c = buf[++i];
+      }
+      if (c !== 9 || i === pos || i > nl) throw new Error(`${file}: line at byte ${base + pos} does not start with an integer key and a tab`);
+      const tab = i;
+      if (neg) key = -key;
+      if (count && key <= keys[count - 1]) throw new Error(`${file}: keys must be unique and ascending (${key} after ${keys[count - 1]})`);
+      if (count === cap) {
+        cap *= 2;
+        const k = new Int32Array(cap); k.set(keys); keys = k;
+        const o = new Float64Array(cap); o.set(offsets); offsets = o;
+        const l = new Uint32Array(cap); l.set(lengths); lengths = l;
+      }
+      keys[count] = key;
+      offsets[count] = base + tab + 1;
+      lengths[count] = nl - tab - 1;
+      count++;
+      pos = nl + 1;
+    }
+    carry = buf.subarray(pos);
+    base += pos;
+  }
+  if (carry.length) throw new Error(`${file}: last line has no newline`);
+  return { count, keys, offsets, lengths };
+}
+
+/** Read side of a packed store: the index in typed arrays, values read at their offset. */
+export class PackedStore {
+  private inFlight = 0;
+  private closing: Promise<void> | null = null;
+  private closeNow: (() => void) | null = null;
+
+  private constructor(
+    private readonly fh: FileHandle,
+    private readonly keys: Int32Array,
+    private readonly offsets: Float64Array,
+    private readonly lengths: Uint32Array,
+  ) {}
+
+  /** Opens `<dir>/<name>.{tsv,idx}`: loads the index (16 bytes per record) and keeps the data file open. */
+  static async open(dir: string, name: string): Promise<PackedStore> {
+    const { data, index } = packedPaths(dir, name);
+    const raw = await readFile(index);
+    if (raw.length < HEADER || raw.toString('latin1', 0, 8) !== MAGIC) throw new Error(`${index}: not a packed index`);
+    const count = raw.readUInt32LE(8);
+    if (raw.length !== HEADER + count * 16) throw new Error(`${index}: truncated`);
+    // Copy into aligned buffers (a Buffer from readFile may sit at any offset of a shared pool).
+    const body = new Uint8Array(raw.buffer, raw.byteOffset + HEADER, count * 16).slice();
+    const offsets = new Float64Array(body.buffer, 0, count);
+    const keys = new Int32Array(body.buffer, count * 8, count);
+    const lengths = new Uint32Array(body.buffer, count * 12, count);
+    return new PackedStore(await open(data, 'r'), keys, offsets, lengths);
+  }
+
+  get size(): number {
+    return this.keys.length;
+  }
+
+  /** Position of `key` in the index, or -1. */
+  private find(key: number): number {
+    const k = this.keys;
+    let lo = 0;
+    let hi = k.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const v = k[mid];
+      if (v < key) lo = mid + 1;
+      else if (v > key) hi = mid - 1;
+      else return mid;
+    }
+    return -1;
+  }
+
+  has(key: number): boolean {
+    return Number.isInteger(key) && this.find(key) >= 0;
+  }
+
+  /** The value of `key` as UTF-8 text, or null when the key is absent. */
+  async get(key: number): Promise<string | null> {
+    if (!Number.isInteger(key)) return null;
+    const i = this.find(key);
+    if (i < 0) return null;
+    if (this.closing) throw new Error('packed store is closed');
+    const len = this.lengths[i];
+    const buf = Buffer.allocUnsafe(len);
+    this.inFlight++;
+    try {
+      const { bytesRead } = await this.fh.read(buf, 0, len, this.offsets[i]);
+      if (bytesRead !== len) throw new Error(`packed store: short read at key ${key}`);
+      return buf.toString('utf8');
+    } finally {
+      this.inFlight--;
+      if (this.inFlight === 0 && this.closeNow) this.closeNow();
+    }
+  }
+
+  /** Closes the data file once in-flight reads finish; later `get` calls throw. */
+  close(): Promise<void> {
+    this.closing ??= new Promise<void>((resolve) => {
+      this.closeNow = () => {
+        this.closeNow = null;
+        void this.fh.close().then(resolve, () => resolve());
+      };
+      if (this.inFlight === 0) this.closeNow();
+    });
+    return this.closing;
+  }
+}

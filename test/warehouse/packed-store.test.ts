@@ -1,0 +1,93 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import type { DomainSpec } from '../../lib/warehouse/domain.ts';
+import { PackedStore, writePackedStore } from '../../lib/warehouse/packed-store.ts';
+import { publishRun } from '../../lib/warehouse/publish.ts';
+import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { StagingRun } from '../../lib/warehouse/staging.ts';
+import { removeDir, tempDir } from '../helpers/env.ts';
+
+let dir: string;
+let db: DuckDBInstance;
+let conn: DuckDBConnection;
+beforeAll(async () => {
+  dir = await tempDir('proofline-packed-');
+  db = await DuckDBInstance.create(':memory:');
+  conn = await db.connect();
+  await conn.run('SET preserve_insertion_order = false');
+  // Keys out of order, values with quotes, commas, tabs, newlines and non-ASCII (JSON escapes the control characters).
+  await conn.run(`CREATE TABLE r AS SELECT * FROM (VALUES
+    (70, 'last "one", ok', 1.5), (3, E'first\ttab\nline é ✓', NULL), (41, NULL, 3e20), (12, 'middle', -2.25)) t(k, s, d)`);
+});
+afterAll(async () => {
+  conn.closeSync();
+  db.closeSync();
+  await removeDir(dir);
+});
+
+describe('writePackedStore and PackedStore', () => {
+  it('finds the first and the last key, misses absent keys, and returns exactly the JSON text DuckDB produced', async () => {
+    const sql = `SELECT k, json_array(k, s, d)::VARCHAR FROM r`;
+    const info = await writePackedStore(conn, sql, dir, 'rows');
+    expect(info.records).toBe(4);
+    const store = await PackedStore.open(dir, 'rows');
+    try {
+      const expected = new Map((await conn.runAndReadAll(`SELECT k, json_array(k, s, d)::VARCHAR AS v FROM r`)).getRows().map((row) => [Number(row[0]), String(row[1])]));
+      expect(store.size).toBe(4);
+      expect(await store.get(3)).toBe(expected.get(3)); // first
+      expect(await store.get(70)).toBe(expected.get(70)); // last
+      expect(await store.get(41)).toBe(expected.get(41));
+      expect(JSON.parse((await store.get(3))!)).toEqual([3, 'first\ttab\nline é ✓', null]);
+      for (const missing of [0, 2, 4, 13, 71, 2 ** 31 - 1, -1, 1.5, Number.NaN]) expect(await store.get(missing)).toBeNull();
+      expect(store.has(12)).toBe(true);
+      expect(store.has(11)).toBe(false);
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('rejects duplicate keys', async () => {
+    await expect(writePackedStore(conn, `SELECT 1, '"a"' UNION ALL SELECT 1, '"b"'`, dir, 'dups')).rejects.toThrow(/unique and ascending/);
+  });
+
+  it('lets in-flight reads finish on close and refuses reads after it', async () => {
+    await writePackedStore(conn, `SELECT k, to_json(s)::VARCHAR FROM r`, dir, 'names');
+    const store = await PackedStore.open(dir, 'names');
+    const pending = store.get(12);
+    await store.close();
+    expect(await pending).toBe('"middle"');
+    await expect(store.get(12)).rejects.toThrow(/closed/);
+  });
+});
+
+describe('packed stores of published snapshots', () => {
+  const spec: DomainSpec = { domain: 'pk', tablesSql: `CREATE TABLE IF NOT EXISTS things (id INTEGER, label VARCHAR);`, replaceTables: ['things'] };
+  async function publish(runId: string, rows: Array<{ id: number; label: string }>) {
+    const run = await StagingRun.open(dir, spec, runId);
+    await run.writeRows('things', 'all', rows);
+    return publishRun(run, {
+      keep: 2,
+      inputDigest: runId,
+      derive: async (_c, ctx) => void (await ctx.writePacked('things_json', `SELECT id, to_json(label)::VARCHAR FROM things`)),
+    });
+  }
+
+  it('opens the snapshot store with the reader and drops it on swap', async () => {
+    await publish('run-1', [{ id: 1, label: 'one' }, { id: 2, label: 'two' }]);
+    const reader = await SnapshotReader.open(dir, 'pk', { poolSize: 1 });
+    try {
+      const first = reader.packed('things_json')!;
+      expect(await first.get(2)).toBe('"two"');
+      expect(reader.packed('nope')).toBeNull();
+      await publish('run-2', [{ id: 2, label: 'deux' }, { id: 3, label: 'trois' }]);
+      expect(await reader.refresh()).toBe(true);
+      const second = reader.packed('things_json')!;
+      expect(second).not.toBe(first);
+      expect(await second.get(2)).toBe('"deux"');
+      expect(await second.get(1)).toBeNull();
+      await expect(first.get(2)).rejects.toThrow(/closed/); // the old snapshot's store was dropped
+    } finally {
+      await reader.close();
+    }
+  });
+});
