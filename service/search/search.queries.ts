@@ -3,7 +3,8 @@
  * timeline events, each ranked, transport-free (HTTP and MCP call it).
  *
  * Matching is lower-cased containment of every query token (AND), at most 5
- * tokens. Companies, people and timeline events come from in-memory indexes
+ * tokens; people and events are found through per-snapshot word indexes
+ * (word-index.ts) that give the same answer as a containment scan. Companies, people and timeline events come from in-memory indexes
  * built once per snapshot (company-index.ts, text-index.ts), so a search never
  * waits for a DuckDB connection. Tables the snapshot does not have give empty
  * lists.
@@ -12,15 +13,16 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { companyIndex, searchCompanyIndex, type IndexedCompany } from './company-index.ts';
 import { searchEvents, searchPeople, textIndexes } from './text-index.ts';
+import { splitWords } from './word-index.ts';
 
 export interface SearchOptions {
   q: string;
   limit: number;
 }
 
-/** Lower-cased tokens of a query (letters, digits, `&`, `.`, `-`), at most 5. */
+/** Lower-cased tokens of a query (letters, digits, `&`, `.`, `-`, `'`), at most 5: the word index's own word class. */
 export function tokenize(q: string): string[] {
-  return q.toLowerCase().split(/[^\p{L}\p{N}&.\-']+/u).filter((t) => t.length > 0).slice(0, 5);
+  return splitWords(q.toLowerCase()).slice(0, 5);
 }
 
 const cikMaps = new WeakMap<IndexedCompany[], Map<number, IndexedCompany>>();
@@ -43,8 +45,8 @@ export async function searchRegistry(registry: SnapshotReader, opts: SearchOptio
   const [companies, text] = await Promise.all([companyIndex(registry), textIndexes(registry)]);
   const byCik = cikMapOf(companies);
   const companyHits = searchCompanyIndex(companies, q, tokens, opts.limit);
-  const people = searchPeople(text.people, q, tokens, opts.limit);
-  const events = searchEvents(text.events, q, tokens, opts.limit);
+  const people = searchPeople(text.people, q, tokens, opts.limit, text.peopleWords);
+  const events = searchEvents(text.events, q, tokens, opts.limit, text.eventWords);
   return {
     query,
     results: {

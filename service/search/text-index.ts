@@ -11,6 +11,7 @@
  */
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { snapshotSchema } from './registry-schema.ts';
+import { WordIndex } from './word-index.ts';
 
 export const MAX_ROWS = 2_000_000;
 
@@ -41,6 +42,10 @@ export interface PersonDoc {
 export interface TextIndexes {
   events: EventDoc[];
   people: PersonDoc[];
+  /** Words of each event's title, summary and type (ids = positions in `events`). */
+  eventWords: WordIndex;
+  /** Words of each person's name and notes (ids = positions in `people`). */
+  peopleWords: WordIndex;
 }
 
 const cache = new WeakMap<SnapshotReader, { snapshot: string; index: Promise<TextIndexes> }>();
@@ -104,7 +109,9 @@ async function build(reader: SnapshotReader): Promise<TextIndexes> {
     lname: String(r.name).toLowerCase(),
     lnotes: r.notes ? String(r.notes).toLowerCase() : '',
   }));
-  return { events, people };
+  const eventWords = WordIndex.build(events.length, (i) => [events[i]!.ltitle, events[i]!.lsummary, events[i]!.event_type]);
+  const peopleWords = WordIndex.build(people.length, (i) => [people[i]!.lname, people[i]!.lnotes]);
+  return { events, people, eventWords, peopleWords };
 }
 
 /** The indexes of the reader's current snapshot (built on first use). */
@@ -139,11 +146,15 @@ function topN<T>(limit: number, better: (a: T, b: T) => boolean) {
  * first. `events` is sorted newest first, so the scan stops once it holds
  * `limit` title matches.
  */
-export function searchEvents(events: EventDoc[], q: string, tokens: string[], limit: number): Array<{ doc: EventDoc; score: number }> {
+export function searchEvents(events: EventDoc[], q: string, tokens: string[], limit: number, words?: WordIndex): Array<{ doc: EventDoc; score: number }> {
   const hi: Array<{ doc: EventDoc; score: number }> = [];
   const lo: Array<{ doc: EventDoc; score: number }> = [];
-  outer: for (const e of events) {
-    for (const t of tokens) if (!e.ltitle.includes(t) && !e.lsummary.includes(t) && !e.event_type.includes(t)) continue outer;
+  // With the word index only the matching events are visited (same order, same answer as the scan).
+  const ids = words?.match(tokens);
+  const n = ids ? ids.length : events.length;
+  outer: for (let k = 0; k < n; k++) {
+    const e = events[ids ? ids[k]! : k]!;
+    if (!ids) for (const t of tokens) if (!e.ltitle.includes(t) && !e.lsummary.includes(t) && !e.event_type.includes(t)) continue outer;
     if (e.ltitle.includes(q)) {
       hi.push({ doc: e, score: 60 });
       if (hi.length >= limit) break;
@@ -153,10 +164,13 @@ export function searchEvents(events: EventDoc[], q: string, tokens: string[], li
 }
 
 /** People with every token in the name (or notes); exact name 100, name prefix 80, name contains the query 60, else 30. */
-export function searchPeople(people: PersonDoc[], q: string, tokens: string[], limit: number): Array<{ doc: PersonDoc; score: number }> {
+export function searchPeople(people: PersonDoc[], q: string, tokens: string[], limit: number, words?: WordIndex): Array<{ doc: PersonDoc; score: number }> {
   const top = topN<{ doc: PersonDoc; score: number }>(limit, (a, b) => (a.score !== b.score ? a.score > b.score : a.doc.name < b.doc.name));
-  outer: for (const p of people) {
-    for (const t of tokens) if (!p.lname.includes(t) && !p.lnotes.includes(t)) continue outer;
+  const ids = words?.match(tokens);
+  const n = ids ? ids.length : people.length;
+  outer: for (let k = 0; k < n; k++) {
+    const p = people[ids ? ids[k]! : k]!;
+    if (!ids) for (const t of tokens) if (!p.lname.includes(t) && !p.lnotes.includes(t)) continue outer;
     top.offer({ doc: p, score: p.lname === q ? 100 : p.lname.startsWith(q) ? 80 : p.lname.includes(q) ? 60 : 30 });
   }
   return top.items;

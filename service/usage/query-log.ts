@@ -49,9 +49,22 @@ const MAX_BUFFER = 200_000;
 
 const COLUMNS = `{ts_ms: 'BIGINT', client: 'VARCHAR', tier: 'VARCHAR', agent_type: 'VARCHAR', method: 'VARCHAR', path: 'VARCHAR', ticker: 'VARCHAR', status: 'INTEGER', duration_ms: 'DOUBLE'}`;
 
-/** One entry as an NDJSON line (strings that come from the request go through JSON.stringify). */
+const linePrefixes = new Map<string, string>();
+
+/**
+ * One entry as an NDJSON line. Strings that come from the request go through
+ * JSON.stringify; the `client … method` members repeat for every request of a
+ * client, so their text is memoised (bounded).
+ */
 function toLine(e: QueryLogEntry): string {
-  return `{"ts_ms":${Math.trunc(e.ts_ms)},"client":${JSON.stringify(e.client)},"tier":${JSON.stringify(e.tier)},"agent_type":${JSON.stringify(e.agent_type)},"method":${JSON.stringify(e.method)},"path":${JSON.stringify(e.path)},"ticker":${e.ticker === null ? 'null' : JSON.stringify(e.ticker)},"status":${e.status | 0},"duration_ms":${Number.isFinite(e.duration_ms) ? e.duration_ms : 0}}\n`;
+  const key = `${e.client}\u0000${e.tier}\u0000${e.agent_type}\u0000${e.method}`;
+  let mid = linePrefixes.get(key);
+  if (mid === undefined) {
+    mid = `,"client":${JSON.stringify(e.client)},"tier":${JSON.stringify(e.tier)},"agent_type":${JSON.stringify(e.agent_type)},"method":${JSON.stringify(e.method)},"path":`;
+    if (linePrefixes.size >= 10_000) linePrefixes.clear();
+    linePrefixes.set(key, mid);
+  }
+  return `{"ts_ms":${Math.trunc(e.ts_ms)}${mid}${JSON.stringify(e.path)},"ticker":${e.ticker === null ? 'null' : JSON.stringify(e.ticker)},"status":${e.status | 0},"duration_ms":${Number.isFinite(e.duration_ms) ? e.duration_ms : 0}}\n`;
 }
 
 export class QueryLog {
