@@ -9,23 +9,29 @@
  * = raw) and `*.json` Polygon aggregates responses (written by
  * jobs/quotes/polygon-client.ts with a `.meta.json` sidecar, or supplied).
  *
- * Steps parse files with DuckDB `read_csv` (no JS per row) into parts; the
- * publish-time derive computes record hashes in SQL, then streams the rows in
- * chain order through the pure JS fold in bounded batches, and joins the leaf
- * hashes back. Every run re-reads all inputs, so the same bytes always give the
- * same chain; a changed bar produces new leaves and the old ones move to
- * quote_leaf_history (README "Quotes and transcripts").
+ * Steps (one child per file, run in parallel) parse files with DuckDB
+ * `read_csv` (no JS per row) and fold each file's chains (record hashes in SQL,
+ * the pure JS fold, flags: jobs/quotes/quotes-fold.ts). At publish, when no
+ * (ticker, adjustment) chain spans several files and no key repeats, the
+ * derive only concatenates those parts (fast path); otherwise the general
+ * derive recomputes record hashes in SQL over all rows, streams them in chain
+ * order through the same fold, and joins the leaf hashes back (duplicates,
+ * corrected bars, forks). Every run re-reads all inputs, so the same bytes
+ * always give the same chain; a changed bar produces new leaves and the old
+ * ones move to quote_leaf_history (README "Quotes and transcripts").
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
 import { loadSql, queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
 import { defineDomain } from '../../lib/warehouse/domain.ts';
+import { toPartKey } from '../../lib/warehouse/layout.ts';
 import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
 import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
+import { FOLD_PARTS, CHAIN_PARTS, foldFileChains } from './quotes-fold.ts';
 import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import { planPolygonFetch, POLYGON_FETCH_STEP, polygonFetchPayload, processPolygonFetch } from './quotes-fetch.ts';
@@ -55,9 +61,6 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
   const src = await describeInput(file, layout.dataset, null);
   const c = layout.columns;
   const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
-  const target = ctx.run.partPath('quote_bar_inputs', rel);
-  const tmp = `${target}.${process.pid}.tmp`;
-  await mkdir(path.dirname(target), { recursive: true });
   const counts = await ctx.run.withScratch(async (conn) => {
     // Typed with TRY_CAST so one bad row becomes a reject, not a failed file. Line = data row + 1 (header).
     const stmt = await conn.prepare(`
@@ -91,16 +94,16 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
     await stmt.run();
     stmt.destroySync();
     const valid = `ticker ~ '^[A-Z0-9][A-Z0-9.\\-]{0,14}$' AND quote_date IS NOT NULL AND open IS NOT NULL AND high IS NOT NULL AND low IS NOT NULL AND close IS NOT NULL AND volume IS NOT NULL`;
-    await conn.run(`COPY (SELECT * EXCLUDE (raw_line) FROM quote_csv WHERE ${valid}) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd)`);
-    await rename(tmp, target);
+    await conn.run(`CREATE OR REPLACE TEMP TABLE quote_file_rows AS SELECT * EXCLUDE (raw_line) FROM quote_csv WHERE ${valid}`);
     const bad = await queryRows(conn, `SELECT line, raw_line FROM quote_csv WHERE NOT (${valid}) ORDER BY line LIMIT 10000`);
-    const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_csv WHERE ${valid}`);
     await conn.run('DROP TABLE quote_csv');
-    return { rows: Number(n), bad };
-  }).finally(() => rm(tmp, { force: true }));
+    // Record hashes, the chain fold and the served rows of this file, in this child (jobs/quotes/quotes-fold.ts).
+    const folded = await foldFileChains(conn, ctx.run, rel, src);
+    return { rows: folded.rows, bad, folded: folded.folded };
+  });
   await ctx.run.writeRejects(rel, counts.bad.map((b) => ({ dataset: layout.dataset, file: rel, line: Number(b.line), reason: 'unparseable bar (ticker, date, price or volume missing or not a number)', raw: String(b.raw_line) })));
   await ctx.run.recordSource(src, { rows: counts.rows, rejects: counts.bad.length }, rel);
-  return { rows: counts.rows, rejects: counts.bad.length, detail: { format: layout.format, adjustment: layout.adjustment } };
+  return { rows: counts.rows, rejects: counts.bad.length, detail: { format: layout.format, adjustment: layout.adjustment, folded: counts.folded } };
 }
 
 async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
@@ -110,7 +113,19 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
   // The dataset (raw or adjusted aggregates) is known only after parsing.
   const src = { ...input.src, source: probe.dataset };
   const rows = probe.bars.map((b, i) => ({ ...b, dataset: probe.dataset, content_sha256: src.content_sha256, source_order: sourceOrder(src.retrieved_at, rel), file: rel, line: i }));
-  await ctx.run.writeRows('quote_bar_inputs', rel, rows);
+  // Typed through DuckDB like every part, then folded in this child (jobs/quotes/quotes-fold.ts).
+  const scratch = path.join(path.dirname(ctx.run.partPath(FOLD_PARTS, rel)), `${path.basename(ctx.run.partPath(FOLD_PARTS, rel))}.${process.pid}.ndjson`);
+  await mkdir(path.dirname(scratch), { recursive: true });
+  await writeFile(scratch, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
+  await ctx.run.withScratch(async (conn) => {
+    const cols = await queryRows(conn, `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'quote_bar_inputs' ORDER BY ordinal_position`);
+    await conn.run(`CREATE OR REPLACE TEMP TABLE quote_file_rows AS SELECT * FROM quote_bar_inputs LIMIT 0`);
+    if (rows.length) {
+      await conn.run(`INSERT INTO quote_file_rows BY NAME SELECT * FROM read_json(${quoteLiteral(scratch)}, format = 'newline_delimited',
+        columns = {${cols.map((c) => `${quoteLiteral(String(c.column_name))}: ${quoteLiteral(String(c.data_type))}`).join(', ')}})`);
+    }
+    await foldFileChains(conn, ctx.run, rel, src);
+  }).finally(() => rm(scratch, { force: true }));
   await ctx.run.writeRejects(rel, probe.rejects.map((r) => ({ dataset: probe.dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })));
   await ctx.run.recordSource(src, { rows: rows.length, rejects: probe.rejects.length }, rel);
   return { rows: rows.length, rejects: probe.rejects.length, detail: { format: probe.format, adjustment: probe.adjustment } };
@@ -166,6 +181,60 @@ export async function foldQuoteChains(conn: DuckDBConnection, scratchFile: strin
   return total;
 }
 
+/** The `quote_bar_inputs` columns (the general derive's input), as stored in the per-file fold parts. */
+const QUOTE_INPUT_COLUMNS = ['ticker', 'quote_date', 'adjustment', 'open', 'high', 'low', 'close', 'volume', 'vwap', 'trade_count', 'dataset', 'content_sha256', 'source_order', 'file', 'line'];
+
+export interface QuoteDerivePlan {
+  /** True when the per-file leaves are final (see jobs/quotes/quotes-fold.ts). */
+  fast: boolean;
+  reason: string;
+  /** The fold parts; on the fast path in key order when `ordered`. */
+  files: string[];
+  /** The files' (ticker, adjustment) ranges are disjoint: concatenating them in `files` order is key order (no sort). */
+  ordered: boolean;
+}
+
+/**
+ * Decides between the fast path (concatenate the children's folded parts) and
+ * the general derive, from the small per-file chain summaries: the fast path
+ * needs every file folded (no repeated key inside a file), no (ticker,
+ * adjustment) chain in more than one file, no bars outside fold parts, and
+ * each file's source identity equal to the one the general fold would use
+ * (the `sources` row of its dataset and SHA-256).
+ */
+export async function chooseQuoteDerive(conn: DuckDBConnection, runDir: string): Promise<QuoteDerivePlan> {
+  const list = async (dir: string) => (await readdir(path.join(runDir, 'parts', dir)).catch(() => [] as string[])).filter((f) => f.endsWith('.parquet')).sort().map((f) => path.join(runDir, 'parts', dir, f));
+  const files = await list(FOLD_PARTS);
+  const chainFiles = await list(CHAIN_PARTS);
+  const general = (reason: string): QuoteDerivePlan => ({ fast: false, reason, files, ordered: false });
+  if (files.length === 0) return general('no per-file folds');
+  const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_bar_inputs`);
+  if (Number(n) > 0) return general('bars outside per-file folds');
+  await conn.run(`CREATE OR REPLACE TEMP VIEW quote_chain_summary AS SELECT * FROM read_parquet([${chainFiles.map(quoteLiteral).join(', ')}])`);
+  try {
+    const [c] = await queryRows(conn, `SELECT
+        (SELECT count(*) FROM quote_chain_summary WHERE NOT folded)::BIGINT AS unfolded,
+        (SELECT count(*) FROM (SELECT 1 FROM quote_chain_summary GROUP BY ticker, adjustment HAVING count(*) > 1))::BIGINT AS spanning,
+        (SELECT count(*) FROM (SELECT DISTINCT dataset, content_sha256, source_url, retrieved_at FROM quote_chain_summary) f
+           LEFT JOIN (SELECT dataset, content_sha256, count(DISTINCT (source_url, retrieved_at)) AS k, any_value(source_url) AS source_url, any_value(retrieved_at) AS retrieved_at
+                      FROM sources GROUP BY ALL) s USING (dataset, content_sha256)
+         WHERE s.k IS NULL OR s.k > 1 OR s.source_url IS DISTINCT FROM f.source_url OR s.retrieved_at IS DISTINCT FROM f.retrieved_at)::BIGINT AS source_mismatch`);
+    if (Number(c.unfolded) > 0) return general('a file repeats a key');
+    if (Number(c.spanning) > 0) return general(`${c.spanning} chains span several files`);
+    if (Number(c.source_mismatch) > 0) return general('source identity differs from the sources table');
+    const ranges = await queryRows(conn, `SELECT file, coalesce(lo > lag(hi) OVER (ORDER BY lo), true) AS after_prev
+      FROM (SELECT file, min({t: ticker, a: adjustment}) AS lo, max({t: ticker, a: adjustment}) AS hi FROM quote_chain_summary GROUP BY file)
+      ORDER BY lo`);
+    const byKey = new Map(files.map((f) => [path.basename(f, '.parquet'), f]));
+    const ordered = ranges.every((r) => r.after_prev === true);
+    const inOrder = ranges.map((r) => byKey.get(toPartKey(String(r.file)))).filter((f): f is string => !!f);
+    if (inOrder.length !== files.length) return general('fold parts and chain summaries differ');
+    return { fast: true, reason: ordered ? 'disjoint per-file chains' : 'per-file chains (sorted at publish)', files: inOrder, ordered };
+  } finally {
+    await conn.run('DROP VIEW quote_chain_summary');
+  }
+}
+
 export const quotesPipeline: Pipeline = {
   domain: quotesDomain,
   // Polygon fetch jobs (QUOTES_FETCH_TICKERS + POLYGON_API_KEY, jobs/quotes/quotes-fetch.ts); none configured: local inputs only.
@@ -193,28 +262,47 @@ export const quotesPipeline: Pipeline = {
     const t0 = Date.now();
     const mark = (what: string) => ctx.log.info({ ms: Date.now() - t0 }, `quotes derive: ${what}`);
     try {
-      await conn.run(loadSql('./derive-chain-input.sql', import.meta.url));
-      mark('record hashes');
-      const [{ dup }] = await queryRows(conn, `SELECT EXISTS (SELECT 1 FROM quote_hashed GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`);
-      await conn.run(loadSql(dup ? './derive-chain-versions.sql' : './derive-chain-fast.sql', import.meta.url));
-      await conn.run('DROP TABLE quote_hashed');
-      mark(dup ? 'chain input (versions)' : 'chain input (fast path)');
-      await queryRows(conn, `INSERT INTO rejects SELECT $run_id, dataset, file, line,
-          'duplicate bar for ' || ticker || ' ' || CAST(quote_date AS VARCHAR) || ' (' || adjustment || '): same values already read', NULL
-        FROM quote_duplicates`, { run_id: ctx.runId });
-      const scratch = path.join(ctx.run.dir, 'quote-leaf-hashes.csv');
-      await foldQuoteChains(conn, scratch);
-      await rm(scratch, { force: true });
-      mark('fold');
-      await conn.run(loadSql('./derive-bars.sql', import.meta.url));
-      mark('bars');
+      const folds = await chooseQuoteDerive(conn, ctx.run.dir);
+      mark(`plan: ${folds.fast ? 'per-file folds' : 'general'} (${folds.reason})`);
+      if (folds.fast) {
+        // Fast path: every chain lies in one file with one version per day, so the children's leaves are final.
+        await conn.run(`CREATE OR REPLACE TEMP VIEW quote_bar_folds AS SELECT * FROM read_parquet([${folds.files.map(quoteLiteral).join(', ')}])${folds.ordered ? '' : ' ORDER BY ticker, adjustment, quote_date'}`);
+        await conn.run(loadSql('./derive-bars-folded.sql', import.meta.url));
+        await conn.run('DROP VIEW quote_bar_folds');
+        mark('bars (from per-file folds)');
+      } else {
+        if (folds.files.length) {
+          await conn.run(`INSERT INTO quote_bar_inputs BY NAME SELECT ${QUOTE_INPUT_COLUMNS.join(', ')} FROM read_parquet([${folds.files.map(quoteLiteral).join(', ')}])`);
+          mark('inputs from parts');
+        }
+        await conn.run(loadSql('./derive-chain-input.sql', import.meta.url));
+        mark('record hashes');
+        const [{ dup }] = await queryRows(conn, `SELECT EXISTS (SELECT 1 FROM quote_hashed GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`);
+        await conn.run(loadSql(dup ? './derive-chain-versions.sql' : './derive-chain-fast.sql', import.meta.url));
+        await conn.run('DROP TABLE quote_hashed');
+        mark(dup ? 'chain input (versions)' : 'chain input (fast path)');
+        await queryRows(conn, `INSERT INTO rejects SELECT $run_id, dataset, file, line,
+            'duplicate bar for ' || ticker || ' ' || CAST(quote_date AS VARCHAR) || ' (' || adjustment || '): same values already read', NULL
+          FROM quote_duplicates`, { run_id: ctx.runId });
+        const scratch = path.join(ctx.run.dir, 'quote-leaf-hashes.csv');
+        await foldQuoteChains(conn, scratch);
+        await rm(scratch, { force: true });
+        mark('fold');
+        await conn.run(loadSql('./derive-bars.sql', import.meta.url));
+        mark('bars');
+      }
       const prev = ctx.previousTable('quote_bars');
       await conn.run(prev
         ? `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM read_parquet(${quoteLiteral(prev)})`
         : `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM quote_bars LIMIT 0`);
-      for (const stmt of loadSql('./derive-history.sql', import.meta.url).split('-- next statement')) await queryRows(conn, stmt, { run_id: ctx.runId });
+      const [superseded, gone] = loadSql('./derive-history.sql', import.meta.url).split('-- next statement');
+      // Superseded versions within this run exist only on the general path (the fast path has one version per day).
+      if (!folds.fast) await queryRows(conn, superseded, { run_id: ctx.runId });
+      await queryRows(conn, gone, { run_id: ctx.runId });
       mark('history');
-      await conn.run('DROP VIEW previous_quote_bars; DROP TABLE quote_leaf_hashes; DROP TABLE quote_chain_input; DROP TABLE quote_duplicates; DROP TABLE quote_fold_sources; DELETE FROM quote_bar_inputs;');
+      await conn.run(folds.fast
+        ? 'DROP VIEW previous_quote_bars; DELETE FROM quote_bar_inputs;'
+        : 'DROP VIEW previous_quote_bars; DROP TABLE quote_leaf_hashes; DROP TABLE quote_chain_input; DROP TABLE quote_duplicates; DROP TABLE quote_fold_sources; DELETE FROM quote_bar_inputs;');
     } finally {
       await conn.run('SET preserve_insertion_order = false');
     }

@@ -1,0 +1,151 @@
+/**
+ * Per-file chain fold, run by each parse child (csv and polygon steps) so the
+ * heavy work (record hashes, the sequential leaf fold, flags, the served row)
+ * happens in the parallel child jobs instead of once over every row at publish.
+ *
+ * A child has its file's valid bars in TEMP TABLE `quote_file_rows` (the
+ * `quote_bar_inputs` columns) and calls `foldFileChains`, which writes two
+ * parts that publish reads directly (their directories are not domain tables,
+ * so publish does not load them into the serving database on its own):
+ *
+ *  - `quote_bar_folds/<file>.parquet`: every input row with its flags,
+ *    `day_index`, `leaf_hash` and `leaf_key` (the final `quote_bars` row plus the
+ *    input provenance columns), sorted by (ticker, adjustment, quote_date);
+ *  - `quote_file_chains/<file>.parquet`: one row per (ticker, adjustment) chain
+ *    of the file (first/last date, days) with the file's source identity.
+ *
+ * The per-file leaves are the final leaves exactly when no chain spans several
+ * files and no key occurs twice (checked per file here, across files at
+ * publish: `quotes.pipeline.ts` derive). Then publish only concatenates the
+ * parts (fast path); otherwise it rebuilds `quote_bar_inputs` from the parts and
+ * runs the general derive (duplicates, versions, forks), ignoring these leaves.
+ *
+ * Byte identity: the record hash is the same SQL expression as
+ * derive-chain-input.sql and the leaf hash the same `quoteLeafHash` as the
+ * general fold (golden hashes in test/quotes; fast and general paths are
+ * compared in test/quotes/fold.test.ts).
+ *
+ * Transfer: DuckDB returns each chain's record hashes as ONE string (64 hex
+ * characters per day, in date order) and takes the chain's leaf hashes back as
+ * one string, cut per row with `substr` in SQL: a few hundred strings per file
+ * cross the JS boundary instead of one per row.
+ */
+import { mkdir, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { leafTemplate, quoteLeafHash, type QuoteSource } from '../../ingest/quotes/chain.ts';
+import { queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
+import type { StagingRun } from '../../lib/warehouse/staging.ts';
+
+/** Part directories written by the children and read by the quotes derive. */
+export const FOLD_PARTS = 'quote_bar_folds';
+export const CHAIN_PARTS = 'quote_file_chains';
+
+/** SQL of the record hash of a `quote_bar_inputs`-shaped row aliased `i` (same text as derive-chain-input.sql). */
+export const RECORD_SHA256_SQL = `sha256(
+    '{"adjustment":"' || i.adjustment
+    || '","close":' || rtrim(rtrim(CAST(i.close AS VARCHAR), '0'), '.')
+    || ',"high":' || rtrim(rtrim(CAST(i.high AS VARCHAR), '0'), '.')
+    || ',"low":' || rtrim(rtrim(CAST(i.low AS VARCHAR), '0'), '.')
+    || ',"open":' || rtrim(rtrim(CAST(i.open AS VARCHAR), '0'), '.')
+    || ',"quote_date":"' || CAST(i.quote_date AS VARCHAR)
+    || '","ticker":"' || i.ticker
+    || '","trade_count":' || coalesce(CAST(i.trade_count AS VARCHAR), 'null')
+    || ',"volume":' || CAST(i.volume AS VARCHAR)
+    || ',"vwap":' || coalesce(rtrim(rtrim(CAST(i.vwap AS VARCHAR), '0'), '.'), 'null')
+    || '}')`;
+
+/** Validation flags of a row aliased `c` (same list as derive-bars.sql; README "Quotes and transcripts"). */
+export const FLAGS_SQL = `list_filter([
+    CASE WHEN c.high < greatest(c.open, c.close) THEN 'high_below_open_close' END,
+    CASE WHEN c.low > least(c.open, c.close) THEN 'low_above_open_close' END,
+    CASE WHEN c.high < c.low THEN 'high_below_low' END,
+    CASE WHEN c.volume < 0 THEN 'negative_volume' END,
+    CASE WHEN c.high > 1.2 * greatest(c.open, c.close, coalesce(c.vwap, c.close)) THEN 'high_above_range' END,
+    CASE WHEN c.low * 1.2 < least(c.open, c.close, coalesce(c.vwap, c.close)) THEN 'low_below_range' END,
+    CASE WHEN c.vwap IS NOT NULL AND (c.vwap > c.high OR c.vwap < c.low) THEN 'vwap_outside_range' END
+  ], x -> x IS NOT NULL)`;
+
+export interface FileFoldResult {
+  rows: number;
+  chains: number;
+  /** False when the file repeats a key (ticker, adjustment, date): publish takes the general path. */
+  folded: boolean;
+}
+
+/**
+ * Folds the chains of one file. Reads TEMP TABLE `quote_file_rows` (dropped at
+ * the end) and writes the file's `quote_bar_folds` and `quote_file_chains`
+ * parts under `key` (temp name, then rename: a retry overwrites its own parts).
+ */
+export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, key: string, src: QuoteSource): Promise<FileFoldResult> {
+  const foldTarget = run.partPath(FOLD_PARTS, key);
+  const chainTarget = run.partPath(CHAIN_PARTS, key);
+  const tmpFold = `${foldTarget}.${process.pid}.tmp`;
+  const tmpChain = `${chainTarget}.${process.pid}.tmp`;
+  await mkdir(path.dirname(foldTarget), { recursive: true });
+  await mkdir(path.dirname(chainTarget), { recursive: true });
+  try {
+    const [{ dup }] = await queryRows(conn, `SELECT EXISTS (SELECT 1 FROM quote_file_rows GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`);
+    const folded = !dup;
+    const t = leafTemplate(src);
+    await conn.run(`CREATE OR REPLACE TEMP TABLE quote_file_leaves (ticker VARCHAR, adjustment VARCHAR, leaves VARCHAR)`);
+    if (folded) {
+      // One string of record hashes per chain, in date order (dates are unique: checked above).
+      const chains = await queryRows(conn, `SELECT ticker, adjustment, string_agg(${RECORD_SHA256_SQL}, '' ORDER BY i.quote_date) AS rh
+        FROM quote_file_rows i GROUP BY ticker, adjustment`);
+      const app = await conn.createAppender('quote_file_leaves', 'main', 'temp');
+      try {
+        for (const c of chains) {
+          const rh = String(c.rh);
+          const n = rh.length / 64;
+          const leaves: string[] = new Array(n);
+          // The fold (ingest/quotes/chain.ts QuoteChainFold with one version per day): day 0's parent is the source leaf.
+          let head = t.source_leaf_hash;
+          for (let k = 0; k < n; k++) head = leaves[k] = quoteLeafHash(t, head, rh.substr(k * 64, 64));
+          app.appendVarchar(String(c.ticker));
+          app.appendVarchar(String(c.adjustment));
+          app.appendVarchar(leaves.join(''));
+          app.endRow();
+        }
+      } finally {
+        app.closeSync();
+      }
+    }
+    // Sorted output only when the file is not already in key order (bench and vendor files usually are).
+    const [{ ordered }] = await queryRows(conn, `SELECT coalesce(bool_and(ok), true) AS ordered FROM (
+      SELECT (ticker, adjustment, quote_date) >= lag((ticker, adjustment, quote_date)) OVER () OR lag(ticker) OVER () IS NULL AS ok FROM quote_file_rows)`);
+    const leaf = folded ? `substr(l.leaves, c.day_index * 64 + 1, 64)` : 'NULL::VARCHAR';
+    await conn.run(`COPY (
+      SELECT c.* EXCLUDE (day_index), ${FLAGS_SQL} AS flags, c.day_index::INTEGER AS day_index,
+        ${leaf} AS leaf_hash, ('0x' || substr(${leaf}, 1, 15))::BIGINT AS leaf_key
+      FROM (SELECT *, row_number() OVER (PARTITION BY ticker, adjustment ORDER BY quote_date, source_order, file, line) - 1 AS day_index FROM quote_file_rows) c
+      LEFT JOIN quote_file_leaves l USING (ticker, adjustment)
+      ${ordered ? '' : 'ORDER BY c.ticker, c.adjustment, c.quote_date, c.source_order, c.file, c.line'}
+    ) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, COMPRESSION zstd)`);
+    const stmt = await conn.prepare(`COPY (
+      SELECT $file::VARCHAR AS file, ticker, adjustment, min(quote_date) AS first_date, max(quote_date) AS last_date, count(*)::BIGINT AS days,
+        $dataset::VARCHAR AS dataset, $content_sha256::VARCHAR AS content_sha256, $source_url::VARCHAR AS source_url,
+        $retrieved_at::VARCHAR AS retrieved_at, $folded::BOOLEAN AS folded
+      FROM quote_file_rows GROUP BY ticker, adjustment ORDER BY ticker, adjustment
+    ) TO ${quoteLiteral(tmpChain)} (FORMAT parquet)`);
+    stmt.bindVarchar(stmt.parameterIndex('file'), key);
+    stmt.bindVarchar(stmt.parameterIndex('dataset'), src.source);
+    stmt.bindVarchar(stmt.parameterIndex('content_sha256'), src.content_sha256);
+    if (src.source_url === null) stmt.bindNull(stmt.parameterIndex('source_url'));
+    else stmt.bindVarchar(stmt.parameterIndex('source_url'), src.source_url);
+    if (src.retrieved_at === null) stmt.bindNull(stmt.parameterIndex('retrieved_at'));
+    else stmt.bindVarchar(stmt.parameterIndex('retrieved_at'), src.retrieved_at);
+    stmt.bindBoolean(stmt.parameterIndex('folded'), folded);
+    await stmt.run();
+    stmt.destroySync();
+    const [{ n, chains }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n, count(DISTINCT (ticker, adjustment))::BIGINT AS chains FROM quote_file_rows`);
+    await rename(tmpFold, foldTarget);
+    await rename(tmpChain, chainTarget);
+    return { rows: Number(n), chains: Number(chains), folded };
+  } finally {
+    await conn.run('DROP TABLE IF EXISTS quote_file_rows; DROP TABLE IF EXISTS quote_file_leaves');
+    await rm(tmpFold, { force: true });
+    await rm(tmpChain, { force: true });
+  }
+}

@@ -1,0 +1,87 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import pino from 'pino';
+import { runPipelineInProcess } from '../../jobs/in-process.ts';
+import { quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
+import type { Config } from '../../lib/config.ts';
+import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { fixture, HAS_SHARED } from '../helpers/shared.ts';
+import { linkQuoteFixtures, writeInput } from './quotes-fixture.ts';
+
+/** Runs the quotes pipeline (2 children at a time) and returns the derive plan line it logged. */
+async function ingestLogged(config: Config, inputDir: string): Promise<string> {
+  const lines: string[] = [];
+  const log = pino({ level: 'info' }, { write: (s: string) => void lines.push(s) });
+  await runPipelineInProcess(quotesPipeline, { config, log, inputDir, force: true, backoffMs: 1, concurrency: 2 });
+  return lines.map((l) => JSON.parse(l).msg as string).find((m) => m.startsWith('quotes derive: plan')) ?? '';
+}
+
+const BARS = `SELECT ticker, adjustment, CAST(quote_date AS VARCHAR) AS quote_date, day_index, leaf_hash, leaf_key::VARCHAR AS leaf_key, flags FROM quote_bars`;
+
+describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the general publish-time fold', () => {
+  let dir: string;
+  let fast: SnapshotReader;
+  let general: SnapshotReader;
+  let disjoint: SnapshotReader;
+  let fastPlan = '';
+  let generalPlan = '';
+  let disjointPlan = '';
+  const files = ['alpaca-daily/NVDA_1Day.csv', 'alpaca-daily/AAPL_1Day.csv', 'alpaca-sdk/MSFT.csv'];
+  beforeAll(async () => {
+    dir = await tempDir();
+    // Run C: three files with disjoint (ticker, adjustment) ranges → concatenated in key order without a sort.
+    const c = path.join(dir, 'c');
+    await linkQuoteFixtures(c, files);
+    disjointPlan = await ingestLogged(testConfig(path.join(dir, 'data-c')), c);
+    // Run A: the same plus one file holding TSLA then AMD (ranges overlap, rows out of key order), each chain in one
+    // file → the children's leaves are published as they are, sorted at publish.
+    const a = path.join(dir, 'a');
+    await linkQuoteFixtures(a, files);
+    const mix = ['TSLA', 'AMD'].map((t) => readFileSync(fixture(`sec/quotes/alpaca-daily/${t}_1Day.csv`), 'utf8').trim().split('\n'));
+    await writeInput(a, 'mix/TSLA_AMD.csv', [mix[0][0], ...mix[0].slice(1), ...mix[1].slice(1)].join('\n') + '\n');
+    fastPlan = await ingestLogged(testConfig(path.join(dir, 'data-a')), a);
+    // Run B: the same files plus one more MSFT raw day in a second file → that chain spans two files → general fold.
+    const b = path.join(dir, 'b');
+    await linkQuoteFixtures(b, files);
+    await writeInput(b, 'mix/TSLA_AMD.csv', readFileSync(path.join(a, 'quotes', 'mix/TSLA_AMD.csv'), 'utf8'));
+    const header = readFileSync(fixture('sec/quotes/alpaca-sdk/MSFT.csv'), 'utf8').split('\n')[0];
+    await writeInput(b, 'zz-tail/MSFT_tail.csv', `${header}\n2025-10-31 04:00:00+00:00,MSFT,528.88,529.32,514.43,517.81,34006405.0,520.2,700000.0\n`);
+    generalPlan = await ingestLogged(testConfig(path.join(dir, 'data-b')), b);
+    fast = await SnapshotReader.open(path.join(dir, 'data-a'), 'quotes', { poolSize: 1 });
+    general = await SnapshotReader.open(path.join(dir, 'data-b'), 'quotes', { poolSize: 1 });
+    disjoint = await SnapshotReader.open(path.join(dir, 'data-c'), 'quotes', { poolSize: 1 });
+  }, 120_000);
+  afterAll(async () => {
+    await fast?.close();
+    await general?.close();
+    await disjoint?.close();
+    await removeDir(dir);
+  });
+
+  it('takes the fast path only when no chain spans several files', () => {
+    expect(disjointPlan).toMatch(/plan: per-file folds \(disjoint per-file chains\)/);
+    expect(fastPlan).toMatch(/plan: per-file folds \(per-file chains \(sorted at publish\)\)/);
+    expect(generalPlan).toMatch(/plan: general \(1 chains span several files\)/);
+  });
+
+  it('publishes byte-identical leaves, day indexes, keys and flags on both paths', async () => {
+    const a = await fast.query(`${BARS} ORDER BY ticker, adjustment, quote_date`);
+    const b = await general.query(`${BARS} WHERE NOT (ticker = 'MSFT' AND quote_date = DATE '2025-10-31') ORDER BY ticker, adjustment, quote_date`);
+    expect(a.length).toBeGreaterThan(2000);
+    expect(b).toEqual(a);
+    expect(await disjoint.query(`${BARS} ORDER BY ticker, adjustment, quote_date`)).toEqual(a.filter((r) => r.ticker !== 'AMD' && r.ticker !== 'TSLA'));
+    const [tail] = await general.query(`SELECT day_index FROM quote_bars WHERE ticker = 'MSFT' AND quote_date = DATE '2025-10-31'`);
+    const [last] = await fast.query(`SELECT max(day_index) AS d FROM quote_bars WHERE ticker = 'MSFT'`);
+    expect(tail.day_index).toBe(Number(last.d) + 1);
+  });
+
+  it.each([['sorted at publish', () => fast], ['concatenated', () => disjoint]] as const)('stores quote_bars in key order and quote_leaf_keys for every bar on the fast path (%s)', async (_, reader) => {
+    const [o] = await reader().query(`SELECT count(*) FILTER (WHERE NOT ok)::INTEGER AS out_of_order FROM (
+      SELECT coalesce((ticker, adjustment, quote_date) > lag((ticker, adjustment, quote_date)) OVER (ORDER BY rowid), true) AS ok FROM quote_bars)`);
+    expect(o.out_of_order).toBe(0);
+    const [k] = await reader().query(`SELECT (SELECT count(*) FROM quote_leaf_keys)::INTEGER AS keys, (SELECT count(*) FROM quote_bars)::INTEGER AS bars`);
+    expect(k.keys).toBe(k.bars);
+  });
+});
