@@ -18,6 +18,7 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../lib/config.ts';
 import { createLogger } from '../lib/log.ts';
 import { closeSecLimiter } from '../lib/sec-limiter.ts';
+import { closePolygonLimiter } from './quotes/quotes-fetch.ts';
 import { registerExtraPipelines, startWorkers } from './bullmq.ts';
 import type { Pipeline } from './pipeline.ts';
 import { applySchedules } from './schedules.ts';
@@ -67,6 +68,7 @@ const stop = async (signal: string) => {
   limit.unref();
   await set.close();
   await closeSecLimiter();
+  await closePolygonLimiter();
   log.info('workers closed');
   log.flush?.();
   process.exit(0);

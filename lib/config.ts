@@ -64,6 +64,8 @@ export const configSchema = z.object({
   QUOTES_FETCH_TICKERS: optionalString,
   /** Calendar days of bars per ticker and run (ending today, UTC). */
   QUOTES_FETCH_DAYS: z.coerce.number().int().min(1).max(3650).default(10),
+  /** Polygon requests per minute for the quotes fetch step, across all workers with REDIS_URL (free tier: 5). */
+  POLYGON_RATE_PER_MIN: z.coerce.number().int().min(1).max(100_000).default(5),
   HTTP_USER_AGENT: z.string().default('Proofline/0.1 (+https://proofline.example/contact)'),
 
   // Keys. Missing key files are generated under DATA_DIR/keys on first start.

@@ -6,11 +6,16 @@
  * sidecar the polygon parse step turns into origin leaves (URL without the
  * key, retrieved_at). One fetch job per ticker (`polygon-fetch-<TICKER>-<from>-<to>`);
  * its `polygon` parse child waits for it. Without both settings the quotes
- * pipeline reads local inputs only.
+ * pipeline reads local inputs only. Requests share one limiter of
+ * POLYGON_RATE_PER_MIN (free tier: 5 per minute): Redis-backed with REDIS_URL,
+ * so it holds across every worker, else one token bucket per process.
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { Redis } from 'ioredis';
 import type { Config } from '../../lib/config.ts';
+import { TokenBucketLimiter, type RateLimiter } from '../../lib/http-client.ts';
+import { RedisRateLimiter } from '../../lib/sec-limiter.ts';
 import { normalizeTicker } from '../../ingest/quotes/quote.schema.ts';
 import type { FetchJob, StepContext, StepResult } from '../pipeline.ts';
 import { PolygonClient, polygonOptionsFromConfig } from './polygon-client.ts';
@@ -52,9 +57,30 @@ export async function planPolygonFetch(ctx: { config: Config; inputDir: string }
   }));
 }
 
-/** The quotes fetch step: one ticker's daily bars through the Polygon client (its retries and limiter). */
+let shared: { key: string; limiter: RateLimiter } | null = null;
+
+/** The process's Polygon limiter (Redis sliding window shared by all workers with REDIS_URL). */
+export function getPolygonLimiter(config: Pick<Config, 'REDIS_URL' | 'QUEUE_PREFIX' | 'POLYGON_RATE_PER_MIN'>): RateLimiter {
+  const key = `${config.REDIS_URL ?? 'local'}|${config.QUEUE_PREFIX}|${config.POLYGON_RATE_PER_MIN}`;
+  if (shared?.key === key) return shared.limiter;
+  const limiter = config.REDIS_URL
+    ? new RedisRateLimiter(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3 }), { key: `${config.QUEUE_PREFIX}:limiter:polygon`, max: config.POLYGON_RATE_PER_MIN, windowMs: 60_000, ownsConnection: true })
+    : new TokenBucketLimiter(config.POLYGON_RATE_PER_MIN / 60);
+  void (shared?.limiter as { close?: () => Promise<void> } | undefined)?.close?.();
+  shared = { key, limiter };
+  return limiter;
+}
+
+/** Closes the process's Polygon limiter (its Redis connection). */
+export async function closePolygonLimiter(): Promise<void> {
+  const s = shared;
+  shared = null;
+  await (s?.limiter as { close?: () => Promise<void> } | undefined)?.close?.();
+}
+
+/** The quotes fetch step: one ticker's daily bars through the Polygon client (its retries) and the shared limiter. */
 export async function processPolygonFetch(ctx: StepContext<PolygonFetchPayload>): Promise<StepResult> {
-  const client = new PolygonClient(polygonOptionsFromConfig(ctx.config));
+  const client = new PolygonClient({ ...polygonOptionsFromConfig(ctx.config), limiter: getPolygonLimiter(ctx.config) });
   const { ticker, from, to, dir } = ctx.data;
   const file = await client.saveDailyAggs(dir, ticker, from, to, true);
   return { rows: 0, rejects: 0, detail: { file: path.relative(dir, file) } };

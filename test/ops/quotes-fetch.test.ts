@@ -51,7 +51,7 @@ describe.skipIf(!HAS_SHARED)('quotes fetch step (Polygon)', { timeout: 120_000 }
   it('fetches each ticker into the input directory before parsing it, and publishes', async () => {
     const dataDir = path.join(dir, 'data');
     const inputDir = path.join(dir, 'input');
-    const config = testConfig(dataDir, { POLYGON_API_KEY: 'secret-key', POLYGON_BASE_URL: base, QUOTES_FETCH_TICKERS: 'AAPL ZZZZ', QUOTES_FETCH_DAYS: '5' });
+    const config = testConfig(dataDir, { POLYGON_API_KEY: 'secret-key', POLYGON_BASE_URL: base, QUOTES_FETCH_TICKERS: 'AAPL ZZZZ', QUOTES_FETCH_DAYS: '5', POLYGON_RATE_PER_MIN: '600' });
     const report = await runPipelineInProcess(quotesPipeline, { config, log: silentLogger, inputDir, force: true, backoffMs: 1 });
     const to = new Date().toISOString().slice(0, 10);
     const keys = report.children.map((c) => `${c.step}:${c.key}`).sort();
