@@ -6,7 +6,7 @@
  *   limit), merges `usage_meta` into JSON object bodies, sets the
  *   `RateLimit-Limit/Remaining/Reset/Policy` headers, and queues one query-log
  *   row. An unknown or revoked key is a 401 (never silently downgraded).
- * - Hot cache: 200 bodies of snapshot-determined GET routes (CACHEABLE_PREFIXES)
+ * - Hot cache: 200 and 404 bodies of snapshot-determined GET routes (CACHEABLE_PREFIXES)
  *   are served from memory; the cache is dropped on every snapshot swap.
  * - Conditional GET: a weak ETag over the body without usage_meta (which varies
  *   per request); `If-None-Match` that matches → 304 (still metered).
@@ -131,6 +131,13 @@ async function toOutcome(event: H3Event, val: unknown, pathname: string, deps: S
   }
 }
 
+
+/** True when a handler's headers carry nothing a cached copy would lose (content-type is kept with the entry). */
+function onlyContentType(h: Headers | null): boolean {
+  if (!h) return true;
+  for (const [k] of h) if (k !== 'content-type') return false;
+  return true;
+}
 
 /** What the layer needs of a request, whatever the transport (h3 event or node:http). */
 export interface LayerRequest {
@@ -278,8 +285,8 @@ export class ApiLayer {
     const { id, nowMs, headers, metaJson } = x;
     headers['x-proofline-cache'] = 'hit';
     headers['content-type'] = hit.contentType;
-    usage.record({ ts_ms: nowMs, client: id.client, tier: id.tier, agent_type: id.agent_type, method: req.method, path: req.pathname, ticker: hit.ticker, status: 200, duration_ms: performance.now() - t0 });
-    return finish(req, 200, mergeUsageMeta(hit.json, metaJson), headers, hit.etag, null);
+    usage.record({ ts_ms: nowMs, client: id.client, tier: id.tier, agent_type: id.agent_type, method: req.method, path: req.pathname, ticker: hit.ticker, status: hit.status, duration_ms: performance.now() - t0 });
+    return finish(req, hit.status, mergeUsageMeta(hit.json, metaJson), headers, hit.status === 200 ? hit.etag : null, null);
   }
 }
 
@@ -331,7 +338,7 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
     let out: Outcome;
     if (hit) {
       headers['x-proofline-cache'] = 'hit';
-      out = { status: 200, json: hit.json, raw: null, contentType: hit.contentType, headers: null, ticker: hit.ticker };
+      out = { status: hit.status, json: hit.json, raw: null, contentType: hit.contentType, headers: null, ticker: hit.ticker };
     } else {
       const gen = cache.generation;
       let val: unknown;
@@ -343,8 +350,9 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
       out = await toOutcome(event, val, pathname, deps);
       if (cacheable) {
         headers['x-proofline-cache'] = 'miss';
-        if (out.status === 200 && out.json !== null) {
-          hit = { json: out.json, etag: etagOf(out.json), ticker: out.ticker, contentType: out.contentType };
+        // 404s of these routes depend only on the snapshot too (unknown ticker, person): cached alike, never with an ETag.
+        if (out.json !== null && (out.status === 200 || (out.status === 404 && onlyContentType(out.headers)))) {
+          hit = { status: out.status, json: out.json, etag: etagOf(out.json), ticker: out.status === 200 ? out.ticker : null, contentType: out.contentType };
           cache.set(key, hit, gen);
         }
       }

@@ -1,5 +1,5 @@
 /**
- * The hot-response cache: serialized 200 bodies of snapshot-determined GET
+ * The hot-response cache: serialized 200 (and 404) bodies of snapshot-determined GET
  * routes (`/api/company/{ticker}` and the like), keyed by path + query string.
  * DuckDB point lookups top out near 1,100/s on this hardware (tech.md), so a
  * hit skips the handler entirely. Bounded by entry count and bytes (LRU).
@@ -11,6 +11,8 @@
 import { createHash } from 'node:crypto';
 
 export interface CachedResponse {
+  /** 200, or 404 for a snapshot-determined miss (an unknown ticker costs a DuckDB lookup only once per snapshot). */
+  status: number;
   /** The JSON body as the handler produced it (without usage_meta). */
   json: string;
   /** Weak ETag of `json`. */

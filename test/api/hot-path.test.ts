@@ -94,6 +94,8 @@ describe('node:http hot path (real server)', () => {
     await removeDir(root);
   });
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const json = (r: Response): Promise<any> => r.json();
   const get = (p: string, headers: Record<string, string> = {}) => fetch(`${server.url}${p}`, { headers: { authorization: `Bearer ${proKey}`, ...headers } });
   /** Headers minus the ones that differ per request or per transport. */
   const stable = (h: Headers) => Object.fromEntries([...h].filter(([k]) => !['date', 'ratelimit-remaining', 'ratelimit-reset', 'x-proofline-cache', 'keep-alive', 'connection', 'content-length', 'transfer-encoding'].includes(k)));
@@ -105,7 +107,7 @@ describe('node:http hot path (real server)', () => {
     expect([miss.status, hit.status]).toEqual([200, 200]);
     expect([miss.headers.get('x-proofline-cache'), hit.headers.get('x-proofline-cache')]).toEqual(['miss', 'hit']);
     expect(stable(hit.headers)).toEqual(stable(miss.headers));
-    const [a, b] = [await miss.json(), await hit.json()];
+    const [a, b] = [await json(miss), await json(hit)];
     expect(b.usage_meta.requests_this_hour).toBe(a.usage_meta.requests_this_hour + 1);
     expect(withoutCounters(b)).toEqual(withoutCounters(a));
   });
@@ -123,21 +125,21 @@ describe('node:http hot path (real server)', () => {
     expect(raw.headers.get('vary')).toBe('Authorization, Accept-Encoding');
     const buf = Buffer.from(await raw.arrayBuffer());
     const text = buf[0] === 0x1f && buf[1] === 0x8b ? gunzipSync(buf).toString('utf8') : buf.toString('utf8');
-    expect(JSON.parse(text).identity.ticker).toBe('MSFT');
+    expect((JSON.parse(text) as { identity: { ticker: string } }).identity.ticker).toBe('MSFT');
   });
 
   it('rejects an unknown key with 401 and answers 429 past the limit on cached paths too', async () => {
     await (await get('/api/company/AAPL')).arrayBuffer();
     const bad = await get('/api/company/AAPL', { authorization: 'Bearer not-a-key' });
     expect(bad.status).toBe(401);
-    expect((await bad.json()).error).toMatch(/invalid or revoked API key/);
+    expect((await json(bad)).error).toMatch(/invalid or revoked API key/);
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
       const r = await get('/api/company/AAPL', { authorization: `Bearer ${tinyKey}` });
       statuses.push(r.status);
       if (r.status === 429) {
         expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
-        expect((await r.json()).usage_meta.remaining).toBe(0);
+        expect((await json(r)).usage_meta.remaining).toBe(0);
       } else await r.arrayBuffer();
     }
     expect(statuses).toEqual([200, 200, 200, 429]);
@@ -147,11 +149,23 @@ describe('node:http hot path (real server)', () => {
     await (await get('/api/company/AAPL')).arrayBuffer();
     const encoded = await get('/api/company/%41APL');
     expect(encoded.status).toBe(200);
-    expect((await encoded.json()).identity.ticker).toBe('AAPL');
+    expect((await json(encoded)).identity.ticker).toBe('AAPL');
     const head = await fetch(`${server.url}/api/company/AAPL`, { method: 'HEAD', headers: { authorization: `Bearer ${proKey}` } });
     expect(head.status).toBe(200);
     const missing = await get('/api/company/NOSUCHTICKER');
     expect(missing.status).toBe(404);
-    expect((await missing.json()).error).toBeTruthy();
+    expect((await json(missing)).error).toBeTruthy();
+  });
+
+  it('caches a snapshot-determined 404 too: the same body, no ETag, still metered', async () => {
+    const first = await get('/api/company/NOSUCHTICKR');
+    const again = await get('/api/company/NOSUCHTICKR');
+    expect([first.status, again.status]).toEqual([404, 404]);
+    expect([first.headers.get('x-proofline-cache'), again.headers.get('x-proofline-cache')]).toEqual(['miss', 'hit']);
+    expect(again.headers.get('etag')).toBeNull();
+    const [a, b] = [await json(first), await json(again)];
+    expect(b.usage_meta.requests_this_hour).toBe(a.usage_meta.requests_this_hour + 1);
+    expect(withoutCounters(b)).toEqual(withoutCounters(a));
+    expect(a).toMatchObject({ status: 404, ticker: 'NOSUCHTICKR' });
   });
 });
