@@ -251,7 +251,7 @@ function unitVin(c: SampleCarrier, unit: number): string {
 /** Crashes of a carrier: one entry per crash (the file has one row per vehicle). */
 export function sampleCrashes(seed: number, c: SampleCarrier): Array<{ id: number; daysAgo: number; fatalities: number; injuries: number; towAway: boolean; vehicles: number[] }> {
   const rng = new Rng(hash32(seed ^ 0x68e31da4, c.idx));
-  const n = poisson(rng, 0.058 * c.powerUnits * c.risk);
+  const n = poisson(rng, 0.0487 * c.powerUnits * c.risk);
   const out = [];
   for (let k = 0; k < n; k++) {
     const sev = rng.next();

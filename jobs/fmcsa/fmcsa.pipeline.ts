@@ -34,15 +34,16 @@ const FMCSA_TABLES = [
 
 /**
  * The big tables are parquet-only: each file's part (typed, in DDL column
- * order, sorted by DOT where the table has one) IS the published table file;
- * publish never copies them into serving.duckdb, derive and readers use views
- * over the parquet. Only the small tables, the derived carrier_risk (ART on
- * DOT) and dataset_status live in serving.duckdb.
+ * order) IS the published table file; publish never copies them into
+ * serving.duckdb, derive and readers use views over the parquet. Only the
+ * small tables, the derived carrier_risk (ART on DOT) and dataset_status live
+ * in serving.duckdb. Parts keep the file's row order, not sorted by DOT: at
+ * 4.4 M rows a sort under the 1 GB memory limit spills and costs more than
+ * the parse; a per-DOT read of these tables scans the dot_number column (row
+ * groups whose min/max exclude the DOT are skipped, which for a file in DOT
+ * order such as the census is nearly all of them).
  */
 const FMCSA_PARQUET_TABLES = ['carriers', 'crashes', 'inspections', 'inspection_units', 'violations'];
-
-/** Parts of these tables are written sorted by this column, so per-carrier reads from parquet skip row groups by their min/max. */
-const SORT_KEY: Record<string, string> = { carriers: 'dot_number', crashes: 'dot_number', inspections: 'dot_number' };
 
 export const fmcsaDomain = defineDomain({
   domain: 'fmcsa',
@@ -117,8 +118,7 @@ async function loadFile(ctx: StepContext, file: string, displayName: string, kin
     const select = readerSelectSql(kind, file, columns, rjTable, displayName);
     const produced = new Set([...Object.keys(READERS[kind].select), ...Object.keys(READERS[kind].constants ?? {}), 'source_file']);
     const projection = [...ddl].map(([c, t]) => `${produced.has(c) ? `CAST(${quoteIdentifier(c)} AS ${t})` : `CAST(NULL AS ${t})`} AS ${quoteIdentifier(c)}`).join(', ');
-    const order = SORT_KEY[spec.table] ? ` ORDER BY ${quoteIdentifier(SORT_KEY[spec.table])}` : '';
-    const res = await conn.runAndReadAll(`COPY (SELECT ${projection} FROM (${select})${order}) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+    const res = await conn.runAndReadAll(`COPY (SELECT ${projection} FROM (${select})) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
     const written = Number(res.getRows()[0]?.[0] ?? 0);
     const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${rjTable}`);
     const sample = await queryRows(
@@ -166,10 +166,11 @@ async function processFile(ctx: StepContext<z.infer<typeof filePayload>>): Promi
     let rejects = 0;
     const detail: Record<string, unknown> = {};
     for (const m of members) {
+      const t = Date.now();
       const r = await loadFile(ctx, m.path, m.name, m.kind, m.columns, `${m.kind}-${path.basename(m.path)}`);
       rows += r.rows;
       rejects += r.rejects;
-      detail[m.name] = { kind: m.kind, table: r.table, rows: r.rows, rejects: r.rejects };
+      detail[m.name] = { kind: m.kind, table: r.table, rows: r.rows, rejects: r.rejects, ms: Date.now() - t };
     }
     await ctx.run.recordSource(await srcP, { rows, rejects }, `${members[0].kind}-${path.basename(file)}`);
     return { rows, rejects, detail };

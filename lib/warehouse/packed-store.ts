@@ -7,10 +7,14 @@
  *
  * Files, in a snapshot's `packed/` directory:
  *
- *   <name>.tsv   one line per record, `<key>\t<value>\n`, sorted by key. Written by
- *                DuckDB's CSV writer with QUOTE '' (values are JSON text, whose
- *                tabs and newlines are always escaped, so no line is ever quoted).
- *   <name>.idx   little-endian binary index built by scanning the .tsv once:
+ *   <name>.tsv   one line per record, `<key>\t<value>\n`, in whatever order DuckDB
+ *                produced them (no sort: 4.4 M rows of JSON do not fit the memory
+ *                limit, and an external sort costs more than the whole write).
+ *                Written by DuckDB's CSV writer with QUOTE '' (values are JSON
+ *                text, whose tabs and newlines are always escaped, so no line is
+ *                ever quoted).
+ *   <name>.idx   little-endian binary index built by scanning the .tsv once and
+ *                radix-sorting by key:
  *                magic "PLPK0001", uint32 count, uint32 reserved, then float64 value
  *                offsets[count], int32 keys[count], uint32 value lengths[count]
  *                (8-byte arrays first, so every array stays aligned for any count).
@@ -46,17 +50,8 @@ export function packedPaths(dir: string, name: string): { data: string; index: s
 export async function writePackedStore(conn: DuckDBConnection, selectSql: string, dir: string, name: string): Promise<PackedInfo> {
   const { data, index } = packedPaths(dir, name);
   const tmpData = `${data}.tmp`;
-  // Sorted output needs insertion order preserved for this statement (publish turns it off for speed).
-  const [{ v: prev }] = (await conn.runAndReadAll(`SELECT current_setting('preserve_insertion_order') AS v`)).getRowObjects() as Array<{ v: unknown }>;
-  await conn.run('SET preserve_insertion_order = true');
-  try {
-    await conn.run(
-      `COPY (SELECT * FROM (${selectSql}) ORDER BY 1) TO ${quoteLiteral(tmpData)} (FORMAT csv, HEADER false, DELIMITER '\t', QUOTE '', ESCAPE '', NULL '')`,
-    );
-  } finally {
-    await conn.run(`SET preserve_insertion_order = ${prev === false ? 'false' : 'true'}`);
-  }
-  const idx = await indexPackedData(tmpData);
+  await conn.run(`COPY (${selectSql}) TO ${quoteLiteral(tmpData)} (FORMAT csv, HEADER false, DELIMITER '\t', QUOTE '', ESCAPE '', NULL '')`);
+  const idx = sortIndex(await indexPackedData(tmpData), data);
   const tmpIndex = `${index}.tmp`;
   const fh = await open(tmpIndex, 'w');
   try {
@@ -83,7 +78,7 @@ interface PackedIndex {
   lengths: Uint32Array;
 }
 
-/** One pass over the data file: key, value offset and value length of every line; checks keys ascend and are unique. */
+/** One pass over the data file: key, value offset and value length of every line, in file order. */
 async function indexPackedData(file: string): Promise<PackedIndex> {
   let cap = 1 << 16;
   let keys = new Int32Array(cap);
@@ -114,7 +109,6 @@ async function indexPackedData(file: string): Promise<PackedIndex> {
       if (c !== 9 || i === pos || i > nl) throw new Error(`${file}: line at byte ${base + pos} does not start with an integer key and a tab`);
       const tab = i;
       if (neg) key = -key;
-      if (count && key <= keys[count - 1]) throw new Error(`${file}: keys must be unique and ascending (${key} after ${keys[count - 1]})`);
       if (count === cap) {
         cap *= 2;
         const k = new Int32Array(cap); k.set(keys); keys = k;
@@ -132,6 +126,50 @@ async function indexPackedData(file: string): Promise<PackedIndex> {
   }
   if (carry.length) throw new Error(`${file}: last line has no newline`);
   return { count, keys, offsets, lengths };
+}
+
+/**
+ * Orders the index by key (LSD radix sort, two 16-bit passes over the keys as
+ * unsigned, carrying positions: linear time, no comparator calls) and checks
+ * the keys are unique.
+ */
+function sortIndex(idx: PackedIndex, file: string): PackedIndex {
+  const n = idx.count;
+  let k = new Uint32Array(n);
+  let p = new Uint32Array(n);
+  let sorted = true;
+  for (let i = 0; i < n; i++) {
+    k[i] = (idx.keys[i] ^ 0x80000000) >>> 0;
+    p[i] = i;
+    if (i && idx.keys[i] <= idx.keys[i - 1]) sorted = false;
+  }
+  if (!sorted) {
+    let k2 = new Uint32Array(n);
+    let p2 = new Uint32Array(n);
+    for (const shift of [0, 16]) {
+      const counts = new Uint32Array(65537);
+      for (let i = 0; i < n; i++) counts[((k[i] >>> shift) & 0xffff) + 1]++;
+      for (let d = 0; d < 65536; d++) counts[d + 1] += counts[d];
+      for (let i = 0; i < n; i++) {
+        const at = counts[(k[i] >>> shift) & 0xffff]++;
+        k2[at] = k[i];
+        p2[at] = p[i];
+      }
+      [k, k2] = [k2, k];
+      [p, p2] = [p2, p];
+    }
+  }
+  const keys = new Int32Array(n);
+  const offsets = new Float64Array(n);
+  const lengths = new Uint32Array(n);
+  for (let i = 0; i < n; i++) {
+    const from = p[i];
+    keys[i] = idx.keys[from];
+    offsets[i] = idx.offsets[from];
+    lengths[i] = idx.lengths[from];
+    if (i && keys[i] === keys[i - 1]) throw new Error(`${file}: keys must be unique (${keys[i]} appears twice)`);
+  }
+  return { count: n, keys, offsets, lengths };
 }
 
 /** Read side of a packed store: the index in typed arrays, values read at their offset. */

@@ -91,6 +91,34 @@ describe('carrier routes over a generated FMCSA sample', () => {
     expect(body.origin).toMatchObject({ kind: 'snapshot', source: 'fmcsa/carrier_risk', record_sha256: hashCanonical(body.features) });
   });
 
+  it('serves the snapshot from the packed store with exactly the row DuckDB builds from carrier_risk (first, last, missing DOT)', async () => {
+    const reader = svc.deps.readers.fmcsa;
+    const store = reader.packed('carrier_snapshot');
+    expect(store?.size).toBe(CARRIERS);
+    const cols = (await reader.query('SELECT name FROM carrier_snapshot_columns ORDER BY pos')).map((r) => `"${String(r.name)}"`).join(', ');
+    const first = SAMPLE_DOT_BASE;
+    const last = SAMPLE_DOT_BASE + CARRIERS - 1;
+    for (const dot of [first, first + 1, SAMPLE_DOT_BASE + 1234, last]) {
+      const [row] = await reader.query(`SELECT json_array(${cols})::VARCHAR AS v FROM carrier_risk WHERE dot_number = $dot`, { dot });
+      expect(await store!.get(dot)).toBe(row.v);
+      const res = await getJson(svc.app, `/api/carrier/${dot}/snapshot`);
+      expect(res.status).toBe(200);
+      expect(res.body.dot_number).toBe(dot);
+      expect(res.body.features.dot_number).toBe(dot);
+    }
+    expect(await store!.get(first - 1)).toBeNull();
+    expect(await store!.get(last + 1)).toBeNull();
+    expect((await getJson(svc.app, `/api/carrier/${last + 1}/snapshot`)).status).toBe(404);
+  });
+
+  it('reads the parquet-only tables through views (carriers, crashes, inspections are not in serving.duckdb)', async () => {
+    const m = svc.deps.readers.fmcsa.manifest!;
+    for (const t of ['carriers', 'crashes', 'inspections', 'inspection_units', 'violations']) expect(m.tables[t].storage).toBe('parquet');
+    expect(m.tables.carrier_risk.storage).toBeUndefined();
+    const [{ n }] = await svc.deps.readers.fmcsa.query('SELECT count(*)::INTEGER AS n FROM carriers c JOIN carrier_risk r USING (dot_number)');
+    expect(n).toBe(CARRIERS);
+  });
+
   it('answers safety, crashes (by dot and vin), inspections and enforcement', async () => {
     const [{ dot_number: dot }] = await svc.deps.readers.fmcsa.query(`SELECT dot_number FROM carrier_risk WHERE crashes_24m > 0 AND inspections_24m > 2 ORDER BY dot_number LIMIT 1`);
     const safety = await getJson(svc.app, `/api/safety?dot=${dot}`);
