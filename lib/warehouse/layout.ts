@@ -6,7 +6,9 @@
  *   DATA_DIR/warehouse/<domain>/CURRENT                         {"snapshot_id", "run_id", "published_at"}
  *   DATA_DIR/warehouse/<domain>/snapshots/<snapshot_id>/manifest.json
  *   DATA_DIR/warehouse/<domain>/snapshots/<snapshot_id>/tables/<table>.parquet
- *   DATA_DIR/warehouse/<domain>/snapshots/<snapshot_id>/serving.duckdb   (read-only, indexed)
+ *   DATA_DIR/warehouse/<domain>/snapshots/<snapshot_id>/tables/<table>/<part>.parquet  (a parquet-only table of several parts)
+ *   DATA_DIR/warehouse/<domain>/snapshots/<snapshot_id>/serving.duckdb   (read-only, indexed; not the parquet-only tables)
+ *   DATA_DIR/warehouse/<domain>/snapshots/<snapshot_id>/packed/<name>.{tsv,idx}  (packed record stores, packed-store.ts)
  *   DATA_DIR/warehouse/<domain>/staging/<run_id>/parts/<table>/<key>.parquet
  *   DATA_DIR/warehouse/<domain>/writer.lock                      (held while publishing)
  */
