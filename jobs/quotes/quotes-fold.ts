@@ -3,8 +3,8 @@
  * heavy work (record hashes, the sequential leaf fold, flags, the served row)
  * happens in the parallel child jobs instead of once over every row at publish.
  *
- * A child has its file's valid bars in TEMP TABLE `quote_file_rows` (the
- * `quote_bar_inputs` columns) and calls `foldFileChains`, which writes two
+ * A child has its file's valid bars in TEMP TABLE `quote_file_rows` (at least
+ * the `quote_bar_inputs` columns) and calls `foldFileChains`, which writes two
  * parts that publish reads directly (their directories are not domain tables,
  * so publish does not load them into the serving database on its own):
  *
@@ -20,20 +20,20 @@
  * parts (fast path); otherwise it rebuilds `quote_bar_inputs` from the parts and
  * runs the general derive (duplicates, versions, forks), ignoring these leaves.
  *
- * Byte identity: the record hash is the same SQL expression as
- * derive-chain-input.sql and the leaf hash the same `quoteLeafHash` as the
+ * Byte identity: the record hash is SHA-256 of the same JSON text that
+ * derive-chain-input.sql builds in SQL, and the leaf hash the same `quoteLeafHash` as the
  * general fold (golden hashes in test/quotes; fast and general paths are
  * compared in test/quotes/fold.test.ts).
  *
- * Transfer: DuckDB returns each chain's record hashes as ONE string (64 hex
- * characters per day, in date order) and takes the chain's leaf hashes back as
- * one string, cut per row with `substr` in SQL: a few hundred strings per file
- * cross the JS boundary instead of one per row.
+ * Transfer: DuckDB returns each chain's record texts as ONE string (in date
+ * order) and takes the chain's leaf hashes back as one string (64 hex
+ * characters per day), cut per row with `substr` in SQL: a few hundred strings
+ * per file cross the JS boundary instead of one per row.
  */
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { leafTemplate, quoteLeafHash, type QuoteSource } from '../../ingest/quotes/chain.ts';
+import { leafTemplate, quoteLeafHash, recordSha256OfJson, type QuoteSource } from '../../ingest/quotes/chain.ts';
 import { queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
 import type { StagingRun } from '../../lib/warehouse/staging.ts';
 
@@ -41,9 +41,11 @@ import type { StagingRun } from '../../lib/warehouse/staging.ts';
 export const FOLD_PARTS = 'quote_bar_folds';
 export const CHAIN_PARTS = 'quote_file_chains';
 
-/** SQL of the record hash of a `quote_bar_inputs`-shaped row aliased `i` (same text as derive-chain-input.sql). */
-export const RECORD_SHA256_SQL = `sha256(
-    '{"adjustment":"' || i.adjustment
+/**
+ * SQL of the record JSON of a `quote_bar_inputs`-shaped row aliased `i`: the RFC 8785 text of `quoteRecord`
+ * (keys sorted, prices in shortest decimal form), the same text derive-chain-input.sql hashes with `sha256()`.
+ */
+export const RECORD_JSON_SQL = `'{"adjustment":"' || i.adjustment
     || '","close":' || rtrim(rtrim(CAST(i.close AS VARCHAR), '0'), '.')
     || ',"high":' || rtrim(rtrim(CAST(i.high AS VARCHAR), '0'), '.')
     || ',"low":' || rtrim(rtrim(CAST(i.low AS VARCHAR), '0'), '.')
@@ -53,7 +55,10 @@ export const RECORD_SHA256_SQL = `sha256(
     || '","trade_count":' || coalesce(CAST(i.trade_count AS VARCHAR), 'null')
     || ',"volume":' || CAST(i.volume AS VARCHAR)
     || ',"vwap":' || coalesce(rtrim(rtrim(CAST(i.vwap AS VARCHAR), '0'), '.'), 'null')
-    || '}')`;
+    || '}'`;
+
+/** The `quote_bar_inputs` columns (the general derive's input), as stored in the per-file fold parts. */
+export const QUOTE_INPUT_COLUMNS = ['ticker', 'quote_date', 'adjustment', 'open', 'high', 'low', 'close', 'volume', 'vwap', 'trade_count', 'dataset', 'content_sha256', 'source_order', 'file', 'line'];
 
 /** Validation flags of a row aliased `c` (same list as derive-bars.sql; README "Quotes and transcripts"). */
 export const FLAGS_SQL = `list_filter([
@@ -91,21 +96,21 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
     const t = leafTemplate(src);
     await conn.run(`CREATE OR REPLACE TEMP TABLE quote_file_leaves (ticker VARCHAR, adjustment VARCHAR, leaves VARCHAR)`);
     if (folded) {
-      // One string of record hashes per chain, in date order (dates are unique: checked above).
-      const chains = await queryRows(conn, `SELECT ticker, adjustment, string_agg(${RECORD_SHA256_SQL}, '' ORDER BY i.quote_date) AS rh
+      // One string per chain: its record JSON texts in date order, '\n'-separated (dates are unique: checked above;
+      // the texts hold no newline). Hashed here with the one-shot SHA-256 (cheaper than DuckDB's sha256()).
+      const chains = await queryRows(conn, `SELECT ticker, adjustment, string_agg(${RECORD_JSON_SQL}, '\n' ORDER BY i.quote_date) AS recs
         FROM quote_file_rows i GROUP BY ticker, adjustment`);
       const app = await conn.createAppender('quote_file_leaves', 'main', 'temp');
       try {
         for (const c of chains) {
-          const rh = String(c.rh);
-          const n = rh.length / 64;
-          const leaves: string[] = new Array(n);
+          const recs = String(c.recs).split('\n');
+          let leaves = '';
           // The fold (ingest/quotes/chain.ts QuoteChainFold with one version per day): day 0's parent is the source leaf.
           let head = t.source_leaf_hash;
-          for (let k = 0; k < n; k++) head = leaves[k] = quoteLeafHash(t, head, rh.substr(k * 64, 64));
+          for (const rec of recs) leaves += head = quoteLeafHash(t, head, recordSha256OfJson(rec));
           app.appendVarchar(String(c.ticker));
           app.appendVarchar(String(c.adjustment));
-          app.appendVarchar(leaves.join(''));
+          app.appendVarchar(leaves);
           app.endRow();
         }
       } finally {
@@ -116,13 +121,18 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
     const [{ ordered }] = await queryRows(conn, `SELECT coalesce(bool_and(ok), true) AS ordered FROM (
       SELECT (ticker, adjustment, quote_date) >= lag((ticker, adjustment, quote_date)) OVER () OR lag(ticker) OVER () IS NULL AS ok FROM quote_file_rows)`);
     const leaf = folded ? `substr(l.leaves, c.day_index * 64 + 1, 64)` : 'NULL::VARCHAR';
+    // In key order the day index is the row's offset from its chain's first row (no window sort).
+    const numbered = ordered
+      ? `SELECT r.*, r.rowid - f.first_row AS day_index FROM quote_file_rows r JOIN (SELECT ticker, adjustment, min(rowid) AS first_row FROM quote_file_rows GROUP BY ALL) f USING (ticker, adjustment)`
+      : `SELECT *, row_number() OVER (PARTITION BY ticker, adjustment ORDER BY quote_date, source_order, file, line) - 1 AS day_index FROM quote_file_rows`;
+    // Snappy: the part is read once, at publish (zstd costs a third more CPU here for nothing the snapshot keeps).
     await conn.run(`COPY (
-      SELECT c.* EXCLUDE (day_index), ${FLAGS_SQL} AS flags, c.day_index::INTEGER AS day_index,
+      SELECT ${QUOTE_INPUT_COLUMNS.map((k) => `c.${k}`).join(', ')}, ${FLAGS_SQL} AS flags, c.day_index::INTEGER AS day_index,
         ${leaf} AS leaf_hash, ('0x' || substr(${leaf}, 1, 15))::BIGINT AS leaf_key
-      FROM (SELECT *, row_number() OVER (PARTITION BY ticker, adjustment ORDER BY quote_date, source_order, file, line) - 1 AS day_index FROM quote_file_rows) c
+      FROM (${numbered}) c
       LEFT JOIN quote_file_leaves l USING (ticker, adjustment)
       ${ordered ? '' : 'ORDER BY c.ticker, c.adjustment, c.quote_date, c.source_order, c.file, c.line'}
-    ) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, COMPRESSION zstd)`);
+    ) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, COMPRESSION snappy)`);
     const stmt = await conn.prepare(`COPY (
       SELECT $file::VARCHAR AS file, ticker, adjustment, min(quote_date) AS first_date, max(quote_date) AS last_date, count(*)::BIGINT AS days,
         $dataset::VARCHAR AS dataset, $content_sha256::VARCHAR AS content_sha256, $source_url::VARCHAR AS source_url,

@@ -31,7 +31,7 @@ import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { toPartKey } from '../../lib/warehouse/layout.ts';
 import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
 import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
-import { FOLD_PARTS, CHAIN_PARTS, foldFileChains } from './quotes-fold.ts';
+import { FOLD_PARTS, CHAIN_PARTS, foldFileChains, QUOTE_INPUT_COLUMNS } from './quotes-fold.ts';
 import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import { planPolygonFetch, POLYGON_FETCH_STEP, polygonFetchPayload, processPolygonFetch } from './quotes-fetch.ts';
@@ -63,29 +63,36 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
   const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
   const counts = await ctx.run.withScratch(async (conn) => {
     // Typed with TRY_CAST so one bad row becomes a reject, not a failed file. Line = data row + 1 (header).
+    // `ok` is the validity check; the raw line is rebuilt only for rejected rows.
+    const rawCols = Object.values(c);
+    const valid = `ticker ~ '^[A-Z0-9][A-Z0-9.\\-]{0,14}$' AND quote_date IS NOT NULL AND open IS NOT NULL AND high IS NOT NULL AND low IS NOT NULL AND close IS NOT NULL AND volume IS NOT NULL`;
     const stmt = await conn.prepare(`
-      CREATE OR REPLACE TEMP TABLE quote_csv AS
+      CREATE OR REPLACE TEMP TABLE quote_file_rows AS
       WITH raw AS (
         SELECT *, (row_number() OVER () + 1)::BIGINT AS line
         FROM read_csv(${quoteLiteral(file)}, header = true, all_varchar = true, auto_detect = false,
                       columns = {${headerCols.map((n) => `${quoteLiteral(n)}: 'VARCHAR'`).join(', ')}})
+      ), typed AS (
+        SELECT
+          upper(replace(replace(trim(${q(c.symbol)}), '.', '-'), '/', '-')) AS ticker,
+          -- Alpaca writes midnight New York as 04:00/05:00 UTC: the date part is the trading day (no per-row time-zone math).
+          CASE WHEN ${q(c.timestamp)} SIMILAR TO '\\d{4}-\\d{2}-\\d{2} 0[45]:00:00\\+00:00' THEN TRY_CAST(substr(${q(c.timestamp)}, 1, 10) AS DATE)
+               ELSE CAST(timezone('America/New_York', TRY_CAST(${q(c.timestamp)} AS TIMESTAMPTZ)) AS DATE) END AS quote_date,
+          $adjustment AS adjustment,
+          TRY_CAST(${q(c.open)} AS DECIMAL(18,6)) AS open,
+          TRY_CAST(${q(c.high)} AS DECIMAL(18,6)) AS high,
+          TRY_CAST(${q(c.low)} AS DECIMAL(18,6)) AS low,
+          TRY_CAST(${q(c.close)} AS DECIMAL(18,6)) AS close,
+          CAST(round(TRY_CAST(${q(c.volume)} AS DOUBLE)) AS BIGINT) AS volume,
+          TRY_CAST(nullif(${q(c.vwap)}, '') AS DECIMAL(18,6)) AS vwap,
+          CAST(round(TRY_CAST(nullif(${q(c.trade_count)}, '') AS DOUBLE)) AS BIGINT) AS trade_count,
+          $dataset AS dataset, $content_sha256 AS content_sha256, $source_order AS source_order, $file AS file, line,
+          ${rawCols.map((n, i) => `${q(n)} AS _raw${i}`).join(', ')}
+        FROM raw
       )
-      SELECT
-        upper(replace(replace(trim(${q(c.symbol)}), '.', '-'), '/', '-')) AS ticker,
-        -- Alpaca writes midnight New York as 04:00/05:00 UTC: the date part is the trading day (no per-row time-zone math).
-        CASE WHEN ${q(c.timestamp)} SIMILAR TO '\\d{4}-\\d{2}-\\d{2} 0[45]:00:00\\+00:00' THEN TRY_CAST(substr(${q(c.timestamp)}, 1, 10) AS DATE)
-             ELSE CAST(timezone('America/New_York', TRY_CAST(${q(c.timestamp)} AS TIMESTAMPTZ)) AS DATE) END AS quote_date,
-        $adjustment AS adjustment,
-        TRY_CAST(${q(c.open)} AS DECIMAL(18,6)) AS open,
-        TRY_CAST(${q(c.high)} AS DECIMAL(18,6)) AS high,
-        TRY_CAST(${q(c.low)} AS DECIMAL(18,6)) AS low,
-        TRY_CAST(${q(c.close)} AS DECIMAL(18,6)) AS close,
-        CAST(round(TRY_CAST(${q(c.volume)} AS DOUBLE)) AS BIGINT) AS volume,
-        TRY_CAST(nullif(${q(c.vwap)}, '') AS DECIMAL(18,6)) AS vwap,
-        CAST(round(TRY_CAST(nullif(${q(c.trade_count)}, '') AS DOUBLE)) AS BIGINT) AS trade_count,
-        $dataset AS dataset, $content_sha256 AS content_sha256, $source_order AS source_order, $file AS file, line,
-        concat_ws(',', ${Object.values(c).map(q).join(', ')}) AS raw_line
-      FROM raw`);
+      SELECT * EXCLUDE (${rawCols.map((_, i) => `_raw${i}`).join(', ')}),
+        CASE WHEN NOT ok THEN concat_ws(',', ${rawCols.map((_, i) => `_raw${i}`).join(', ')}) END AS raw_line
+      FROM (SELECT *, coalesce(${valid}, false) AS ok FROM typed)`);
     stmt.bindVarchar(stmt.parameterIndex('adjustment'), layout.adjustment);
     stmt.bindVarchar(stmt.parameterIndex('dataset'), layout.dataset);
     stmt.bindVarchar(stmt.parameterIndex('content_sha256'), src.content_sha256);
@@ -93,10 +100,9 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
     stmt.bindVarchar(stmt.parameterIndex('file'), rel);
     await stmt.run();
     stmt.destroySync();
-    const valid = `ticker ~ '^[A-Z0-9][A-Z0-9.\\-]{0,14}$' AND quote_date IS NOT NULL AND open IS NOT NULL AND high IS NOT NULL AND low IS NOT NULL AND close IS NOT NULL AND volume IS NOT NULL`;
-    await conn.run(`CREATE OR REPLACE TEMP TABLE quote_file_rows AS SELECT * EXCLUDE (raw_line) FROM quote_csv WHERE ${valid}`);
-    const bad = await queryRows(conn, `SELECT line, raw_line FROM quote_csv WHERE NOT (${valid}) ORDER BY line LIMIT 10000`);
-    await conn.run('DROP TABLE quote_csv');
+    const bad = await queryRows(conn, `SELECT line, raw_line FROM quote_file_rows WHERE NOT ok ORDER BY line LIMIT 10000`);
+    // Rare: keep only the valid rows (a copy, so row ids stay dense for the fold's day index).
+    if (bad.length) await conn.run(`CREATE TEMP TABLE quote_file_valid AS SELECT * FROM quote_file_rows WHERE ok; DROP TABLE quote_file_rows; ALTER TABLE quote_file_valid RENAME TO quote_file_rows`);
     // Record hashes, the chain fold and the served rows of this file, in this child (jobs/quotes/quotes-fold.ts).
     const folded = await foldFileChains(conn, ctx.run, rel, src);
     return { rows: folded.rows, bad, folded: folded.folded };
@@ -181,8 +187,6 @@ export async function foldQuoteChains(conn: DuckDBConnection, scratchFile: strin
   return total;
 }
 
-/** The `quote_bar_inputs` columns (the general derive's input), as stored in the per-file fold parts. */
-const QUOTE_INPUT_COLUMNS = ['ticker', 'quote_date', 'adjustment', 'open', 'high', 'low', 'close', 'volume', 'vwap', 'trade_count', 'dataset', 'content_sha256', 'source_order', 'file', 'line'];
 
 export interface QuoteDerivePlan {
   /** True when the per-file leaves are final (see jobs/quotes/quotes-fold.ts). */

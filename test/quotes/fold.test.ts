@@ -6,6 +6,7 @@ import { runPipelineInProcess } from '../../jobs/in-process.ts';
 import { quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
 import type { Config } from '../../lib/config.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { verifyQuoteChain } from '../../service/quotes/quotes.queries.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
 import { linkQuoteFixtures, writeInput } from './quotes-fixture.ts';
@@ -34,6 +35,9 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
     // Run C: three files with disjoint (ticker, adjustment) ranges → concatenated in key order without a sort.
     const c = path.join(dir, 'c');
     await linkQuoteFixtures(c, files);
+    // …plus a file with one unparseable row between two good ones (a reject; the chain skips it).
+    const qqq = readFileSync(fixture('sec/quotes/alpaca-daily/QQQ_1Day.csv'), 'utf8').split('\n');
+    await writeInput(c, 'bad/QQQ_bad.csv', [qqq[0], qqq[1], qqq[2].replace(/,[0-9.]+,/, ',n/a,'), qqq[3]].join('\n') + '\n');
     disjointPlan = await ingestLogged(testConfig(path.join(dir, 'data-c')), c);
     // Run A: the same plus one file holding TSLA then AMD (ranges overlap, rows out of key order), each chain in one
     // file → the children's leaves are published as they are, sorted at publish.
@@ -71,10 +75,16 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
     const b = await general.query(`${BARS} WHERE NOT (ticker = 'MSFT' AND quote_date = DATE '2025-10-31') ORDER BY ticker, adjustment, quote_date`);
     expect(a.length).toBeGreaterThan(2000);
     expect(b).toEqual(a);
-    expect(await disjoint.query(`${BARS} ORDER BY ticker, adjustment, quote_date`)).toEqual(a.filter((r) => r.ticker !== 'AMD' && r.ticker !== 'TSLA'));
+    expect(await disjoint.query(`${BARS} WHERE ticker <> 'QQQ' ORDER BY ticker, adjustment, quote_date`)).toEqual(a.filter((r) => r.ticker !== 'AMD' && r.ticker !== 'TSLA'));
     const [tail] = await general.query(`SELECT day_index FROM quote_bars WHERE ticker = 'MSFT' AND quote_date = DATE '2025-10-31'`);
     const [last] = await fast.query(`SELECT max(day_index) AS d FROM quote_bars WHERE ticker = 'MSFT'`);
     expect(tail.day_index).toBe(Number(last.d) + 1);
+  });
+
+  it('rejects an unparseable row with its line and chains the rows around it', async () => {
+    expect(await disjoint.query(`SELECT file, line::INTEGER AS line, raw FROM rejects`)).toEqual([{ file: 'bad/QQQ_bad.csv', line: 3, raw: expect.stringContaining('n/a') }]);
+    expect((await disjoint.query(`SELECT day_index FROM quote_bars WHERE ticker = 'QQQ' ORDER BY quote_date`)).map((r) => r.day_index)).toEqual([0, 1]);
+    expect((await verifyQuoteChain(disjoint, 'QQQ')).valid).toBe(true);
   });
 
   it.each([['sorted at publish', () => fast], ['concatenated', () => disjoint]] as const)('stores quote_bars in key order and quote_leaf_keys for every bar on the fast path (%s)', async (_, reader) => {
