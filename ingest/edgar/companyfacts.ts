@@ -67,6 +67,12 @@ export interface ParsedCompanyFacts {
   taxonomies: string[];
   /** The picked value per metric (annual for flows, latest instant for stocks). */
   metrics: FactRow[];
+  /**
+   * Shares outstanding over time: one fact per period end (picked among the candidates of that period end by the
+   * same rules as `pickLatest`), oldest first. Its last row is the `shares_outstanding` entry of `metrics`. Lets a
+   * reader take the count as of a date (market cap of a past quote) instead of the latest one.
+   */
+  share_history: FactRow[];
 }
 
 /** Periodic reports whose facts describe the filer (proxy pay-versus-performance tables do not count). */
@@ -93,6 +99,7 @@ export function parseCompanyFacts(input: Uint8Array | string, file: string): Par
     throw new ParseError((e as Error).message, { file });
   }
   const metrics: FactRow[] = [];
+  let shareHistory: FactRow[] = [];
   for (const [metric, candidates] of Object.entries(METRIC_CONCEPTS) as Array<[MetricName, Array<[string, string]>]>) {
     // Filers switch concepts over the years (NVIDIA: RevenueFromContract… until FY2022, Revenues after), so all
     // candidates compete on period end; on a tie the earlier candidate wins.
@@ -117,10 +124,16 @@ export function parseCompanyFacts(input: Uint8Array | string, file: string): Par
     }
     const flow = metric === 'revenue' || metric === 'net_income';
     const wanted = all.filter((r) => (flow ? r.period_kind === 'annual' : r.period_kind === 'instant'));
-    const pick = pickLatest(wanted.length ? wanted : all);
+    const pool = wanted.length ? wanted : all;
+    const pick = pickLatest(pool);
     if (pick) metrics.push(pick);
+    if (metric === 'shares_outstanding') {
+      const byEnd = new Map<string, FactRow[]>();
+      for (const r of pool) byEnd.set(r.period_end, [...(byEnd.get(r.period_end) ?? []), r]);
+      shareHistory = [...byEnd.keys()].sort().map((end) => pickLatest(byEnd.get(end)!)!);
+    }
   }
-  return { cik, entity_name: f.entityName ?? null, taxonomies: Object.keys(f.facts), metrics };
+  return { cik, entity_name: f.entityName ?? null, taxonomies: Object.keys(f.facts), metrics, share_history: shareHistory };
 }
 
 /** Latest period end; within it originals before amendments, then latest filed, then accession. */

@@ -10,4 +10,5 @@ CREATE INDEX IF NOT EXISTS people_cik_idx ON people (cik);
 CREATE INDEX IF NOT EXISTS people_key_idx ON people (person_key);
 CREATE INDEX IF NOT EXISTS signal_hits_ticker_idx ON signal_hits (ticker);
 CREATE INDEX IF NOT EXISTS company_facts_cik_idx ON company_facts (cik);
+CREATE INDEX IF NOT EXISTS company_share_counts_cik_idx ON company_share_counts (cik);
 CREATE INDEX IF NOT EXISTS profile_facts_cik_idx ON profile_facts (cik);

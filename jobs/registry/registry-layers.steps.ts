@@ -37,9 +37,10 @@ function errReason(e: unknown): string {
   return e instanceof ParseError ? e.message : `unexpected: ${(e as Error).message}`;
 }
 
-/** companyfacts JSON (or .json.gz) → company_facts. */
+/** companyfacts JSON (or .json.gz) → company_facts and company_share_counts. */
 export async function processCompanyFacts(ctx: StepContext<{ files: string[] }>): Promise<StepResult> {
   const rows: object[] = [];
+  const shareRows: object[] = [];
   const leaves: OriginLeaf[] = [];
   const sources = new SourceBatch(ctx.run);
   const rejectRows = [];
@@ -54,6 +55,12 @@ export async function processCompanyFacts(ctx: StepContext<{ files: string[] }>)
         leaves.push(leaf);
         rows.push({ ...m, origin_leaf_hash: leaf.leaf_hash, origin: leaf });
       }
+      // Shares outstanding per period end (market cap as of a quote date); the latest one's leaf equals the metric's.
+      for (const h of parsed.share_history) {
+        const leaf = createRecordLeaf(h, src);
+        leaves.push(leaf);
+        shareRows.push({ cik: h.cik, taxonomy: h.taxonomy, concept: h.concept, value: h.value, period_end: h.period_end, accession: h.accession, form: h.form, filed: h.filed, is_amendment: h.is_amendment, is_fallback: h.is_fallback, origin_leaf_hash: leaf.leaf_hash, origin: leaf });
+      }
       sources.add(src, { rows: parsed.metrics.length });
     } catch (e) {
       rejects++;
@@ -65,6 +72,7 @@ export async function processCompanyFacts(ctx: StepContext<{ files: string[] }>)
   await ctx.run.writeRejects(key, rejectRows);
   await sources.flush(key);
   await ctx.run.writeRows('company_facts', key, rows);
+  await ctx.run.writeRows('company_share_counts', key, shareRows);
   await ctx.run.writeLeaves(key, leaves, 'company_facts');
   return { rows: rows.length, rejects };
 }

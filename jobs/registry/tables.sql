@@ -100,6 +100,24 @@ CREATE TABLE IF NOT EXISTS company_facts (
   origin         JSON NOT NULL
 );
 
+-- Shares outstanding over time (dei:EntityCommonStockSharesOutstanding, or the us-gaap/ifrs fallback): one fact per
+-- period end from companyfacts (ingest/edgar/companyfacts.ts share_history), so a quote's market cap uses the count
+-- as of its date. The latest row per cik is the company_facts shares_outstanding fact.
+CREATE TABLE IF NOT EXISTS company_share_counts (
+  cik            INTEGER NOT NULL,
+  taxonomy       VARCHAR NOT NULL,
+  concept        VARCHAR NOT NULL,
+  value          DOUBLE NOT NULL,
+  period_end     DATE NOT NULL,
+  accession      VARCHAR NOT NULL,
+  form           VARCHAR NOT NULL,
+  filed          DATE NOT NULL,
+  is_amendment   BOOLEAN NOT NULL,
+  is_fallback    BOOLEAN NOT NULL,
+  origin_leaf_hash VARCHAR NOT NULL,
+  origin         JSON NOT NULL
+);
+
 -- Every filing document read (8-K, 10-K, ownership, other) with its extraction status.
 CREATE TABLE IF NOT EXISTS documents (
   content_sha256 VARCHAR NOT NULL,

@@ -21,6 +21,7 @@ const HISTORY_BY_LEAF = loadSql('./history-by-leaf.sql', import.meta.url);
 const SOURCE_LEAF = loadSql('./source-leaf.sql', import.meta.url);
 const TICKER_CHAIN = loadSql('./ticker-chain.sql', import.meta.url);
 const MARKET_FACTS = loadSql('./market-facts.sql', import.meta.url);
+const SHARES_AS_OF = loadSql('./market-shares-asof.sql', import.meta.url);
 const WINDOW_END = loadSql('./quote-window-end.sql', import.meta.url);
 
 export const QUOTE_SCHEMA_ID = 'proofline/stock-quote/v1';
@@ -147,7 +148,10 @@ function pickChain(chains: Row[], adjustment: Adjustment | undefined, ticker: st
 export interface MarketContext {
   market_cap: number | null;
   shares_outstanding: number | null;
+  /** Period end of the EDGAR shares-outstanding fact used: the latest on or before the quote date. */
   shares_as_of: string | null;
+  /** When that fact was filed (form and accession are in `note` and `origin`). */
+  shares_filed: string | null;
   employees: number | null;
   employees_as_of: string | null;
   /** What the numbers rest on, or why they are missing. */
@@ -156,13 +160,17 @@ export interface MarketContext {
 }
 
 /**
- * Market cap = close × shares outstanding as of the latest EDGAR fact
- * (registry `company_facts`, dei:EntityCommonStockSharesOutstanding or the
- * us-gaap fallback). When the registry has no such table or fact, every value
- * is null and `note` says why.
+ * Market cap = close × shares outstanding AS OF the quote date: the latest
+ * EDGAR shares-outstanding fact (dei:EntityCommonStockSharesOutstanding, or
+ * the us-gaap/ifrs fallback) whose period end is on or before `quoteDate`,
+ * from the registry's `company_share_counts` (one fact per period end). A
+ * registry snapshot without that table falls back to the latest fact
+ * (`company_facts`), and `note` says so; a quote older than every fact uses
+ * the earliest one, flagged in `note`. When the registry has no facts, every
+ * value is null and `note` says why.
  */
 export async function marketContext(registry: SnapshotReader | undefined, cik: number | null, close: number, quoteDate: string, adjustment: Adjustment): Promise<MarketContext> {
-  const empty = (note: string): MarketContext => ({ market_cap: null, shares_outstanding: null, shares_as_of: null, employees: null, employees_as_of: null, note, origin: null });
+  const empty = (note: string): MarketContext => ({ market_cap: null, shares_outstanding: null, shares_as_of: null, shares_filed: null, employees: null, employees_as_of: null, note, origin: null });
   if (!registry || cik === null) return empty('company not in the registry: no EDGAR facts to compute market cap');
   let rows: Row[];
   try {
@@ -171,19 +179,29 @@ export async function marketContext(registry: SnapshotReader | undefined, cik: n
     if (e instanceof PipelineError) throw e;
     return empty('the registry snapshot has no company_facts table yet: market cap unavailable');
   }
-  const shares = rows.find((r) => r.metric === 'shares_outstanding');
+  let asOf: Row | undefined;
+  let rule = 'the latest count on or before the quote date';
+  try {
+    [asOf] = await registry.query(SHARES_AS_OF, { cik, quote_date: quoteDate });
+  } catch (e) {
+    if (e instanceof PipelineError) throw e;
+    rule = 'the latest count (this registry snapshot has no share-count history)';
+  }
+  const shares = asOf ?? rows.find((r) => r.metric === 'shares_outstanding');
   const emp = rows.find((r) => r.metric === 'employees');
-  if (!shares) return { ...empty('no shares-outstanding fact in EDGAR companyfacts for this company'), employees: emp ? Number(emp.value) : null, employees_as_of: emp ? String(emp.period_end) : null };
+  const employees = { employees: emp ? Number(emp.value) : null, employees_as_of: emp ? String(emp.period_end) : null };
+  if (!shares) return { ...empty('no shares-outstanding fact in EDGAR companyfacts for this company'), ...employees };
   const n = Number(shares.value);
-  const asOf = String(shares.period_end);
+  const periodEnd = String(shares.period_end);
   const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
+  const after = periodEnd > quoteDate;
   return {
     market_cap: Math.round(n * close),
     shares_outstanding: n,
-    shares_as_of: asOf,
-    employees: emp ? Number(emp.value) : null,
-    employees_as_of: emp ? String(emp.period_end) : null,
-    note: `close (${adjustment}) of ${quoteDate} × shares outstanding as of ${asOf} (${shares.form} ${shares.accession})${asOf > quoteDate ? '; the share count is dated after the quote' : ''}`,
+    shares_as_of: periodEnd,
+    shares_filed: String(shares.filed),
+    ...employees,
+    note: `close (${adjustment}) of ${quoteDate} × shares outstanding as of ${periodEnd} (${shares.form} ${shares.accession}, filed ${shares.filed}): ${after ? 'no count on or before the quote date, the earliest one' : rule}${after ? '; the share count is dated after the quote' : ''}`,
     origin: parse(shares.origin),
   };
 }
