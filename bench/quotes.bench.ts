@@ -78,18 +78,25 @@ const t0 = Date.now();
 const concurrency = Number(process.env.BENCH_QUOTES_CONCURRENCY ?? config.WORKER_CONCURRENCY);
 const cpu0 = process.cpuUsage();
 let publishAt = 0;
+let childrenPeakRssMb = 0;
+const childrenRss = trackPeakRss();
 const report = await runPipelineInProcess(quotesPipeline, {
   config, log: createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn'), inputDir, force: true, concurrency,
-  onProgress: (e) => { if (e.stage === 'publish' && e.done === 0) publishAt = Date.now(); },
+  onProgress: (e) => {
+    if (e.stage === 'publish' && e.done === 0) {
+      publishAt = Date.now();
+      childrenPeakRssMb = childrenRss.stop();
+    }
+  },
 });
 const cpu = process.cpuUsage(cpu0);
 const cpuSeconds = Number(((cpu.user + cpu.system) / 1e6).toFixed(1));
-const phases = { parse_and_fold_s: Number(((publishAt - t0) / 1000).toFixed(1)), publish_s: Number(((Date.now() - publishAt) / 1000).toFixed(1)) };
+const phases = { parse_and_fold_s: Number(((publishAt - t0) / 1000).toFixed(1)), publish_s: Number(((Date.now() - publishAt) / 1000).toFixed(1)), children_peak_rss_mb: childrenPeakRssMb };
 const seconds = (Date.now() - t0) / 1000;
 const peakRssMb = rss.stop();
 const rows = report.rows;
 console.log(`publish phases (ms): ${JSON.stringify(lastPublishTimings)}`);
-console.log(`ingested ${rows} bars with chains in ${seconds.toFixed(1)} s (${Math.round(rows / seconds)} rows/s; children ${phases.parse_and_fold_s} s, publish ${phases.publish_s} s; CPU ${cpuSeconds} s), peak RSS ${peakRssMb} MB, failed children ${report.failed_children}`);
+console.log(`ingested ${rows} bars with chains in ${seconds.toFixed(1)} s (${Math.round(rows / seconds)} rows/s; children ${phases.parse_and_fold_s} s, publish ${phases.publish_s} s; children peak RSS ${childrenPeakRssMb} MB; CPU ${cpuSeconds} s), peak RSS ${peakRssMb} MB, failed children ${report.failed_children}`);
 writeResult('quotes', {
   tickers: TICKERS,
   days: DAYS,

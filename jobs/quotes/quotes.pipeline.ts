@@ -274,6 +274,16 @@ export const quotesPipeline: Pipeline = {
         await conn.run(loadSql('./derive-bars-folded.sql', import.meta.url));
         await conn.run('DROP VIEW quote_bar_folds');
         mark('bars (from per-file folds)');
+        // leaf_key is the first 60 bits of a SHA-256: uniform, so equal key ranges give equal slices.
+        const [{ n }] = await queryRows(conn, 'SELECT count(*)::BIGINT AS n FROM quote_bars');
+        const slices = Math.max(1, Math.min(64, Math.ceil(Number(n) / 1_500_000)));
+        const top = 1n << 60n;
+        for (let i = 0; i < slices; i++) {
+          const lo = (top * BigInt(i)) / BigInt(slices);
+          const hi = i === slices - 1 ? top : (top * BigInt(i + 1)) / BigInt(slices);
+          await queryRows(conn, loadSql('./derive-leaf-keys.sql', import.meta.url), { lo, hi });
+        }
+        mark(`leaf keys (${slices} slices)`);
       } else {
         if (folds.files.length) {
           await conn.run(`INSERT INTO quote_bar_inputs BY NAME SELECT ${QUOTE_INPUT_COLUMNS.join(', ')} FROM read_parquet([${folds.files.map(quoteLiteral).join(', ')}])`);

@@ -37,8 +37,8 @@ describe.skipIf(!HAS_SHARED)('quote market context from the registry (real NVDA 
     const [latest] = await svc.deps.readers.registry.query(`SELECT value, period_end::VARCHAR AS period_end FROM company_facts WHERE cik = 1045810 AND metric = 'shares_outstanding'`);
     const [asOf] = await svc.deps.readers.registry.query(`SELECT value, period_end::VARCHAR AS period_end, filed::VARCHAR AS filed FROM company_share_counts
       WHERE cik = 1045810 AND period_end <= $d ORDER BY period_end DESC LIMIT 1`, { d: body.quote_date });
-    expect(latest.period_end > body.quote_date).toBe(true);
-    expect(asOf.period_end < latest.period_end).toBe(true);
+    expect(String(latest.period_end) > body.quote_date).toBe(true);
+    expect(String(asOf.period_end) < String(latest.period_end)).toBe(true);
     const shares = Number(asOf.value);
     expect(body.market_context).toMatchObject({ shares_outstanding: shares, shares_as_of: asOf.period_end, shares_filed: asOf.filed, market_cap: Math.round(shares * body.quote.close) });
     expect(body.market_context.note).toMatch(/shares outstanding as of \d{4}-\d{2}-\d{2} .*on or before the quote date/);
@@ -55,10 +55,10 @@ describe.skipIf(!HAS_SHARED)('quote market context from the registry (real NVDA 
     const mid = history[Math.floor(history.length / 2)];
     // A date between two period ends uses the earlier one; the period end itself counts as "on or before".
     const next = history[Math.floor(history.length / 2) + 1];
-    const between = new Date(Date.parse(next.period_end) - 86_400_000).toISOString().slice(0, 10);
+    const between = new Date(Date.parse(String(next.period_end)) - 86_400_000).toISOString().slice(0, 10);
     const mc = await marketContext(registry, 1045810, 100, between, 'raw');
     expect(mc).toMatchObject({ shares_as_of: mid.period_end, shares_outstanding: Number(mid.value), market_cap: Math.round(Number(mid.value) * 100) });
-    expect((await marketContext(registry, 1045810, 100, next.period_end, 'raw')).shares_as_of).toBe(next.period_end);
+    expect((await marketContext(registry, 1045810, 100, String(next.period_end), 'raw')).shares_as_of).toBe(next.period_end);
     const early = await marketContext(registry, 1045810, 100, '1999-01-04', 'raw');
     expect(early.shares_as_of).toBe(history[0].period_end);
     expect(early.note).toMatch(/dated after the quote/);
