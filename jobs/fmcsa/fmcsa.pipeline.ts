@@ -35,15 +35,17 @@ const FMCSA_TABLES = [
 /**
  * The big tables are parquet-only: each file's part (typed, in DDL column
  * order) IS the published table file; publish never copies them into
- * serving.duckdb, derive and readers use views over the parquet. Only the
- * small tables, the derived carrier_risk (ART on DOT) and dataset_status live
- * in serving.duckdb. Parts keep the file's row order, not sorted by DOT: at
+ * serving.duckdb, derive and readers use views over the parquet. The derived
+ * carrier_risk is parquet-only too (written once by COPY: persisting 4.4 M rows
+ * of ~90 columns into DuckDB and exporting them again cost more than the score
+ * itself); per-carrier reads of it go to the packed store. Only the small
+ * tables, carrier_snapshot_columns and dataset_status live in serving.duckdb. Parts keep the file's row order, not sorted by DOT: at
  * 4.4 M rows a sort under the 1 GB memory limit spills and costs more than
  * the parse; a per-DOT read of these tables scans the dot_number column (row
  * groups whose min/max exclude the DOT are skipped, which for a file in DOT
  * order such as the census is nearly all of them).
  */
-const FMCSA_PARQUET_TABLES = ['carriers', 'crashes', 'inspections', 'inspection_units', 'violations'];
+const FMCSA_PARQUET_TABLES = ['carriers', 'crashes', 'inspections', 'inspection_units', 'violations', 'carrier_risk'];
 
 export const fmcsaDomain = defineDomain({
   domain: 'fmcsa',
@@ -221,9 +223,9 @@ export const fmcsaPipeline: Pipeline = {
     const [{ dups }] = await queryRows(conn, `SELECT (count(*) - count(DISTINCT dot_number))::BIGINT AS dups FROM carriers`);
     if (Number(dups) > 0) await step('carriers', () => ctx.replaceParquetTable('carriers', loadSql('./derive-carriers.sql', import.meta.url)));
     await step('features', () => conn.run(loadSql('./derive-risk-features.sql', import.meta.url).replace('/*BASICS_OVER_THRESHOLD*/0', basicsOverThresholdSql())));
-    await step('score', () => conn.run(`CREATE OR REPLACE TABLE carrier_risk AS ${riskScoreSelectSql('carrier_risk_features')}`));
+    await step('score', () => ctx.replaceParquetTable('carrier_risk', riskScoreSelectSql('carrier_risk_features'), { columns: 'query' }));
     await conn.run(`DROP VIEW carrier_risk_features`);
-    const cols = (await queryRows(conn, `SELECT column_name FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = 'carrier_risk' ORDER BY ordinal_position`)).map((r) => String(r.column_name));
+    const cols = (await queryRows(conn, `DESCRIBE SELECT * FROM carrier_risk`)).map((r) => String(r.column_name));
     // The snapshot endpoint's row, packed once: one JSON array per carrier in carrier_risk column order, served by DOT without DuckDB.
     await step('snapshot_packed', () => ctx.writePacked('carrier_snapshot', `SELECT dot_number, json_array(${cols.map(quoteIdentifier).join(', ')})::VARCHAR AS v FROM carrier_risk`));
     await conn.run(`CREATE OR REPLACE TABLE carrier_snapshot_columns AS SELECT * FROM (VALUES ${cols.map((c, i) => `(${i}, ${quoteLiteral(c)})`).join(', ')}) t(pos, name)`);

@@ -1,8 +1,8 @@
 -- Lookup keys of the fmcsa serving database (ART: 1-2 ms point lookups). The
 -- parquet-only tables (carriers, crashes, inspections, inspection_units,
--- violations) are not in this database and have no index: a per-DOT read scans
--- their parquet (row-group min/max skip what they can; see fmcsa.pipeline.ts).
-CREATE UNIQUE INDEX IF NOT EXISTS carrier_risk_dot_idx ON carrier_risk (dot_number);
+-- violations, carrier_risk) are not in this database and have no index: a
+-- per-DOT read scans their parquet (row-group min/max skip what they can; see
+-- fmcsa.pipeline.ts), except carrier_risk rows, read from the packed store.
 CREATE INDEX IF NOT EXISTS sms_basics_dot_idx ON sms_basics (dot_number);
 CREATE INDEX IF NOT EXISTS revocations_dot_idx ON revocations (dot_number);
 CREATE INDEX IF NOT EXISTS authority_dot_idx ON authority (dot_number);

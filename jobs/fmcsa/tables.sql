@@ -1,5 +1,5 @@
--- FMCSA warehouse domain. carriers, crashes, inspections, inspection_units and
--- violations are parquet-only (fmcsa.pipeline.ts: their parts are the table
+-- FMCSA warehouse domain. carriers, crashes, inspections, inspection_units,
+-- violations and carrier_risk are parquet-only (fmcsa.pipeline.ts: their parts are the table
 -- files, never copied into serving.duckdb; readers see views over the parquet).
 -- DOT numbers are normalised to INTEGER in every table
 -- (L&I files pad them to 8 digits); dates are DATE whatever the source format
@@ -102,6 +102,7 @@ CREATE TABLE IF NOT EXISTS enforcement_cases (
 );
 
 -- Derived at publish (jobs/fmcsa/derive-*.sql): one row per carrier with the risk features and score.
+-- Parquet-only; its columns are those of the score query (riskScoreSelectSql), not this placeholder.
 CREATE TABLE IF NOT EXISTS carrier_risk (dot_number INTEGER NOT NULL);
 -- Derived at publish: column order of the packed carrier snapshot store (packed/carrier_snapshot:
 -- one JSON array per carrier, the carrier_risk row, served by DOT without DuckDB; see README).

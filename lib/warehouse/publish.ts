@@ -56,9 +56,10 @@ export interface DeriveContext {
   parquetTables: ReadonlySet<string>;
   /**
    * Replaces a parquet-only table by the result of `selectSql` (which may read
-   * the table itself), projected to the table's DDL: one new file, hashed.
+   * the table itself): one new file, hashed. Projected to the table's DDL
+   * unless `columns: 'query'` (a derived table whose columns the query defines).
    */
-  replaceParquetTable(table: string, selectSql: string): Promise<void>;
+  replaceParquetTable(table: string, selectSql: string, opts?: { columns?: 'ddl' | 'query' }): Promise<void>;
   /**
    * Writes a packed record store `packed/<name>` from `selectSql` (two columns:
    * unique INTEGER key, VARCHAR value without raw tabs or newlines, e.g. JSON
@@ -195,13 +196,14 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
       hashing.set(t, p);
     };
 
-    const replaceParquetTable = async (t: string, selectSql: string) => {
+    const replaceParquetTable = async (t: string, selectSql: string, ropts: { columns?: 'ddl' | 'query' } = {}) => {
       if (!parquetOnly.has(t)) throw new Error(`${t} is not a parquet-only table of ${domain}`);
       await hashing.get(t)?.catch(() => undefined);
       const ddl = parquetDdl.get(t)!;
       const out = path.join(tablesDir, `${t}.parquet`);
       const tmp = `${out}.new`;
-      await conn.run(`COPY (SELECT ${ddlProjection(ddl, new Set(ddl.map((c) => c.name)))} FROM (${selectSql})) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+      const projection = ropts.columns === 'query' ? '*' : ddlProjection(ddl, new Set(ddl.map((c) => c.name)));
+      await conn.run(`COPY (SELECT ${projection} FROM (${selectSql})) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
       await rm(path.join(tablesDir, t), { recursive: true, force: true });
       await rename(tmp, out);
       parquetFiles.set(t, [out]);

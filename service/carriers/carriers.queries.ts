@@ -155,9 +155,33 @@ export function featuresFromRow(r: Row): CarrierFeatures {
   };
 }
 
+/**
+ * The carrier_risk row of a DOT. From the packed store when the snapshot has
+ * one (carrier_risk is a parquet-only table: a point read of ~90 columns from
+ * parquet decodes whole row groups); else from SQL (older snapshots).
+ */
 async function riskRow(fmcsa: SnapshotReader, dot: number): Promise<Row> {
+  if (fmcsa.packed('carrier_snapshot')) {
+    const row = await packedRiskRow(fmcsa, dot);
+    if (!row) throw notFound(dot);
+    return row;
+  }
   const [row] = await fmcsa.query(SQL.risk, { dot });
   if (!row) throw notFound(dot);
+  return row;
+}
+
+/** The packed carrier_risk row (JSON array in carrier_snapshot_columns order) as a Row, or null. */
+async function packedRiskRow(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
+  const { columns } = await snapshotMeta(fmcsa);
+  const store = fmcsa.packed('carrier_snapshot');
+  let text: string | null;
+  if (store) text = await store.get(dot);
+  else text = ((await fmcsa.query(SQL.snapshot, { dot }))[0]?.v as string | undefined) ?? null;
+  if (text == null) return null;
+  const values = JSON.parse(text) as Json[];
+  const row: Row = {};
+  columns.forEach((c, i) => (row[c] = values[i]));
   return row;
 }
 
@@ -340,18 +364,12 @@ export interface RiskSnapshot {
  */
 export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | string): Promise<RiskSnapshot> {
   const dot = parseDot(dotRaw);
-  const { status, sources, columns } = await snapshotMeta(fmcsa);
+  const { status, sources } = await snapshotMeta(fmcsa);
   // The carrier_risk row as one JSON array (carrier_risk column order), packed at publish and read by
   // DOT without DuckDB (binary search + one positioned read); snapshots published before the packed
   // store existed still have the carrier_snapshot table.
-  const store = fmcsa.packed('carrier_snapshot');
-  let text: string | null;
-  if (store) text = await store.get(dot);
-  else text = ((await fmcsa.query(SQL.snapshot, { dot }))[0]?.v as string | undefined) ?? null;
-  if (text == null) throw notFound(dot);
-  const values = JSON.parse(text) as Json[];
-  const row: Row = {};
-  columns.forEach((c, i) => (row[c] = values[i]));
+  const row = await packedRiskRow(fmcsa, dot);
+  if (!row) throw notFound(dot);
   const features = featuresFromRow(row);
   const asOf = new Map(status.map((s) => [String(s.dataset), (s.as_of as string | null) ?? null]));
   const inputs = sources.map((s) => ({

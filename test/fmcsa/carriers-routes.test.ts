@@ -111,10 +111,12 @@ describe('carrier routes over a generated FMCSA sample', () => {
     expect((await getJson(svc.app, `/api/carrier/${last + 1}/snapshot`)).status).toBe(404);
   });
 
-  it('reads the parquet-only tables through views (carriers, crashes, inspections are not in serving.duckdb)', async () => {
+  it('reads the parquet-only tables through views (carriers, crashes, inspections, carrier_risk are not in serving.duckdb)', async () => {
     const m = svc.deps.readers.fmcsa.manifest!;
-    for (const t of ['carriers', 'crashes', 'inspections', 'inspection_units', 'violations']) expect(m.tables[t].storage).toBe('parquet');
-    expect(m.tables.carrier_risk.storage).toBeUndefined();
+    for (const t of ['carriers', 'crashes', 'inspections', 'inspection_units', 'violations', 'carrier_risk']) expect(m.tables[t].storage).toBe('parquet');
+    expect(m.tables.sms_basics.storage).toBeUndefined();
+    // carrier_risk has the score query's columns, not the DDL placeholder's.
+    expect((await svc.deps.readers.fmcsa.query('SELECT count(*)::INTEGER AS n FROM carrier_snapshot_columns'))[0].n).toBeGreaterThan(70);
     const [{ n }] = await svc.deps.readers.fmcsa.query('SELECT count(*)::INTEGER AS n FROM carriers c JOIN carrier_risk r USING (dot_number)');
     expect(n).toBe(CARRIERS);
   });
