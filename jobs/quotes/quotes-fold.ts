@@ -3,8 +3,10 @@
  * heavy work (record hashes, the sequential leaf fold, flags, the served row)
  * happens in the parallel child jobs instead of once over every row at publish.
  *
- * A child has its file's valid bars in TEMP TABLE `quote_file_rows` (at least
- * the `quote_bar_inputs` columns) and calls `foldFileChains`, which writes two
+ * A child has its file's valid bars in TEMP TABLE `quote_file_rows` (the
+ * `quote_bar_inputs` columns; the per-file constants dataset, content_sha256,
+ * source_order and file may be left out: they are bound from the source when the
+ * part is written) and calls `foldFileChains`, which writes two
  * parts that publish reads directly (their directories are not domain tables,
  * so publish does not load them into the serving database on its own):
  *
@@ -71,6 +73,9 @@ export const FLAGS_SQL = `list_filter([
     CASE WHEN c.vwap IS NOT NULL AND (c.vwap > c.high OR c.vwap < c.low) THEN 'vwap_outside_range' END
   ], x -> x IS NOT NULL)`;
 
+/** Bars per batch of the JS fold (record texts of about this many bars are held at once, ~200 bytes each). */
+const FOLD_BATCH_ROWS = 65_536;
+
 export interface FileFoldResult {
   rows: number;
   chains: number;
@@ -82,8 +87,10 @@ export interface FileFoldResult {
  * Folds the chains of one file. Reads TEMP TABLE `quote_file_rows` (dropped at
  * the end) and writes the file's `quote_bar_folds` and `quote_file_chains`
  * parts under `key` (temp name, then rename: a retry overwrites its own parts).
+ * `key` is the file's relative path (the `file` column) and `sourceOrder` its
+ * `source_order` (quotes.pipeline.ts).
  */
-export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, key: string, src: QuoteSource): Promise<FileFoldResult> {
+export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, key: string, src: QuoteSource, sourceOrder: string): Promise<FileFoldResult> {
   const foldTarget = run.partPath(FOLD_PARTS, key);
   const chainTarget = run.partPath(CHAIN_PARTS, key);
   const tmpFold = `${foldTarget}.${process.pid}.tmp`;
@@ -96,22 +103,35 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
     const t = leafTemplate(src);
     await conn.run(`CREATE OR REPLACE TEMP TABLE quote_file_leaves (ticker VARCHAR, adjustment VARCHAR, leaves VARCHAR)`);
     if (folded) {
-      // One string per chain: its record JSON texts in date order, '\n'-separated (dates are unique: checked above;
-      // the texts hold no newline). Hashed here with the one-shot SHA-256 (cheaper than DuckDB's sha256()).
-      const chains = await queryRows(conn, `SELECT ticker, adjustment, string_agg(${RECORD_JSON_SQL}, '\n' ORDER BY i.quote_date) AS recs
-        FROM quote_file_rows i GROUP BY ticker, adjustment`);
+      // Per batch of tickers, one string per chain: its record JSON texts in date order, '\n'-separated (dates are
+      // unique: checked above; the texts hold no newline). Hashed here with the one-shot SHA-256 (cheaper than
+      // DuckDB's sha256()). Batches of about FOLD_BATCH_ROWS bars bound the strings held at once.
+      const tickers = await queryRows(conn, `SELECT ticker, count(*)::BIGINT AS n FROM quote_file_rows GROUP BY ticker ORDER BY ticker`);
+      const batches: Array<[string, string]> = [];
+      for (let k = 0, rows = 0, lo = ''; k < tickers.length; k++) {
+        if (rows === 0) lo = String(tickers[k].ticker);
+        rows += Number(tickers[k].n);
+        if (rows >= FOLD_BATCH_ROWS || k === tickers.length - 1) {
+          batches.push([lo, String(tickers[k].ticker)]);
+          rows = 0;
+        }
+      }
       const app = await conn.createAppender('quote_file_leaves', 'main', 'temp');
       try {
-        for (const c of chains) {
-          const recs = String(c.recs).split('\n');
-          let leaves = '';
-          // The fold (ingest/quotes/chain.ts QuoteChainFold with one version per day): day 0's parent is the source leaf.
-          let head = t.source_leaf_hash;
-          for (const rec of recs) leaves += head = quoteLeafHash(t, head, recordSha256OfJson(rec));
-          app.appendVarchar(String(c.ticker));
-          app.appendVarchar(String(c.adjustment));
-          app.appendVarchar(leaves);
-          app.endRow();
+        for (const [lo, hi] of batches) {
+          const chains = await queryRows(conn, `SELECT ticker, adjustment, string_agg(${RECORD_JSON_SQL}, '\n' ORDER BY i.quote_date) AS recs
+            FROM quote_file_rows i WHERE ticker BETWEEN $lo AND $hi GROUP BY ticker, adjustment`, { lo, hi });
+          for (const c of chains) {
+            const recs = String(c.recs).split('\n');
+            let leaves = '';
+            // The fold (ingest/quotes/chain.ts QuoteChainFold with one version per day): day 0's parent is the source leaf.
+            let head = t.source_leaf_hash;
+            for (const rec of recs) leaves += head = quoteLeafHash(t, head, recordSha256OfJson(rec));
+            app.appendVarchar(String(c.ticker));
+            app.appendVarchar(String(c.adjustment));
+            app.appendVarchar(leaves);
+            app.endRow();
+          }
         }
       } finally {
         app.closeSync();
@@ -124,15 +144,23 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
     // In key order the day index is the row's offset from its chain's first row (no window sort).
     const numbered = ordered
       ? `SELECT r.*, r.rowid - f.first_row AS day_index FROM quote_file_rows r JOIN (SELECT ticker, adjustment, min(rowid) AS first_row FROM quote_file_rows GROUP BY ALL) f USING (ticker, adjustment)`
-      : `SELECT *, row_number() OVER (PARTITION BY ticker, adjustment ORDER BY quote_date, source_order, file, line) - 1 AS day_index FROM quote_file_rows`;
+      : `SELECT *, row_number() OVER (PARTITION BY ticker, adjustment ORDER BY quote_date, line) - 1 AS day_index FROM quote_file_rows`;
+    // The file's constants (dataset, SHA-256, source order, file) are bound here, not stored per row while folding.
+    const constant: Record<string, string> = { dataset: '$dataset::VARCHAR', content_sha256: '$content_sha256::VARCHAR', source_order: '$source_order::VARCHAR', file: '$file::VARCHAR' };
     // Snappy: the part is read once, at publish (zstd costs a third more CPU here for nothing the snapshot keeps).
-    await conn.run(`COPY (
-      SELECT ${QUOTE_INPUT_COLUMNS.map((k) => `c.${k}`).join(', ')}, ${FLAGS_SQL} AS flags, c.day_index::INTEGER AS day_index,
+    const copy = await conn.prepare(`COPY (
+      SELECT ${QUOTE_INPUT_COLUMNS.map((k) => (constant[k] ? `${constant[k]} AS ${k}` : `c.${k}`)).join(', ')}, ${FLAGS_SQL} AS flags, c.day_index::INTEGER AS day_index,
         ${leaf} AS leaf_hash, ('0x' || substr(${leaf}, 1, 15))::BIGINT AS leaf_key
       FROM (${numbered}) c
       LEFT JOIN quote_file_leaves l USING (ticker, adjustment)
-      ${ordered ? '' : 'ORDER BY c.ticker, c.adjustment, c.quote_date, c.source_order, c.file, c.line'}
+      ${ordered ? '' : 'ORDER BY c.ticker, c.adjustment, c.quote_date, c.line'}
     ) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, COMPRESSION snappy)`);
+    copy.bindVarchar(copy.parameterIndex('dataset'), src.source);
+    copy.bindVarchar(copy.parameterIndex('content_sha256'), src.content_sha256);
+    copy.bindVarchar(copy.parameterIndex('source_order'), sourceOrder);
+    copy.bindVarchar(copy.parameterIndex('file'), key);
+    await copy.run();
+    copy.destroySync();
     const stmt = await conn.prepare(`COPY (
       SELECT $file::VARCHAR AS file, ticker, adjustment, min(quote_date) AS first_date, max(quote_date) AS last_date, count(*)::BIGINT AS days,
         $dataset::VARCHAR AS dataset, $content_sha256::VARCHAR AS content_sha256, $source_url::VARCHAR AS source_url,

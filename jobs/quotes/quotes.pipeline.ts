@@ -86,7 +86,7 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
           CAST(round(TRY_CAST(${q(c.volume)} AS DOUBLE)) AS BIGINT) AS volume,
           TRY_CAST(nullif(${q(c.vwap)}, '') AS DECIMAL(18,6)) AS vwap,
           CAST(round(TRY_CAST(nullif(${q(c.trade_count)}, '') AS DOUBLE)) AS BIGINT) AS trade_count,
-          $dataset AS dataset, $content_sha256 AS content_sha256, $source_order AS source_order, $file AS file, line,
+          line,
           ${rawCols.map((n, i) => `${q(n)} AS _raw${i}`).join(', ')}
         FROM raw
       )
@@ -94,17 +94,13 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
         CASE WHEN NOT ok THEN concat_ws(',', ${rawCols.map((_, i) => `_raw${i}`).join(', ')}) END AS raw_line
       FROM (SELECT *, coalesce(${valid}, false) AS ok FROM typed)`);
     stmt.bindVarchar(stmt.parameterIndex('adjustment'), layout.adjustment);
-    stmt.bindVarchar(stmt.parameterIndex('dataset'), layout.dataset);
-    stmt.bindVarchar(stmt.parameterIndex('content_sha256'), src.content_sha256);
-    stmt.bindVarchar(stmt.parameterIndex('source_order'), sourceOrder(src.retrieved_at, rel));
-    stmt.bindVarchar(stmt.parameterIndex('file'), rel);
     await stmt.run();
     stmt.destroySync();
     const bad = await queryRows(conn, `SELECT line, raw_line FROM quote_file_rows WHERE NOT ok ORDER BY line LIMIT 10000`);
     // Rare: keep only the valid rows (a copy, so row ids stay dense for the fold's day index).
     if (bad.length) await conn.run(`CREATE TEMP TABLE quote_file_valid AS SELECT * FROM quote_file_rows WHERE ok; DROP TABLE quote_file_rows; ALTER TABLE quote_file_valid RENAME TO quote_file_rows`);
     // Record hashes, the chain fold and the served rows of this file, in this child (jobs/quotes/quotes-fold.ts).
-    const folded = await foldFileChains(conn, ctx.run, rel, src);
+    const folded = await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel));
     return { rows: folded.rows, bad, folded: folded.folded };
   });
   await ctx.run.writeRejects(rel, counts.bad.map((b) => ({ dataset: layout.dataset, file: rel, line: Number(b.line), reason: 'unparseable bar (ticker, date, price or volume missing or not a number)', raw: String(b.raw_line) })));
@@ -130,7 +126,7 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
       await conn.run(`INSERT INTO quote_file_rows BY NAME SELECT * FROM read_json(${quoteLiteral(scratch)}, format = 'newline_delimited',
         columns = {${cols.map((c) => `${quoteLiteral(String(c.column_name))}: ${quoteLiteral(String(c.data_type))}`).join(', ')}})`);
     }
-    await foldFileChains(conn, ctx.run, rel, src);
+    await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel));
   }).finally(() => rm(scratch, { force: true }));
   await ctx.run.writeRejects(rel, probe.rejects.map((r) => ({ dataset: probe.dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })));
   await ctx.run.recordSource(src, { rows: rows.length, rejects: probe.rejects.length }, rel);
