@@ -20,6 +20,7 @@ import {
 const SQL = {
   search: loadSql('./search-carriers.sql', import.meta.url),
   carrier: loadSql('./get-carrier.sql', import.meta.url),
+  carrierCensus: loadSql('./get-carrier-census.sql', import.meta.url),
   risk: /* sql */ `SELECT * FROM carrier_risk WHERE dot_number = $dot`,
   /** Snapshots published before the packed store (packed/carrier_snapshot) kept the packed row in this table. */
   snapshot: /* sql */ `SELECT v FROM carrier_snapshot WHERE dot_number = $dot`,
@@ -97,7 +98,16 @@ export async function searchCarriers(fmcsa: SnapshotReader, q: SearchCarriersQue
 /** Carrier identity (census row + L&I authority dockets and insurance filings, money in thousands), or NotFoundError. */
 export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string): Promise<Row & { authority: Row[]; insurance: Row[] }> {
   const dot = parseDot(dotRaw);
-  const [row] = await fmcsa.query(SQL.carrier, { dot });
+  let row: Row | undefined;
+  if (fmcsa.packed('carrier_snapshot')) {
+    // The census row from parquet, the risk columns from the packed carrier_risk row: same fields,
+    // same order and values as get-carrier.sql's join, without a second parquet lookup.
+    const [c] = await fmcsa.query(SQL.carrierCensus, { dot });
+    if (c) {
+      const r = await packedRiskRow(fmcsa, dot);
+      row = { ...c, risk_score: r?.risk_score ?? null, risk_level: r?.risk_level ?? null, recommendation: r?.recommendation ?? null, authority_status: r?.authority_status ?? null, as_of: r?.as_of ?? null };
+    }
+  } else [row] = await fmcsa.query(SQL.carrier, { dot });
   if (!row) throw notFound(dot);
   const [authority, insurance] = await Promise.all([fmcsa.query(SQL.authority, { dot }), fmcsa.query(SQL.insurance, { dot })]);
   return { ...row, authority, insurance };

@@ -111,6 +111,18 @@ describe('carrier routes over a generated FMCSA sample', () => {
     expect((await getJson(svc.app, `/api/carrier/${last + 1}/snapshot`)).status).toBe(404);
   });
 
+  it('GET /api/carrier/{dot} gives the census row with the risk columns exactly as the SQL join of carriers and carrier_risk', async () => {
+    const reader = svc.deps.readers.fmcsa;
+    for (const dot of [SAMPLE_DOT_BASE, SAMPLE_DOT_BASE + 777, SAMPLE_DOT_BASE + CARRIERS - 1]) {
+      const [joined] = await reader.query(await readFile(new URL('../../service/carriers/get-carrier.sql', import.meta.url), 'utf8'), { dot });
+      const res = await getJson(svc.app, `/api/carrier/${dot}`);
+      expect(res.status).toBe(200);
+      const { authority: _a, insurance: _i, usage_meta: _u, ...body } = res.body;
+      expect(JSON.stringify(body)).toBe(JSON.stringify(joined));
+    }
+    expect((await getJson(svc.app, `/api/carrier/${SAMPLE_DOT_BASE + CARRIERS}`)).status).toBe(404);
+  });
+
   it('reads the parquet-only tables through views (carriers, crashes, inspections, carrier_risk are not in serving.duckdb)', async () => {
     const m = svc.deps.readers.fmcsa.manifest!;
     for (const t of ['carriers', 'crashes', 'inspections', 'inspection_units', 'violations', 'carrier_risk']) expect(m.tables[t].storage).toBe('parquet');
