@@ -10,9 +10,12 @@
  * parts that publish reads directly (their directories are not domain tables,
  * so publish does not load them into the serving database on its own):
  *
- *  - `quote_bar_folds/<file>.parquet`: every input row with its flags,
- *    `day_index`, `leaf_hash` and `leaf_key` (the final `quote_bars` row plus the
- *    input provenance columns), sorted by (ticker, adjustment, quote_date);
+ *  - `quote_bar_folds/<file>.parquet`: every bar of the file as its final
+ *    `quote_bars` row (exactly that table's columns, with flags, `day_index`,
+ *    `leaf_hash`, `leaf_key`), sorted by (ticker, adjustment, quote_date), zstd:
+ *    on the fast path it is loaded as is and linked as the table's export;
+ *  - `quote_bar_lines/<file>.parquet`: `source_order`, `file`, `line` of the same
+ *    rows in the same order (the general path's version ordering and rejects);
  *  - `quote_file_chains/<file>.parquet`: one row per (ticker, adjustment) chain
  *    of the file (first/last date, days) with the file's source identity.
  *
@@ -42,6 +45,7 @@ import type { StagingRun } from '../../lib/warehouse/staging.ts';
 /** Part directories written by the children and read by the quotes derive. */
 export const FOLD_PARTS = 'quote_bar_folds';
 export const CHAIN_PARTS = 'quote_file_chains';
+export const LINE_PARTS = 'quote_bar_lines';
 
 /**
  * SQL of the record JSON of a `quote_bar_inputs`-shaped row aliased `i`: the RFC 8785 text of `quoteRecord`
@@ -92,10 +96,13 @@ export interface FileFoldResult {
  */
 export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, key: string, src: QuoteSource, sourceOrder: string): Promise<FileFoldResult> {
   const foldTarget = run.partPath(FOLD_PARTS, key);
+  const linesTarget = run.partPath(LINE_PARTS, key);
   const chainTarget = run.partPath(CHAIN_PARTS, key);
   const tmpFold = `${foldTarget}.${process.pid}.tmp`;
+  const tmpLines = `${linesTarget}.${process.pid}.tmp`;
   const tmpChain = `${chainTarget}.${process.pid}.tmp`;
   await mkdir(path.dirname(foldTarget), { recursive: true });
+  await mkdir(path.dirname(linesTarget), { recursive: true });
   await mkdir(path.dirname(chainTarget), { recursive: true });
   try {
     const [{ dup }] = await queryRows(conn, `SELECT EXISTS (SELECT 1 FROM quote_file_rows GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`);
@@ -145,22 +152,27 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
     const numbered = ordered
       ? `SELECT r.*, r.rowid - f.first_row AS day_index FROM quote_file_rows r JOIN (SELECT ticker, adjustment, min(rowid) AS first_row FROM quote_file_rows GROUP BY ALL) f USING (ticker, adjustment)`
       : `SELECT *, row_number() OVER (PARTITION BY ticker, adjustment ORDER BY quote_date, line) - 1 AS day_index FROM quote_file_rows`;
-    // The file's constants (dataset, SHA-256, source order, file) are bound here, not stored per row while folding.
-    const constant: Record<string, string> = { dataset: '$dataset::VARCHAR', content_sha256: '$content_sha256::VARCHAR', source_order: '$source_order::VARCHAR', file: '$file::VARCHAR' };
-    // Snappy: the part is read once, at publish (zstd costs a third more CPU here for nothing the snapshot keeps).
+    // The bars part has exactly the quote_bars columns (zstd, the snapshot's row groups): on the fast path publish loads
+    // it and links it as the table's export. Line numbers (and the file's constants) go to a side part in the same
+    // row order, read only by the general path.
+    const order = ordered ? '' : 'ORDER BY c.ticker, c.adjustment, c.quote_date, c.line';
+    const body = `FROM (${numbered}) c LEFT JOIN quote_file_leaves l USING (ticker, adjustment) ${order}`;
     const copy = await conn.prepare(`COPY (
-      SELECT ${QUOTE_INPUT_COLUMNS.map((k) => (constant[k] ? `${constant[k]} AS ${k}` : `c.${k}`)).join(', ')}, ${FLAGS_SQL} AS flags, c.day_index::INTEGER AS day_index,
+      SELECT c.ticker, c.adjustment, c.quote_date, c.open, c.high, c.low, c.close, c.volume, c.vwap, c.trade_count, ${FLAGS_SQL} AS flags,
+        $dataset::VARCHAR AS dataset, $content_sha256::VARCHAR AS content_sha256, c.day_index::INTEGER AS day_index,
         ${leaf} AS leaf_hash, ('0x' || substr(${leaf}, 1, 15))::BIGINT AS leaf_key
-      FROM (${numbered}) c
-      LEFT JOIN quote_file_leaves l USING (ticker, adjustment)
-      ${ordered ? '' : 'ORDER BY c.ticker, c.adjustment, c.quote_date, c.line'}
-    ) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, COMPRESSION snappy)`);
+      ${body}
+    ) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
     copy.bindVarchar(copy.parameterIndex('dataset'), src.source);
     copy.bindVarchar(copy.parameterIndex('content_sha256'), src.content_sha256);
-    copy.bindVarchar(copy.parameterIndex('source_order'), sourceOrder);
-    copy.bindVarchar(copy.parameterIndex('file'), key);
     await copy.run();
     copy.destroySync();
+    const lines = await conn.prepare(`COPY (SELECT $source_order::VARCHAR AS source_order, $file::VARCHAR AS file, c.line::BIGINT AS line ${body})
+      TO ${quoteLiteral(tmpLines)} (FORMAT parquet, COMPRESSION zstd)`);
+    lines.bindVarchar(lines.parameterIndex('source_order'), sourceOrder);
+    lines.bindVarchar(lines.parameterIndex('file'), key);
+    await lines.run();
+    lines.destroySync();
     const stmt = await conn.prepare(`COPY (
       SELECT $file::VARCHAR AS file, ticker, adjustment, min(quote_date) AS first_date, max(quote_date) AS last_date, count(*)::BIGINT AS days,
         $dataset::VARCHAR AS dataset, $content_sha256::VARCHAR AS content_sha256, $source_url::VARCHAR AS source_url,
@@ -179,11 +191,13 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
     stmt.destroySync();
     const [{ n, chains }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n, count(DISTINCT (ticker, adjustment))::BIGINT AS chains FROM quote_file_rows`);
     await rename(tmpFold, foldTarget);
+    await rename(tmpLines, linesTarget);
     await rename(tmpChain, chainTarget);
     return { rows: Number(n), chains: Number(chains), folded };
   } finally {
     await conn.run('DROP TABLE IF EXISTS quote_file_rows; DROP TABLE IF EXISTS quote_file_leaves');
     await rm(tmpFold, { force: true });
+    await rm(tmpLines, { force: true });
     await rm(tmpChain, { force: true });
   }
 }

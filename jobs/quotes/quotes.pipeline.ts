@@ -31,7 +31,7 @@ import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { toPartKey } from '../../lib/warehouse/layout.ts';
 import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
 import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
-import { FOLD_PARTS, CHAIN_PARTS, foldFileChains, QUOTE_INPUT_COLUMNS } from './quotes-fold.ts';
+import { FOLD_PARTS, CHAIN_PARTS, LINE_PARTS, foldFileChains, QUOTE_INPUT_COLUMNS } from './quotes-fold.ts';
 import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import { planPolygonFetch, POLYGON_FETCH_STEP, polygonFetchPayload, processPolygonFetch } from './quotes-fetch.ts';
@@ -269,6 +269,8 @@ export const quotesPipeline: Pipeline = {
         await conn.run(`CREATE OR REPLACE TEMP VIEW quote_bar_folds AS SELECT * FROM read_parquet([${folds.files.map(quoteLiteral).join(', ')}])${folds.ordered ? '' : ' ORDER BY ticker, adjustment, quote_date'}`);
         await conn.run(loadSql('./derive-bars-folded.sql', import.meta.url));
         await conn.run('DROP VIEW quote_bar_folds');
+        // Concatenated in key order, the parts ARE the table (same columns, rows, order): exported by linking them.
+        if (folds.ordered) ctx.provideExport?.('quote_bars', folds.files);
         mark('bars (from per-file folds)');
         // leaf_key is the first 60 bits of a SHA-256: uniform, so equal key ranges give equal slices.
         const [{ n }] = await queryRows(conn, 'SELECT count(*)::BIGINT AS n FROM quote_bars');
@@ -281,10 +283,13 @@ export const quotesPipeline: Pipeline = {
         }
         mark(`leaf keys (${slices} slices)`);
       } else {
-        if (folds.files.length) {
-          await conn.run(`INSERT INTO quote_bar_inputs BY NAME SELECT ${QUOTE_INPUT_COLUMNS.join(', ')} FROM read_parquet([${folds.files.map(quoteLiteral).join(', ')}])`);
-          mark('inputs from parts');
+        // The inputs again, from each file's bars part and its line side part (same row order: POSITIONAL JOIN).
+        for (const f of folds.files) {
+          const lines = path.join(path.dirname(path.dirname(f)), LINE_PARTS, path.basename(f));
+          await conn.run(`INSERT INTO quote_bar_inputs BY NAME SELECT ${QUOTE_INPUT_COLUMNS.join(', ')}
+            FROM (SELECT * EXCLUDE (flags, day_index, leaf_hash, leaf_key) FROM read_parquet(${quoteLiteral(f)})) POSITIONAL JOIN read_parquet(${quoteLiteral(lines)})`);
         }
+        if (folds.files.length) mark('inputs from parts');
         await conn.run(loadSql('./derive-chain-input.sql', import.meta.url));
         mark('record hashes');
         const [{ dup }] = await queryRows(conn, `SELECT EXISTS (SELECT 1 FROM quote_hashed GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`);

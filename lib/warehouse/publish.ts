@@ -66,6 +66,13 @@ export interface DeriveContext {
    * text); listed in the manifest's `packed` and opened by readers.
    */
   writePacked(name: string, selectSql: string): Promise<PackedInfo>;
+  /**
+   * Declares that `files` (zstd parquet the derive or the run's children already wrote, in this order) hold exactly
+   * the rows of the serving table `table`, in table order, with its DDL columns: publish hard-links them as the
+   * table's export (`tables/<table>/`, a directory table) instead of COPYing the table out again. Checked: same
+   * columns and types, same row count. For a big table loaded from parts unchanged (quotes: quote_bars).
+   */
+  provideExport?(table: string, files: string[]): void;
 }
 
 export interface PublishOptions {
@@ -279,13 +286,31 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
         packed[name] = info;
         return info;
       };
-      if (opts.derive) await opts.derive(conn, { run, previous, previousTable, parquetTables: parquetOnly, replaceParquetTable, writePacked });
+      const provided = new Map<string, string[]>();
+      const provideExport = (t: string, files: string[]) => void provided.set(t, [...files]);
+      if (opts.derive) await opts.derive(conn, { run, previous, previousTable, parquetTables: parquetOnly, replaceParquetTable, writePacked, provideExport });
       lap('derive');
       await opts.onStep?.('derived');
 
       const finalTables = (await queryRows(conn, `SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name`)).map((r) => String(r.table_name));
       for (const t of finalTables) {
         if (parquetOnly.has(t)) throw new Error(`derive created a serving table named like the parquet-only table ${t}; use replaceParquetTable`);
+        const given = provided.get(t);
+        if (given && given.length > 0) {
+          // Export provided by the derive (DeriveContext.provideExport): verify, then hard-link as tables/<t>/NNNNN.parquet.
+          const ddl = (await queryRows(conn, `SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $t ORDER BY ordinal_position`, { t })).map((r) => ({ name: String(r.column_name), type: String(r.data_type) }));
+          if (!sameColumns(await parquetColumns(conn, given), ddl)) throw new Error(`provided export of ${t} does not have the table's columns`);
+          const [{ n, m }] = await queryRows(conn, `SELECT (SELECT count(*) FROM ${quoteIdentifier(t)})::BIGINT AS n, (SELECT count(*) FROM read_parquet([${given.map(quoteLiteral).join(', ')}]))::BIGINT AS m`);
+          if (Number(n) !== Number(m)) throw new Error(`provided export of ${t} has ${m} rows, the table ${n}`);
+          await mkdir(path.join(tablesDir, t), { recursive: true });
+          const hashed = await Promise.all(given.map(async (src, i) => {
+            const name = `${String(i).padStart(5, '0')}.parquet`;
+            await linkOrCopy(src, path.join(tablesDir, t, name));
+            return [name, await sha256File(path.join(tablesDir, t, name))] as const;
+          }));
+          tables[t] = { rows: Number(n), sha256: hashCanonical(Object.fromEntries(hashed.map(([f, h]) => [f, h.sha256]))), bytes: hashed.reduce((a, [, h]) => a + h.bytes, 0), files: Object.fromEntries(hashed) };
+          continue;
+        }
         const file = path.join(tablesDir, `${t}.parquet`);
         await conn.run(`COPY ${quoteIdentifier(t)} TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
         const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${quoteIdentifier(t)}`);

@@ -6,6 +6,8 @@ import { runPipelineInProcess } from '../../jobs/in-process.ts';
 import { quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
 import type { Config } from '../../lib/config.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { readCurrentManifest, tableFilePaths } from '../../lib/warehouse/snapshot.ts';
+import { snapshotDir } from '../../lib/warehouse/layout.ts';
 import { verifyQuoteChain } from '../../service/quotes/quotes.queries.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
@@ -79,6 +81,19 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
     const [tail] = await general.query(`SELECT day_index FROM quote_bars WHERE ticker = 'MSFT' AND quote_date = DATE '2025-10-31'`);
     const [last] = await fast.query(`SELECT max(day_index) AS d FROM quote_bars WHERE ticker = 'MSFT'`);
     expect(tail.day_index).toBe(Number(last.d) + 1);
+  });
+
+  it('exports quote_bars by linking the children parts on the concatenated path (same rows, columns and order)', async () => {
+    const manifest = (await readCurrentManifest(path.join(dir, 'data-c'), 'quotes'))!;
+    const tm = manifest.tables.quote_bars;
+    expect(Object.keys(tm.files ?? {})).toHaveLength(4);
+    const files = tableFilePaths(snapshotDir(path.join(dir, 'data-c'), 'quotes', manifest.snapshot_id), 'quote_bars', tm);
+    const fromParquet = await disjoint.query(`SELECT ticker, adjustment, CAST(quote_date AS VARCHAR) AS quote_date, day_index, leaf_hash, leaf_key::VARCHAR AS leaf_key, flags
+      FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}])`);
+    expect(fromParquet).toEqual(await disjoint.query(`${BARS} ORDER BY rowid`));
+    expect(tm.rows).toBe(fromParquet.length);
+    // The sorted-at-publish path exports the table the usual way (one file).
+    expect((await readCurrentManifest(path.join(dir, 'data-a'), 'quotes'))!.tables.quote_bars.files).toBeUndefined();
   });
 
   it('rejects an unparseable row with its line and chains the rows around it', async () => {
