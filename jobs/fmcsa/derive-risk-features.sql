@@ -69,26 +69,49 @@ UNION SELECT dot_number FROM f_oos WHERE oos_orders_active > 0;
 
 -- Identity keys: phone (digits, >= 10), e-mail, physical street + 5-digit ZIP, VIN (inspections and crashes).
 -- Keys shared by more than 50 carriers (placeholders, big terminals) say nothing about one carrier and are skipped.
--- kind: 1 phone, 2 e-mail, 3 address, 4 VIN. At full scale there are ~17 M key rows and nearly all are
--- unique: a key seen on one row cannot be shared, so rows are first grouped by a 64-bit hash of the key
--- (a small fixed-width aggregate that stays in memory) and only rows whose (kind, hash) occurs twice or
--- more go through the exact string DISTINCT below; a hash collision only lets an extra row through,
--- so the result is exactly that of grouping every row by its string.
-CREATE OR REPLACE TEMP TABLE f_keys AS
+-- kind: 1 phone, 2 e-mail, 3 address, 4 VIN. At full scale there are ~15 M key rows and nearly all are
+-- unique, and a key seen on one row cannot be shared. So: (1) every key is normalised once and only its
+-- 64-bit hash is kept (integers: no 15 M strings materialised); (2) the (kind, hash) pairs seen on two or
+-- more rows, and the carriers holding them, are found on those integers; (3) only those carriers' keys are
+-- normalised again as strings and grouped exactly. A hash collision only lets an extra key through to the
+-- exact grouping, so f_keys holds exactly the keys of every string group of two or more rows.
+CREATE OR REPLACE TEMP TABLE f_key_hashes AS
 WITH k AS (
   SELECT dot_number, 1::TINYINT AS kind, regexp_replace(phone, '[^0-9]', '', 'g') AS k FROM carriers
   UNION ALL SELECT dot_number, 2::TINYINT, lower(trim(email_address)) FROM carriers
   UNION ALL SELECT dot_number, 3::TINYINT, upper(regexp_replace(phy_street, '[^A-Za-z0-9]', '', 'g')) || '|' || left(phy_zip, 5) FROM carriers WHERE phy_street IS NOT NULL AND phy_zip IS NOT NULL
   UNION ALL SELECT i.dot_number, 4::TINYINT, u.vin FROM inspection_units u JOIN inspections i USING (inspection_id) WHERE i.dot_number IS NOT NULL
   UNION ALL SELECT dot_number, 4::TINYINT, vin FROM crashes WHERE dot_number IS NOT NULL
-),
-valid AS MATERIALIZED (
-  SELECT dot_number, kind, k, hash(k) AS h FROM k
-  WHERE k IS NOT NULL AND ((kind = 1 AND length(k) >= 10 AND k NOT SIMILAR TO '0+|9+|1234567890')
-    OR (kind = 2 AND k LIKE '%@%') OR kind = 3 OR (kind = 4 AND length(k) >= 11))
-),
-repeated AS (SELECT kind, h FROM valid GROUP BY kind, h HAVING count(*) >= 2)
-SELECT DISTINCT v.dot_number, v.kind, v.k FROM valid v SEMI JOIN repeated r ON v.kind = r.kind AND v.h = r.h;
+)
+SELECT dot_number, kind, hash(k) AS h FROM k
+WHERE k IS NOT NULL AND ((kind = 1 AND length(k) >= 10 AND k NOT SIMILAR TO '0+|9+|1234567890')
+  OR (kind = 2 AND k LIKE '%@%') OR kind = 3 OR (kind = 4 AND length(k) >= 11));
+
+CREATE OR REPLACE TEMP TABLE f_key_repeated AS
+SELECT kind, h FROM f_key_hashes GROUP BY kind, h HAVING count(*) >= 2;
+
+CREATE OR REPLACE TEMP TABLE f_key_candidates AS
+SELECT DISTINCT dot_number, kind FROM f_key_hashes SEMI JOIN f_key_repeated USING (kind, h);
+DROP TABLE f_key_hashes;
+
+CREATE OR REPLACE TEMP TABLE f_keys AS
+WITH k AS (
+  SELECT c.dot_number, 1::TINYINT AS kind, regexp_replace(c.phone, '[^0-9]', '', 'g') AS k
+    FROM carriers c SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 1) x USING (dot_number)
+  UNION ALL SELECT c.dot_number, 2::TINYINT, lower(trim(c.email_address))
+    FROM carriers c SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 2) x USING (dot_number)
+  UNION ALL SELECT c.dot_number, 3::TINYINT, upper(regexp_replace(c.phy_street, '[^A-Za-z0-9]', '', 'g')) || '|' || left(c.phy_zip, 5)
+    FROM carriers c SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 3) x USING (dot_number) WHERE c.phy_street IS NOT NULL AND c.phy_zip IS NOT NULL
+  UNION ALL SELECT i.dot_number, 4::TINYINT, u.vin
+    FROM inspection_units u JOIN inspections i USING (inspection_id) SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 4) x ON i.dot_number = x.dot_number
+  UNION ALL SELECT cr.dot_number, 4::TINYINT, cr.vin
+    FROM crashes cr SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 4) x USING (dot_number)
+)
+SELECT DISTINCT k.dot_number, k.kind, k.k FROM k SEMI JOIN f_key_repeated r ON r.kind = k.kind AND r.h = hash(k.k)
+WHERE k.k IS NOT NULL AND ((k.kind = 1 AND length(k.k) >= 10 AND k.k NOT SIMILAR TO '0+|9+|1234567890')
+  OR (k.kind = 2 AND k.k LIKE '%@%') OR k.kind = 3 OR (k.kind = 4 AND length(k.k) >= 11));
+DROP TABLE f_key_repeated;
+DROP TABLE f_key_candidates;
 
 CREATE OR REPLACE TEMP TABLE f_shared AS
 WITH g AS (SELECT kind, k FROM f_keys GROUP BY kind, k HAVING count(*) BETWEEN 2 AND 50),
