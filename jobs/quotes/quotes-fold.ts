@@ -47,21 +47,18 @@ export const FOLD_PARTS = 'quote_bar_folds';
 export const CHAIN_PARTS = 'quote_file_chains';
 export const LINE_PARTS = 'quote_bar_lines';
 
+/** Shortest decimal text of a DECIMAL(18,6) column of `i` (trailing zeros and a bare point dropped). */
+const decimalText = (col: string) => `rtrim(rtrim(CAST(i.${col} AS VARCHAR), '0'), '.')`;
+
 /**
  * SQL of the record JSON of a `quote_bar_inputs`-shaped row aliased `i`: the RFC 8785 text of `quoteRecord`
  * (keys sorted, prices in shortest decimal form), the same text derive-chain-input.sql hashes with `sha256()`.
+ * One `concat` (a single allocation per row; every nullable part is coalesced, so it equals the `||` chain).
  */
-export const RECORD_JSON_SQL = `'{"adjustment":"' || i.adjustment
-    || '","close":' || rtrim(rtrim(CAST(i.close AS VARCHAR), '0'), '.')
-    || ',"high":' || rtrim(rtrim(CAST(i.high AS VARCHAR), '0'), '.')
-    || ',"low":' || rtrim(rtrim(CAST(i.low AS VARCHAR), '0'), '.')
-    || ',"open":' || rtrim(rtrim(CAST(i.open AS VARCHAR), '0'), '.')
-    || ',"quote_date":"' || CAST(i.quote_date AS VARCHAR)
-    || '","ticker":"' || i.ticker
-    || '","trade_count":' || coalesce(CAST(i.trade_count AS VARCHAR), 'null')
-    || ',"volume":' || CAST(i.volume AS VARCHAR)
-    || ',"vwap":' || coalesce(rtrim(rtrim(CAST(i.vwap AS VARCHAR), '0'), '.'), 'null')
-    || '}'`;
+export const RECORD_JSON_SQL = `concat('{"adjustment":"', i.adjustment, '","close":', ${decimalText('close')}, ',"high":', ${decimalText('high')},
+    ',"low":', ${decimalText('low')}, ',"open":', ${decimalText('open')}, ',"quote_date":"', CAST(i.quote_date AS VARCHAR),
+    '","ticker":"', i.ticker, '","trade_count":', coalesce(CAST(i.trade_count AS VARCHAR), 'null'),
+    ',"volume":', CAST(i.volume AS VARCHAR), ',"vwap":', coalesce(${decimalText('vwap')}, 'null'), '}')`;
 
 /** The `quote_bar_inputs` columns (the general derive's input), as stored in the per-file fold parts. */
 export const QUOTE_INPUT_COLUMNS = ['ticker', 'quote_date', 'adjustment', 'open', 'high', 'low', 'close', 'volume', 'vwap', 'trade_count', 'dataset', 'content_sha256', 'source_order', 'file', 'line'];
