@@ -21,7 +21,7 @@
  * never raw IPs.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
-import { once } from 'node:events';
+import { finished } from 'node:stream/promises';
 import { mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -130,7 +130,12 @@ export class QueryLog {
     if (this.buffer.length === 0) return;
     const lines = this.buffer;
     this.buffer = [];
-    this.spool ??= createWriteStream(path.join(this.spoolDir, `${Date.now()}-${String(this.seq++).padStart(6, '0')}.ndjson.open`));
+    if (!this.spool) {
+      const stream = createWriteStream(path.join(this.spoolDir, `${Date.now()}-${String(this.seq++).padStart(6, '0')}.ndjson.open`));
+      // A failed write (disk full, folder removed) loses these log rows, never the server: an 'error' without a listener would throw.
+      stream.on('error', (err) => this.log?.warn({ err: err.message, file: String(stream.path) }, 'query log spool write failed; rows dropped'));
+      this.spool = stream;
+    }
     this.spool.write(lines.join(''));
     this.spoolRows += lines.length;
   }
@@ -150,16 +155,16 @@ export class QueryLog {
       this.spool = null;
       this.spoolRows = 0;
       stream.end();
-      await once(stream, 'close');
+      const ok = await finished(stream).then(() => true, () => false);
       const open = String(stream.path);
-      await rename(open, open.replace(/\.open$/, ''));
+      if (ok) await rename(open, open.replace(/\.open$/, ''));
     }
     await this.loadSpoolFiles();
   }
 
   /** Loads closed spool files (oldest first) with read_json, deleting each once it is in the database. */
   private async loadSpoolFiles(): Promise<void> {
-    const files = (await readdir(this.spoolDir)).filter((f) => f.endsWith('.ndjson') || f.endsWith('.ndjson.open')).sort();
+    const files = (await readdir(this.spoolDir).catch(() => [] as string[])).filter((f) => f.endsWith('.ndjson') || f.endsWith('.ndjson.open')).sort();
     for (const f of files) {
       let file = path.join(this.spoolDir, f);
       if (f.endsWith('.open')) {

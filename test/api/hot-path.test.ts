@@ -169,3 +169,18 @@ describe('node:http hot path (real server)', () => {
     expect(a).toMatchObject({ status: 404, ticker: 'NOSUCHTICKR' });
   });
 });
+
+describe('QueryLog when its folder disappears', () => {
+  it('drops the rows with a warning instead of crashing the process', async () => {
+    const dir = await tempDir('proofline-qlog-gone-');
+    const warnings: string[] = [];
+    const log = { ...silentLogger, warn: (_o: unknown, msg?: string) => void warnings.push(String(msg)) } as unknown as typeof silentLogger;
+    const q = await QueryLog.open(path.join(dir, 'state', 'query-log.duckdb'), { flushMs: 60_000, spoolMs: 60_000, log });
+    await removeDir(path.join(dir, 'state', 'query-log.duckdb.spool'));
+    q.push({ ts_ms: 1, client: 'ip:x', tier: 'free', agent_type: 'script', method: 'GET', path: '/api/x', ticker: null, status: 200, duration_ms: 1 });
+    await q.flush();
+    expect(warnings.some((w) => /spool write failed/.test(w))).toBe(true);
+    await q.close();
+    await removeDir(dir);
+  });
+});
