@@ -8,7 +8,7 @@
  *
  * Target: under 2 minutes and peak RSS under 2 GB. Options (env):
  * BENCH_QUOTES_TICKERS (8000), BENCH_QUOTES_DAYS (2520), BENCH_QUOTES_FILES (40),
- * BENCH_QUOTES_CONCURRENCY (3 parse children at a time), BENCH_LOG_LEVEL (info: derive phase marks).
+ * BENCH_QUOTES_CONCURRENCY (WORKER_CONCURRENCY, 2: parse children at a time), BENCH_LOG_LEVEL (info: derive phase marks).
  * Reports wall time, the children and publish phases, publish timings, CPU seconds and the load average.
  * Result: bench/results/quotes.json.
  */
@@ -77,10 +77,10 @@ await rm(dataDir, { recursive: true, force: true });
 const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
 const rss = trackPeakRss();
 const t0 = Date.now();
-// Parse children run 3 at a time on the 2 cores: each child alternates between a DuckDB thread (parse, record texts,
-// part writes) and the JS main thread (the hash fold), so a third child keeps both cores busy (measured at full
-// scale: children phase 94 s at 2, 87 s at 3). BullMQ workers get the same effect from WORKER_CONCURRENCY.
-const concurrency = Number(process.env.BENCH_QUOTES_CONCURRENCY ?? 3);
+// Parse children run WORKER_CONCURRENCY (2 = the cores) at a time, as the BullMQ workers would. Each child alternates
+// between a DuckDB thread and the JS fold on the main thread; 3 at a time measured 87-96 s for the children phase at
+// full scale against 94 s at 2 (noise on a shared machine) for ~300 MB more RSS, so the default stays 2.
+const concurrency = Number(process.env.BENCH_QUOTES_CONCURRENCY ?? config.WORKER_CONCURRENCY);
 const cpu0 = process.cpuUsage();
 let publishAt = 0;
 let childrenPeakRssMb = 0;
