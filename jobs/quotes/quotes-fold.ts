@@ -102,8 +102,15 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
   await mkdir(path.dirname(linesTarget), { recursive: true });
   await mkdir(path.dirname(chainTarget), { recursive: true });
   try {
-    const [{ dup }] = await queryRows(conn, `SELECT EXISTS (SELECT 1 FROM quote_file_rows GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`);
+    // One scan: is the file in key order, and (then) does a key repeat (equal neighbours)? Out of order: group to find repeats.
+    const [scan] = await queryRows(conn, `SELECT coalesce(bool_and(k >= p OR p IS NULL), true) AS ordered, coalesce(bool_or(k = p), false) AS adjacent_dup
+      FROM (SELECT (ticker, adjustment, quote_date) AS k, lag((ticker, adjustment, quote_date)) OVER () AS p FROM quote_file_rows)`);
+    const ordered = scan.ordered === true;
+    const dup = ordered
+      ? scan.adjacent_dup === true
+      : (await queryRows(conn, `SELECT EXISTS (SELECT 1 FROM quote_file_rows GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`))[0].dup === true;
     const folded = !dup;
+    let rowCount = -1;
     const t = leafTemplate(src);
     await conn.run(`CREATE OR REPLACE TEMP TABLE quote_file_leaves (ticker VARCHAR, adjustment VARCHAR, leaves VARCHAR)`);
     if (folded) {
@@ -111,6 +118,7 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
       // unique: checked above; the texts hold no newline). Hashed here with the one-shot SHA-256 (cheaper than
       // DuckDB's sha256()). Batches of about FOLD_BATCH_ROWS bars bound the strings held at once.
       const tickers = await queryRows(conn, `SELECT ticker, count(*)::BIGINT AS n FROM quote_file_rows GROUP BY ticker ORDER BY ticker`);
+      rowCount = tickers.reduce((a, r) => a + Number(r.n), 0);
       const batches: Array<[string, string]> = [];
       for (let k = 0, rows = 0, lo = ''; k < tickers.length; k++) {
         if (rows === 0) lo = String(tickers[k].ticker);
@@ -142,8 +150,6 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
       }
     }
     // Sorted output only when the file is not already in key order (bench and vendor files usually are).
-    const [{ ordered }] = await queryRows(conn, `SELECT coalesce(bool_and(ok), true) AS ordered FROM (
-      SELECT (ticker, adjustment, quote_date) >= lag((ticker, adjustment, quote_date)) OVER () OR lag(ticker) OVER () IS NULL AS ok FROM quote_file_rows)`);
     const leaf = folded ? `substr(l.leaves, c.day_index * 64 + 1, 64)` : 'NULL::VARCHAR';
     // In key order the day index is the row's offset from its chain's first row (no window sort).
     const numbered = ordered
@@ -186,7 +192,8 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
     stmt.bindBoolean(stmt.parameterIndex('folded'), folded);
     await stmt.run();
     stmt.destroySync();
-    const [{ n, chains }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n, count(DISTINCT (ticker, adjustment))::BIGINT AS chains FROM quote_file_rows`);
+    const n = rowCount >= 0 ? rowCount : Number((await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_file_rows`))[0].n);
+    const [{ chains }] = await queryRows(conn, `SELECT count(*)::BIGINT AS chains FROM read_parquet(${quoteLiteral(tmpChain)})`);
     await rename(tmpFold, foldTarget);
     await rename(tmpLines, linesTarget);
     await rename(tmpChain, chainTarget);

@@ -96,6 +96,26 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
     expect((await readCurrentManifest(path.join(dir, 'data-a'), 'quotes'))!.tables.quote_bars.files).toBeUndefined();
   });
 
+  it('sends a file that repeats a key (in key order or not) to the general path: duplicate rejected, correction kept as a fork', async () => {
+    for (const sorted of [true, false]) {
+      const input = path.join(dir, `d-${sorted}`);
+      const rows = readFileSync(fixture('sec/quotes/alpaca-daily/QQQ_1Day.csv'), 'utf8').split('\n').slice(0, 4);
+      const corrected = rows[2].replace(/,([0-9.]+)$/, (_m, v) => `,${(Number(v) + 0.01).toFixed(2)}`);
+      const body = sorted ? [rows[1], rows[2], corrected, rows[3], rows[3]] : [rows[3], rows[1], rows[2], rows[3], corrected];
+      await writeInput(input, 'QQQ_dups.csv', [rows[0], ...body].join('\n') + '\n');
+      const data = path.join(dir, `data-d-${sorted}`);
+      expect(await ingestLogged(testConfig(data), input)).toMatch(/plan: general \(a file repeats a key\)/);
+      const reader = await SnapshotReader.open(data, 'quotes', { poolSize: 1 });
+      try {
+        expect((await reader.query(`SELECT reason FROM rejects`)).map((r) => String(r.reason))).toEqual([expect.stringMatching(/^duplicate bar for QQQ/)]);
+        expect(await reader.query(`SELECT reason FROM quote_leaf_history`)).toEqual([{ reason: 'superseded_in_input' }]);
+        expect((await verifyQuoteChain(reader, 'QQQ')).chains[0]).toMatchObject({ days: 3, valid: true });
+      } finally {
+        await reader.close();
+      }
+    }
+  });
+
   it('rejects an unparseable row with its line and chains the rows around it', async () => {
     expect(await disjoint.query(`SELECT file, line::INTEGER AS line, raw FROM rejects`)).toEqual([{ file: 'bad/QQQ_bad.csv', line: 3, raw: expect.stringContaining('n/a') }]);
     expect((await disjoint.query(`SELECT day_index FROM quote_bars WHERE ticker = 'QQQ' ORDER BY quote_date`)).map((r) => r.day_index)).toEqual([0, 1]);
