@@ -69,48 +69,52 @@ UNION SELECT dot_number FROM f_oos WHERE oos_orders_active > 0;
 
 -- Identity keys: phone (digits, >= 10), e-mail, physical street + 5-digit ZIP, VIN (inspections and crashes).
 -- Keys shared by more than 50 carriers (placeholders, big terminals) say nothing about one carrier and are skipped.
--- kind: 1 phone, 2 e-mail, 3 address, 4 VIN. At full scale there are ~15 M key rows and nearly all are
--- unique, and a key seen on one row cannot be shared. So: (1) every key is normalised once and only its
--- 64-bit hash is kept (integers: no 15 M strings materialised); (2) the (kind, hash) pairs seen on two or
--- more rows, and the carriers holding them, are found on those integers; (3) only those carriers' keys are
--- normalised again as strings and grouped exactly. A hash collision only lets an extra key through to the
--- exact grouping, so f_keys holds exactly the keys of every string group of two or more rows.
-CREATE OR REPLACE TEMP TABLE f_key_hashes AS
-WITH k AS (
-  SELECT dot_number, 1::TINYINT AS kind, regexp_replace(phone, '[^0-9]', '', 'g') AS k FROM carriers
-  UNION ALL SELECT dot_number, 2::TINYINT, lower(trim(email_address)) FROM carriers
-  UNION ALL SELECT dot_number, 3::TINYINT, upper(regexp_replace(phy_street, '[^A-Za-z0-9]', '', 'g')) || '|' || left(phy_zip, 5) FROM carriers WHERE phy_street IS NOT NULL AND phy_zip IS NOT NULL
-  UNION ALL SELECT i.dot_number, 4::TINYINT, u.vin FROM inspection_units u JOIN inspections i USING (inspection_id) WHERE i.dot_number IS NOT NULL
-  UNION ALL SELECT dot_number, 4::TINYINT, vin FROM crashes WHERE dot_number IS NOT NULL
-)
-SELECT dot_number, kind, hash(k) AS h FROM k
-WHERE k IS NOT NULL AND ((kind = 1 AND length(k) >= 10 AND k NOT SIMILAR TO '0+|9+|1234567890')
-  OR (kind = 2 AND k LIKE '%@%') OR kind = 3 OR (kind = 4 AND length(k) >= 11));
-
-CREATE OR REPLACE TEMP TABLE f_key_repeated AS
-SELECT kind, h FROM f_key_hashes GROUP BY kind, h HAVING count(*) >= 2;
+-- kind: 1 phone, 2 e-mail, 3 address, 4 VIN. At full scale there are ~12-17 M key rows and nearly all are
+-- unique, and a key seen on one row cannot be shared. So:
+--  (1) every key is normalised once and only its 64-bit hash is kept (integers: no 15 M strings materialised);
+--      the only filters here are cheap ones on the raw columns (present, '@', VIN length), so the normalising
+--      expression is evaluated once per row (a filter on the normalised text would evaluate it again);
+--  (2) the (kind, hash) pairs seen on two or more rows are found with a window count (faster here than a
+--      GROUP BY whose hash table holds ~12 M one-row groups), keeping the rows that hold them;
+--  (3) only those rows' keys are normalised again as strings, checked against their hash, filtered exactly
+--      (phone length and placeholders) and grouped exactly in f_shared.
+-- A hash collision or an invalid key only lets an extra row through to the exact stage, so f_keys holds
+-- exactly the valid keys of every string group of two or more rows.
+-- Normalisation: phone = every digit (the usual `(NNN) NNN-NNNN` takes a replace() fast path; anything else
+-- the regular expression); address = upper-case letters and digits of the street (a street already in
+-- [A-Z0-9 ] just loses its spaces) + '|' + the ZIP's first 5 characters; e-mail = the column as loaded
+-- (the readers store lower(trim(EMAIL_ADDRESS))); VIN = the column as loaded (upper-case, trimmed).
+CREATE OR REPLACE TEMP MACRO f_phone_key(p) AS CASE WHEN regexp_full_match(p, '[0-9() -]*')
+  THEN replace(replace(replace(replace(p, '(', ''), ')', ''), ' ', ''), '-', '') ELSE regexp_replace(p, '[^0-9]', '', 'g') END;
+CREATE OR REPLACE TEMP MACRO f_address_key(street, zip) AS CASE WHEN regexp_full_match(street, '[A-Z0-9 ]*')
+  THEN replace(street, ' ', '') ELSE upper(regexp_replace(street, '[^A-Za-z0-9]', '', 'g')) END || '|' || left(zip, 5);
 
 CREATE OR REPLACE TEMP TABLE f_key_candidates AS
-SELECT DISTINCT dot_number, kind FROM f_key_hashes SEMI JOIN f_key_repeated USING (kind, h);
-DROP TABLE f_key_hashes;
+WITH k AS (
+  SELECT dot_number, 1::TINYINT AS kind, hash(f_phone_key(phone)) AS h FROM carriers WHERE phone IS NOT NULL
+  UNION ALL SELECT dot_number, 2::TINYINT, hash(email_address) FROM carriers WHERE email_address LIKE '%@%'
+  UNION ALL SELECT dot_number, 3::TINYINT, hash(f_address_key(phy_street, phy_zip)) FROM carriers WHERE phy_street IS NOT NULL AND phy_zip IS NOT NULL
+  UNION ALL SELECT i.dot_number, 4::TINYINT, hash(u.vin) FROM inspection_units u JOIN inspections i USING (inspection_id) WHERE i.dot_number IS NOT NULL AND length(u.vin) >= 11
+  UNION ALL SELECT dot_number, 4::TINYINT, hash(vin) FROM crashes WHERE dot_number IS NOT NULL AND length(vin) >= 11
+)
+SELECT DISTINCT dot_number, kind, h FROM k QUALIFY count(*) OVER (PARTITION BY kind, h) >= 2;
 
 CREATE OR REPLACE TEMP TABLE f_keys AS
 WITH k AS (
-  SELECT c.dot_number, 1::TINYINT AS kind, regexp_replace(c.phone, '[^0-9]', '', 'g') AS k
-    FROM carriers c SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 1) x USING (dot_number)
-  UNION ALL SELECT c.dot_number, 2::TINYINT, lower(trim(c.email_address))
-    FROM carriers c SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 2) x USING (dot_number)
-  UNION ALL SELECT c.dot_number, 3::TINYINT, upper(regexp_replace(c.phy_street, '[^A-Za-z0-9]', '', 'g')) || '|' || left(c.phy_zip, 5)
+  SELECT c.dot_number, 1::TINYINT AS kind, f_phone_key(c.phone) AS k
+    FROM carriers c SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 1) x USING (dot_number) WHERE c.phone IS NOT NULL
+  UNION ALL SELECT c.dot_number, 2::TINYINT, c.email_address
+    FROM carriers c SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 2) x USING (dot_number) WHERE c.email_address LIKE '%@%'
+  UNION ALL SELECT c.dot_number, 3::TINYINT, f_address_key(c.phy_street, c.phy_zip)
     FROM carriers c SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 3) x USING (dot_number) WHERE c.phy_street IS NOT NULL AND c.phy_zip IS NOT NULL
   UNION ALL SELECT i.dot_number, 4::TINYINT, u.vin
     FROM inspection_units u JOIN inspections i USING (inspection_id) SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 4) x ON i.dot_number = x.dot_number
+    WHERE length(u.vin) >= 11
   UNION ALL SELECT cr.dot_number, 4::TINYINT, cr.vin
-    FROM crashes cr SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 4) x USING (dot_number)
+    FROM crashes cr SEMI JOIN (SELECT dot_number FROM f_key_candidates WHERE kind = 4) x USING (dot_number) WHERE length(cr.vin) >= 11
 )
-SELECT DISTINCT k.dot_number, k.kind, k.k FROM k SEMI JOIN f_key_repeated r ON r.kind = k.kind AND r.h = hash(k.k)
-WHERE k.k IS NOT NULL AND ((k.kind = 1 AND length(k.k) >= 10 AND k.k NOT SIMILAR TO '0+|9+|1234567890')
-  OR (k.kind = 2 AND k.k LIKE '%@%') OR k.kind = 3 OR (k.kind = 4 AND length(k.k) >= 11));
-DROP TABLE f_key_repeated;
+SELECT DISTINCT k.dot_number, k.kind, k.k FROM k SEMI JOIN f_key_candidates c ON c.dot_number = k.dot_number AND c.kind = k.kind AND c.h = hash(k.k)
+WHERE (k.kind = 1 AND length(k.k) >= 10 AND k.k NOT SIMILAR TO '0+|9+|1234567890') OR k.kind IN (2, 3, 4);
 DROP TABLE f_key_candidates;
 
 CREATE OR REPLACE TEMP TABLE f_shared AS
