@@ -22,7 +22,6 @@
  * A store is opened when a reader swaps to the snapshot and closed (once its
  * in-flight reads finish) when the reader swaps away from it.
  */
-import { createReadStream } from 'node:fs';
 import { open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -82,7 +81,12 @@ interface PackedIndex {
   lengths: Uint32Array;
 }
 
-/** One pass over the data file: key, value offset and value length of every line, in file order. */
+/**
+ * One pass over the data file: key, value offset and value length of every
+ * line, in file order. Reads into one reused buffer (a read stream allocating
+ * a buffer per chunk cost 1.7 s for the 1.6 GB carrier store, this 0.3 s); a
+ * line cut by the buffer's end is moved to its start before the next read.
+ */
 async function indexPackedData(file: string): Promise<PackedIndex> {
   let cap = 1 << 16;
   let keys = new Int32Array(cap);
@@ -90,45 +94,60 @@ async function indexPackedData(file: string): Promise<PackedIndex> {
   let lengths = new Uint32Array(cap);
   let count = 0;
   let base = 0; // file offset of buf[0]
-  let carry: Buffer = Buffer.alloc(0);
-  for await (const chunk of createReadStream(file, { highWaterMark: 8 << 20 })) {
-    const buf: Buffer = carry.length ? Buffer.concat([carry, chunk as Buffer]) : (chunk as Buffer);
-    let pos = 0;
+  let buf = Buffer.allocUnsafe(16 << 20);
+  let fill = 0; // bytes of buf holding data (a carried partial line first)
+  const fh = await open(file, 'r');
+  try {
     for (;;) {
-      const nl = buf.indexOf(10, pos);
-      if (nl < 0) break;
-      // The key: digits (optionally '-') up to the tab.
-      let i = pos;
-      let neg = false;
-      if (buf[i] === 45) {
-        neg = true;
-        i++;
+      if (fill === buf.length) {
+        // One line longer than the buffer: grow it.
+        const bigger = Buffer.allocUnsafe(buf.length * 2);
+        buf.copy(bigger, 0, 0, fill);
+        buf = bigger;
       }
-      let key = 0;
-      let c = buf[i];
-      while (c >= 48 && c <= 57) {
-        key = key * 10 + (c - 48);
-        c = buf[++i];
+      const { bytesRead } = await fh.read(buf, fill, buf.length - fill, base + fill);
+      if (bytesRead === 0) break;
+      fill += bytesRead;
+      let pos = 0;
+      for (;;) {
+        const nl = buf.indexOf(10, pos);
+        if (nl < 0 || nl >= fill) break;
+        // The key: digits (optionally '-') up to the tab.
+        let i = pos;
+        let neg = false;
+        if (buf[i] === 45) {
+          neg = true;
+          i++;
+        }
+        let key = 0;
+        let c = buf[i];
+        while (c >= 48 && c <= 57) {
+          key = key * 10 + (c - 48);
+          c = buf[++i];
+        }
+        if (c !== 9 || i === pos || i > nl) throw new Error(`${file}: line at byte ${base + pos} does not start with an integer key and a tab`);
+        const tab = i;
+        if (neg) key = -key;
+        if (count === cap) {
+          cap *= 2;
+          const k = new Int32Array(cap); k.set(keys); keys = k;
+          const o = new Float64Array(cap); o.set(offsets); offsets = o;
+          const l = new Uint32Array(cap); l.set(lengths); lengths = l;
+        }
+        keys[count] = key;
+        offsets[count] = base + tab + 1;
+        lengths[count] = nl - tab - 1;
+        count++;
+        pos = nl + 1;
       }
-      if (c !== 9 || i === pos || i > nl) throw new Error(`${file}: line at byte ${base + pos} does not start with an integer key and a tab`);
-      const tab = i;
-      if (neg) key = -key;
-      if (count === cap) {
-        cap *= 2;
-        const k = new Int32Array(cap); k.set(keys); keys = k;
-        const o = new Float64Array(cap); o.set(offsets); offsets = o;
-        const l = new Uint32Array(cap); l.set(lengths); lengths = l;
-      }
-      keys[count] = key;
-      offsets[count] = base + tab + 1;
-      lengths[count] = nl - tab - 1;
-      count++;
-      pos = nl + 1;
+      buf.copyWithin(0, pos, fill);
+      fill -= pos;
+      base += pos;
     }
-    carry = buf.subarray(pos);
-    base += pos;
+  } finally {
+    await fh.close();
   }
-  if (carry.length) throw new Error(`${file}: last line has no newline`);
+  if (fill) throw new Error(`${file}: last line has no newline`);
   return { count, keys, offsets, lengths };
 }
 

@@ -64,6 +64,22 @@ describe('writePackedStore and PackedStore', () => {
     }
   });
 
+  it('indexes lines cut by the read buffer and a value longer than the buffer (16 MB)', async () => {
+    // 40 values of 1 MB put line ends on both sides of every 16 MB read; one value of 20 MB needs a bigger buffer.
+    await writePackedStore(conn, `SELECT i::INTEGER, '"' || repeat(chr(97 + (i % 26)::INTEGER), CASE WHEN i = 20 THEN 20000000 ELSE 1000003 + i END) || '"' FROM range(40) t(i)`, dir, 'long');
+    const store = await PackedStore.open(dir, 'long');
+    try {
+      expect(store.size).toBe(40);
+      for (const i of [0, 15, 16, 19, 20, 21, 39]) {
+        const v = (await store.get(i))!;
+        expect(v.length).toBe((i === 20 ? 20000000 : 1000003 + i) + 2);
+        expect(v[0] + v[1] + v[v.length - 1]).toBe(`"${String.fromCharCode(97 + (i % 26))}"`);
+      }
+    } finally {
+      await store.close();
+    }
+  });
+
   it('rejects duplicate keys', async () => {
     await expect(writePackedStore(conn, `SELECT 1, '"a"' UNION ALL SELECT 1, '"b"'`, dir, 'dups')).rejects.toThrow(/unique/);
   });
