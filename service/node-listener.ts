@@ -14,7 +14,7 @@
  * normalisation), so a raw target that hits one is already normal; any other
  * spelling misses and goes through h3, which normalises it.
  */
-import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, RequestListener, ServerResponse } from 'node:http';
 import { toNodeHandler, type H3 } from 'h3';
 import type { Logger } from '../lib/log.ts';
 import type { ApiLayer, LayerRequest, LayerResponse } from './cache/api-layer.ts';
@@ -35,16 +35,29 @@ function writeLayerResponse(res: ServerResponse, r: LayerResponse): void {
   }
 }
 
-function layerRequest(req: IncomingMessage, url: string): LayerRequest {
-  const q = url.indexOf('?');
-  const headers = req.headers;
-  return {
-    method: 'GET',
-    pathname: q < 0 ? url : url.slice(0, q),
-    search: q < 0 ? '' : url.slice(q),
-    header: (n) => headers[n] as string | undefined,
-    ip: req.socket.remoteAddress,
-  };
+/**
+ * A node:http request as the API layer sees it. A class, not an object literal
+ * with an arrow function: the TypeScript loader (tsx, esbuild keepNames) wraps
+ * every function expression in `__name(fn)`, an Object.defineProperty call
+ * per request that also sends the closure's map down a slow path.
+ */
+class NodeLayerRequest implements LayerRequest {
+  readonly method = 'GET';
+  readonly pathname: string;
+  readonly search: string;
+  constructor(
+    private readonly headers: IncomingHttpHeaders,
+    url: string,
+    readonly ip: string | undefined,
+  ) {
+    const q = url.indexOf('?');
+    this.pathname = q < 0 ? url : url.slice(0, q);
+    this.search = q < 0 ? '' : url.slice(q);
+  }
+
+  header(name: string): string | undefined {
+    return this.headers[name] as string | undefined;
+  }
 }
 
 /** The listener: `layer` hot path first (GET /api/… only), then h3. */
@@ -55,7 +68,7 @@ export function createNodeListener(app: H3, layer: ApiLayer | undefined, log: Lo
     if (layer && req.method === 'GET' && url !== undefined && url.startsWith('/api/')) {
       let hot: ReturnType<ApiLayer['answerFromCache']>;
       try {
-        hot = layer.answerFromCache(layerRequest(req, url));
+        hot = layer.answerFromCache(new NodeLayerRequest(req.headers, url, req.socket.remoteAddress));
       } catch (err) {
         // Nothing was counted (answerFromCache throws only before metering): let h3 answer.
         log.warn({ err }, 'hot path failed; answering through h3');

@@ -290,10 +290,24 @@ export class ApiLayer {
   }
 }
 
-/** The request as the layer sees it, from an h3 event. */
-function eventRequest(event: H3Event): LayerRequest {
-  const h = event.req.headers;
-  return { method: event.req.method, pathname: event.url.pathname, search: event.url.search, header: (n) => h.get(n), ip: event.req.ip };
+/** The request as the layer sees it, from an h3 event (a class: see NodeLayerRequest in service/node-listener.ts). */
+class EventLayerRequest implements LayerRequest {
+  readonly method: string;
+  readonly pathname: string;
+  readonly search: string;
+  readonly ip: string | undefined;
+  private readonly headers: Headers;
+  constructor(event: H3Event) {
+    this.method = event.req.method;
+    this.pathname = event.url.pathname;
+    this.search = event.url.search;
+    this.ip = event.req.ip;
+    this.headers = event.req.headers;
+  }
+
+  header(name: string): string | null {
+    return this.headers.get(name);
+  }
 }
 
 /**
@@ -312,7 +326,7 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
     if (pathname.startsWith('/mcp')) return next();
     if (method === 'OPTIONS') return new FastResponse(null, { status: 204, headers: PREFLIGHT_HEADERS });
     const isApi = pathname.startsWith('/api/') || pathname === '/api';
-    const req = eventRequest(event);
+    const req = new EventLayerRequest(event);
     if (!isApi) {
       if (!DOCUMENT_PATHS.has(pathname) || (method !== 'GET' && method !== 'HEAD')) return next();
       const out = await toOutcome(event, await next(), pathname, deps);

@@ -1,7 +1,8 @@
 /**
  * The query log: one row per metered /api request, feeding /api/ir/rankings
  * and /api/stats. A request only appends one NDJSON line to an in-memory
- * buffer (O(1), never awaited). A timer writes the buffer to a spool file
+ * buffer (O(1), never awaited; encoded into off-heap chunks, so nothing per row
+ * is left for the garbage collector). A timer writes the buffer to a spool file
  * next to the database (asynchronous file I/O), and the loader moves each
  * closed spool file into DuckDB with `read_json` (a query that runs on
  * DuckDB's own thread). So nothing per row runs on the event loop beyond
@@ -46,6 +47,8 @@ const DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log (
 
 /** Lines held in memory at most; beyond this (writer stalled) new rows are dropped and counted. */
 const MAX_BUFFER = 200_000;
+/** Bytes per off-heap chunk of encoded lines (about 5,000 lines). */
+const CHUNK_BYTES = 1 << 20;
 
 const COLUMNS = `{ts_ms: 'BIGINT', client: 'VARCHAR', tier: 'VARCHAR', agent_type: 'VARCHAR', method: 'VARCHAR', path: 'VARCHAR', ticker: 'VARCHAR', status: 'INTEGER', duration_ms: 'DOUBLE'}`;
 
@@ -68,7 +71,11 @@ function toLine(e: QueryLogEntry): string {
 }
 
 export class QueryLog {
-  private buffer: string[] = [];
+  /** Encoded lines not yet handed to the spool: filled chunks, then the current chunk up to chunkLen. */
+  private full: Buffer[] = [];
+  private chunk: Buffer = Buffer.allocUnsafe(CHUNK_BYTES);
+  private chunkLen = 0;
+  private pendingRows = 0;
   private spool: WriteStream | null = null;
   private spoolRows = 0;
   private seq = 0;
@@ -116,34 +123,57 @@ export class QueryLog {
     return q;
   }
 
-  /** Queues one entry (synchronous: one string, one array push). */
+  /**
+   * Queues one entry (synchronous): its line is encoded straight into an
+   * off-heap chunk. Holding the lines as strings until the spool timer made
+   * every one survive a scavenge and get promoted, and joining them flattened
+   * each: about 4 µs a request on this machine, mostly garbage collection.
+   */
   push(e: QueryLogEntry): void {
-    if (this.buffer.length >= MAX_BUFFER) {
+    if (this.pendingRows >= MAX_BUFFER) {
       this.dropped++;
       return;
     }
-    this.buffer.push(toLine(e));
+    const line = toLine(e);
+    // A UTF-8 line is at most 3 bytes per UTF-16 unit.
+    if (this.chunk.length - this.chunkLen < line.length * 3) this.nextChunk(line.length * 3);
+    this.chunkLen += this.chunk.write(line, this.chunkLen);
+    this.pendingRows++;
+  }
+
+  /** Hands the filled part of the current chunk to `full` and starts a new chunk of at least `need` bytes. */
+  private nextChunk(need: number): void {
+    if (this.chunkLen > 0) {
+      this.full.push(this.chunk.subarray(0, this.chunkLen));
+      this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, need));
+      this.chunkLen = 0;
+    } else if (this.chunk.length < need) {
+      this.chunk = Buffer.allocUnsafe(need);
+    }
   }
 
   /** Moves the memory buffer to the open spool file (asynchronous write). */
   private writeBuffer(): void {
-    if (this.buffer.length === 0) return;
-    const lines = this.buffer;
-    this.buffer = [];
+    if (this.pendingRows === 0) return;
+    this.nextChunk(0);
+    const chunks = this.full;
+    const rows = this.pendingRows;
+    this.full = [];
+    this.pendingRows = 0;
     if (!this.spool) {
       const stream = createWriteStream(path.join(this.spoolDir, `${Date.now()}-${String(this.seq++).padStart(6, '0')}.ndjson.open`));
       // A failed write (disk full, folder removed) loses these log rows, never the server: an 'error' without a listener would throw.
       stream.on('error', (err) => this.log?.warn({ err: err.message, file: String(stream.path) }, 'query log spool write failed; rows dropped'));
       this.spool = stream;
     }
-    this.spool.write(lines.join(''));
-    this.spoolRows += lines.length;
+    for (const c of chunks) this.spool.write(c);
+    this.spoolRows += rows;
   }
 
   /** Writes buffered rows and loads every closed spool file into the database; concurrent callers share one flush. */
   flush(): Promise<void> {
-    if (this.flushing) return this.flushing.then(() => (this.buffer.length || this.spoolRows ? this.flush() : undefined));
-    if (this.buffer.length === 0 && this.spoolRows === 0) return Promise.resolve();
+    if (this.flushing) return this.flushing.then(() => (this.pendingRows || this.spoolRows ? this.flush() : undefined));
+    if (this.pendingRows === 0 && this.spoolRows === 0) return Promise.resolve();
     this.flushing = this.doFlush().finally(() => (this.flushing = null));
     return this.flushing;
   }

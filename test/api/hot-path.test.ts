@@ -58,6 +58,19 @@ describe('QueryLog', () => {
     await log.close();
   });
 
+  it('keeps rows across several off-heap chunks and spool writes, non-ASCII paths intact', async () => {
+    const log = await QueryLog.open(path.join(dir, 'c', 'query-log.duckdb'), { flushMs: 60_000, spoolMs: 60_000 });
+    // ~250 bytes a line: 12,000 lines fill the 1 MB chunk about three times.
+    const long = (i: number) => ({ ...entry(i), path: `/api/person/${'é✓'.repeat(40)}${i}` });
+    for (let i = 0; i < 6000; i++) log.push(long(i));
+    await log.flush();
+    for (let i = 6000; i < 12000; i++) log.push(long(i));
+    const [r] = await log.query(`SELECT count(*)::INTEGER AS n, count(DISTINCT path)::INTEGER AS paths, (max(ts_ms) - min(ts_ms))::INTEGER AS span, min(path) FILTER (WHERE ts_ms = 1795000000007) AS p7 FROM query_log`);
+    expect(r).toEqual({ n: 12000, paths: 12000, span: 11999, p7: `/api/person/${'é✓'.repeat(40)}7` });
+    expect(log.written).toBe(12000);
+    await log.close();
+  });
+
   it('writes buffered rows on close, and loads a spool file a crash left behind (a torn last line is skipped)', async () => {
     const file = path.join(dir, 'b', 'query-log.duckdb');
     const first = await QueryLog.open(file, { flushMs: 60_000, spoolMs: 60_000 });
