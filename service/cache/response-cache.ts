@@ -2,7 +2,7 @@
  * The hot-response cache: serialized 200 (and 404) bodies of snapshot-determined GET
  * routes (`/api/company/{ticker}` and the like), keyed by path + query string.
  * DuckDB point lookups top out near 1,100/s on this hardware (tech.md), so a
- * hit skips the handler entirely. Bounded by entry count and bytes (LRU).
+ * hit skips the handler entirely. Bounded by entry count and bytes.
  *
  * Correctness across snapshots: `clear()` is called on every reader swap and
  * bumps `generation`; a response computed before a swap is not inserted after
@@ -32,8 +32,21 @@ export function etagOf(body: string): string {
   return `W/"${createHash('sha1').update(body).digest('base64url')}"`;
 }
 
+interface Slot {
+  value: CachedResponse;
+  /** Set by get(), cleared when eviction passes over the slot (second chance). */
+  used: boolean;
+  size: number;
+}
+
+/**
+ * Bounded by entry count and bytes; eviction is second-chance (CLOCK): the
+ * oldest slot not read since eviction last passed it goes first. A hit costs
+ * one Map lookup and a flag write (a strict LRU moved the entry to the end of
+ * the Map on every hit: a delete and a set per request on the hot path).
+ */
 export class ResponseCache {
-  private readonly map = new Map<string, CachedResponse>();
+  private readonly map = new Map<string, Slot>();
   private bytes = 0;
   generation = 0;
   hits = 0;
@@ -51,16 +64,14 @@ export class ResponseCache {
   }
 
   get(key: string): CachedResponse | undefined {
-    const v = this.map.get(key);
-    if (v === undefined) {
+    const slot = this.map.get(key);
+    if (slot === undefined) {
       this.misses++;
       return undefined;
     }
     this.hits++;
-    // LRU: move to the most recent end.
-    this.map.delete(key);
-    this.map.set(key, v);
-    return v;
+    slot.used = true;
+    return slot.value;
   }
 
   /** Stores `value` unless the cache was cleared since `generation` was read. */
@@ -71,16 +82,23 @@ export class ResponseCache {
     const old = this.map.get(key);
     if (old) {
       this.map.delete(key);
-      this.bytes -= old.json.length * 2 + key.length * 2 + 200;
+      this.bytes -= old.size;
     }
-    this.map.set(key, value);
+    this.map.set(key, { value, used: false, size });
     this.bytes += size;
     while (this.map.size > this.maxEntries || this.bytes > this.maxBytes) {
-      const first = this.map.keys().next();
+      const first = this.map.entries().next();
       if (first.done) break;
-      const v = this.map.get(first.value)!;
-      this.map.delete(first.value);
-      this.bytes -= v.json.length * 2 + first.value.length * 2 + 200;
+      const [k, slot] = first.value;
+      if (this.map.size === 1) break;
+      this.map.delete(k);
+      if (slot.used || k === key) {
+        // Second chance: read since eviction last passed it (or just stored), so it moves to the young end.
+        slot.used = false;
+        this.map.set(k, slot);
+        continue;
+      }
+      this.bytes -= slot.size;
     }
   }
 
