@@ -31,7 +31,7 @@ import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { toPartKey } from '../../lib/warehouse/layout.ts';
 import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
 import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
-import { FOLD_PARTS, CHAIN_PARTS, LINE_PARTS, foldFileChains, QUOTE_INPUT_COLUMNS } from './quotes-fold.ts';
+import { FOLD_PARTS, CHAIN_PARTS, LINE_PARTS, foldFileChains, QUOTE_INPUT_COLUMNS, FLAGS_SQL } from './quotes-fold.ts';
 import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import { planPolygonFetch, POLYGON_FETCH_STEP, polygonFetchPayload, processPolygonFetch } from './quotes-fetch.ts';
@@ -303,7 +303,7 @@ export const quotesPipeline: Pipeline = {
         await foldQuoteChains(conn, scratch);
         await rm(scratch, { force: true });
         mark('fold');
-        await conn.run(loadSql('./derive-bars.sql', import.meta.url));
+        await conn.run(loadSql('./derive-bars.sql', import.meta.url).replace('/*FLAGS*/NULL', FLAGS_SQL));
         mark('bars');
       }
       const prev = ctx.previousTable('quote_bars');
