@@ -4,6 +4,8 @@
 --   record_sha256  SHA-256 of the RFC 8785 record {adjustment, close, high, low, open, quote_date, ticker, trade_count,
 --                  volume, vwap} (keys sorted; DECIMAL text with trailing zeros removed = the ECMAScript shortest form of
 --                  these numbers). Must equal hashCanonical(quoteRecord(bar)) in ingest/quotes/chain.ts (pinned by tests).
+--                  The RECORD_JSON placeholder is replaced by RECORD_JSON_SQL (jobs/quotes/quotes-fold.ts), the one
+--                  definition of the record text that the per-file fold uses too.
 --   version        1.. per key in source order; is_current = last version (continues the chain)
 --   chain_start    first version of the first day of ticker+adjustment; day_start = first version of its day
 --   source_idx     index of (dataset, content_sha256) in TEMP TABLE quote_fold_sources: the leaf template of the source
@@ -14,16 +16,5 @@ SELECT (row_number() OVER (ORDER BY dataset, content_sha256) - 1)::INTEGER AS so
 FROM (SELECT DISTINCT dataset, content_sha256 FROM quote_bar_inputs);
 
 CREATE OR REPLACE TEMP TABLE quote_hashed AS
-SELECT i.*, s.source_idx, sha256(
-    '{"adjustment":"' || i.adjustment
-    || '","close":' || rtrim(rtrim(CAST(i.close AS VARCHAR), '0'), '.')
-    || ',"high":' || rtrim(rtrim(CAST(i.high AS VARCHAR), '0'), '.')
-    || ',"low":' || rtrim(rtrim(CAST(i.low AS VARCHAR), '0'), '.')
-    || ',"open":' || rtrim(rtrim(CAST(i.open AS VARCHAR), '0'), '.')
-    || ',"quote_date":"' || CAST(i.quote_date AS VARCHAR)
-    || '","ticker":"' || i.ticker
-    || '","trade_count":' || coalesce(CAST(i.trade_count AS VARCHAR), 'null')
-    || ',"volume":' || CAST(i.volume AS VARCHAR)
-    || ',"vwap":' || coalesce(rtrim(rtrim(CAST(i.vwap AS VARCHAR), '0'), '.'), 'null')
-    || '}') AS record_sha256
+SELECT i.*, s.source_idx, sha256(/*RECORD_JSON*/NULL) AS record_sha256
 FROM quote_bar_inputs i JOIN quote_fold_sources s USING (dataset, content_sha256);

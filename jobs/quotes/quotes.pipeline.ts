@@ -31,7 +31,7 @@ import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { toPartKey } from '../../lib/warehouse/layout.ts';
 import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
 import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
-import { FOLD_PARTS, CHAIN_PARTS, LINE_PARTS, foldFileChains, QUOTE_INPUT_COLUMNS, FLAGS_SQL } from './quotes-fold.ts';
+import { BAR_ROW_GROUP, KEY_ROW_GROUP, FOLD_PARTS, CHAIN_PARTS, LINE_PARTS, KEY_PARTS, foldFileChains, QUOTE_INPUT_COLUMNS, FLAGS_SQL, RECORD_JSON_SQL } from './quotes-fold.ts';
 import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import { planPolygonFetch, POLYGON_FETCH_STEP, polygonFetchPayload, processPolygonFetch } from './quotes-fetch.ts';
@@ -42,6 +42,11 @@ export const quotesDomain = defineDomain({
   indexes: './indexes.sql',
   base: import.meta.url,
   replaceTables: ['quote_bars', 'quote_bar_inputs', 'quote_leaf_keys'],
+  // quote_bars (20M rows at full scale) is parquet-only: on the fast path the children's fold parts ARE the table
+  // (linked, never loaded into serving.duckdb: loading them cost ~27 s of the 2-minute budget); readers query it
+  // through a view over the files, zone maps by (ticker, adjustment, quote_date).
+  // quote_leaf_keys likewise: on the fast path the children's per-file key parts (each sorted by leaf_key).
+  parquetTables: ['quote_bars', 'quote_leaf_keys'],
 });
 
 const filePayload = z.object({ file: z.string(), rel: z.string() });
@@ -266,22 +271,15 @@ export const quotesPipeline: Pipeline = {
       mark(`plan: ${folds.fast ? 'per-file folds' : 'general'} (${folds.reason})`);
       if (folds.fast) {
         // Fast path: every chain lies in one file with one version per day, so the children's leaves are final.
-        await conn.run(`CREATE OR REPLACE TEMP VIEW quote_bar_folds AS SELECT * FROM read_parquet([${folds.files.map(quoteLiteral).join(', ')}])${folds.ordered ? '' : ' ORDER BY ticker, adjustment, quote_date'}`);
-        await conn.run(loadSql('./derive-bars-folded.sql', import.meta.url));
-        await conn.run('DROP VIEW quote_bar_folds');
-        // Concatenated in key order, the parts ARE the table (same columns, rows, order): exported by linking them.
-        if (folds.ordered) ctx.provideExport?.('quote_bars', folds.files);
+        // Concatenated in key order, the parts ARE the table (same columns, rows, order): linked as its files.
+        // Per-file chains whose key ranges overlap are sorted once into one file.
+        if (folds.ordered) await ctx.linkParquetTable('quote_bars', folds.files);
+        else await ctx.replaceParquetTable('quote_bars', `SELECT * FROM read_parquet([${folds.files.map(quoteLiteral).join(', ')}]) ORDER BY ticker, adjustment, quote_date`, { rowGroupSize: BAR_ROW_GROUP });
         mark('bars (from per-file folds)');
-        // leaf_key is the first 60 bits of a SHA-256: uniform, so equal key ranges give equal slices.
-        const [{ n }] = await queryRows(conn, 'SELECT count(*)::BIGINT AS n FROM quote_bars');
-        const slices = Math.max(1, Math.min(64, Math.ceil(Number(n) / 1_500_000)));
-        const top = 1n << 60n;
-        for (let i = 0; i < slices; i++) {
-          const lo = (top * BigInt(i)) / BigInt(slices);
-          const hi = i === slices - 1 ? top : (top * BigInt(i + 1)) / BigInt(slices);
-          await queryRows(conn, loadSql('./derive-leaf-keys.sql', import.meta.url), { lo, hi });
-        }
-        mark(`leaf keys (${slices} slices)`);
+        // Every file's leaf keys, sorted per file by the child: linked as quote_leaf_keys' files.
+        const keyFiles = folds.files.map((f) => path.join(path.dirname(path.dirname(f)), KEY_PARTS, path.basename(f)));
+        await ctx.linkParquetTable('quote_leaf_keys', keyFiles);
+        mark('leaf keys (per-file parts)');
       } else {
         // The inputs again, from each file's bars part and its line side part (same row order: POSITIONAL JOIN).
         for (const f of folds.files) {
@@ -290,7 +288,7 @@ export const quotesPipeline: Pipeline = {
             FROM (SELECT * EXCLUDE (flags, day_index, leaf_hash, leaf_key) FROM read_parquet(${quoteLiteral(f)})) POSITIONAL JOIN read_parquet(${quoteLiteral(lines)})`);
         }
         if (folds.files.length) mark('inputs from parts');
-        await conn.run(loadSql('./derive-chain-input.sql', import.meta.url));
+        await conn.run(loadSql('./derive-chain-input.sql', import.meta.url).replace('/*RECORD_JSON*/NULL', () => RECORD_JSON_SQL));
         mark('record hashes');
         const [{ dup }] = await queryRows(conn, `SELECT EXISTS (SELECT 1 FROM quote_hashed GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`);
         await conn.run(loadSql(dup ? './derive-chain-versions.sql' : './derive-chain-fast.sql', import.meta.url));
@@ -303,7 +301,8 @@ export const quotesPipeline: Pipeline = {
         await foldQuoteChains(conn, scratch);
         await rm(scratch, { force: true });
         mark('fold');
-        await conn.run(loadSql('./derive-bars.sql', import.meta.url).replace('/*FLAGS*/NULL', FLAGS_SQL));
+        await ctx.replaceParquetTable('quote_bars', loadSql('./derive-bars.sql', import.meta.url).replace('/*FLAGS*/NULL', () => FLAGS_SQL), { rowGroupSize: BAR_ROW_GROUP });
+        await ctx.replaceParquetTable('quote_leaf_keys', `SELECT leaf_key, ticker, adjustment, quote_date FROM quote_bars ORDER BY leaf_key`, { rowGroupSize: KEY_ROW_GROUP });
         mark('bars');
       }
       const prev = ctx.previousTable('quote_bars');

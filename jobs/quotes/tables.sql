@@ -42,7 +42,9 @@ CREATE TABLE IF NOT EXISTS quote_bars (
 );
 
 -- Lookup by leaf hash without an ART index over 20M rows (which does not fit the publish memory budget): the 60-bit
--- leaf_key of every current bar with its key, sorted by leaf_key so zone maps find a key in one row group.
+-- leaf_key of every current bar with its key. Parquet-only, like quote_bars: each file is sorted by leaf_key (on the
+-- fast path one file per input file, written by its parse child), so row-group statistics find a key in one small
+-- row group per file.
 CREATE TABLE IF NOT EXISTS quote_leaf_keys (
   leaf_key    BIGINT NOT NULL,
   ticker      VARCHAR NOT NULL,

@@ -9,7 +9,8 @@
  *  3. build `serving.duckdb` in the staging directory: domain DDL, rows from the
  *     run's parts, tables carried forward from the previous snapshot, the
  *     cumulative `sources` and `origin_leaves`, then the `derive` step (which may
- *     also replace a parquet-only table and write packed record stores);
+ *     also replace a parquet-only table, make files the children wrote one, and
+ *     write packed record stores);
  *  4. export every serving table to zstd parquet (the warehouse of record) and hash it;
  *  5. create the lookup indexes, CHECKPOINT, close;
  *  6. write manifest.json, rename the directory into `snapshots/`, switch CURRENT
@@ -58,8 +59,9 @@ export interface DeriveContext {
    * Replaces a parquet-only table by the result of `selectSql` (which may read
    * the table itself): one new file, hashed. Projected to the table's DDL
    * unless `columns: 'query'` (a derived table whose columns the query defines).
+   * `rowGroupSize` (default 122,880): smaller groups for tables read by point queries.
    */
-  replaceParquetTable(table: string, selectSql: string, opts?: { columns?: 'ddl' | 'query' }): Promise<void>;
+  replaceParquetTable(table: string, selectSql: string, opts?: { columns?: 'ddl' | 'query'; rowGroupSize?: number }): Promise<void>;
   /**
    * Writes a packed record store `packed/<name>` from `selectSql` (two columns:
    * unique INTEGER key, VARCHAR value without raw tabs or newlines, e.g. JSON
@@ -67,12 +69,12 @@ export interface DeriveContext {
    */
   writePacked(name: string, selectSql: string): Promise<PackedInfo>;
   /**
-   * Declares that `files` (zstd parquet the derive or the run's children already wrote, in this order) hold exactly
-   * the rows of the serving table `table`, in table order, with its DDL columns: publish hard-links them as the
-   * table's export (`tables/<table>/`, a directory table) instead of COPYing the table out again. Checked: same
-   * columns and types, same row count. For a big table loaded from parts unchanged (quotes: quote_bars).
+   * Makes `files` (zstd parquet the run's children already wrote, with exactly the table's DDL columns, in this
+   * order) the parquet-only table `table`: publish hard-links them as `tables/<table>/NNNNN.parquet` (a directory
+   * table, read in file order) and hashes them, instead of loading and copying the rows again. Checked: same
+   * columns and types. For a big table whose parts are already final (quotes: quote_bars on the fast path).
    */
-  provideExport?(table: string, files: string[]): void;
+  linkParquetTable(table: string, files: string[]): Promise<void>;
 }
 
 export interface PublishOptions {
@@ -203,17 +205,36 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
       hashing.set(t, p);
     };
 
-    const replaceParquetTable = async (t: string, selectSql: string, ropts: { columns?: 'ddl' | 'query' } = {}) => {
+    const replaceParquetTable = async (t: string, selectSql: string, ropts: { columns?: 'ddl' | 'query'; rowGroupSize?: number } = {}) => {
       if (!parquetOnly.has(t)) throw new Error(`${t} is not a parquet-only table of ${domain}`);
       await hashing.get(t)?.catch(() => undefined);
       const ddl = parquetDdl.get(t)!;
       const out = path.join(tablesDir, `${t}.parquet`);
       const tmp = `${out}.new`;
       const projection = ropts.columns === 'query' ? '*' : ddlProjection(ddl, new Set(ddl.map((c) => c.name)));
-      await conn.run(`COPY (SELECT ${projection} FROM (${selectSql})) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+      await conn.run(`COPY (SELECT ${projection} FROM (${selectSql})) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ropts.rowGroupSize ?? 122880})`);
       await rm(path.join(tablesDir, t), { recursive: true, force: true });
       await rename(tmp, out);
       parquetFiles.set(t, [out]);
+      await viewOver(t);
+      await hashTable(t);
+    };
+
+    const linkParquetTable = async (t: string, given: string[]) => {
+      if (!parquetOnly.has(t)) throw new Error(`${t} is not a parquet-only table of ${domain}`);
+      if (given.length === 0) throw new Error(`no files given for ${t}`);
+      await hashing.get(t)?.catch(() => undefined);
+      if (!sameColumns(await parquetColumns(conn, given), parquetDdl.get(t)!)) throw new Error(`files given for ${t} do not have the table's columns`);
+      await rm(path.join(tablesDir, `${t}.parquet`), { force: true });
+      await rm(path.join(tablesDir, t), { recursive: true, force: true });
+      await mkdir(path.join(tablesDir, t), { recursive: true });
+      const files: string[] = [];
+      for (const [i, src] of given.entries()) {
+        const out = path.join(tablesDir, t, `${String(i).padStart(5, '0')}.parquet`);
+        await linkOrCopy(src, out);
+        files.push(out);
+      }
+      parquetFiles.set(t, files);
       await viewOver(t);
       await hashTable(t);
     };
@@ -286,31 +307,13 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
         packed[name] = info;
         return info;
       };
-      const provided = new Map<string, string[]>();
-      const provideExport = (t: string, files: string[]) => void provided.set(t, [...files]);
-      if (opts.derive) await opts.derive(conn, { run, previous, previousTable, parquetTables: parquetOnly, replaceParquetTable, writePacked, provideExport });
+      if (opts.derive) await opts.derive(conn, { run, previous, previousTable, parquetTables: parquetOnly, replaceParquetTable, linkParquetTable, writePacked });
       lap('derive');
       await opts.onStep?.('derived');
 
       const finalTables = (await queryRows(conn, `SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name`)).map((r) => String(r.table_name));
       for (const t of finalTables) {
         if (parquetOnly.has(t)) throw new Error(`derive created a serving table named like the parquet-only table ${t}; use replaceParquetTable`);
-        const given = provided.get(t);
-        if (given && given.length > 0) {
-          // Export provided by the derive (DeriveContext.provideExport): verify, then hard-link as tables/<t>/NNNNN.parquet.
-          const ddl = (await queryRows(conn, `SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $t ORDER BY ordinal_position`, { t })).map((r) => ({ name: String(r.column_name), type: String(r.data_type) }));
-          if (!sameColumns(await parquetColumns(conn, given), ddl)) throw new Error(`provided export of ${t} does not have the table's columns`);
-          const [{ n, m }] = await queryRows(conn, `SELECT (SELECT count(*) FROM ${quoteIdentifier(t)})::BIGINT AS n, (SELECT count(*) FROM read_parquet([${given.map(quoteLiteral).join(', ')}]))::BIGINT AS m`);
-          if (Number(n) !== Number(m)) throw new Error(`provided export of ${t} has ${m} rows, the table ${n}`);
-          await mkdir(path.join(tablesDir, t), { recursive: true });
-          const hashed = await Promise.all(given.map(async (src, i) => {
-            const name = `${String(i).padStart(5, '0')}.parquet`;
-            await linkOrCopy(src, path.join(tablesDir, t, name));
-            return [name, await sha256File(path.join(tablesDir, t, name))] as const;
-          }));
-          tables[t] = { rows: Number(n), sha256: hashCanonical(Object.fromEntries(hashed.map(([f, h]) => [f, h.sha256]))), bytes: hashed.reduce((a, [, h]) => a + h.bytes, 0), files: Object.fromEntries(hashed) };
-          continue;
-        }
         const file = path.join(tablesDir, `${t}.parquet`);
         await conn.run(`COPY ${quoteIdentifier(t)} TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
         const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${quoteIdentifier(t)}`);

@@ -84,6 +84,10 @@ export class SnapshotReader {
     const manifest = JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')) as SnapshotManifest;
     const db = await openDatabase(path.join(dir, 'serving.duckdb'), { readOnly: true, threads: 1, memoryLimit: this.opts.memoryLimit ?? '512MB' });
     const views = parquetViewsSql(dir, manifest);
+    // With parquet-only tables, footers are parsed once per file instead of on every query (snapshot files never
+    // change): a leaf-key lookup over quote_leaf_keys' 40 files at full scale took 58 ms without, 37 ms with.
+    // A global setting, set through SQL (the parquet extension is not loaded yet when the instance is configured).
+    if (views.length) views.unshift('SET parquet_metadata_cache = true');
     const pool = await ConnectionPool.create(db, this.opts.poolSize ?? 4, views.length ? async (c) => { for (const v of views) await c.run(v); } : undefined);
     const packed = new Map<string, PackedStore>();
     for (const name of Object.keys(manifest.packed ?? {})) packed.set(name, await PackedStore.open(path.join(dir, 'packed'), name));

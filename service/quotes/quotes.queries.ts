@@ -289,9 +289,16 @@ export async function findQuoteLeaf(reader: SnapshotReader, leafHash: string, op
   if (!isSha256Hex(leafHash)) throw new InvalidInputError(`'${leafHash}' is not a lower-case SHA-256 hex digest`, { response: { parameter: 'leaf_hash' } });
   const maxDepth = Math.max(1, opts.maxDepth ?? 400);
   const sources = new SourceCache(reader);
-  const [cur] = await reader.query(BY_LEAF, { leaf_key: BigInt(`0x${leafHash.slice(0, 15)}`), leaf_hash: leafHash });
-  if (cur) {
-    const rows = await reader.query(ROWS, { ticker: String(cur.ticker), adjustment: String(cur.adjustment), to: String(cur.quote_date), from: null, limit: maxDepth + 1 });
+  // Two point queries (key → bar key, then the bar's chain), not a join: both tables are parquet views.
+  let rows: Row[] = [];
+  for (const k of await reader.query(BY_LEAF, { leaf_key: BigInt(`0x${leafHash.slice(0, 15)}`) })) {
+    const chain = await reader.query(ROWS, { ticker: String(k.ticker), adjustment: String(k.adjustment), to: String(k.quote_date), from: null, limit: maxDepth + 1 });
+    if (chain[0]?.leaf_hash === leafHash && String(chain[0].quote_date) === String(k.quote_date)) {
+      rows = chain;
+      break;
+    }
+  }
+  if (rows.length) {
     const within = rows.slice(0, maxDepth);
     const days = await daysFromRows(within, rows[maxDepth] ?? null, sources);
     const chain = days.map((d) => d.origin);
@@ -300,7 +307,7 @@ export async function findQuoteLeaf(reader: SnapshotReader, leafHash: string, op
     const reachedStart = Number(last.day_index) === 0;
     if (reachedStart) chain.push(sourceLeafOf(await sources.get(String(last.dataset), String(last.content_sha256))));
     valid &&= chain.every((l, i) => i === chain.length - 1 || l.parent === chain[i + 1].leaf_hash);
-    return { leaf: chain[0], table: 'quote_bars', record: quoteRecord(barFromRow(cur)), chain, truncated: !reachedStart, valid, superseded: null };
+    return { leaf: chain[0], table: 'quote_bars', record: quoteRecord(barFromRow(rows[0]!)), chain, truncated: !reachedStart, valid, superseded: null };
   }
   const [h] = await reader.query(HISTORY_BY_LEAF, { leaf_hash: leafHash });
   if (h) {

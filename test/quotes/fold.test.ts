@@ -83,16 +83,28 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
     expect(tail.day_index).toBe(Number(last.d) + 1);
   });
 
-  it('exports quote_bars by linking the children parts on the concatenated path (same rows, columns and order)', async () => {
+  it('makes the children parts the quote_bars files on the concatenated path (linked: same rows, columns and order)', async () => {
     const manifest = (await readCurrentManifest(path.join(dir, 'data-c'), 'quotes'))!;
     const tm = manifest.tables.quote_bars;
     expect(Object.keys(tm.files ?? {})).toHaveLength(4);
     const files = tableFilePaths(snapshotDir(path.join(dir, 'data-c'), 'quotes', manifest.snapshot_id), 'quote_bars', tm);
     const fromParquet = await disjoint.query(`SELECT ticker, adjustment, CAST(quote_date AS VARCHAR) AS quote_date, day_index, leaf_hash, leaf_key::VARCHAR AS leaf_key, flags
       FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}])`);
-    expect(fromParquet).toEqual(await disjoint.query(`${BARS} ORDER BY rowid`));
+    expect(fromParquet).toEqual(await disjoint.query(`${BARS} ORDER BY ticker, adjustment, quote_date`));
     expect(tm.rows).toBe(fromParquet.length);
-    // The sorted-at-publish path exports the table the usual way (one file).
+    expect(tm.storage).toBe('parquet');
+    // quote_leaf_keys: one part per input file too, each sorted by leaf_key, covering every bar.
+    const km = manifest.tables.quote_leaf_keys;
+    expect(km.storage).toBe('parquet');
+    expect(Object.keys(km.files ?? {})).toHaveLength(4);
+    const keyFiles = tableFilePaths(snapshotDir(path.join(dir, 'data-c'), 'quotes', manifest.snapshot_id), 'quote_leaf_keys', km);
+    for (const f of keyFiles) {
+      const [o] = await disjoint.query(`SELECT count(*) FILTER (WHERE NOT ok)::INTEGER AS out_of_order FROM (
+        SELECT coalesce(leaf_key >= lag(leaf_key) OVER (ORDER BY n), true) AS ok FROM (SELECT *, row_number() OVER () AS n FROM read_parquet('${f}')))`);
+      expect(o.out_of_order).toBe(0);
+    }
+    expect(km.rows).toBe(tm.rows);
+    // The sorted-at-publish path writes the table once (one file).
     expect((await readCurrentManifest(path.join(dir, 'data-a'), 'quotes'))!.tables.quote_bars.files).toBeUndefined();
   });
 
@@ -124,7 +136,8 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
 
   it.each([['sorted at publish', () => fast], ['concatenated', () => disjoint]] as const)('stores quote_bars in key order and quote_leaf_keys for every bar on the fast path (%s)', async (_, reader) => {
     const [o] = await reader().query(`SELECT count(*) FILTER (WHERE NOT ok)::INTEGER AS out_of_order FROM (
-      SELECT coalesce((ticker, adjustment, quote_date) > lag((ticker, adjustment, quote_date)) OVER (ORDER BY rowid), true) AS ok FROM quote_bars)`);
+      SELECT coalesce((ticker, adjustment, quote_date) > lag((ticker, adjustment, quote_date)) OVER (ORDER BY n), true) AS ok
+      FROM (SELECT *, row_number() OVER () AS n FROM quote_bars))`);
     expect(o.out_of_order).toBe(0);
     const [k] = await reader().query(`SELECT (SELECT count(*) FROM quote_leaf_keys)::INTEGER AS keys, (SELECT count(*) FROM quote_bars)::INTEGER AS bars`);
     expect(k.keys).toBe(k.bars);

@@ -1,11 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
+import { rename } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { sha256Hex } from '../../lib/hash.ts';
 import { createSourceLeaf } from '../../lib/origin.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { readCurrentPointer } from '../../lib/warehouse/snapshot.ts';
+import { readCurrentManifest, tableFilePaths } from '../../lib/warehouse/snapshot.ts';
 import { snapshotDir } from '../../lib/warehouse/layout.ts';
 import { chainBars } from '../../ingest/quotes/chain.ts';
 import { findQuoteLeaf, verifyQuoteChain } from '../../service/quotes/quotes.queries.ts';
@@ -91,10 +92,15 @@ describe.skipIf(!HAS_SHARED)('quote endpoints and chain verification on the real
   it('detects a quote row tampered in the warehouse (one cent) by re-verifying the chain', async () => {
     expect(await verifyQuoteChain(svc.deps.readers.quotes, 'MSFT')).toMatchObject({ valid: true });
     await svc.close();
-    const ptr = await readCurrentPointer(dataDir(), 'quotes');
-    const db = await DuckDBInstance.create(path.join(snapshotDir(dataDir(), 'quotes', ptr!.snapshot_id), 'serving.duckdb'));
+    // quote_bars is parquet-only: rewrite its file(s) with one close changed by one cent.
+    const manifest = (await readCurrentManifest(dataDir(), 'quotes'))!;
+    const db = await DuckDBInstance.create(':memory:');
     const conn = await db.connect();
-    await conn.run(`UPDATE quote_bars SET close = close + 0.01 WHERE ticker = 'MSFT' AND quote_date = DATE '2025-03-03'`);
+    for (const f of tableFilePaths(snapshotDir(dataDir(), 'quotes', manifest.snapshot_id), 'quote_bars', manifest.tables.quote_bars)) {
+      await conn.run(`COPY (SELECT * REPLACE (CASE WHEN ticker = 'MSFT' AND quote_date = DATE '2025-03-03' THEN CAST(close + 0.01 AS DECIMAL(18,6)) ELSE close END AS close)
+        FROM read_parquet('${f}')) TO '${f}.tampered' (FORMAT parquet)`);
+      await rename(`${f}.tampered`, f);
+    }
     conn.closeSync();
     db.closeSync();
     svc = await buildTestService(testConfig(dataDir()), ['quotes']);
