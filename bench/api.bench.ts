@@ -169,9 +169,11 @@ await reader.close();
 const { secret } = await createApiKey(dataDir, { label: 'bench', hourlyLimit: 1_000_000_000 });
 const headers = { Authorization: `Bearer ${secret}`, 'User-Agent': 'Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)' };
 
-// 4. The server.
+// 4. The server, with the V8 flags of `npm run serve` (package.json is their one definition).
+const serveScript = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.serve!;
+const serverFlags = serveScript.split(/\s+/).filter((a) => /^--max-semi-space-size=/.test(a));
 const port = await freePort();
-const server: ChildProcess = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'service', 'main.ts')], {
+const server: ChildProcess = spawn(process.execPath, [...serverFlags, '--import', 'tsx', path.join(ROOT, 'service', 'main.ts')], {
   env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', REDIS_URL: '' },
   stdio: ['ignore', 'inherit', 'inherit'],
 });
@@ -232,7 +234,7 @@ try {
   console.log('targets:', targets);
   writeResult('api', {
     load_average_1m_at_end: Math.round(os.loadavg()[0]! * 10) / 10,
-    scale, quotes_scale: quotesScale, companies, tickers_rotated: tickers.length, search_queries: words.length, seconds_per_run: SECONDS, tool: 'wrk -t2', server_peak_rss_mb: vmHwmMb(server.pid!),
+    scale, quotes_scale: quotesScale, server_node_flags: serverFlags, companies, tickers_rotated: tickers.length, search_queries: words.length, seconds_per_run: SECONDS, tool: 'wrk -t2', server_peak_rss_mb: vmHwmMb(server.pid!),
     ratio_company_to_bare: ratio,
     rounds: rounds.map((x) => ({ bare_req_per_s: x.bare.req_per_s, bare_p99_us: x.bare.p99_us, company_req_per_s: x.company.req_per_s, company_p99_us: x.company.p99_us, ratio: x.ratio })),
     runs, targets,

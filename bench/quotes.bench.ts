@@ -8,7 +8,7 @@
  *
  * Target: under 2 minutes and peak RSS under 2 GB. Options (env):
  * BENCH_QUOTES_TICKERS (8000), BENCH_QUOTES_DAYS (2520), BENCH_QUOTES_FILES (40),
- * BENCH_QUOTES_CONCURRENCY (WORKER_CONCURRENCY, 2: parse children at a time), BENCH_LOG_LEVEL (info: derive phase marks).
+ * BENCH_QUOTES_CONCURRENCY (3: parse children at a time, as WORKER_CONCURRENCY=3), BENCH_LOG_LEVEL (info: derive phase marks).
  * Reports wall time, the children and publish phases, publish timings, CPU seconds and the load average.
  * Result: bench/results/quotes.json.
  */
@@ -77,10 +77,11 @@ await rm(dataDir, { recursive: true, force: true });
 const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
 const rss = trackPeakRss();
 const t0 = Date.now();
-// Parse children run WORKER_CONCURRENCY (2 = the cores) at a time, as the BullMQ workers would. Each child alternates
-// between a DuckDB thread and the JS fold on the main thread; 3 at a time measured 87-96 s for the children phase at
-// full scale against 94 s at 2 (noise on a shared machine) for ~300 MB more RSS, so the default stays 2.
-const concurrency = Number(process.env.BENCH_QUOTES_CONCURRENCY ?? config.WORKER_CONCURRENCY);
+// Parse children at a time: 3 by default, the setting README recommends for this ingest on 2 cores
+// (WORKER_CONCURRENCY=3). Each child alternates between its DuckDB statements (a libuv thread) and the JS fold (the
+// one main thread), so with 2 children both are often in JS at once and a core idles: on 2026-11-24 at full scale the
+// children phase took 98.7 s at 3 against 109.5-121.5 s at 2 (peak RSS 1,285 MB against ~1,000 MB).
+const concurrency = Number(process.env.BENCH_QUOTES_CONCURRENCY ?? 3);
 const cpu0 = process.cpuUsage();
 let publishAt = 0;
 let childrenPeakRssMb = 0;
