@@ -104,6 +104,8 @@ export class ApiKeyStore {
   private mtimeMs = -1;
   private lastCheck = 0;
   private checking: Promise<void> | null = null;
+  /** Bumped each time the key set is re-read: whatever was derived from earlier lookups (memoised identities) is stale. */
+  generation = 0;
 
   constructor(readonly dataDir: string, private readonly recheckMs = 2000) {}
 
@@ -119,13 +121,19 @@ export class ApiKeyStore {
     for (const k of data.keys) if (!k.revoked_at) next.set(k.key_sha256, k);
     this.byHash = next;
     this.mtimeMs = m;
+    this.generation++;
+  }
+
+  /** Starts a re-read of the file when the last check is older than `recheckMs` (asynchronous; lookups go on meanwhile). */
+  recheck(): void {
+    if (Date.now() - this.lastCheck > this.recheckMs && !this.checking) {
+      this.checking = this.load().catch(() => undefined).finally(() => (this.checking = null));
+    }
   }
 
   /** The active record for a presented secret, or null (unknown or revoked). */
   lookup(secret: string): ApiKeyRecord | null {
-    if (Date.now() - this.lastCheck > this.recheckMs && !this.checking) {
-      this.checking = this.load().catch(() => undefined).finally(() => (this.checking = null));
-    }
+    this.recheck();
     let hash = this.hashMemo.get(secret);
     if (hash === undefined) {
       hash = hashApiKey(secret);

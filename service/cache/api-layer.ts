@@ -23,13 +23,16 @@
  * throughput of a bare node:http server). Both transports run the same code,
  * so the answers are the same bytes (test/api/hot-path.test.ts).
  */
+import { STATUS_CODES } from 'node:http';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import type { H3, H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import { errorResponse } from '../http.ts';
 import type { ServiceDeps } from '../deps.ts';
-import { InvalidApiKeyError, UsageService, usageMetaJson, type ClientIdentity, type Metered } from '../usage/usage.service.ts';
-import { etagOf, ResponseCache, type CachedResponse } from './response-cache.ts';
+import { InvalidApiKeyError, UsageService, tierRecommendation, usageMetaJson, usageMetaParts, type ClientIdentity, type Metered, type UsageMetaParts } from '../usage/usage.service.ts';
+import { logClientPart, logRequestPart } from '../usage/query-log.ts';
+import { allocBody, uintLength, writeUint } from './bytes.ts';
+import { etagOf, ResponseCache, type CachedResponse, type HotEntry } from './response-cache.ts';
 
 /** GET routes whose 200 bodies depend only on the published snapshots (cached until the next swap). */
 export const CACHEABLE_PREFIXES = ['/api/company/', '/api/person/', '/api/search', '/api/signals'];
@@ -180,23 +183,110 @@ function finish(req: LayerRequest, status: number, body: string | ResponseBody |
     if (enc) {
       headers['content-encoding'] = enc;
       const bytes = enc === 'br' ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } }) : gzipSync(body);
+      headers['content-length'] = String(bytes.byteLength);
       return { status, headers, body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
     }
   }
+  // The length is a header of its own (not left to the transport): a HEAD answer, rebuilt by h3 without its body, keeps it.
+  if (typeof body === 'string') headers['content-length'] = String(Buffer.byteLength(body));
+  else if (body instanceof Uint8Array) headers['content-length'] = String(body.byteLength);
   return { status, headers, body: body as LayerResponse['body'] };
 }
 
+const kLayerResponse = Symbol('proofline.layerResponse');
+
+/**
+ * The Response h3 returns for an answer this layer finished; it keeps the
+ * plain form (`layerResponseOf`) so the node:http listener writes it the way
+ * it writes a hot answer (service/node-listener.ts). The status text is the
+ * standard reason phrase (srvx would send an empty one).
+ */
 function toFastResponse(r: LayerResponse): Response {
-  return new FastResponse(r.body as ResponseBody, { status: r.status, headers: r.headers });
+  const res = new FastResponse(r.body as ResponseBody, { status: r.status, statusText: STATUS_CODES[r.status], headers: r.headers });
+  (res as unknown as Record<symbol, LayerResponse>)[kLayerResponse] = r;
+  return res;
 }
 
-/** A metered request: who, its count, the usage_meta text and the headers every /api answer carries. */
+/** The finished answer behind a Response of this layer, or undefined for any other Response. */
+export function layerResponseOf(res: Response): LayerResponse | undefined {
+  return (res as unknown as Record<symbol, LayerResponse | undefined>)[kLayerResponse];
+}
+
+/** A counted request under its limit: who, its count, when. */
 interface MeteredRequest {
   id: ClientIdentity;
   m: Metered;
   nowMs: number;
-  metaJson: string;
-  headers: Record<string, string>;
+}
+
+/** The headers every metered /api answer carries, in the order they are written. */
+function meteredHeaders(m: Metered): Record<string, string> {
+  // An object literal, not `{...CORS_HEADERS, …}`: spreading then adding dashed keys drops V8 into
+  // dictionary mode, about 9 µs a request on this machine.
+  return {
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': EXPOSE_HEADERS,
+    'content-type': JSON_TYPE,
+    'cache-control': 'private, no-cache',
+    vary: 'Authorization',
+    'ratelimit-limit': String(m.hourly_limit),
+    'ratelimit-remaining': String(m.remaining),
+    'ratelimit-reset': String(m.reset_seconds),
+    'ratelimit-policy': `${m.hourly_limit};w=3600`,
+  };
+}
+
+/**
+ * What a hot answer needs of its client, built once per memoised identity:
+ * usage_meta and the query-log client members as UTF-8 parts, and the
+ * constant RateLimit header values.
+ */
+class HotClient {
+  readonly limitText: string;
+  readonly policyText: string;
+  readonly logClient: Buffer;
+  constructor(id: ClientIdentity, readonly meta: UsageMetaParts) {
+    this.limitText = String(id.hourly_limit);
+    this.policyText = `${id.hourly_limit};w=3600`;
+    this.logClient = Buffer.from(logClientPart(id.client, id.tier, id.agent_type, 'GET'));
+  }
+}
+
+function hotClientOf(id: ClientIdentity, baseUrl: string, proHourlyLimit: number): HotClient {
+  const hot = id.hot as HotClient | undefined;
+  if (hot !== undefined && hot.meta.baseUrl === baseUrl && hot.meta.proHourlyLimit === proHourlyLimit) return hot;
+  return (id.hot = new HotClient(id, usageMetaParts(id, baseUrl, proHourlyLimit)));
+}
+
+/**
+ * What a hot answer needs of its cache entry, built on its first hit: the
+ * body up to where usage_meta goes (`{…,"usage_meta":`) and the query-log
+ * request members, as UTF-8. Null `head` when the body is not a JSON object
+ * (then nothing is merged, as mergeUsageMeta does).
+ */
+function hotEntryOf(hit: CachedResponse, pathname: string): HotEntry {
+  if (hit.hot) return hit.hot;
+  const json = hit.json;
+  const merged = mergeUsageMeta(json, '');
+  let head: Buffer | null = null;
+  let headChars = 0;
+  if (merged !== json) {
+    const text = merged.slice(0, -1); // `{…,"usage_meta":`
+    head = Buffer.from(text);
+    headChars = text.length;
+  }
+  return (hit.hot = { head, headChars, logRequest: Buffer.from(logRequestPart(pathname, hit.ticker, hit.status)) });
+}
+
+let resetSeconds = -1;
+let resetText = '';
+/** `String(s)` for RateLimit-Reset, kept while the second lasts (it changes once a second for everyone). */
+function resetHeader(s: number): string {
+  if (s !== resetSeconds) {
+    resetSeconds = s;
+    resetText = String(s);
+  }
+  return resetText;
 }
 
 /**
@@ -240,27 +330,17 @@ export class ApiLayer {
   }
 
   private afterCount(usage: UsageService, req: LayerRequest, id: ClientIdentity, m: Metered, nowMs: number, t0: number): LayerResponse | MeteredRequest {
-    const metaJson = usageMetaJson(id, m, this.deps.options.publicBaseUrl, usage.proHourlyLimit);
-    // An object literal, not `{...CORS_HEADERS, …}`: spreading then adding dashed keys drops V8 into
-    // dictionary mode, about 9 µs a request on this machine.
-    const headers: Record<string, string> = {
-      'access-control-allow-origin': '*',
-      'access-control-expose-headers': EXPOSE_HEADERS,
-      'content-type': JSON_TYPE,
-      'cache-control': 'private, no-cache',
-      vary: 'Authorization',
-      'ratelimit-limit': String(m.hourly_limit),
-      'ratelimit-remaining': String(m.remaining),
-      'ratelimit-reset': String(m.reset_seconds),
-      'ratelimit-policy': `${m.hourly_limit};w=3600`,
-    };
-    if (m.over_limit) {
-      headers['retry-after'] = String(m.reset_seconds);
-      const body = JSON.stringify({ error: `hourly limit of ${m.hourly_limit} requests reached for the ${id.tier} tier; retry in ${m.reset_seconds} s`, status: 429, retry_after_seconds: m.reset_seconds });
-      usage.record({ ts_ms: nowMs, client: id.client, tier: id.tier, agent_type: id.agent_type, method: req.method, path: req.pathname, ticker: null, status: 429, duration_ms: performance.now() - t0 });
-      return finish(req, 429, mergeUsageMeta(body, metaJson), headers, null, null);
-    }
-    return { id, m, nowMs, metaJson, headers };
+    if (!m.over_limit) return { id, m, nowMs };
+    const headers = meteredHeaders(m);
+    headers['retry-after'] = String(m.reset_seconds);
+    const body = JSON.stringify({ error: `hourly limit of ${m.hourly_limit} requests reached for the ${id.tier} tier; retry in ${m.reset_seconds} s`, status: 429, retry_after_seconds: m.reset_seconds });
+    usage.record({ ts_ms: nowMs, client: id.client, tier: id.tier, agent_type: id.agent_type, method: req.method, path: req.pathname, ticker: null, status: 429, duration_ms: performance.now() - t0 });
+    return finish(req, 429, mergeUsageMeta(body, this.metaJson(usage, id, m)), headers, null, null);
+  }
+
+  /** The usage_meta text of a counted request. */
+  metaJson(usage: UsageService, id: ClientIdentity, m: Metered): string {
+    return usageMetaJson(id, m, this.deps.options.publicBaseUrl, usage.proHourlyLimit);
   }
 
   /**
@@ -280,13 +360,76 @@ export class ApiLayer {
     return metered instanceof Promise ? metered.then((x) => this.hitResponse(usage, req, x, hit, t0)) : this.hitResponse(usage, req, metered, hit, t0);
   }
 
+  /**
+   * The answer to a cache hit. Without If-None-Match and Accept-Encoding (no
+   * 304 or compression to decide) the body is assembled as bytes from the
+   * entry's and the client's pre-encoded parts; otherwise, and for a body
+   * that is not a JSON object, as text through `finish`. Both give the same
+   * bytes (test/api/hot-path.test.ts).
+   */
   private hitResponse(usage: UsageService, req: LayerRequest, x: LayerResponse | MeteredRequest, hit: CachedResponse, t0: number): LayerResponse {
     if (!('id' in x)) return x;
-    const { id, nowMs, headers, metaJson } = x;
-    headers['x-proofline-cache'] = 'hit';
-    headers['content-type'] = hit.contentType;
-    usage.record({ ts_ms: nowMs, client: id.client, tier: id.tier, agent_type: id.agent_type, method: req.method, path: req.pathname, ticker: hit.ticker, status: hit.status, duration_ms: performance.now() - t0 });
-    return finish(req, hit.status, mergeUsageMeta(hit.json, metaJson), headers, hit.status === 200 ? hit.etag : null, null);
+    const { id, m, nowMs } = x;
+    const baseUrl = this.deps.options.publicBaseUrl;
+    const client = hotClientOf(id, baseUrl, usage.proHourlyLimit);
+    const entry = hotEntryOf(hit, req.pathname);
+    const head = entry.head;
+    if (head === null || req.header('if-none-match') || req.header('accept-encoding')) {
+      usage.queryLog.pushEncoded(nowMs, client.logClient, entry.logRequest, performance.now() - t0);
+      const headers = meteredHeaders(m);
+      headers['x-proofline-cache'] = 'hit';
+      headers['content-type'] = hit.contentType;
+      return finish(req, hit.status, mergeUsageMeta(hit.json, this.metaJson(usage, id, m)), headers, hit.status === 200 ? hit.etag : null, null);
+    }
+    const meta = client.meta;
+    const rec = tierRecommendation(id, m);
+    const n = m.requests_this_hour;
+    const remaining = m.remaining;
+    const tail = meta.tail[rec];
+    const digits = uintLength(n) + uintLength(remaining);
+    const len = head.length + meta.open.length + meta.mid.length + tail.length + digits + 1;
+    const body = allocBody(len);
+    body.set(head, 0);
+    let p = head.length;
+    body.set(meta.open, p);
+    p = writeUint(body, p + meta.open.length, n);
+    body.set(meta.mid, p);
+    p = writeUint(body, p + meta.mid.length, remaining);
+    body.set(tail, p);
+    body[p + tail.length] = 125; // }
+    // `finish` decides Vary on the text's length (UTF-16 units): the same count here.
+    const vary = entry.headChars + meta.chars[rec] + digits + 1 >= COMPRESS_MIN_BYTES ? 'Authorization, Accept-Encoding' : 'Authorization';
+    usage.queryLog.pushEncoded(nowMs, client.logClient, entry.logRequest, performance.now() - t0);
+    // One literal per status, every key in the order `meteredHeaders` + finish write them: no map transitions per request.
+    const headers: Record<string, string> = hit.status === 200
+      ? {
+          'access-control-allow-origin': '*',
+          'access-control-expose-headers': EXPOSE_HEADERS,
+          'content-type': hit.contentType,
+          'cache-control': 'private, no-cache',
+          vary,
+          'ratelimit-limit': client.limitText,
+          'ratelimit-remaining': String(remaining),
+          'ratelimit-reset': resetHeader(m.reset_seconds),
+          'ratelimit-policy': client.policyText,
+          'x-proofline-cache': 'hit',
+          etag: hit.etag,
+          'content-length': String(len),
+        }
+      : {
+          'access-control-allow-origin': '*',
+          'access-control-expose-headers': EXPOSE_HEADERS,
+          'content-type': hit.contentType,
+          'cache-control': 'private, no-cache',
+          vary,
+          'ratelimit-limit': client.limitText,
+          'ratelimit-remaining': String(remaining),
+          'ratelimit-reset': resetHeader(m.reset_seconds),
+          'ratelimit-policy': client.policyText,
+          'x-proofline-cache': 'hit',
+          'content-length': String(len),
+        };
+    return { status: hit.status, headers, body };
   }
 }
 
@@ -324,7 +467,7 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
     const pathname = event.url.pathname;
     const method = event.req.method;
     if (pathname.startsWith('/mcp')) return next();
-    if (method === 'OPTIONS') return new FastResponse(null, { status: 204, headers: PREFLIGHT_HEADERS });
+    if (method === 'OPTIONS') return toFastResponse({ status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null });
     const isApi = pathname.startsWith('/api/') || pathname === '/api';
     const req = new EventLayerRequest(event);
     if (!isApi) {
@@ -343,7 +486,9 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
     const usage = await layer.getUsage();
     const metered = await layer.meter(usage, req, t0);
     if (!('id' in metered)) return toFastResponse(metered);
-    const { id, nowMs, metaJson, headers } = metered;
+    const { id, m, nowMs } = metered;
+    const headers = meteredHeaders(m);
+    const metaJson = layer.metaJson(usage, id, m);
 
     const cacheable = (method === 'GET' || method === 'HEAD') && isCacheable(pathname);
     const key = cacheable ? pathname + event.url.search : '';
@@ -366,7 +511,7 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
         headers['x-proofline-cache'] = 'miss';
         // 404s of these routes depend only on the snapshot too (unknown ticker, person): cached alike, never with an ETag.
         if (out.json !== null && (out.status === 200 || (out.status === 404 && onlyContentType(out.headers)))) {
-          hit = { status: out.status, json: out.json, etag: etagOf(out.json), ticker: out.status === 200 ? out.ticker : null, contentType: out.contentType };
+          hit = { status: out.status, json: out.json, etag: etagOf(out.json), ticker: out.status === 200 ? out.ticker : null, contentType: out.contentType, hot: null };
           cache.set(key, hit, gen);
         }
       }

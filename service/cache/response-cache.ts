@@ -20,6 +20,16 @@ export interface CachedResponse {
   /** Ticker the response is about, for the query log (null when none). */
   ticker: string | null;
   contentType: string;
+  /** Byte parts for the node:http hot path, built on the first hit (service/cache/api-layer.ts). */
+  hot: HotEntry | null;
+}
+
+/** A cache entry's pre-encoded parts: the body up to usage_meta (null when the body is not a JSON object) and the query-log request members. */
+export interface HotEntry {
+  head: Buffer | null;
+  /** UTF-16 length of the text of `head`. */
+  headChars: number;
+  logRequest: Buffer;
 }
 
 export interface ResponseCacheOptions {

@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { ApiKeyStore } from '../../lib/api-keys.ts';
 import type { Logger } from '../../lib/log.ts';
-import { classifyAgent, type AgentType } from './agent-type.ts';
+import { AGENT_TYPES, classifyAgent, type AgentType } from './agent-type.ts';
 import { QueryLog, type QueryLogEntry } from './query-log.ts';
 import { MemoryRateCounter, RedisRateCounter, WINDOW_SECONDS, type RateCounter } from './rate-counter.ts';
 
@@ -25,6 +25,8 @@ export interface ClientIdentity {
   tier: Tier;
   hourly_limit: number;
   agent_type: AgentType;
+  /** Per-client pieces of a hot answer, built once per memoised identity (service/cache/api-layer.ts). */
+  hot?: unknown;
 }
 
 export interface Metered {
@@ -50,6 +52,21 @@ export interface UsageOptions {
 /** Thrown by identify() for a presented but unknown or revoked key (answered 401). */
 export class InvalidApiKeyError extends Error {}
 
+/** Identities memoised per client string at most (a flood of distinct IPs must not grow memory). */
+const ID_MEMO_MAX = 10_000;
+const AGENT_INDEX = Object.fromEntries(AGENT_TYPES.map((t, i) => [t, i])) as Record<AgentType, number>;
+
+function remember(memo: Map<string, Array<ClientIdentity | undefined>>, key: string, agent: number, id: ClientIdentity): ClientIdentity {
+  let slots = memo.get(key);
+  if (!slots) {
+    if (memo.size >= ID_MEMO_MAX) memo.clear();
+    slots = new Array<ClientIdentity | undefined>(AGENT_TYPES.length).fill(undefined);
+    memo.set(key, slots);
+  }
+  slots[agent] = id;
+  return id;
+}
+
 const ipHashMemo = new Map<string, string>();
 function hashIp(ip: string): string {
   let h = ipHashMemo.get(ip);
@@ -64,6 +81,16 @@ function hashIp(ip: string): string {
 export class UsageService {
   readonly freeHourlyLimit: number;
   readonly proHourlyLimit: number;
+  /**
+   * The identity of a recent Authorization header (or IP), one per agent type
+   * (indexed like AGENT_TYPES): a request from a known client costs a Map hit
+   * instead of a regex, a key lookup and a new object, and the identity can
+   * carry pieces built once for that client. Dropped whenever the key file is
+   * re-read (a revoked key must not stay memoised).
+   */
+  private readonly byAuthorization = new Map<string, Array<ClientIdentity | undefined>>();
+  private readonly byIp = new Map<string, Array<ClientIdentity | undefined>>();
+  private memoGeneration = -1;
 
   private constructor(
     readonly keys: ApiKeyStore,
@@ -89,15 +116,26 @@ export class UsageService {
    */
   identify(authorization: string | null, ip: string | undefined, userAgent: string | null): ClientIdentity {
     const agent_type = classifyAgent(userAgent);
+    const agent = AGENT_INDEX[agent_type];
+    this.keys.recheck();
+    if (this.keys.generation !== this.memoGeneration) {
+      this.byAuthorization.clear();
+      this.byIp.clear();
+      this.memoGeneration = this.keys.generation;
+    }
     if (authorization) {
+      const known = this.byAuthorization.get(authorization)?.[agent];
+      if (known) return known;
       const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
       if (m) {
         const rec = this.keys.lookup(m[1]!);
         if (!rec) throw new InvalidApiKeyError('invalid or revoked API key');
-        return { client: `key:${rec.key_id}`, tier: 'pro', hourly_limit: rec.hourly_limit ?? this.proHourlyLimit, agent_type };
+        const id: ClientIdentity = { client: `key:${rec.key_id}`, tier: 'pro', hourly_limit: rec.hourly_limit ?? this.proHourlyLimit, agent_type, hot: undefined };
+        return remember(this.byAuthorization, authorization, agent, id);
       }
     }
-    return { client: hashIp(ip ?? 'unknown'), tier: 'free', hourly_limit: this.freeHourlyLimit, agent_type };
+    const addr = ip ?? 'unknown';
+    return this.byIp.get(addr)?.[agent] ?? remember(this.byIp, addr, agent, { client: hashIp(addr), tier: 'free', hourly_limit: this.freeHourlyLimit, agent_type, hot: undefined });
   }
 
   /** Counts one request against the client's hourly window (synchronous with in-memory counters, a promise with Redis). */
@@ -144,7 +182,6 @@ export class UsageService {
  * (EDGAR) before relying on a figure commercially.
  */
 export function buildUsageMeta(id: ClientIdentity, m: Metered, baseUrl: string, proHourlyLimit: number) {
-  const nearLimit = id.tier === 'free' && m.requests_this_hour >= id.hourly_limit * 0.8;
   return {
     source: 'Proofline registry: derived from SEC EDGAR public filings (data.sec.gov, www.sec.gov)',
     current_tier: id.tier,
@@ -158,7 +195,7 @@ export function buildUsageMeta(id: ClientIdentity, m: Metered, baseUrl: string, 
     trust_status: 'unverified_copy: confirm the accession number on the SEC site (https://www.sec.gov/edgar/search/) before relying on this data; check origin leaves at /api/verify/{leaf_hash}',
     commercial_use_notice: 'Commercial use requires validating each figure against the primary filing on sec.gov; Proofline receipts prove what was served, not that the filing is correct.',
     upsell: id.tier === 'free' ? `Pro API keys raise the limit from ${id.hourly_limit} to ${proHourlyLimit} requests per hour: ${baseUrl}/docs#pricing` : null,
-    tier_recommendation: id.tier === 'pro' ? 'pro' : nearLimit || m.over_limit ? 'pro' : 'free',
+    tier_recommendation: tierRecommendation(id, m),
   };
 }
 export type UsageMeta = ReturnType<typeof buildUsageMeta>;
@@ -171,24 +208,61 @@ interface MetaTemplate {
 }
 const metaTemplates = new Map<string, MetaTemplate>();
 
+function metaTemplate(id: ClientIdentity, baseUrl: string, proHourlyLimit: number): MetaTemplate {
+  const key = `${id.tier}|${id.agent_type}|${id.hourly_limit}|${proHourlyLimit}|${baseUrl}`;
+  let t = metaTemplates.get(key);
+  if (!t) {
+    const zero: Metered = { requests_this_hour: 0, hourly_limit: id.hourly_limit, remaining: 0, reset_seconds: 0, over_limit: false };
+    const { source, current_tier, requests_this_hour: _r, hourly_limit: _h, remaining: _m, tier_recommendation: _t, ...rest } = buildUsageMeta(id, zero, baseUrl, proHourlyLimit);
+    t = { head: JSON.stringify({ source, current_tier }).slice(0, -1), mid: JSON.stringify(rest).slice(1, -1) };
+    if (metaTemplates.size > 1000) metaTemplates.clear();
+    metaTemplates.set(key, t);
+  }
+  return t;
+}
+
+/** `tier_recommendation`: Pro for Pro clients, and for free clients at 80 % of their limit or over it. */
+export function tierRecommendation(id: ClientIdentity, m: Metered): Tier {
+  if (id.tier === 'pro') return 'pro';
+  return m.requests_this_hour >= id.hourly_limit * 0.8 || m.over_limit ? 'pro' : 'free';
+}
+
 /**
  * The JSON text of `buildUsageMeta(id, m, baseUrl, proHourlyLimit)`, byte for
- * byte (pinned by test/api/usage-meta.test.ts), assembled from memoised pieces:
+ * byte (pinned by test/api/hot-path.test.ts), assembled from memoised pieces:
  * only the counters and the recommendation change from one request to the
  * next, so the long constant strings are serialised once per (tier, agent
  * type, limit, base URL) instead of on every request.
  */
 export function usageMetaJson(id: ClientIdentity, m: Metered, baseUrl: string, proHourlyLimit: number): string {
-  const key = `${id.tier}|${id.agent_type}|${id.hourly_limit}|${proHourlyLimit}|${baseUrl}`;
-  let t = metaTemplates.get(key);
-  if (!t) {
-    const full = buildUsageMeta(id, { ...m, requests_this_hour: 0, remaining: 0, over_limit: false }, baseUrl, proHourlyLimit);
-    const { source, current_tier, requests_this_hour: _r, hourly_limit: _h, remaining: _m, tier_recommendation: _t, ...rest } = full;
-    t = { head: JSON.stringify({ source, current_tier }).slice(0, -1), mid: JSON.stringify(rest).slice(1, -1) };
-    if (metaTemplates.size > 1000) metaTemplates.clear();
-    metaTemplates.set(key, t);
-  }
-  const nearLimit = id.tier === 'free' && m.requests_this_hour >= id.hourly_limit * 0.8;
-  const rec = id.tier === 'pro' ? 'pro' : nearLimit || m.over_limit ? 'pro' : 'free';
-  return `${t.head},"requests_this_hour":${m.requests_this_hour},"hourly_limit":${m.hourly_limit},"remaining":${m.remaining},${t.mid},"tier_recommendation":"${rec}"}`;
+  const t = metaTemplate(id, baseUrl, proHourlyLimit);
+  return `${t.head},"requests_this_hour":${m.requests_this_hour},"hourly_limit":${m.hourly_limit},"remaining":${m.remaining},${t.mid},"tier_recommendation":"${tierRecommendation(id, m)}"}`;
+}
+
+/**
+ * `usageMetaJson` as UTF-8 parts around its two per-request numbers:
+ * `open` + requests_this_hour + `mid` + remaining + `tail[recommendation]`,
+ * for one identity (the hourly limit is the identity's). `chars` are the
+ * UTF-16 lengths of the parts without the numbers, per recommendation.
+ */
+export interface UsageMetaParts {
+  baseUrl: string;
+  proHourlyLimit: number;
+  open: Buffer;
+  mid: Buffer;
+  tail: Record<Tier, Buffer>;
+  chars: Record<Tier, number>;
+}
+
+export function usageMetaParts(id: ClientIdentity, baseUrl: string, proHourlyLimit: number): UsageMetaParts {
+  const t = metaTemplate(id, baseUrl, proHourlyLimit);
+  const open = `${t.head},"requests_this_hour":`;
+  const mid = `,"hourly_limit":${id.hourly_limit},"remaining":`;
+  const tail = (rec: Tier) => `,${t.mid},"tier_recommendation":"${rec}"}`;
+  return {
+    baseUrl, proHourlyLimit,
+    open: Buffer.from(open), mid: Buffer.from(mid),
+    tail: { pro: Buffer.from(tail('pro')), free: Buffer.from(tail('free')) },
+    chars: { pro: open.length + mid.length + tail('pro').length, free: open.length + mid.length + tail('free').length },
+  };
 }

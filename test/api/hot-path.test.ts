@@ -7,7 +7,10 @@
  * response as the h3 one (status, headers, body apart from the per-request
  * counters), and that metering, 304, compression, 401 and 429 behave the same.
  */
+import { request as httpRequest } from 'node:http';
 import { mkdir, writeFile } from 'node:fs/promises';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,10 +20,11 @@ import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
 import { createApiKey } from '../../lib/api-keys.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { startServer, type RunningServer } from '../../service/main.ts';
-import { QueryLog } from '../../service/usage/query-log.ts';
+import { logClientPart, logRequestPart, QueryLog, toLine } from '../../service/usage/query-log.ts';
 import { AGENT_TYPES } from '../../service/usage/agent-type.ts';
 import { buildUsageMeta, usageMetaJson, type ClientIdentity, type Metered } from '../../service/usage/usage.service.ts';
-import { ingestAll } from '../helpers/app.ts';
+import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
+import type { LayerRequest } from '../../service/cache/api-layer.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 
 describe('usageMetaJson', () => {
@@ -48,6 +52,18 @@ describe('QueryLog', () => {
     await removeDir(dir);
   });
   const entry = (i: number) => ({ ts_ms: 1_795_000_000_000 + i, client: 'key:k1', tier: 'pro', agent_type: 'claudebot', method: 'GET', path: `/api/company/T${i}?q="x"\\`, ticker: i % 2 ? null : `T${i}`, status: 200, duration_ms: 0.25 });
+
+  it('writes the same line from encoded parts (pushEncoded) as from an entry (push)', async () => {
+    const log = await QueryLog.open(path.join(dir, 'e', 'query-log.duckdb'), { flushMs: 60_000, spoolMs: 60_000 });
+    const e = { ...entry(7), path: '/api/person/José "q"\\', ticker: 'BRK.B', status: 404, duration_ms: 3.14159 };
+    expect(toLine(e)).toBe(`{"ts_ms":1795000000007,"client":"key:k1","tier":"pro","agent_type":"claudebot","method":"GET","path":"/api/person/José \\"q\\"\\\\","ticker":"BRK.B","status":404,"duration_ms":3.142}\n`);
+    log.push(e);
+    log.pushEncoded(e.ts_ms, Buffer.from(logClientPart(e.client, e.tier, e.agent_type, e.method)), Buffer.from(logRequestPart(e.path, e.ticker, e.status)), e.duration_ms);
+    const rows = await log.query(`SELECT DISTINCT * FROM query_log`);
+    expect(rows).toEqual([{ ts_ms: '1795000000007', client: 'key:k1', tier: 'pro', agent_type: 'claudebot', method: 'GET', path: e.path, ticker: 'BRK.B', status: 404, duration_ms: 3.142 }]);
+    expect(log.written).toBe(2);
+    await log.close();
+  });
 
   it('keeps every pushed row, strings intact, once flushed', async () => {
     const log = await QueryLog.open(path.join(dir, 'a', 'query-log.duckdb'), { flushMs: 60_000, spoolMs: 60_000 });
@@ -92,6 +108,9 @@ describe('node:http hot path (real server)', () => {
   let server: RunningServer;
   let proKey: string;
   let tinyKey: string;
+  /** Keys with the same limit: their first answers carry the same usage_meta (the client id is not in it). */
+  const twinKeys: string[] = [];
+  let svc: TestService;
   beforeAll(async () => {
     root = await tempDir('proofline-hot-');
     const inputDir = path.join(root, 'input');
@@ -100,10 +119,14 @@ describe('node:http hot path (real server)', () => {
     await ingestAll(config, [registryPipeline], inputDir);
     proKey = (await createApiKey(config.dataDir, { label: 'hot', hourlyLimit: 1000 })).secret;
     tinyKey = (await createApiKey(config.dataDir, { label: 'tiny', hourlyLimit: 3 })).secret;
+    for (let i = 0; i < 8; i++) twinKeys.push((await createApiKey(config.dataDir, { label: `twin-${i}`, hourlyLimit: 777 })).secret);
     server = await startServer(config, silentLogger);
+    svc = await buildTestService(config, ['registry']);
   }, 300_000);
   afterAll(async () => {
     await server?.close();
+    await svc?.deps.usage?.close();
+    await svc?.close();
     await removeDir(root);
   });
 
@@ -168,6 +191,73 @@ describe('node:http hot path (real server)', () => {
     const missing = await get('/api/company/NOSUCHTICKER');
     expect(missing.status).toBe(404);
     expect((await json(missing)).error).toBeTruthy();
+  });
+
+  it('assembles a hit as bytes with the same headers and body as the text form of the same answer', async () => {
+    const layer = svc.deps.apiLayer!;
+    const request = (pathname: string, search: string, headers: Record<string, string>): LayerRequest => ({
+      method: 'GET', pathname, search, ip: '127.0.0.1', header: (name) => headers[name],
+    });
+    const ua = 'Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
+    let twin = 0;
+    for (const [pathname, search] of [['/api/company/AAPL', ''], ['/api/company/NOSUCHTICKR', ''], ['/api/search', '?q=apple'], ['/api/company/MSFT/filings', '?form=10-K']] as const) {
+      const miss = await svc.app.fetch(new Request(`http://proofline.test${pathname}${search}`, { headers: { authorization: `Bearer ${proKey}` } }));
+      expect(miss.headers.get('x-proofline-cache')).toBe('miss');
+      await miss.arrayBuffer();
+      const asBytes = (await layer.answerFromCache(request(pathname, search, { authorization: `Bearer ${twinKeys[twin++]}`, 'user-agent': ua })))!;
+      const asText = (await layer.answerFromCache(request(pathname, search, { authorization: `Bearer ${twinKeys[twin++]}`, 'user-agent': ua, 'accept-encoding': 'identity' })))!;
+      expect(asBytes.body).toBeInstanceOf(Uint8Array);
+      expect(typeof asText.body).toBe('string');
+      expect(Buffer.from(asBytes.body as Uint8Array).toString('utf8')).toBe(asText.body);
+      expect(Object.entries(asBytes.headers)).toEqual(Object.entries(asText.headers));
+      expect(Number(asBytes.headers['content-length'])).toBe((asBytes.body as Uint8Array).byteLength);
+      expect(asBytes.status).toBe(asText.status);
+      expect(JSON.parse(asText.body as string).usage_meta).toMatchObject({ requests_this_hour: 1, hourly_limit: 777, remaining: 776, agent_type: 'claudebot' });
+    }
+  });
+
+  it('logs a hot answer like any other: client, path, ticker, status', async () => {
+    const usage = svc.deps.usage!;
+    const rows = await usage.queryLog.query(`SELECT client, tier, agent_type, method, path, ticker, status FROM query_log WHERE path = '/api/company/AAPL' AND client <> $c ORDER BY ts_ms`, { c: 'x' });
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    expect(rows.at(-1)).toMatchObject({ tier: 'pro', agent_type: 'claudebot', method: 'GET', path: '/api/company/AAPL', ticker: 'AAPL', status: 200 });
+    expect(new Set(rows.map((r) => r.client)).size).toBeGreaterThanOrEqual(2);
+  });
+
+  it('writes answers that went through h3 with the standard reason phrase, and streams other responses (MCP) with srvx', async () => {
+    const raw = (p: string, method = 'GET', headers: Record<string, string> = {}) => new Promise<{ statusLine: string; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
+      const u = new URL(p, server.url);
+      const r = httpRequest({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers }, (res) => {
+        let body = '';
+        res.setEncoding('utf8');
+        res.on('data', (c: string) => (body += c));
+        res.on('end', () => resolve({ statusLine: `${res.statusCode} ${res.statusMessage}`, headers: res.headers, body }));
+      });
+      r.on('error', reject);
+      r.end();
+    });
+    const miss = await raw('/api/company/GOOGL', 'GET', { authorization: `Bearer ${proKey}` });
+    expect([miss.statusLine, miss.headers['x-proofline-cache']]).toEqual(['200 OK', 'miss']);
+    expect(Number(miss.headers['content-length'])).toBe(Buffer.byteLength(miss.body));
+    const hit = await raw('/api/company/GOOGL', 'GET', { authorization: `Bearer ${proKey}` });
+    expect([hit.statusLine, hit.headers['x-proofline-cache']]).toEqual(['200 OK', 'hit']);
+    expect(Number(hit.headers['content-length'])).toBe(Buffer.byteLength(hit.body));
+    expect((await raw('/api/nope')).statusLine).toBe('404 Not Found');
+    const head = await raw('/api/company/GOOGL', 'HEAD', { authorization: `Bearer ${proKey}` });
+    expect([head.statusLine, head.body, head.headers['content-length']]).toEqual(['200 OK', '', miss.headers['content-length']]);
+    const preflight = await raw('/api/company/GOOGL', 'OPTIONS', { origin: 'https://agent.example', 'access-control-request-method': 'GET' });
+    expect([preflight.statusLine, preflight.headers['access-control-allow-origin']]).toEqual(['204 No Content', '*']);
+    const manifest = await raw('/.well-known/ai');
+    expect(manifest.statusLine).toMatch(/^200 /);
+    expect(JSON.parse(manifest.body)).toBeTruthy();
+
+    const client = new Client({ name: 'proofline-test', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
+    try {
+      expect((await client.listTools()).tools.length).toBe(12);
+    } finally {
+      await client.close();
+    }
   });
 
   it('caches a snapshot-determined 404 too: the same body, no ETag, still metered', async () => {
