@@ -30,6 +30,7 @@ export function createApp(deps: ServiceDeps): H3 {
     silent: true,
     onError: (error) => errorResponse(error, deps.log),
   });
+  deps.warmups = []; // filled by the families below (search indexes); main.ts awaits them before listening
   // Endpoint families: one line each.
   deps.apiLayer = installApiLayer(app, deps); // metering, limits, hot cache, ETag/304, compression, CORS: applies to every route
   registerHealthRoutes(app, deps);

@@ -54,6 +54,12 @@ export interface ServiceDeps {
   liveRefresher?: LiveRefresher | null;
   /** Bull Board at /admin/queues (service/admin); built only when REDIS_URL and ADMIN_TOKEN are set. */
   queueDashboard?: import('./admin/queue-dashboard.ts').QueueDashboard;
+  /**
+   * Work createApp started that should finish before the server takes traffic
+   * (the search indexes of the served snapshot); main.ts awaits it before
+   * listening. Never rejects (failures are logged).
+   */
+  warmups?: Array<Promise<unknown>>;
 }
 
 /** The reader of a domain, or a 503 when that domain is not configured in this deployment. */

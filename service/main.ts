@@ -55,6 +55,9 @@ export interface RunningServer {
 export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
   const deps = await buildDeps(config, log);
   const app = createApp(deps);
+  const t0 = Date.now();
+  await Promise.all(deps.warmups ?? []);
+  if (deps.warmups?.length) log.info({ ms: Date.now() - t0 }, 'warm-up done (search indexes)');
   // node:http with the API layer's hot path in front of h3 (service/node-listener.ts).
   const server = createServer(createNodeListener(app, deps.apiLayer, log));
   await new Promise<void>((resolve, reject) => {

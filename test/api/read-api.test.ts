@@ -16,6 +16,8 @@ import { verifyLeaf } from '../../lib/origin.ts';
 import { createApp } from '../../service/app.ts';
 import { extractReceipts, hashReceipt, verifyReceiptChain, type PublicJwk, type Receipt } from '../../service/receipts/receipt-chain.ts';
 import { UsageService } from '../../service/usage/usage.service.ts';
+import { companyIndex } from '../../service/search/company-index.ts';
+import { textIndexes } from '../../service/search/text-index.ts';
 import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
 import { REPO_ROOT } from '../helpers/shared.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
@@ -239,6 +241,16 @@ describe('GET /api/verify/{leaf_hash}', () => {
 });
 
 describe('GET /api/search', () => {
+  it('has its indexes built as a warm-up the server awaits before listening (deps.warmups)', async () => {
+    expect(svc.deps.warmups).toHaveLength(1);
+    const [companies, text] = (await svc.deps.warmups![0]) as [unknown[], { events: unknown[] }];
+    expect(companies.length).toBeGreaterThan(0);
+    expect(text.events.length).toBeGreaterThan(0);
+    // The queries reuse what the warm-up built.
+    expect(await companyIndex(svc.deps.readers.registry!)).toBe(companies);
+    expect(await textIndexes(svc.deps.readers.registry!)).toBe(text);
+  });
+
   it('ranks companies by name match and returns {query, results, total}', async () => {
     const r = await getJson(svc.app, '/api/search?q=apple');
     expect(r.status).toBe(200);
