@@ -16,7 +16,7 @@
  * scale (default `full`: 8,200 tickers x 2,520 days, raw and adjusted);
  * `medium`/`small` generate both at that scale. BENCH_SECONDS sets the
  * duration per run (default 10), BENCH_ROUNDS the alternating bare/company
- * rounds (default 3). Requests carry a Pro key with a huge
+ * rounds (default 5). Requests carry a Pro key with a huge
  * limit so metering runs on every request (and no 429 skews the numbers).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -39,8 +39,8 @@ import { writeResult } from './bench-kit.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-/** Alternating bare / company rounds (BENCH_ROUNDS, default 3). */
-const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 3));
+/** Alternating bare / company rounds (BENCH_ROUNDS, default 5: single rounds swing by ±0.15 in ratio on this host). */
+const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 const scale = (process.env.BENCH_SCALE ?? 'full') as 'small' | 'medium' | 'full';
 const quotesScale = (process.env.BENCH_API_QUOTES ?? scale) as 'small' | 'medium' | 'full';
 

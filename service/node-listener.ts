@@ -58,9 +58,11 @@ class NodeLayerRequest implements LayerRequest {
   readonly search: string;
   constructor(
     private readonly headers: IncomingHttpHeaders,
-    url: string,
+    /** The raw request target, used as the cache key as is (see the module comment). */
+    readonly target: string,
     readonly ip: string | undefined,
   ) {
+    const url = target;
     const q = url.indexOf('?');
     this.pathname = q < 0 ? url : url.slice(0, q);
     this.search = q < 0 ? '' : url.slice(q);

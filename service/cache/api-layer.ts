@@ -148,6 +148,8 @@ export interface LayerRequest {
   pathname: string;
   /** `?…` or ''. */
   search: string;
+  /** pathname + search: the hot cache's key. */
+  target: string;
   /** Lower-case header name → value (first value), or null/undefined. */
   header(name: string): string | null | undefined;
   ip: string | undefined;
@@ -351,7 +353,7 @@ export class ApiLayer {
    */
   answerFromCache(req: LayerRequest): LayerResponse | Promise<LayerResponse> | null {
     if (req.method !== 'GET' || !isCacheable(req.pathname)) return null;
-    const hit = this.cache.get(req.pathname + req.search);
+    const hit = this.cache.get(req.target);
     if (!hit) return null;
     const usage = this.deps.usage;
     if (!usage) return null;
@@ -438,12 +440,14 @@ class EventLayerRequest implements LayerRequest {
   readonly method: string;
   readonly pathname: string;
   readonly search: string;
+  readonly target: string;
   readonly ip: string | undefined;
   private readonly headers: Headers;
   constructor(event: H3Event) {
     this.method = event.req.method;
     this.pathname = event.url.pathname;
     this.search = event.url.search;
+    this.target = this.pathname + this.search;
     this.ip = event.req.ip;
     this.headers = event.req.headers;
   }

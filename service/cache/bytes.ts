@@ -74,9 +74,9 @@ let slabUsed = 0;
  * get their own buffer.
  */
 export function allocBody(len: number): Uint8Array {
-  if (len > SLAB_BYTES / 8) return new Uint8Array(len);
+  if (len > SLAB_BYTES / 8) return Buffer.allocUnsafeSlow(len);
   if (slabUsed + len > slab.length) {
-    slab = new Uint8Array(SLAB_BYTES);
+    slab = Buffer.allocUnsafeSlow(SLAB_BYTES); // not zero-filled: every byte of a view is written before it is sent
     slabUsed = 0;
   }
   const view = new Uint8Array(slab.buffer, slabUsed, len);

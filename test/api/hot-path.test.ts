@@ -196,7 +196,7 @@ describe('node:http hot path (real server)', () => {
   it('assembles a hit as bytes with the same headers and body as the text form of the same answer', async () => {
     const layer = svc.deps.apiLayer!;
     const request = (pathname: string, search: string, headers: Record<string, string>): LayerRequest => ({
-      method: 'GET', pathname, search, ip: '127.0.0.1', header: (name) => headers[name],
+      method: 'GET', pathname, search, target: pathname + search, ip: '127.0.0.1', header: (name) => headers[name],
     });
     const ua = 'Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
     let twin = 0;
