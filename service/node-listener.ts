@@ -80,7 +80,13 @@ class NodeLayerRequest implements LayerRequest {
  * handler errors into responses.
  */
 function answerThroughApp(app: H3, req: IncomingMessage, res: ServerResponse, log: Logger): void {
-  Promise.resolve(app.fetch(new NodeRequest({ req, res }) as unknown as Request))
+  let pending: Promise<Response>;
+  try {
+    pending = Promise.resolve(app.fetch(new NodeRequest({ req, res }) as unknown as Request));
+  } catch (err) {
+    pending = Promise.reject(err); // a synchronous throw must not escape the listener (it would crash the process)
+  }
+  pending
     .then((webRes) => {
       const done = layerResponseOf(webRes);
       const body = done?.body;

@@ -7,7 +7,9 @@
  * response as the h3 one (status, headers, body apart from the per-request
  * counters), and that metering, 304, compression, 401 and 429 behave the same.
  */
-import { request as httpRequest } from 'node:http';
+import { createServer, request as httpRequest } from 'node:http';
+import type { H3 } from 'h3';
+import { createNodeListener } from '../../service/node-listener.ts';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -270,6 +272,26 @@ describe('node:http hot path (real server)', () => {
     expect(b.usage_meta.requests_this_hour).toBe(a.usage_meta.requests_this_hour + 1);
     expect(withoutCounters(b)).toEqual(withoutCounters(a));
     expect(a).toMatchObject({ status: 404, ticker: 'NOSUCHTICKR' });
+  });
+});
+
+describe('createNodeListener', () => {
+  it('answers 503 with Retry-After when the app throws, synchronously or not, and keeps serving', async () => {
+    let calls = 0;
+    const app = { fetch: () => (++calls % 2 ? (() => { throw new Error('sync boom'); })() : Promise.reject(new Error('async boom'))) } as unknown as H3;
+    const server = createServer(createNodeListener(app, undefined, silentLogger));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    try {
+      const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/.well-known/ai`;
+      for (let i = 0; i < 2; i++) {
+        const r = await fetch(url);
+        expect([r.status, r.headers.get('retry-after')]).toEqual([503, '1']);
+        expect(await r.json()).toMatchObject({ status: 503 });
+      }
+      expect(calls).toBe(2);
+    } finally {
+      await new Promise((r) => server.close(r));
+    }
   });
 });
 
