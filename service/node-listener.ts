@@ -62,10 +62,9 @@ class NodeLayerRequest implements LayerRequest {
     readonly target: string,
     readonly ip: string | undefined,
   ) {
-    const url = target;
-    const q = url.indexOf('?');
-    this.pathname = q < 0 ? url : url.slice(0, q);
-    this.search = q < 0 ? '' : url.slice(q);
+    const q = target.indexOf('?');
+    this.pathname = q < 0 ? target : target.slice(0, q);
+    this.search = q < 0 ? '' : target.slice(q);
   }
 
   header(name: string): string | undefined {
