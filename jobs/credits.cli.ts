@@ -15,6 +15,7 @@
 import { loadConfig } from '../lib/config.ts';
 import { getAccount, grantCredits, issueApiKey, planIdSchema, type PlanId } from '../service/vetting/credits.ts';
 import { StateStore, stateDbPath } from '../service/state/state.store.ts';
+import { isLockConflict } from '../service/state/state.claim.ts';
 
 const USAGE = 'usage: npm run credits -- grant <account> <n> [--plan free|payg|pack_100|pack_500|enterprise] | key <account> | show <account>';
 
@@ -67,7 +68,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     store = await StateStore.open(stateDbPath(config.dataDir));
   } catch (e) {
-    if (!/lock/i.test((e as Error).message)) throw e;
+    if (!isLockConflict(e)) throw e;
     if (!config.ADMIN_TOKEN) {
       console.error('the API server holds the state database; set ADMIN_TOKEN (the server\'s) to send this command to it, or stop the server');
       process.exit(1);

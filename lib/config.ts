@@ -86,6 +86,8 @@ export const configSchema = z.object({
   READ_POOL_SIZE: z.coerce.number().int().min(1).max(64).default(4),
   /** How often the API checks for a newly published snapshot. */
   SNAPSHOT_POLL_MS: z.coerce.number().int().min(50).default(1000),
+  /** While another API process on the same DATA_DIR owns the state store, how often this one tries to take it over. */
+  STATE_CLAIM_RETRY_MS: z.coerce.number().int().min(100).default(5000),
 
   /** Jobs each worker process runs at once per queue. */
   WORKER_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(2),

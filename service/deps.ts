@@ -50,6 +50,12 @@ export interface ServiceDeps {
   responseCache?: ResponseCache;
   /** Server-owned durable store (vetting records, credits, custody chains) under DATA_DIR/state/. */
   state?: StateStore;
+  /**
+   * While another process on the same DATA_DIR owns the state store: who holds
+   * it (`PID n (...)`), for the 503 of state-backed endpoints and /api/health
+   * (service/state/state.claim.ts). Null or absent when this process owns it.
+   */
+  stateHeldBy?: () => string | null;
   /** Live FMCSA QCMobile refresh for vettings; null/absent when FMCSA_WEBKEY is unset. */
   liveRefresher?: LiveRefresher | null;
   /** Bull Board at /admin/queues (service/admin); built only when REDIS_URL and ADMIN_TOKEN are set. */

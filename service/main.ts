@@ -13,7 +13,8 @@ import { createApp } from './app.ts';
 import { createNodeListener } from './node-listener.ts';
 import { discoveryOptions } from './discovery/discovery.options.ts';
 import type { Readers, ServiceDeps } from './deps.ts';
-import { StateStore, stateDbPath } from './state/state.store.ts';
+import { stateDbPath } from './state/state.store.ts';
+import { claimStateStore, type StateClaim } from './state/state.claim.ts';
 import { createLiveRefresher } from './vetting/live-refresh.ts';
 import { loadOrCreateSigningKey } from '../lib/keys.ts';
 import { buildUsageDeps } from './usage/usage.deps.ts';
@@ -31,19 +32,28 @@ export async function openReaders(config: Config, domains = SERVED_DOMAINS): Pro
   return readers;
 }
 
-export async function buildDeps(config: Config, log: Logger): Promise<ServiceDeps> {
-  return {
+/**
+ * The services' dependencies. The state store is claimed, not just opened: a
+ * second API process on the same DATA_DIR serves without it (503 for the
+ * state-backed endpoints) and takes it over when the owner stops.
+ */
+export async function buildDeps(config: Config, log: Logger): Promise<ServiceDeps & { stateClaim: StateClaim }> {
+  const deps: Partial<ServiceDeps> = {};
+  const stateClaim = await claimStateStore(stateDbPath(config.dataDir), { retryMs: config.STATE_CLAIM_RETRY_MS, log, onAcquired: (store) => (deps.state = store) });
+  return Object.assign(deps, {
+    stateClaim,
     readers: await openReaders(config),
     log,
     now: () => new Date(),
     startedAt: new Date(),
     options: { publicBaseUrl: config.publicBaseUrl, snapshotStaleHours: config.SNAPSHOT_STALE_HOURS, version: pkg.version, dataDir: config.dataDir, mcpAllowedOrigins: config.mcpAllowedOrigins, adminToken: config.ADMIN_TOKEN, ...discoveryOptions(config) },
-    state: await StateStore.open(stateDbPath(config.dataDir)),
+    state: stateClaim.store ?? undefined,
+    stateHeldBy: () => stateClaim.heldBy,
     signingKey: await loadOrCreateSigningKey(config.signingKeyPath),
     liveRefresher: createLiveRefresher(config),
     ...(await buildUsageDeps(config, log)), // usage metering, limits, query log + Redis probe (service/usage)
     queueDashboard: config.REDIS_URL && config.ADMIN_TOKEN ? (await import('./admin/queue-dashboard.ts')).createQueueDashboard(config, config.ADMIN_TOKEN) : undefined,
-  };
+  });
 }
 
 export interface RunningServer {
@@ -75,7 +85,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       // Stops accepting, closes idle keep-alive sockets, resolves once in-flight requests have finished.
       await new Promise<void>((resolve) => server.close(() => resolve()));
       for (const r of Object.values(deps.readers)) await r.close();
-      await deps.state?.close();
+      await deps.stateClaim.close();
       await deps.usage?.close();
       await deps.queueDashboard?.close();
     },

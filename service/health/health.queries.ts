@@ -32,6 +32,11 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     dependencies[name] = up ? 'up' : 'down';
     if (!up) reasons.push(`${name} is down`);
   }
+  const heldBy = deps.state ? null : deps.stateHeldBy?.();
+  if (heldBy) {
+    dependencies.state = 'down';
+    reasons.push(`state store owned by another process on this DATA_DIR (${heldBy}): vetting, care and credits answer 503 here`);
+  }
   return {
     status: reasons.length ? 'degraded' : 'healthy',
     uptime_seconds: Math.round((now.getTime() - deps.startedAt.getTime()) / 1000),

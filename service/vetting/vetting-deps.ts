@@ -13,10 +13,12 @@ import { StageOrderError } from '../care/care.queries.ts';
 import { PaymentRequiredError } from './credits.ts';
 import type { VettingDeps } from './vetting.queries.ts';
 
-/** The state store, or 503 when this deployment has none. */
+/** The state store, or 503 when this deployment has none or another process on its DATA_DIR owns it. */
 export function stateOf(deps: ServiceDeps): StateStore {
-  if (!deps.state) throw new SourceUnavailableError('the durable state store is not configured on this instance');
-  return deps.state;
+  if (deps.state) return deps.state;
+  const heldBy = deps.stateHeldBy?.();
+  if (heldBy) throw new SourceUnavailableError(`the durable state store is owned by another Proofline process on this DATA_DIR (${heldBy}); vetting, proof-of-care and credit requests are served by that process`, { response: { held_by: heldBy } });
+  throw new SourceUnavailableError('the durable state store is not configured on this instance');
 }
 
 let keyLoading: Promise<SigningKey> | null = null;

@@ -3,47 +3,13 @@
  * killed with SIGKILL while more writes are in flight, restarts on the same
  * DATA_DIR, and must still hold every acknowledged write, with valid chains.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { REPO_ROOT } from '../helpers/shared.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
+import { exited, startServerProcess as startServer, type ServerProcess as Child } from '../helpers/server-process.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { sha256Hex } from '../../lib/hash.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
-
-interface Child {
-  proc: ChildProcess;
-  url: string;
-}
-
-async function startServer(dataDir: string): Promise<Child> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'service/main.ts')], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ADMIN_TOKEN: 'test-admin-token', FMCSA_WEBKEY: '', REDIS_URL: '' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let err = '';
-  proc.stderr!.on('data', (d) => (err += String(d)));
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    const t = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 30_000);
-    proc.stdout!.on('data', (d) => {
-      out += String(d);
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) {
-        clearTimeout(t);
-        resolve(m[1]!);
-      }
-    });
-    proc.on('exit', (code) => reject(new Error(`server exited with ${code}: ${err}`)));
-  });
-  return { proc, url };
-}
-
-async function exited(proc: ChildProcess): Promise<void> {
-  if (proc.exitCode === null && proc.signalCode === null) await new Promise((r) => proc.once('exit', r));
-}
 
 const post = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
 
