@@ -18,7 +18,8 @@ export interface LockInfo {
   run_id: string;
 }
 
-function processAlive(pid: number): boolean {
+/** Whether a process with this pid exists on this host (EPERM: it does, owned by another user). */
+export function processAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -13,21 +13,25 @@
  * if the process dies; a spool file left by a crash is loaded the next time
  * the log is opened. The log is telemetry, never acknowledged data.
  *
- * One writer per DuckDB file (tech.md): a second server process on the same
- * DATA_DIR cannot open it and logs to its own in-memory database instead
- * (with a warning); run one API process per DATA_DIR, or accept per-process
- * rankings.
+ * One writer per DuckDB file (tech.md §5): a second server process on the
+ * same DATA_DIR cannot open it and logs to its own in-memory database instead
+ * (with a warning), so its rankings and stats count its own traffic. Each
+ * spool file it has loaded is then handed over to the owner's spool folder,
+ * and the owner loads it too: the owner's log (and the file, which outlives
+ * both) counts every process's requests. The owner also takes over the spool
+ * folders that processes which died before handing over left behind.
  *
  * Clients are stored as `key:<key_id>` or `ip:<first 16 hex of SHA-256(ip)>`,
  * never raw IPs.
  */
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
-import { mkdir, readdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from '../../lib/log.ts';
 import { queryRows, quoteLiteral, type Params, type Row } from '../../lib/warehouse/duckdb.ts';
+import { processAlive } from '../../lib/warehouse/lock.ts';
 import { formatMs, msLength, uintLength, writeMs, writeUint } from '../cache/bytes.ts';
 
 export interface QueryLogEntry {
@@ -81,6 +85,9 @@ export function toLine(e: QueryLogEntry): string {
   return `{"ts_ms":${Math.trunc(e.ts_ms)}${part}${logRequestPart(e.path, e.ticker, e.status)}${formatMs(e.duration_ms)}}\n`;
 }
 
+/** Folder prefix (`query-log-spool-<pid>`) of a process logging to memory because another one owns the log file. */
+const FALLBACK_SPOOL = 'query-log-spool-';
+
 const TS_OPEN = Buffer.from('{"ts_ms":');
 const LINE_END = Buffer.from('}\n');
 
@@ -107,6 +114,8 @@ export class QueryLog {
     private readonly reader: DuckDBConnection,
     readonly file: string,
     private readonly spoolDir: string,
+    /** The owner's spool folder, where this (in-memory fallback) log hands its loaded spool files; null for the owner. */
+    private readonly handoffDir: string | null,
     private readonly log?: Logger,
   ) {}
 
@@ -126,13 +135,17 @@ export class QueryLog {
     await writer.run(DDL);
     const reader = await instance.connect();
     // Spool files are per database: the file's own directory, or a per-process one for the in-memory fallback.
-    const spoolDir = where === ':memory:' ? path.join(path.dirname(file), `query-log-spool-${process.pid}`) : `${file}.spool`;
+    const ownerSpool = `${file}.spool`;
+    const spoolDir = where === ':memory:' ? path.join(path.dirname(file), `${FALLBACK_SPOOL}${process.pid}`) : ownerSpool;
     await mkdir(spoolDir, { recursive: true });
-    const q = new QueryLog(instance, writer, reader, where, spoolDir, opts.log);
+    const q = new QueryLog(instance, writer, reader, where, spoolDir, where === ':memory:' ? ownerSpool : null, opts.log);
+    if (where !== ':memory:') await q.adoptOrphanSpools();
     await q.loadSpoolFiles(); // left by a crash
     q.spoolTimer = setInterval(() => q.writeBuffer(), opts.spoolMs ?? 250);
     q.spoolTimer.unref();
-    q.loadTimer = setInterval(() => void q.flush().catch((err) => opts.log?.warn({ err }, 'query log flush failed')), opts.flushMs ?? 1000);
+    // The owner looks for handed-over files even when it has no traffic of its own.
+    const force = where !== ':memory:';
+    q.loadTimer = setInterval(() => void q.flush(force).catch((err) => opts.log?.warn({ err }, 'query log flush failed')), opts.flushMs ?? 1000);
     q.loadTimer.unref();
     return q;
   }
@@ -201,7 +214,8 @@ export class QueryLog {
     this.full = [];
     this.pendingRows = 0;
     if (!this.spool) {
-      const stream = createWriteStream(path.join(this.spoolDir, `${Date.now()}-${String(this.seq++).padStart(6, '0')}.ndjson.open`));
+      // Time first (files load oldest first), then the process, so handed-over files never collide with the owner's.
+      const stream = createWriteStream(path.join(this.spoolDir, `${Date.now()}-${process.pid}-${String(this.seq++).padStart(6, '0')}.ndjson.open`));
       // A failed write (disk full, folder removed) loses these log rows, never the server: an 'error' without a listener would throw.
       stream.on('error', (err) => this.log?.warn({ err: err.message, file: String(stream.path) }, 'query log spool write failed; rows dropped'));
       this.spool = stream;
@@ -210,10 +224,14 @@ export class QueryLog {
     this.spoolRows += rows;
   }
 
-  /** Writes buffered rows and loads every closed spool file into the database; concurrent callers share one flush. */
-  flush(): Promise<void> {
+  /**
+   * Writes buffered rows and loads every closed spool file into the database;
+   * concurrent callers share one flush. Without rows of its own it does
+   * nothing unless `force` (the owner then still loads handed-over files).
+   */
+  flush(force = false): Promise<void> {
     if (this.flushing) return this.flushing.then(() => (this.pendingRows || this.spoolRows ? this.flush() : undefined));
-    if (this.pendingRows === 0 && this.spoolRows === 0) return Promise.resolve();
+    if (this.pendingRows === 0 && this.spoolRows === 0 && !force) return Promise.resolve();
     this.flushing = this.doFlush().finally(() => (this.flushing = null));
     return this.flushing;
   }
@@ -256,13 +274,32 @@ export class QueryLog {
         await rename(file, `${file}.bad`).catch(() => undefined);
         continue;
       }
-      await rm(file, { force: true });
+      // A fallback log hands the file to the owner (same folder tree, so a rename); the owner deletes it.
+      if (this.handoffDir === null || !(await rename(file, path.join(this.handoffDir, path.basename(file))).then(() => true, () => false))) await rm(file, { force: true });
     }
   }
 
-  /** Runs a read query over `query_log` after flushing what is buffered. */
+  /**
+   * Moves into the owner's spool folder the files of fallback spool folders
+   * whose process is gone (it died before handing them over), and removes
+   * those folders. Called by the owner when it opens the log.
+   */
+  private async adoptOrphanSpools(): Promise<void> {
+    const parent = path.dirname(this.spoolDir);
+    for (const d of await readdir(parent).catch(() => [] as string[])) {
+      const pid = d.startsWith(FALLBACK_SPOOL) ? Number(d.slice(FALLBACK_SPOOL.length)) : NaN;
+      if (!Number.isInteger(pid) || pid <= 0 || processAlive(pid)) continue;
+      const dir = path.join(parent, d);
+      for (const f of await readdir(dir).catch(() => [] as string[])) {
+        if (f.endsWith('.ndjson') || f.endsWith('.ndjson.open')) await rename(path.join(dir, f), path.join(this.spoolDir, f.replace(/\.open$/, ''))).catch(() => undefined);
+      }
+      await rm(dir, { recursive: true, force: true }).catch(() => undefined);
+    }
+  }
+
+  /** Runs a read query over `query_log` after flushing what is buffered (and, on the owner, loading handed-over files). */
   async query(sql: string, params?: Params): Promise<Row[]> {
-    await this.flush();
+    await this.flush(this.handoffDir === null);
     return queryRows(this.reader, sql, params);
   }
 
@@ -270,6 +307,8 @@ export class QueryLog {
     if (this.spoolTimer) clearInterval(this.spoolTimer);
     if (this.loadTimer) clearInterval(this.loadTimer);
     await this.flush().catch((err) => this.log?.warn({ err }, 'final query log flush failed'));
+    // A fallback log's folder is empty once everything is handed over (rmdir refuses otherwise: the owner adopts it later).
+    if (this.handoffDir !== null) await rmdir(this.spoolDir).catch(() => undefined);
     this.writer.closeSync();
     this.reader.closeSync();
     this.instance.closeSync();
