@@ -131,7 +131,21 @@ export class StateStore {
     if (this.closed) return Promise.reject(new Error('state store is closed'));
     return new Promise<T>((resolve, reject) => {
       this.queue.push({ run, resolve: resolve as (v: unknown) => void, reject });
-      this.flushing ??= this.drain().finally(() => (this.flushing = null));
+      this.startDrain();
+    });
+  }
+
+  /**
+   * Starts draining unless a drain is running. A drain that has already left
+   * its loop when an operation is queued (the caller of the group it just
+   * resolved may queue its next write before the drain's `finally` runs) is
+   * followed by a new one, so no queued operation is left waiting.
+   */
+  private startDrain(): void {
+    if (this.flushing) return;
+    this.flushing = this.drain().finally(() => {
+      this.flushing = null;
+      if (this.queue.length > 0) this.startDrain();
     });
   }
 

@@ -24,6 +24,19 @@ describe('StateStore group commit', () => {
     expect((await store.query("SELECT count(*)::INTEGER AS n FROM state_meta WHERE key LIKE 'k%'"))[0]!.n).toBe(50);
   });
 
+  it('commits a write queued by the caller of the group just committed, before that drain has finished', async () => {
+    // The caller resumes while the drain that resolved it is still unwinding; its next write must start a new drain.
+    const chained = (async () => {
+      await store.write(async (tx) => tx.defer(INSERT_META, { key: 'chain1', value: '1' }));
+      await Promise.all([Promise.resolve()]);
+      return store.write(async (tx) => tx.defer(INSERT_META, { key: 'chain2', value: '2' }));
+    })();
+    const timedOut = Symbol('timed out');
+    const outcome = await Promise.race([chained.then(() => 'committed'), new Promise((r) => setTimeout(() => r(timedOut), 3000))]);
+    expect(outcome).toBe('committed');
+    expect((await store.query("SELECT count(*)::INTEGER AS n FROM state_meta WHERE key IN ('chain1', 'chain2')"))[0]!.n).toBe(2);
+  });
+
   it('rejects only the operation that fails validation before writing', async () => {
     const results = await Promise.allSettled([
       store.write(async (tx) => tx.defer(INSERT_META, { key: 'v1', value: 'a' })),

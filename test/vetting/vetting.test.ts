@@ -124,6 +124,13 @@ describe('POST /api/batch-vet', () => {
     expect(r.body.results[0].record.vetting_id).toMatch(/^VET-/);
   });
 
+  it('answers a batch in which every DOT is invalid with per-DOT 400s and no charge', async () => {
+    const r = await getJson(w.svc.app, '/api/batch-vet', post({ dot_numbers: [0, '1e3'], broker_id: 'all-invalid' }));
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ requested: 2, succeeded: 0, failed: 2, credits: { balance: 30, charged: 0 } });
+    expect(r.body.results.map((x: { http_status: number }) => x.http_status)).toEqual([400, 400]);
+  });
+
   it('enforces the plan batch limit and checks the whole batch against the balance first', async () => {
     const big = await getJson(w.svc.app, '/api/batch-vet', post({ dot_numbers: dots.slice(0, 11), broker_id: 'batch-limit' }));
     expect(big.status).toBe(400);
