@@ -24,8 +24,8 @@ export const POLYGON_FETCH_STEP = 'fetch';
 
 export const polygonFetchPayload = z.object({
   ticker: z.string().min(1),
-  from: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
-  to: z.string().regex(/^\d{4}-\d{2}-\d{2}$/),
+  from: z.iso.date(),
+  to: z.iso.date(),
   /** `<inputDir>/quotes` of the run. */
   dir: z.string(),
 });

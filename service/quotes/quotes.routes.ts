@@ -16,7 +16,7 @@ const adjustment = z.enum(['raw', 'split_dividend']).optional().describe('price 
 const quoteQuery = z.object({ adjustment });
 const historyQuery = z.object({
   limit: z.coerce.number().int().min(1).optional().describe(`days, default ${HISTORY_DEFAULT}, max ${HISTORY_MAX} (larger values are clamped and the response says so)`),
-  from: z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'expected YYYY-MM-DD').optional(),
+  from: z.iso.date('expected a calendar date YYYY-MM-DD').optional(),
   adjustment,
 });
 

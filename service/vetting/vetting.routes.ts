@@ -9,11 +9,11 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../deps.ts';
 import { clampLimit, parseBody, parseQuery } from '../http.ts';
 import { describeRoute } from '../openapi/route-registry.ts';
-import { batchVet, batchVetInput, createVetting, dotNumberSchema, getVettingHistory, getVettingRecord, previewInput, previewVetting, vetInput } from './vetting.queries.ts';
+import { batchVet, batchVetInput, createVetting, getVettingHistory, getVettingRecord, previewInput, previewVetting, vetInput } from './vetting.queries.ts';
 import { creditKeyOf, mapped, stateOf, vettingDepsOf } from './vetting-deps.ts';
 
 const vettingQuery = z.object({
-  dot: z.string().regex(/^\d{1,8}$/, 'must be a USDOT number').optional().describe('USDOT number: the carrier\'s vetting history'),
+  dot: z.string().regex(/^\d{1,8}$/, 'must be a USDOT number').refine((d) => Number(d) > 0, 'must be a positive USDOT number').optional().describe('USDOT number: the carrier\'s vetting history'),
   id: z.string().regex(/^VET-[A-Za-z0-9-]+$/, 'must be a VET-... id').optional().describe('one vetting record, with its snapshot_json'),
   limit: z.coerce.number().int().min(1).optional(),
 });
@@ -50,7 +50,7 @@ export function registerVettingRoutes(app: H3, deps: ServiceDeps): void {
     const q = parseQuery(event, vettingQuery);
     const store = stateOf(deps);
     if (q.id) return getVettingRecord(store, q.id);
-    if (q.dot) return getVettingHistory(store, dotNumberSchema.parse(q.dot), clampLimit(q.limit, 50, 500).limit);
+    if (q.dot) return getVettingHistory(store, Number(q.dot), clampLimit(q.limit, 50, 500).limit);
     throw new InvalidInputError("give either 'dot' (history) or 'id' (one record)", { response: { parameter: 'dot' } });
   });
 
