@@ -29,7 +29,7 @@ import type { H3, H3Event } from 'h3';
 import { FastResponse } from 'srvx';
 import { errorResponse } from '../http.ts';
 import type { ServiceDeps } from '../deps.ts';
-import { InvalidApiKeyError, UsageService, tierRecommendation, usageMetaJson, usageMetaParts, type ClientIdentity, type Metered, type UsageMetaParts } from '../usage/usage.service.ts';
+import { dataSourceOf, InvalidApiKeyError, UsageService, tierRecommendation, usageMetaJson, usageMetaParts, type ClientIdentity, type Metered, type UsageMetaParts } from '../usage/usage.service.ts';
 import { logClientPart, logRequestPart } from '../usage/query-log.ts';
 import { allocBody, uintLength, writeUint } from './bytes.ts';
 import { etagOf, ResponseCache, type CachedResponse, type HotEntry } from './response-cache.ts';
@@ -338,12 +338,12 @@ export class ApiLayer {
     headers['retry-after'] = String(m.reset_seconds);
     const body = JSON.stringify({ error: `hourly limit of ${m.hourly_limit} requests reached for the ${id.tier} tier; retry in ${m.reset_seconds} s`, status: 429, retry_after_seconds: m.reset_seconds });
     usage.record({ ts_ms: nowMs, client: id.client, tier: id.tier, agent_type: id.agent_type, method: req.method, path: req.pathname, ticker: null, status: 429, duration_ms: performance.now() - t0 });
-    return finish(req, 429, mergeUsageMeta(body, this.metaJson(usage, id, m)), headers, null, null);
+    return finish(req, 429, mergeUsageMeta(body, this.metaJson(usage, id, m, req.pathname)), headers, null, null);
   }
 
-  /** The usage_meta text of a counted request. */
-  metaJson(usage: UsageService, id: ClientIdentity, m: Metered): string {
-    return usageMetaJson(id, m, this.deps.options.publicBaseUrl, usage.proHourlyLimit);
+  /** The usage_meta text of a counted request for `pathname` (its data source sets the provenance texts). */
+  metaJson(usage: UsageService, id: ClientIdentity, m: Metered, pathname: string): string {
+    return usageMetaJson(id, m, this.deps.options.publicBaseUrl, usage.proHourlyLimit, dataSourceOf(pathname));
   }
 
   /**
@@ -382,7 +382,7 @@ export class ApiLayer {
       const headers = meteredHeaders(m);
       headers['x-proofline-cache'] = 'hit';
       headers['content-type'] = hit.contentType;
-      return finish(req, hit.status, mergeUsageMeta(hit.json, this.metaJson(usage, id, m)), headers, hit.status === 200 ? hit.etag : null, null);
+      return finish(req, hit.status, mergeUsageMeta(hit.json, this.metaJson(usage, id, m, req.pathname)), headers, hit.status === 200 ? hit.etag : null, null);
     }
     const meta = client.meta;
     const rec = tierRecommendation(id, m);
@@ -480,7 +480,7 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
     if (!('id' in metered)) return toFastResponse(metered);
     const { id, m, nowMs } = metered;
     const headers = meteredHeaders(m);
-    const metaJson = layer.metaJson(usage, id, m);
+    const metaJson = layer.metaJson(usage, id, m, pathname);
 
     const cacheable = (method === 'GET' || method === 'HEAD') && isCacheable(pathname);
     const key = cacheable ? pathname + event.url.search : '';

@@ -176,24 +176,57 @@ export class UsageService {
 }
 
 /**
- * The `usage_meta` block. `trust_status` and `commercial_use_notice` state
- * the rule every response carries: Proofline serves copies of SEC filings
- * data, so a client must confirm the accession number on the SEC's own site
- * (EDGAR) before relying on a figure commercially.
+ * Whose public data an /api path serves: FMCSA's (carriers, safety, crashes,
+ * inspections, enforcement, red flags, vetting records, proof-of-care
+ * documents) or the SEC's (the company registry and everything else). It sets
+ * the provenance texts of `usage_meta`.
  */
-export function buildUsageMeta(id: ClientIdentity, m: Metered, baseUrl: string, proHourlyLimit: number) {
-  return {
+export type DataSource = 'sec' | 'fmcsa';
+const FMCSA_PATH = /^\/api\/(?:carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet|care)(?:\/|$)/;
+
+/** The data source of an /api pathname (see DataSource). */
+export function dataSourceOf(pathname: string): DataSource {
+  return FMCSA_PATH.test(pathname) ? 'fmcsa' : 'sec';
+}
+
+/**
+ * The provenance members of `usage_meta` per data source. `trust_status` and
+ * `commercial_use_notice` state the rule every response carries: Proofline
+ * serves copies of a regulator's public data, so a client confirms a record
+ * at the primary source before relying on it commercially: the accession
+ * number on the SEC's own site (EDGAR), the carrier's USDOT record on FMCSA's
+ * SAFER system.
+ */
+const PROVENANCE: Record<DataSource, { source: string; license: string; trust_status: string; commercial_use_notice: string }> = {
+  sec: {
     source: 'Proofline registry: derived from SEC EDGAR public filings (data.sec.gov, www.sec.gov)',
+    license: 'SEC EDGAR data is a U.S. government work (public domain); Proofline compilation, origin leaves and receipts: CC BY 4.0',
+    trust_status: 'unverified_copy: confirm the accession number on the SEC site (https://www.sec.gov/edgar/search/) before relying on this data; check origin leaves at /api/verify/{leaf_hash}',
+    commercial_use_notice: 'Commercial use requires validating each figure against the primary filing on sec.gov; Proofline receipts prove what was served, not that the filing is correct.',
+  },
+  fmcsa: {
+    source: 'Proofline carrier data: derived from FMCSA public data (Company Census, crash, inspection, SMS and L&I files; QCMobile)',
+    license: 'FMCSA data is a U.S. government work (public domain); Proofline compilation, risk scores, vetting records and receipts: CC BY 4.0',
+    trust_status: 'unverified_copy: confirm the USDOT number, operating status and authority on FMCSA\'s SAFER system (https://safer.fmcsa.dot.gov/) before relying on this data; check origin leaves at /api/verify/{leaf_hash}',
+    commercial_use_notice: 'Commercial use requires checking operating authority and insurance against FMCSA\'s own records at dispatch; Proofline vetting records prove what was assessed and when, not that a carrier is safe.',
+  },
+};
+
+/** The `usage_meta` block of a response serving `dataSource`'s data (default: the SEC registry). */
+export function buildUsageMeta(id: ClientIdentity, m: Metered, baseUrl: string, proHourlyLimit: number, dataSource: DataSource = 'sec') {
+  const p = PROVENANCE[dataSource];
+  return {
+    source: p.source,
     current_tier: id.tier,
     requests_this_hour: m.requests_this_hour,
     hourly_limit: m.hourly_limit,
     remaining: m.remaining,
     agent_type: id.agent_type,
     validation_required_for_commercial_use: true,
-    license: 'SEC EDGAR data is a U.S. government work (public domain); Proofline compilation, origin leaves and receipts: CC BY 4.0',
+    license: p.license,
     pricing: `${baseUrl}/docs#pricing`,
-    trust_status: 'unverified_copy: confirm the accession number on the SEC site (https://www.sec.gov/edgar/search/) before relying on this data; check origin leaves at /api/verify/{leaf_hash}',
-    commercial_use_notice: 'Commercial use requires validating each figure against the primary filing on sec.gov; Proofline receipts prove what was served, not that the filing is correct.',
+    trust_status: p.trust_status,
+    commercial_use_notice: p.commercial_use_notice,
     upsell: id.tier === 'free' ? `Pro API keys raise the limit from ${id.hourly_limit} to ${proHourlyLimit} requests per hour: ${baseUrl}/docs#pricing` : null,
     tier_recommendation: tierRecommendation(id, m),
   };
@@ -208,12 +241,12 @@ interface MetaTemplate {
 }
 const metaTemplates = new Map<string, MetaTemplate>();
 
-function metaTemplate(id: ClientIdentity, baseUrl: string, proHourlyLimit: number): MetaTemplate {
-  const key = `${id.tier}|${id.agent_type}|${id.hourly_limit}|${proHourlyLimit}|${baseUrl}`;
+function metaTemplate(id: ClientIdentity, baseUrl: string, proHourlyLimit: number, dataSource: DataSource): MetaTemplate {
+  const key = `${id.tier}|${id.agent_type}|${id.hourly_limit}|${proHourlyLimit}|${dataSource}|${baseUrl}`;
   let t = metaTemplates.get(key);
   if (!t) {
     const zero: Metered = { requests_this_hour: 0, hourly_limit: id.hourly_limit, remaining: 0, reset_seconds: 0, over_limit: false };
-    const { source, current_tier, requests_this_hour: _r, hourly_limit: _h, remaining: _m, tier_recommendation: _t, ...rest } = buildUsageMeta(id, zero, baseUrl, proHourlyLimit);
+    const { source, current_tier, requests_this_hour: _r, hourly_limit: _h, remaining: _m, tier_recommendation: _t, ...rest } = buildUsageMeta(id, zero, baseUrl, proHourlyLimit, dataSource);
     t = { head: JSON.stringify({ source, current_tier }).slice(0, -1), mid: JSON.stringify(rest).slice(1, -1) };
     if (metaTemplates.size > 1000) metaTemplates.clear();
     metaTemplates.set(key, t);
@@ -228,22 +261,23 @@ export function tierRecommendation(id: ClientIdentity, m: Metered): Tier {
 }
 
 /**
- * The JSON text of `buildUsageMeta(id, m, baseUrl, proHourlyLimit)`, byte for
+ * The JSON text of `buildUsageMeta(id, m, baseUrl, proHourlyLimit, dataSource)`, byte for
  * byte (pinned by test/api/hot-path.test.ts), assembled from memoised pieces:
  * only the counters and the recommendation change from one request to the
  * next, so the long constant strings are serialised once per (tier, agent
- * type, limit, base URL) instead of on every request.
+ * type, limit, data source, base URL) instead of on every request.
  */
-export function usageMetaJson(id: ClientIdentity, m: Metered, baseUrl: string, proHourlyLimit: number): string {
-  const t = metaTemplate(id, baseUrl, proHourlyLimit);
+export function usageMetaJson(id: ClientIdentity, m: Metered, baseUrl: string, proHourlyLimit: number, dataSource: DataSource = 'sec'): string {
+  const t = metaTemplate(id, baseUrl, proHourlyLimit, dataSource);
   return `${t.head},"requests_this_hour":${m.requests_this_hour},"hourly_limit":${m.hourly_limit},"remaining":${m.remaining},${t.mid},"tier_recommendation":"${tierRecommendation(id, m)}"}`;
 }
 
 /**
  * `usageMetaJson` as UTF-8 parts around its two per-request numbers:
  * `open` + requests_this_hour + `mid` + remaining + `tail[recommendation]`,
- * for one identity (the hourly limit is the identity's). `chars` are the
- * UTF-16 lengths of the parts without the numbers, per recommendation.
+ * for one identity (the hourly limit is the identity's) and the SEC registry
+ * (the data of every hot-cached route). `chars` are the UTF-16 lengths of the
+ * parts without the numbers, per recommendation.
  */
 export interface UsageMetaParts {
   baseUrl: string;
@@ -255,7 +289,7 @@ export interface UsageMetaParts {
 }
 
 export function usageMetaParts(id: ClientIdentity, baseUrl: string, proHourlyLimit: number): UsageMetaParts {
-  const t = metaTemplate(id, baseUrl, proHourlyLimit);
+  const t = metaTemplate(id, baseUrl, proHourlyLimit, 'sec');
   const open = `${t.head},"requests_this_hour":`;
   const mid = `,"hourly_limit":${id.hourly_limit},"remaining":`;
   const tail = (rec: Tier) => `,${t.mid},"tier_recommendation":"${rec}"}`;

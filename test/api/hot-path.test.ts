@@ -24,9 +24,9 @@ import { silentLogger } from '../../lib/log.ts';
 import { startServer, type RunningServer } from '../../service/main.ts';
 import { logClientPart, logRequestPart, QueryLog, toLine } from '../../service/usage/query-log.ts';
 import { AGENT_TYPES } from '../../service/usage/agent-type.ts';
-import { buildUsageMeta, usageMetaJson, type ClientIdentity, type Metered } from '../../service/usage/usage.service.ts';
+import { buildUsageMeta, dataSourceOf, usageMetaJson, type ClientIdentity, type Metered } from '../../service/usage/usage.service.ts';
 import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
-import type { LayerRequest } from '../../service/cache/api-layer.ts';
+import { CACHEABLE_PREFIXES, type LayerRequest } from '../../service/cache/api-layer.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 
 describe('usageMetaJson', () => {
@@ -41,7 +41,20 @@ describe('usageMetaJson', () => {
         }
       }
     }
-    for (const [id, m, base] of cases) expect(usageMetaJson(id, m, base, 10_000)).toBe(JSON.stringify(buildUsageMeta(id, m, base, 10_000)));
+    for (const [id, m, base] of cases) {
+      for (const source of ['sec', 'fmcsa'] as const) expect(usageMetaJson(id, m, base, 10_000, source)).toBe(JSON.stringify(buildUsageMeta(id, m, base, 10_000, source)));
+    }
+  });
+});
+
+describe('dataSourceOf', () => {
+  it('gives FMCSA provenance to carrier, vetting and care paths and SEC to the rest', () => {
+    for (const p of ['/api/carrier/123', '/api/carriers', '/api/safety', '/api/crashes', '/api/inspections', '/api/enforcement', '/api/red-flags', '/api/fmcsa/status', '/api/vet', '/api/vet-preview', '/api/vetting', '/api/batch-vet', '/api/care', '/api/care/POGC-1/event']) expect(dataSourceOf(p), p).toBe('fmcsa');
+    for (const p of ['/api/company/AAPL', '/api/person/cook', '/api/search', '/api/signals', '/api/verify/ab', '/api/stats', '/api/carrierx', '/api/vetted']) expect(dataSourceOf(p), p).toBe('sec');
+  });
+
+  it('is SEC for every hot-cached prefix (the hot path writes the SEC usage_meta parts)', () => {
+    for (const p of CACHEABLE_PREFIXES) expect(dataSourceOf(p), p).toBe('sec');
   });
 });
 

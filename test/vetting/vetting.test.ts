@@ -52,6 +52,16 @@ describe('POST /api/vet', () => {
     expect(verifyCanonical(w.svc.deps.signingKey!.publicKey, { ...signed, risk_score: signed.risk_score + 1 }, signature.value)).toBe(false);
   });
 
+  it('names FMCSA as the source in usage_meta, and SAFER as the place to confirm a carrier', async () => {
+    for (const path of [`/api/carrier/${dots[0]}`, `/api/vetting?dot=${dots[0]}`]) {
+      const r = await getJson(w.svc.app, path);
+      expect(r.status, path).toBe(200);
+      expect(r.body.usage_meta.source, path).toMatch(/FMCSA/);
+      expect(r.body.usage_meta.trust_status, path).toMatch(/safer\.fmcsa\.dot\.gov/);
+      expect(r.body.usage_meta.license, path).toMatch(/^FMCSA data is a U\.S\. government work/);
+    }
+  });
+
   it('accepts the DOT as a number and lists history newest first', async () => {
     const a = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[1], broker_id: 'acme' }));
     const b = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[1], broker_id: 'other' }));
