@@ -49,8 +49,9 @@ export function registerCareRoutes(app: H3, deps: ServiceDeps): void {
 
   app.get('/api/care', async (event) => {
     const q = parseQuery(event, listQuery);
-    const documents = await listCareDocuments(stateOf(deps), clampLimit(q.limit, 50, 500).limit);
-    return { count: documents.length, documents };
+    const { limit, clamped } = clampLimit(q.limit, 50, 500);
+    const documents = await listCareDocuments(stateOf(deps), limit);
+    return { count: documents.length, limit, ...(clamped ? { limit_clamped: clamped } : {}), documents };
   });
 
   app.get('/api/care/:id/verify', async (event) => verifyCareDocument(stateOf(deps), docId(event)));

@@ -13,6 +13,7 @@ import { hashCanonical } from '../../lib/hash.ts';
 import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { loadSql, type Json, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { clampLimit } from '../http.ts';
 import {
   assessBasics, assessCarrier, BASICS, NATIONAL_OOS_AVERAGES, RISK_RULES, type CarrierClass, type CarrierFeatures, type RiskAssessment,
 } from '../../ingest/fmcsa/risk-model.ts';
@@ -71,7 +72,8 @@ export interface SearchCarriersQuery {
   dot?: number | string;
   mc?: string;
   state?: string;
-  limit: number;
+  /** Default 20, max 100: larger values are clamped and the result says so (`limit_clamped`). */
+  limit?: number;
   offset?: number;
 }
 
@@ -80,7 +82,7 @@ export interface SearchCarriersQuery {
  * and/or state. Ranked: exact name, name prefix, then contains; larger fleets
  * first within a rank. At least one filter is required.
  */
-export async function searchCarriers(fmcsa: SnapshotReader, q: SearchCarriersQuery): Promise<{ total: number; limit: number; offset: number; results: Row[] }> {
+export async function searchCarriers(fmcsa: SnapshotReader, q: SearchCarriersQuery): Promise<{ total: number; limit: number; limit_clamped?: { requested: number; max: number }; offset: number; results: Row[] }> {
   const dot = q.dot != null && q.dot !== '' ? parseDot(q.dot) : null;
   const mc = q.mc ? parseDocket(q.mc) : null;
   const name = q.name?.trim() ? q.name.trim().toLowerCase() : null;
@@ -88,11 +90,11 @@ export async function searchCarriers(fmcsa: SnapshotReader, q: SearchCarriersQue
   const state = q.state?.trim() ? q.state.trim().toUpperCase() : null;
   if (state && !/^[A-Z]{2}$/.test(state)) throw new InvalidInputError(`'state' must be a 2-letter code`, { response: { parameter: 'state' } });
   if (dot == null && !mc && !name && !state) throw new InvalidInputError('give at least one of name, dot, mc or state', { response: { parameter: 'name' } });
-  const limit = Math.max(1, Math.min(100, Math.trunc(q.limit)));
+  const { limit, clamped } = clampLimit(q.limit, 20, 100);
   const offset = Math.max(0, Math.trunc(q.offset ?? 0));
   const rows = await fmcsa.query(SQL.search, { dot, mc, name, state, limit, offset });
   const total = rows.length ? Number(rows[0].total) : 0;
-  return { total, limit, offset, results: rows.map(({ total: _t, rank: _r, ...r }) => r) };
+  return { total, limit, ...(clamped ? { limit_clamped: clamped } : {}), offset, results: rows.map(({ total: _t, rank: _r, ...r }) => r) };
 }
 
 /** Carrier identity (census row + L&I authority dockets and insurance filings, money in thousands), or NotFoundError. */
@@ -404,14 +406,15 @@ export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | st
 const RULE_CODES = new Set(RISK_RULES.map((r) => r.code));
 
 /** Carriers carrying a red flag (optionally one code, one state), highest score first. */
-export async function searchRedFlags(fmcsa: SnapshotReader, q: { code?: string; state?: string; limit: number }) {
+/** `limit`: default 50, max 500 (larger values are clamped and the result says so). */
+export async function searchRedFlags(fmcsa: SnapshotReader, q: { code?: string; state?: string; limit?: number }) {
   const code = q.code?.trim() ? q.code.trim().toUpperCase() : null;
   if (code && !RULE_CODES.has(code)) throw new InvalidInputError(`unknown red flag code '${code}'; known: ${[...RULE_CODES].join(', ')}`, { response: { parameter: 'code' } });
   const state = q.state?.trim() ? q.state.trim().toUpperCase() : null;
   if (state && !/^[A-Z]{2}$/.test(state)) throw new InvalidInputError(`'state' must be a 2-letter code`, { response: { parameter: 'state' } });
-  const limit = Math.max(1, Math.min(500, Math.trunc(q.limit)));
+  const { limit, clamped } = clampLimit(q.limit, 50, 500);
   const rows = await fmcsa.query(SQL.redFlags, { code, state, limit });
-  return { code, state, total: rows.length ? Number(rows[0].total) : 0, results: rows.map(({ total: _t, ...r }) => r) };
+  return { code, state, total: rows.length ? Number(rows[0].total) : 0, limit, ...(clamped ? { limit_clamped: clamped } : {}), results: rows.map(({ total: _t, ...r }) => r) };
 }
 
 /** Record counts per dataset and as-of dates, the files loaded and reject counts. */

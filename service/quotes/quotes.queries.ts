@@ -260,7 +260,7 @@ export async function getQuoteHistory(d: QuoteQueryDeps, rawTicker: string, opts
     adjustment,
     count: days.length,
     limit,
-    ...(requested > HISTORY_MAX ? { limit_clamped: { requested, max: HISTORY_MAX, note: `limit above ${HISTORY_MAX} was clamped to ${HISTORY_MAX}` } } : {}),
+    ...(requested > HISTORY_MAX ? { limit_clamped: { requested, max: HISTORY_MAX } } : {}),
     from: opts.from ?? null,
     chain: { first_date: chain.first_date, last_date: chain.last_date, days: chain.days, rule: "each day's origin.parent is the previous trading day's leaf_hash; the first day's parent is the source file's leaf" },
     quotes: days,

@@ -110,7 +110,7 @@ export async function getCompanyTimeline(registry: SnapshotReader, ref: string, 
     ...companyHead(c, 2),
     counts: Object.fromEntries(counts.map((r) => [String(r.event_type), Number(r.n)])),
     events: events.map((e) => ({ date: e.event_date ?? e.filing_date, filing_date: e.filing_date, type: e.event_type, item: e.item, title: e.title, summary: e.summary, accession: e.accession, form: e.form, document_url: e.document_url, basis: e.basis, origin: e.origin })),
-    ...(clamped ? { note: `limit clamped to ${clamped.max}` } : {}),
+    ...(clamped ? { limit_clamped: clamped } : {}),
     origin: companyOrigin(c, events),
   };
 }
@@ -133,7 +133,7 @@ export async function getCompanyFilings(registry: SnapshotReader, ref: string, o
     total: Number(count[0]?.n ?? 0),
     returned: rows.length,
     filings: rows,
-    ...(clamped ? { note: `limit clamped to ${clamped.max}` } : {}),
+    ...(clamped ? { limit_clamped: clamped } : {}),
     origin: companyOrigin(c, rows),
   };
 }
@@ -241,7 +241,7 @@ export async function listSignals(registry: SnapshotReader, q: SignalQuery) {
     total: Number(count[0]?.n ?? 0),
     returned: rows.length,
     signals: rows,
-    ...(clamped ? { note: `limit ${clamped.requested} exceeds the maximum; clamped to ${clamped.max}` } : {}),
+    ...(clamped ? { limit_clamped: clamped } : {}),
     origin: rows[0]?.origin ?? null,
   };
 }

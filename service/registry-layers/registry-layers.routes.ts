@@ -8,19 +8,29 @@ import { z } from 'zod';
 import type { ServiceDeps } from '../deps.ts';
 import { readerFor } from '../deps.ts';
 import { parseQuery } from '../http.ts';
+import { describeRoute } from '../openapi/route-registry.ts';
 import { getCompanyEarnings, getCompanyFilings, getCompanyPeople, getCompanyProfile, getCompanyTimeline, getPerson, listSignals } from './registry-layers.queries.ts';
 
-const limitParam = z.coerce.number().int().min(1).optional();
-const filingsQuery = z.object({ form: z.string().optional(), limit: limitParam });
-const timelineQuery = z.object({ limit: limitParam });
+const limitParam = (def: number, max: number) => z.coerce.number().int().min(1).optional().describe(`default ${def}, max ${max} (larger values are clamped and the body says so in limit_clamped)`);
+const filingsQuery = z.object({ form: z.string().optional().describe('10-K, 10-Q or 8-K (amendments included); case-insensitive'), limit: limitParam(100, 1000) });
+const timelineQuery = z.object({ limit: limitParam(40, 200) });
 const signalsQuery = z.object({
   ticker: z.string().min(1).max(15).optional(),
-  type: z.string().optional(),
+  type: z.string().optional().describe('signal type (see the index without parameters)'),
   exchange: z.string().min(1).max(20).optional(),
-  also: z.string().optional(),
+  also: z.string().optional().describe('a second signal type: companies having both'),
   min_strength: z.coerce.number().int().min(1).max(3).optional(),
-  limit: limitParam,
+  limit: limitParam(50, 200),
 });
+const tickerParam = { ticker: 'ticker or CIK' };
+
+describeRoute({ method: 'GET', path: '/api/company/{ticker}/profile', family: 'company', summary: 'Layer 1 profile (about 800 tokens): people, products, partnerships, affiliations', params: tickerParam, statuses: [400, 404, 503] });
+describeRoute({ method: 'GET', path: '/api/company/{ticker}/timeline', family: 'company', summary: 'Layer 2 timeline (about 2000 tokens): acquisitions, launches, leadership changes, financial milestones', params: tickerParam, query: timelineQuery, statuses: [400, 404, 503] });
+describeRoute({ method: 'GET', path: '/api/company/{ticker}/filings', family: 'company', summary: 'Layer 3 filings: accession, form, dates, EDGAR URLs, extraction status', params: tickerParam, query: filingsQuery, statuses: [400, 404, 503] });
+describeRoute({ method: 'GET', path: '/api/company/{ticker}/earnings', family: 'company', summary: 'Confirmed and predicted earnings dates, recent 8-Ks', params: tickerParam, statuses: [400, 404, 503] });
+describeRoute({ method: 'GET', path: '/api/company/{ticker}/people', family: 'company', summary: 'Executives and board members', params: tickerParam, statuses: [400, 404, 503] });
+describeRoute({ method: 'GET', path: '/api/person/{name}', family: 'company', summary: 'A person by case-insensitive partial name match, with career across companies', params: { name: 'person name (partial, case-insensitive)' }, statuses: [404, 503] });
+describeRoute({ method: 'GET', path: '/api/signals', family: 'company', summary: 'Signals from 10-K risk factors and MD&A; no parameters: index of signal types with counts', query: signalsQuery, statuses: [400, 503] });
 
 export function registerRegistryLayerRoutes(app: H3, deps: ServiceDeps): void {
   const reg = () => readerFor(deps, 'registry');

@@ -4,6 +4,7 @@
 import { InvalidInputError, NotFoundError, PipelineError } from '../../lib/errors.ts';
 import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { clampLimit } from '../http.ts';
 import { TOPIC_PATTERNS } from '../../ingest/transcripts/facts.ts';
 import { findCompany, parseCompanyRef } from '../company/company.queries.ts';
 
@@ -84,7 +85,7 @@ export async function getCompanyTranscripts(d: TranscriptQueryDeps, raw: string)
 export async function getCompanyFacts(d: TranscriptQueryDeps, raw: string, q: { type?: string; topic?: string; limit?: number } = {}) {
   checkFilters(q.type, q.topic);
   const t = await resolve(d, raw);
-  const limit = Math.min(q.limit ?? 100, FACTS_MAX);
+  const { limit, clamped } = clampLimit(q.limit, 100, FACTS_MAX);
   const rows = await d.transcripts.query(FACTS, { ticker: t.ticker, type: q.type ?? null, topic: q.topic ?? null, limit });
   return {
     schema: TRANSCRIPTS_SCHEMA_ID,
@@ -92,7 +93,7 @@ export async function getCompanyFacts(d: TranscriptQueryDeps, raw: string, q: { 
     name: t.name,
     filters: { type: q.type ?? null, topic: q.topic ?? null },
     fact_count: rows.length,
-    ...(q.limit && q.limit > FACTS_MAX ? { limit_clamped: { requested: q.limit, max: FACTS_MAX } } : {}),
+    ...(clamped ? { limit_clamped: clamped } : {}),
     facts: rows.map((r) => ({ ...r, origin: json(r.origin) })),
   };
 }
@@ -116,7 +117,9 @@ export async function searchTranscripts(d: TranscriptQueryDeps, q: { topic?: str
     topics: [...byTopic].map(([topic, companies]) => ({ topic, company_count: companies.length, companies })),
   };
   if (!q.first) {
-    const facts = await d.transcripts.query(SEARCH_FACTS, { topic: q.topic ?? null, type: q.type ?? null, limit: Math.min(q.limit ?? 50, FACTS_MAX) });
+    const { limit, clamped } = clampLimit(q.limit, 50, FACTS_MAX);
+    const facts = await d.transcripts.query(SEARCH_FACTS, { topic: q.topic ?? null, type: q.type ?? null, limit });
+    if (clamped) out.limit_clamped = clamped;
     out.facts = facts.map((r) => ({ ...r, origin: json(r.origin) }));
   }
   return out;

@@ -50,7 +50,10 @@ export function registerVettingRoutes(app: H3, deps: ServiceDeps): void {
     const q = parseQuery(event, vettingQuery);
     const store = stateOf(deps);
     if (q.id) return getVettingRecord(store, q.id);
-    if (q.dot) return getVettingHistory(store, Number(q.dot), clampLimit(q.limit, 50, 500).limit);
+    if (q.dot) {
+      const { limit, clamped } = clampLimit(q.limit, 50, 500);
+      return { ...(await getVettingHistory(store, Number(q.dot), limit)), limit, ...(clamped ? { limit_clamped: clamped } : {}) };
+    }
     throw new InvalidInputError("give either 'dot' (history) or 'id' (one record)", { response: { parameter: 'dot' } });
   });
 

@@ -87,6 +87,22 @@ describe('bad input', () => {
     expect(problems).toEqual([]);
   }, 300_000);
 
+  it('clamps a limit above its maximum on every route that takes one, and says so in limit_clamped', async () => {
+    const doc = (await getJson(svc.app, '/openapi.json')).body as { paths: Record<string, { get?: { parameters?: Array<{ in: string; name: string }> } }> };
+    /** Parameters some routes need besides `limit` (signals without a filter answer the index of types, which takes no limit). */
+    const needs: Record<string, string> = { '/api/carriers': '&name=ab', '/api/search': '&q=apple', '/api/vetting': '&dot=1', '/api/signals': '&type=ai_adoption' };
+    const routes = Object.entries(doc.paths).filter(([p, ops]) => p.startsWith('/api') && ops.get?.parameters?.some((x) => x.in === 'query' && x.name === 'limit'));
+    expect(routes.map(([p]) => p)).toEqual(expect.arrayContaining(['/api/carriers', '/api/red-flags', '/api/signals', '/api/search', '/api/company/{ticker}/filings', '/api/company/{ticker}/timeline', '/api/company/{ticker}/quote/history', '/api/search/transcripts', '/api/care', '/api/vetting']));
+    const problems: string[] = [];
+    for (const [route] of routes) {
+      const url = route.replace(/\{(\w+)\}/g, (_, k: string) => VALID_PATH[k] ?? 'x') + `?limit=100000${needs[route] ?? ''}`;
+      const r = await getJson(svc.app, url, { headers: auth });
+      const c = r.body?.limit_clamped;
+      if (r.status !== 200 || c?.requested !== 100000 || !(c.max < 100000)) problems.push(`GET ${url} → ${r.status} limit_clamped ${JSON.stringify(c)}`);
+    }
+    expect(problems).toEqual([]);
+  });
+
   it('answers malformed POST bodies with a 4xx naming the problem', async () => {
     const care = await getJson(svc.app, '/api/care', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ shipment: { ref: 'R1', commodity: 'widgets', value_usd: 10 }, parties: { broker: 'B', carrier: { dot_number: 1 } } }) });
     expect(care.status).toBe(201);

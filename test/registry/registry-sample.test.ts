@@ -79,7 +79,7 @@ describe('registry layers on the small sample', () => {
     expect(earnings.predicted[0]).toMatchObject({ confirmed: false, timing_basis: 'history' });
     expect(earnings.predicted[0].date > earnings.confirmed[0].date).toBe(true);
     const filings = (await getJson(svc.app, '/api/company/AAPL/filings?form=8-K&limit=5000')).body;
-    expect(filings.note).toBe('limit clamped to 1000');
+    expect(filings.limit_clamped).toEqual({ requested: 5000, max: 1000 });
     expect(filings.filings.every((f: { form: string; document_url: string }) => f.form === '8-K' && f.document_url.startsWith('https://www.sec.gov/Archives/edgar/data/320193/'))).toBe(true);
   });
 
@@ -101,7 +101,7 @@ describe('registry layers on the small sample', () => {
     expect(idx.types.map((t: { type: string }) => t.type)).toEqual(['capex_increase', 'ai_adoption', 'restructuring', 'litigation_risk']);
     expect(idx.types.every((t: { hits: number }) => t.hits > 0)).toBe(true);
     const both = (await getJson(svc.app, '/api/signals?type=ai_adoption&also=capex_increase&min_strength=2&limit=500')).body;
-    expect(both.note).toMatch(/clamped to 200/);
+    expect(both.limit_clamped).toEqual({ requested: 500, max: 200 });
     expect(both.signals.length).toBeGreaterThan(0);
     expect(both.signals.every((s: { signal_type: string; strength: number }) => s.signal_type === 'ai_adoption' && s.strength >= 2)).toBe(true);
     const nyse = (await getJson(svc.app, '/api/signals?type=litigation_risk&exchange=nyse&limit=3')).body;
