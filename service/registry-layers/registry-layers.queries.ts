@@ -51,6 +51,24 @@ function withOrigin(rows: Row[]): Array<Record<string, unknown>> {
   });
 }
 
+/**
+ * How the rows of the token-budgeted layers (1, about 800 tokens; 2, about
+ * 2000) carry provenance. A full leaf is ~10 members and ~500 characters, more
+ * than most rows' data, so by default (`hash`) a row carries only its leaf's
+ * hash in `origin_leaf`: `GET /api/verify/{origin_leaf}` returns the leaf, its
+ * parent chain and a signed receipt. `full` puts the whole leaf in `origin`,
+ * for clients that check leaves offline. The response's own `origin` is
+ * always the full leaf.
+ */
+export type RowOrigins = 'hash' | 'full';
+export const ROW_ORIGINS_NOTE = 'rows carry origin_leaf (a leaf hash): GET /api/verify/{origin_leaf} returns the leaf, its chain and a signed receipt; ?origins=full puts each whole leaf in origin';
+
+function rowOrigin(origin: unknown, mode: RowOrigins): { origin: unknown } | { origin_leaf: string | null } {
+  if (mode === 'full') return { origin };
+  const h = (origin as { leaf_hash?: unknown } | null)?.leaf_hash;
+  return { origin_leaf: typeof h === 'string' ? h : null };
+}
+
 function companyHead(c: CompanyRecord, layer: number | null) {
   return {
     schema: COMPANY_SCHEMA_ID,
@@ -66,8 +84,9 @@ function companyOrigin(c: CompanyRecord, rows: Array<Record<string, unknown>> = 
   return parseJson(c.origin) ?? rows.find((r) => r.origin)?.origin ?? null;
 }
 
-/** Layer 1 (~800 tokens): people, products, partnerships, affiliations and key facts. */
-export async function getCompanyProfile(registry: SnapshotReader, ref: string) {
+/** Layer 1 (~800 tokens): people, products, partnerships, affiliations and key facts; rows' provenance per `origins` (RowOrigins). */
+export async function getCompanyProfile(registry: SnapshotReader, ref: string, opts: { origins?: RowOrigins } = {}) {
+  const mode = opts.origins ?? 'hash';
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
   const [facts, metrics, people, affiliations] = await Promise.all([
@@ -81,36 +100,39 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string) {
   const employees = latest.find((f) => f.fact_type === 'employees');
   const metric = (m: string) => {
     const x = metrics.find((r) => r.metric === m);
-    return x ? { value: Number(x.value), unit: x.unit, as_of: x.period_end, concept: `${x.taxonomy}:${x.concept}`, form: x.form, filed: x.filed, accession: x.accession, is_amendment: x.is_amendment, origin: x.origin } : null;
+    return x ? { value: Number(x.value), unit: x.unit, as_of: x.period_end, concept: `${x.taxonomy}:${x.concept}`, form: x.form, filed: x.filed, accession: x.accession, is_amendment: x.is_amendment, ...rowOrigin(x.origin, mode) } : null;
   };
   return {
     ...companyHead(c, 1),
     key_facts: {
-      employees: employees ? { value: Number(employees.numeric_value), evidence: employees.evidence, accession: employees.accession, origin: employees.origin } : null,
+      employees: employees ? { value: Number(employees.numeric_value), evidence: employees.evidence, accession: employees.accession, ...rowOrigin(employees.origin, mode) } : null,
       shares_outstanding: metric('shares_outstanding'),
       public_float: metric('public_float'),
       revenue: metric('revenue'),
       net_income: metric('net_income'),
     },
-    people: people.slice(0, 15).map((p) => ({ name: p.person_name, role: p.role, role_type: p.role_type, since: p.first_seen, last_seen: p.last_seen, origin: p.origin })),
-    products: latest.filter((f) => f.fact_type === 'product').map((f) => ({ name: f.value, evidence: f.evidence, accession: f.accession, origin: f.origin })),
-    partnerships: latest.filter((f) => f.fact_type === 'partnership').map((f) => ({ partner: f.value, evidence: f.evidence, accession: f.accession, origin: f.origin })),
+    people: people.slice(0, 15).map((p) => ({ name: p.person_name, role: p.role, role_type: p.role_type, since: p.first_seen, last_seen: p.last_seen, ...rowOrigin(p.origin, mode) })),
+    products: latest.filter((f) => f.fact_type === 'product').map((f) => ({ name: f.value, evidence: f.evidence, accession: f.accession, ...rowOrigin(f.origin, mode) })),
+    partnerships: latest.filter((f) => f.fact_type === 'partnership').map((f) => ({ partner: f.value, evidence: f.evidence, accession: f.accession, ...rowOrigin(f.origin, mode) })),
     affiliations: affiliations.map((a) => ({ person: a.person_name, company: a.company_name, ticker: a.ticker, role: a.role, role_type: a.role_type, last_seen: a.last_seen })),
+    ...(mode === 'hash' ? { origins_note: ROW_ORIGINS_NOTE } : {}),
     origin: companyOrigin(c, [...facts, ...metrics]),
   };
 }
 
-/** Layer 2 (~2000 tokens): acquisitions, launches, leadership changes, financial milestones from 8-K items. */
-export async function getCompanyTimeline(registry: SnapshotReader, ref: string, opts: { limit?: number } = {}) {
+/** Layer 2 (~2000 tokens): acquisitions, launches, leadership changes, financial milestones from 8-K items; rows' provenance per `origins` (RowOrigins). */
+export async function getCompanyTimeline(registry: SnapshotReader, ref: string, opts: { limit?: number; origins?: RowOrigins } = {}) {
+  const mode = opts.origins ?? 'hash';
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
-  const { limit, clamped } = clampLimit(opts.limit, 40, 200);
+  const { limit, clamped } = clampLimit(opts.limit, 20, 200);
   const [events, counts] = await Promise.all([registry.query(Q.timeline, { cik, limit }).then(withOrigin), registry.query(Q.timelineCounts, { cik })]);
   return {
     ...companyHead(c, 2),
     counts: Object.fromEntries(counts.map((r) => [String(r.event_type), Number(r.n)])),
-    events: events.map((e) => ({ date: e.event_date ?? e.filing_date, filing_date: e.filing_date, type: e.event_type, item: e.item, title: e.title, summary: e.summary, accession: e.accession, form: e.form, document_url: e.document_url, basis: e.basis, origin: e.origin })),
+    events: events.map((e) => ({ date: e.event_date ?? e.filing_date, filing_date: e.filing_date, type: e.event_type, item: e.item, title: e.title, summary: e.summary, accession: e.accession, form: e.form, document_url: e.document_url, basis: e.basis, ...rowOrigin(e.origin, mode) })),
     ...(clamped ? { limit_clamped: clamped } : {}),
+    ...(mode === 'hash' ? { origins_note: ROW_ORIGINS_NOTE } : {}),
     origin: companyOrigin(c, events),
   };
 }

@@ -13,7 +13,9 @@ import { getCompanyEarnings, getCompanyFilings, getCompanyPeople, getCompanyProf
 
 const limitParam = (def: number, max: number) => z.coerce.number().int().min(1).optional().describe(`default ${def}, max ${max} (larger values are clamped and the body says so in limit_clamped)`);
 const filingsQuery = z.object({ form: z.string().optional().describe('10-K, 10-Q or 8-K (amendments included); case-insensitive'), limit: limitParam(100, 1000) });
-const timelineQuery = z.object({ limit: limitParam(40, 200) });
+const originsParam = z.enum(['hash', 'full']).optional().describe('row provenance: hash (default) = origin_leaf per row, to look up at /api/verify/{origin_leaf}; full = the whole leaf per row in origin');
+const profileQuery = z.object({ origins: originsParam });
+const timelineQuery = z.object({ limit: limitParam(20, 200), origins: originsParam });
 const signalsQuery = z.object({
   ticker: z.string().min(1).max(15).optional(),
   type: z.string().optional().describe('signal type (see the index without parameters)'),
@@ -24,7 +26,7 @@ const signalsQuery = z.object({
 });
 const tickerParam = { ticker: 'ticker or CIK' };
 
-describeRoute({ method: 'GET', path: '/api/company/{ticker}/profile', family: 'company', summary: 'Layer 1 profile (about 800 tokens): people, products, partnerships, affiliations', params: tickerParam, statuses: [400, 404, 503] });
+describeRoute({ method: 'GET', path: '/api/company/{ticker}/profile', family: 'company', summary: 'Layer 1 profile (about 800 tokens): people, products, partnerships, affiliations', params: tickerParam, query: profileQuery, statuses: [400, 404, 503] });
 describeRoute({ method: 'GET', path: '/api/company/{ticker}/timeline', family: 'company', summary: 'Layer 2 timeline (about 2000 tokens): acquisitions, launches, leadership changes, financial milestones', params: tickerParam, query: timelineQuery, statuses: [400, 404, 503] });
 describeRoute({ method: 'GET', path: '/api/company/{ticker}/filings', family: 'company', summary: 'Layer 3 filings: accession, form, dates, EDGAR URLs, extraction status', params: tickerParam, query: filingsQuery, statuses: [400, 404, 503] });
 describeRoute({ method: 'GET', path: '/api/company/{ticker}/earnings', family: 'company', summary: 'Confirmed and predicted earnings dates, recent 8-Ks', params: tickerParam, statuses: [400, 404, 503] });
@@ -35,7 +37,7 @@ describeRoute({ method: 'GET', path: '/api/signals', family: 'company', summary:
 export function registerRegistryLayerRoutes(app: H3, deps: ServiceDeps): void {
   const reg = () => readerFor(deps, 'registry');
   const ticker = (e: Parameters<typeof getRouterParam>[0]) => getRouterParam(e, 'ticker') ?? '';
-  app.get('/api/company/:ticker/profile', (e) => getCompanyProfile(reg(), ticker(e)));
+  app.get('/api/company/:ticker/profile', (e) => getCompanyProfile(reg(), ticker(e), parseQuery(e, profileQuery)));
   app.get('/api/company/:ticker/timeline', (e) => getCompanyTimeline(reg(), ticker(e), parseQuery(e, timelineQuery)));
   app.get('/api/company/:ticker/filings', (e) => getCompanyFilings(reg(), ticker(e), parseQuery(e, filingsQuery)));
   app.get('/api/company/:ticker/earnings', (e) => getCompanyEarnings(reg(), ticker(e)));

@@ -54,7 +54,7 @@ describe.skipIf(!HAS_SHARED)('registry ingest of ../shared/fixtures/sec', () => 
   });
 
   it('NVDA 8-K item 5.02 becomes a leadership-change timeline event read from the document', async () => {
-    const { body } = await getJson(svc.app, '/api/company/NVDA/timeline');
+    const { body } = await getJson(svc.app, '/api/company/NVDA/timeline?origins=full&limit=200');
     const ev = body.events.find((e: { accession: string; item: string }) => e.accession === '0001045810-26-000024' && e.item === '5.02');
     expect(ev).toMatchObject({ type: 'leadership_change', date: '2026-03-02', filing_date: '2026-03-06', basis: 'document', document_url: 'https://www.sec.gov/Archives/edgar/data/1045810/000104581026000024/nvda-20260302.htm' });
     expect(ev.summary).toContain('Variable Compensation Plan');
@@ -88,7 +88,7 @@ describe.skipIf(!HAS_SHARED)('registry ingest of ../shared/fixtures/sec', () => 
   });
 
   it('Alphabet gets shares outstanding (us-gaap fallback) in its profile', async () => {
-    const { status, body } = await getJson(svc.app, '/api/company/GOOGL/profile');
+    const { status, body } = await getJson(svc.app, '/api/company/GOOGL/profile?origins=full');
     expect(status).toBe(200);
     expect(body.key_facts.shares_outstanding).toMatchObject({ value: 12_116_000_000, concept: 'us-gaap:CommonStockSharesOutstanding', as_of: '2026-03-31' });
     expect(verifyLeaf(body.key_facts.shares_outstanding.origin)).toBe(true);

@@ -59,7 +59,7 @@ describe('registry layers on the small sample', () => {
   });
 
   it('serves layer 1-3, earnings and people for AAPL with verifiable origins', async () => {
-    for (const p of ['profile', 'timeline', 'filings?form=8-K', 'earnings', 'people']) {
+    for (const p of ['profile?origins=full', 'timeline?origins=full', 'filings?form=8-K', 'earnings', 'people']) {
       const { status, body } = await getJson(svc.app, `/api/company/AAPL/${p}`);
       expect(status, p).toBe(200);
       expect(body.schema).toBe('proofline/sec-company/v1');
@@ -81,6 +81,38 @@ describe('registry layers on the small sample', () => {
     const filings = (await getJson(svc.app, '/api/company/AAPL/filings?form=8-K&limit=5000')).body;
     expect(filings.limit_clamped).toEqual({ requested: 5000, max: 1000 });
     expect(filings.filings.every((f: { form: string; document_url: string }) => f.form === '8-K' && f.document_url.startsWith('https://www.sec.gov/Archives/edgar/data/320193/'))).toBe(true);
+  });
+
+  it('layers 1 and 2 keep to their token budgets with a leaf hash per row, each the hash of the row\'s full leaf and stored for /api/verify', async () => {
+    const tokens = (b: Record<string, unknown>) => Math.round(JSON.stringify({ ...b, usage_meta: undefined }).length / 4); // ~4 characters a token
+    for (const [layer, budget] of [['profile', 2000], ['timeline', 2500]] as const) {
+      const compact = (await getJson(svc.app, `/api/company/AAPL/${layer}`)).body;
+      const full = (await getJson(svc.app, `/api/company/AAPL/${layer}?origins=full`)).body;
+      expect(tokens(compact), layer).toBeLessThan(budget);
+      expect(tokens(compact), layer).toBeLessThan(tokens(full) / 1.8);
+      expect(compact.origins_note).toMatch(/\/api\/verify\/\{origin_leaf\}/);
+      expect(verifyLeaf(compact.origin)).toBe(true);
+      const hashes: string[] = [];
+      const leaves: Array<{ leaf_hash: string }> = [];
+      const walk = (a: unknown, b: unknown): void => {
+        if (Array.isArray(a)) a.forEach((x, i) => walk(x, (b as unknown[])[i]));
+        else if (a && typeof a === 'object') {
+          for (const [k, v] of Object.entries(a)) {
+            if (k === 'origin_leaf') {
+              hashes.push(v as string);
+              leaves.push((b as { origin: { leaf_hash: string } }).origin);
+            } else if (k !== 'origin') walk(v, (b as Record<string, unknown>)[k]);
+          }
+        }
+      };
+      walk(compact, full);
+      expect(hashes.length, layer).toBeGreaterThan(5);
+      expect(hashes, layer).toEqual(leaves.map((l) => l.leaf_hash));
+      // /api/verify looks leaves up in origin_leaves: every row's hash is there.
+      const stored = await reader.query(`SELECT count(DISTINCT leaf_hash)::INTEGER AS n FROM origin_leaves WHERE list_contains(from_json($hashes, '["VARCHAR"]'), leaf_hash)`, { hashes: JSON.stringify(hashes) });
+      expect(stored[0]!.n, layer).toBe(new Set(hashes).size);
+    }
+    expect((await getJson(svc.app, '/api/company/AAPL/profile?origins=all')).body).toMatchObject({ status: 400, parameter: 'origins' });
   });
 
   it('finds a person by partial name across the companies where they sit', async () => {
