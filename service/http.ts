@@ -8,7 +8,7 @@
  * and a `hint` when there are close matches.
  */
 import { HTTPError, getQuery, type H3Event } from 'h3';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { classifyError, httpStatusFor, InvalidInputError, PipelineError, publicMessage } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 
@@ -68,6 +68,11 @@ export async function parseBody<S extends z.ZodType>(event: H3Event, schema: S):
     throw new InvalidInputError(`invalid field '${field}': ${issue?.message}`, { response: { parameter: field } });
   }
   return res.data;
+}
+
+/** The `limit` query parameter of a route whose `clampLimit(limit, def, max)` clamps it (documented for OpenAPI). */
+export function limitParam(def: number, max: number) {
+  return z.coerce.number().int().min(1).optional().describe(`default ${def}, max ${max} (larger values are clamped and the body says so in limit_clamped)`);
 }
 
 /** Clamps `limit` to `[1, max]`, returning the value and a note when it was clamped. */

@@ -7,7 +7,7 @@ import { getRouterParam, type H3, type H3Event } from 'h3';
 import { z } from 'zod';
 import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../deps.ts';
-import { clampLimit, parseBody, parseQuery } from '../http.ts';
+import { clampLimit, limitParam, parseBody, parseQuery } from '../http.ts';
 import { describeRoute } from '../openapi/route-registry.ts';
 import { DISCOVERY_LINK_HEADER } from '../discovery/discovery-html.ts';
 import { mapped, stateOf } from '../vetting/vetting-deps.ts';
@@ -15,7 +15,7 @@ import { CARE_STAGES } from './care.chain.ts';
 import { renderCarePage } from './care.page.ts';
 import { appendCareEvent, careEventInput, createCareDocument, createCareInput, getCareDocument, listCareDocuments, verifyCareDocument } from './care.queries.ts';
 
-const listQuery = z.object({ limit: z.coerce.number().int().min(1).optional() });
+const listQuery = z.object({ limit: limitParam(50, 500) });
 const ID = /^POGC-[A-Za-z0-9-]+$/;
 
 function docId(event: H3Event): string {

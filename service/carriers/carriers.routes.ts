@@ -17,13 +17,12 @@ import { getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
 import type { ServiceDeps } from '../deps.ts';
 import { readerFor } from '../deps.ts';
-import { parseQuery } from '../http.ts';
+import { limitParam, parseQuery } from '../http.ts';
 import { describeRoute } from '../openapi/route-registry.ts';
 import {
   getCarrier, getCarrierSafety, getCrashes, getDatasetStatus, getEnforcement, getInspections, getRiskSnapshot, searchCarriers, searchRedFlags,
 } from './carriers.queries.ts';
 
-const limitParam = (def: number, max: number) => z.coerce.number().int().min(1).optional().describe(`default ${def}, max ${max} (larger values are clamped and the body says so in limit_clamped)`);
 const dotQuery = z.object({ dot: z.string({ error: 'required' }).min(1, 'required').describe('USDOT number') });
 const searchQuery = z.object({
   name: z.string().optional().describe('legal or DBA name contains (at least 2 characters)'),

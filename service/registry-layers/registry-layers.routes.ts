@@ -7,11 +7,10 @@ import { getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
 import type { ServiceDeps } from '../deps.ts';
 import { readerFor } from '../deps.ts';
-import { parseQuery } from '../http.ts';
+import { limitParam, parseQuery } from '../http.ts';
 import { describeRoute } from '../openapi/route-registry.ts';
 import { getCompanyEarnings, getCompanyFilings, getCompanyPeople, getCompanyProfile, getCompanyTimeline, getPerson, listSignals } from './registry-layers.queries.ts';
 
-const limitParam = (def: number, max: number) => z.coerce.number().int().min(1).optional().describe(`default ${def}, max ${max} (larger values are clamped and the body says so in limit_clamped)`);
 const filingsQuery = z.object({ form: z.string().optional().describe('10-K, 10-Q or 8-K (amendments included); case-insensitive'), limit: limitParam(100, 1000) });
 const originsParam = z.enum(['hash', 'full']).optional().describe('row provenance: hash (default) = origin_leaf per row, to look up at /api/verify/{origin_leaf}; full = the whole leaf per row in origin');
 const profileQuery = z.object({ origins: originsParam });

@@ -7,7 +7,7 @@ import type { H3 } from 'h3';
 import { z } from 'zod';
 import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../deps.ts';
-import { clampLimit, parseBody, parseQuery } from '../http.ts';
+import { clampLimit, limitParam, parseBody, parseQuery } from '../http.ts';
 import { describeRoute } from '../openapi/route-registry.ts';
 import { batchVet, batchVetInput, createVetting, getVettingHistory, getVettingRecord, previewInput, previewVetting, vetInput } from './vetting.queries.ts';
 import { creditKeyOf, mapped, stateOf, vettingDepsOf } from './vetting-deps.ts';
@@ -15,7 +15,7 @@ import { creditKeyOf, mapped, stateOf, vettingDepsOf } from './vetting-deps.ts';
 const vettingQuery = z.object({
   dot: z.string().regex(/^\d{1,8}$/, 'must be a USDOT number').refine((d) => Number(d) > 0, 'must be a positive USDOT number').optional().describe('USDOT number: the carrier\'s vetting history'),
   id: z.string().regex(/^VET-[A-Za-z0-9-]+$/, 'must be a VET-... id').optional().describe('one vetting record, with its snapshot_json'),
-  limit: z.coerce.number().int().min(1).optional(),
+  limit: limitParam(50, 500),
 });
 
 const vettingRecordSchema = z.object({
