@@ -16,7 +16,7 @@ import type { ServiceDeps } from './deps.ts';
 import { registerHealthRoutes } from './health/health.routes.ts';
 import { registerDiscoveryRoutes } from './discovery/discovery.routes.ts';
 import { registerAdminRoutes } from './admin/admin.routes.ts';
-import { errorResponse } from './http.ts';
+import { errorResponse, explainMalformedPath } from './http.ts';
 import { registerQuotesRoutes } from './quotes/quotes.routes.ts';
 import { registerTranscriptsRoutes } from './transcripts/transcripts.routes.ts';
 import { installApiLayer } from './cache/api-layer.ts';
@@ -28,7 +28,7 @@ import { registerOpenApiRoutes } from './openapi/openapi.routes.ts';
 export function createApp(deps: ServiceDeps): H3 {
   const app = new H3({
     silent: true,
-    onError: (error) => errorResponse(error, deps.log),
+    onError: (error, event) => errorResponse(explainMalformedPath(error, event), deps.log),
   });
   deps.warmups = []; // filled by the families below (search indexes); main.ts awaits them before listening
   // Endpoint families: one line each.

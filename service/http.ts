@@ -37,6 +37,22 @@ export function errorResponse(err: unknown, log?: Logger): Response {
 }
 
 /**
+ * h3 refuses a request whose path is not valid percent-encoded UTF-8
+ * (`/api/company/%E0%A4`) before any route runs, with a bare 400 "Bad
+ * Request"; this gives such a 400 a message naming the problem (`parameter:
+ * path`). Any other error is returned as it is.
+ */
+export function explainMalformedPath(err: unknown, event: H3Event | undefined): unknown {
+  if (!(err instanceof HTTPError) || err.status !== 400 || event === undefined) return err;
+  try {
+    decodeURI(event.url.pathname);
+    return err;
+  } catch {
+    return new InvalidInputError(`the request path is not valid percent-encoded UTF-8: ${event.url.pathname.slice(0, 200)}`, { response: { parameter: 'path' } });
+  }
+}
+
+/**
  * Validates the query string with a zod schema. Unknown parameters are
  * ignored; a type error is a 400 naming the parameter.
  */

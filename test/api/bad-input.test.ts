@@ -87,6 +87,14 @@ describe('bad input', () => {
     expect(problems).toEqual([]);
   }, 300_000);
 
+  it('answers a path that is not valid percent-encoding with a 400 naming the path', async () => {
+    for (const p of ['/api/company/%E0%A4%A', '/api/person/%ZZ', '/api/verify/%ff', '/api/company/%']) {
+      const r = await getJson(svc.app, p, { headers: auth });
+      expect(r.status, p).toBe(400);
+      expect(r.body, p).toMatchObject({ status: 400, parameter: 'path', error: expect.stringMatching(/not valid percent-encoded UTF-8/) });
+    }
+  });
+
   it('clamps a limit above its maximum on every route that takes one, and says so in limit_clamped', async () => {
     const doc = (await getJson(svc.app, '/openapi.json')).body as { paths: Record<string, { get?: { parameters?: Array<{ in: string; name: string }> } }> };
     /** Parameters some routes need besides `limit` (signals without a filter answer the index of types, which takes no limit). */
