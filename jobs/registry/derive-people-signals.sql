@@ -2,15 +2,27 @@
 -- Params: none. Reads people_roles, signals, company_lookup, companies, filings, documents.
 DELETE FROM people;
 INSERT INTO people
-WITH r AS (
-  -- A reporting owner's CIK identifies the person across filings (names are written "LAST FIRST" or "First Last");
-  -- 10-K executive lists carry no CIK, so their key is the normalised name.
-  SELECT *, CASE WHEN person_cik IS NOT NULL THEN 'cik' || person_cik
-                 ELSE trim(regexp_replace(lower(regexp_replace(person_name, '[^A-Za-z\- ]', '', 'g')), '\s+', ' ', 'g')) END AS person_key
+WITH r0 AS (
+  SELECT *, trim(regexp_replace(lower(regexp_replace(person_name, '[^A-Za-z\- ]', '', 'g')), '\s+', ' ', 'g')) AS name_key
   FROM people_roles WHERE cik IS NOT NULL
 ),
+owners AS (
+  -- The reporting owners of each company's Forms 3/4/5 by normalised name, when the name is one owner's only.
+  SELECT cik, name_key, min(person_cik) AS person_cik
+  FROM r0 WHERE person_cik IS NOT NULL
+  GROUP BY cik, name_key HAVING count(DISTINCT person_cik) = 1
+),
+r AS (
+  -- A reporting owner's CIK identifies the person across filings (the ownership parser writes names "First Last").
+  -- 10-K executive lists carry no CIK: a listed name that is one of the same company's reporting owners is that
+  -- owner (same key and CIK: "Timothy D. Cook" in the 10-K is the Form 4 filer "COOK TIMOTHY D"); any other keeps
+  -- the normalised name as its key.
+  SELECT r0.*, coalesce(r0.person_cik, o.person_cik) AS linked_cik,
+         CASE WHEN coalesce(r0.person_cik, o.person_cik) IS NOT NULL THEN 'cik' || coalesce(r0.person_cik, o.person_cik) ELSE r0.name_key END AS person_key
+  FROM r0 LEFT JOIN owners o ON r0.person_cik IS NULL AND o.cik = r0.cik AND o.name_key = r0.name_key
+),
 prim AS (SELECT cik, ticker, name FROM company_lookup WHERE is_primary)
-SELECT r.person_key, arg_max(r.person_name, coalesce(r.as_of, DATE '1900-01-01')), max(r.person_cik), r.cik,
+SELECT r.person_key, arg_max(r.person_name, coalesce(r.as_of, DATE '1900-01-01')), max(r.linked_cik), r.cik,
        coalesce(any_value(p.ticker), any_value(r.issuer_ticker)),
        coalesce(any_value(c.name), any_value(r.issuer_name), any_value(p.name)),
        r.role_type, r.role, min(r.as_of), max(r.as_of), arg_max(r.accession, coalesce(r.as_of, DATE '1900-01-01')), arg_max(r.source_kind, coalesce(r.as_of, DATE '1900-01-01')),

@@ -115,6 +115,20 @@ describe('registry layers on the small sample', () => {
     expect((await getJson(svc.app, '/api/company/AAPL/profile?origins=all')).body).toMatchObject({ status: 400, parameter: 'origins' });
   });
 
+  it("links a 10-K executive to the same company's Form 4 filer of the same name (one person_key and CIK)", async () => {
+    const linked = await reader.query(`SELECT ten_k.person_name AS listed, f4.person_name AS filer, ten_k.person_key, ten_k.person_cik
+      FROM people ten_k JOIN people f4 ON f4.cik = ten_k.cik AND f4.person_key = ten_k.person_key AND f4.source_kind = 'ownership'
+      WHERE ten_k.source_kind = '10-K' AND ten_k.ticker = 'AAPL'`);
+    expect(linked.length).toBeGreaterThan(0);
+    for (const l of linked) {
+      expect(String(l.person_key)).toBe(`cik${l.person_cik}`);
+      expect(String(l.listed).replace(/[^A-Za-z ]/g, '').toLowerCase()).toBe(String(l.filer).replace(/[^A-Za-z ]/g, '').toLowerCase());
+    }
+    // A listed name that no reporting owner of the company has keeps its name key and no CIK.
+    const unlinked = await reader.query(`SELECT person_key, person_cik FROM people WHERE source_kind = '10-K' AND person_cik IS NULL LIMIT 5`);
+    for (const u of unlinked) expect(String(u.person_key)).not.toMatch(/^cik/);
+  });
+
   it('finds a person by partial name across the companies where they sit', async () => {
     const [top] = await reader.query(`SELECT person_name FROM people WHERE role_type = 'director' GROUP BY person_name ORDER BY count(DISTINCT cik) DESC, person_name LIMIT 1`);
     const last = String(top.person_name).split(' ').slice(-2).join(' ');
