@@ -213,7 +213,10 @@ export const registryPipeline: Pipeline = {
     const indexFiles = await scanInputs(path.join(secDir, 'index'), INDEX_RE);
     for (const f of indexFiles) children.push({ step: 'index', key: `index-${path.relative(secDir, f)}`, data: { file: f, root: secDir } });
     const all = [...tickerFiles, ...subFiles, ...factFiles, ...docFiles, ...indexFiles];
-    return { inputDigest: await digestScanned(ctx.inputDir, all, 'registry-v2'), children };
+    // The salt versions what the pipeline makes of the inputs: bump it when parsing or derive SQL changes, so a
+    // snapshot built by older code is rebuilt on the next run instead of skipped as unchanged (v3: 10-K executive
+    // names linked to the company's Form 3/4/5 filers in derive-people-signals.sql).
+    return { inputDigest: await digestScanned(ctx.inputDir, all, 'registry-v3'), children };
   },
   steps: {
     tickers: { payload: tickersPayload, process: processTickers },
