@@ -1,9 +1,15 @@
--- Roles of every person whose name contains $q (case-insensitive), across companies.
--- Params: $q VARCHAR (lower-cased). Columns: person_key, person_name, person_cik, cik, ticker, company_name, role, role_type,
+-- Every role of every person one of whose names contains $q, across companies. Names are compared without case or
+-- punctuation ("Daniel A. Jones" = "daniel a jones"), and a person is found by any of its names, so a 10-K
+-- executive list entry linked to a Form 4 filer comes with the filer's roles.
+-- Params: $q VARCHAR (lower-cased, letters, digits, hyphens and single spaces only).
+-- Columns: person_key, person_name, name_key, person_cik, cik, ticker, company_name, role, role_type,
 --          first_seen, last_seen, accession, source_kind, origin.
-SELECT p.person_key, p.person_name, p.person_cik, p.cik, p.ticker, p.company_name, p.role, p.role_type, p.first_seen, p.last_seen,
+WITH named AS (
+  SELECT *, trim(regexp_replace(regexp_replace(lower(person_name), '[^\p{L}\p{N}\- ]', '', 'g'), '\s+', ' ', 'g')) AS name_key FROM people
+),
+hit AS (SELECT DISTINCT person_key FROM named WHERE contains(name_key, $q) LIMIT 200)
+SELECT p.person_key, p.person_name, p.name_key, p.person_cik, p.cik, p.ticker, p.company_name, p.role, p.role_type, p.first_seen, p.last_seen,
        p.accession, p.source_kind, to_json(struct_pack(leaf_hash := o.leaf_hash, alg := 'sha256', canon := 'rfc8785', kind := o.kind, source := o.source, source_url := o.source_url, retrieved_at := o.retrieved_at, content_sha256 := o.content_sha256, record_sha256 := o.record_sha256, parent := o.parent))::VARCHAR AS origin
-FROM people p LEFT JOIN origin_leaves o ON o.leaf_hash = p.origin_leaf_hash
-WHERE contains(lower(p.person_name), $q)
+FROM named p JOIN hit h ON h.person_key = p.person_key LEFT JOIN origin_leaves o ON o.leaf_hash = p.origin_leaf_hash
 ORDER BY p.person_key, p.last_seen DESC NULLS LAST, p.company_name
 LIMIT 500

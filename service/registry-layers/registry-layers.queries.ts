@@ -193,14 +193,16 @@ export async function getCompanyPeople(registry: SnapshotReader, ref: string) {
 
 /** Careers of the people whose name contains `name` (case-insensitive), across companies; 404 when none. */
 export async function getPerson(registry: SnapshotReader, name: string) {
-  const q = decodeURIComponent(name).trim().toLowerCase().replace(/\s+/g, ' ');
-  if (q.length < 2) throw new InvalidInputError("invalid parameter 'name': give at least 2 characters", { response: { parameter: 'name' } });
+  // Compared as find-person.sql compares names: no case, no punctuation.
+  const q = decodeURIComponent(name).toLowerCase().replace(/[^\p{L}\p{N}\- ]/gu, '').replace(/\s+/g, ' ').trim();
+  if (q.length < 2) throw new InvalidInputError("invalid parameter 'name': give at least 2 letters or digits", { response: { parameter: 'name' } });
   const rows = withOrigin(await registry.query(Q.person, { q }));
   if (rows.length === 0) throw new NotFoundError(`no person matching '${q}'`, { response: { name: q, hint: 'names come from Forms 3/4/5 and 10-K executive lists; try a last name' } });
   const byKey = new Map<string, Array<Record<string, unknown>>>();
   for (const r of rows) byKey.set(String(r.person_key), [...(byKey.get(String(r.person_key)) ?? []), r]);
-  // The best match: the person with the most roles among exact-name matches, else among all.
-  const groups = [...byKey.values()].sort((a, b) => Number(String(b[0].person_name).toLowerCase() === q) - Number(String(a[0].person_name).toLowerCase() === q) || b.length - a.length);
+  // The best match: the person with the most roles among those one of whose names is exactly q, else among all.
+  const exact = (g: Array<Record<string, unknown>>) => Number(g.some((r) => r.name_key === q));
+  const groups = [...byKey.values()].sort((a, b) => exact(b) - exact(a) || b.length - a.length);
   const main = groups[0];
   const companies = new Set(main.map((r) => r.cik));
   const career = main.map((r) => ({ company: r.company_name, ticker: r.ticker, cik: r.cik, role: r.role, role_type: r.role_type, period: { from: r.first_seen, to: r.last_seen }, accession: r.accession, source: r.source_kind, origin: r.origin }));

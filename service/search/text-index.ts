@@ -29,13 +29,14 @@ export interface EventDoc {
   sort_date: string;
 }
 
+/** One person (one person_key): `name` is the most recent spelling, `lnames` every spelling lower-cased (a 10-K list and Form 4 may differ). */
 export interface PersonDoc {
   name: string;
   person_cik: string | null;
   notes: string | null;
   tickers: string[];
   roles: string[];
-  lname: string;
+  lnames: string[];
   lnotes: string;
 }
 
@@ -74,11 +75,12 @@ async function build(reader: SnapshotReader): Promise<TextIndexes> {
       ? reader.query(/* sql */ `SELECT cik, accession, event_type, title, summary, CAST(event_date AS VARCHAR) AS event_date, CAST(filing_date AS VARCHAR) AS filing_date, document_url FROM timeline`)
       : [])(),
     (async () => hasPeople && (await countRows(reader, 'people')) <= MAX_ROWS
-      ? reader.query(/* sql */ `SELECT person_name AS name, any_value(CAST(person_cik AS VARCHAR)) AS person_cik,
+      ? reader.query(/* sql */ `SELECT arg_max(person_name, coalesce(last_seen, DATE '1900-01-01')) AS name, list(DISTINCT person_name ORDER BY person_name) AS names,
+                 any_value(CAST(person_cik AS VARCHAR)) AS person_cik,
                  ${hasNotes ? 'any_value(notes)' : 'NULL'} AS notes,
                  list(DISTINCT ticker ORDER BY ticker) FILTER (WHERE ticker IS NOT NULL) AS tickers,
                  list(DISTINCT role ORDER BY role) AS roles
-               FROM people GROUP BY person_key, person_name`)
+               FROM people GROUP BY person_key`)
       : [])(),
   ]);
   const events: EventDoc[] = eventRows.map((r) => {
@@ -106,11 +108,11 @@ async function build(reader: SnapshotReader): Promise<TextIndexes> {
     notes: (r.notes as string | null) ?? null,
     tickers: (r.tickers as string[] | null) ?? [],
     roles: (r.roles as string[] | null) ?? [],
-    lname: String(r.name).toLowerCase(),
+    lnames: ((r.names as string[] | null) ?? [String(r.name)]).map((n) => n.toLowerCase()),
     lnotes: r.notes ? String(r.notes).toLowerCase() : '',
   }));
   const eventWords = WordIndex.build(events.length, (i) => [events[i]!.ltitle, events[i]!.lsummary, events[i]!.event_type]);
-  const peopleWords = WordIndex.build(people.length, (i) => [people[i]!.lname, people[i]!.lnotes]);
+  const peopleWords = WordIndex.build(people.length, (i) => [...people[i]!.lnames, people[i]!.lnotes]);
   return { events, people, eventWords, peopleWords };
 }
 
@@ -163,15 +165,17 @@ export function searchEvents(events: EventDoc[], q: string, tokens: string[], li
   return hi.concat(lo).slice(0, limit);
 }
 
-/** People with every token in the name (or notes); exact name 100, name prefix 80, name contains the query 60, else 30. */
+/** People with every token in a name (or notes); the best of their names: exact 100, prefix 80, contains the query 60, else 30. */
 export function searchPeople(people: PersonDoc[], q: string, tokens: string[], limit: number, words?: WordIndex): Array<{ doc: PersonDoc; score: number }> {
   const top = topN<{ doc: PersonDoc; score: number }>(limit, (a, b) => (a.score !== b.score ? a.score > b.score : a.doc.name < b.doc.name));
   const ids = words?.match(tokens);
   const n = ids ? ids.length : people.length;
   outer: for (let k = 0; k < n; k++) {
     const p = people[ids ? ids[k]! : k]!;
-    if (!ids) for (const t of tokens) if (!p.lname.includes(t) && !p.lnotes.includes(t)) continue outer;
-    top.offer({ doc: p, score: p.lname === q ? 100 : p.lname.startsWith(q) ? 80 : p.lname.includes(q) ? 60 : 30 });
+    if (!ids) for (const t of tokens) if (!p.lnames.some((n) => n.includes(t)) && !p.lnotes.includes(t)) continue outer;
+    let score = 30;
+    for (const n of p.lnames) score = Math.max(score, n === q ? 100 : n.startsWith(q) ? 80 : n.includes(q) ? 60 : 30);
+    top.offer({ doc: p, score });
   }
   return top.items;
 }

@@ -260,6 +260,20 @@ describe('GET /api/search', () => {
     expect(Array.isArray(r.body.results.events)).toBe(true);
     expect(r.body.total).toBe(r.body.results.companies.length + r.body.results.people.length + r.body.results.events.length);
   });
+  it('lists a person once whichever spelling is searched (10-K list and Form 4 filer linked), with every role', async () => {
+    const [l] = await svc.deps.readers.registry!.query(`SELECT ten_k.person_name AS listed, f4.person_name AS filer, CAST(ten_k.person_cik AS VARCHAR) AS cik
+      FROM people ten_k JOIN people f4 ON f4.cik = ten_k.cik AND f4.person_key = ten_k.person_key AND f4.source_kind = 'ownership'
+      WHERE ten_k.source_kind = '10-K' AND ten_k.person_name <> f4.person_name LIMIT 1`);
+    expect(l).toBeDefined();
+    for (const spelling of [String(l!.listed), String(l!.filer)]) {
+      const r = await getJson(svc.app, `/api/search?q=${encodeURIComponent(spelling)}`);
+      const same = r.body.results.people.filter((p: { person_cik: string }) => p.person_cik === l!.cik);
+      expect(same, spelling).toHaveLength(1);
+      expect(same[0].score, spelling).toBe(100);
+      expect(same[0].roles.length, spelling).toBeGreaterThan(1);
+    }
+  });
+
   it('matches an exact ticker first and tags (SIC description) too', async () => {
     expect((await getJson(svc.app, '/api/search?q=nvda')).body.results.companies[0].ticker).toBe('NVDA');
     const semis = (await getJson(svc.app, '/api/search?q=semiconductor&limit=50')).body.results.companies.map((c: { ticker: string }) => c.ticker);

@@ -124,6 +124,13 @@ describe('registry layers on the small sample', () => {
       expect(String(l.person_key)).toBe(`cik${l.person_cik}`);
       expect(String(l.listed).replace(/[^A-Za-z ]/g, '').toLowerCase()).toBe(String(l.filer).replace(/[^A-Za-z ]/g, '').toLowerCase());
     }
+    // /api/person finds the person by either spelling, with the roles of both sources.
+    for (const spelling of [String(linked[0]!.listed), String(linked[0]!.filer)]) {
+      const p = await getJson(svc.app, `/api/person/${encodeURIComponent(spelling)}`);
+      expect(p.status, spelling).toBe(200);
+      expect(p.body.person.cik, spelling).toBe(String(linked[0]!.person_cik));
+      expect(new Set(p.body.career.map((c: { source: string }) => c.source)), spelling).toEqual(new Set(['10-K', 'ownership']));
+    }
     // A listed name that no reporting owner of the company has keeps its name key and no CIK.
     const unlinked = await reader.query(`SELECT person_key, person_cik FROM people WHERE source_kind = '10-K' AND person_cik IS NULL LIMIT 5`);
     for (const u of unlinked) expect(String(u.person_key)).not.toMatch(/^cik/);
