@@ -29,7 +29,7 @@ const usageMetaSchema: Json = {
     hourly_limit: { type: 'integer' }, remaining: { type: 'integer' },
     agent_type: { enum: ['chatgpt_user', 'gptbot', 'claudebot', 'claude_user', 'perplexitybot', 'google_extended', 'other_ai_agent', 'other_bot', 'browser', 'script'] },
     validation_required_for_commercial_use: { type: 'boolean' }, license: { type: 'string' }, pricing: { type: 'string' },
-    trust_status: { type: 'string', description: 'tells the client where to confirm the data at its primary source: the accession number on sec.gov (registry), the USDOT record on FMCSA SAFER (carrier, vetting and care paths)' },
+    trust_status: { type: 'string', description: 'tells the client where to confirm the data at its primary source: the accession number on sec.gov (registry), the USDOT record on FMCSA SAFER (carrier and vetting paths), the custody chain at /api/care/{id}/verify (proof-of-care paths, self_reported)' },
     commercial_use_notice: { type: 'string' }, upsell: { type: ['string', 'null'] }, tier_recommendation: { enum: ['free', 'pro'] },
   },
   required: ['source', 'current_tier', 'requests_this_hour', 'hourly_limit', 'remaining', 'agent_type', 'validation_required_for_commercial_use', 'license', 'pricing', 'trust_status', 'commercial_use_notice', 'upsell', 'tier_recommendation'],

@@ -176,17 +176,18 @@ export class UsageService {
 }
 
 /**
- * Whose public data an /api path serves: FMCSA's (carriers, safety, crashes,
- * inspections, enforcement, red flags, vetting records, proof-of-care
- * documents) or the SEC's (the company registry and everything else). It sets
- * the provenance texts of `usage_meta`.
+ * What an /api path serves: FMCSA's public data (carriers, safety, crashes,
+ * inspections, enforcement, red flags, vetting records), Proofline's own
+ * proof-of-care records, or the SEC's public data (the company registry and
+ * everything else). It sets the provenance texts of `usage_meta`.
  */
-export type DataSource = 'sec' | 'fmcsa';
-const FMCSA_PATH = /^\/api\/(?:carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet|care)(?:\/|$)/;
+export type DataSource = 'sec' | 'fmcsa' | 'care';
+const FMCSA_PATH = /^\/api\/(?:carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet)(?:\/|$)/;
+const CARE_PATH = /^\/api\/care(?:\/|$)/;
 
 /** The data source of an /api pathname (see DataSource). */
 export function dataSourceOf(pathname: string): DataSource {
-  return FMCSA_PATH.test(pathname) ? 'fmcsa' : 'sec';
+  return FMCSA_PATH.test(pathname) ? 'fmcsa' : CARE_PATH.test(pathname) ? 'care' : 'sec';
 }
 
 /**
@@ -209,6 +210,12 @@ const PROVENANCE: Record<DataSource, { source: string; license: string; trust_st
     license: 'FMCSA data is a U.S. government work (public domain); Proofline compilation, risk scores, vetting records and receipts: CC BY 4.0',
     trust_status: 'unverified_copy: confirm the USDOT number, operating status and authority on FMCSA\'s SAFER system (https://safer.fmcsa.dot.gov/) before relying on this data; check origin leaves at /api/verify/{leaf_hash}',
     commercial_use_notice: 'Commercial use requires checking operating authority and insurance against FMCSA\'s own records at dispatch; Proofline vetting records prove what was assessed and when, not that a carrier is safe.',
+  },
+  care: {
+    source: 'Proofline proof-of-care records: custody events appended by the shipment\'s parties, hash-chained; carriers from FMCSA public data',
+    license: 'Records of the parties who appended them; Proofline chain hashes and receipts: CC BY 4.0',
+    trust_status: 'self_reported: each event is what a party recorded; recompute the chain at /api/care/{id}/verify (or offline from /api/care/{id}.json) and confirm the carrier on FMCSA\'s SAFER system (https://safer.fmcsa.dot.gov/)',
+    commercial_use_notice: 'A custody chain proves the order and integrity of the recorded events, not that they are true; the parties remain responsible for what they recorded.',
   },
 };
 

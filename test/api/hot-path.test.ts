@@ -42,15 +42,16 @@ describe('usageMetaJson', () => {
       }
     }
     for (const [id, m, base] of cases) {
-      for (const source of ['sec', 'fmcsa'] as const) expect(usageMetaJson(id, m, base, 10_000, source)).toBe(JSON.stringify(buildUsageMeta(id, m, base, 10_000, source)));
+      for (const source of ['sec', 'fmcsa', 'care'] as const) expect(usageMetaJson(id, m, base, 10_000, source)).toBe(JSON.stringify(buildUsageMeta(id, m, base, 10_000, source)));
     }
   });
 });
 
 describe('dataSourceOf', () => {
-  it('gives FMCSA provenance to carrier, vetting and care paths and SEC to the rest', () => {
-    for (const p of ['/api/carrier/123', '/api/carriers', '/api/safety', '/api/crashes', '/api/inspections', '/api/enforcement', '/api/red-flags', '/api/fmcsa/status', '/api/vet', '/api/vet-preview', '/api/vetting', '/api/batch-vet', '/api/care', '/api/care/POGC-1/event']) expect(dataSourceOf(p), p).toBe('fmcsa');
-    for (const p of ['/api/company/AAPL', '/api/person/cook', '/api/search', '/api/signals', '/api/verify/ab', '/api/stats', '/api/carrierx', '/api/vetted']) expect(dataSourceOf(p), p).toBe('sec');
+  it('gives FMCSA provenance to carrier and vetting paths, care provenance to proof-of-care paths and SEC to the rest', () => {
+    for (const p of ['/api/carrier/123', '/api/carriers', '/api/safety', '/api/crashes', '/api/inspections', '/api/enforcement', '/api/red-flags', '/api/fmcsa/status', '/api/vet', '/api/vet-preview', '/api/vetting', '/api/batch-vet']) expect(dataSourceOf(p), p).toBe('fmcsa');
+    for (const p of ['/api/care', '/api/care/POGC-1/event', '/api/care/POGC-1/verify']) expect(dataSourceOf(p), p).toBe('care');
+    for (const p of ['/api/company/AAPL', '/api/person/cook', '/api/search', '/api/signals', '/api/verify/ab', '/api/stats', '/api/carrierx', '/api/vetted', '/api/careful']) expect(dataSourceOf(p), p).toBe('sec');
   });
 
   it('is SEC for every hot-cached prefix (the hot path writes the SEC usage_meta parts)', () => {
