@@ -2,18 +2,30 @@
  * Durable record of issued receipts: an append-only JSONL file owned by the
  * server (`DATA_DIR/state/receipts.jsonl`), one receipt per line, so a chain
  * can continue from a nonce issued before a restart. Lookups are a Map hit;
- * a nonce not in memory triggers one re-read of the file (another process on
- * the same DATA_DIR may have issued it). Appends are single `write` calls of
- * one line each (O_APPEND), so concurrent writers do not interleave lines.
+ * a nonce not in memory reads what the file gained since the last read
+ * (another process on the same DATA_DIR may have issued it): never the whole
+ * file again, so unknown nonces (a typo, a client probing) cost one `fstat`
+ * and a read of the new bytes, not a re-parse of every receipt ever issued.
+ * The file is read in chunks (no single string of its whole size). Appends
+ * are single `write` calls of one line each (O_APPEND), so concurrent
+ * writers do not interleave lines; a receipt's line is written before the
+ * receipt is returned (it survives a crash of the process, not of the
+ * machine: the line is not fsync'd).
  */
-import { appendFile, mkdir, readFile } from 'node:fs/promises';
+import { appendFile, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import { hashReceipt, type Receipt } from './receipt-chain.ts';
 
+const CHUNK_BYTES = 1 << 20;
+
 export class ReceiptStore {
   private readonly byNonce = new Map<string, string>();
-  private loaded: Promise<void> | null = null;
+  /** Bytes of the file parsed so far (up to the end of its last complete line). */
+  private offset = 0;
+  private reading: Promise<void> | null = null;
   private tail: Promise<void> = Promise.resolve();
+  /** Bytes read from the file so far (tests: a lookup re-reads only what was appended). */
+  bytesRead = 0;
 
   constructor(readonly file: string) {}
 
@@ -21,33 +33,66 @@ export class ReceiptStore {
     return new ReceiptStore(path.join(dataDir, 'state', 'receipts.jsonl'));
   }
 
-  private async reload(): Promise<void> {
-    const text = await readFile(this.file, 'utf8').catch((e: NodeJS.ErrnoException) => {
-      if (e.code === 'ENOENT') return '';
+  /** Reads the lines appended since the last read; concurrent callers share one read. */
+  private readNew(): Promise<void> {
+    this.reading ??= this.doReadNew().finally(() => (this.reading = null));
+    return this.reading;
+  }
+
+  private async doReadNew(): Promise<void> {
+    const fh = await open(this.file, 'r').catch((e: NodeJS.ErrnoException) => {
+      if (e.code === 'ENOENT') return null;
       throw e;
     });
+    if (!fh) return;
+    try {
+      const size = (await fh.stat()).size;
+      if (size < this.offset) this.offset = 0; // replaced by a shorter file: start over
+      const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+      let carry = Buffer.alloc(0);
+      let pos = this.offset;
+      while (pos < size) {
+        const { bytesRead } = await fh.read(buf, 0, Math.min(CHUNK_BYTES, size - pos), pos);
+        if (bytesRead === 0) break;
+        pos += bytesRead;
+        this.bytesRead += bytesRead;
+        const data = carry.length ? Buffer.concat([carry, buf.subarray(0, bytesRead)]) : buf.subarray(0, bytesRead);
+        const end = data.lastIndexOf(10); // '\n'
+        if (end < 0) {
+          carry = Buffer.from(data);
+          continue;
+        }
+        this.parseLines(data.toString('utf8', 0, end));
+        carry = Buffer.from(data.subarray(end + 1));
+      }
+      // A last line without its newline is a write in progress (or torn by a crash): read again next time.
+      this.offset = pos - carry.length;
+    } finally {
+      await fh.close();
+    }
+  }
+
+  private parseLines(text: string): void {
     for (const line of text.split('\n')) {
       if (!line.trim()) continue;
       try {
         const r = JSON.parse(line) as Receipt;
         this.byNonce.set(r.nonce, hashReceipt(r));
       } catch {
-        // A torn last line after a crash: skip it (that receipt was never acknowledged).
+        // A line torn by a crash and followed by later appends: that receipt was never acknowledged.
       }
     }
   }
 
   /** The hash of the receipt issued with `nonce`, or null when none was. */
   async receiptHash(nonce: string): Promise<string | null> {
-    this.loaded ??= this.reload();
-    await this.loaded;
     const h = this.byNonce.get(nonce);
     if (h) return h;
-    await this.reload();
+    await this.readNew();
     return this.byNonce.get(nonce) ?? null;
   }
 
-  /** Appends a receipt durably before it is returned to the client. */
+  /** Appends a receipt before it is returned to the client. */
   async append(r: Receipt): Promise<void> {
     const line = JSON.stringify(r) + '\n';
     const write = this.tail.then(async () => {
