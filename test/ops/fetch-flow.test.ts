@@ -21,7 +21,7 @@ import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
 import { opstestPipeline } from './fixtures/opstest.pipeline.ts';
-import { killAllWorkers, startWorkerProcess, uniquePrefix, waitFor, type WorkerProcess } from './ops-helpers.ts';
+import { killAllWorkers, startWorkerProcess, uniquePrefix, waitFor, waitForCompleted, type WorkerProcess } from './ops-helpers.ts';
 
 const UA = 'Proofline Tests tests@proofline.example';
 // Six fixture companies (Alphabet has companyfacts but no submissions: a 404 the fetch reports as missing).
@@ -58,13 +58,7 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)('registry fetch step in the BullMQ fl
   }
 
   async function waitPublished(config: ReturnType<typeof testConfig>, runId: string): Promise<Job> {
-    return waitFor(async () => {
-      const j = await getQueue(config, 'registry').getJob(jobIdFor('registry', 'publish', runId));
-      if (!j) return null;
-      const state = await j.getState();
-      if (state === 'failed') throw new Error(`publish failed: ${j.failedReason}`);
-      return state === 'completed' ? j : null;
-    }, 120_000, 'the registry publish job');
+    return waitForCompleted(getQueue(config, 'registry'), jobIdFor('registry', 'publish', runId), 120_000, 'the registry publish job');
   }
 
   /** Every job of the run (registry queue and SEC queue), by step. */

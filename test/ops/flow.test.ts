@@ -14,7 +14,7 @@ import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 import { opstestPipeline } from './fixtures/opstest.pipeline.ts';
-import { itemLines, killAllWorkers, readExecLog, startWorkerProcess, uniquePrefix, waitFor, writeItems, type WorkerProcess } from './ops-helpers.ts';
+import { itemLines, killAllWorkers, readExecLog, startWorkerProcess, uniquePrefix, waitFor, waitForCompleted, writeItems, type WorkerProcess } from './ops-helpers.ts';
 
 describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 180_000 }, () => {
   let workers: WorkerProcess[] = [];
@@ -38,13 +38,7 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 18
   }
 
   async function waitPublished(config: ReturnType<typeof testConfig>, runId: string) {
-    const job = await waitFor(async () => {
-      const j = await getQueue(config, 'opstest').getJob(jobIdFor('opstest', 'publish', runId));
-      if (!j) return null;
-      const state = await j.getState();
-      if (state === 'failed') throw new Error(`publish failed: ${j.failedReason}`);
-      return state === 'completed' ? j : null;
-    }, 90_000, 'the publish job to complete');
+    const job = await waitForCompleted(getQueue(config, 'opstest'), jobIdFor('opstest', 'publish', runId), 90_000, 'the publish job');
     return job.returnvalue as { snapshot_id: string; children: number; failed_children: Array<{ step: string; key: string; error: string }> };
   }
 

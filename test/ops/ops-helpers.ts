@@ -3,6 +3,7 @@
  * with the test pipeline), tiny inputs, the execution log, polling.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Job, Queue } from 'bullmq';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { REPO_ROOT } from '../helpers/shared.ts';
@@ -108,4 +109,20 @@ export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 100));
   }
+}
+
+/**
+ * Waits for the job `id` of `queue` to complete and returns it as stored then
+ * (its return value included); throws when it fails. The job is read again
+ * after `getState` says completed: a copy read before it completed has no
+ * return value.
+ */
+export async function waitForCompleted(queue: Queue, id: string, timeoutMs: number, what: string): Promise<Job> {
+  return waitFor(async () => {
+    const j = await queue.getJob(id);
+    if (!j) return null;
+    const state = await j.getState();
+    if (state === 'failed') throw new Error(`${what} failed: ${j.failedReason}`);
+    return state === 'completed' ? queue.getJob(id) : null;
+  }, timeoutMs, what);
 }
