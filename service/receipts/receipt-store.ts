@@ -48,11 +48,12 @@ export class ReceiptStore {
     try {
       const size = (await fh.stat()).size;
       if (size < this.offset) this.offset = 0; // replaced by a shorter file: start over
-      const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+      if (size === this.offset) return; // nothing appended: the usual case for an unknown nonce
+      const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, size - this.offset));
       let carry = Buffer.alloc(0);
       let pos = this.offset;
       while (pos < size) {
-        const { bytesRead } = await fh.read(buf, 0, Math.min(CHUNK_BYTES, size - pos), pos);
+        const { bytesRead } = await fh.read(buf, 0, Math.min(buf.length, size - pos), pos);
         if (bytesRead === 0) break;
         pos += bytesRead;
         this.bytesRead += bytesRead;
