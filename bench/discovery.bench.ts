@@ -14,7 +14,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { discover, generateSecretKey, verifyDocument } from '../lib/discovery/index.ts';
 import { silentLogger } from '../lib/log.ts';
 import { createApp } from '../service/app.ts';
-import type { ServiceDeps } from '../service/deps.ts';
+import type { ServiceDeps } from '../service/platform/deps.ts';
 import { trackPeakRss, writeResult } from './bench-kit.ts';
 
 const rss = trackPeakRss();

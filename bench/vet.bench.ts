@@ -30,7 +30,7 @@ import { ensureSample } from '../jobs/sample.ts';
 import { loadConfig } from '../lib/config.ts';
 import { silentLogger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
-import { StateStore, stateDbPath } from '../service/state/state.store.ts';
+import { StateStore, stateDbPath } from '../service/platform/state.store.ts';
 import { grantCredits, issueApiKey } from '../service/vetting/credits.ts';
 import { writeResult } from './bench-kit.ts';
 

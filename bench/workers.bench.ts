@@ -1,6 +1,6 @@
 /**
  * `npm run bench -- workers`: the nightly ingest through BullMQ with 1, 2 and 4
- * worker processes (jobs/worker.cli.ts, WORKER_CONCURRENCY=1: one job per
+ * worker processes (jobs/cli/worker.cli.ts, WORKER_CONCURRENCY=1: one job per
  * queue at a time each), each into a fresh DATA_DIR, including the fetch
  * stage: a local fake EDGAR (test/helpers/fake-edgar.ts) serves the sample's
  * own files and the registry run fetches BENCH_WORKERS_FETCH_CIKS companies'
@@ -86,7 +86,7 @@ async function prepareRunInput(dir: string): Promise<string> {
 }
 
 function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'jobs/worker.cli.ts'), '--no-schedules', '--domains', domains.join(',')], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'jobs/cli/worker.cli.ts'), '--no-schedules', '--domains', domains.join(',')], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let out = '';
     proc.stdout!.on('data', (d) => {

@@ -28,7 +28,7 @@
 import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { FlowProducer, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
+import { FlowProducer, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Config } from '../lib/config.ts';
 import { classifyError, isTerminal, SourceUnavailableError } from '../lib/errors.ts';
@@ -41,32 +41,16 @@ import { jobIdFor, jobName, type Pipeline } from './pipeline.ts';
 import { pipelineFor, pipelines } from './pipelines.ts';
 import { processPlan, processPublish, processStep, readOutcomes, type ChildOutcome } from './processors.ts';
 import { acquireRedisLock } from './redis-lock.ts';
+import { QUEUE_PREFIX, queueName, queueNamesOf, redisConnection, SEC_QUEUE } from '../lib/queues.ts';
 
-/** Default queue prefix (QUEUE_PREFIX). */
-export const QUEUE_PREFIX = 'proofline';
-/** Queue of a domain: `<prefix>-<domain>`. */
-export const queueName = (domain: string, prefix: string = QUEUE_PREFIX) => `${prefix}-${domain}`;
-/** The queue of every step that reads the SEC live: paused as a whole on the SEC's 403 rate-limit page. */
-export const SEC_QUEUE = 'sec';
+export { QUEUE_PREFIX, queueName, redisConnection, SEC_QUEUE };
+
 
 /** Default retry policy of child jobs: 3 attempts, exponential backoff from 1 s with 50% jitter. */
 export const CHILD_ATTEMPTS = 3;
 const CHILD_BACKOFF = { type: 'exponential' as const, delay: 1000, jitter: 0.5 };
 const KEEP = { removeOnComplete: { age: 7 * 86400 }, removeOnFail: { age: 30 * 86400 } };
 
-/** Connection options for BullMQ from REDIS_URL (workers need maxRetriesPerRequest: null). */
-export function redisConnection(url: string): ConnectionOptions {
-  const u = new URL(url);
-  return {
-    host: u.hostname,
-    port: Number(u.port || 6379),
-    username: u.username || undefined,
-    password: u.password ? decodeURIComponent(u.password) : undefined,
-    db: u.pathname.length > 1 ? Number(u.pathname.slice(1)) : undefined,
-    tls: u.protocol === 'rediss:' ? {} : undefined,
-    maxRetriesPerRequest: null,
-  };
-}
 
 // ---- pipelines known to this process --------------------------------------
 
@@ -137,7 +121,7 @@ export function getRedis(config: Config): Redis {
 
 /** Every queue name of this deployment: one per known domain plus the SEC queue. */
 export function allQueueNames(config: Pick<Config, 'QUEUE_PREFIX'>): string[] {
-  return [...knownPipelines().map((p) => queueName(p.domain.domain, config.QUEUE_PREFIX)), queueName(SEC_QUEUE, config.QUEUE_PREFIX)];
+  return queueNamesOf(knownPipelines().map((p) => p.domain.domain), config.QUEUE_PREFIX);
 }
 
 export async function closeQueues(): Promise<void> {

@@ -6,6 +6,9 @@
  */
 import path from 'node:path';
 import { z } from 'zod';
+import { ConfigError } from './errors.ts';
+
+export { ConfigError };
 
 const optionalString = z.string().trim().min(1).optional();
 const boolFlag = z
@@ -128,12 +131,6 @@ export interface Config extends RawConfig {
   mcpAllowedOrigins: string[];
 }
 
-export class ConfigError extends Error {
-  constructor(readonly issues: string[]) {
-    super(`invalid configuration:\n${issues.map((i) => `  - ${i}`).join('\n')}`);
-    this.name = 'ConfigError';
-  }
-}
 
 /** Parses configuration from an environment map. Throws ConfigError naming every invalid variable. */
 export function loadConfig(env: Record<string, string | undefined>, cwd = process.cwd()): Config {

@@ -1,6 +1,6 @@
 /**
  * Service entry point: parses configuration once, opens the warehouse
- * readers, builds the app and serves it. `npm start` runs jobs/start.ts,
+ * readers, builds the app and serves it. `npm start` runs jobs/cli/start.ts,
  * which ingests first and then calls `startServer`.
  */
 import { readFileSync } from 'node:fs';
@@ -10,14 +10,14 @@ import { loadConfig, type Config } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { createApp } from './app.ts';
-import { createNodeListener } from './node-listener.ts';
+import { createNodeListener } from './platform/node-listener.ts';
 import { discoveryOptions } from './discovery/discovery.options.ts';
-import type { Readers, ServiceDeps } from './deps.ts';
-import { stateDbPath } from './state/state.store.ts';
-import { claimStateStore, type StateClaim } from './state/state.claim.ts';
+import type { Readers, ServiceDeps } from './platform/deps.ts';
+import { stateDbPath } from './platform/state.store.ts';
+import { claimStateStore, type StateClaim } from './platform/state.claim.ts';
 import { createLiveRefresher } from './vetting/live-refresh.ts';
 import { loadOrCreateSigningKey } from '../lib/keys.ts';
-import { buildUsageDeps } from './usage/usage.deps.ts';
+import { buildUsageDeps } from './platform/usage.deps.ts';
 
 export const SERVED_DOMAINS = ['registry', 'fmcsa', 'quotes', 'transcripts'];
 
@@ -52,7 +52,7 @@ export async function buildDeps(config: Config, log: Logger): Promise<ServiceDep
     signingKey: await loadOrCreateSigningKey(config.signingKeyPath),
     liveRefresher: createLiveRefresher(config),
     ...(await buildUsageDeps(config, log)), // usage metering, limits, query log + Redis probe (service/usage)
-    queueDashboard: config.REDIS_URL && config.ADMIN_TOKEN ? (await import('./admin/queue-dashboard.ts')).createQueueDashboard(config, config.ADMIN_TOKEN) : undefined,
+    queueDashboard: config.REDIS_URL && config.ADMIN_TOKEN ? (await import('./admin/queue-dashboard.ts')).createQueueDashboard(config, config.ADMIN_TOKEN, SERVED_DOMAINS) : undefined,
   });
 }
 
@@ -68,7 +68,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const t0 = Date.now();
   await Promise.all(deps.warmups ?? []);
   if (deps.warmups?.length) log.info({ ms: Date.now() - t0 }, 'warm-up done (search indexes)');
-  // node:http with the API layer's hot path in front of h3 (service/node-listener.ts).
+  // node:http with the API layer's hot path in front of h3 (service/platform/node-listener.ts).
   const server = createServer(createNodeListener(app, deps.apiLayer, log));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);

@@ -11,6 +11,7 @@
  * for in-process tests); then literal and resolved host names are checked
  * before the call.
  */
+import { PipelineError, type ErrorKind } from '../errors.ts';
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import { lookup as dnsLookupAsync } from 'node:dns/promises';
 import http from 'node:http';
@@ -37,11 +38,26 @@ export interface FetchLimits {
 
 export type FetchFailure = 'bad-url' | 'blocked-target' | 'timeout' | 'too-large' | 'too-many-redirects' | 'network';
 
-/** A request the guard refused or that failed below HTTP. `code` is stable for callers. */
-export class DiscoveryFetchError extends Error {
-  constructor(readonly code: FetchFailure, message: string, readonly url: string) {
-    super(message);
-    this.name = 'DiscoveryFetchError';
+/**
+ * A request the guard refused or that failed below HTTP. `code` is stable for
+ * callers. In the error tree (lib/errors.ts) a refused or malformed target is
+ * invalid input (400); a timeout, an oversized body or a network failure is
+ * the source being unavailable (503).
+ */
+export class DiscoveryFetchError extends PipelineError {
+  override readonly code: FetchFailure;
+  override readonly kind: ErrorKind;
+  override readonly httpStatus: number;
+  override readonly rpcCode: number;
+  override readonly retryable: boolean;
+  constructor(code: FetchFailure, message: string, readonly url: string) {
+    super(message, { url, fetch_failure: code });
+    this.code = code;
+    const invalid = code === 'bad-url' || code === 'blocked-target';
+    this.kind = invalid ? 'invalid_input' : 'transient';
+    this.httpStatus = invalid ? 400 : 503;
+    this.rpcCode = invalid ? -32602 : -32603;
+    this.retryable = !invalid;
   }
 }
 

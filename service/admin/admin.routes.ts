@@ -6,18 +6,12 @@
  * scoped to /admin and the URL is cleaned; API clients send
  * `Authorization: Bearer …`.
  */
-import { createHash, timingSafeEqual } from 'node:crypto';
 import type { H3 } from 'h3';
-import type { ServiceDeps } from '../deps.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { bearerTokenOf, tokensEqual } from '../platform/guards.ts';
 import { DASHBOARD_PATH } from './queue-dashboard.ts';
 
 const COOKIE = 'proofline_admin';
-
-function sameToken(given: string | null | undefined, expected: string): boolean {
-  if (!given) return false;
-  // Compare digests so the comparison takes the same time for any length.
-  return timingSafeEqual(createHash('sha256').update(given).digest(), createHash('sha256').update(expected).digest());
-}
 
 function cookieToken(req: Request): string | null {
   const raw = req.headers.get('cookie') ?? '';
@@ -33,15 +27,15 @@ export async function handleDashboardRequest(req: Request, dashboard: NonNullabl
   const url = new URL(req.url);
   const queryToken = url.searchParams.get('token');
   if (queryToken !== null) {
-    if (!sameToken(queryToken, dashboard.token)) return unauthorized();
+    if (!tokensEqual(queryToken, dashboard.token)) return unauthorized();
     url.searchParams.delete('token');
     return new Response(null, {
       status: 303,
       headers: { location: `${url.pathname}${url.search}`, 'set-cookie': `${COOKIE}=${encodeURIComponent(queryToken)}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=43200` },
     });
   }
-  const bearer = req.headers.get('authorization')?.match(/^Bearer\s+(.+)$/i)?.[1];
-  if (!sameToken(bearer, dashboard.token) && !sameToken(cookieToken(req), dashboard.token)) return unauthorized();
+  const bearer = bearerTokenOf(req.headers.get('authorization'));
+  if (!tokensEqual(bearer, dashboard.token) && !tokensEqual(cookieToken(req), dashboard.token)) return unauthorized();
   return dashboard.fetch(req);
 }
 

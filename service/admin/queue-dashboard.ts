@@ -14,18 +14,14 @@ import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
 import { HonoAdapter } from '@bull-board/hono';
 import { Queue } from 'bullmq';
 import { Hono, type MiddlewareHandler } from 'hono';
-import { allQueueNames, redisConnection } from '../../jobs/bullmq.ts';
+import { queueNamesOf, redisConnection } from '../../lib/queues.ts';
 import type { Config } from '../../lib/config.ts';
+import type { QueueDashboard } from '../platform/deps.ts';
 
 /** Where the dashboard is mounted. */
 export const DASHBOARD_PATH = '/admin/queues';
 
-export interface QueueDashboard {
-  /** The admin token requests must carry (Bearer header, cookie, or `?token=` once). */
-  token: string;
-  fetch(request: Request): Promise<Response>;
-  close(): Promise<void>;
-}
+export type { QueueDashboard };
 
 const CONTENT_TYPES: Record<string, string> = {
   '.js': 'text/javascript; charset=utf-8',
@@ -56,9 +52,10 @@ function serveStatic(opts: { root: string; rewriteRequestPath: (p: string) => st
 }
 
 /** Builds the dashboard over every queue of this deployment (configuration `QUEUE_PREFIX`). */
-export function createQueueDashboard(config: Config, token: string): QueueDashboard {
+/** The dashboard over the queues of `domains` (the served domains) and the SEC queue. */
+export function createQueueDashboard(config: Config, token: string, domains: readonly string[]): QueueDashboard {
   if (!config.REDIS_URL) throw new Error('the queue dashboard needs REDIS_URL');
-  const queues = allQueueNames(config).map((name) => new Queue(name, { connection: redisConnection(config.REDIS_URL!) }));
+  const queues = queueNamesOf(domains, config.QUEUE_PREFIX).map((name) => new Queue(name, { connection: redisConnection(config.REDIS_URL!) }));
   const adapter = new HonoAdapter(serveStatic as never);
   adapter.setBasePath(DASHBOARD_PATH);
   createBullBoard({

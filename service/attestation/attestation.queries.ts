@@ -15,9 +15,9 @@ import { hashCanonical } from '../../lib/hash.ts';
 import { signCanonical, type SigningKey } from '../../lib/keys.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { quoteIdentifier } from '../../lib/warehouse/duckdb.ts';
-import type { Readers } from '../deps.ts';
-import type { StateStore } from '../state/state.store.ts';
-import { getDatasetStatusOf } from '../mcp/carrier-source.ts';
+import type { Readers } from '../platform/deps.ts';
+import type { StateStore } from '../platform/state.store.ts';
+import { getDatasetStatus } from '../carriers/carriers.queries.ts';
 
 export interface StatusReport {
   status: 'ok' | 'no_data';
@@ -42,7 +42,7 @@ export async function getStatus(readers: Readers, store: StateStore | undefined,
   const fmcsa = readers.fmcsa;
   const m = fmcsa?.manifest ?? null;
   let datasets: unknown = null;
-  if (fmcsa && m) datasets = await getDatasetStatusOf(fmcsa);
+  if (fmcsa && m) datasets = await getDatasetStatus(fmcsa);
   const tables: StatusReport['tables'] = [];
   const domains: StatusReport['domains'] = [];
   for (const [domain, r] of Object.entries(readers).sort(([a], [b]) => a.localeCompare(b))) {

@@ -1,8 +1,8 @@
 /** GET /api/status and GET /api/attestation (signed root hash over the fmcsa table hashes, with provenance). */
 import type { H3 } from 'h3';
-import type { ServiceDeps } from '../deps.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
-import { signingKeyOf } from '../vetting/vetting-deps.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { describeRoute } from '../platform/route-registry.ts';
+import { signingKeyOf } from '../platform/guards.ts';
 import { getAttestation, getStatus } from './attestation.queries.ts';
 
 describeRoute({ method: 'GET', path: '/api/status', family: 'attestation', summary: 'Record counts per dataset and table, dataset as-of dates, database and model versions, state counts' });

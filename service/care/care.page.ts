@@ -3,7 +3,7 @@
  * what a broker shows a claims adjuster. Everything shown comes from the
  * stored chain and a fresh verification; every value is HTML-escaped.
  */
-import { withDiscoveryLink } from '../discovery/discovery-html.ts';
+import { withDiscoveryLink } from '../platform/discovery-html.ts';
 import type { CareDocument, CareEvent } from './care.queries.ts';
 import type { VerifyResult } from './care.chain.ts';
 

@@ -7,9 +7,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { InvalidInputError, NotFoundError, PipelineError } from '../../lib/errors.ts';
+import { InvalidInputError, NotFoundError, StageOrderError } from '../../lib/errors.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
-import { insertRowsSql, updateRowsSql, type StateStore, type StateTx } from '../state/state.store.ts';
+import { insertRowsSql, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
 import {
   CARE_STAGES, checkStageOrder, hashCreation, hashEvent, storeJson, verifyChain,
   type CareStage, type EventContent, type StoredDocument, type StoredEvent, type VerifyResult,
@@ -41,10 +41,6 @@ export const careEventInput = z.object({
 });
 export type CareEventInput = z.infer<typeof careEventInput>;
 
-/** An append that breaks the stage order rules (HTTP 409). */
-export class StageOrderError extends PipelineError {
-  override readonly code = 'proofline:stage-order';
-}
 
 /** A stored custody event: its hashed content (without the document id) and its own hash. */
 export type CareEvent = Omit<EventContent, 'document_id'> & { hash: string };

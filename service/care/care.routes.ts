@@ -6,11 +6,11 @@
 import { getRouterParam, type H3, type H3Event } from 'h3';
 import { z } from 'zod';
 import { InvalidInputError } from '../../lib/errors.ts';
-import type { ServiceDeps } from '../deps.ts';
-import { clampLimit, limitParam, parseBody, parseQuery } from '../http.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
-import { DISCOVERY_LINK_HEADER } from '../discovery/discovery-html.ts';
-import { mapped, stateOf } from '../vetting/vetting-deps.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
+import { describeRoute } from '../platform/route-registry.ts';
+import { DISCOVERY_LINK_HEADER } from '../platform/discovery-html.ts';
+import { stateOf } from '../platform/guards.ts';
 import { CARE_STAGES } from './care.chain.ts';
 import { renderCarePage } from './care.page.ts';
 import { appendCareEvent, careEventInput, createCareDocument, createCareInput, getCareDocument, listCareDocuments, verifyCareDocument } from './care.queries.ts';
@@ -42,7 +42,7 @@ export function registerCareRoutes(app: H3, deps: ServiceDeps): void {
   app.post('/api/care/:id/event', async (event) => {
     const id = docId(event);
     const body = await parseBody(event, careEventInput);
-    const ev = await mapped(() => appendCareEvent(stateOf(deps), id, body, deps.now()));
+    const ev = await appendCareEvent(stateOf(deps), id, body, deps.now());
     event.res.status = 201;
     return ev;
   });

@@ -13,7 +13,7 @@ import { hashCanonical } from '../../lib/hash.ts';
 import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { loadSql, type Json, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { clampLimit } from '../http.ts';
+import { clampLimit } from '../platform/http.ts';
 import {
   assessBasics, assessCarrier, BASICS, NATIONAL_OOS_AVERAGES, RISK_RULES, type CarrierClass, type CarrierFeatures, type RiskAssessment,
 } from '../../ingest/fmcsa/risk-model.ts';

@@ -15,10 +15,10 @@
  */
 import { getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
-import type { ServiceDeps } from '../deps.ts';
-import { readerFor } from '../deps.ts';
-import { limitParam, parseQuery } from '../http.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { readerFor } from '../platform/deps.ts';
+import { limitParam, parseQuery } from '../platform/http.ts';
+import { describeRoute } from '../platform/route-registry.ts';
 import {
   getCarrier, getCarrierSafety, getCrashes, getDatasetStatus, getEnforcement, getInspections, getRiskSnapshot, searchCarriers, searchRedFlags,
 } from './carriers.queries.ts';

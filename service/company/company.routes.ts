@@ -1,8 +1,8 @@
 /** GET /api/company/{ticker}: layer 0 identity card (a CIK is accepted too). */
 import { getRouterParam, type H3 } from 'h3';
-import type { ServiceDeps } from '../deps.ts';
-import { readerFor } from '../deps.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { readerFor } from '../platform/deps.ts';
+import { describeRoute } from '../platform/route-registry.ts';
 import { buildIdentityCard, findCompany } from './company.queries.ts';
 
 describeRoute({ method: 'GET', path: '/api/company/{ticker}', family: 'company', summary: 'Layer 0 identity card (about 200 tokens); a CIK is accepted too', params: { ticker: 'ticker (AAPL, BRK-B) or CIK' }, statuses: [400, 404, 503] });

@@ -10,7 +10,7 @@ import { z } from 'zod';
 import { NotFoundError, SourceUnavailableError } from '../../lib/errors.ts';
 import { searchCarriers } from '../carriers/carriers.queries.ts';
 import { buildIdentityCard, findCompany } from '../company/company.queries.ts';
-import type { ServiceDeps } from '../deps.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
 
 export const AI_QUERY_TYPES = ['company', 'carrier'] as const;
 

@@ -1,7 +1,7 @@
 /** Maps configuration (ORG_*, DISCOVERY_SECP256K1_KEY_PATH) onto the discovery fields of ServiceOptions. */
 import path from 'node:path';
 import type { Config } from '../../lib/config.ts';
-import type { ServiceOptions } from '../deps.ts';
+import type { ServiceOptions } from '../platform/deps.ts';
 
 export function discoveryOptions(config: Config): Pick<ServiceOptions, 'org' | 'discoveryKeyPath'> {
   return {

@@ -14,9 +14,9 @@ import { hashCanonical, sha256Hex } from '../../lib/hash.ts';
 import { discoveryManifestJsonSchema } from '../../lib/discovery/manifest.schema.ts';
 import { computeContentHash } from '../../lib/discovery/verify.ts';
 import { listSnapshots, readManifest, type SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
-import type { ServiceDeps } from '../deps.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
 import { readDiscoveryState, resourceSlug, writeDiscoveryState, type ArchiveRecordOut, type DiscoveryState } from './archive-state.ts';
-import { withDiscoveryLink } from './discovery-html.ts';
+import { withDiscoveryLink } from '../platform/discovery-html.ts';
 import { loadOrCreateDiscoveryKey, signDiscoveryDocument, type DiscoveryKey } from './discovery-signer.ts';
 import {
   buildArchive,

@@ -9,10 +9,10 @@
 import type { H3, H3Event } from 'h3';
 import { getQuery } from 'h3';
 import { InvalidInputError } from '../../lib/errors.ts';
-import type { ServiceDeps } from '../deps.ts';
-import { parseBody } from '../http.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { parseBody } from '../platform/http.ts';
 import { aiQuerySchema, runAiQuery, servesCarrierQueries } from './ai-query.queries.ts';
-import { registerDiscoveryLinkHeader } from './discovery-html.ts';
+import { registerDiscoveryLinkHeader } from '../platform/discovery-html.ts';
 import { PATHS } from './discovery.documents.ts';
 import { DiscoveryPublisher, type ServedFile } from './discovery.publisher.ts';
 

@@ -2,7 +2,7 @@
  * Service health: `healthy` when every domain has a fresh snapshot and every
  * configured dependency answers; `degraded` with reasons otherwise.
  */
-import type { ServiceDeps } from '../deps.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
 
 export interface Health {
   status: 'healthy' | 'degraded';

@@ -1,7 +1,7 @@
 /** GET /api/health: always 200 with `status` healthy or degraded (load balancers read the body). */
 import type { H3 } from 'h3';
-import type { ServiceDeps } from '../deps.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { describeRoute } from '../platform/route-registry.ts';
 import { getHealth } from './health.queries.ts';
 
 describeRoute({ method: 'GET', path: '/api/health', family: 'health', summary: 'Service health: healthy or degraded (with reasons: stale snapshot, Redis down), uptime, snapshot ages', responseDescription: '{status, uptime_seconds, timestamp, version, db, dependencies, reasons}' });

@@ -16,10 +16,10 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { H3 } from 'h3';
 import { z } from 'zod';
-import { publicMessage } from '../../lib/errors.ts';
-import type { ServiceDeps } from '../deps.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
-import { creditKeyOf } from '../vetting/vetting-deps.ts';
+import { PipelineError, publicMessage } from '../../lib/errors.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { describeRoute } from '../platform/route-registry.ts';
+import { creditKeyOf } from '../platform/guards.ts';
 import { TOOLS, type ToolContext } from './mcp.tools.ts';
 
 describeRoute({ method: 'POST', path: '/mcp', family: 'mcp', metered: false, summary: `MCP (JSON-RPC 2.0 over Streamable HTTP, stateless, JSON responses): ${TOOLS.length} freight_* tools`, statuses: [400, 403, 405, 406, 415] });
@@ -56,12 +56,22 @@ export function buildMcpServer(ctx: ToolContext): Server {
       const structured = checked.data as Record<string, unknown>;
       return { content: [{ type: 'text' as const, text: JSON.stringify(structured) }], structuredContent: structured };
     } catch (e) {
-      const ctxResp = (e as { context?: { response?: Record<string, unknown> } }).context?.response;
-      const detail = ctxResp && Object.keys(ctxResp).length ? ` ${JSON.stringify(ctxResp)}` : '';
-      return { isError: true, content: [{ type: 'text' as const, text: `${tool.name} failed: ${publicMessage(e)}${detail}` }] };
+      return toolErrorOf(tool.name, e);
     }
   });
   return server;
+}
+
+/**
+ * The one mapping of the error tree (lib/errors.ts) onto MCP: every failure
+ * of a tool is a tool error (`isError: true`) whose text is the public message
+ * plus the details a client needs (`context.response`, e.g. the balance of a
+ * 402); unexpected errors say only "internal error".
+ */
+export function toolErrorOf(toolName: string, e: unknown): { isError: true; content: Array<{ type: 'text'; text: string }> } {
+  const ctxResp = e instanceof PipelineError ? (e.context.response as Record<string, unknown> | undefined) : undefined;
+  const detail = ctxResp && Object.keys(ctxResp).length ? ` ${JSON.stringify(ctxResp)}` : '';
+  return { isError: true, content: [{ type: 'text' as const, text: `${toolName} failed: ${publicMessage(e)}${detail}` }] };
 }
 
 function rpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {

@@ -7,11 +7,11 @@
  */
 import { z } from 'zod';
 import { InvalidInputError, SourceUnavailableError } from '../../lib/errors.ts';
-import type { ServiceDeps } from '../deps.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
 import { getAttestation, getStatus } from '../attestation/attestation.queries.ts';
-import { createVetting, getVettingHistory, getVettingRecord, previewVetting } from '../vetting/vetting.queries.ts';
-import { signingKeyOf, stateOf, vettingDepsOf } from '../vetting/vetting-deps.ts';
-import { carriersApi } from './carrier-source.ts';
+import { createVetting, getVettingHistory, getVettingRecord, previewVetting, vettingDepsOf } from '../vetting/vetting.queries.ts';
+import { signingKeyOf, stateOf } from '../platform/guards.ts';
+import * as carriers from '../carriers/carriers.queries.ts';
 
 export interface ToolContext {
   deps: ServiceDeps;
@@ -73,13 +73,13 @@ export const TOOLS: ToolDef[] = [
       limit: z.number().int().min(1).max(50).default(10), offset: z.number().int().min(0).max(10_000).default(0),
     }).refine((a) => a.name || a.dot || a.mc || a.state, 'give at least one of name, dot, mc, state'),
     output: resultsOutput,
-    run: async ({ deps }, a) => asResults(await (await carriersApi()).searchCarriers(fmcsa(deps), { name: a.name, dot: a.dot === undefined ? undefined : toDot(a.dot), mc: a.mc, state: a.state?.toUpperCase(), limit: a.limit, offset: a.offset })),
+    run: async ({ deps }, a) => asResults(await carriers.searchCarriers(fmcsa(deps), { name: a.name, dot: a.dot === undefined ? undefined : toDot(a.dot), mc: a.mc, state: a.state?.toUpperCase(), limit: a.limit, offset: a.offset })),
   },
   {
     name: 'freight_carrier_safety', title: 'Carrier safety (BASICs)',
     description: 'The seven SMS BASICs of a carrier with measures, public percentiles, intervention thresholds and alerts (same as GET /api/safety).',
     input: z.object({ dot }), output: looseOutput,
-    run: async ({ deps }, a) => asObject(await (await carriersApi()).getCarrierSafety(fmcsa(deps), toDot(a.dot))),
+    run: async ({ deps }, a) => asObject(await carriers.getCarrierSafety(fmcsa(deps), toDot(a.dot))),
   },
   {
     name: 'freight_carrier_vet', title: 'Vet a carrier (creates a record, 1 credit)',
@@ -95,19 +95,19 @@ export const TOOLS: ToolDef[] = [
     name: 'freight_crash_history', title: 'Crash history',
     description: 'Crashes of a carrier with fatalities, injuries and tow-aways (same as GET /api/crashes?dot=).',
     input: z.object({ dot }), output: looseOutput,
-    run: async ({ deps }, a) => asResults(await (await carriersApi()).getCrashes(fmcsa(deps), { dot: toDot(a.dot) })),
+    run: async ({ deps }, a) => asResults(await carriers.getCrashes(fmcsa(deps), { dot: toDot(a.dot) })),
   },
   {
     name: 'freight_inspection_history', title: 'Inspection history',
     description: 'Roadside inspections and violations with driver, vehicle and hazmat out-of-service rates against national averages (same as GET /api/inspections).',
     input: z.object({ dot }), output: looseOutput,
-    run: async ({ deps }, a) => asObject(await (await carriersApi()).getInspections(fmcsa(deps), toDot(a.dot))),
+    run: async ({ deps }, a) => asObject(await carriers.getInspections(fmcsa(deps), toDot(a.dot))),
   },
   {
     name: 'freight_enforcement_history', title: 'Enforcement history',
     description: 'Enforcement cases, revocations and out-of-service orders of a carrier; says plainly when a dataset has no data (same as GET /api/enforcement).',
     input: z.object({ dot }), output: looseOutput,
-    run: async ({ deps }, a) => asObject(await (await carriersApi()).getEnforcement(fmcsa(deps), toDot(a.dot))),
+    run: async ({ deps }, a) => asObject(await carriers.getEnforcement(fmcsa(deps), toDot(a.dot))),
   },
   {
     name: 'freight_vetting_history', title: 'Vetting history',
@@ -150,14 +150,14 @@ export const TOOLS: ToolDef[] = [
     description: 'Carriers carrying a given risk red flag (e.g. an active out-of-service order, shared identifiers with revoked carriers), optionally in one state.',
     input: z.object({ code: z.string().trim().regex(/^[A-Z0-9_]{2,64}$/, 'must be a red-flag code in CAPS_SNAKE_CASE').optional(), state: z.string().trim().regex(/^[A-Za-z]{2}$/, 'must be a 2-letter state code').optional(), limit: z.number().int().min(1).max(100).default(20) }),
     output: resultsOutput,
-    run: async ({ deps }, a) => asResults(await (await carriersApi()).searchRedFlags(fmcsa(deps), { code: a.code, state: a.state?.toUpperCase(), limit: a.limit })),
+    run: async ({ deps }, a) => asResults(await carriers.searchRedFlags(fmcsa(deps), { code: a.code, state: a.state?.toUpperCase(), limit: a.limit })),
   },
   {
     name: 'freight_crash_by_vin', title: 'Crashes by VIN',
     description: 'Crash history of one vehicle by its VIN (same as GET /api/crashes?vin=).',
     input: z.object({ vin: z.string().trim().regex(/^[A-HJ-NPR-Z0-9]{11,17}$/i, 'must be a VIN (11-17 letters and digits, no I, O or Q)') }),
     output: looseOutput,
-    run: async ({ deps }, a) => asResults(await (await carriersApi()).getCrashes(fmcsa(deps), { vin: a.vin.toUpperCase() })),
+    run: async ({ deps }, a) => asResults(await carriers.getCrashes(fmcsa(deps), { vin: a.vin.toUpperCase() })),
   },
   {
     name: 'freight_status', title: 'Data status',

@@ -3,7 +3,7 @@
  * from the same route registry as /openapi.json (so they agree), plus the
  * rules every endpoint shares (errors, limits, caching, receipts, pricing).
  */
-import { withDiscoveryLink } from '../discovery/discovery-html.ts';
+import { withDiscoveryLink } from '../platform/discovery-html.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 
 const esc = (s: unknown) => String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);

@@ -6,7 +6,7 @@
  * out of nothing (families describe what they register).
  */
 import type { H3 } from 'h3';
-import { describeRouteIfAbsent, listRoutes, type HttpMethod, type RouteDoc } from './route-registry.ts';
+import { describeRouteIfAbsent, listRoutes, type HttpMethod, type RouteDoc } from '../platform/route-registry.ts';
 
 /** Descriptions of the discovery and MCP documents (families that serve files, not zod-validated queries), used only when they did not describe themselves; every /api family describes its own routes beside its `app.get`. */
 const KNOWN: Array<Omit<RouteDoc, 'method'> & { method?: HttpMethod }> = [

@@ -4,12 +4,12 @@
  * has registered, and then served from memory.
  */
 import type { H3 } from 'h3';
-import type { ServiceDeps } from '../deps.ts';
-import { DEFAULT_FREE_HOURLY_LIMIT, DEFAULT_PRO_HOURLY_LIMIT } from '../usage/usage.service.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { DEFAULT_FREE_HOURLY_LIMIT, DEFAULT_PRO_HOURLY_LIMIT } from '../platform/usage.service.ts';
 import { renderDocsPage } from './docs-page.ts';
 import { seedRoutesOf } from './known-routes.ts';
 import { buildOpenApiDocument } from './openapi.ts';
-import { describeRoute } from './route-registry.ts';
+import { describeRoute } from '../platform/route-registry.ts';
 
 describeRoute({ method: 'GET', path: '/openapi.json', family: 'meta', metered: false, summary: 'This OpenAPI 3.1 document', responseDescription: 'OpenAPI 3.1 document' });
 describeRoute({ method: 'GET', path: '/docs', family: 'meta', metered: false, summary: 'Readable API reference (HTML)', contentType: 'text/html' });

@@ -5,7 +5,7 @@
  * schemas, the shared error body, `usage_meta` and the rate-limit headers.
  */
 import { z } from 'zod';
-import { listRoutes, type RouteDoc } from './route-registry.ts';
+import { listRoutes, type RouteDoc } from '../platform/route-registry.ts';
 
 export const API_VERSION = '1.0.0';
 

@@ -6,10 +6,10 @@
  */
 import { getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
-import type { ServiceDeps } from '../deps.ts';
-import { readerFor } from '../deps.ts';
-import { parseQuery } from '../http.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { readerFor } from '../platform/deps.ts';
+import { parseQuery } from '../platform/http.ts';
+import { describeRoute } from '../platform/route-registry.ts';
 import { getLatestQuote, getQuoteHistory, HISTORY_DEFAULT, HISTORY_MAX } from './quotes.queries.ts';
 
 const adjustment = z.enum(['raw', 'split_dividend']).optional().describe('price series: raw (as traded) or split_dividend (adjusted)');

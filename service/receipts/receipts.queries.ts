@@ -15,7 +15,7 @@ import { InvalidInputError, NotFoundError, SourceUnavailableError } from '../../
 import { loadOrCreateSigningKey, signCanonical, type SigningKey } from '../../lib/keys.ts';
 import { verifyChain, type OriginLeaf } from '../../lib/origin.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import type { ServiceDeps } from '../deps.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
 import { findQuoteLeaf } from '../quotes/quotes.queries.ts';
 import { hashReceipt, type Receipt, type UnsignedReceipt } from './receipt-chain.ts';
 import { ReceiptStore } from './receipt-store.ts';

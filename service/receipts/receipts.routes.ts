@@ -4,9 +4,9 @@
  */
 import { getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
-import type { ServiceDeps } from '../deps.ts';
-import { parseQuery } from '../http.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { parseQuery } from '../platform/http.ts';
+import { describeRoute } from '../platform/route-registry.ts';
 import { receiptContext, verifyLeafHash } from './receipts.queries.ts';
 
 const verifyQuery = z.object({

@@ -10,7 +10,7 @@ import { loadSql } from '../../lib/warehouse/duckdb.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { SIGNAL_PATTERNS, type SignalType } from '../../ingest/edgar/signals.ts';
-import { clampLimit } from '../http.ts';
+import { clampLimit } from '../platform/http.ts';
 import { COMPANY_SCHEMA_ID, findCompany, type CompanyRecord } from '../company/company.queries.ts';
 
 export const PERSON_SCHEMA_ID = 'proofline/sec-person/v1';

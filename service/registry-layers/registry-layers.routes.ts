@@ -5,10 +5,10 @@
  */
 import { getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
-import type { ServiceDeps } from '../deps.ts';
-import { readerFor } from '../deps.ts';
-import { limitParam, parseQuery } from '../http.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { readerFor } from '../platform/deps.ts';
+import { limitParam, parseQuery } from '../platform/http.ts';
+import { describeRoute } from '../platform/route-registry.ts';
 import { getCompanyEarnings, getCompanyFilings, getCompanyPeople, getCompanyProfile, getCompanyTimeline, getPerson, listSignals } from './registry-layers.queries.ts';
 
 const filingsQuery = z.object({ form: z.string().optional().describe('10-K, 10-Q or 8-K (amendments included); case-insensitive'), limit: limitParam(100, 1000) });

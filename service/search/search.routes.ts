@@ -1,10 +1,10 @@
 /** GET /api/search?q=&limit=: companies, people and timeline events matching every word of `q`, ranked. */
 import type { H3 } from 'h3';
 import { z } from 'zod';
-import type { ServiceDeps } from '../deps.ts';
-import { readerFor } from '../deps.ts';
-import { clampLimit, parseQuery } from '../http.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { readerFor } from '../platform/deps.ts';
+import { clampLimit, parseQuery } from '../platform/http.ts';
+import { describeRoute } from '../platform/route-registry.ts';
 import { searchRegistry } from './search.queries.ts';
 import { companyIndex } from './company-index.ts';
 import { textIndexes } from './text-index.ts';

@@ -10,7 +10,7 @@
  * MAX_ROWS is not loaded (empty results, logged) to bound memory.
  */
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { snapshotSchema } from './registry-schema.ts';
+import { snapshotSchema } from '../../lib/warehouse/snapshot-schema.ts';
 import { WordIndex } from './word-index.ts';
 
 export const MAX_ROWS = 2_000_000;

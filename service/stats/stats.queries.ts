@@ -3,12 +3,12 @@
  * query volume, transport-free. Totals come from the registry snapshot
  * (tables checked first: people, products and partnerships appear as the
  * registry layers are published) and are cached per snapshot id; query
- * counts come from the query log (service/usage/query-log.ts).
+ * counts come from the query log (service/platform/query-log.ts).
  */
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { AGENT_PLATFORM, AI_AGENT_TYPES } from '../usage/agent-type.ts';
-import type { QueryLog } from '../usage/query-log.ts';
-import { snapshotSchema } from '../search/registry-schema.ts';
+import { AGENT_PLATFORM, AI_AGENT_TYPES } from '../platform/agent-type.ts';
+import type { QueryLog } from '../platform/query-log.ts';
+import { snapshotSchema } from '../../lib/warehouse/snapshot-schema.ts';
 
 const AI_LIST = AI_AGENT_TYPES.map((t) => `'${t}'`).join(', '); // constants from our own allow-list, not input
 

@@ -4,10 +4,10 @@
  */
 import type { H3 } from 'h3';
 import { z } from 'zod';
-import type { ServiceDeps } from '../deps.ts';
-import { clampLimit, parseQuery } from '../http.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
-import { UsageService } from '../usage/usage.service.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { clampLimit, parseQuery } from '../platform/http.ts';
+import { describeRoute } from '../platform/route-registry.ts';
+import { UsageService } from '../platform/usage.service.ts';
 import { aiQueryCounts, rankCompanies, registryTotals } from './stats.queries.ts';
 
 export const RANKINGS_LIMIT_DEFAULT = 100;

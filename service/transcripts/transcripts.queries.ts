@@ -4,7 +4,7 @@
 import { InvalidInputError, NotFoundError, PipelineError } from '../../lib/errors.ts';
 import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { clampLimit } from '../http.ts';
+import { clampLimit } from '../platform/http.ts';
 import { TOPIC_PATTERNS } from '../../ingest/transcripts/facts.ts';
 import { findCompany, parseCompanyRef } from '../company/company.queries.ts';
 

@@ -1,10 +1,10 @@
 /** GET /api/company/{ticker}/transcripts, /api/company/{ticker}/facts, /api/search/transcripts: thin routes over transcripts.queries.ts. */
 import { getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
-import type { ServiceDeps } from '../deps.ts';
-import { readerFor } from '../deps.ts';
-import { parseQuery } from '../http.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { readerFor } from '../platform/deps.ts';
+import { parseQuery } from '../platform/http.ts';
+import { describeRoute } from '../platform/route-registry.ts';
 import { getCompanyFacts, getCompanyTranscripts, searchTranscripts } from './transcripts.queries.ts';
 
 const factsQuery = z.object({

@@ -12,9 +12,9 @@
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { InvalidInputError, PipelineError } from '../../lib/errors.ts';
+import { InvalidInputError, NotFoundError, PaymentRequiredError } from '../../lib/errors.ts';
 import { createApiKey, hashApiKey } from '../../lib/api-keys.ts';
-import { insertRowsSql, updateRowsSql, type StateStore, type StateTx } from '../state/state.store.ts';
+import { insertRowsSql, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
 
 /** Plans: credits at signup and the largest batch one /api/batch-vet call may carry. */
 export const PLANS = {
@@ -36,10 +36,6 @@ export interface Account {
   created_at: string;
 }
 
-/** The balance does not cover a vetting: HTTP 402 with the numbers a client needs. */
-export class PaymentRequiredError extends PipelineError {
-  override readonly code = 'proofline:payment-required';
-}
 
 /** Account id of a broker's free account. */
 export function freeAccountId(brokerId: string): string {
@@ -166,4 +162,21 @@ export async function issueApiKey(store: StateStore, dataDir: string, accountId:
 export async function getAccount(store: StateStore, accountId: string): Promise<Account | null> {
   const rows = await store.query('SELECT account_id, plan, balance, created_at FROM accounts WHERE account_id = $id', { id: accountId });
   return rows[0] ? { account_id: String(rows[0].account_id), plan: rows[0].plan as PlanId, balance: Number(rows[0].balance), created_at: String(rows[0].created_at) } : null;
+}
+
+/** An administrative credits command (the `credits` CLI and POST /admin/credits). */
+export interface CreditsCommand {
+  op: 'grant' | 'key' | 'show';
+  account: string;
+  n?: number;
+  plan?: PlanId;
+}
+
+/** Runs a command against an open store; returns what to print. */
+export async function runCreditsCommand(store: StateStore, dataDir: string, cmd: CreditsCommand, now = new Date()): Promise<Record<string, unknown>> {
+  if (cmd.op === 'grant') return { granted: cmd.n, account: await grantCredits(store, cmd.account, cmd.n!, cmd.plan, now) };
+  if (cmd.op === 'key') return { account_id: cmd.account, ...(await issueApiKey(store, dataDir, cmd.account, now)), note: 'shown once; send as Authorization: Bearer <api_key>' };
+  const a = await getAccount(store, cmd.account);
+  if (!a) throw new NotFoundError(`account ${cmd.account} does not exist`, { response: { account: cmd.account } });
+  return { account: a };
 }

@@ -10,22 +10,11 @@
  * inspection and crash counts cover 24 months; BIPD amounts in thousands.
  */
 import type { Config } from '../../lib/config.ts';
-import { createQcMobileClient } from '../carriers/qcmobile-client.ts';
+import { createQcMobileClient } from '../../lib/qcmobile-client.ts';
 import type { CarrierFeatures } from '../../ingest/fmcsa/risk-model.ts';
+import type { LiveCarrier, LiveRefresher } from '../platform/deps.ts';
 
-export interface LiveCarrier {
-  /** QCMobile `content.carrier` as received. */
-  carrier: Record<string, unknown>;
-  source_url: string;
-  /** QCMobile `retrievalDate` (their as-of). */
-  as_of: string | null;
-  retrieved_at: string;
-  content_sha256: string;
-}
-
-export interface LiveRefresher {
-  fetchCarrier(dot: number): Promise<LiveCarrier>;
-}
+export type { LiveCarrier, LiveRefresher };
 
 /** Removes the webKey from URLs and messages before they are stored or shown. */
 export function redactWebKey(s: string): string {

@@ -11,14 +11,16 @@
  * record can recompute it. The record itself is signed with the service's
  * Ed25519 key (canonical JSON of the record without `signature`).
  */
+import type { ServiceDeps } from '../platform/deps.ts';
+import { signingKeyOf, stateOf } from '../platform/guards.ts';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
-import { InvalidInputError, NotFoundError, PipelineError, publicMessage } from '../../lib/errors.ts';
+import { InvalidInputError, NotFoundError, PipelineError, publicMessage, SourceUnavailableError } from '../../lib/errors.ts';
 import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
 import { signCanonical, type SigningKey } from '../../lib/keys.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { assessCarrier, MIN_INSPECTIONS_FOR_RATE, type BasicResult, type CarrierFeatures, type RedFlag, type RiskAssessment } from '../../ingest/fmcsa/risk-model.ts';
-import { insertRowsSql, type StateStore, type StateTx } from '../state/state.store.ts';
+import { insertRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
 import { assertBatchSize, assertCanPay, debit, getAccount, freeAccountId, PLANS, resolveAccount, type Account } from './credits.ts';
 import { overlayLiveCarrier, redactWebKey, type LiveRefresher } from './live-refresh.ts';
 import { loadRiskSnapshot, type SnapshotInput } from './risk-source.ts';
@@ -290,4 +292,11 @@ export async function getVettingRecord(store: StateStore, id: string): Promise<S
   const r = rows[0];
   if (!r) throw new NotFoundError(`vetting record ${id} does not exist`, { response: { vetting_id: id } });
   return { ...(JSON.parse(String(r.record_json)) as VettingRecord), signature: { alg: 'Ed25519', key_id: String(r.key_id), value: String(r.signature) }, snapshot_json: String(r.snapshot_json) };
+}
+
+/** What the vetting queries need, from ServiceDeps (shared by REST and MCP). */
+export async function vettingDepsOf(deps: ServiceDeps): Promise<VettingDeps> {
+  const fmcsa = deps.readers.fmcsa;
+  if (!fmcsa) throw new SourceUnavailableError('the fmcsa domain is not served by this instance');
+  return { fmcsa, store: stateOf(deps), signingKey: await signingKeyOf(deps), live: deps.liveRefresher ?? null, now: deps.now };
 }

@@ -6,11 +6,11 @@
 import type { H3 } from 'h3';
 import { z } from 'zod';
 import { InvalidInputError } from '../../lib/errors.ts';
-import type { ServiceDeps } from '../deps.ts';
-import { clampLimit, limitParam, parseBody, parseQuery } from '../http.ts';
-import { describeRoute } from '../openapi/route-registry.ts';
-import { batchVet, batchVetInput, createVetting, getVettingHistory, getVettingRecord, previewInput, previewVetting, vetInput } from './vetting.queries.ts';
-import { creditKeyOf, mapped, stateOf, vettingDepsOf } from './vetting-deps.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
+import { describeRoute } from '../platform/route-registry.ts';
+import { batchVet, batchVetInput, createVetting, vettingDepsOf, getVettingHistory, getVettingRecord, previewInput, previewVetting, vetInput } from './vetting.queries.ts';
+import { creditKeyOf, stateOf } from '../platform/guards.ts';
 
 const vettingQuery = z.object({
   dot: z.string().regex(/^\d{1,8}$/, 'must be a USDOT number').refine((d) => Number(d) > 0, 'must be a positive USDOT number').optional().describe('USDOT number: the carrier\'s vetting history'),
@@ -35,10 +35,8 @@ export function registerVettingRoutes(app: H3, deps: ServiceDeps): void {
   app.post('/api/vet', async (event) => {
     const body = await parseBody(event, vetInput);
     const vd = await vettingDepsOf(deps);
-    return mapped(async () => {
-      const { record, credits } = await createVetting(vd, body.dot_number, { brokerId: body.broker_id, apiKey: creditKeyOf(event) });
-      return { ...record, credits };
-    });
+    const { record, credits } = await createVetting(vd, body.dot_number, { brokerId: body.broker_id, apiKey: creditKeyOf(event) });
+    return { ...record, credits };
   });
 
   app.post('/api/vet-preview', async (event) => {
@@ -60,6 +58,6 @@ export function registerVettingRoutes(app: H3, deps: ServiceDeps): void {
   app.post('/api/batch-vet', async (event) => {
     const body = await parseBody(event, batchVetInput);
     const vd = await vettingDepsOf(deps);
-    return mapped(() => batchVet(vd, body.dot_numbers, { brokerId: body.broker_id, apiKey: creditKeyOf(event) }));
+    return batchVet(vd, body.dot_numbers, { brokerId: body.broker_id, apiKey: creditKeyOf(event) });
   });
 }

@@ -15,7 +15,7 @@ import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
 import { quotesSampleGenerator } from '../../ingest/quotes/quotes.sample.ts';
 import { transcriptsSampleGenerator } from '../../ingest/transcripts/transcripts.sample.ts';
 import { createApiKey } from '../../lib/api-keys.ts';
-import { StateStore, stateDbPath } from '../../service/state/state.store.ts';
+import { StateStore, stateDbPath } from '../../service/platform/state.store.ts';
 import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';

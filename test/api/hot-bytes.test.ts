@@ -1,9 +1,9 @@
 /**
- * The byte writers of the hot path (service/cache/bytes.ts): each must write
+ * The byte writers of the hot path (service/platform/bytes.ts): each must write
  * exactly the text it replaces.
  */
 import { describe, expect, it } from 'vitest';
-import { allocBody, formatMs, msLength, uintLength, writeMs, writeUint } from '../../service/cache/bytes.ts';
+import { allocBody, formatMs, msLength, uintLength, writeMs, writeUint } from '../../service/platform/bytes.ts';
 
 const INTS = [0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 65_535, 999_999, 1_000_000, 2 ** 31 - 1, 2 ** 31, 2 ** 32 + 7, 1_795_000_000_123, Number.MAX_SAFE_INTEGER];
 

@@ -1,5 +1,5 @@
 /**
- * The read API's hot path (service/node-listener.ts + ApiLayer.answerFromCache),
+ * The read API's hot path (service/platform/node-listener.ts + ApiLayer.answerFromCache),
  * the templated usage_meta and the spooled query log.
  *
  * The hot path answers cached GETs straight from the node:http listener; these
@@ -9,7 +9,7 @@
  */
 import { createServer, request as httpRequest } from 'node:http';
 import type { H3 } from 'h3';
-import { createNodeListener } from '../../service/node-listener.ts';
+import { createNodeListener } from '../../service/platform/node-listener.ts';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -22,11 +22,11 @@ import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
 import { createApiKey } from '../../lib/api-keys.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { startServer, type RunningServer } from '../../service/main.ts';
-import { logClientPart, logRequestPart, QueryLog, toLine } from '../../service/usage/query-log.ts';
-import { AGENT_TYPES } from '../../service/usage/agent-type.ts';
-import { buildUsageMeta, dataSourceOf, usageMetaJson, type ClientIdentity, type Metered } from '../../service/usage/usage.service.ts';
+import { logClientPart, logRequestPart, QueryLog, toLine } from '../../service/platform/query-log.ts';
+import { AGENT_TYPES } from '../../service/platform/agent-type.ts';
+import { buildUsageMeta, dataSourceOf, usageMetaJson, type ClientIdentity, type Metered } from '../../service/platform/usage.service.ts';
 import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
-import { CACHEABLE_PREFIXES, type LayerRequest } from '../../service/cache/api-layer.ts';
+import { CACHEABLE_PREFIXES, type LayerRequest } from '../../service/platform/api-layer.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 
 describe('usageMetaJson', () => {

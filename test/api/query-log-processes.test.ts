@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '../helpers/shared.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
-import { QueryLog, type QueryLogEntry } from '../../service/usage/query-log.ts';
+import { QueryLog, type QueryLogEntry } from '../../service/platform/query-log.ts';
 
 const run = promisify(execFile);
 const entry = (i: number, client = 'ip:owner'): QueryLogEntry => ({ ts_ms: 1_795_000_000_000 + i, client, tier: 'free', agent_type: 'gptbot', method: 'GET', path: `/api/company/T${i}`, ticker: `T${i}`, status: 200, duration_ms: 1.5 });
@@ -20,7 +20,7 @@ const COUNT = `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE client = 'i
 /** A second process: opens the same log, pushes `n` rows, reports what its own log holds, closes. */
 async function logFromAnotherProcess(dir: string, file: string, n: number): Promise<{ where: string; n: number; pid: number }> {
   const script = path.join(dir, 'other-process.mts');
-  await writeFile(script, `import { QueryLog } from ${JSON.stringify(path.join(REPO_ROOT, 'service/usage/query-log.ts'))};
+  await writeFile(script, `import { QueryLog } from ${JSON.stringify(path.join(REPO_ROOT, 'service/platform/query-log.ts'))};
 const q = await QueryLog.open(process.argv[2]!, { flushMs: 60_000, spoolMs: 60_000 });
 for (let i = 0; i < ${n}; i++) q.push({ ts_ms: 1_795_000_001_000 + i, client: 'ip:other', tier: 'free', agent_type: 'claudebot', method: 'GET', path: '/api/search?q=x', ticker: null, status: 200, duration_ms: 2 });
 const [r] = await q.query('SELECT count(*)::INTEGER AS n FROM query_log');

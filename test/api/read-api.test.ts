@@ -15,7 +15,7 @@ import { createApiKey, revokeApiKey } from '../../lib/api-keys.ts';
 import { verifyLeaf } from '../../lib/origin.ts';
 import { createApp } from '../../service/app.ts';
 import { extractReceipts, hashReceipt, verifyReceiptChain, type PublicJwk, type Receipt } from '../../service/receipts/receipt-chain.ts';
-import { UsageService } from '../../service/usage/usage.service.ts';
+import { UsageService } from '../../service/platform/usage.service.ts';
 import { companyIndex } from '../../service/search/company-index.ts';
 import { textIndexes } from '../../service/search/text-index.ts';
 import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
@@ -206,7 +206,7 @@ describe('GET /api/verify/{leaf_hash}', () => {
     const tampered = JSON.parse(text) as Receipt[];
     tampered[1]!.verified_at = tampered[1]!.verified_at.replace(/\d(?=Z$)/, (d) => String((Number(d) + 1) % 10));
     await writeFile(path.join(dir, 'bad.json'), JSON.stringify(tampered));
-    const cli = (f: string) => spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'jobs/verify-receipts.cli.ts'), path.join(dir, f), '--keys', path.join(dir, 'keys.json')], { encoding: 'utf8' });
+    const cli = (f: string) => spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'jobs/cli/verify-receipts.cli.ts'), path.join(dir, f), '--keys', path.join(dir, 'keys.json')], { encoding: 'utf8' });
     const good = cli('chain.json');
     expect(good.stdout).toContain('VALID: chain of 3');
     expect(good.status).toBe(0);

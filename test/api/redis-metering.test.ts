@@ -5,10 +5,10 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RedisRateCounter } from '../../service/usage/rate-counter.ts';
-import { UsageService } from '../../service/usage/usage.service.ts';
+import { RedisRateCounter } from '../../service/platform/rate-counter.ts';
+import { UsageService } from '../../service/platform/usage.service.ts';
 import { silentLogger } from '../../lib/log.ts';
-import { buildUsageDeps } from '../../service/usage/usage.deps.ts';
+import { buildUsageDeps } from '../../service/platform/usage.deps.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ResponseCache, type CachedResponse } from '../../service/cache/response-cache.ts';
+import { ResponseCache, type CachedResponse } from '../../service/platform/response-cache.ts';
 
 const entry = (json: string): CachedResponse => ({ status: 200, json, etag: 'W/"x"', ticker: null, contentType: 'application/json', hot: null });
 

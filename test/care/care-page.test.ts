@@ -10,7 +10,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { serve } from 'h3';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { StateStore, stateDbPath } from '../../service/state/state.store.ts';
+import { StateStore, stateDbPath } from '../../service/platform/state.store.ts';
 import { buildTestService, getJson, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { StateStore, stateDbPath } from '../../service/state/state.store.ts';
+import { StateStore, stateDbPath } from '../../service/platform/state.store.ts';
 import { buildTestService, getJson, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { checkStageOrder, verifyChain } from '../../service/care/care.chain.ts';

@@ -10,8 +10,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import { exited, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
-import { claimStateStore, describeLockHolder, isLockConflict } from '../../service/state/state.claim.ts';
-import { stateDbPath } from '../../service/state/state.store.ts';
+import { claimStateStore, describeLockHolder, isLockConflict } from '../../service/platform/state.claim.ts';
+import { stateDbPath } from '../../service/platform/state.store.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 

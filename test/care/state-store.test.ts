@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../lib/errors.ts';
-import { insertRowsSql, StateStore, stateDbPath } from '../../service/state/state.store.ts';
+import { insertRowsSql, StateStore, stateDbPath } from '../../service/platform/state.store.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
 
 const INSERT_META = insertRowsSql('state_meta', { key: 'VARCHAR', value: 'VARCHAR' });

@@ -4,7 +4,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { main } from '../../jobs/discover.cli.ts';
+import { main } from '../../jobs/cli/discover.cli.ts';
 import { REPO_ROOT } from '../helpers/shared.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import { json, manifestFor, sealed, serveSite, type Site } from './discovery-helpers.ts';
@@ -34,7 +34,7 @@ describe('proofline discover', () => {
   it('runs as the proofline command from any directory and prints the JSON report', async () => {
     site.routes.set('/.well-known/ai', json(sealed(manifestFor(site.url))));
     // The `proofline` bin, run from outside the repository.
-    const { stdout } = await run(process.execPath, [path.join(REPO_ROOT, 'jobs/discover.bin.mjs'), 'discover', site.url, '--allow-private', '--json', '--no-files'], { cwd: dir });
+    const { stdout } = await run(process.execPath, [path.join(REPO_ROOT, 'jobs/cli/discover.bin.mjs'), 'discover', site.url, '--allow-private', '--json', '--no-files'], { cwd: dir });
     const report = JSON.parse(stdout);
     expect(report).toMatchObject({ found: true, foundBy: 'well-known', manifest: { hash: { status: 'match' }, tier: 2 } });
   });

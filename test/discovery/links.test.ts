@@ -1,7 +1,7 @@
 /** Finding rel="ai-discovery" in HTML heads and Link headers, and adding it to our HTML. */
 import { describe, expect, it } from 'vitest';
 import { findLinkHeaders, findLinkTags, isJsonType } from '../../lib/discovery/index.ts';
-import { DISCOVERY_LINK_TAG, withDiscoveryLink } from '../../service/discovery/discovery-html.ts';
+import { DISCOVERY_LINK_TAG, withDiscoveryLink } from '../../service/platform/discovery-html.ts';
 
 describe('findLinkTags', () => {
   it('resolves relative and absolute hrefs, any attribute order and quoting, rel token lists', () => {

@@ -11,7 +11,7 @@ import { bytesToHex } from '@noble/hashes/utils.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressFromSecretKey, createBookmark, discover, generateSecretKey, reverify, type DiscoverOptions } from '../../lib/discovery/index.ts';
 import { sha256Hex } from '../../lib/hash.ts';
-import type { ServiceOptions } from '../../service/deps.ts';
+import type { ServiceOptions } from '../../service/platform/deps.ts';
 import { buildTestService, getJson, type TestService } from '../helpers/app.ts';
 import { removeDir } from '../helpers/env.ts';
 import { hashOf, tinyRegistry } from './discovery-helpers.ts';

@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { SourceUnavailableError } from '../../lib/errors.ts';
-import { createQcMobileClient, type QcMobileClient } from '../../service/carriers/qcmobile-client.ts';
+import { createQcMobileClient, type QcMobileClient } from '../../lib/qcmobile-client.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
 
 const body = (name: string) => readFileSync(fixture(`fmcsa/qcmobile/${name}`), 'utf8');

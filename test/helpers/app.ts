@@ -10,7 +10,7 @@ import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
 import type { Pipeline } from '../../jobs/pipeline.ts';
 import { createApp } from '../../service/app.ts';
-import type { ServiceDeps } from '../../service/deps.ts';
+import type { ServiceDeps } from '../../service/platform/deps.ts';
 
 export interface TestService {
   app: H3;

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { closeQueues, enqueueRun, getQueue, registerExtraPipelines } from '../../jobs/bullmq.ts';
 import { jobIdFor } from '../../jobs/pipeline.ts';
 import { createQueueDashboard, type QueueDashboard } from '../../service/admin/queue-dashboard.ts';
+import { SERVED_DOMAINS } from '../../service/main.ts';
 import { buildTestService, getJson, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
@@ -37,7 +38,7 @@ describe.skipIf(!HAS_REDIS)('/admin/queues (Bull Board)', () => {
     const config = testConfig(dir, { REDIS_URL: REDIS_URL!, QUEUE_PREFIX: prefix });
     await enqueueRun(config, 'opstest', { runId: 'opstest-dash-run', inputDir: dir });
     await getQueue(config, 'opstest').add('opstest:load', { runId: 'x' }, { jobId: jobIdFor('opstest', 'load', 'x', 'broken') });
-    dashboard = createQueueDashboard(config, TOKEN);
+    dashboard = createQueueDashboard(config, TOKEN, SERVED_DOMAINS);
     svc = await buildTestService(config, [], { queueDashboard: dashboard });
   });
   afterAll(async () => {

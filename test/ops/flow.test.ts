@@ -1,5 +1,5 @@
 /**
- * BullMQ flows across real worker processes (jobs/worker.cli.ts) against a
+ * BullMQ flows across real worker processes (jobs/cli/worker.cli.ts) against a
  * real redis-server: every child once, publish once after all children, a
  * worker killed mid-job hands its job to another, parse failures fail at once
  * and keep their input.

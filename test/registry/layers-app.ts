@@ -7,8 +7,8 @@ import { silentLogger } from '../../lib/log.ts';
 import type { Config } from '../../lib/config.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { registerCompanyRoutes } from '../../service/company/company.routes.ts';
-import type { ServiceDeps } from '../../service/deps.ts';
-import { errorResponse } from '../../service/http.ts';
+import type { ServiceDeps } from '../../service/platform/deps.ts';
+import { errorResponse } from '../../service/platform/http.ts';
 import { registerRegistryLayerRoutes } from '../../service/registry-layers/registry-layers.routes.ts';
 
 export async function buildRegistryApp(config: Config): Promise<{ app: H3; close(): Promise<void> }> {

@@ -9,8 +9,8 @@ import { ensureSample } from '../../jobs/sample.ts';
 import { generateFmcsaSample } from '../../ingest/fmcsa/fmcsa.sample.ts';
 import type { Config } from '../../lib/config.ts';
 import type { SampleGenerator } from '../../ingest/sample/sample-kit.ts';
-import { StateStore, stateDbPath } from '../../service/state/state.store.ts';
-import type { ServiceDeps } from '../../service/deps.ts';
+import { StateStore, stateDbPath } from '../../service/platform/state.store.ts';
+import type { ServiceDeps } from '../../service/platform/deps.ts';
 import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 

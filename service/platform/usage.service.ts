@@ -9,6 +9,8 @@ import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { ApiKeyStore } from '../../lib/api-keys.ts';
+import { InvalidApiKeyError } from '../../lib/errors.ts';
+import { bearerTokenOf } from './guards.ts';
 import type { Logger } from '../../lib/log.ts';
 import { AGENT_TYPES, classifyAgent, type AgentType } from './agent-type.ts';
 import { QueryLog, type QueryLogEntry } from './query-log.ts';
@@ -25,7 +27,7 @@ export interface ClientIdentity {
   tier: Tier;
   hourly_limit: number;
   agent_type: AgentType;
-  /** Per-client pieces of a hot answer, built once per memoised identity (service/cache/api-layer.ts). */
+  /** Per-client pieces of a hot answer, built once per memoised identity (service/platform/api-layer.ts). */
   hot?: unknown;
 }
 
@@ -50,7 +52,6 @@ export interface UsageOptions {
 }
 
 /** Thrown by identify() for a presented but unknown or revoked key (answered 401). */
-export class InvalidApiKeyError extends Error {}
 
 /** Identities memoised per client string at most (a flood of distinct IPs must not grow memory). */
 const ID_MEMO_MAX = 10_000;
@@ -126,9 +127,9 @@ export class UsageService {
     if (authorization) {
       const known = this.byAuthorization.get(authorization)?.[agent];
       if (known) return known;
-      const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization);
-      if (m) {
-        const rec = this.keys.lookup(m[1]!);
+      const token = bearerTokenOf(authorization);
+      if (token) {
+        const rec = this.keys.lookup(token);
         if (!rec) throw new InvalidApiKeyError('invalid or revoked API key');
         const id: ClientIdentity = { client: `key:${rec.key_id}`, tier: 'pro', hourly_limit: rec.hourly_limit ?? this.proHourlyLimit, agent_type, hot: undefined };
         return remember(this.byAuthorization, authorization, agent, id);

@@ -27,10 +27,11 @@ import { STATUS_CODES } from 'node:http';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import type { H3, H3Event } from 'h3';
 import { FastResponse } from 'srvx';
-import { errorResponse } from '../http.ts';
-import type { ServiceDeps } from '../deps.ts';
-import { dataSourceOf, InvalidApiKeyError, UsageService, tierRecommendation, usageMetaJson, usageMetaParts, type ClientIdentity, type Metered, type UsageMetaParts } from '../usage/usage.service.ts';
-import { logClientPart, logRequestPart } from '../usage/query-log.ts';
+import { errorResponse } from './http.ts';
+import type { ServiceDeps } from './deps.ts';
+import { InvalidApiKeyError } from '../../lib/errors.ts';
+import { dataSourceOf, UsageService, tierRecommendation, usageMetaJson, usageMetaParts, type ClientIdentity, type Metered, type UsageMetaParts } from './usage.service.ts';
+import { logClientPart, logRequestPart } from './query-log.ts';
 import { allocBody, uintLength, writeUint } from './bytes.ts';
 import { etagOf, ResponseCache, type CachedResponse, type HotEntry } from './response-cache.ts';
 
@@ -201,7 +202,7 @@ const kLayerResponse = Symbol('proofline.layerResponse');
 /**
  * The Response h3 returns for an answer this layer finished; it keeps the
  * plain form (`layerResponseOf`) so the node:http listener writes it the way
- * it writes a hot answer (service/node-listener.ts). The status text is the
+ * it writes a hot answer (service/platform/node-listener.ts). The status text is the
  * standard reason phrase (srvx would send an empty one).
  */
 function toFastResponse(r: LayerResponse): Response {
@@ -423,7 +424,7 @@ export class ApiLayer {
   }
 }
 
-/** The request as the layer sees it, from an h3 event (a class: see NodeLayerRequest in service/node-listener.ts). */
+/** The request as the layer sees it, from an h3 event (a class: see NodeLayerRequest in service/platform/node-listener.ts). */
 class EventLayerRequest implements LayerRequest {
   readonly method: string;
   readonly pathname: string;

@@ -13,8 +13,8 @@
  * - the webKey is added to the URL at the last moment, so it never appears in
  *   error messages, logs or the `url` returned with the data.
  */
-import { HttpClient, type RateLimiter } from '../../lib/http-client.ts';
-import { InvalidInputError, SourceUnavailableError } from '../../lib/errors.ts';
+import { HttpClient, type RateLimiter } from './http-client.ts';
+import { InvalidInputError, SourceUnavailableError } from './errors.ts';
 
 export interface QcMobileConfig {
   /** FMCSA_BASE_URL, e.g. https://mobile.fmcsa.dot.gov/qc/services */

@@ -4,13 +4,13 @@
  * progress output (a domain whose inputs are unchanged is skipped, so a re-run
  * is fast), then serves the API and prints its URL and example requests.
  */
-import { loadConfig, type Config } from '../lib/config.ts';
-import { createLogger } from '../lib/log.ts';
-import { startServer } from '../service/main.ts';
-import { runPipelineInProcess } from './in-process.ts';
-import { pipelines } from './pipelines.ts';
-import { createProgressPrinter } from './progress.ts';
-import { ensureSample } from './sample.ts';
+import { loadConfig, type Config } from '../../lib/config.ts';
+import { createLogger } from '../../lib/log.ts';
+import { startServer } from '../../service/main.ts';
+import { runPipelineInProcess } from '../in-process.ts';
+import { pipelines } from '../pipelines.ts';
+import { createProgressPrinter } from '../progress.ts';
+import { ensureSample } from '../sample.ts';
 
 async function main(): Promise<void> {
   let config: Config;

@@ -7,9 +7,9 @@
  * `apply` re-applies configuration + overrides (idempotent; workers do it on start).
  */
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../lib/config.ts';
-import { closeQueues } from './bullmq.ts';
-import { applySchedules, listSchedules, removeSchedule, resetSchedule, setSchedule } from './schedules.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { closeQueues } from '../bullmq.ts';
+import { applySchedules, listSchedules, removeSchedule, resetSchedule, setSchedule } from '../schedules.ts';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { tz: { type: 'string' }, json: { type: 'boolean', default: false } } });
 const config = loadConfig(process.env);

@@ -32,7 +32,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { Logger } from '../../lib/log.ts';
 import { queryRows, quoteLiteral, type Params, type Row } from '../../lib/warehouse/duckdb.ts';
 import { processAlive } from '../../lib/warehouse/lock.ts';
-import { formatMs, msLength, uintLength, writeMs, writeUint } from '../cache/bytes.ts';
+import { formatMs, msLength, uintLength, writeMs, writeUint } from './bytes.ts';
 
 export interface QueryLogEntry {
   ts_ms: number;

@@ -6,7 +6,7 @@
  * Usage, in `<family>.routes.ts`, beside the `app.get(...)` it documents:
  *
  * ```ts
- * import { describeRoute } from '../openapi/route-registry.ts';
+ * import { describeRoute } from './route-registry.ts';
  * const filingsQuery = z.object({ form: z.enum(['10-K', '10-Q', '8-K']).optional() });
  * describeRoute({
  *   method: 'GET', path: '/api/company/{ticker}/filings', family: 'company',

@@ -5,8 +5,8 @@
  * prints the secret once (only its SHA-256 is stored). Running servers pick up
  * changes within a few seconds.
  */
-import { loadConfig } from '../lib/config.ts';
-import { createApiKey, listApiKeys, revokeApiKey } from '../lib/api-keys.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { createApiKey, listApiKeys, revokeApiKey } from '../../lib/api-keys.ts';
 
 function usage(msg?: string): never {
   if (msg) console.error(msg);

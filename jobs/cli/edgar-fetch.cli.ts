@@ -1,5 +1,5 @@
 /**
- * `node --import tsx jobs/registry/edgar-fetch.cli.ts --cik 320193 [--cik N ...] [--tickers] [--out DIR]`
+ * `node --import tsx jobs/cli/edgar-fetch.cli.ts --cik 320193 [--cik N ...] [--tickers] [--out DIR]`
  *
  * Runs the registry pipeline's fetch step on its own, in this process: plans
  * the same fetch jobs a run would (jobs/registry/registry-fetch.ts; the
@@ -16,8 +16,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../lib/config.ts';
 import { createLogger } from '../../lib/log.ts';
 import { closeSecLimiter } from '../../lib/sec-limiter.ts';
-import { EdgarClient } from './edgar-client.ts';
-import { fetchEdgarBatch, planEdgarFetch, type EdgarFetchPayload } from './registry-fetch.ts';
+import { EdgarClient } from '../registry/edgar-client.ts';
+import { fetchEdgarBatch, planEdgarFetch, type EdgarFetchPayload } from '../registry/registry-fetch.ts';
 
 const { values } = parseArgs({ options: { cik: { type: 'string', multiple: true, default: [] }, out: { type: 'string' }, tickers: { type: 'boolean', default: false } } });
 try {

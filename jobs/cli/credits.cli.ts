@@ -12,19 +12,13 @@
  * CLI sends the command to the server's POST /admin/credits instead
  * (needs ADMIN_TOKEN, and PUBLIC_BASE_URL/PORT pointing at the server).
  */
-import { loadConfig } from '../lib/config.ts';
-import { getAccount, grantCredits, issueApiKey, planIdSchema, type PlanId } from '../service/vetting/credits.ts';
-import { StateStore, stateDbPath } from '../service/state/state.store.ts';
-import { isLockConflict } from '../service/state/state.claim.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { planIdSchema, runCreditsCommand, type CreditsCommand, type PlanId } from '../../service/vetting/credits.ts';
+import { StateStore, stateDbPath } from '../../service/platform/state.store.ts';
+import { isLockConflict } from '../../service/platform/state.claim.ts';
 
 const USAGE = 'usage: npm run credits -- grant <account> <n> [--plan free|payg|pack_100|pack_500|enterprise] | key <account> | show <account>';
 
-export interface CreditsCommand {
-  op: 'grant' | 'key' | 'show';
-  account: string;
-  n?: number;
-  plan?: PlanId;
-}
 
 /** Parses CLI arguments; throws with the usage text on anything malformed. */
 export function parseCreditsArgs(argv: string[]): CreditsCommand {
@@ -46,14 +40,6 @@ export function parseCreditsArgs(argv: string[]): CreditsCommand {
   return { op: op as 'key' | 'show', account };
 }
 
-/** Runs a command against an open store; returns what to print. */
-export async function runCreditsCommand(store: StateStore, dataDir: string, cmd: CreditsCommand, now = new Date()): Promise<Record<string, unknown>> {
-  if (cmd.op === 'grant') return { granted: cmd.n, account: await grantCredits(store, cmd.account, cmd.n!, cmd.plan, now) };
-  if (cmd.op === 'key') return { account_id: cmd.account, ...(await issueApiKey(store, dataDir, cmd.account, now)), note: 'shown once; send as Authorization: Bearer <api_key>' };
-  const a = await getAccount(store, cmd.account);
-  if (!a) throw new Error(`account ${cmd.account} does not exist`);
-  return { account: a };
-}
 
 if (import.meta.url === `file://${process.argv[1]}`) {
   const config = loadConfig(process.env);

@@ -4,7 +4,7 @@
  * (people, products, partnerships, timeline events): they check here first
  * and skip what is absent instead of failing.
  */
-import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import type { SnapshotReader } from './reader.ts';
 
 export type SchemaMap = Map<string, Set<string>>;
 

@@ -15,13 +15,13 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../lib/config.ts';
-import { createLogger } from '../lib/log.ts';
-import { closeSecLimiter } from '../lib/sec-limiter.ts';
-import { closePolygonLimiter } from './quotes/quotes-fetch.ts';
-import { registerExtraPipelines, startWorkers } from './bullmq.ts';
-import type { Pipeline } from './pipeline.ts';
-import { applySchedules } from './schedules.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { createLogger } from '../../lib/log.ts';
+import { closeSecLimiter } from '../../lib/sec-limiter.ts';
+import { closePolygonLimiter } from '../quotes/quotes-fetch.ts';
+import { registerExtraPipelines, startWorkers } from '../bullmq.ts';
+import type { Pipeline } from '../pipeline.ts';
+import { applySchedules } from '../schedules.ts';
 
 const { values } = parseArgs({
   options: {

@@ -9,8 +9,8 @@
  */
 import { HTTPError, getQuery, type H3Event } from 'h3';
 import { z } from 'zod';
-import { classifyError, httpStatusFor, InvalidInputError, PipelineError, publicMessage } from '../lib/errors.ts';
-import type { Logger } from '../lib/log.ts';
+import { classifyError, httpStatusFor, InvalidInputError, PipelineError, publicMessage } from '../../lib/errors.ts';
+import type { Logger } from '../../lib/log.ts';
 
 /** Builds the JSON error response for any thrown value (h3's onError hands us HTTPError wrapping ours as `cause`). */
 export function errorResponse(err: unknown, log?: Logger): Response {

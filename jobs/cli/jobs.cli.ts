@@ -10,8 +10,8 @@
  */
 import { parseArgs } from 'node:util';
 import type { Job, Queue } from 'bullmq';
-import { loadConfig } from '../lib/config.ts';
-import { allQueueNames, closeQueues, getQueue, QUEUE_PREFIX } from './bullmq.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { allQueueNames, closeQueues, getQueue, QUEUE_PREFIX } from '../bullmq.ts';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { queue: { type: 'string' }, limit: { type: 'string', default: '50' }, json: { type: 'boolean', default: false } } });
 const config = loadConfig(process.env);

@@ -5,8 +5,8 @@
  * (`registry.companies`), and unqualified where the name is unique.
  */
 import { createInterface } from 'node:readline/promises';
-import { loadConfig } from '../lib/config.ts';
-import { openWarehouseViews } from '../lib/warehouse/views.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { openWarehouseViews } from '../../lib/warehouse/views.ts';
 
 export function formatTable(rows: Record<string, unknown>[], columns: string[], maxWidth = 40): string {
   const cell = (v: unknown) => {

@@ -1,6 +1,6 @@
 /**
  * `proofline discover <url> [options]` (also `npm run discover -- <url>`; the
- * `proofline` command is jobs/discover.bin.mjs, which loads this file through tsx):
+ * `proofline` command is jobs/cli/discover.bin.mjs, which loads this file through tsx):
  * runs the AI discovery agent (lib/discovery) against any site and prints a
  * human summary, or the full report with `--json`.
  *
@@ -19,7 +19,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createBookmark, discover, DiscoveryFetchError, formatReport, formatReverify, reverify, type Bookmark, type DiscoverOptions, type DiscoveryReport } from '../lib/discovery/index.ts';
+import { createBookmark, discover, DiscoveryFetchError, formatReport, formatReverify, reverify, type Bookmark, type DiscoverOptions, type DiscoveryReport } from '../../lib/discovery/index.ts';
 
 const USAGE = 'usage: proofline discover <url> [--json] [--allow-private] [--timeout MS] [--max-bytes N] [--max-redirects N] [--no-files] [--bookmark-out FILE] | --reverify BOOKMARK.json';
 

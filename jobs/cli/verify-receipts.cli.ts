@@ -9,7 +9,7 @@
  * Exit status: 0 valid, 1 invalid, 2 usage error.
  */
 import { readFileSync } from 'node:fs';
-import { extractReceipts, verifyReceiptChain, type PublicJwk } from '../service/receipts/receipt-chain.ts';
+import { extractReceipts, verifyReceiptChain, type PublicJwk } from '../../service/receipts/receipt-chain.ts';
 
 function usage(msg?: string): never {
   if (msg) console.error(msg);

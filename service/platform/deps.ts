@@ -3,13 +3,39 @@
  * environment and never listens: `main.ts` builds these from config, tests
  * build them from a temporary data directory.
  */
-import type { Logger } from '../lib/log.ts';
-import type { SnapshotReader } from '../lib/warehouse/reader.ts';
-import type { StateStore } from './state/state.store.ts';
-import type { LiveRefresher } from './vetting/live-refresh.ts';
-import type { SigningKey } from '../lib/keys.ts';
-import type { ResponseCache } from './cache/response-cache.ts';
-import type { UsageService } from './usage/usage.service.ts';
+import type { Logger } from '../../lib/log.ts';
+import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import type { StateStore } from './state.store.ts';
+import type { SigningKey } from '../../lib/keys.ts';
+import type { ResponseCache } from './response-cache.ts';
+import type { UsageService } from './usage.service.ts';
+
+// Ports the composition root fills with family implementations (service/vetting/live-refresh.ts,
+// service/admin/queue-dashboard.ts): declared here so the platform never imports a family.
+
+/** A carrier as QCMobile answered at vetting time (service/vetting/live-refresh.ts). */
+export interface LiveCarrier {
+  /** QCMobile `content.carrier` as received. */
+  carrier: Record<string, unknown>;
+  source_url: string;
+  /** QCMobile `retrievalDate` (their as-of). */
+  as_of: string | null;
+  retrieved_at: string;
+  content_sha256: string;
+}
+
+/** Live FMCSA refresh of one carrier. */
+export interface LiveRefresher {
+  fetchCarrier(dot: number): Promise<LiveCarrier>;
+}
+
+/** The Bull Board queue dashboard (service/admin/queue-dashboard.ts). */
+export interface QueueDashboard {
+  /** The admin token requests must carry (Bearer header, cookie, or `?token=` once). */
+  token: string;
+  fetch(request: Request): Promise<Response>;
+  close(): Promise<void>;
+}
 
 /** One read-only snapshot reader per warehouse domain (registry, quotes, transcripts, fmcsa). */
 export type Readers = Record<string, SnapshotReader>;
@@ -45,7 +71,7 @@ export interface ServiceDeps {
   /** Metering, limits and query log (service/usage); created lazily (in memory) when absent. */
   usage?: UsageService;
   /** The /api layer (metering, hot cache); set by createApp, used by main.ts for the node:http hot path. */
-  apiLayer?: import('./cache/api-layer.ts').ApiLayer;
+  apiLayer?: import('./api-layer.ts').ApiLayer;
   /** Hot-response cache (service/cache); created by createApp when absent. */
   responseCache?: ResponseCache;
   /** Server-owned durable store (vetting records, credits, custody chains) under DATA_DIR/state/. */
@@ -53,13 +79,13 @@ export interface ServiceDeps {
   /**
    * While another process on the same DATA_DIR owns the state store: who holds
    * it (`PID n (...)`), for the 503 of state-backed endpoints and /api/health
-   * (service/state/state.claim.ts). Null or absent when this process owns it.
+   * (service/platform/state.claim.ts). Null or absent when this process owns it.
    */
   stateHeldBy?: () => string | null;
   /** Live FMCSA QCMobile refresh for vettings; null/absent when FMCSA_WEBKEY is unset. */
   liveRefresher?: LiveRefresher | null;
   /** Bull Board at /admin/queues (service/admin); built only when REDIS_URL and ADMIN_TOKEN are set. */
-  queueDashboard?: import('./admin/queue-dashboard.ts').QueueDashboard;
+  queueDashboard?: QueueDashboard;
   /**
    * Work createApp started that should finish before the server takes traffic
    * (the search indexes of the served snapshot); main.ts awaits it before

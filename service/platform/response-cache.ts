@@ -20,7 +20,7 @@ export interface CachedResponse {
   /** Ticker the response is about, for the query log (null when none). */
   ticker: string | null;
   contentType: string;
-  /** Byte parts for the node:http hot path, built on the first hit (service/cache/api-layer.ts). */
+  /** Byte parts for the node:http hot path, built on the first hit (service/platform/api-layer.ts). */
   hot: HotEntry | null;
 }
 

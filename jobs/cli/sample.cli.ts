@@ -1,8 +1,8 @@
 /** `npm run sample -- --scale small|medium|full --seed N [--out DIR] [--force]` */
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig } from '../lib/config.ts';
-import { ensureSample } from './sample.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { ensureSample } from '../sample.ts';
 
 const { values } = parseArgs({ options: { scale: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' }, force: { type: 'boolean', default: false } } });
 const config = loadConfig({ ...process.env, SAMPLE_SCALE: values.scale ?? process.env.SAMPLE_SCALE, SAMPLE_SEED: values.seed ?? process.env.SAMPLE_SEED });

@@ -9,12 +9,12 @@
  */
 import { parseArgs } from 'node:util';
 import path from 'node:path';
-import { loadConfig } from '../lib/config.ts';
-import { createLogger } from '../lib/log.ts';
-import { runPipelineInProcess } from './in-process.ts';
-import { pipelineFor, pipelines } from './pipelines.ts';
-import { createProgressPrinter } from './progress.ts';
-import { ensureSample } from './sample.ts';
+import { loadConfig } from '../../lib/config.ts';
+import { createLogger } from '../../lib/log.ts';
+import { runPipelineInProcess } from '../in-process.ts';
+import { pipelineFor, pipelines } from '../pipelines.ts';
+import { createProgressPrinter } from '../progress.ts';
+import { ensureSample } from '../sample.ts';
 
 const { values, positionals } = parseArgs({ allowPositionals: true, options: { force: { type: 'boolean', default: false }, input: { type: 'string' }, 'in-process': { type: 'boolean', default: false }, 'no-fetch': { type: 'boolean', default: false } } });
 const config = loadConfig(process.env);
@@ -24,7 +24,7 @@ const inputDir = values.input ? path.resolve(values.input) : config.inputDir;
 if (!values.input && config.usesSample) await ensureSample(config.inputDir, { scale: config.SAMPLE_SCALE, seed: config.SAMPLE_SEED });
 
 if (config.REDIS_URL && !values['in-process']) {
-  const { enqueueRun, closeQueues } = await import('./bullmq.ts');
+  const { enqueueRun, closeQueues } = await import('../bullmq.ts');
   for (const p of selected) {
     const { runId, jobId } = await enqueueRun(config, p.domain.domain, { inputDir, force: values.force, fetch: !values['no-fetch'] });
     console.log(`enqueued ${p.domain.domain} run ${runId} (job ${jobId})`);
