@@ -19,7 +19,7 @@ import { registerAdminRoutes } from './admin/admin.routes.ts';
 import { errorResponse, explainMalformedPath } from './platform/http.ts';
 import { registerQuotesRoutes } from './quotes/quotes.routes.ts';
 import { registerTranscriptsRoutes } from './transcripts/transcripts.routes.ts';
-import { installApiLayer } from './platform/api-layer.ts';
+import { installApiLayer } from './platform/api-middleware.ts';
 import { registerReceiptRoutes } from './receipts/receipts.routes.ts';
 import { registerSearchRoutes } from './search/search.routes.ts';
 import { registerStatsRoutes } from './stats/stats.routes.ts';

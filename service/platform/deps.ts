@@ -71,7 +71,7 @@ export interface ServiceDeps {
   /** Metering, limits and query log (service/usage); created lazily (in memory) when absent. */
   usage?: UsageService;
   /** The /api layer (metering, hot cache); set by createApp, used by main.ts for the node:http hot path. */
-  apiLayer?: import('./api-layer.ts').ApiLayer;
+  apiLayer?: import('./hot-path.ts').ApiLayer;
   /** Hot-response cache (service/cache); created by createApp when absent. */
   responseCache?: ResponseCache;
   /** Server-owned durable store (vetting records, credits, custody chains) under DATA_DIR/state/. */

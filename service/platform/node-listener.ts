@@ -25,7 +25,8 @@ import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerRespo
 import type { H3 } from 'h3';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { Logger } from '../../lib/log.ts';
-import { layerResponseOf, type ApiLayer, type LayerRequest, type LayerResponse } from './api-layer.ts';
+import type { ApiLayer } from './hot-path.ts';
+import { layerResponseOf, type LayerRequest, type LayerResponse } from './response-finish.ts';
 
 const UNAVAILABLE: LayerResponse = { status: 503, headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' }, body: JSON.stringify({ error: 'temporarily unavailable, retry', status: 503 }) };
 

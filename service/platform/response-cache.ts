@@ -20,7 +20,7 @@ export interface CachedResponse {
   /** Ticker the response is about, for the query log (null when none). */
   ticker: string | null;
   contentType: string;
-  /** Byte parts for the node:http hot path, built on the first hit (service/platform/api-layer.ts). */
+  /** Byte parts for the node:http hot path, built on the first hit (service/platform/hot-path.ts). */
   hot: HotEntry | null;
 }
 
@@ -119,3 +119,13 @@ export class ResponseCache {
     this.generation++;
   }
 }
+
+/** GET routes whose 200 bodies depend only on the published snapshots (cached until the next swap). */
+export const CACHEABLE_PREFIXES = ['/api/company/', '/api/person/', '/api/search', '/api/signals'];
+
+/** True for a path under one of CACHEABLE_PREFIXES. */
+export function isCacheable(pathname: string): boolean {
+  for (const p of CACHEABLE_PREFIXES) if (pathname.startsWith(p)) return true;
+  return false;
+}
+

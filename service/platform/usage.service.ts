@@ -27,7 +27,7 @@ export interface ClientIdentity {
   tier: Tier;
   hourly_limit: number;
   agent_type: AgentType;
-  /** Per-client pieces of a hot answer, built once per memoised identity (service/platform/api-layer.ts). */
+  /** Per-client pieces of a hot answer, built once per memoised identity (service/platform/hot-path.ts). */
   hot?: unknown;
 }
 

@@ -26,7 +26,8 @@ import { logClientPart, logRequestPart, QueryLog, toLine } from '../../service/p
 import { AGENT_TYPES } from '../../service/platform/agent-type.ts';
 import { buildUsageMeta, dataSourceOf, usageMetaJson, type ClientIdentity, type Metered } from '../../service/platform/usage.service.ts';
 import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
-import { CACHEABLE_PREFIXES, type LayerRequest } from '../../service/platform/api-layer.ts';
+import { CACHEABLE_PREFIXES } from '../../service/platform/response-cache.ts';
+import type { LayerRequest } from '../../service/platform/response-finish.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 
 describe('usageMetaJson', () => {
