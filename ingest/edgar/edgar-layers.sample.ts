@@ -15,7 +15,19 @@
 import { addDays, Rng, SAMPLE_TODAY, type SampleFile } from '../sample/sample-kit.ts';
 import type { SampleCompany } from '../sample/universe.ts';
 import { padCik } from './cik.ts';
-import type { SampleFiling } from './edgar.sample.ts';
+
+/** One filing of the sample's submissions JSON (`filings.recent` columns, one row). */
+export interface SampleFiling {
+  accessionNumber: string;
+  filingDate: string;
+  reportDate: string;
+  acceptanceDateTime: string;
+  form: string;
+  items: string;
+  primaryDocument: string;
+  primaryDocDescription: string;
+  size: number;
+}
 
 const FIRST = ['James', 'Mary', 'Robert', 'Patricia', 'John', 'Jennifer', 'Michael', 'Linda', 'David', 'Elizabeth', 'William', 'Susan', 'Richard', 'Jessica', 'Joseph', 'Sarah', 'Thomas', 'Karen', 'Carlos', 'Priya', 'Wei', 'Aisha', 'Kenji', 'Olga', 'Rafael', 'Nadia', 'Samuel', 'Grace', 'Daniel', 'Laura'];
 const LAST = ['Smith', 'Johnson', 'Williams', 'Brown', 'Jones', 'Garcia', 'Miller', 'Davis', 'Rodriguez', 'Martinez', 'Chen', 'Patel', 'Kim', 'Nguyen', 'Okafor', 'Schmidt', 'Rossi', 'Tanaka', 'Kowalski', 'Haddad', 'Larsen', 'Moreau', 'Silva', 'Cohen', 'Murphy', 'Walsh', 'Fischer', 'Novak', 'Reyes', 'Singh'];

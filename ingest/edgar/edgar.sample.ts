@@ -15,22 +15,13 @@
 import { addDays, Rng, SAMPLE_TODAY, type SampleFile, type SampleGenerator, type SampleOptions } from '../sample/sample-kit.ts';
 import { sampleUniverse, type SampleCompany } from '../sample/universe.ts';
 import { padCik } from './cik.ts';
-import { edgarLayerFiles } from './edgar-layers.sample.ts';
+import { edgarLayerFiles, type SampleFiling } from './edgar-layers.sample.ts';
+
+export type { SampleFiling };
 
 /** Agents that file on behalf of companies (accession prefixes). */
 const AGENTS = [1193125, 1628280, 950170, 1104659];
 
-export interface SampleFiling {
-  accessionNumber: string;
-  filingDate: string;
-  reportDate: string;
-  acceptanceDateTime: string;
-  form: string;
-  items: string;
-  primaryDocument: string;
-  primaryDocDescription: string;
-  size: number;
-}
 
 /** The filings of one sample company, newest first, deterministic in (seed, cik). */
 export function sampleFilings(c: SampleCompany, seed: number): SampleFiling[] {

@@ -3,6 +3,7 @@
  * environment and never listens: `main.ts` builds these from config, tests
  * build them from a temporary data directory.
  */
+import type { HotAnswerer } from './response-finish.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import type { StateStore } from './state.store.ts';
@@ -71,7 +72,7 @@ export interface ServiceDeps {
   /** Metering, limits and query log (service/usage); created lazily (in memory) when absent. */
   usage?: UsageService;
   /** The /api layer (metering, hot cache); set by createApp, used by main.ts for the node:http hot path. */
-  apiLayer?: import('./hot-path.ts').ApiLayer;
+  apiLayer?: HotAnswerer;
   /** Hot-response cache (service/cache); created by createApp when absent. */
   responseCache?: ResponseCache;
   /** Server-owned durable store (vetting records, credits, custody chains) under DATA_DIR/state/. */

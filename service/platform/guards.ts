@@ -10,13 +10,10 @@ import type { H3Event } from 'h3';
 import { SourceUnavailableError } from '../../lib/errors.ts';
 import { loadOrCreateSigningKey, type SigningKey } from '../../lib/keys.ts';
 import type { ServiceDeps } from './deps.ts';
+import { bearerTokenOf } from './http.ts';
 import type { StateStore } from './state.store.ts';
 
-/** The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1), or null when there is none. */
-export function bearerTokenOf(authorization: string | null | undefined): string | null {
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
-  return m ? m[1]! : null;
-}
+export { bearerTokenOf };
 
 /** The state store, or 503 when this deployment has none or another process on its DATA_DIR owns it. */
 export function stateOf(deps: ServiceDeps): StateStore {

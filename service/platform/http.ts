@@ -97,3 +97,9 @@ export function clampLimit(requested: number | undefined, def: number, max: numb
   if (want > max) return { limit: max, clamped: { requested: want, max } };
   return { limit: Math.max(1, want), clamped: null };
 }
+
+/** The token of an `Authorization: Bearer <token>` header (RFC 6750 §2.1), or null when there is none. */
+export function bearerTokenOf(authorization: string | null | undefined): string | null {
+  const m = /^Bearer\s+(\S+)\s*$/i.exec(authorization ?? '');
+  return m ? m[1]! : null;
+}

@@ -25,8 +25,7 @@ import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerRespo
 import type { H3 } from 'h3';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { Logger } from '../../lib/log.ts';
-import type { ApiLayer } from './hot-path.ts';
-import { layerResponseOf, type LayerRequest, type LayerResponse } from './response-finish.ts';
+import { layerResponseOf, type HotAnswerer, type LayerRequest, type LayerResponse } from './response-finish.ts';
 
 const UNAVAILABLE: LayerResponse = { status: 503, headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' }, body: JSON.stringify({ error: 'temporarily unavailable, retry', status: 503 }) };
 
@@ -101,11 +100,11 @@ function answerThroughApp(app: H3, req: IncomingMessage, res: ServerResponse, lo
 }
 
 /** The listener: `layer` hot path first (GET /api/… only), then h3. */
-export function createNodeListener(app: H3, layer: ApiLayer | undefined, log: Logger): RequestListener {
+export function createNodeListener(app: H3, layer: HotAnswerer | undefined, log: Logger): RequestListener {
   return (req, res) => {
     const url = req.url;
     if (layer && req.method === 'GET' && url !== undefined && url.startsWith('/api/')) {
-      let hot: ReturnType<ApiLayer['answerFromCache']>;
+      let hot: ReturnType<HotAnswerer['answerFromCache']>;
       try {
         hot = layer.answerFromCache(new NodeLayerRequest(req.headers, url, req.socket.remoteAddress));
       } catch (err) {

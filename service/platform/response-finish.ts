@@ -76,6 +76,11 @@ export interface LayerRequest {
   ip: string | undefined;
 }
 
+/** What answers a metered GET from the hot cache, or null to run the full route (hot-path.ts's ApiLayer). */
+export interface HotAnswerer {
+  answerFromCache(req: LayerRequest): LayerResponse | Promise<LayerResponse> | null;
+}
+
 /** A finished response: status, plain header object (lower-case names), body. */
 export interface LayerResponse {
   status: number;

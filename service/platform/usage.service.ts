@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Redis } from 'ioredis';
 import { ApiKeyStore } from '../../lib/api-keys.ts';
 import { InvalidApiKeyError } from '../../lib/errors.ts';
-import { bearerTokenOf } from './guards.ts';
+import { bearerTokenOf } from './http.ts';
 import type { Logger } from '../../lib/log.ts';
 import { AGENT_TYPES, classifyAgent, type AgentType } from './agent-type.ts';
 import { QueryLog, type QueryLogEntry } from './query-log.ts';
