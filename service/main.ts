@@ -24,10 +24,10 @@ export const SERVED_DOMAINS = ['registry', 'fmcsa', 'quotes', 'transcripts'];
 const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
 
 /** Opens one reader per served domain (a domain with no snapshot yet answers 503 until one is published). */
-export async function openReaders(config: Config, domains = SERVED_DOMAINS): Promise<Readers> {
+export async function openReaders(config: Config, domains = SERVED_DOMAINS, log?: Logger): Promise<Readers> {
   const readers: Readers = {};
   for (const d of domains) {
-    readers[d] = await SnapshotReader.open(config.dataDir, d, { poolSize: config.READ_POOL_SIZE, pollMs: config.SNAPSHOT_POLL_MS, memoryLimit: '512MB' });
+    readers[d] = await SnapshotReader.open(config.dataDir, d, { poolSize: config.READ_POOL_SIZE, pollMs: config.SNAPSHOT_POLL_MS, memoryLimit: '512MB', log });
   }
   return readers;
 }
@@ -42,7 +42,7 @@ export async function buildDeps(config: Config, log: Logger): Promise<ServiceDep
   const stateClaim = await claimStateStore(stateDbPath(config.dataDir), { retryMs: config.STATE_CLAIM_RETRY_MS, log, onAcquired: (store) => (deps.state = store) });
   return Object.assign(deps, {
     stateClaim,
-    readers: await openReaders(config),
+    readers: await openReaders(config, SERVED_DOMAINS, log),
     log,
     now: () => new Date(),
     startedAt: new Date(),

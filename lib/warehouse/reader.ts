@@ -16,6 +16,7 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { SourceUnavailableError } from '../errors.ts';
+import type { Logger } from '../log.ts';
 import { ConnectionPool, openDatabase, quoteIdentifier, quoteLiteral, type Params, type Row } from './duckdb.ts';
 import { snapshotDir } from './layout.ts';
 import { PackedStore } from './packed-store.ts';
@@ -26,6 +27,8 @@ export interface ReaderOptions {
   memoryLimit?: string;
   /** 0 disables polling (tests call `refresh()`). */
   pollMs?: number;
+  /** Where a failed background refresh is reported (it is retried on the next poll, never swallowed). */
+  log?: Pick<Logger, 'warn'>;
 }
 
 interface Active {
@@ -54,7 +57,7 @@ export class SnapshotReader {
     const r = new SnapshotReader(dataDir, domain, opts);
     await r.refresh();
     if (opts.pollMs) {
-      r.timer = setInterval(() => void r.refresh().catch(() => undefined), opts.pollMs);
+      r.timer = setInterval(() => void r.refresh().catch((err) => opts.log?.warn({ err, domain }, 'snapshot refresh failed; the served snapshot stays, retried on the next poll')), opts.pollMs);
       r.timer.unref();
     }
     return r;
@@ -110,7 +113,14 @@ export class SnapshotReader {
   async query(sql: string, params?: Params): Promise<Row[]> {
     const a = this.active;
     if (!a) throw new SourceUnavailableError(`no ${this.domain} snapshot has been published yet`, { domain: this.domain });
-    return a.pool.query(sql, params);
+    try {
+      return await a.pool.query(sql, params);
+    } catch (e) {
+      // A snapshot file that cannot be read (pruned or moved under a long query) is transient: the next
+      // request reads the snapshot the pointer names. Any other error (SQL, binding) stays what it is.
+      if (/^IO Error/i.test((e as Error).message ?? '')) throw new SourceUnavailableError(`the ${this.domain} snapshot could not be read; retry`, { domain: this.domain }, { cause: e });
+      throw e;
+    }
   }
 
   async close(): Promise<void> {

@@ -3,6 +3,7 @@
  * environment and never listens: `main.ts` builds these from config, tests
  * build them from a temporary data directory.
  */
+import { SourceUnavailableError } from '../../lib/errors.ts';
 import type { HotAnswerer } from './response-finish.ts';
 import type { Logger } from '../../lib/log.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
@@ -98,6 +99,6 @@ export interface ServiceDeps {
 /** The reader of a domain, or a 503 when that domain is not configured in this deployment. */
 export function readerFor(deps: ServiceDeps, domain: string): SnapshotReader {
   const r = deps.readers[domain];
-  if (!r) throw new Error(`domain ${domain} is not served by this instance`);
+  if (!r) throw new SourceUnavailableError(`domain ${domain} is not served by this instance`, { domain });
   return r;
 }
