@@ -38,7 +38,8 @@ describe.skipIf(!HAS_REDIS)('/admin/queues (Bull Board)', () => {
     const config = testConfig(dir, { REDIS_URL: REDIS_URL!, QUEUE_PREFIX: prefix });
     await enqueueRun(config, 'opstest', { runId: 'opstest-dash-run', inputDir: dir });
     await getQueue(config, 'opstest').add('opstest:load', { runId: 'x' }, { jobId: jobIdFor('opstest', 'load', 'x', 'broken') });
-    dashboard = createQueueDashboard(config, TOKEN, SERVED_DOMAINS);
+    // The API process passes the domains it serves; this one also shows the test pipeline's queue.
+    dashboard = createQueueDashboard(config, TOKEN, [...SERVED_DOMAINS, 'opstest']);
     svc = await buildTestService(config, [], { queueDashboard: dashboard });
   });
   afterAll(async () => {
