@@ -77,7 +77,7 @@ await rm(dataDir, { recursive: true, force: true });
 const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
 const rss = trackPeakRss();
 const t0 = Date.now();
-// Parse children at a time: 3 by default, the setting README recommends for this ingest on 2 cores
+// Parse children at a time: 3 by default, the setting docs/quotes-and-transcripts.md recommends for this ingest on 2 cores
 // (WORKER_CONCURRENCY=3). Each child alternates between its DuckDB statements (a libuv thread) and the JS fold (the
 // one main thread), so with 2 children both are often in JS at once and a core idles: on 2026-11-24 at full scale the
 // children phase took 98.7 s at 3 against 109.5-121.5 s at 2 (peak RSS 1,285 MB against ~1,000 MB).

@@ -69,7 +69,7 @@ export type SentenceVerdict = { verdict: 'hit'; strength: 1 | 2 } | { verdict: '
 const HEDGE = /\b(may|could|might|potential(?:ly)?|if)\b/i;
 const QUANT = /\$\s?\d[\d,.]*\s*(?:million|billion|thousand)?|\b\d+(?:\.\d+)?\s?%/i;
 
-/** Classifies one sentence against one pattern (exported for tests and the README table). */
+/** Classifies one sentence against one pattern (exported for tests and the table in docs/registry.md). */
 export function evaluateSentence(p: SignalPattern, sentence: string): SentenceVerdict {
   if (!p.topic.test(sentence)) return { verdict: 'none' };
   if (p.exclude?.test(sentence)) return { verdict: 'near_miss', reason: `matches the exclusion ${p.exclude.source.slice(0, 60)}…` };

@@ -150,7 +150,7 @@ export interface RiskRule {
   weight: number;
   /** All atoms must hold. */
   when: readonly Atom[];
-  /** Why the rule exists (README). */
+  /** Why the rule exists (rendered into docs/fmcsa-risk-model.md by `npm run docs:tables`). */
   why: string;
   message(f: CarrierFeatures): string;
 }
@@ -160,7 +160,7 @@ const pct = (x: number | null) => (x == null ? 'n/a' : `${Math.round(x * 10) / 1
 /**
  * Every rule of the model. Order is the order red flags are listed in.
  * Weights: a critical fact alone (weight >= 60) puts the score in CRITICAL and
- * the recommendation at REJECT; high ~ 15-30; medium ~ 8-12; low ~ 3-5.
+ * the recommendation at REJECT; high 10-30; medium 8-12; low 3-4 (ranges stated with the generated table in docs/fmcsa-risk-model.md).
  */
 export const RISK_RULES: readonly RiskRule[] = [
   {

@@ -1,5 +1,5 @@
 /**
- * Facts from transcripts by documented patterns (README "Facts patterns").
+ * Facts from transcripts by documented patterns (docs/quotes-and-transcripts.md, "Facts patterns").
  * A fact is one sentence that matches a TYPE pattern and a TOPIC pattern; it
  * keeps the speaker, the section and the sentence as snippet (at most 300
  * characters). Patterns are plain regular expressions so a reviewer can read

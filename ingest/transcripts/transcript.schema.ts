@@ -66,7 +66,7 @@ export interface TranscriptFact {
   speaker: string | null;
   section: Section;
   snippet: string;
-  /** Name of the documented pattern that matched (README "Facts patterns"). */
+  /** Name of the documented pattern that matched (docs/quotes-and-transcripts.md, "Facts patterns"). */
   pattern: string;
 }
 

@@ -73,7 +73,7 @@ export const RECORD_JSON_SQL = `concat('{"adjustment":"', i.adjustment, '","clos
 /** The `quote_bar_inputs` columns (the general derive's input), as stored in the per-file fold parts. */
 export const QUOTE_INPUT_COLUMNS = ['ticker', 'quote_date', 'adjustment', 'open', 'high', 'low', 'close', 'volume', 'vwap', 'trade_count', 'dataset', 'content_sha256', 'source_order', 'file', 'line'];
 
-/** Validation flags of a row aliased `c` (README "Quotes and transcripts"); derive-bars.sql takes this list too. */
+/** Validation flags of a row aliased `c` (docs/quotes-and-transcripts.md); derive-bars.sql takes this list too. */
 export const FLAGS_SQL = `list_filter([
     CASE WHEN c.high < greatest(c.open, c.close) THEN 'high_below_open_close' END,
     CASE WHEN c.low > least(c.open, c.close) THEN 'low_above_open_close' END,

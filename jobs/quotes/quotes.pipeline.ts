@@ -18,7 +18,7 @@
  * order through the same fold, and joins the leaf hashes back (duplicates,
  * corrected bars, forks). Every run re-reads all inputs, so the same bytes
  * always give the same chain; a changed bar produces new leaves and the old
- * ones move to quote_leaf_history (README "Quotes and transcripts").
+ * ones move to quote_leaf_history (docs/quotes-and-transcripts.md).
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';

@@ -3,7 +3,7 @@
  * Motley-Fool JSON, markdown) into `transcripts`, `transcript_facts`,
  * `transcript_topics` and `transcript_call_dates`.
  *
- * Origin chain of a call (README "Quotes and transcripts"):
+ * Origin chain of a call (docs/quotes-and-transcripts.md):
  *   fetch leaf (kind `fetch`, from the IR client's `.meta.json` sidecar: URL, time, TLS certificate, addresses)
  *     → source leaf (kind `source`, SHA-256 of the PDF/JSON/markdown bytes; parent = fetch leaf or null)
  *       → extraction leaf (kind `extraction`, record = the JSON extraction) and markdown leaf (record = the markdown text)

@@ -26,7 +26,7 @@ function docId(event: H3Event): string {
 }
 
 describeRoute({ method: 'POST', path: '/api/care', family: 'care', summary: 'Open a proof-of-care custody document (a given vetting_id must exist)', body: createCareInput, statuses: [400, 404, 503] });
-describeRoute({ method: 'POST', path: '/api/care/{id}/event', family: 'care', summary: `Append a custody event; stages ${CARE_STAGES.join(', ')} (order rules in the README)`, params: { id: 'POGC-... document id' }, body: careEventInput, statuses: [400, 404, 409, 503] });
+describeRoute({ method: 'POST', path: '/api/care/{id}/event', family: 'care', summary: `Append a custody event; stages ${CARE_STAGES.join(', ')} (order rules in docs/vetting-and-care.md)`, params: { id: 'POGC-... document id' }, body: careEventInput, statuses: [400, 404, 409, 503] });
 describeRoute({ method: 'GET', path: '/api/care', family: 'care', summary: 'Recent custody documents, newest first', query: listQuery });
 describeRoute({ method: 'GET', path: '/api/care/{id}', family: 'care', summary: 'Printable custody page (HTML); append .json for the JSON export', params: { id: 'POGC-... document id, optionally with .json' }, contentType: 'text/html', statuses: [400, 404] });
 describeRoute({ method: 'GET', path: '/api/care/{id}/verify', family: 'care', summary: 'Pure hash-chain check: {valid, events_verified, problems[]}', params: { id: 'POGC-... document id' }, statuses: [400, 404] });
