@@ -9,13 +9,6 @@ import { describe, expect, it } from 'vitest';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-/**
- * Until the platform renovation (issue 17, item 1) has landed on this branch: the `service/` folders it
- * empties into `service/platform/`, and that folder. The README maps the tree after it. Once it has
- * landed, the last test below fails: delete both lists then.
- */
-const LEAVING = ['service/cache', 'service/usage', 'service/state'];
-const ARRIVING = ['service/platform'];
 
 /** Folders that are not part of the project: installed packages, tool output, hidden folders. */
 const NOT_PROJECT = new Set(['node_modules', 'test-results', 'coverage']);
@@ -46,17 +39,13 @@ describe('README folder map', () => {
 
   it('names every top-level folder and every service/ sub-folder', () => {
     const real = [...subFolders('.'), ...subFolders('service')];
-    const missing = real.filter((f) => !map.includes(f) && !LEAVING.includes(f));
+    const missing = real.filter((f) => !map.includes(f));
     expect(missing, 'folders missing from the map in README.md (add a line for each)').toEqual([]);
   });
 
   it('names only folders that exist', () => {
-    const absent = map.filter((f) => !isDir(f) && !ARRIVING.includes(f));
+    const absent = map.filter((f) => !isDir(f));
     expect(absent, 'folders in the README map that do not exist (remove or rename them)').toEqual([]);
   });
 
-  it('keeps the renovation transition lists only while the renovation is pending', () => {
-    const landed = [...LEAVING.filter((f) => !isDir(f)), ...ARRIVING.filter(isDir)];
-    expect(landed, 'the platform renovation has landed for these folders: remove them from LEAVING/ARRIVING in this test').toEqual([]);
-  });
 });
