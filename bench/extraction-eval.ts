@@ -109,7 +109,7 @@ function parseCorpus(corpus: string, labels: Labels, findings: Finding[]): Parse
       if (classifyDocument(text).kind !== '8-K') continue;
       try {
         const k = parseEightK(text, rel, { cik: hints.cik, accession: hints.accession, filing_date: hints.date });
-        for (const it of k.items as Array<(typeof k.items)[number] & { product_launch?: { evidence: string } | null }>) {
+        for (const it of k.items) {
           if (!isTimelineItem(it.item)) continue;
           const prev = rows.find((r) => r.item === it.item);
           if (prev) prev.product_launch ??= it.product_launch?.evidence ?? null;
@@ -185,8 +185,10 @@ export function evaluateExtraction(corpus: string, labels: Labels = loadLabels()
   let lTp = 0, lFp = 0, lFn = 0;
   for (const f of labels.eightK.filings) {
     const got = parsed.eightK.get(f.folder) ?? [];
+    // A labelled launch makes its 7.01/8.01 item a `product_launch` event (rules §2).
+    const wantType = (item: string) => (f.product_launch && (item === '7.01' || item === '8.01') ? 'product_launch' : EIGHT_K_ITEMS[item]?.event ?? 'other_event');
     for (const item of f.items) {
-      const want = EIGHT_K_ITEMS[item]?.event ?? 'other_event';
+      const want = wantType(item);
       const g = got.find((r) => r.item === item);
       if (g && g.event_type === want) bump(want, 'tp');
       else {
@@ -195,7 +197,7 @@ export function evaluateExtraction(corpus: string, labels: Labels = loadLabels()
       }
     }
     for (const g of got) {
-      if (f.items.includes(g.item) && g.event_type === (EIGHT_K_ITEMS[g.item]?.event ?? 'other_event')) continue;
+      if (f.items.includes(g.item) && g.event_type === wantType(g.item)) continue;
       bump(g.event_type, 'fp');
       findings.push({ kind: 'false_hit', file: f.folder, what: `8-K item ${g.item} (${g.event_type})`, detail: 'not an event of this filing by the labels' });
     }
