@@ -20,7 +20,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { classifyDocument, pathHints } from '../ingest/edgar/documents.ts';
 import { EIGHT_K_ITEMS, isTimelineItem, parseEightK } from '../ingest/edgar/eight-k.ts';
-import { detectSignals, type SignalHit } from '../ingest/edgar/signals.ts';
+import { companyAliases, detectSignals, evaluateSentence, SIGNAL_PATTERNS, type SignalHit } from '../ingest/edgar/signals.ts';
 import { parseTenK, type ParsedTenK } from '../ingest/edgar/ten-k.ts';
 
 export interface SignalLabel { file: string; section: string; signal_type: string; label: 'hit' | 'near_miss'; strength?: number; sentence: string }
@@ -39,6 +39,8 @@ export interface Finding { kind: 'false_hit' | 'miss' | 'unjudged_hit'; file: st
 export interface EvalResult {
   corpus: string;
   signals: Record<string, Score & { strength_agreement: number | null }>;
+  /** Every labelled sentence of a searched section judged alone (informational: what is served is per section). */
+  signal_sentences: Record<string, Score>;
   events: Record<string, Score> & { all: Score };
   product_launch: Score;
   profile: { employees: Score; executive_officers: Score };
@@ -144,7 +146,7 @@ export function evaluateExtraction(corpus: string, labels: Labels = loadLabels()
   const types = [...new Set(labels.signals.sentences.map((l) => l.signal_type))].sort();
   const served = new Map<string, SignalHit>();
   for (const [file, t] of parsed.tenK) {
-    for (const h of detectSignals(t.sections)) {
+    for (const h of detectSignals(t.sections, { company: t.company_name })) {
       const section = h.section.replace(/^Item /, '');
       if (read.has(`${file}|${section}`)) served.set(`${file}|${section}|${h.signal_type}`, h);
     }
@@ -177,6 +179,20 @@ export function evaluateExtraction(corpus: string, labels: Labels = loadLabels()
       }
     }
     signals[type] = { ...score(tp, fp, fn), strength_agreement: tp ? round(agree / tp) : null };
+  }
+
+  const signal_sentences: EvalResult['signal_sentences'] = {};
+  for (const type of types) {
+    const p = SIGNAL_PATTERNS.find((x) => x.type === type);
+    let tp = 0, fp = 0, fn = 0;
+    for (const l of labels.signals.sentences) {
+      if (l.signal_type !== type || !p?.sections.includes(l.section)) continue;
+      const hit = evaluateSentence(p, l.sentence, companyAliases(parsed.tenK.get(l.file)?.company_name)).verdict === 'hit';
+      if (hit && l.label === 'hit') tp++;
+      else if (hit) fp++;
+      else if (l.label === 'hit') fn++;
+    }
+    signal_sentences[type] = score(tp, fp, fn);
   }
 
   // --- 8-K events and product launches
@@ -232,6 +248,7 @@ export function evaluateExtraction(corpus: string, labels: Labels = loadLabels()
   return {
     corpus,
     signals,
+    signal_sentences,
     events,
     product_launch: score(lTp, lFp, lFn),
     profile: { employees: score(eTp, eFp, eFn), executive_officers: score(oTp, oFp, oFn) },

@@ -8,7 +8,7 @@
  * Items 1A and 7 (see signals.ts).
  */
 import { ParseError } from '../../lib/errors.ts';
-import { htmlToText } from './html-text.ts';
+import { decodeEntities, htmlToText } from './html-text.ts';
 import { parseSgmlHeader, splitDocuments } from './sgml.ts';
 
 export interface TenKSection {
@@ -28,6 +28,8 @@ export interface ParsedTenK {
   cik: number | null;
   accession: string | null;
   fiscal_year_end: string | null;
+  /** The registrant's name (iXBRL `dei:EntityRegistrantName`, else the SGML header's filer); signals read it as "the company". */
+  company_name: string | null;
   sections: Map<string, TenKSection>;
   employees: { value: number; evidence: string } | null;
   executives: TenKExecutive[];
@@ -254,6 +256,7 @@ export function parseTenK(input: Uint8Array | string, file: string, hints: { cik
   const form = header?.form ?? primary.type ?? (/\bFORM\s+10-K(405|T)?\b/i.test(text.slice(0, 8000)) ? '10-K' : null);
   if (!form || !/^10-K/i.test(form)) throw new ParseError(`not a 10-K (form ${form ?? 'unknown'})`, { file });
   const ixCik = /dei:EntityCentralIndexKey"[^>]*>\s*(\d{1,10})\s*</.exec(raw)?.[1];
+  const ixName = /dei:EntityRegistrantName"[^>]*>(?:\s*<[^>]+>)*\s*([^<]{2,160}?)\s*</.exec(raw)?.[1];
   const sections = splitItems(text);
   if (!sections.has('1') && !sections.has('7')) throw new ParseError('10-K without recognisable Item 1 or Item 7 headings', { file });
   const item1 = sections.get('1')?.text ?? text;
@@ -263,6 +266,7 @@ export function parseTenK(input: Uint8Array | string, file: string, hints: { cik
     cik: hints.cik ?? (ixCik ? Number(ixCik) : null) ?? header?.entities[0]?.cik ?? null,
     accession: hints.accession ?? header?.accession ?? null,
     fiscal_year_end: fyEnd,
+    company_name: ixName ? decodeEntities(ixName) : header?.entities.find((e) => e.role === 'FILER')?.name ?? null,
     sections,
     employees: findEmployees(item1) ?? findEmployees(text),
     executives: findExecutives(text),

@@ -31,6 +31,8 @@ const fmt = (s: Score) => `P ${s.precision.toFixed(3)}  R ${s.recall.toFixed(3)}
 console.log(`corpus ${corpus}: ${r.counts.ten_k} 10-Ks, ${r.counts.eight_k_filings} 8-Ks, ${r.counts.signal_sentences} labelled signal sentences (${r.counts.signal_hit_sentences} hits)\n`);
 console.log('signals (per filing, section, type)');
 for (const [t, s] of Object.entries(r.signals)) console.log(`  ${t.padEnd(18)} ${fmt(s)}  strength agreement ${s.strength_agreement ?? '-'}`);
+console.log('signal sentences (each labelled sentence alone; informational)');
+for (const [t, s] of Object.entries(r.signal_sentences)) console.log(`  ${t.padEnd(18)} ${fmt(s)}`);
 console.log('8-K events (per filing and item)');
 for (const [t, s] of Object.entries(r.events)) console.log(`  ${t.padEnd(22)} ${fmt(s)}`);
 console.log(`product launches         ${fmt(r.product_launch)}`);

@@ -229,7 +229,7 @@ export interface SignalQuery {
 }
 
 const SIGNAL_TYPES = [...new Set(SIGNAL_PATTERNS.map((p) => p.type))];
-const STRENGTH_SCALE = { 1: 'weak: hedged mention (may, could, might)', 2: "moderate: direct statement about the company's own activity", 3: 'strong: quantified ($ or %) or repeated in 3+ sentences' };
+const STRENGTH_SCALE = { 1: 'weak: real but hedged (may, could, might) or presupposed by a risk statement; hypothetical mentions are not hits', 2: "moderate: direct statement about the company's own activity, plan or exposure", 3: 'strong: quantified ($ or %) or repeated in 3+ sentences' };
 
 function checkType(name: string, v: string | undefined): SignalType | null {
   if (v === undefined) return null;
@@ -250,7 +250,10 @@ export async function listSignals(registry: SnapshotReader, q: SignalQuery) {
       strength_scale: STRENGTH_SCALE,
       types: SIGNAL_PATTERNS.map((p) => {
         const r = idx.find((x) => x.signal_type === p.type);
-        return { type: p.type, description: p.description, sections: p.sections.map((s) => `Item ${s}`), hits: Number(r?.hits ?? 0), companies: Number(r?.companies ?? 0), avg_strength: r ? Number(r.avg_strength) : null, example: `/api/signals?type=${p.type}` };
+        // How far a hit of this type can be trusted: precision and recall measured by `npm run eval` on real 10-Ks
+        // (docs/signal-labelling-rules.md), with the number of served hits they rest on (issue 26).
+        const measured = { precision: p.measured.precision, recall: p.measured.recall, evaluated_hits: p.measured.hits, as_of: p.measured.as_of, method: 'docs/signal-labelling-rules.md' };
+        return { type: p.type, description: p.description, sections: p.sections.map((s) => `Item ${s}`), hits: Number(r?.hits ?? 0), companies: Number(r?.companies ?? 0), avg_strength: r ? Number(r.avg_strength) : null, measured, example: `/api/signals?type=${p.type}` };
       }),
       origin: null,
     };
