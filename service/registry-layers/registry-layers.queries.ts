@@ -165,10 +165,20 @@ export async function getCompanyEarnings(registry: SnapshotReader, ref: string) 
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
   const [rows, recent] = await Promise.all([registry.query(Q.earnings, { cik }).then(withOrigin), registry.query(Q.recent8k, { cik, limit: 10 }).then(withOrigin)]);
-  const shape = (e: Record<string, unknown>) => ({ date: e.event_date, confirmed: Boolean(e.confirmed), timing: e.timing, acceptance_et: e.acceptance_et, timing_basis: e.timing_basis, acceptance_check: e.acceptance_check, confidence: Number(e.confidence), basis: e.basis, accession: e.accession, document_url: e.document_url, origin: e.origin });
+  const shape = (e: Record<string, unknown>) => ({ date: e.event_date, confirmed: Boolean(e.confirmed), timing: e.timing, timing_established: e.timing_established, acceptance_et: e.acceptance_et, timing_basis: e.timing_basis, acceptance_check: e.acceptance_check, confidence: Number(e.confidence), basis: e.basis, accession: e.accession, document_url: e.document_url, origin: e.origin });
   return {
     ...companyHead(c, null),
     timing_legend: { BMO: 'accepted before 09:30 ET', AMC: 'accepted at or after 16:00 ET', DMH: 'accepted during market hours', unknown: 'no acceptance time' },
+    // How each row's timing is known (issue 26): only `uncertain` rows carry a guessed BMO/AMC/DMH.
+    timing_established_legend: {
+      sgml_header: 'acceptance time from the filing\'s SGML header (Eastern, authoritative)',
+      acceptance_utc_proven: 'submissions acceptanceDateTime proven to be UTC (outside 06:00-22:00 ET, or 17:30+ on its filing date)',
+      acceptance_eastern_proven: 'submissions acceptanceDateTime proven to be Eastern time labelled Z (17:30+ with a later filing date)',
+      both_readings_agree: 'label not proven, but read as UTC and as Eastern it gives the same timing',
+      uncertain: 'label not proven and the two readings disagree: timing is the company\'s majority reading, a guess',
+      unknown: 'no acceptance time',
+      history: 'predicted row: the most common timing of past confirmed dates',
+    },
     predicted: rows.filter((e) => !e.confirmed).map(shape),
     confirmed: rows.filter((e) => e.confirmed).slice(0, 12).map(shape),
     confirmed_total: rows.filter((e) => e.confirmed).length,
