@@ -62,6 +62,12 @@ export interface EightKItem {
   event_type: string;
   /** First words after the heading (≤ 300 chars). */
   summary: string | null;
+  /**
+   * The sentence announcing that the company launched a product, when this item (7.01 or 8.01) or the filing's
+   * EX-99 press-release headline says so (docs/signal-labelling-rules.md §2); the item's `event_type` is then
+   * `product_launch`.
+   */
+  product_launch: { evidence: string } | null;
 }
 
 export interface ParsedEightK {
@@ -108,6 +114,13 @@ export function parseEightK(input: Uint8Array | string, file: string, hints: Eig
     const num = Object.entries(EIGHT_K_ITEMS).find(([, v]) => normTitle(v.title) === normTitle(title) || normTitle(title).startsWith(normTitle(v.title).slice(0, 30)))?.[0];
     if (num && !items.some((i) => i.item === num)) items.push(itemRow(num, null, null));
   }
+  // A press release (EX-99.x) whose opening announces a launch makes the filing's 7.01/8.01 item a launch.
+  const release = docs.filter((d) => d.type && /^EX-99/i.test(d.type)).map((d) => htmlToText(d.text).slice(0, 1500)).join('\n');
+  const launch = release ? findLaunchSentence(release) : null;
+  if (launch) {
+    const it = items.find((i) => LAUNCH_ITEMS.has(i.item) && !i.product_launch);
+    if (it) Object.assign(it, { product_launch: { evidence: launch }, event_type: 'product_launch' });
+  }
   items.sort((a, b) => a.item.localeCompare(b.item));
   return {
     cik: hints.cik ?? filer?.cik ?? null,
@@ -126,10 +139,31 @@ function normTitle(s: string): string {
   return s.toLowerCase().replace(/[^a-z]+/g, ' ').trim();
 }
 
-function itemRow(item: string, original: string | null, summary: string | null): EightKItem {
+function itemRow(item: string, original: string | null, summary: string | null, launch: string | null = null): EightKItem {
   const def = EIGHT_K_ITEMS[item] ?? { title: `Item ${item}`, event: 'other_event' };
-  return { item, original_item: original, title: def.title, event_type: def.event, summary };
+  const product_launch = launch && LAUNCH_ITEMS.has(item) ? { evidence: launch } : null;
+  return { item, original_item: original, title: def.title, event_type: product_launch ? 'product_launch' : def.event, summary, product_launch };
 }
+
+/** Items under which companies announce launches (Regulation FD, Other Events). */
+const LAUNCH_ITEMS = new Set(['7.01', '8.01']);
+/** The company launched, introduced, unveiled or made available something (rules §2, "Product launch"). */
+const LAUNCH_VERB = /\b(?:launch(?:es|ed)|introduc(?:es|ed)|unveil(?:s|ed)|announc(?:es|ed|ing) the (?:launch|introduction|release|(?:general )?availability) of|(?:is|are) now (?:generally )?available|beg(?:an|ins) shipping)\b/i;
+/** ...a product, service, platform, model, device or product line. */
+const LAUNCH_OBJECT = /\b(?:products?|product lines?|services?|platforms?|models?|devices?|apps?|applications?|software|solutions?|features?|offerings?|versions?|drugs?|vehicles?|chips?|processors?)\b/i;
+/** Not a launch: agreements, deals, results, presentations, and launches that are only planned. */
+const NOT_LAUNCH = /\b(?:agreements?|contracts?|acqui(?:re|red|res|sition)|merger|financial results|presentation|conference|expects? to|plans? to|intends? to|will (?:launch|introduce|unveil)|may (?:launch|introduce))\b/i;
+
+/** The first sentence of `text` that announces a product launch, or null. */
+export function findLaunchSentence(text: string): string | null {
+  for (const s of text.split(/(?<=[.!?])\s+|\n/)) {
+    if (LAUNCH_VERB.test(s) && LAUNCH_OBJECT.test(s) && !NOT_LAUNCH.test(s)) return s.trim().slice(0, 300);
+  }
+  return null;
+}
+
+/** "None.", "Not applicable." or "N/A" after an item heading: pre-2004 forms listed every item. */
+const EMPTY_ITEM = /^(?:none|not applicable|n\/?a|inapplicable)\.?$/i;
 
 /** Finds `Item N.NN` (or pre-2004 `Item N.`) headings at line starts and the text after each. */
 export function extractItems(text: string, pre2004: boolean): EightKItem[] {
@@ -143,12 +177,15 @@ export function extractItems(text: string, pre2004: boolean): EightKItem[] {
     const item = pre2004 ? PRE_2004_ITEMS[m[1]] : m[1];
     if (!item || found.has(item) || (!pre2004 && !EIGHT_K_ITEMS[item])) continue;
     const body: string[] = [];
-    for (let j = i + 1; j < lines.length && body.join(' ').length < 300; j++) {
+    for (let j = i + 1; j < lines.length && body.join(' ').length < 1500; j++) {
       if (re.test(lines[j]) || /^SIGNATURES?$/i.test(lines[j])) break;
       body.push(lines[j]);
     }
-    const summary = body.join(' ').replace(/\s+/g, ' ').trim().slice(0, 300) || null;
-    found.set(item, itemRow(item, original, summary));
+    const text = body.join(' ').replace(/\s+/g, ' ').trim();
+    // The answer is the first line after the heading (or after a title line in capitals).
+    const answer = (body[0] && !/[a-z]/.test(body[0]) && body.length > 1 ? body[1] : body[0]) ?? '';
+    if (EMPTY_ITEM.test(answer.trim()) || EMPTY_ITEM.test(m[2].replace(/^[^.]*\.\s*/, '').trim())) continue;
+    found.set(item, itemRow(item, original, text.slice(0, 300) || null, findLaunchSentence(body.join('\n'))));
   }
   return [...found.values()];
 }

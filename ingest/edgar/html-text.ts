@@ -23,9 +23,13 @@ export function decodeEntities(s: string): string {
   });
 }
 
-/** True when the text looks like HTML rather than a plain-text filing. */
+/**
+ * True when the text looks like HTML rather than a plain-text filing. `<TABLE>` alone is not HTML: plain-text
+ * EDGAR filings of the 1990s mark their tables with `<TABLE>`/`<CAPTION>`/`<S>`/`<C>` (EDGAR Filer Manual), and
+ * reading them as HTML joined every line of a table block into one.
+ */
 export function looksLikeHtml(s: string): boolean {
-  return /<(html|body|div|p|table|font)\b/i.test(s.slice(0, 20000));
+  return /<(html|body|div|p|td|br|font)\b/i.test(s.slice(0, 20000));
 }
 
 /** Converts an HTML document (or a plain-text one) to normalised lines of text. */

@@ -8,7 +8,7 @@
  * Items 1A and 7 (see signals.ts).
  */
 import { ParseError } from '../../lib/errors.ts';
-import { htmlToText } from './html-text.ts';
+import { decodeEntities, htmlToText } from './html-text.ts';
 import { parseSgmlHeader, splitDocuments } from './sgml.ts';
 
 export interface TenKSection {
@@ -28,6 +28,8 @@ export interface ParsedTenK {
   cik: number | null;
   accession: string | null;
   fiscal_year_end: string | null;
+  /** The registrant's name (iXBRL `dei:EntityRegistrantName`, else the SGML header's filer); signals read it as "the company". */
+  company_name: string | null;
   sections: Map<string, TenKSection>;
   employees: { value: number; evidence: string } | null;
   executives: TenKExecutive[];
@@ -58,37 +60,134 @@ export function splitItems(text: string): Map<string, TenKSection> {
   return out;
 }
 
-const EMPLOYEE_RES = [
-  /(?:approximately|about|had|employed|employ|of)\s+([\d,]{3,})\s+(?:full[- ]time(?:[- ]equivalent)?\s+|total\s+|regular\s+)?(?:employees|people|team members|associates|individuals)/i,
-  /(?:headcount|workforce)(?:\s+worldwide)?\s+(?:was|of|totaled)\s+(?:approximately\s+)?([\d,]{3,})/i,
+/** A count: "32,439", "2.1 million", "400,000". */
+const COUNT = String.raw`(\d[\d,]*(?:\.\d+)?(?:\s+(?:million|thousand))?)`;
+/**
+ * The company's own total headcount (docs/signal-labelling-rules.md §3). Strong: a verb of having or employing
+ * before the count ("we had about 61,400 employees", "employed approximately 99,000 people"); weak: a qualifier
+ * only ("our nearly 400,000 employees"), read when no sentence has the strong form (a qualifier alone also
+ * introduces sub-groups: "more than 16,000 employees had over 10 years of tenure").
+ */
+const STAFF = String.raw`(?:active,?\s+)?(?:full[- ]time(?:[- ]equivalent)?\s+|total\s+|regular\s+|global\s+)?(?:employees|team members|associates|colleagues)\b`;
+const QUALIFIER = String.raw`(?:approximately|about|nearly|almost|over|more than|roughly)`;
+const EMPLOYEE_STRONG = [
+  new RegExp(String.raw`\b(?:had|has|have|employed|employ|employs|a total of)\s+(?:${QUALIFIER}\s+)?${COUNT}\s+${STAFF}`, 'i'),
+  new RegExp(String.raw`\b(?:employed|employ|employs)\s+(?:${QUALIFIER}\s+)?${COUNT}\s+(?:people|persons|individuals)\b`, 'i'),
+  new RegExp(String.raw`\b(?:headcount|workforce)(?:\s+worldwide)?\s+(?:was|of|totaled)\s+(?:${QUALIFIER}\s+)?${COUNT}(?!\d|[,.]\d|\s*(?:percent|%))`, 'i'),
 ];
+const EMPLOYEE_WEAK = [new RegExp(String.raw`\b(?:${QUALIFIER}|our)\s+${COUNT}\s+${STAFF}`, 'i')];
+/** "The Company has no employees" (0); "X is the only employee" (1). */
+const NO_EMPLOYEES = /\b(?:the (?:company|partnership|registrant|fund|trust)|we|it)\s+(?:currently\s+)?(?:has|had|have|has had)\s+no\s+(?:full[- ]time\s+|paid\s+)?employees\b/i;
+const ONE_EMPLOYEE = /\bis (?:our|the|its) (?:only|sole) employee\b/i;
 
-/** Number of employees stated in Item 1 (or anywhere when Item 1 is missing). */
+function countValue(s: string): number {
+  const m = /^([\d,.]+)\s*(million|thousand)?$/i.exec(s.trim());
+  if (!m) return Number.NaN;
+  const n = Number(m[1].replace(/,/g, ''));
+  return Math.round(m[2] ? n * (m[2].toLowerCase() === 'million' ? 1e6 : 1e3) : n);
+}
+
+/**
+ * Number of employees: the first sentence of `text` (Item 1 first, then the whole document) that states the
+ * company's headcount, "has no employees" (0) or "is the only employee" (1). The sentence is the evidence.
+ */
 export function findEmployees(text: string): { value: number; evidence: string } | null {
-  for (const re of EMPLOYEE_RES) {
-    const m = re.exec(text);
-    if (m) {
-      const value = Number(m[1].replace(/,/g, ''));
-      if (value > 0) return { value, evidence: sentenceAround(text, m.index) };
+  const sentences = text.split('\n').flatMap((line) => line.split(/(?<=[.;])\s+(?=[A-Z•])/));
+  for (const res of [EMPLOYEE_STRONG, EMPLOYEE_WEAK]) {
+    for (const sentence of sentences) {
+      if (NO_EMPLOYEES.test(sentence)) return { value: 0, evidence: clip(sentence) };
+      if (ONE_EMPLOYEE.test(sentence)) return { value: 1, evidence: clip(sentence) };
+      for (const re of res) {
+        const m = re.exec(sentence);
+        if (!m) continue;
+        const value = countValue(m[1]);
+        if (Number.isInteger(value) && value > 0 && !/^(?:19|20)\d{2}$/.test(m[1])) return { value, evidence: clip(sentence) };
+      }
     }
   }
   return null;
 }
 
-/** Rows of the executive-officers table after an "Executive Officers" heading. */
+const clip = (s: string) => (s.trim().length > 280 ? `${s.trim().slice(0, 277)}...` : s.trim());
+
+/** A person's name as 10-Ks print it: 2-5 capitalised words or initials ("V. James Vena", "RICHARD V. McPHAIL", "Alfred F. Kelly, Jr."). */
+const NAME = String.raw`((?:[A-Z][A-Za-z'’\-]*\.?|Ma\.)(?:\s+(?:[A-Z][A-Za-z'’\-]*\.?|de|van|von|da)){1,4}(?:,?\s+(?:Jr\.?|JR\.?|Sr\.?|II|III|IV))?)`;
+/** Words that make a capitalised phrase a title or heading, not a name. */
+const NOT_NAME = /\b(?:and|of|the|for|our|chief|officers?|executive|president|vice|senior|director|directors|board|company|inc|corporation|position|positions|age|name|since|table|contents|general|counsel|financial|operating|chair|chairman|item|part|information|business|experience|held|current|principal|secretary|treasurer|controller|marketing|global|risk|legal|human|resources|group|division|segment|former|office|offices|first|elected|years?|annual|report|form|management|none)\b/i;
+const isName = (s: string) => !NOT_NAME.test(s) && /[a-z]/i.test(s) && s.split(/\s+/).length >= 2;
+/** An age: a two-digit number from 25 to 95. */
+const asAge = (s: string | undefined) => { const n = Number(s); return Number.isInteger(n) && n >= 25 && n <= 95 ? n : null; };
+/** Title case for names printed in capitals ("WILLIAM D. BASTEK" → "William D. Bastek"); mixed case is kept. */
+const nameCase = (s: string) => (/[a-z]/.test(s) ? s : s.toLowerCase().replace(/(^|[\s\-'’.])([a-z])/g, (_m, a: string, b: string) => a + b.toUpperCase()).replace(/\bMc([a-z])/g, (_m, c: string) => `Mc${c.toUpperCase()}`).replace(/\bJr\b/, 'Jr'));
+
+/**
+ * One executive officer from the lines starting at `lines[j]`, in the layouts 10-Ks use:
+ * `Name | Age | Title`, `Name | Title | Age`, a name line followed by its age (and title) on the next lines,
+ * `NAME, age 58, has been …`, `Name (age 58)` then the title, `NAME - | Title` then `Mr. X (57) has been …`,
+ * and `Name | Business experience … | 2013 | 53`.
+ */
+function readOfficer(lines: string[], j: number): TenKExecutive | null {
+  const l = lines[j];
+  let m = new RegExp(String.raw`^${NAME}\s*(?:\{\d+\})?\s*\|\s*(\d{2})\s*(?:\|\s*(.*))?$`).exec(l);
+  if (m && isName(m[1]) && asAge(m[2])) return officer(m[1], asAge(m[2]), m[3] ?? lines[j + 1] ?? '');
+  m = new RegExp(String.raw`^${NAME}\s*\|\s*([^|]{3,200}?)\s*\|\s*(\d{2})\b`).exec(l);
+  if (m && isName(m[1]) && asAge(m[3])) return officer(m[1], asAge(m[3]), m[2]);
+  m = new RegExp(String.raw`^${NAME},\s+age\s+(\d{2}),\s+(?:has (?:been|served as)|is|currently serves as)\s+(?:our\s+)?([^.;]{3,160})`).exec(l);
+  if (m && isName(m[1]) && asAge(m[2])) return officer(m[1], asAge(m[2]), m[3].replace(/\s+since\b.*$/, ''));
+  m = new RegExp(String.raw`^${NAME}\s+\(age\s+(\d{2})\)$`).exec(l);
+  if (m && isName(m[1]) && asAge(m[2])) return officer(m[1], asAge(m[2]), (lines[j + 1] ?? '').replace(/\s+(?:since|from)\b.*$/, ''));
+  m = new RegExp(String.raw`^${NAME}\s+-\s*\|\s*(.{3,160})$`).exec(l);
+  if (m && isName(m[1])) {
+    const age = asAge(/^M(?:r|s|rs)\.\s+[A-Z][\w'’\-]+(?:,\s+Jr\.)?\s+\((\d{2})\)/.exec(lines[j + 1] ?? '')?.[1]);
+    if (age) return officer(m[1], age, m[2]);
+  }
+  m = new RegExp(String.raw`^${NAME}\s*\|\s*(.{10,})\|\s*(?:\d{4}|\d{4}\s*\|\s*)?\s*(\d{2})$`).exec(l);
+  if (m && isName(m[1])) {
+    const age = asAge(/(\d{2})$/.exec(l)?.[1]);
+    if (age) return officer(m[1], age, m[2].split(/[.,;]\s|\s\|/)[0]);
+  }
+  // A name alone on its line; its age (alone, "57 | Title", or "2013 | 53") within the next three lines.
+  m = new RegExp(String.raw`^${NAME}$`).exec(l);
+  if (m && isName(m[1])) {
+    for (let k = j + 1; k <= Math.min(j + 3, lines.length - 1); k++) {
+      const a = /^(?:(\d{2})|(\d{2})\s*\|\s*(.+)|\d{4}\s*\|\s*(\d{2}))$/.exec(lines[k]);
+      if (a) {
+        const title = a[3] ?? (a[1] ? (k === j + 1 ? lines[k + 1] : lines[j + 1]) : lines[j + 1]) ?? '';
+        const age = asAge(a[1] ?? a[2] ?? a[4]);
+        if (age) return officer(m[1], age, k === j + 1 || a[3] ? title : lines[j + 1]);
+      }
+      if (new RegExp(String.raw`^${NAME}`).test(lines[k]) && isName(lines[k].split(/[|,]/)[0].trim())) break;
+    }
+  }
+  return null;
+}
+
+function officer(name: string, age: number | null, title: string): TenKExecutive | null {
+  const t = title.replace(/\s*\|\s*/g, ', ').replace(/\s*\[\d+\]\s*$/, '').trim().slice(0, 200);
+  // A director who is not an officer, or a former one, is not an executive officer (rules §3).
+  if (/^(?:former\s+)?director$/i.test(t) || /^former\b/i.test(t)) return null;
+  return { name: nameCase(name.replace(/\s+/g, ' ').trim()), age, title: t };
+}
+
+/**
+ * The executive officers the 10-K lists: the lines after an "executive officers" heading (Part I "Information
+ * about our Executive Officers" or Part III Item 10), up to the next item or part heading. The first heading
+ * whose section yields names wins; a list incorporated by reference from the proxy yields none.
+ */
 export function findExecutives(text: string): TenKExecutive[] {
   const lines = text.split('\n');
-  const out: TenKExecutive[] = [];
   for (let i = 0; i < lines.length; i++) {
-    if (!/executive officers/i.test(lines[i]) || lines[i].length > 200) continue;
-    for (let j = i + 1; j < Math.min(lines.length, i + 40); j++) {
-      const m = /^([A-Z][A-Za-z.'’\- ]{2,60}?)\s*\|\s*(\d{2})\s*\|\s*(.{3,200})$/.exec(lines[j]);
-      if (m) out.push({ name: m[1].trim(), age: Number(m[2]), title: m[3].replace(/\s*\|\s*/g, ', ').trim() });
-      else if (out.length && !/^Name\b/.test(lines[j])) break;
+    // "OFFI CERS": a word broken by markup in some filings (Premier Pacific 2016).
+    if (!/executive\s+offi\s?cers/i.test(lines[i]) || lines[i].length > 240) continue;
+    const out: TenKExecutive[] = [];
+    for (let j = i + 1; j < Math.min(lines.length, i + 130); j++) {
+      if (/^(?:ITEM\s*\d|PART\s+I)/i.test(lines[j]) || /^(?:EMPLOYEES|Directors of the Company)$/i.test(lines[j].trim())) break;
+      const x = readOfficer(lines, j);
+      if (x && !out.some((o) => o.name.toLowerCase() === x.name.toLowerCase())) out.push(x);
     }
-    if (out.length) break;
+    if (out.length) return out;
   }
-  return out;
+  return [];
 }
 
 const PRODUCT_STOP = /^(services|segments|competition|human capital|markets?( and distribution)?|research and development|seasonality|supply|customers|business seasonality|intellectual property)\b/i;
@@ -157,6 +256,7 @@ export function parseTenK(input: Uint8Array | string, file: string, hints: { cik
   const form = header?.form ?? primary.type ?? (/\bFORM\s+10-K(405|T)?\b/i.test(text.slice(0, 8000)) ? '10-K' : null);
   if (!form || !/^10-K/i.test(form)) throw new ParseError(`not a 10-K (form ${form ?? 'unknown'})`, { file });
   const ixCik = /dei:EntityCentralIndexKey"[^>]*>\s*(\d{1,10})\s*</.exec(raw)?.[1];
+  const ixName = /dei:EntityRegistrantName"[^>]*>(?:\s*<[^>]+>)*\s*([^<]{2,160}?)\s*</.exec(raw)?.[1];
   const sections = splitItems(text);
   if (!sections.has('1') && !sections.has('7')) throw new ParseError('10-K without recognisable Item 1 or Item 7 headings', { file });
   const item1 = sections.get('1')?.text ?? text;
@@ -166,9 +266,10 @@ export function parseTenK(input: Uint8Array | string, file: string, hints: { cik
     cik: hints.cik ?? (ixCik ? Number(ixCik) : null) ?? header?.entities[0]?.cik ?? null,
     accession: hints.accession ?? header?.accession ?? null,
     fiscal_year_end: fyEnd,
+    company_name: ixName ? decodeEntities(ixName) : header?.entities.find((e) => e.role === 'FILER')?.name ?? null,
     sections,
     employees: findEmployees(item1) ?? findEmployees(text),
-    executives: findExecutives(item1).length ? findExecutives(item1) : findExecutives(text),
+    executives: findExecutives(text),
     products: findProducts(item1),
     partnerships: findPartnerships(item1),
   };

@@ -64,6 +64,11 @@ WHERE coalesce(d.item, i.item) <> '9.01';
 --    from 17:30 on the same date as filingDate (an Eastern 17:30+ acceptance is filed the next business day); it is
 --    provably Eastern when from 17:30 with a later filingDate. Otherwise the company's provable labels decide by majority,
 --    and with none the label is read as Eastern (the newest recordings).
+--    `timing_established` says how the timing is known (issue 26; NVIDIA's 2026-02-25 16:31Z label is Eastern, while
+--    its other labels are UTC, so a majority is a guess): `sgml_header`; `acceptance_utc_proven` /
+--    `acceptance_eastern_proven` (the label is proven by the rules above); `both_readings_agree` (unproven label, but
+--    read as UTC and as Eastern it gives the same BMO/AMC/DMH); `uncertain` (the two readings disagree: `timing` is the
+--    majority guess and must not be taken as known); `history` for predicted rows.
 DELETE FROM earnings_calendar;
 INSERT INTO earnings_calendar
 WITH lab AS (
@@ -85,14 +90,22 @@ company_mode AS (
   SELECT cik, CASE WHEN count(*) FILTER (WHERE proven = 'utc') > count(*) FILTER (WHERE proven = 'et') THEN 'utc' ELSE 'et' END AS mode
   FROM proof GROUP BY cik
 ),
-json_et AS (
-  SELECT p.cik, p.accession, p.filing_date, p.primary_document, p.origin_leaf_hash,
-         coalesce(p.proven, m.mode) AS label_mode,
-         CASE WHEN coalesce(p.proven, m.mode) = 'utc'
-              THEN timezone('America/New_York', timezone('UTC', p.label_ts))
-              ELSE p.label_ts END AS et_ts
+readings AS (
+  SELECT p.*, m.mode, timezone('America/New_York', timezone('UTC', p.label_ts)) AS et_if_utc, p.label_ts AS et_if_et
   FROM proof p JOIN company_mode m USING (cik)
   WHERE p.form LIKE '8-K%' AND list_contains(p.items, '2.02')
+),
+json_et AS (
+  SELECT cik, accession, filing_date, primary_document, origin_leaf_hash,
+         coalesce(proven, mode) AS label_mode,
+         CASE WHEN coalesce(proven, mode) = 'utc' THEN et_if_utc ELSE et_if_et END AS et_ts,
+         CASE WHEN proven = 'utc' THEN 'acceptance_utc_proven'
+              WHEN proven = 'et' THEN 'acceptance_eastern_proven'
+              WHEN (CASE WHEN strftime(et_if_utc, '%H:%M') < '09:30' THEN 'BMO' WHEN strftime(et_if_utc, '%H:%M') >= '16:00' THEN 'AMC' ELSE 'DMH' END)
+                 = (CASE WHEN strftime(et_if_et, '%H:%M') < '09:30' THEN 'BMO' WHEN strftime(et_if_et, '%H:%M') >= '16:00' THEN 'AMC' ELSE 'DMH' END)
+                THEN 'both_readings_agree'
+              ELSE 'uncertain' END AS established
+  FROM readings
 ),
 doc AS (
   SELECT cik, accession, any_value(event_date) AS event_date, any_value(filing_date) AS filing_date,
@@ -106,6 +119,7 @@ conf AS (
          CASE WHEN d.et_ts IS NOT NULL THEN 'sgml_header'
               WHEN j.et_ts IS NOT NULL THEN CASE j.label_mode WHEN 'utc' THEN 'acceptance_utc' ELSE 'acceptance_et_labelled_z' END END AS timing_basis,
          CASE WHEN d.et_ts IS NOT NULL AND j.et_ts IS NOT NULL THEN CASE WHEN abs(epoch(d.et_ts) - epoch(j.et_ts)) < 120 THEN 'agrees' ELSE 'disagrees' END END AS acceptance_check,
+         CASE WHEN d.et_ts IS NOT NULL THEN 'sgml_header' WHEN j.et_ts IS NOT NULL THEN j.established ELSE 'unknown' END AS timing_established,
          coalesce(CAST(coalesce(d.et_ts, j.et_ts) AS DATE), j.filing_date, d.filing_date, d.event_date) AS event_date,
          j.primary_document, coalesce(d.origin_leaf_hash, j.origin_leaf_hash) AS origin_leaf_hash
   FROM doc d FULL OUTER JOIN json_et j ON d.cik = j.cik AND d.accession = j.accession
@@ -118,7 +132,7 @@ SELECT cik, event_date, true,
        strftime(et_ts, '%Y-%m-%dT%H:%M:%S'), timing_basis, acceptance_check, accession, 1.0,
        '8-K item 2.02 (results of operations) filed', 
        CASE WHEN primary_document IS NOT NULL THEN 'https://www.sec.gov/Archives/edgar/data/' || cik || '/' || replace(accession, '-', '') || '/' || primary_document END,
-       origin_leaf_hash
+       origin_leaf_hash, timing_established
 FROM conf WHERE event_date IS NOT NULL
 QUALIFY row_number() OVER (PARTITION BY cik, event_date ORDER BY (et_ts IS NULL), accession) = 1;
 
@@ -153,7 +167,7 @@ SELECT n.cik, coalesce(s.seasonal_date, n.naive), false, coalesce(n.timing, 'unk
        round(greatest(0.3, least(0.9, (CASE WHEN s.seasonal_date IS NOT NULL THEN 0.75 ELSE 0.6 END) + 0.05 * least(n.n - 2, 4) - n.sd_gap / 100.0)), 2),
        CASE WHEN s.seasonal_date IS NOT NULL THEN 'one year after the matching confirmed date (' || n.n || ' confirmed dates)'
             ELSE 'last confirmed date + median gap of ' || CAST(round(n.med_gap) AS INTEGER) || ' days (' || n.n || ' confirmed dates)' END,
-       NULL, n.last_leaf
+       NULL, n.last_leaf, 'history'
 FROM nxt n LEFT JOIN seasonal s USING (cik)
 WHERE n.naive IS NOT NULL AND coalesce(s.seasonal_date, n.naive) > n.last_date;
 

@@ -118,7 +118,7 @@ function extractDocument(bytes: Buffer, file: string, rel: string, src: Ingested
     for (const x of t.executives) {
       push('people_roles', { person_name: x.name, person_cik: null, cik: t.cik, issuer_name: null, issuer_ticker: null, role_type: 'executive_officer', role: x.title, age: x.age, as_of: hints.date, accession: t.accession, form: t.form, source_kind: '10-K' }, s);
     }
-    for (const h of detectSignals(t.sections)) push('signals', { ...base, ...h }, s);
+    for (const h of detectSignals(t.sections, { company: t.company_name })) push('signals', { ...base, ...h }, s);
     return { status: 'extracted', reason: null, cik: t.cik, accession: t.accession, form: t.form, kind, filing_date: hints.date, acceptance_et: null };
   }
   if (kind === 'ownership') {

@@ -245,7 +245,8 @@ CREATE TABLE IF NOT EXISTS earnings_calendar (
   confidence     DOUBLE NOT NULL,
   basis          VARCHAR NOT NULL,
   document_url   VARCHAR,
-  origin_leaf_hash VARCHAR
+  origin_leaf_hash VARCHAR,
+  timing_established VARCHAR         -- sgml_header | acceptance_utc_proven | acceptance_eastern_proven | both_readings_agree | uncertain | unknown | history
 );
 
 -- Filing index with EDGAR URLs and extraction status.

@@ -165,10 +165,20 @@ export async function getCompanyEarnings(registry: SnapshotReader, ref: string) 
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
   const [rows, recent] = await Promise.all([registry.query(Q.earnings, { cik }).then(withOrigin), registry.query(Q.recent8k, { cik, limit: 10 }).then(withOrigin)]);
-  const shape = (e: Record<string, unknown>) => ({ date: e.event_date, confirmed: Boolean(e.confirmed), timing: e.timing, acceptance_et: e.acceptance_et, timing_basis: e.timing_basis, acceptance_check: e.acceptance_check, confidence: Number(e.confidence), basis: e.basis, accession: e.accession, document_url: e.document_url, origin: e.origin });
+  const shape = (e: Record<string, unknown>) => ({ date: e.event_date, confirmed: Boolean(e.confirmed), timing: e.timing, timing_established: e.timing_established, acceptance_et: e.acceptance_et, timing_basis: e.timing_basis, acceptance_check: e.acceptance_check, confidence: Number(e.confidence), basis: e.basis, accession: e.accession, document_url: e.document_url, origin: e.origin });
   return {
     ...companyHead(c, null),
     timing_legend: { BMO: 'accepted before 09:30 ET', AMC: 'accepted at or after 16:00 ET', DMH: 'accepted during market hours', unknown: 'no acceptance time' },
+    // How each row's timing is known (issue 26): only `uncertain` rows carry a guessed BMO/AMC/DMH.
+    timing_established_legend: {
+      sgml_header: 'acceptance time from the filing\'s SGML header (Eastern, authoritative)',
+      acceptance_utc_proven: 'submissions acceptanceDateTime proven to be UTC (outside 06:00-22:00 ET, or 17:30+ on its filing date)',
+      acceptance_eastern_proven: 'submissions acceptanceDateTime proven to be Eastern time labelled Z (17:30+ with a later filing date)',
+      both_readings_agree: 'label not proven, but read as UTC and as Eastern it gives the same timing',
+      uncertain: 'label not proven and the two readings disagree: timing is the company\'s majority reading, a guess',
+      unknown: 'no acceptance time',
+      history: 'predicted row: the most common timing of past confirmed dates',
+    },
     predicted: rows.filter((e) => !e.confirmed).map(shape),
     confirmed: rows.filter((e) => e.confirmed).slice(0, 12).map(shape),
     confirmed_total: rows.filter((e) => e.confirmed).length,
@@ -229,7 +239,7 @@ export interface SignalQuery {
 }
 
 const SIGNAL_TYPES = [...new Set(SIGNAL_PATTERNS.map((p) => p.type))];
-const STRENGTH_SCALE = { 1: 'weak: hedged mention (may, could, might)', 2: "moderate: direct statement about the company's own activity", 3: 'strong: quantified ($ or %) or repeated in 3+ sentences' };
+const STRENGTH_SCALE = { 1: 'weak: real but hedged (may, could, might) or presupposed by a risk statement; hypothetical mentions are not hits', 2: "moderate: direct statement about the company's own activity, plan or exposure", 3: 'strong: quantified ($ or %) or repeated in 3+ sentences' };
 
 function checkType(name: string, v: string | undefined): SignalType | null {
   if (v === undefined) return null;
@@ -250,7 +260,10 @@ export async function listSignals(registry: SnapshotReader, q: SignalQuery) {
       strength_scale: STRENGTH_SCALE,
       types: SIGNAL_PATTERNS.map((p) => {
         const r = idx.find((x) => x.signal_type === p.type);
-        return { type: p.type, description: p.description, sections: p.sections.map((s) => `Item ${s}`), hits: Number(r?.hits ?? 0), companies: Number(r?.companies ?? 0), avg_strength: r ? Number(r.avg_strength) : null, example: `/api/signals?type=${p.type}` };
+        // How far a hit of this type can be trusted: precision and recall measured by `npm run eval` on real 10-Ks
+        // (docs/signal-labelling-rules.md), with the number of served hits they rest on (issue 26).
+        const measured = { precision: p.measured.precision, recall: p.measured.recall, evaluated_hits: p.measured.hits, as_of: p.measured.as_of, method: 'docs/signal-labelling-rules.md' };
+        return { type: p.type, description: p.description, sections: p.sections.map((s) => `Item ${s}`), hits: Number(r?.hits ?? 0), companies: Number(r?.companies ?? 0), avg_strength: r ? Number(r.avg_strength) : null, measured, example: `/api/signals?type=${p.type}` };
       }),
       origin: null,
     };

@@ -77,6 +77,20 @@ describe.skipIf(!HAS_SHARED)('registry ingest of ../shared/fixtures/sec', () => 
     expect(body.predicted[0].confidence).toBeGreaterThan(0.3);
   });
 
+  it('every earnings row says how its timing was established; NVIDIA 2026-02-25 is never a plain DMH (issue 26)', async () => {
+    const rows = await q(`SELECT accession, timing, timing_established, acceptance_et FROM earnings_calendar WHERE cik = 1045810 AND accession IN ('0001045810-26-000019', '0001045810-25-000228') ORDER BY accession`);
+    // 21:20Z on its filing date can only be UTC (an Eastern 17:30+ acceptance is filed the next business day).
+    expect(rows[0]).toMatchObject({ accession: '0001045810-25-000228', timing: 'AMC', timing_established: 'acceptance_utc_proven', acceptance_et: '2025-11-19T16:20:44' });
+    // 16:31Z is Eastern wall-clock (its SGML header, in ../shared/fixtures/sec/corpus, says 163125), but the
+    // submissions JSON alone proves nothing: read as UTC it is DMH, as Eastern AMC, so the row says it is uncertain.
+    expect(rows[1]).toMatchObject({ accession: '0001045810-26-000019', timing_established: 'uncertain' });
+    const missing = await q(`SELECT count(*)::INTEGER AS n FROM earnings_calendar WHERE timing_established IS NULL`);
+    expect(missing[0].n).toBe(0);
+    const { body } = await getJson(svc.app, '/api/company/NVDA/earnings');
+    expect(body.timing_established_legend.uncertain).toContain('guess');
+    expect(body.confirmed.every((e: { timing_established: string }) => typeof e.timing_established === 'string')).toBe(true);
+  });
+
   it('BLK and MRVL keep their ticker across a CIK change; JWN/ATVI-style take-privates are not active', async () => {
     const rows = await q(`SELECT ticker, cik, status FROM company_lookup WHERE ticker IN ('BLK', 'MRVL', 'JWN', 'ATVI', 'PXD', 'HES', 'SPLK', 'X', 'LCW') ORDER BY ticker`);
     await expect(JSON.stringify(rows, null, 1) + '\n').toMatchFileSnapshot('../golden/edgar/status-cik-changes.json');
