@@ -1,6 +1,6 @@
 /**
  * Configuration, parsed once from the environment by the entry points
- * (`service/main.ts`, `jobs/cli.ts`, ...) and passed down; nothing else reads
+ * (`service/main.ts`, `jobs/cli/*.cli.ts`, ...) and passed down; nothing else reads
  * `process.env`. Every field has a default that makes the embedded mode (no
  * Redis, data under ./data, generated sample data) work with no configuration.
  */
