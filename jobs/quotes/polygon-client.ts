@@ -7,7 +7,7 @@
  * real response fixtures. Polygon's free tier allows 5 requests per minute,
  * hence the default limiter.
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { writeFetchedFile } from '../fetched-file.ts';
 import path from 'node:path';
 import type { Config } from '../../lib/config.ts';
 import { InvalidInputError } from '../../lib/errors.ts';
@@ -72,10 +72,7 @@ export class PolygonClient {
   async saveDailyAggs(dir: string, ticker: string, from: string, to: string, adjusted = true): Promise<string> {
     const r = await this.dailyAggs(ticker, from, to, adjusted);
     const file = path.join(dir, 'polygon', `${normalizeTicker(ticker)}_${from}_${to}_${adjusted ? 'adjusted' : 'raw'}.json`);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(`${file}.tmp`, r.bytes);
-    await writeFile(`${file}.meta.json`, JSON.stringify({ source_url: r.source_url, retrieved_at: r.retrieved_at, sha256: r.sha256 }, null, 2));
-    await rename(`${file}.tmp`, file);
+    await writeFetchedFile(file, r.bytes, { source_url: r.source_url, retrieved_at: r.retrieved_at, sha256: r.sha256 });
     return file;
   }
 }

@@ -22,7 +22,6 @@
  * XBRL companyfacts) is reported as missing and any older copy of its file is
  * removed, so a run never parses stale bytes as fresh.
  */
-import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../../lib/config.ts';
@@ -30,6 +29,7 @@ import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { normalizeCik, padCik } from '../../ingest/edgar/cik.ts';
 import { parseTickers } from '../../ingest/edgar/tickers.ts';
+import { removeFetchedFile } from '../fetched-file.ts';
 import { readSidecar } from '../inputs.ts';
 import type { FetchJob, StepContext, StepResult } from '../pipeline.ts';
 import { EdgarClient, writeWithSidecar } from './edgar-client.ts';
@@ -145,8 +145,7 @@ export async function fetchEdgarBatch(
         report.written.push(file);
       } catch (e) {
         if (!(e instanceof NotFoundError)) throw e;
-        await rm(file, { force: true });
-        await rm(`${file}.meta.json`, { force: true });
+        await removeFetchedFile(file);
         report.missing.push({ url, file });
       }
     }
