@@ -55,6 +55,32 @@ export const configSchema = z.object({
   EDGAR_FETCH_KINDS: z.string().regex(/^\s*(submissions|companyfacts)(\s*,\s*(submissions|companyfacts))*\s*$/).default('submissions,companyfacts'),
   /** CIKs per fetch job (one job = one kind for this many CIKs; a transient failure retries that job alone). */
   EDGAR_FETCH_BATCH: z.coerce.number().int().min(1).max(1000).default(25),
+  SEC_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000).describe('Timeout of one EDGAR request (www.sec.gov and data.sec.gov); a timed-out request is retried with backoff like a 5xx.'),
+  EDGAR_DAILY_INDEX: boolFlag.describe(
+    'Registry nightly increment: walk the EDGAR daily index (master.YYYYMMDD.idx) for every day after the cursor kept in the current registry snapshot, and download the complete submission .txt of each filing of EDGAR_DAILY_FORMS by a company of the universe (EDGAR_FETCH_CIKS, default: every CIK of the current ticker file), plus the submissions JSON of every CIK that filed and the companyfacts of every CIK with a new 10-K/10-Q. Off: the per-CIK fetch of EDGAR_FETCH_CIKS only.',
+  ),
+  EDGAR_DAILY_SINCE: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/)
+    .optional()
+    .describe('First day (YYYY-MM-DD) of the daily-index walk when the registry has no cursor yet (a new warehouse); default: the day before EDGAR_DAILY_UNTIL. A backfill of the last N years sets it.'),
+  EDGAR_DAILY_UNTIL: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/)
+    .optional()
+    .describe('Last day (YYYY-MM-DD) of the daily-index walk; default: today (UTC). A missing index of the last two days is not yet published and is asked for again on the next run; an older missing one is a day without filings.'),
+  EDGAR_DAILY_FORMS: z
+    .string()
+    .regex(/^[\w/ -]+(,[\w/ -]+)*$/)
+    .default('8-K,8-K/A,10-K,10-K/A,10-Q,10-Q/A,3,4,5,25,25-NSE,15,15-12B,15-12G,15-15D')
+    .describe('Form types (comma separated, as the daily index spells them) whose complete submissions the daily walk downloads.'),
+  EDGAR_DAILY_RECHECK_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(366)
+    .default(7)
+    .describe('Days before the cursor whose saved daily indexes are read again (from disk, no request) for filings not yet on disk: a filing whose download failed on an earlier night is fetched on a later one.'),
   FMCSA_WEBKEY: optionalString,
   FMCSA_BASE_URL: url('https://mobile.fmcsa.dot.gov/qc/services'),
   FMCSA_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),

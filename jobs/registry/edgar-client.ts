@@ -79,19 +79,20 @@ export class EdgarClient {
       dataBaseUrl: config.SEC_DATA_BASE_URL,
       limiter: opts.limiter ?? getSecLimiter(config),
       pauseMs: config.SEC_403_PAUSE_MS ?? SEC_PAUSE_MS,
+      timeoutMs: config.SEC_TIMEOUT_MS,
       ...opts,
     });
   }
 
   /** GET with the 403 rate-limit pause: pause every sharer of the limiter, wait it out, try again. */
-  async get(client: HttpClient, pathOrUrl: string, signal?: AbortSignal): Promise<HttpResponse> {
+  async get(client: HttpClient, pathOrUrl: string, signal?: AbortSignal, headers?: Record<string, string>): Promise<HttpResponse> {
     const maxPauses = this.opts.maxPauses ?? 2;
     for (let pauses = 0; ; pauses++) {
       const wait = this.pausedUntil - Date.now();
       if (wait > 0) await sleep(wait, signal);
       const seen = this.rateLimitPages;
       try {
-        return await client.get(pathOrUrl, { signal });
+        return await client.get(pathOrUrl, { signal, headers });
       } catch (e) {
         // A plain 403 (no or rejected User-Agent) is final: retrying would not help.
         if (!(e instanceof SourceUnavailableError) || e.context.status !== 403 || this.rateLimitPages === seen) throw e;
