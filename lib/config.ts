@@ -81,6 +81,12 @@ export const configSchema = z.object({
     .max(366)
     .default(7)
     .describe('Days before the cursor whose saved daily indexes are read again (from disk, no request) for filings not yet on disk: a filing whose download failed on an earlier night is fetched on a later one.'),
+  FMCSA_DATASETS: optionalString.describe(
+    'FMCSA fetch step: DOT open-data portal dataset ids (comma separated, e.g. az4n-8mr2,aayw-vxb3,fx4q-ay7w; ids in docs/first-real-run.md) whose full CSV export (/api/views/{id}/rows.csv?accessType=DOWNLOAD) each fmcsa run downloads into INPUT_DIR/fmcsa/portal/{id}.csv, streamed with its SHA-256 and a conditional GET (ETag / Last-Modified): an unchanged dataset is neither downloaded nor re-ingested. Unset: the fmcsa run reads local files only.',
+  ),
+  FMCSA_DOWNLOAD_URLS: optionalString.describe('Other FMCSA downloads (comma separated absolute URLs: the SMS results zip, L&I files), fetched like the portal exports into INPUT_DIR/fmcsa/downloads/{file name}.'),
+  FMCSA_PORTAL_BASE_URL: z.url().default('https://data.transportation.gov').describe('Base URL of the DOT open-data portal (tests point it at a local replay server).'),
+  FMCSA_DOWNLOAD_IDLE_MS: z.coerce.number().int().min(100).default(120_000).describe('An FMCSA download fails (and is retried) when no byte arrives for this long; the transfer itself may take as long as it needs.'),
   FMCSA_WEBKEY: optionalString,
   FMCSA_BASE_URL: url('https://mobile.fmcsa.dot.gov/qc/services'),
   FMCSA_TIMEOUT_MS: z.coerce.number().int().positive().default(5000),

@@ -15,6 +15,9 @@
  *                                                            from their real SGML headers in the SEC's master
  *                                                            format (one row per entity, as EDGAR lists them);
  *                                                            404 for a day with neither (weekends, holidays)
+ *   FMCSA / DOT open-data portal
+ *     /api/views/kjg3-diqy/rows.csv                          the real SMS input census sample (fmcsa/census/), with an ETag
+ *     /fmcsa-files/{path}                                    any file of fmcsa/ (the SMS zip, the L&I revocation file)
  *   Polygon
  *     /v2/aggs/grouped/locale/us/market/stocks/{date}        the recorded grouped-daily response of that date
  *
@@ -46,14 +49,19 @@ export interface ReplayServer {
   count(p: string): number;
   /** Injects a fault on a path for its next `times` requests. */
   fault(p: string, spec: FaultSpec): void;
-  /** Replaces (or removes, with null) the body served at a path. */
+  /** Replaces the body served at a path (null: answers 404, as for a document the source removed). */
   override(p: string, body: Buffer | string | null): void;
+  /** Serves the recorded body at a path again (drops its override). */
+  restore(p: string): void;
   /** The most SEC requests (www + data) seen in any window of `windowMs` (default 1000). */
   maxSecRate(windowMs?: number): number;
   /** Days (YYYY-MM-DD) with a daily index, and the complete submissions known, by accession. */
   world: { indexDays: string[]; submissions: Map<string, { file: string; ciks: number[]; form: string; filed: string }> };
   close(): Promise<void>;
 }
+
+/** Portal dataset ids with a recorded export in the fixtures. */
+const PORTAL: Record<string, string> = { 'kjg3-diqy': 'census/sms_input_census_kjg3-diqy_sample1000.csv' };
 
 const HTML_ERROR = '<!DOCTYPE html><html><head><title>Service Unavailable</title></head><body><h1>We are performing maintenance</h1></body></html>';
 
@@ -148,6 +156,9 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
         return null;
       }
     };
+    const view = /^\/api\/views\/([a-z0-9]{4}-[a-z0-9]{4})\/rows\.csv$/.exec(p);
+    if (view) return PORTAL[view[1]!] ? read(path.join(fixturesRoot, 'fmcsa', PORTAL[view[1]!]!), 'text/csv') : null;
+    if (p.startsWith('/fmcsa-files/') && !p.includes('..')) return read(path.join(fixturesRoot, 'fmcsa', decodeURIComponent(p.slice('/fmcsa-files/'.length))), 'application/octet-stream');
     if (sub) return read(path.join(secRoot, 'submissions', sub[1]!), 'application/json');
     if (facts) return read(path.join(secRoot, 'companyfacts', facts[1]!), 'application/json');
     if (p === '/files/company_tickers_exchange.json') return read(path.join(secRoot, 'tickers', 'company_tickers_exchange.json'), 'application/json');
@@ -203,6 +214,7 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
     count: (p) => hits.filter((h) => h.path === p).length,
     fault: (p, spec) => faults.set(p, { ...spec, used: 0 }),
     override: (p, body) => overrides.set(p, typeof body === 'string' ? Buffer.from(body) : body),
+    restore: (p) => overrides.delete(p),
     maxSecRate(windowMs = 1000) {
       const times = hits.filter(isSec).map((h) => h.at).sort((a, b) => a - b);
       let best = 0;

@@ -7,7 +7,7 @@
  * 200) become rejects naming the URL and position, a cut-short body is fetched again, a removed filing (404) is
  * reported and never parsed.
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -140,7 +140,7 @@ describe.skipIf(!HAS_SHARED)('EDGAR daily increment (in process, replay server)'
     const removedPath = `/Archives/edgar/data/1158463/${removed[0]}.txt`;
     replay.override(removedPath, null);
     const n = await night(config({ EDGAR_FETCH_CIKS: '1835856,1327811,1158463', EDGAR_DAILY_SINCE: '2025-03-05', EDGAR_DAILY_UNTIL: '2025-03-14' }), inputDir);
-    replay.override(removedPath, readFileSync(removed[1].file));
+    replay.restore(removedPath);
     expect(n.report.failed_children).toBe(0);
     expect(n.hits.some((h) => h.path === '/files/company_tickers_exchange.json')).toBe(false);
     const fetchOutcome = n.report.children.find((c) => c.step === 'fetch' && c.key.startsWith('edgar-fetch-filings-'))!;
