@@ -10,7 +10,7 @@
  * (they end in `.tmp`). The last rename wins.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
 import { createSha256Stream } from '../lib/hash.ts';
@@ -86,3 +86,16 @@ export async function readCompleteFetched(file: string): Promise<SourceMeta | nu
   }
   return h.digest().sha256 === meta.sha256 ? meta : null;
 }
+
+/**
+ * Whether a fetched file is on disk whole: its sidecar exists and records the size the file has. The writer
+ * (jobs/fetched-file.ts) renames a file into place only once complete, so this cheap check (no hashing of
+ * multi-megabyte 10-Ks every night) suffices for planning.
+ */
+export async function isFetchedWhole(file: string): Promise<boolean> {
+  const meta = await readSidecar(file);
+  if (!meta) return false;
+  const st = await stat(file).catch(() => null);
+  return Boolean(st?.isFile()) && (typeof meta.bytes !== 'number' || meta.bytes === st!.size);
+}
+

@@ -97,6 +97,19 @@ export const configSchema = z.object({
   /** Calendar days of bars per ticker and run (ending today, UTC). */
   QUOTES_FETCH_DAYS: z.coerce.number().int().min(1).max(3650).default(10),
   /** Polygon requests per minute for the quotes fetch step, across all workers with REDIS_URL (free tier: 5). */
+  QUOTES_FETCH_GROUPED: boolFlag.describe(
+    'Quotes fetch step, market-wide: one Polygon grouped-daily request (/v2/aggs/grouped/locale/us/market/stocks/{date}) per trading day and series gives every ticker\'s bar, so the free tier (5 requests/minute) covers the whole market. Each run fetches every weekday of the last QUOTES_FETCH_DAYS days whose file is not on disk yet (missing days are filled by the next run). Needs POLYGON_API_KEY.',
+  ),
+  QUOTES_GROUPED_SERIES: z
+    .string()
+    .regex(/^\s*(adjusted|raw)(\s*,\s*(adjusted|raw))*\s*$/)
+    .default('adjusted,raw')
+    .describe('Which grouped-daily series to fetch: adjusted (splits and dividends) and/or raw.'),
+  QUOTES_FETCH_UNTIL: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/)
+    .optional()
+    .describe('Last calendar day (YYYY-MM-DD) of the quotes fetch window; default: yesterday (UTC) for grouped daily (a day\'s bars are final once the day is over), today for per-ticker fetches.'),
   POLYGON_RATE_PER_MIN: z.coerce.number().int().min(1).max(100_000).default(5),
   HTTP_USER_AGENT: z.string().default('Proofline/0.1 (+https://proofline.example/contact)'),
 

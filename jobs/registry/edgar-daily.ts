@@ -20,19 +20,20 @@
  * failed to fetch. A filing the SEC answers 404 for is reported and marked (`<file>.404.json`), never parsed.
  */
 import { existsSync } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../../lib/config.ts';
 import { NotFoundError, ParseError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { readCurrentManifest } from '../../lib/warehouse/snapshot.ts';
 import { parseEdgarIndex, type IndexEntry } from '../../ingest/edgar/edgar-index.ts';
-import { readSidecar } from '../inputs.ts';
+import { isFetchedWhole } from '../fetched-file.ts';
 import type { EdgarClient } from './edgar-client.ts';
 import { writeWithSidecar } from './edgar-client.ts';
 
 /** Key of the registry manifest's `meta` that holds the daily-index cursor. */
 export const DAILY_META_KEY = 'edgar_daily';
+export { isFetchedWhole };
 
 /** One filing the walk wants on disk. */
 export interface DailyFiling {
@@ -90,18 +91,6 @@ export function filingFile(secDir: string, cik: number, accession: string): stri
 /** The marker of a filing the SEC answered 404 for: not asked for again, never parsed. */
 export function missingMarker(file: string): string {
   return `${file}.404.json`;
-}
-
-/**
- * Whether a fetched file is on disk whole: its sidecar exists and records the size the file has. The writer
- * (jobs/fetched-file.ts) renames a file into place only once complete, so this cheap check (no hashing of
- * multi-megabyte 10-Ks every night) suffices for planning.
- */
-export async function isFetchedWhole(file: string): Promise<boolean> {
-  const meta = await readSidecar(file);
-  if (!meta) return false;
-  const st = await stat(file).catch(() => null);
-  return Boolean(st?.isFile()) && (typeof meta.bytes !== 'number' || meta.bytes === st!.size);
 }
 
 /** The cursor kept with the warehouse: `meta.edgar_daily.through` of the current registry snapshot. */
