@@ -76,7 +76,7 @@ export function edgarFetchOutput(secDir: string, kind: Exclude<EdgarFetchKind, '
  * of the copy on disk): an unchanged file is neither downloaded again nor rewritten, so the inputs' digest stays
  * the same and a night with nothing new publishes nothing.
  */
-async function fetchTickerFile(client: EdgarClient, file: string, runId: string, signal?: AbortSignal): Promise<Buffer> {
+export async function fetchTickerFile(client: EdgarClient, file: string, runId: string, signal?: AbortSignal): Promise<Buffer> {
   const meta = (await isFetchedWhole(file)) ? await readSidecar(file) : null;
   const headers: Record<string, string> = {};
   if (typeof meta?.etag === 'string') headers['if-none-match'] = meta.etag;
@@ -87,6 +87,21 @@ async function fetchTickerFile(client: EdgarClient, file: string, runId: string,
   const validators = { ...(res.headers.get('etag') ? { etag: res.headers.get('etag') } : {}), ...(res.headers.get('last-modified') ? { last_modified: res.headers.get('last-modified') } : {}) };
   await writeWithSidecar(file, res, { run_id: runId, ...validators });
   return res.bytes;
+}
+
+/**
+ * The universe of the daily increment and the backfill: the current ticker file's CIKs (fetched, with a
+ * conditional GET) unless EDGAR_FETCH_CIKS lists them.
+ */
+export async function resolveUniverse(config: Config, client: EdgarClient, inputDir: string, runId: string, signal?: AbortSignal): Promise<Set<number>> {
+  const secDir = path.join(inputDir, 'sec');
+  const spec = config.EDGAR_FETCH_CIKS?.trim() ?? '';
+  if (!spec || /^tickers$/i.test(spec)) {
+    const file = edgarFetchOutput(secDir, 'tickers');
+    return new Set(parseTickers(await fetchTickerFile(client, file, runId, signal), file).rows.map((r) => r.cik));
+  }
+  if (config.EDGAR_FETCH_TICKERS) await fetchTickerFile(client, edgarFetchOutput(secDir, 'tickers'), runId, signal);
+  return new Set(parseCikList(spec));
 }
 
 /**
@@ -164,16 +179,8 @@ export async function planEdgarFetch(ctx: { config: Config; runId: string; input
   const jobs: FetchJob[] = [];
   let ciks: number[] = [];
   if (config.EDGAR_DAILY_INDEX) {
-    // The universe: the current ticker file's CIKs unless EDGAR_FETCH_CIKS lists them.
     const client = EdgarClient.fromConfig(config);
-    let universe: Set<number>;
-    if (!spec || /^tickers$/i.test(spec)) {
-      const file = edgarFetchOutput(secDir, 'tickers');
-      universe = new Set(parseTickers(await fetchTickerFile(client, file, ctx.runId, ctx.signal), file).rows.map((r) => r.cik));
-    } else {
-      universe = new Set(parseCikList(spec));
-      if (config.EDGAR_FETCH_TICKERS) await fetchTickerFile(client, edgarFetchOutput(secDir, 'tickers'), ctx.runId, ctx.signal);
-    }
+    const universe = await resolveUniverse(config, client, ctx.inputDir, ctx.runId, ctx.signal);
     return planDailyFetch(ctx, client, universe, jobs);
   }
   if (/^tickers$/i.test(spec)) {

@@ -15,6 +15,8 @@
  *                                                            from their real SGML headers in the SEC's master
  *                                                            format (one row per entity, as EDGAR lists them);
  *                                                            404 for a day with neither (weekends, holidays)
+ *     /Archives/edgar/daily-index/bulkdata/submissions.zip   a zip of the fixtures' submissions JSON files (real bodies,
+ *     /Archives/edgar/daily-index/xbrl/companyfacts.zip       zipped here as the SEC zips them: one entry per file)
  *   FMCSA / DOT open-data portal
  *     /api/views/kjg3-diqy/rows.csv                          the real SMS input census sample (fmcsa/census/), with an ETag
  *     /fmcsa-files/{path}                                    any file of fmcsa/ (the SMS zip, the L&I revocation file)
@@ -31,6 +33,7 @@ import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
+import { zipSync } from 'fflate';
 import { parseSgmlHeader } from '../../ingest/edgar/sgml.ts';
 
 export interface ReplayHit {
@@ -136,6 +139,15 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
     if (m) grouped.set(`${m[1]}|${m[2]}`, path.join(polyDir, n));
   }
 
+  const zips = new Map<string, Buffer>();
+  const bulkZip = (kind: 'submissions' | 'companyfacts') => {
+    if (!zips.has(kind)) {
+      const dir = path.join(secRoot, kind);
+      const entries = Object.fromEntries(readdirSync(dir).filter((n) => /^CIK\d{10}(-submissions-\d{3})?\.json$/.test(n)).sort().map((n) => [n, new Uint8Array(readFileSync(path.join(dir, n)))]));
+      zips.set(kind, Buffer.from(zipSync(entries, { level: 6 })));
+    }
+    return zips.get(kind)!;
+  };
   const hits: ReplayHit[] = [];
   const faults = new Map<string, FaultSpec & { used: number }>();
   const overrides = new Map<string, Buffer | null>();
@@ -159,6 +171,8 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
     const view = /^\/api\/views\/([a-z0-9]{4}-[a-z0-9]{4})\/rows\.csv$/.exec(p);
     if (view) return PORTAL[view[1]!] ? read(path.join(fixturesRoot, 'fmcsa', PORTAL[view[1]!]!), 'text/csv') : null;
     if (p.startsWith('/fmcsa-files/') && !p.includes('..')) return read(path.join(fixturesRoot, 'fmcsa', decodeURIComponent(p.slice('/fmcsa-files/'.length))), 'application/octet-stream');
+    if (p === '/Archives/edgar/daily-index/bulkdata/submissions.zip') return { body: bulkZip('submissions'), type: 'application/zip' };
+    if (p === '/Archives/edgar/daily-index/xbrl/companyfacts.zip') return { body: bulkZip('companyfacts'), type: 'application/zip' };
     if (sub) return read(path.join(secRoot, 'submissions', sub[1]!), 'application/json');
     if (facts) return read(path.join(secRoot, 'companyfacts', facts[1]!), 'application/json');
     if (p === '/files/company_tickers_exchange.json') return read(path.join(secRoot, 'tickers', 'company_tickers_exchange.json'), 'application/json');
@@ -196,7 +210,7 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
       if (!found) return send(404, 'not found');
       // A body cut in half, delivered as a complete chunked response: nothing at the transport level says so.
       hit.status = 200;
-      res.writeHead(200, { 'content-type': found.type, 'transfer-encoding': 'chunked' });
+      res.writeHead(200, { 'content-type': found.type, 'transfer-encoding': 'chunked', etag: `"${createHash('sha256').update(found.body).digest('hex').slice(0, 32)}"` });
       res.end(found.body.subarray(0, Math.floor(found.body.length / 2)));
       return;
     }
