@@ -175,4 +175,28 @@ describe.skipIf(!HAS_SHARED)('EDGAR daily increment (in process, replay server)'
     expect(await readDailyCursor(dataDir)).toBe('2026-02-22');
     expect(existsSync(path.join(inputDir, 'sec', 'index', 'daily', '2026', 'QTR1', 'master.20260225.idx'))).toBe(false);
   });
+
+  it('rejects the misaligned rows of a daily index with the file and line, and keeps its good rows', async () => {
+    const { dataDir, inputDir, config } = await setup('misaligned');
+    const idx = dailyIndexUrlPath('2026-02-25');
+    const body = (await (await fetch(`${replay.baseUrl}${idx}`)).text()).split('\n');
+    const at = body.findIndex((l) => l.startsWith('----')) + 1;
+    // A company name overflowing its column pushes the CIK out of place, as in the real quarterly edge case.
+    body.splice(at, 0, 'ACME HOLDINGS|INC|1045810|8-K|20260225|edgar/data/1045810/0001045810-26-999999.txt');
+    replay.override(idx, body.join('\n'));
+    try {
+      const n = await night(config({ EDGAR_FETCH_CIKS: String(NVDA), EDGAR_DAILY_SINCE: '2026-02-25', EDGAR_DAILY_UNTIL: '2026-02-25' }), inputDir);
+      expect(n.report.failed_children).toBe(0);
+      expect(n.hits.map((h) => h.path)).toContain(`/Archives/edgar/data/${NVDA}/${EARNINGS_8K}.txt`);
+    } finally {
+      replay.restore(idx);
+    }
+    const reader = await SnapshotReader.open(dataDir, 'registry', { poolSize: 1 });
+    try {
+      const rj = await reader.query(`SELECT file, line::INTEGER AS line, reason FROM rejects WHERE dataset = 'sec-edgar/index'`);
+      expect(rj).toEqual([{ file: 'index/daily/2026/QTR1/master.20260225.idx', line: at + 1, reason: 'expected 5 pipe-delimited fields, found 6' }]);
+    } finally {
+      await reader.close();
+    }
+  });
 });
