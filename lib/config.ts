@@ -153,6 +153,9 @@ export const configSchema = z.object({
   SCHEDULE_REGISTRY_CRON: z.string().default('30 4 * * *'),
   /** Quotes: weekdays after the 16:00 ET close and end-of-day settlement. */
   SCHEDULE_QUOTES_CRON: z.string().default('30 17 * * 1-5'),
+  TRANSCRIPTS_IR_URLS: optionalString.describe(
+    'Transcripts fetch step: investor-relations transcript PDFs to fetch, comma separated TICKER_YYYYQn=URL entries (e.g. INTC_2025Q3=https://www.intc.com/.../Q3-2025-transcript.pdf). Each is fetched once with the IR client (fetch record: URL, time, TLS certificate, addresses) into INPUT_DIR/transcripts/pdf/TICKER_YYYYQn.pdf on the transcripts schedule; one already on disk is not fetched again.',
+  ),
   SCHEDULE_TRANSCRIPTS_CRON: z.string().default('0 6 * * *'),
   /** FMCSA census: weekly, Sunday morning. */
   SCHEDULE_FMCSA_CRON: z.string().default('0 5 * * 0'),

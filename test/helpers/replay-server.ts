@@ -20,6 +20,8 @@
  *   FMCSA / DOT open-data portal
  *     /api/views/kjg3-diqy/rows.csv                          the real SMS input census sample (fmcsa/census/), with an ETag
  *     /fmcsa-files/{path}                                    any file of fmcsa/ (the SMS zip, the L&I revocation file)
+ *   Investor-relations sites
+ *     /ir/{file}.pdf                                         the recorded transcript PDFs of sec/transcripts/pdf/
  *   Polygon
  *     /v2/aggs/grouped/locale/us/market/stocks/{date}        the recorded grouped-daily response of that date
  *
@@ -171,6 +173,8 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
     const view = /^\/api\/views\/([a-z0-9]{4}-[a-z0-9]{4})\/rows\.csv$/.exec(p);
     if (view) return PORTAL[view[1]!] ? read(path.join(fixturesRoot, 'fmcsa', PORTAL[view[1]!]!), 'text/csv') : null;
     if (p.startsWith('/fmcsa-files/') && !p.includes('..')) return read(path.join(fixturesRoot, 'fmcsa', decodeURIComponent(p.slice('/fmcsa-files/'.length))), 'application/octet-stream');
+    const ir = /^\/ir\/([A-Za-z0-9_.-]+\.pdf)$/.exec(p);
+    if (ir) return read(path.join(secRoot, 'transcripts', 'pdf', ir[1]!), 'application/pdf');
     if (p === '/Archives/edgar/daily-index/bulkdata/submissions.zip') return { body: bulkZip('submissions'), type: 'application/zip' };
     if (p === '/Archives/edgar/daily-index/xbrl/companyfacts.zip') return { body: bulkZip('companyfacts'), type: 'application/zip' };
     if (sub) return read(path.join(secRoot, 'submissions', sub[1]!), 'application/json');
