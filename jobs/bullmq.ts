@@ -39,7 +39,7 @@ import { toPartKey } from '../lib/warehouse/layout.ts';
 import { describeError } from './in-process.ts';
 import { jobIdFor, jobName, type Pipeline } from './pipeline.ts';
 import { pipelineFor, pipelines } from './pipelines.ts';
-import { processPlan, processPublish, processStep, readOutcomes, type ChildOutcome } from './processors.ts';
+import { planRun, processPublish, processStep, readOutcomes, type ChildOutcome } from './processors.ts';
 import { acquireRedisLock } from './redis-lock.ts';
 import { QUEUE_PREFIX, queueName, queueNamesOf, redisConnection, SEC_QUEUE } from '../lib/queues.ts';
 
@@ -162,6 +162,10 @@ export interface PublishJobData {
   runId: string;
   inputDigest: string;
   planRejects: Array<{ file: string; reason: string }>;
+  /** Facts for the snapshot's meta from the plan (e.g. the EDGAR daily-index cursor). */
+  planMeta?: Record<string, unknown>;
+  /** Set when the run fetched: publish digests the inputs again, as fetched (see processPublish). */
+  inputDir?: string;
 }
 export interface JobFailure {
   kind: string;
@@ -277,8 +281,8 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
     }
     if (stage === 'plan') {
       const data = job.data as PlanJobData;
-      const plan = await processPlan(pipeline, { config, runId: data.runId, inputDir: data.inputDir, log: jobLog, force: data.force, fetch: data.fetch });
-      if (!plan) return { skipped: true };
+      const { plan, skipped } = await planRun(pipeline, { config, runId: data.runId, inputDir: data.inputDir, log: jobLog, force: data.force, fetch: data.fetch });
+      if (skipped) return { skipped: true, plan_rejects: plan.rejects ?? [] };
       await job.updateProgress(50);
       const stepQueue = (step: string) => queueName(pipeline.steps[step]?.rateLimited === 'sec' ? SEC_QUEUE : domain, config.QUEUE_PREFIX);
       const fetchByKey = new Map((plan.fetches ?? []).map((f) => [f.key, f]));
@@ -305,7 +309,7 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
       await getFlowProducer(config).add({
         name: jobName(domain, 'publish'),
         queueName: queueName(domain, config.QUEUE_PREFIX),
-        data: { runId: data.runId, inputDigest: plan.inputDigest, planRejects: plan.rejects ?? [] } satisfies PublishJobData,
+        data: { runId: data.runId, inputDigest: plan.inputDigest, planRejects: plan.rejects ?? [], planMeta: plan.meta, inputDir: plan.fetches?.length ? data.inputDir : undefined } satisfies PublishJobData,
         opts: { jobId: jobIdFor(domain, 'publish', data.runId), attempts: CHILD_ATTEMPTS, backoff: CHILD_BACKOFF, ...KEEP },
         children: [
           ...plan.children.map((c) => ({
@@ -336,7 +340,10 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
       // One publisher per domain across machines (the file lock inside publishRun is host-local).
       const lock = await acquireRedisLock(getRedis(config), `${config.QUEUE_PREFIX}:lock:publish:${domain}`, { ttlMs: 60_000, waitMs: 60_000, owner: `${process.pid}` });
       try {
-        const published = await processPublish(pipeline, { config, runId: data.runId, log: jobLog, inputDigest: data.inputDigest, outcomes, planRejects: data.planRejects });
+        const published = await processPublish(pipeline, {
+          config, runId: data.runId, log: jobLog, inputDigest: data.inputDigest, outcomes, planRejects: data.planRejects, planMeta: data.planMeta,
+          refreshDigest: data.inputDir ? { inputDir: data.inputDir } : undefined,
+        });
         jobLog.info({ snapshot_id: published.manifest.snapshot_id, children: outcomes.length, failed_children: outcomes.filter((o) => o.status === 'failed').length }, 'published');
         return { snapshot_id: published.manifest.snapshot_id, tables: Object.keys(published.manifest.tables).length, children: outcomes.length, failed_children: outcomes.filter((o) => o.status === 'failed').map((o) => ({ step: o.step, key: o.key, error: o.error })) };
       } finally {

@@ -20,7 +20,7 @@ import { classifyError, isTerminal, ParseError, PipelineError } from '../lib/err
 import type { Logger } from '../lib/log.ts';
 import { StagingRun } from '../lib/warehouse/staging.ts';
 import { newRunId, type Pipeline } from './pipeline.ts';
-import { processPlan, processPublish, processStep, type ChildOutcome, type RunReport } from './processors.ts';
+import { planRun, processPublish, processStep, type ChildOutcome, type RunReport } from './processors.ts';
 import type { ProgressEvent } from './progress.ts';
 
 export interface InProcessOptions {
@@ -52,9 +52,11 @@ export async function runPipelineInProcess(pipeline: Pipeline, opts: InProcessOp
   const runId = opts.runId ?? newRunId(domain);
   const log = opts.log.child({ run_id: runId, domain });
   const inputDir = opts.inputDir ?? opts.config.inputDir;
-  const plan = await processPlan(pipeline, { config: opts.config, runId, inputDir, log, force: opts.force, fetch: opts.fetch });
-  if (!plan) {
-    return { domain, run_id: runId, skipped: true, snapshot_id: null, rows: 0, rejects: 0, failed_children: 0, children: [], plan_rejects: [], duration_ms: Date.now() - started };
+  const planned = await planRun(pipeline, { config: opts.config, runId, inputDir, log, force: opts.force, fetch: opts.fetch });
+  const plan = planned.plan;
+  if (planned.skipped) {
+    const planRejects = plan.rejects ?? [];
+    return { domain, run_id: runId, skipped: true, snapshot_id: null, rows: 0, rejects: planRejects.length, failed_children: 0, children: [], plan_rejects: planRejects, duration_ms: Date.now() - started };
   }
   const attempts = opts.attempts ?? 3;
   const fetches = plan.fetches ?? [];
@@ -123,7 +125,10 @@ export async function runPipelineInProcess(pipeline: Pipeline, opts: InProcessOp
   });
   await workers;
   opts.onProgress?.({ domain, stage: 'publish', done: 0, total: 1 });
-  const published = await processPublish(pipeline, { config: opts.config, runId, log, inputDigest: plan.inputDigest, outcomes, planRejects: plan.rejects });
+  const published = await processPublish(pipeline, {
+    config: opts.config, runId, log, inputDigest: plan.inputDigest, outcomes, planRejects: plan.rejects, planMeta: plan.meta,
+    refreshDigest: fetches.length ? { inputDir } : undefined,
+  });
   opts.onProgress?.({ domain, stage: 'publish', done: 1, total: 1 });
   const failed = outcomes.filter((o) => o.status === 'failed').length;
   log.info({ snapshot_id: published.manifest.snapshot_id, failed_children: failed }, 'published');

@@ -64,6 +64,17 @@ export interface FetchJob {
   outputs: string[];
 }
 
+/**
+ * What `Pipeline.fetch` may return instead of a bare list: the fetch jobs, files found unusable while planning
+ * them (an index page that is not one), and facts for the published snapshot's `meta` (e.g. the EDGAR daily-index
+ * cursor, kept with the warehouse so it advances only with a published run).
+ */
+export interface FetchPlan {
+  fetches: FetchJob[];
+  rejects?: Array<{ file: string; reason: string }>;
+  meta?: Record<string, unknown>;
+}
+
 export interface Plan {
   /** SHA-256 over the inputs; a run whose digest equals the current snapshot's is skipped unless forced. */
   inputDigest: string;
@@ -72,6 +83,8 @@ export interface Plan {
   rejects?: Array<{ file: string; reason: string }>;
   /** Fetch jobs of this run (from `Pipeline.fetch`); each is waited for by the child naming it in `after`, or by publish. */
   fetches?: FetchJob[];
+  /** Facts merged into the published snapshot's `meta` (from a FetchPlan). */
+  meta?: Record<string, unknown>;
 }
 
 export interface BaseContext {
@@ -118,7 +131,7 @@ export interface Pipeline {
    * and the run reads local inputs only). Runs in the plan job, before `plan`; may itself read a
    * small index from the source (e.g. the EDGAR ticker file) through the same client and limiter.
    */
-  fetch?(ctx: Omit<PlanContext, 'fetches'>): Promise<FetchJob[]>;
+  fetch?(ctx: Omit<PlanContext, 'fetches'>): Promise<FetchJob[] | FetchPlan>;
   plan(ctx: PlanContext): Promise<Plan>;
   steps: Record<string, PipelineStep>;
   /** SQL/JS run inside the serving database at publish, after parts load. */

@@ -11,7 +11,7 @@ import type { Logger } from '../lib/log.ts';
 import { publishRun, type PublishResult } from '../lib/warehouse/publish.ts';
 import { pruneStaging, readCurrentManifest } from '../lib/warehouse/snapshot.ts';
 import { StagingRun } from '../lib/warehouse/staging.ts';
-import type { FetchJob, Pipeline, Plan, StepResult } from './pipeline.ts';
+import type { FetchJob, FetchPlan, Pipeline, Plan, StepResult } from './pipeline.ts';
 
 export interface ChildOutcome {
   step: string;
@@ -51,24 +51,41 @@ export async function processPlan(
   pipeline: Pipeline,
   ctx: { config: Config; runId: string; inputDir: string; log: Logger; force?: boolean; fetch?: boolean },
 ): Promise<Plan | null> {
+  const { plan, skipped } = await planRun(pipeline, ctx);
+  return skipped ? null : plan;
+}
+
+/**
+ * `processPlan` with the plan of a skipped run too: its `rejects` (files found unusable while planning, e.g. an
+ * EDGAR daily index that is an HTML page) are reported even when nothing is published.
+ */
+export async function planRun(
+  pipeline: Pipeline,
+  ctx: { config: Config; runId: string; inputDir: string; log: Logger; force?: boolean; fetch?: boolean },
+): Promise<{ plan: Plan; skipped: boolean }> {
   const { domain } = pipeline.domain;
   await pruneStaging(ctx.config.dataDir, domain, 6 * 3600_000, [ctx.runId]);
   const base = { config: ctx.config, runId: ctx.runId, log: ctx.log, inputDir: ctx.inputDir };
-  const fetches = ctx.fetch !== false && pipeline.fetch ? await pipeline.fetch(base) : [];
+  const fetched = ctx.fetch !== false && pipeline.fetch ? await pipeline.fetch(base) : [];
+  const fetchPlan: FetchPlan = Array.isArray(fetched) ? { fetches: fetched } : fetched;
+  const fetches = fetchPlan.fetches;
   const planned = await pipeline.plan({ ...base, fetches });
   const plan = linkFetches(domain, planned, fetches);
+  if (fetchPlan.rejects?.length) plan.rejects = [...(plan.rejects ?? []), ...fetchPlan.rejects];
+  if (fetchPlan.meta) plan.meta = { ...(plan.meta ?? {}), ...fetchPlan.meta };
   if (fetches.length) {
     plan.inputDigest = hashCanonical({ local: planned.inputDigest, fetches: fetches.map((f) => f.key), run: ctx.runId });
     ctx.log.info({ domain, fetch_jobs: fetches.length, children: plan.children.length }, 'fetching from the configured remote source');
   }
   const current = await readCurrentManifest(ctx.config.dataDir, domain);
   if (!ctx.force && current?.input_digest === plan.inputDigest) {
-    ctx.log.info({ domain, snapshot_id: current.snapshot_id }, 'inputs unchanged since the current snapshot: skipping');
-    return null;
+    ctx.log.info({ domain, snapshot_id: current.snapshot_id, plan_rejects: plan.rejects?.length ?? 0 }, 'inputs unchanged since the current snapshot: skipping');
+    if (plan.rejects?.length) ctx.log.warn({ domain, rejects: plan.rejects }, 'files rejected while planning');
+    return { plan, skipped: true };
   }
   const run = await StagingRun.open(ctx.config.dataDir, pipeline.domain, ctx.runId, stagingOptions(ctx.config));
   await run.writeJson('plan', plan);
-  return plan;
+  return { plan, skipped: false };
 }
 
 /**
@@ -118,7 +135,17 @@ export async function processStep(
 /** Publish stage: derives and publishes the run as the domain's new snapshot. */
 export async function processPublish(
   pipeline: Pipeline,
-  ctx: { config: Config; runId: string; log: Logger; inputDigest: string; outcomes: ChildOutcome[]; planRejects?: Plan['rejects'] },
+  ctx: {
+    config: Config;
+    runId: string;
+    log: Logger;
+    inputDigest: string;
+    outcomes: ChildOutcome[];
+    planRejects?: Plan['rejects'];
+    planMeta?: Plan['meta'];
+    /** Set when the run fetched (its plan digest covered the run id): the inputs are digested again, as fetched. */
+    refreshDigest?: { inputDir: string };
+  },
 ): Promise<PublishResult> {
   const run = await StagingRun.open(ctx.config.dataDir, pipeline.domain, ctx.runId, stagingOptions(ctx.config));
   // Children that failed terminally become file-level rejects, so the report says what was left out and why.
@@ -134,12 +161,17 @@ export async function processPublish(
     children: ctx.outcomes.length,
     failed_children: failed.length,
   };
+  // A fetching run's plan digest covers its run id (its inputs were known only once fetched). Published under the
+  // digest of its inputs as now on disk, the next run over the same files (nothing new fetched) is skipped.
+  const inputDigest = ctx.refreshDigest
+    ? (await pipeline.plan({ config: ctx.config, runId: ctx.runId, log: ctx.log, inputDir: ctx.refreshDigest.inputDir, fetches: [] })).inputDigest
+    : ctx.inputDigest;
   return publishRun(run, {
     keep: ctx.config.SNAPSHOT_KEEP,
     memoryLimit: ctx.config.DUCKDB_MEMORY_LIMIT,
     threads: ctx.config.DUCKDB_THREADS,
-    inputDigest: ctx.inputDigest,
-    meta: { totals },
+    inputDigest,
+    meta: { totals, ...(ctx.planMeta ?? {}) },
     derive: pipeline.derive ? (conn, d) => pipeline.derive!(conn, { ...d, config: ctx.config, runId: ctx.runId, log: ctx.log }) : undefined,
   });
 }

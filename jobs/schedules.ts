@@ -5,7 +5,7 @@
  * job on its domain queue; the worker turns a trigger into a plan job for a
  * fresh run id (jobs/bullmq.ts), so a schedule never carries run state. The
  * plan job of a scheduled run fetches (fetch → parse → publish flow) when the
- * domain has a remote source configured (EDGAR_FETCH_*, QUOTES_FETCH_TICKERS).
+ * domain has a remote source configured (EDGAR_FETCH_*, EDGAR_DAILY_INDEX, QUOTES_FETCH_TICKERS, FMCSA_DATASETS).
  *
  * The configuration (SCHEDULE_<DOMAIN>_CRON) is the default; an operator's
  * `npm run schedule -- set|remove` is stored as an override in Redis

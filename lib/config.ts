@@ -48,6 +48,38 @@ export const configSchema = z.object({
   EDGAR_FETCH_TICKERS: boolFlag.describe('Also download the current ticker file (`company_tickers_exchange.json`) on each registry run.'),
   EDGAR_FETCH_KINDS: z.string().regex(/^\s*(submissions|companyfacts)(\s*,\s*(submissions|companyfacts))*\s*$/).default('submissions,companyfacts').describe('Which per-CIK files the registry fetch step downloads: `submissions`, `companyfacts` or both, comma separated.'),
   EDGAR_FETCH_BATCH: z.coerce.number().int().min(1).max(1000).default(25).describe('CIKs per fetch job (one job = one kind for this many CIKs; a transient failure retries that job alone).'),
+  SEC_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000).describe('Timeout of one EDGAR request (www.sec.gov and data.sec.gov); a timed-out request is retried with backoff like a 5xx.'),
+  EDGAR_DAILY_INDEX: boolFlag.describe(
+    'Registry nightly increment: walk the EDGAR daily index (master.YYYYMMDD.idx) for every day after the cursor kept in the current registry snapshot, and download the complete submission .txt of each filing of EDGAR_DAILY_FORMS by a company of the universe (EDGAR_FETCH_CIKS, default: every CIK of the current ticker file), plus the submissions JSON of every CIK that filed and the companyfacts of every CIK with a new 10-K/10-Q. Off: the per-CIK fetch of EDGAR_FETCH_CIKS only.',
+  ),
+  EDGAR_DAILY_SINCE: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/)
+    .optional()
+    .describe('First day (YYYY-MM-DD) of the daily-index walk when the registry has no cursor yet (a new warehouse); default: the day before EDGAR_DAILY_UNTIL. A backfill of the last N years sets it.'),
+  EDGAR_DAILY_UNTIL: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/)
+    .optional()
+    .describe('Last day (YYYY-MM-DD) of the daily-index walk; default: today (UTC). A missing index of the last two days is not yet published and is asked for again on the next run; an older missing one is a day without filings.'),
+  EDGAR_DAILY_FORMS: z
+    .string()
+    .regex(/^[\w/ -]+(,[\w/ -]+)*$/)
+    .default('8-K,8-K/A,10-K,10-K/A,10-Q,10-Q/A,3,4,5,25,25-NSE,15,15-12B,15-12G,15-15D')
+    .describe('Form types (comma separated, as the daily index spells them) whose complete submissions the daily walk downloads.'),
+  EDGAR_DAILY_RECHECK_DAYS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(366)
+    .default(7)
+    .describe('Days before the cursor whose saved daily indexes are read again (from disk, no request) for filings not yet on disk: a filing whose download failed on an earlier night is fetched on a later one.'),
+  FMCSA_DATASETS: optionalString.describe(
+    'FMCSA fetch step: DOT open-data portal dataset ids (comma separated, e.g. az4n-8mr2,aayw-vxb3,fx4q-ay7w; ids in docs/first-real-run.md) whose full CSV export (/api/views/{id}/rows.csv?accessType=DOWNLOAD) each fmcsa run downloads into INPUT_DIR/fmcsa/portal/{id}.csv, streamed with its SHA-256 and a conditional GET (ETag / Last-Modified): an unchanged dataset is neither downloaded nor re-ingested. Unset: the fmcsa run reads local files only.',
+  ),
+  FMCSA_DOWNLOAD_URLS: optionalString.describe('Other FMCSA downloads (comma separated absolute URLs: the SMS results zip, L&I files), fetched like the portal exports into INPUT_DIR/fmcsa/downloads/{file name}.'),
+  FMCSA_PORTAL_BASE_URL: z.url().default('https://data.transportation.gov').describe('Base URL of the DOT open-data portal (tests point it at a local replay server).'),
+  FMCSA_DOWNLOAD_IDLE_MS: z.coerce.number().int().min(100).default(120_000).describe('An FMCSA download fails (and is retried) when no byte arrives for this long; the transfer itself may take as long as it needs.'),
   FMCSA_WEBKEY: optionalString.describe('FMCSA QCMobile web key; set: every vetting first refreshes the carrier live (the key never appears in stored data, errors or returned URLs).'),
   FMCSA_BASE_URL: url('https://mobile.fmcsa.dot.gov/qc/services').describe('FMCSA QCMobile API base URL.'),
   FMCSA_TIMEOUT_MS: z.coerce.number().int().positive().default(5000).describe('Timeout of a QCMobile request (a vetting falls back to the warehouse past it).'),
@@ -55,6 +87,19 @@ export const configSchema = z.object({
   POLYGON_BASE_URL: url('https://api.polygon.io').describe('Polygon end-of-day aggregates API base URL.'),
   QUOTES_FETCH_TICKERS: optionalString.describe('Quotes fetch step: tickers whose daily bars each run downloads from Polygon (needs POLYGON_API_KEY); unset: local inputs only.'),
   QUOTES_FETCH_DAYS: z.coerce.number().int().min(1).max(3650).default(10).describe('Calendar days of bars per ticker and run (ending today, UTC).'),
+  QUOTES_FETCH_GROUPED: boolFlag.describe(
+    'Quotes fetch step, market-wide: one Polygon grouped-daily request (/v2/aggs/grouped/locale/us/market/stocks/{date}) per trading day and series gives every ticker\'s bar, so the free tier (5 requests/minute) covers the whole market. Each run fetches every weekday of the last QUOTES_FETCH_DAYS days whose file is not on disk yet (missing days are filled by the next run). Needs POLYGON_API_KEY.',
+  ),
+  QUOTES_GROUPED_SERIES: z
+    .string()
+    .regex(/^\s*(adjusted|raw)(\s*,\s*(adjusted|raw))*\s*$/)
+    .default('adjusted,raw')
+    .describe('Which grouped-daily series to fetch: adjusted (splits and dividends) and/or raw.'),
+  QUOTES_FETCH_UNTIL: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/)
+    .optional()
+    .describe('Last calendar day (YYYY-MM-DD) of the quotes fetch window; default: yesterday (UTC) for grouped daily (a day\'s bars are final once the day is over), today for per-ticker fetches.'),
   POLYGON_RATE_PER_MIN: z.coerce.number().int().min(1).max(100_000).default(5).describe('Polygon requests per minute for the quotes fetch step, across all workers with REDIS_URL (free tier: 5).'),
   HTTP_USER_AGENT: z.string().default('Proofline/0.1 (+https://proofline.example/contact)').describe('User-Agent sent to non-SEC sources (QCMobile, Polygon, IR sites).'),
 
@@ -90,6 +135,9 @@ export const configSchema = z.object({
   SCHEDULE_TZ: z.string().default('America/New_York').describe('Time zone of every schedule (cron values: 5 or 6 fields; `off` disables one).'),
   SCHEDULE_REGISTRY_CRON: z.string().default('30 4 * * *').describe('EDGAR: daily after the SEC rebuilds its nightly bulk archives (around 03:00 ET).'),
   SCHEDULE_QUOTES_CRON: z.string().default('30 17 * * 1-5').describe('Quotes: weekdays after the 16:00 ET close and end-of-day settlement.'),
+  TRANSCRIPTS_IR_URLS: optionalString.describe(
+    'Transcripts fetch step: investor-relations transcript PDFs to fetch, comma separated TICKER_YYYYQn=URL entries (e.g. INTC_2025Q3=https://www.intc.com/.../Q3-2025-transcript.pdf). Each is fetched once with the IR client (fetch record: URL, time, TLS certificate, addresses) into INPUT_DIR/transcripts/pdf/TICKER_YYYYQn.pdf on the transcripts schedule; one already on disk is not fetched again.',
+  ),
   SCHEDULE_TRANSCRIPTS_CRON: z.string().default('0 6 * * *').describe('Transcripts: daily.'),
   SCHEDULE_FMCSA_CRON: z.string().default('0 5 * * 0').describe('FMCSA census: weekly, Sunday morning.'),
 });

@@ -76,6 +76,15 @@ export interface HttpResponse {
   retrieved_at: string;
 }
 
+/** A response whose body is streamed (HttpClient.openStream). */
+export interface StreamedResponse {
+  url: string;
+  status: number;
+  headers: Headers;
+  body: AsyncIterable<Uint8Array>;
+  retrieved_at: string;
+}
+
 export class HttpClient {
   private readonly fetchImpl: typeof fetch;
   constructor(readonly opts: HttpClientOptions) {
@@ -121,6 +130,80 @@ export class HttpClient {
         const base = this.opts.backoffMs ?? 500;
         const delay = retryDelay !== null && retryDelay >= 0 ? retryDelay : Math.round(Math.random() * base * 2 ** (attempt - 1));
         await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+    throw lastErr;
+  }
+
+  /**
+   * GET whose body is streamed, never held whole (bulk downloads of gigabytes): limiter, retries with backoff for
+   * transient failures before the body starts, `timeoutMs` applied to the wait for the response headers and then
+   * to every gap between chunks (an idle stall, not the whole transfer). Resolves with the status and headers and
+   * the body as chunks; a 304 (a conditional GET's "unchanged") has an empty body. 404 → NotFoundError, other
+   * 4xx → SourceUnavailableError with `status`. A failure while the body streams throws from the iteration.
+   */
+  async openStream(pathOrUrl: string, init: { headers?: Record<string, string>; signal?: AbortSignal } = {}): Promise<StreamedResponse> {
+    const url = this.url(pathOrUrl);
+    const attempts = this.opts.attempts ?? 4;
+    const idleMs = this.opts.timeoutMs ?? 15_000;
+    let lastErr: unknown;
+    for (let attempt = 1; attempt <= attempts; attempt++) {
+      const ctl = new AbortController();
+      const signal = init.signal ? AbortSignal.any([init.signal, ctl.signal]) : ctl.signal;
+      let timer = setTimeout(() => ctl.abort(new SourceUnavailableError(`timeout after ${idleMs} ms: ${url}`, { url })), idleMs);
+      let retryDelay = -1;
+      try {
+        const release = await this.opts.limiter?.acquire(init.signal);
+        let res: Response;
+        try {
+          res = await this.fetchImpl(url, { headers: { 'user-agent': this.opts.userAgent, ...this.opts.headers, ...init.headers }, redirect: 'follow', signal });
+        } finally {
+          if (typeof release === 'function') release();
+        }
+        if (res.status === 404) throw new NotFoundError(`not found: ${url}`, { url, status: 404 });
+        if (res.status === 429 || res.status >= 500) {
+          const ra = res.headers.get('retry-after');
+          retryDelay = ra && /^\d+$/.test(ra) ? Number(ra) * 1000 : -1;
+          await res.body?.cancel().catch(() => undefined);
+          throw new SourceUnavailableError(`HTTP ${res.status} from ${url}`, { url, status: res.status });
+        }
+        if (res.status >= 400) {
+          await res.body?.cancel().catch(() => undefined);
+          throw new SourceUnavailableError(`HTTP ${res.status} from ${url}`, { url, status: res.status, terminal: true });
+        }
+        const body = res.body;
+        const rearm = () => {
+          clearTimeout(timer);
+          timer = setTimeout(() => ctl.abort(new SourceUnavailableError(`no data for ${idleMs} ms: ${url}`, { url })), idleMs);
+        };
+        rearm();
+        async function* chunks(): AsyncGenerator<Uint8Array> {
+          try {
+            if (!body) return;
+            for await (const c of body as unknown as AsyncIterable<Uint8Array>) {
+              rearm();
+              yield c;
+            }
+          } catch (e) {
+            throw ctl.signal.aborted && ctl.signal.reason instanceof SourceUnavailableError ? ctl.signal.reason : new SourceUnavailableError(`download of ${url} failed: ${(e as Error).message}`, { url }, { cause: e });
+          } finally {
+            clearTimeout(timer);
+          }
+        }
+        if (res.status === 304) {
+          clearTimeout(timer);
+          await body?.cancel().catch(() => undefined);
+        }
+        return { url: res.url || url, status: res.status, headers: res.headers, body: res.status === 304 ? (async function* () {})() : chunks(), retrieved_at: new Date().toISOString() };
+      } catch (e) {
+        clearTimeout(timer);
+        if (e instanceof NotFoundError || (e instanceof SourceUnavailableError && e.context.terminal)) throw e;
+        if (init.signal?.aborted) throw e;
+        lastErr = e instanceof SourceUnavailableError ? e : ctl.signal.aborted && ctl.signal.reason instanceof SourceUnavailableError ? ctl.signal.reason : new SourceUnavailableError(`request to ${url} failed: ${(e as Error).message}`, { url }, { cause: e });
+      }
+      if (attempt < attempts) {
+        const base = this.opts.backoffMs ?? 500;
+        await new Promise((r) => setTimeout(r, retryDelay >= 0 ? retryDelay : Math.round(Math.random() * base * 2 ** (attempt - 1))));
       }
     }
     throw lastErr;

@@ -14,7 +14,7 @@
  */
 import { Redis } from 'ioredis';
 import type { Config } from './config.ts';
-import { TokenBucketLimiter, type RateLimiter } from './http-client.ts';
+import type { RateLimiter } from './http-client.ts';
 
 /** How long the SEC blocks a client that went over the rate (and so how long we pause). */
 export const SEC_PAUSE_MS = 10 * 60_000;
@@ -111,17 +111,45 @@ export class RedisRateLimiter implements PausableLimiter {
   }
 }
 
-/** In-process fallback with the same pause semantics (embedded mode: one process). */
-class LocalPausableLimiter implements PausableLimiter {
+/**
+ * In-process fallback with the same semantics as the Redis limiter (embedded mode: one process): a sliding-window
+ * log in which a request holds its slot from admission until `windowMs` after its response (release), so any
+ * window the server looks at sees at most `max` requests, whatever the jitter between admission and arrival. (An
+ * evenly spaced token bucket at 10/s let the replay server count 11 arrivals within one second.)
+ */
+export class LocalPausableLimiter implements PausableLimiter {
   private pausedUntil = 0;
-  private readonly bucket: TokenBucketLimiter;
-  constructor(perSecond: number) {
-    this.bucket = new TokenBucketLimiter(perSecond);
+  /** Per slot: when it stops counting (Infinity while in flight). */
+  private readonly slots: number[] = [];
+  constructor(
+    private readonly max: number,
+    private readonly windowMs = 1000,
+  ) {
+    if (!(max > 0)) throw new RangeError('max must be > 0');
   }
-  async acquire(signal?: AbortSignal): Promise<void> {
-    const wait = this.pausedUntil - Date.now();
-    if (wait > 0) await sleep(wait, signal);
-    await this.bucket.acquire(signal);
+  async acquire(signal?: AbortSignal): Promise<() => void> {
+    for (;;) {
+      if (signal?.aborted) throw signal.reason;
+      const now = Date.now();
+      const paused = this.pausedUntil - now;
+      if (paused > 0) {
+        await sleep(paused, signal);
+        continue;
+      }
+      for (let i = this.slots.length - 1; i >= 0; i--) if (this.slots[i]! <= now) this.slots.splice(i, 1);
+      if (this.slots.length < this.max) {
+        this.slots.push(Infinity);
+        let released = false;
+        return () => {
+          if (released) return;
+          released = true;
+          const i = this.slots.indexOf(Infinity);
+          if (i >= 0) this.slots[i] = Date.now() + this.windowMs;
+        };
+      }
+      const soonest = Math.min(...this.slots);
+      await sleep(Number.isFinite(soonest) ? Math.max(1, soonest - now) : 5, signal);
+    }
   }
   async pause(ms: number): Promise<void> {
     this.pausedUntil = Date.now() + ms;

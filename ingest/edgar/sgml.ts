@@ -103,3 +103,25 @@ export function utcToEastern(utc: string): string {
   const p = Object.fromEntries(ET_FMT.formatToParts(new Date(utc)).map((x) => [x.type, x.value]));
   return `${p.year}-${p.month}-${p.day}T${p.hour}:${p.minute}:${p.second}`;
 }
+
+/**
+ * Why bytes served as a complete submission (`/Archives/edgar/data/{cik}/{accession}.txt`) are not one, or null
+ * when they are. A complete submission opens with `<SEC-DOCUMENT>` (or, before 2002 or so, a
+ * `-----BEGIN PRIVACY-ENHANCED MESSAGE-----` wrapper) and closes with `</SEC-DOCUMENT>` (or the wrapper's END
+ * line). `truncated`: it opens but does not close (a body cut short in transit: fetch it again);
+ * `not-a-submission`: something else, e.g. an HTML error page served with status 200. `position` is the byte
+ * offset where the check failed.
+ */
+export function completeSubmissionProblem(input: Uint8Array | string): { kind: 'truncated' | 'not-a-submission'; reason: string; position: number } | null {
+  const text = typeof input === 'string' ? input : Buffer.from(input).toString('latin1');
+  const start = text.slice(0, 512).trimStart();
+  const pem = start.startsWith('-----BEGIN PRIVACY-ENHANCED MESSAGE-----');
+  if (!pem && !start.startsWith('<SEC-DOCUMENT>')) {
+    const what = /<html|<!doctype/i.test(start) ? 'an HTML page' : `'${start.slice(0, 40).replace(/\s+/g, ' ')}'`;
+    return { kind: 'not-a-submission', reason: `not a complete submission: starts with ${what}, not <SEC-DOCUMENT>`, position: 0 };
+  }
+  const end = text.trimEnd();
+  const closer = pem ? '-----END PRIVACY-ENHANCED MESSAGE-----' : '</SEC-DOCUMENT>';
+  if (!end.endsWith(closer)) return { kind: 'truncated', reason: `complete submission cut short: no closing ${closer}`, position: Buffer.byteLength(text, 'latin1') };
+  return null;
+}

@@ -26,7 +26,8 @@ try {
   const inputDir = values.out ? path.resolve(values.out) : config.inputDir;
   const runId = `edgar-fetch-${new Date().toISOString().replace(/[-:.]/g, '').slice(0, 15)}`;
   const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
-  const jobs = await planEdgarFetch({ config, runId, inputDir, log });
+  const planned = await planEdgarFetch({ config, runId, inputDir, log });
+  const jobs = Array.isArray(planned) ? planned : planned.fetches;
   const client = EdgarClient.fromConfig(config);
   const report = { jobs: jobs.length, written: 0, missing: [] as string[], failed: [] as Array<{ job: string; reason: string }> };
   for (const job of jobs) {

@@ -26,6 +26,7 @@ import { hashCanonical } from '../../lib/hash.ts';
 import { describeInput, digestInputs, listInputs, readFirstLine } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import { READERS, readerSelectSql } from './readers.ts';
+import { FMCSA_FETCH_STEP, fmcsaFetchPayload, planFmcsaFetch, processFmcsaFetch } from './fmcsa-fetch.ts';
 
 const FMCSA_TABLES = [
   'carriers', 'crashes', 'inspections', 'inspection_units', 'violations', 'sms_basics', 'revocations', 'authority',
@@ -59,7 +60,8 @@ export const fmcsaDomain = defineDomain({
 /** Rejects kept per file (the count is always exact; the rows beyond this are summarised). */
 const MAX_REJECT_ROWS = 10_000;
 
-const filePayload = z.object({ file: z.string(), kind: z.string().nullable(), columns: z.array(z.string()).nullable() });
+/** `kind`/`columns` null: read from the file's header when the child runs (a zip, or a file fetched by this run). */
+const filePayload = z.object({ file: z.string(), kind: z.string().nullable(), columns: z.array(z.string()).nullable(), fetched: z.boolean().optional() });
 
 
 /**
@@ -156,8 +158,11 @@ async function processFile(ctx: StepContext<z.infer<typeof filePayload>>): Promi
     }
     if (members.length === 0) throw new ParseError(`${name} contains no data file`, { file });
   } else {
-    if (!ctx.data.kind || !ctx.data.columns) throw new ParseError(`${name}: unrecognised header`, { file, line: 1 });
-    members.push({ path: file, name, kind: ctx.data.kind as FmcsaKind, columns: ctx.data.columns });
+    const det = ctx.data.kind && ctx.data.columns ? null : detectFormat(await readFirstLine(file));
+    const kind = (ctx.data.kind as FmcsaKind | null) ?? det?.spec.kind ?? null;
+    const columns = ctx.data.columns ?? det?.columns ?? null;
+    if (!kind || !columns) throw new ParseError(`${name}: unrecognised header`, { file, line: 1 });
+    members.push({ path: file, name, kind, columns });
   }
   try {
     // Hash the bytes (Node, main thread) while DuckDB parses them (its own threads): one overlapped pass.
@@ -186,10 +191,20 @@ export let lastDeriveTimings: Record<string, number> = {};
 
 export const fmcsaPipeline: Pipeline = {
   domain: fmcsaDomain,
+  fetch: planFmcsaFetch,
   async plan(ctx) {
     const dir = path.join(ctx.inputDir, 'fmcsa');
-    const files = await listInputs(dir, /\.(csv|txt|zip)$/i);
+    // Files this run downloads are read by the child that waits for their fetch job, never as local inputs.
+    const fetched = new Set(ctx.fetches.flatMap((f) => f.outputs));
+    const all = await listInputs(dir, /\.(csv|txt|zip)$/i);
+    const files = all.filter((f) => !fetched.has(f));
     const children: ChildJob[] = [];
+    // A fetched dataset is required: a download that failed or was rejected fails the run, so the published
+    // snapshot never loses a dataset to a bad night (FMCSA files are full extracts: a missing one means no data).
+    for (const f of ctx.fetches) {
+      if (f.step !== FMCSA_FETCH_STEP) continue;
+      children.push({ step: 'file', key: path.relative(dir, f.outputs[0]!), data: { file: f.outputs[0]!, kind: null, columns: null, fetched: true }, required: true, after: [f.key] });
+    }
     const rejects: Array<{ file: string; reason: string }> = [];
     for (const f of files) {
       const rel = path.relative(dir, f);
@@ -205,10 +220,11 @@ export const fmcsaPipeline: Pipeline = {
       }
       children.push({ step: 'file', key: rel, data: { file: f, kind: det.spec.kind, columns: det.columns }, required: det.spec.kind === 'company_census' });
     }
-    return { inputDigest: await digestInputs(ctx.inputDir, files, 'fmcsa-v1'), children, rejects };
+    return { inputDigest: await digestInputs(ctx.inputDir, all, 'fmcsa-v1'), children, rejects };
   },
   steps: {
     file: { payload: filePayload, process: processFile },
+    [FMCSA_FETCH_STEP]: { payload: fmcsaFetchPayload, process: processFmcsaFetch },
   },
   async derive(conn, ctx) {
     const t0 = Date.now();

@@ -7,7 +7,7 @@
  * real response fixtures. Polygon's free tier allows 5 requests per minute,
  * hence the default limiter.
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { writeFetchedFile } from '../fetched-file.ts';
 import path from 'node:path';
 import type { Config } from '../../lib/config.ts';
 import { InvalidInputError } from '../../lib/errors.ts';
@@ -68,14 +68,31 @@ export class PolygonClient {
     return { source_url, retrieved_at: res.retrieved_at, bytes: res.bytes, sha256: res.sha256, parsed: parsePolygonAggs(res.bytes, source_url) };
   }
 
+  /** Path of the grouped daily bars of the whole US stock market on `date`. */
+  static groupedPath(date: string, adjusted: boolean): string {
+    return `/v2/aggs/grouped/locale/us/market/stocks/${date}?adjusted=${adjusted}`;
+  }
+
+  /**
+   * Fetches one day's grouped daily bars (every ticker, one request) into `file` with its sidecar (URL without the
+   * key); the body is parsed first, so a response that is not an aggregates response is never written.
+   */
+  async saveGroupedDaily(file: string, date: string, adjusted: boolean): Promise<string> {
+    if (!DATE.test(date)) throw new InvalidInputError(`invalid date ${date}`);
+    const rel = PolygonClient.groupedPath(date, adjusted);
+    const withKey = this.opts.apiKey ? `${rel}&apiKey=${encodeURIComponent(this.opts.apiKey)}` : rel;
+    const res = await this.http.get(withKey);
+    const source_url = this.http.url(rel);
+    parsePolygonAggs(res.bytes, source_url);
+    await writeFetchedFile(file, res.bytes, { source_url, retrieved_at: res.retrieved_at, sha256: res.sha256, bytes: res.bytes.byteLength });
+    return file;
+  }
+
   /** Fetches and writes `<dir>/polygon/<TICKER>_<from>_<to>_<adj>.json` plus its sidecar; returns the file path. */
   async saveDailyAggs(dir: string, ticker: string, from: string, to: string, adjusted = true): Promise<string> {
     const r = await this.dailyAggs(ticker, from, to, adjusted);
     const file = path.join(dir, 'polygon', `${normalizeTicker(ticker)}_${from}_${to}_${adjusted ? 'adjusted' : 'raw'}.json`);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(`${file}.tmp`, r.bytes);
-    await writeFile(`${file}.meta.json`, JSON.stringify({ source_url: r.source_url, retrieved_at: r.retrieved_at, sha256: r.sha256 }, null, 2));
-    await rename(`${file}.tmp`, file);
+    await writeFetchedFile(file, r.bytes, { source_url: r.source_url, retrieved_at: r.retrieved_at, sha256: r.sha256 });
     return file;
   }
 }

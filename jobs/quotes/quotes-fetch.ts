@@ -18,6 +18,7 @@ import { TokenBucketLimiter, type RateLimiter } from '../../lib/http-client.ts';
 import { RedisRateLimiter } from '../../lib/sec-limiter.ts';
 import { normalizeTicker } from '../../ingest/quotes/quote.schema.ts';
 import type { FetchJob, StepContext, StepResult } from '../pipeline.ts';
+import { isFetchedWhole } from '../fetched-file.ts';
 import { PolygonClient, polygonOptionsFromConfig } from './polygon-client.ts';
 
 export const POLYGON_FETCH_STEP = 'fetch';
@@ -41,10 +42,52 @@ export function polygonFetchOutput(quotesDir: string, ticker: string, from: stri
   return path.join(quotesDir, 'polygon', `${normalizeTicker(ticker)}_${from}_${to}_adjusted.json`);
 }
 
-/** The quotes pipeline's fetch planning hook: one fetch job per configured ticker, or `[]`. */
+/** Step name of the market-wide grouped-daily fetch jobs. */
+export const POLYGON_GROUPED_STEP = 'fetch-grouped';
+
+export const polygonGroupedPayload = z.object({ date: z.iso.date(), adjusted: z.boolean(), dir: z.string() });
+export type PolygonGroupedPayload = z.infer<typeof polygonGroupedPayload>;
+
+/** The file of one day's grouped bars: `<quotes>/polygon/grouped/{date}_{adjusted|raw}.json`. */
+export function groupedOutput(quotesDir: string, date: string, adjusted: boolean): string {
+  return path.join(quotesDir, 'polygon', 'grouped', `${date}_${adjusted ? 'adjusted' : 'raw'}.json`);
+}
+
+/**
+ * Market-wide planning (QUOTES_FETCH_GROUPED): one job per weekday of the window and series whose file is not
+ * whole on disk yet, so the days an earlier run missed (a failed request, the machine off) are filled now.
+ */
+async function planGroupedFetch(config: Config, dir: string, now: Date): Promise<FetchJob[]> {
+  const until = config.QUOTES_FETCH_UNTIL ?? new Date(now.getTime() - 86_400_000).toISOString().slice(0, 10);
+  const series = [...new Set(config.QUOTES_GROUPED_SERIES.split(',').map((x) => x.trim() === 'adjusted'))];
+  const jobs: FetchJob[] = [];
+  for (let i = config.QUOTES_FETCH_DAYS - 1; i >= 0; i--) {
+    const d = new Date(Date.parse(`${until}T00:00:00Z`) - i * 86_400_000);
+    if (d.getUTCDay() === 0 || d.getUTCDay() === 6) continue;
+    const date = d.toISOString().slice(0, 10);
+    for (const adjusted of series) {
+      const file = groupedOutput(dir, date, adjusted);
+      if (await isFetchedWhole(file)) continue;
+      jobs.push({ step: POLYGON_GROUPED_STEP, key: `polygon-grouped-${date}-${adjusted ? 'adjusted' : 'raw'}`, data: { date, adjusted, dir } satisfies PolygonGroupedPayload, outputs: [file] });
+    }
+  }
+  return jobs;
+}
+
+/** The grouped-daily fetch step: one day of one series for the whole market. */
+export async function processPolygonGroupedFetch(ctx: StepContext<PolygonGroupedPayload>): Promise<StepResult> {
+  const client = new PolygonClient({ ...polygonOptionsFromConfig(ctx.config), limiter: getPolygonLimiter(ctx.config) });
+  const { date, adjusted, dir } = ctx.data;
+  const file = await client.saveGroupedDaily(groupedOutput(dir, date, adjusted), date, adjusted);
+  return { rows: 0, rejects: 0, detail: { file: path.relative(dir, file) } };
+}
+
+/** The quotes pipeline's fetch planning hook: grouped daily (market-wide), or one fetch job per configured ticker, or `[]`. */
 export async function planPolygonFetch(ctx: { config: Config; inputDir: string }, now = new Date()): Promise<FetchJob[]> {
   const { config } = ctx;
+  if (config.QUOTES_FETCH_GROUPED && config.POLYGON_API_KEY) return planGroupedFetch(config, path.join(ctx.inputDir, 'quotes'), now);
   if (!polygonFetchConfigured(config)) return [];
+  if (config.QUOTES_FETCH_UNTIL) now = new Date(`${config.QUOTES_FETCH_UNTIL}T12:00:00Z`);
   const to = now.toISOString().slice(0, 10);
   const from = new Date(now.getTime() - config.QUOTES_FETCH_DAYS * 86_400_000).toISOString().slice(0, 10);
   const dir = path.join(ctx.inputDir, 'quotes');

@@ -34,7 +34,7 @@ import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/form
 import { BAR_ROW_GROUP, KEY_ROW_GROUP, FOLD_PARTS, CHAIN_PARTS, LINE_PARTS, KEY_PARTS, foldFileChains, QUOTE_INPUT_COLUMNS, FLAGS_SQL, RECORD_JSON_SQL } from './quotes-fold.ts';
 import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
-import { planPolygonFetch, POLYGON_FETCH_STEP, polygonFetchPayload, processPolygonFetch } from './quotes-fetch.ts';
+import { planPolygonFetch, POLYGON_FETCH_STEP, POLYGON_GROUPED_STEP, polygonFetchPayload, polygonGroupedPayload, processPolygonFetch, processPolygonGroupedFetch } from './quotes-fetch.ts';
 
 export const quotesDomain = defineDomain({
   domain: 'quotes',
@@ -260,6 +260,7 @@ export const quotesPipeline: Pipeline = {
     csv: { payload: filePayload, process: processCsv },
     polygon: { payload: filePayload, process: processPolygon },
     [POLYGON_FETCH_STEP]: { payload: polygonFetchPayload, process: processPolygonFetch },
+    [POLYGON_GROUPED_STEP]: { payload: polygonGroupedPayload, process: processPolygonGroupedFetch },
   },
   async derive(conn, ctx) {
     // Ordered CTAS: a plain scan of quote_chain_input returns fold order (the fold streams it; derive-bars joins by position).

@@ -17,13 +17,13 @@
  * Base URLs are configurable (`SEC_WWW_BASE_URL`, `SEC_DATA_BASE_URL`), so tests
  * replay fixtures from a local server.
  */
-import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Config } from '../../lib/config.ts';
 import { InvalidInputError, NotFoundError, SourceUnavailableError } from '../../lib/errors.ts';
 import { HttpClient, TokenBucketLimiter, type HttpResponse, type RateLimiter } from '../../lib/http-client.ts';
 import { getSecLimiter, isSecRateLimitPage, SEC_PAUSE_MS } from '../../lib/sec-limiter.ts';
 import { padCik } from '../../ingest/edgar/cik.ts';
+import { writeFetchedFile } from '../fetched-file.ts';
 
 /** SEC maximum: 10 requests per second per user, all machines together. */
 export const SEC_MAX_RATE = 10;
@@ -79,19 +79,20 @@ export class EdgarClient {
       dataBaseUrl: config.SEC_DATA_BASE_URL,
       limiter: opts.limiter ?? getSecLimiter(config),
       pauseMs: config.SEC_403_PAUSE_MS ?? SEC_PAUSE_MS,
+      timeoutMs: config.SEC_TIMEOUT_MS,
       ...opts,
     });
   }
 
   /** GET with the 403 rate-limit pause: pause every sharer of the limiter, wait it out, try again. */
-  async get(client: HttpClient, pathOrUrl: string, signal?: AbortSignal): Promise<HttpResponse> {
+  async get(client: HttpClient, pathOrUrl: string, signal?: AbortSignal, headers?: Record<string, string>): Promise<HttpResponse> {
     const maxPauses = this.opts.maxPauses ?? 2;
     for (let pauses = 0; ; pauses++) {
       const wait = this.pausedUntil - Date.now();
       if (wait > 0) await sleep(wait, signal);
       const seen = this.rateLimitPages;
       try {
-        return await client.get(pathOrUrl, { signal });
+        return await client.get(pathOrUrl, { signal, headers });
       } catch (e) {
         // A plain 403 (no or rejected User-Agent) is final: retrying would not help.
         if (!(e instanceof SourceUnavailableError) || e.context.status !== 403 || this.rateLimitPages === seen) throw e;
@@ -149,13 +150,7 @@ export interface FetchReport {
  * writing the same file never mix their bytes; the last rename wins.
  */
 export async function writeWithSidecar(file: string, res: HttpResponse, extra: Record<string, unknown> = {}): Promise<void> {
-  await mkdir(path.dirname(file), { recursive: true });
-  const tmp = `${file}.${process.pid}.tmp`;
-  const metaTmp = `${file}.meta.json.${process.pid}.tmp`;
-  await writeFile(tmp, res.bytes);
-  await writeFile(metaTmp, JSON.stringify({ source_url: res.url, retrieved_at: res.retrieved_at, sha256: res.sha256, bytes: res.bytes.byteLength, status: res.status, ...extra }, null, 2));
-  await rename(metaTmp, `${file}.meta.json`);
-  await rename(tmp, file);
+  await writeFetchedFile(file, res.bytes, { source_url: res.url, retrieved_at: res.retrieved_at, sha256: res.sha256, bytes: res.bytes.byteLength, status: res.status, ...extra });
 }
 
 /**

@@ -43,6 +43,8 @@ export const registryDomain = defineDomain({
 export const SUBMISSIONS_BATCH = 250;
 /** Filing documents per child job (10-Ks are up to a few MB each). */
 export const DOCUMENTS_BATCH = 1000;
+/** Fetched complete submissions per child job (a 10-K's complete submission, exhibits included, can be tens of MB). */
+export const FETCHED_DOCUMENTS_BATCH = 200;
 
 /** `fetched`: the files were planned as outputs of fetch jobs; one the source did not have (404, removed) is skipped. */
 const tickersPayload = z.object({ file: z.string(), snapshot_date: z.string().nullable(), is_current: z.boolean(), fetched: z.boolean().optional() });
@@ -142,9 +144,9 @@ export function batchKey(files: string[]): string {
  * fetched submissions / companyfacts in batches of about SUBMISSIONS_BATCH
  * files, each child naming the fetch jobs that write its files (`after`).
  */
-function fetchedChildren(fetches: FetchJob[]): ChildJob[] {
+function fetchedChildren(fetches: FetchJob[], secDir: string): ChildJob[] {
   const children: ChildJob[] = [];
-  const groups: Record<'submissions' | 'companyfacts', FetchJob[][]> = { submissions: [], companyfacts: [] };
+  const groups: Record<'submissions' | 'companyfacts' | 'filings', FetchJob[][]> = { submissions: [], companyfacts: [], filings: [] };
   for (const f of fetches) {
     if (f.step !== EDGAR_FETCH_STEP) continue;
     const { kind } = f.data as EdgarFetchPayload;
@@ -154,7 +156,8 @@ function fetchedChildren(fetches: FetchJob[]): ChildJob[] {
     }
     const list = groups[kind];
     const last = list.at(-1);
-    if (last && last.reduce((n, j) => n + j.outputs.length, 0) + f.outputs.length <= SUBMISSIONS_BATCH) last.push(f);
+    const cap = kind === 'filings' ? FETCHED_DOCUMENTS_BATCH : SUBMISSIONS_BATCH;
+    if (last && last.reduce((n, j) => n + j.outputs.length, 0) + f.outputs.length <= cap) last.push(f);
     else list.push([f]);
   }
   for (const group of groups.submissions) {
@@ -164,6 +167,11 @@ function fetchedChildren(fetches: FetchJob[]): ChildJob[] {
   for (const group of groups.companyfacts) {
     const files = group.flatMap((f) => f.outputs);
     children.push({ step: 'companyfacts', key: `facts-fetched-${batchKey(files)}`, data: { files, fetched: true }, after: group.map((f) => f.key) });
+  }
+  // Complete submissions from the daily index (8-K, 10-K, Forms 3/4/5 ...): parsed by the documents step.
+  for (const group of groups.filings) {
+    const files = group.flatMap((f) => f.outputs);
+    children.push({ step: 'documents', key: `docs-fetched-${batchKey(files)}`, data: { files, root: secDir, fetched: true }, after: group.map((f) => f.key) });
   }
   return children;
 }
@@ -178,7 +186,7 @@ export const registryPipeline: Pipeline = {
     const local = (files: string[]) => (fetched.size ? files.filter((f) => !fetched.has(f)) : files);
     const tickerFiles = local(await scanInputs(path.join(secDir, 'tickers'), /\.json$/));
     const subFiles = local(await scanInputs(path.join(secDir, 'submissions'), /^CIK\d{10}(-submissions-\d{3})?\.json$/));
-    const children: ChildJob[] = fetchedChildren(ctx.fetches);
+    const children: ChildJob[] = fetchedChildren(ctx.fetches, secDir);
     for (const f of tickerFiles) {
       const name = path.basename(f);
       const dated = tickerSnapshotDate(name, '');
@@ -205,7 +213,7 @@ export const registryPipeline: Pipeline = {
       const files = factFiles.slice(i, i + SUBMISSIONS_BATCH);
       children.push({ step: 'companyfacts', key: `facts-${batchKey(files)}`, data: { files } });
     }
-    const docFiles = [...(await scanInputs(path.join(secDir, 'filings'), DOCUMENT_RE)), ...(await scanInputs(path.join(secDir, 'ownership'), DOCUMENT_RE))];
+    const docFiles = local([...(await scanInputs(path.join(secDir, 'filings'), DOCUMENT_RE)), ...(await scanInputs(path.join(secDir, 'ownership'), DOCUMENT_RE))]);
     for (let i = 0; i < docFiles.length; i += DOCUMENTS_BATCH) {
       const files = docFiles.slice(i, i + DOCUMENTS_BATCH);
       children.push({ step: 'documents', key: `docs-${batchKey(files)}`, data: { files, root: secDir } });
@@ -222,7 +230,7 @@ export const registryPipeline: Pipeline = {
     tickers: { payload: tickersPayload, process: processTickers },
     submissions: { payload: submissionsPayload, process: skipMissingFetched(processSubmissions) },
     companyfacts: { payload: factsPayload, process: skipMissingFetched(processCompanyFacts) },
-    documents: { payload: z.object({ files: z.array(z.string()).min(1), root: z.string() }), process: processDocuments },
+    documents: { payload: z.object({ files: z.array(z.string()).min(1), root: z.string(), fetched: z.boolean().optional() }), process: skipMissingFetched(processDocuments) },
     index: { payload: z.object({ file: z.string(), root: z.string() }), process: processIndex },
     [EDGAR_FETCH_STEP]: { payload: edgarFetchPayload, process: processEdgarFetch, rateLimited: 'sec' },
   },

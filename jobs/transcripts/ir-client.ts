@@ -16,7 +16,7 @@ import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import type { TLSSocket } from 'node:tls';
-import { mkdir, rename, writeFile } from 'node:fs/promises';
+import { writeFetchedFile } from '../fetched-file.ts';
 import path from 'node:path';
 import { NotFoundError, SourceUnavailableError } from '../../lib/errors.ts';
 import { sha256Hex } from '../../lib/hash.ts';
@@ -95,9 +95,6 @@ export async function fetchIrDocument(url: string, opts: IrFetchOptions): Promis
 export async function saveIrDocument(url: string, dir: string, name: string, opts: IrFetchOptions): Promise<{ file: string; record: FetchRecord }> {
   const { bytes, record } = await fetchIrDocument(url, opts);
   const file = path.join(dir, name);
-  await mkdir(dir, { recursive: true });
-  await writeFile(`${file}.tmp`, bytes);
-  await writeFile(`${file}.meta.json`, JSON.stringify({ source_url: url, retrieved_at: record.fetched_at, fetch: record }, null, 2));
-  await rename(`${file}.tmp`, file);
+  await writeFetchedFile(file, bytes, { source_url: url, retrieved_at: record.fetched_at, fetch: record });
   return { file, record };
 }

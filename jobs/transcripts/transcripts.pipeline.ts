@@ -27,6 +27,7 @@ import type { ParsedTranscript } from '../../ingest/transcripts/transcript.schem
 import { digestInputs, listInputs, readInput, type SourceMeta } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import type { StagingRun } from '../../lib/warehouse/staging.ts';
+import { IR_FETCH_STEP, irFetchPayload, planIrFetch, processIrFetch } from './ir-fetch.ts';
 
 export const transcriptsDomain = defineDomain({
   domain: 'transcripts',
@@ -146,10 +147,19 @@ async function processEvents(ctx: StepContext<z.infer<typeof filePayload>>): Pro
 
 export const transcriptsPipeline: Pipeline = {
   domain: transcriptsDomain,
+  fetch: planIrFetch,
   async plan(ctx) {
     const dir = path.join(ctx.inputDir, 'transcripts');
-    const files = await listInputs(dir);
+    const fetched = new Set(ctx.fetches.flatMap((f) => f.outputs));
+    const all = await listInputs(dir);
+    const files = all.filter((f) => !fetched.has(f));
     const children: ChildJob[] = [];
+    // A PDF fetched by this run is parsed by the pdf child that waits for its fetch job.
+    for (const f of ctx.fetches) {
+      if (f.step !== IR_FETCH_STEP) continue;
+      const out = f.outputs[0]!;
+      children.push({ step: 'pdf', key: path.relative(dir, out), data: { file: out, rel: path.relative(dir, out) }, after: [f.key] });
+    }
     const rejects: Array<{ file: string; reason: string }> = [];
     const calls = new Map<string, string[]>();
     const events = new Map<string, string>();
@@ -172,7 +182,7 @@ export const transcriptsPipeline: Pipeline = {
       const sorted = fs.sort((a, b) => path.basename(a).localeCompare(path.basename(b)));
       children.push({ step: 'earningscall', key, data: { key, files: sorted, events: events.get(key.split('_')[0]) ?? null } });
     }
-    return { inputDigest: await digestInputs(ctx.inputDir, files, 'transcripts-v1'), children, rejects };
+    return { inputDigest: await digestInputs(ctx.inputDir, all, 'transcripts-v1'), children, rejects };
   },
   steps: {
     pdf: { payload: filePayload, process: processPdf },
@@ -180,6 +190,7 @@ export const transcriptsPipeline: Pipeline = {
     markdown: { payload: filePayload, process: processMarkdown },
     earningscall: { payload: callPayload, process: processEarningsCall },
     events: { payload: filePayload, process: processEvents },
+    [IR_FETCH_STEP]: { payload: irFetchPayload, process: processIrFetch },
   },
   async derive(conn) {
     // One row per transcript key: two inputs for the same call and format keep the first (by title) deterministically.

@@ -1,20 +1,23 @@
 /**
  * Publishing a staging run as a new immutable snapshot of its domain:
  *
- *  1. take the domain writer lock (one publisher per domain);
+ *  1. take the domain writer lock (one publisher per domain) and open a fresh
+ *     `serving.duckdb` in the staging directory with the domain DDL (`openServing`);
  *  2. parquet-only tables (DomainSpec.parquetTables): hard-link each part into
  *     `tables/` as the table's file(s) (rewritten to the DDL only when a part's
  *     columns differ), hash them; they never enter serving.duckdb and are seen
- *     by `derive` (and later by readers) through views over read_parquet;
- *  3. build `serving.duckdb` in the staging directory: domain DDL, rows from the
- *     run's parts, tables carried forward from the previous snapshot, the
- *     cumulative `sources` and `origin_leaves`, then the `derive` step (which may
- *     also replace a parquet-only table, make files the children wrote one, and
- *     write packed record stores);
- *  4. export every serving table to zstd parquet (the warehouse of record) and hash it;
- *  5. create the lookup indexes, CHECKPOINT, close;
+ *     by `derive` (and later by readers) through views over read_parquet
+ *     (`linkParquetOnlyTables`);
+ *  3. load the serving tables: rows from the run's parts, tables carried forward
+ *     from the previous snapshot, the cumulative `sources` and `origin_leaves`
+ *     (`loadServingTables`);
+ *  4. the `derive` step (which may also replace a parquet-only table, make files
+ *     the children wrote one, and write packed record stores) (`deriveTables`);
+ *  5. export every serving table to zstd parquet (the warehouse of record) and
+ *     hash it (`exportServingTables`), create the lookup indexes, CHECKPOINT,
+ *     close (`indexServing`);
  *  6. write manifest.json, rename the directory into `snapshots/`, switch CURRENT
- *     atomically, prune old snapshots, remove the run's parts.
+ *     atomically, prune old snapshots, remove the run's parts (`finalizeSnapshot`).
  *
  * Parts are hard-linked, never moved, and removed only after the CURRENT
  * switch, so a crash (or a retried publish) before step 6's switch leaves the
@@ -24,7 +27,7 @@
 import { createReadStream } from 'node:fs';
 import { copyFile, link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
-import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { createSha256Stream, hashCanonical } from '../hash.ts';
 import { domainIndexesSql, domainTablesSql } from './domain.ts';
 import { openDatabase, queryRows, quoteIdentifier, quoteLiteral } from './duckdb.ts';
@@ -136,9 +139,290 @@ async function sha256File(file: string): Promise<{ sha256: string; bytes: number
   return h.digest();
 }
 
-export async function publishRun(run: StagingRun, opts: PublishOptions): Promise<PublishResult> {
+/**
+ * The state one publish carries through its phases: the serving database being
+ * built in the staging directory, the parquet-only tables' files, and the
+ * manifest entries gathered so far.
+ */
+interface PublishSession {
+  run: StagingRun;
+  previous: SnapshotManifest | null;
+  prevDir: string | null;
+  servingPath: string;
+  tablesDir: string;
+  packedDir: string;
+  db: DuckDBInstance;
+  conn: DuckDBConnection;
+  /** Manifest entries of the tables exported so far. */
+  tables: Record<string, TableManifest>;
+  packed: Record<string, PackedInfo>;
+  parquetOnly: Set<string>;
+  replace: Set<string>;
+  /** Parquet-only table → its files (absolute, in tables/) and DDL columns. */
+  parquetFiles: Map<string, string[]>;
+  parquetDdl: Map<string, DdlColumn[]>;
+  /** Hashing (Node) of parquet-only tables, overlapping with DuckDB's work on the next phases. */
+  hashing: Map<string, Promise<TableManifest>>;
+  withParts: Set<string>;
+}
+
+/** Absolute path (or glob, for a directory table) of a table's parquet in the previous snapshot, or null. */
+function previousTablePath(s: Pick<PublishSession, 'previous' | 'prevDir'>, t: string): string | null {
+  const tm = s.previous?.tables[t];
+  if (!tm || !s.prevDir) return null;
+  return tm.files ? path.join(s.prevDir, 'tables', t, '*.parquet') : path.join(s.prevDir, 'tables', `${t}.parquet`);
+}
+
+/** Names of the serving database's base tables, sorted. */
+async function baseTables(conn: DuckDBConnection): Promise<string[]> {
+  const rows = await queryRows(conn, `SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name`);
+  return rows.map((r) => String(r.table_name));
+}
+
+/** Phase 1: a fresh `serving.duckdb` (and empty tables/, packed/) in the staging directory, with the domain's DDL. */
+async function openServing(run: StagingRun, opts: PublishOptions): Promise<PublishSession> {
+  const { dataDir } = run;
+  const previous = await readCurrentManifest(dataDir, run.domain);
+  const prevDir = previous ? snapshotDir(dataDir, run.domain, previous.snapshot_id) : null;
+  const servingPath = path.join(run.dir, 'serving.duckdb');
+  await rm(servingPath, { force: true });
+  await rm(`${servingPath}.wal`, { force: true });
+  const tablesDir = path.join(run.dir, 'tables');
+  await rm(tablesDir, { recursive: true, force: true });
+  await mkdir(tablesDir, { recursive: true });
+  const packedDir = path.join(run.dir, 'packed');
+  await rm(packedDir, { recursive: true, force: true });
+  await mkdir(tempDir(dataDir), { recursive: true });
+  const db = await openDatabase(servingPath, { memoryLimit: opts.memoryLimit ?? '1GB', threads: opts.threads ?? 2, tempDirectory: tempDir(dataDir) });
+  const conn = await db.connect();
+  const s: PublishSession = {
+    run, previous, prevDir, servingPath, tablesDir, packedDir, db, conn,
+    tables: {}, packed: {},
+    parquetOnly: new Set(run.spec.parquetTables ?? []),
+    replace: new Set(run.spec.replaceTables ?? []),
+    parquetFiles: new Map(), parquetDdl: new Map(), hashing: new Map(), withParts: new Set(),
+  };
+  try {
+    await conn.run(`SET preserve_insertion_order = false`);
+    await conn.run(domainTablesSql(run.spec));
+    s.withParts = new Set(await run.tablesWithParts());
+  } catch (e) {
+    closeServing(s);
+    throw e;
+  }
+  return s;
+}
+
+function closeServing(s: PublishSession): void {
+  s.conn.closeSync();
+  s.db.closeSync();
+}
+
+async function viewOver(s: PublishSession, t: string): Promise<void> {
+  await s.conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(t)} AS SELECT * FROM read_parquet([${s.parquetFiles.get(t)!.map(quoteLiteral).join(', ')}])`);
+}
+
+/** Starts hashing a parquet-only table's files (the row count is read now: one statement at a time per connection). */
+async function hashTable(s: PublishSession, t: string): Promise<void> {
+  const files = s.parquetFiles.get(t)!;
+  const isDir = files.length !== 1 || path.basename(files[0]) !== `${t}.parquet`;
+  const [{ n }] = await queryRows(s.conn, `SELECT count(*)::BIGINT AS n FROM read_parquet([${files.map(quoteLiteral).join(', ')}])`);
+  const p = (async (): Promise<TableManifest> => {
+    const hashed = await Promise.all(files.map(async (f) => [path.basename(f), await sha256File(f)] as const));
+    if (!isDir) return { rows: Number(n), ...hashed[0][1], storage: 'parquet' };
+    const fileMap = Object.fromEntries(hashed);
+    return {
+      rows: Number(n),
+      sha256: hashCanonical(Object.fromEntries(hashed.map(([f, h]) => [f, h.sha256]))),
+      bytes: hashed.reduce((a, [, h]) => a + h.bytes, 0),
+      storage: 'parquet',
+      files: fileMap,
+    };
+  })();
+  p.catch(() => undefined);
+  s.hashing.set(t, p);
+}
+
+/** DeriveContext.replaceParquetTable of a session. */
+async function replaceParquetTable(s: PublishSession, t: string, selectSql: string, ropts: { columns?: 'ddl' | 'query'; rowGroupSize?: number } = {}): Promise<void> {
+  if (!s.parquetOnly.has(t)) throw new Error(`${t} is not a parquet-only table of ${s.run.domain}`);
+  await s.hashing.get(t)?.catch(() => undefined);
+  const ddl = s.parquetDdl.get(t)!;
+  const out = path.join(s.tablesDir, `${t}.parquet`);
+  const tmp = `${out}.new`;
+  const projection = ropts.columns === 'query' ? '*' : ddlProjection(ddl, new Set(ddl.map((c) => c.name)));
+  await s.conn.run(`COPY (SELECT ${projection} FROM (${selectSql})) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ropts.rowGroupSize ?? 122880})`);
+  await rm(path.join(s.tablesDir, t), { recursive: true, force: true });
+  await rename(tmp, out);
+  s.parquetFiles.set(t, [out]);
+  await viewOver(s, t);
+  await hashTable(s, t);
+}
+
+/** DeriveContext.linkParquetTable of a session. */
+async function linkParquetTable(s: PublishSession, t: string, given: string[]): Promise<void> {
+  if (!s.parquetOnly.has(t)) throw new Error(`${t} is not a parquet-only table of ${s.run.domain}`);
+  if (given.length === 0) throw new Error(`no files given for ${t}`);
+  await s.hashing.get(t)?.catch(() => undefined);
+  if (!sameColumns(await parquetColumns(s.conn, given), s.parquetDdl.get(t)!)) throw new Error(`files given for ${t} do not have the table's columns`);
+  await rm(path.join(s.tablesDir, `${t}.parquet`), { force: true });
+  await rm(path.join(s.tablesDir, t), { recursive: true, force: true });
+  await mkdir(path.join(s.tablesDir, t), { recursive: true });
+  const files: string[] = [];
+  for (const [i, src] of given.entries()) {
+    const out = path.join(s.tablesDir, t, `${String(i).padStart(5, '0')}.parquet`);
+    await linkOrCopy(src, out);
+    files.push(out);
+  }
+  s.parquetFiles.set(t, files);
+  await viewOver(s, t);
+  await hashTable(s, t);
+}
+
+/**
+ * Phase 2: parquet-only tables. The run's parts (or, without parts, the previous snapshot's files) become the
+ * table's files, hard-linked (rewritten to the DDL only when a part's columns differ); the DDL table is dropped and
+ * a view over the files takes its name.
+ */
+async function linkParquetOnlyTables(s: PublishSession): Promise<void> {
+  const { conn, run, previous, prevDir } = s;
+  for (const t of [...s.parquetOnly].sort()) {
+    const ddl = (await queryRows(conn, `SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $t ORDER BY ordinal_position`, { t })).map((r) => ({ name: String(r.column_name), type: String(r.data_type) }));
+    if (ddl.length === 0) throw new Error(`parquet-only table ${t} is not defined in domain ${run.domain}`);
+    s.parquetDdl.set(t, ddl);
+    const partDir = path.join(run.dir, 'parts', assertSafeName('table', t));
+    const parts = s.withParts.has(t) ? (await readdir(partDir)).filter((f) => f.endsWith('.parquet')).sort().map((f) => path.join(partDir, f)) : [];
+    const prev = previous?.tables[t] && prevDir && !s.replace.has(t) ? tableFilePaths(prevDir, t, previous.tables[t]) : [];
+    const sources = parts.length ? parts : prev;
+    const files: string[] = [];
+    if (sources.length === 0) {
+      const out = path.join(s.tablesDir, `${t}.parquet`);
+      await conn.run(`COPY (SELECT * FROM ${quoteIdentifier(t)} LIMIT 0) TO ${quoteLiteral(out)} (FORMAT parquet, COMPRESSION zstd)`);
+      files.push(out);
+    } else {
+      if (sources.length > 1) await mkdir(path.join(s.tablesDir, t), { recursive: true });
+      for (const src of sources) {
+        const out = sources.length === 1 ? path.join(s.tablesDir, `${t}.parquet`) : path.join(s.tablesDir, t, path.basename(src));
+        const have = await parquetColumns(conn, [src]);
+        if (sameColumns(have, ddl)) await linkOrCopy(src, out);
+        else {
+          await conn.run(`COPY (SELECT ${ddlProjection(ddl, new Set(have.map((c) => c.name)))} FROM read_parquet(${quoteLiteral(src)})) TO ${quoteLiteral(`${out}.tmp`)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+          await rename(`${out}.tmp`, out);
+        }
+        files.push(out);
+      }
+    }
+    await conn.run(`DROP TABLE ${quoteIdentifier(t)}`);
+    s.parquetFiles.set(t, files);
+    await viewOver(s, t);
+    await hashTable(s, t);
+  }
+}
+
+/**
+ * Phase 3: serving tables. A table with parts in this run takes them; `origin_leaves` and `sources` accumulate the
+ * previous snapshot's rows with the run's (leaves deduplicated by hash, the earliest run kept); any other table
+ * without parts carries the previous snapshot's rows forward, except replaced (derived) and per-run tables.
+ */
+async function loadServingTables(s: PublishSession): Promise<void> {
+  const { conn, run } = s;
+  for (const t of await baseTables(conn)) {
+    const q = quoteIdentifier(t);
+    const parts = s.withParts.has(t) ? quoteLiteral(path.join(run.dir, 'parts', t, '*.parquet')) : null;
+    const prev = previousTablePath(s, t);
+    if (t === 'origin_leaves') {
+      const sources = [prev ? `SELECT *, 0 AS _prio FROM read_parquet(${quoteLiteral(prev)})` : null, parts ? `SELECT *, 1 AS _prio FROM read_parquet(${parts}, union_by_name = true)` : null].filter(Boolean);
+      if (sources.length) {
+        await conn.run(`INSERT INTO ${q} BY NAME SELECT * EXCLUDE (_prio) FROM (${sources.join(' UNION ALL BY NAME ')}) QUALIFY row_number() OVER (PARTITION BY leaf_hash ORDER BY _prio, first_run_id) = 1`);
+      }
+    } else if (CUMULATIVE.has(t)) {
+      if (prev) await conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM read_parquet(${quoteLiteral(prev)})`);
+      if (parts) await conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM read_parquet(${parts}, union_by_name = true)`);
+    } else if (parts) {
+      await conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM read_parquet(${parts}, union_by_name = true)`);
+    } else if (prev && !s.replace.has(t) && !PER_RUN.has(t)) {
+      await conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM read_parquet(${quoteLiteral(prev)}, union_by_name = true)`);
+    }
+  }
+}
+
+/** Phase 4: the domain's derive step inside the serving database (it may replace or link parquet-only tables and write packed stores). */
+async function deriveTables(s: PublishSession, derive: NonNullable<PublishOptions['derive']>): Promise<void> {
+  const writePacked = async (name: string, selectSql: string) => {
+    assertSafeName('packed store', name);
+    await mkdir(s.packedDir, { recursive: true });
+    const info = await writePackedStore(s.conn, selectSql, s.packedDir, name);
+    s.packed[name] = info;
+    return info;
+  };
+  await derive(s.conn, {
+    run: s.run,
+    previous: s.previous,
+    previousTable: (t) => previousTablePath(s, t),
+    parquetTables: s.parquetOnly,
+    replaceParquetTable: (t, sql, o) => replaceParquetTable(s, t, sql, o),
+    linkParquetTable: (t, files) => linkParquetTable(s, t, files),
+    writePacked,
+  });
+}
+
+/** Phase 5a: every serving table exported to zstd parquet (the warehouse of record) and hashed; the parquet-only hashes collected. */
+async function exportServingTables(s: PublishSession): Promise<void> {
+  for (const t of await baseTables(s.conn)) {
+    if (s.parquetOnly.has(t)) throw new Error(`derive created a serving table named like the parquet-only table ${t}; use replaceParquetTable`);
+    const file = path.join(s.tablesDir, `${t}.parquet`);
+    await s.conn.run(`COPY ${quoteIdentifier(t)} TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+    const [{ n }] = await queryRows(s.conn, `SELECT count(*)::INTEGER AS n FROM ${quoteIdentifier(t)}`);
+    s.tables[t] = { rows: Number(n), ...(await sha256File(file)) };
+  }
+  for (const [t, p] of s.hashing) s.tables[t] = await p;
+}
+
+/** Phase 5b: lookup indexes and a CHECKPOINT; returns the DuckDB version for the manifest. */
+async function indexServing(s: PublishSession): Promise<string> {
+  // Views over the staging paths must not outlive this connection (the directory is renamed at finalize).
+  for (const t of s.parquetOnly) await s.conn.run(`DROP VIEW IF EXISTS temp.main.${quoteIdentifier(t)}`);
+  await s.conn.run(domainIndexesSql(s.run.spec));
+  await s.conn.run('CHECKPOINT');
+  return String((await queryRows(s.conn, 'SELECT version() AS v'))[0].v);
+}
+
+/**
+ * Phase 6: manifest.json, the staging directory renamed into `snapshots/`, CURRENT switched atomically, old
+ * snapshots pruned. Parts are removed only after the switch: until then a retried publish still finds them
+ * (tables/ holds hard links).
+ */
+async function finalizeSnapshot(s: PublishSession, opts: PublishOptions, duckdbVersion: string): Promise<{ manifest: SnapshotManifest; dir: string; pruned: string[] }> {
+  const { run } = s;
   const { dataDir, domain } = run;
-  const release = await acquireWriterLock(dataDir, domain, run.runId, opts.lockTimeoutMs);
+  const publishedAt = new Date();
+  const snapshotId = newSnapshotId(run.runId, publishedAt);
+  const sortedTables = Object.fromEntries(Object.keys(s.tables).sort().map((t) => [t, s.tables[t]]));
+  const manifest: SnapshotManifest = {
+    snapshot_id: snapshotId,
+    run_id: run.runId,
+    published_at: publishedAt.toISOString(),
+    domain,
+    input_digest: opts.inputDigest ?? null,
+    tables: sortedTables,
+    meta: opts.meta ?? {},
+    duckdb_version: duckdbVersion,
+    ...(Object.keys(s.packed).length ? { packed: s.packed } : {}),
+  };
+  await writeFileAtomic(path.join(run.dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+  await mkdir(snapshotsDir(dataDir, domain), { recursive: true });
+  const finalDir = snapshotDir(dataDir, domain, snapshotId);
+  await rename(run.dir, finalDir);
+  await opts.onStep?.('renamed');
+  await writeCurrentPointer(dataDir, domain, { snapshot_id: snapshotId, run_id: run.runId, published_at: manifest.published_at });
+  await rm(path.join(finalDir, 'parts'), { recursive: true, force: true });
+  const pruned = await pruneSnapshots(dataDir, domain, opts.keep);
+  return { manifest, dir: finalDir, pruned };
+}
+
+/** Publishes `run` as the domain's new snapshot, phase by phase (see the module comment), under the domain writer lock. */
+export async function publishRun(run: StagingRun, opts: PublishOptions): Promise<PublishResult> {
+  const release = await acquireWriterLock(run.dataDir, run.domain, run.runId, opts.lockTimeoutMs);
   const timings: Record<string, number> = {};
   let mark = Date.now();
   const lap = (name: string) => {
@@ -147,220 +431,30 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
     mark = now;
   };
   try {
-    const previous = await readCurrentManifest(dataDir, domain);
-    const prevDir = previous ? snapshotDir(dataDir, domain, previous.snapshot_id) : null;
-    const previousTable = (t: string) => {
-      const tm = previous?.tables[t];
-      if (!tm || !prevDir) return null;
-      return tm.files ? path.join(prevDir, 'tables', t, '*.parquet') : path.join(prevDir, 'tables', `${t}.parquet`);
-    };
-
-    const servingPath = path.join(run.dir, 'serving.duckdb');
-    await rm(servingPath, { force: true });
-    await rm(`${servingPath}.wal`, { force: true });
-    const tablesDir = path.join(run.dir, 'tables');
-    await rm(tablesDir, { recursive: true, force: true });
-    await mkdir(tablesDir, { recursive: true });
-    const packedDir = path.join(run.dir, 'packed');
-    await rm(packedDir, { recursive: true, force: true });
-    await mkdir(tempDir(dataDir), { recursive: true });
-
-    const db = await openDatabase(servingPath, {
-      memoryLimit: opts.memoryLimit ?? '1GB',
-      threads: opts.threads ?? 2,
-      tempDirectory: tempDir(dataDir),
-    });
-    const conn = await db.connect();
-    const tables: Record<string, TableManifest> = {};
-    const packed: Record<string, PackedInfo> = {};
-    const parquetOnly = new Set(run.spec.parquetTables ?? []);
-    const replace = new Set(run.spec.replaceTables ?? []);
-    /** Parquet-only table → its files (absolute, in tables/) and DDL columns. */
-    const parquetFiles = new Map<string, string[]>();
-    const parquetDdl = new Map<string, DdlColumn[]>();
-    const hashing = new Map<string, Promise<TableManifest>>();
-
-    const viewOver = async (t: string) => {
-      await conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(t)} AS SELECT * FROM read_parquet([${parquetFiles.get(t)!.map(quoteLiteral).join(', ')}])`);
-    };
-    // Hashing (Node) overlaps with DuckDB's work on the next steps.
-    const hashTable = async (t: string) => {
-      const files = parquetFiles.get(t)!;
-      const isDir = files.length !== 1 || path.basename(files[0]) !== `${t}.parquet`;
-      // Row count from the parquet footers (one connection runs one statement at a time: not inside the promise).
-      const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM read_parquet([${files.map(quoteLiteral).join(', ')}])`);
-      const p = (async (): Promise<TableManifest> => {
-        const hashed = await Promise.all(files.map(async (f) => [path.basename(f), await sha256File(f)] as const));
-        if (!isDir) return { rows: Number(n), ...hashed[0][1], storage: 'parquet' };
-        const fileMap = Object.fromEntries(hashed);
-        return {
-          rows: Number(n),
-          sha256: hashCanonical(Object.fromEntries(hashed.map(([f, h]) => [f, h.sha256]))),
-          bytes: hashed.reduce((a, [, h]) => a + h.bytes, 0),
-          storage: 'parquet',
-          files: fileMap,
-        };
-      })();
-      p.catch(() => undefined);
-      hashing.set(t, p);
-    };
-
-    const replaceParquetTable = async (t: string, selectSql: string, ropts: { columns?: 'ddl' | 'query'; rowGroupSize?: number } = {}) => {
-      if (!parquetOnly.has(t)) throw new Error(`${t} is not a parquet-only table of ${domain}`);
-      await hashing.get(t)?.catch(() => undefined);
-      const ddl = parquetDdl.get(t)!;
-      const out = path.join(tablesDir, `${t}.parquet`);
-      const tmp = `${out}.new`;
-      const projection = ropts.columns === 'query' ? '*' : ddlProjection(ddl, new Set(ddl.map((c) => c.name)));
-      await conn.run(`COPY (SELECT ${projection} FROM (${selectSql})) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ropts.rowGroupSize ?? 122880})`);
-      await rm(path.join(tablesDir, t), { recursive: true, force: true });
-      await rename(tmp, out);
-      parquetFiles.set(t, [out]);
-      await viewOver(t);
-      await hashTable(t);
-    };
-
-    const linkParquetTable = async (t: string, given: string[]) => {
-      if (!parquetOnly.has(t)) throw new Error(`${t} is not a parquet-only table of ${domain}`);
-      if (given.length === 0) throw new Error(`no files given for ${t}`);
-      await hashing.get(t)?.catch(() => undefined);
-      if (!sameColumns(await parquetColumns(conn, given), parquetDdl.get(t)!)) throw new Error(`files given for ${t} do not have the table's columns`);
-      await rm(path.join(tablesDir, `${t}.parquet`), { force: true });
-      await rm(path.join(tablesDir, t), { recursive: true, force: true });
-      await mkdir(path.join(tablesDir, t), { recursive: true });
-      const files: string[] = [];
-      for (const [i, src] of given.entries()) {
-        const out = path.join(tablesDir, t, `${String(i).padStart(5, '0')}.parquet`);
-        await linkOrCopy(src, out);
-        files.push(out);
-      }
-      parquetFiles.set(t, files);
-      await viewOver(t);
-      await hashTable(t);
-    };
-
+    const s = await openServing(run, opts);
+    let duckdbVersion: string;
     try {
-      await conn.run(`SET preserve_insertion_order = false`);
-      await conn.run(domainTablesSql(run.spec));
-      const withParts = new Set(await run.tablesWithParts());
-
-      // Parquet-only tables: the parts become the table files; DDL tables dropped, views created.
-      for (const t of [...parquetOnly].sort()) {
-        const ddl = (await queryRows(conn, `SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $t ORDER BY ordinal_position`, { t })).map((r) => ({ name: String(r.column_name), type: String(r.data_type) }));
-        if (ddl.length === 0) throw new Error(`parquet-only table ${t} is not defined in domain ${domain}`);
-        parquetDdl.set(t, ddl);
-        const partDir = path.join(run.dir, 'parts', assertSafeName('table', t));
-        const parts = withParts.has(t) ? (await readdir(partDir)).filter((f) => f.endsWith('.parquet')).sort().map((f) => path.join(partDir, f)) : [];
-        const prev = previous?.tables[t] && prevDir && !replace.has(t) ? tableFilePaths(prevDir, t, previous.tables[t]) : [];
-        const sources = parts.length ? parts : prev;
-        const files: string[] = [];
-        if (sources.length === 0) {
-          const out = path.join(tablesDir, `${t}.parquet`);
-          await conn.run(`COPY (SELECT * FROM ${quoteIdentifier(t)} LIMIT 0) TO ${quoteLiteral(out)} (FORMAT parquet, COMPRESSION zstd)`);
-          files.push(out);
-        } else {
-          if (sources.length > 1) await mkdir(path.join(tablesDir, t), { recursive: true });
-          for (const src of sources) {
-            const out = sources.length === 1 ? path.join(tablesDir, `${t}.parquet`) : path.join(tablesDir, t, path.basename(src));
-            const have = await parquetColumns(conn, [src]);
-            if (sameColumns(have, ddl)) await linkOrCopy(src, out);
-            else {
-              await conn.run(`COPY (SELECT ${ddlProjection(ddl, new Set(have.map((c) => c.name)))} FROM read_parquet(${quoteLiteral(src)})) TO ${quoteLiteral(`${out}.tmp`)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
-              await rename(`${out}.tmp`, out);
-            }
-            files.push(out);
-          }
-        }
-        await conn.run(`DROP TABLE ${quoteIdentifier(t)}`);
-        parquetFiles.set(t, files);
-        await viewOver(t);
-        await hashTable(t);
-      }
+      await linkParquetOnlyTables(s);
       lap('parquet_tables');
-
-      const allTables = (await queryRows(conn, `SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name`)).map((r) => String(r.table_name));
-      for (const t of allTables) {
-        const q = quoteIdentifier(t);
-        const parts = withParts.has(t) ? quoteLiteral(path.join(run.dir, 'parts', t, '*.parquet')) : null;
-        const prev = previousTable(t);
-        if (t === 'origin_leaves') {
-          const sources = [prev ? `SELECT *, 0 AS _prio FROM read_parquet(${quoteLiteral(prev)})` : null, parts ? `SELECT *, 1 AS _prio FROM read_parquet(${parts}, union_by_name = true)` : null].filter(Boolean);
-          if (sources.length) {
-            await conn.run(`INSERT INTO ${q} BY NAME SELECT * EXCLUDE (_prio) FROM (${sources.join(' UNION ALL BY NAME ')}) QUALIFY row_number() OVER (PARTITION BY leaf_hash ORDER BY _prio, first_run_id) = 1`);
-          }
-        } else if (CUMULATIVE.has(t)) {
-          if (prev) await conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM read_parquet(${quoteLiteral(prev)})`);
-          if (parts) await conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM read_parquet(${parts}, union_by_name = true)`);
-        } else if (parts) {
-          await conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM read_parquet(${parts}, union_by_name = true)`);
-        } else if (prev && !replace.has(t) && !PER_RUN.has(t)) {
-          await conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM read_parquet(${quoteLiteral(prev)}, union_by_name = true)`);
-        }
-      }
+      await loadServingTables(s);
       lap('load');
       await opts.onStep?.('loaded');
-
-      const writePacked = async (name: string, selectSql: string) => {
-        assertSafeName('packed store', name);
-        await mkdir(packedDir, { recursive: true });
-        const info = await writePackedStore(conn, selectSql, packedDir, name);
-        packed[name] = info;
-        return info;
-      };
-      if (opts.derive) await opts.derive(conn, { run, previous, previousTable, parquetTables: parquetOnly, replaceParquetTable, linkParquetTable, writePacked });
+      if (opts.derive) await deriveTables(s, opts.derive);
       lap('derive');
       await opts.onStep?.('derived');
-
-      const finalTables = (await queryRows(conn, `SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name`)).map((r) => String(r.table_name));
-      for (const t of finalTables) {
-        if (parquetOnly.has(t)) throw new Error(`derive created a serving table named like the parquet-only table ${t}; use replaceParquetTable`);
-        const file = path.join(tablesDir, `${t}.parquet`);
-        await conn.run(`COPY ${quoteIdentifier(t)} TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
-        const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${quoteIdentifier(t)}`);
-        tables[t] = { rows: Number(n), ...(await sha256File(file)) };
-      }
-      for (const [t, p] of hashing) tables[t] = await p;
+      await exportServingTables(s);
       lap('export');
       await opts.onStep?.('exported');
-
-      // Views over the staging paths must not outlive this connection (the directory is renamed below).
-      for (const t of parquetOnly) await conn.run(`DROP VIEW IF EXISTS temp.main.${quoteIdentifier(t)}`);
-      await conn.run(domainIndexesSql(run.spec));
-      await conn.run('CHECKPOINT');
+      duckdbVersion = await indexServing(s);
       lap('index');
       await opts.onStep?.('indexed');
-      var duckdbVersion = String((await queryRows(conn, 'SELECT version() AS v'))[0].v);
     } finally {
-      conn.closeSync();
-      db.closeSync();
+      closeServing(s);
     }
-
-    const publishedAt = new Date();
-    const snapshotId = newSnapshotId(run.runId, publishedAt);
-    const sortedTables = Object.fromEntries(Object.keys(tables).sort().map((t) => [t, tables[t]]));
-    const manifest: SnapshotManifest = {
-      snapshot_id: snapshotId,
-      run_id: run.runId,
-      published_at: publishedAt.toISOString(),
-      domain,
-      input_digest: opts.inputDigest ?? null,
-      tables: sortedTables,
-      meta: opts.meta ?? {},
-      duckdb_version: duckdbVersion,
-      ...(Object.keys(packed).length ? { packed } : {}),
-    };
-    await writeFileAtomic(path.join(run.dir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
-    await mkdir(snapshotsDir(dataDir, domain), { recursive: true });
-    const finalDir = snapshotDir(dataDir, domain, snapshotId);
-    await rename(run.dir, finalDir);
-    await opts.onStep?.('renamed');
-    await writeCurrentPointer(dataDir, domain, { snapshot_id: snapshotId, run_id: run.runId, published_at: manifest.published_at });
-    // Parts are removed only now: until the switch, a retried publish still finds them (tables/ holds hard links).
-    await rm(path.join(finalDir, 'parts'), { recursive: true, force: true });
-    const pruned = await pruneSnapshots(dataDir, domain, opts.keep);
+    const done = await finalizeSnapshot(s, opts, duckdbVersion);
     lap('finalize');
     lastPublishTimings = { ...timings };
-    return { manifest, dir: finalDir, pruned, timings };
+    return { ...done, timings };
   } finally {
     await release();
   }
