@@ -18,10 +18,34 @@ module.exports = {
   forbidden: [
     { name: 'no-module-cycles', severity: 'error', from: {}, to: { circular: true } },
     { name: 'no-folder-cycles', severity: 'error', scope: 'folder', from: {}, to: { circular: true } },
-    { name: 'ingest-is-pure', comment: 'ingest/ turns bytes into rows: lib/ only', severity: 'error', from: { path: '^ingest/' }, to: { path: '^(service|jobs|bench|test)/' } },
-    { name: 'lib-is-the-floor', comment: 'lib/ imports nothing above it', severity: 'error', from: { path: '^lib/' }, to: { path: '^(ingest|service|jobs|bench|test)/' } },
-    { name: 'no-service-to-jobs', comment: 'the service never imports pipelines, runners or CLIs', severity: 'error', from: { path: '^service/' }, to: { path: '^jobs/' } },
-    { name: 'only-cli-imports-service', comment: 'jobs/ reaches the service only from its entry points', severity: 'error', from: { path: '^jobs/', pathNot: '^jobs/cli/' }, to: { path: '^service/' } },
+    {
+      name: 'ingest-is-pure',
+      comment: 'ingest/ turns bytes into rows: lib/ only',
+      severity: 'error',
+      from: { path: '^ingest/' },
+      to: { path: '^(service|jobs|bench|test)/' },
+    },
+    {
+      name: 'lib-is-the-floor',
+      comment: 'lib/ imports nothing above it',
+      severity: 'error',
+      from: { path: '^lib/' },
+      to: { path: '^(ingest|service|jobs|bench|test)/' },
+    },
+    {
+      name: 'no-service-to-jobs',
+      comment: 'the service never imports pipelines, runners or CLIs',
+      severity: 'error',
+      from: { path: '^service/' },
+      to: { path: '^jobs/' },
+    },
+    {
+      name: 'only-cli-imports-service',
+      comment: 'jobs/ reaches the service only from its entry points',
+      severity: 'error',
+      from: { path: '^jobs/', pathNot: '^jobs/cli/' },
+      to: { path: '^service/' },
+    },
     {
       name: 'bullmq-only-in-jobs',
       comment: 'BullMQ lives in jobs/; the queue dashboard adapter is the one exception',
@@ -29,7 +53,12 @@ module.exports = {
       from: { pathNot: ['^jobs/', '^service/admin/queue-dashboard\\.ts$', '^test/', '^bench/'] },
       to: { path: 'node_modules/(bullmq|@bull-board)/' },
     },
-    { name: 'platform-imports-no-family', severity: 'error', from: { path: '^service/platform/' }, to: { path: '^service/', pathNot: '^service/platform/' } },
+    {
+      name: 'platform-imports-no-family',
+      severity: 'error',
+      from: { path: '^service/platform/' },
+      to: { path: '^service/', pathNot: '^service/platform/' },
+    },
     {
       name: 'families-meet-through-queries',
       comment: "a family imports another family's *.queries.ts only",

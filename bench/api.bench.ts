@@ -59,16 +59,28 @@ async function freePort(): Promise<number> {
 }
 
 interface WrkResult {
-  requests: number; duration_us: number; errors_status: number; errors_socket: number;
-  p50_us: number; p90_us: number; p99_us: number; max_us: number; mean_us: number; req_per_s: number;
+  requests: number;
+  duration_us: number;
+  errors_status: number;
+  errors_socket: number;
+  p50_us: number;
+  p90_us: number;
+  p99_us: number;
+  max_us: number;
+  mean_us: number;
+  req_per_s: number;
 }
 
 function runWrk(url: string, paths: string[], connections: number, headers: Record<string, string>): WrkResult {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'proofline-wrk-'));
   const script = path.join(dir, 'bench.lua');
-  writeFileSync(script, `
+  writeFileSync(
+    script,
+    `
 local paths = {${paths.map((p) => JSON.stringify(p)).join(',')}}
-${Object.entries(headers).map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`).join('\n')}
+${Object.entries(headers)
+  .map(([k, v]) => `wrk.headers[${JSON.stringify(k)}] = ${JSON.stringify(v)}`)
+  .join('\n')}
 local i = math.random(#paths)
 local n = 0
 request = function()
@@ -84,7 +96,8 @@ done = function(summary, latency, requests)
     summary.requests, summary.duration, e.status, e.connect + e.read + e.write + e.timeout,
     latency:percentile(50), latency:percentile(90), latency:percentile(99), latency.max, latency.mean))
 end
-`);
+`,
+  );
   const r = spawnSync('wrk', ['-t2', `-c${connections}`, `-d${SECONDS}s`, '--timeout', '5s', '-s', script, url], { encoding: 'utf8' });
   const line = r.stdout.split('\n').find((l) => l.startsWith('WRKJSON '));
   if (!line) throw new Error(`wrk failed: ${r.stderr || r.stdout}`);
@@ -140,7 +153,10 @@ if (scale === 'full') {
   await ensureSample(edgarDir, { scale: 'full', seed: 42, generators: [edgarSampleGenerator] });
   await ensureSample(quotesDir, { scale: quotesScale, seed: 42, generators: [quotesSampleGenerator] });
   await mkdir(inputDir, { recursive: true });
-  for (const [name, target] of [['sec', path.join(edgarDir, 'sec')], ['quotes', path.join(quotesDir, 'quotes')]] as const) {
+  for (const [name, target] of [
+    ['sec', path.join(edgarDir, 'sec')],
+    ['quotes', path.join(quotesDir, 'quotes')],
+  ] as const) {
     const link = path.join(inputDir, name);
     if ((await readlink(link).catch(() => null)) !== target) {
       await rm(link, { recursive: true, force: true });
@@ -154,13 +170,23 @@ if (scale === 'full') {
 const benchDomains = pipelines.filter((p) => ['registry', 'quotes'].includes(p.domain.domain));
 for (const p of benchDomains) {
   const rep = await runPipelineInProcess(p, { config, log: silentLogger, inputDir });
-  console.log(`[${p.domain.domain}] ${rep.skipped ? 'unchanged' : `published ${rep.snapshot_id}: ${rep.rows} rows`} (${((Date.now() - t0) / 1000).toFixed(1)} s)`);
+  console.log(
+    `[${p.domain.domain}] ${rep.skipped ? 'unchanged' : `published ${rep.snapshot_id}: ${rep.rows} rows`} (${((Date.now() - t0) / 1000).toFixed(1)} s)`,
+  );
 }
 
 // 2. Tickers and search words from the snapshot.
 const reader = await SnapshotReader.open(dataDir, 'registry', { poolSize: 1 });
-const tickers = (await reader.query(/* sql */ `SELECT ticker FROM company_lookup WHERE is_primary AND status = 'active' ORDER BY hash(ticker) LIMIT 500`)).map((r) => String(r.ticker));
-const words = (await reader.query(/* sql */ `SELECT DISTINCT lower(split_part(name, ' ', 1)) AS w FROM company_lookup WHERE length(split_part(name, ' ', 1)) >= 4 ORDER BY hash(w) LIMIT 200`)).map((r) => String(r.w).replace(/[^a-z0-9]/g, '')).filter((w) => w.length >= 3);
+const tickers = (
+  await reader.query(/* sql */ `SELECT ticker FROM company_lookup WHERE is_primary AND status = 'active' ORDER BY hash(ticker) LIMIT 500`)
+).map((r) => String(r.ticker));
+const words = (
+  await reader.query(
+    /* sql */ `SELECT DISTINCT lower(split_part(name, ' ', 1)) AS w FROM company_lookup WHERE length(split_part(name, ' ', 1)) >= 4 ORDER BY hash(w) LIMIT 200`,
+  )
+)
+  .map((r) => String(r.w).replace(/[^a-z0-9]/g, ''))
+  .filter((w) => w.length >= 3);
 const companies = Number((await reader.query(/* sql */ `SELECT count(DISTINCT cik) AS n FROM company_lookup`))[0]!.n);
 const hasQuotes = existsSync(path.join(dataDir, 'warehouse', 'quotes', 'CURRENT'));
 await reader.close();
@@ -170,7 +196,8 @@ const { secret } = await createApiKey(dataDir, { label: 'bench', hourlyLimit: 1_
 const headers = { Authorization: `Bearer ${secret}`, 'User-Agent': 'Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)' };
 
 // 4. The server, with the V8 flags of `npm run serve` (package.json is their one definition).
-const serveScript = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts.serve!;
+const serveScript = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
+  .serve!;
 const serverFlags = serveScript.split(/\s+/).filter((a) => /^--max-semi-space-size=/.test(a));
 const port = await freePort();
 const server: ChildProcess = spawn(process.execPath, [...serverFlags, '--import', 'tsx', path.join(ROOT, 'service', 'main.ts')], {
@@ -188,15 +215,24 @@ try {
 
   // 5. A bare node:http server returning the same bytes: the same status line, headers and body as a hot answer
   //    (node adds Date, Connection and Keep-Alive to both).
-  const sampleHeaders = Object.fromEntries([...sampleRes.headers].filter(([k]) => !['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(k)));
+  const sampleHeaders = Object.fromEntries(
+    [...sampleRes.headers].filter(([k]) => !['date', 'connection', 'keep-alive', 'transfer-encoding'].includes(k)),
+  );
   const barePort = await freePort();
-  bare = spawn(process.execPath, ['-e', `
+  bare = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
     const body = Buffer.from(${JSON.stringify(sampleBody)});
     const headers = ${JSON.stringify(sampleHeaders)};
     headers['content-length'] = String(body.length);
     require('node:http').createServer((req, res) => { res.writeHead(200, headers); res.end(body); })
       .listen(${barePort}, '127.0.0.1');
-  `], { stdio: 'inherit' });
+  `,
+    ],
+    { stdio: 'inherit' },
+  );
   await waitFor(`http://127.0.0.1:${barePort}/`);
 
   const companyPaths = tickers.map((t) => `/api/company/${t}`);
@@ -213,15 +249,26 @@ try {
     console.log(fmt(`/api/company/{ticker}, c32 [${r + 1}]`, companyRun));
     rounds.push({ bare: bareRun, company: companyRun, ratio: Math.round((companyRun.req_per_s / bareRun.req_per_s) * 100) / 100 });
   }
-  const medianBy = <T,>(xs: T[], key: (x: T) => number): T => [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)]!;
-  runs.bare_node_http_c32 = medianBy(rounds.map((x) => x.bare), (x) => x.req_per_s);
-  runs.company_c32 = medianBy(rounds.map((x) => x.company), (x) => x.req_per_s);
+  const medianBy = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)]!;
+  runs.bare_node_http_c32 = medianBy(
+    rounds.map((x) => x.bare),
+    (x) => x.req_per_s,
+  );
+  runs.company_c32 = medianBy(
+    rounds.map((x) => x.company),
+    (x) => x.req_per_s,
+  );
   const ratio = medianBy(rounds, (x) => x.ratio).ratio;
   runs.search_uncached_c8 = runWrk(base, searchPaths, 8, headers);
   console.log(fmt('/api/search (uncached), c8', runs.search_uncached_c8));
   if (hasQuotes) {
     for (const t of tickers.slice(0, 200)) await (await get(`${base}/api/company/${t}/quote`, headers)).arrayBuffer();
-    runs.quote_c32 = runWrk(base, tickers.slice(0, 200).map((t) => `/api/company/${t}/quote`), 32, headers);
+    runs.quote_c32 = runWrk(
+      base,
+      tickers.slice(0, 200).map((t) => `/api/company/${t}/quote`),
+      32,
+      headers,
+    );
     console.log(fmt('/api/company/{ticker}/quote, c32', runs.quote_c32));
   }
   const c = runs.company_c32;
@@ -234,10 +281,25 @@ try {
   console.log('targets:', targets);
   writeResult('api', {
     load_average_1m_at_end: Math.round(os.loadavg()[0]! * 10) / 10,
-    scale, quotes_scale: quotesScale, server_node_flags: serverFlags, companies, tickers_rotated: tickers.length, search_queries: words.length, seconds_per_run: SECONDS, tool: 'wrk -t2', server_peak_rss_mb: vmHwmMb(server.pid!),
+    scale,
+    quotes_scale: quotesScale,
+    server_node_flags: serverFlags,
+    companies,
+    tickers_rotated: tickers.length,
+    search_queries: words.length,
+    seconds_per_run: SECONDS,
+    tool: 'wrk -t2',
+    server_peak_rss_mb: vmHwmMb(server.pid!),
     ratio_company_to_bare: ratio,
-    rounds: rounds.map((x) => ({ bare_req_per_s: x.bare.req_per_s, bare_p99_us: x.bare.p99_us, company_req_per_s: x.company.req_per_s, company_p99_us: x.company.p99_us, ratio: x.ratio })),
-    runs, targets,
+    rounds: rounds.map((x) => ({
+      bare_req_per_s: x.bare.req_per_s,
+      bare_p99_us: x.bare.p99_us,
+      company_req_per_s: x.company.req_per_s,
+      company_p99_us: x.company.p99_us,
+      ratio: x.ratio,
+    })),
+    runs,
+    targets,
   });
 } finally {
   bare?.kill('SIGTERM');

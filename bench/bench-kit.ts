@@ -21,14 +21,23 @@ export function trackPeakRss(ms = 100): { stop(): number } {
 }
 
 export function machineInfo() {
-  return { node: process.version, cpus: os.cpus().length, cpu_model: os.cpus()[0]?.model, total_mem_gb: Math.round(os.totalmem() / 1e9), platform: `${os.platform()} ${os.release()}` };
+  return {
+    node: process.version,
+    cpus: os.cpus().length,
+    cpu_model: os.cpus()[0]?.model,
+    total_mem_gb: Math.round(os.totalmem() / 1e9),
+    platform: `${os.platform()} ${os.release()}`,
+  };
 }
 
 /** Writes bench/results/<name>.json with a timestamp and machine info. */
 export function writeResult(name: string, result: Record<string, unknown>): string {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const file = path.join(RESULTS_DIR, `${name}.json`);
-  writeFileSync(file, JSON.stringify({ bench: name, measured_at: new Date().toISOString(), machine: machineInfo(), ...result }, null, 2) + '\n');
+  writeFileSync(
+    file,
+    JSON.stringify({ bench: name, measured_at: new Date().toISOString(), machine: machineInfo(), ...result }, null, 2) + '\n',
+  );
   console.log(`result → ${path.relative(process.cwd(), file)}`);
   return file;
 }

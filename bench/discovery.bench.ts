@@ -77,7 +77,8 @@ const runs: number[] = [];
 for (let i = 0; i < R; i++) {
   const s = performance.now();
   const r = await discover(url, { allowPrivate: true });
-  if (!r.found || r.manifest!.signature.status !== 'verified' || r.pages.some((p) => p.status !== 'match')) throw new Error('agent did not verify our own files');
+  if (!r.found || r.manifest!.signature.status !== 'verified' || r.pages.some((p) => p.status !== 'match'))
+    throw new Error('agent did not verify our own files');
   runs.push(performance.now() - s);
 }
 runs.sort((a, b) => a - b);

@@ -23,9 +23,25 @@ import { EIGHT_K_ITEMS, isTimelineItem, parseEightK } from '../ingest/edgar/eigh
 import { companyAliases, detectSignals, evaluateSentence, SIGNAL_PATTERNS, type SignalHit } from '../ingest/edgar/signals.ts';
 import { parseTenK, type ParsedTenK } from '../ingest/edgar/ten-k.ts';
 
-export interface SignalLabel { file: string; section: string; signal_type: string; label: 'hit' | 'near_miss'; strength?: number; sentence: string }
-export interface EightKLabel { folder: string; items: string[]; product_launch: string | null; note?: string }
-export interface ProfileLabel { file: string; employees: number | null; executive_officers: string[] }
+export interface SignalLabel {
+  file: string;
+  section: string;
+  signal_type: string;
+  label: 'hit' | 'near_miss';
+  strength?: number;
+  sentence: string;
+}
+export interface EightKLabel {
+  folder: string;
+  items: string[];
+  product_launch: string | null;
+  note?: string;
+}
+export interface ProfileLabel {
+  file: string;
+  employees: number | null;
+  executive_officers: string[];
+}
 
 export interface Labels {
   signals: { sections_read: Array<{ file: string; section: string }>; sentences: SignalLabel[] };
@@ -33,8 +49,21 @@ export interface Labels {
   profile: { filings: ProfileLabel[] };
 }
 
-export interface Score { tp: number; fp: number; fn: number; precision: number; recall: number }
-export interface Finding { kind: 'false_hit' | 'miss' | 'unjudged_hit'; file: string; section?: string; what: string; sentence?: string; detail?: string }
+export interface Score {
+  tp: number;
+  fp: number;
+  fn: number;
+  precision: number;
+  recall: number;
+}
+export interface Finding {
+  kind: 'false_hit' | 'miss' | 'unjudged_hit';
+  file: string;
+  section?: string;
+  what: string;
+  sentence?: string;
+  detail?: string;
+}
 
 export interface EvalResult {
   corpus: string;
@@ -64,12 +93,23 @@ const round = (x: number) => Math.round(x * 1000) / 1000;
 
 /** Lower-case, quotes unified, whitespace collapsed, trailing ellipses of an evidence window dropped. */
 export function normSentence(s: string): string {
-  return s.replace(/^\.\.\.|\.\.\.$/g, '').replace(/[“”]/g, '"').replace(/[‘’]/g, "'").replace(/\s+/g, ' ').trim().toLowerCase();
+  return s
+    .replace(/^\.\.\.|\.\.\.$/g, '')
+    .replace(/[“”]/g, '"')
+    .replace(/[‘’]/g, "'")
+    .replace(/\s+/g, ' ')
+    .trim()
+    .toLowerCase();
 }
 
 /** Person-name key: letters only, lower-case, single spaces ("McPHAIL" = "McPhail", "Jr." kept as "jr"). */
 export function normName(s: string): string {
-  return s.normalize('NFKD').replace(/[^A-Za-z ]+/g, ' ').replace(/\s+/g, ' ').trim().toLowerCase();
+  return s
+    .normalize('NFKD')
+    .replace(/[^A-Za-z ]+/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .toLowerCase();
 }
 
 /**
@@ -79,11 +119,19 @@ export function normName(s: string): string {
  */
 export function matchLabel<T extends { sentence: string }>(labelled: T[], evidence: string): T | undefined {
   const ev = normSentence(evidence);
-  return labelled.find((l) => normSentence(l.sentence).includes(ev))
-    ?? labelled.find((l) => { const s = normSentence(l.sentence); return ev.includes(s) && s.length >= 0.6 * ev.length; });
+  return (
+    labelled.find((l) => normSentence(l.sentence).includes(ev)) ??
+    labelled.find((l) => {
+      const s = normSentence(l.sentence);
+      return ev.includes(s) && s.length >= 0.6 * ev.length;
+    })
+  );
 }
 
-interface Parsed { tenK: Map<string, ParsedTenK>; eightK: Map<string, Array<{ item: string; event_type: string; product_launch: string | null }>> }
+interface Parsed {
+  tenK: Map<string, ParsedTenK>;
+  eightK: Map<string, Array<{ item: string; event_type: string; product_launch: string | null }>>;
+}
 
 /** Parses every labelled corpus file through the registry's routing; parse failures become findings. */
 function parseCorpus(corpus: string, labels: Labels, findings: Finding[]): Parsed {
@@ -128,7 +176,9 @@ function parseCorpus(corpus: string, labels: Labels, findings: Finding[]): Parse
 
 /** The documents of one filing folder (one to three: primary document, complete submission). */
 function readDirFiles(dir: string): string[] {
-  return readdirSync(dir).filter((n) => !n.endsWith('.meta.json')).sort();
+  return readdirSync(dir)
+    .filter((n) => !n.endsWith('.meta.json'))
+    .sort();
 }
 
 /** Scores signals, events, launches and profile facts. */
@@ -153,7 +203,10 @@ export function evaluateExtraction(corpus: string, labels: Labels = loadLabels()
   }
   const signals: EvalResult['signals'] = {};
   for (const type of types) {
-    let tp = 0, fp = 0, fn = 0, agree = 0;
+    let tp = 0,
+      fp = 0,
+      fn = 0,
+      agree = 0;
     const groups = new Set([...byGroup.keys()].filter((k) => k.endsWith(`|${type}`)));
     for (const k of served.keys()) if (k.endsWith(`|${type}`)) groups.add(k);
     for (const k of [...groups].sort()) {
@@ -170,12 +223,26 @@ export function evaluateExtraction(corpus: string, labels: Labels = loadLabels()
         } else {
           fp++;
           if (hasHit) fn++;
-          findings.push({ kind: match ? 'false_hit' : 'unjudged_hit', file, section, what: `${type} strength ${h.strength}`, sentence: h.evidence, detail: match ? 'labelled near miss' : 'sentence not in the labels' });
+          findings.push({
+            kind: match ? 'false_hit' : 'unjudged_hit',
+            file,
+            section,
+            what: `${type} strength ${h.strength}`,
+            sentence: h.evidence,
+            detail: match ? 'labelled near miss' : 'sentence not in the labels',
+          });
         }
       } else if (hasHit) {
         fn++;
         const best = [...labelled].filter((l) => l.label === 'hit').sort((a, b) => (b.strength ?? 0) - (a.strength ?? 0))[0];
-        findings.push({ kind: 'miss', file, section, what: type, sentence: best.sentence, detail: `${labelled.filter((l) => l.label === 'hit').length} labelled hit sentence(s)` });
+        findings.push({
+          kind: 'miss',
+          file,
+          section,
+          what: type,
+          sentence: best.sentence,
+          detail: `${labelled.filter((l) => l.label === 'hit').length} labelled hit sentence(s)`,
+        });
       }
     }
     signals[type] = { ...score(tp, fp, fn), strength_agreement: tp ? round(agree / tp) : null };
@@ -184,7 +251,9 @@ export function evaluateExtraction(corpus: string, labels: Labels = loadLabels()
   const signal_sentences: EvalResult['signal_sentences'] = {};
   for (const type of types) {
     const p = SIGNAL_PATTERNS.find((x) => x.type === type);
-    let tp = 0, fp = 0, fn = 0;
+    let tp = 0,
+      fp = 0,
+      fn = 0;
     for (const l of labels.signals.sentences) {
       if (l.signal_type !== type || !p?.sections.includes(l.section)) continue;
       const hit = evaluateSentence(p, l.sentence, companyAliases(parsed.tenK.get(l.file)?.company_name)).verdict === 'hit';
@@ -197,52 +266,100 @@ export function evaluateExtraction(corpus: string, labels: Labels = loadLabels()
 
   // --- 8-K events and product launches
   const ev: Record<string, { tp: number; fp: number; fn: number }> = {};
-  const bump = (t: string, k: 'tp' | 'fp' | 'fn') => { (ev[t] ??= { tp: 0, fp: 0, fn: 0 })[k]++; };
-  let lTp = 0, lFp = 0, lFn = 0;
+  const bump = (t: string, k: 'tp' | 'fp' | 'fn') => {
+    (ev[t] ??= { tp: 0, fp: 0, fn: 0 })[k]++;
+  };
+  let lTp = 0,
+    lFp = 0,
+    lFn = 0;
   for (const f of labels.eightK.filings) {
     const got = parsed.eightK.get(f.folder) ?? [];
     // A labelled launch makes its 7.01/8.01 item a `product_launch` event (rules §2).
-    const wantType = (item: string) => (f.product_launch && (item === '7.01' || item === '8.01') ? 'product_launch' : EIGHT_K_ITEMS[item]?.event ?? 'other_event');
+    const wantType = (item: string) =>
+      f.product_launch && (item === '7.01' || item === '8.01') ? 'product_launch' : (EIGHT_K_ITEMS[item]?.event ?? 'other_event');
     for (const item of f.items) {
       const want = wantType(item);
       const g = got.find((r) => r.item === item);
       if (g && g.event_type === want) bump(want, 'tp');
       else {
         bump(want, 'fn');
-        findings.push({ kind: 'miss', file: f.folder, what: `8-K item ${item} (${want})`, detail: g ? `served as ${g.event_type}` : 'not found' });
+        findings.push({
+          kind: 'miss',
+          file: f.folder,
+          what: `8-K item ${item} (${want})`,
+          detail: g ? `served as ${g.event_type}` : 'not found',
+        });
       }
     }
     for (const g of got) {
       if (f.items.includes(g.item) && g.event_type === wantType(g.item)) continue;
       bump(g.event_type, 'fp');
-      findings.push({ kind: 'false_hit', file: f.folder, what: `8-K item ${g.item} (${g.event_type})`, detail: 'not an event of this filing by the labels' });
+      findings.push({
+        kind: 'false_hit',
+        file: f.folder,
+        what: `8-K item ${g.item} (${g.event_type})`,
+        detail: 'not an event of this filing by the labels',
+      });
     }
     const launch = got.find((g) => g.product_launch)?.product_launch ?? null;
     if (launch && f.product_launch) lTp++;
-    else if (launch) { lFp++; findings.push({ kind: 'false_hit', file: f.folder, what: 'product launch', sentence: launch }); }
-    else if (f.product_launch) { lFn++; findings.push({ kind: 'miss', file: f.folder, what: 'product launch', sentence: f.product_launch }); }
+    else if (launch) {
+      lFp++;
+      findings.push({ kind: 'false_hit', file: f.folder, what: 'product launch', sentence: launch });
+    } else if (f.product_launch) {
+      lFn++;
+      findings.push({ kind: 'miss', file: f.folder, what: 'product launch', sentence: f.product_launch });
+    }
   }
-  const events = Object.fromEntries(Object.entries(ev).sort().map(([k, v]) => [k, score(v.tp, v.fp, v.fn)])) as EvalResult['events'];
+  const events = Object.fromEntries(
+    Object.entries(ev)
+      .sort()
+      .map(([k, v]) => [k, score(v.tp, v.fp, v.fn)]),
+  ) as EvalResult['events'];
   const tot = Object.values(ev).reduce((a, v) => ({ tp: a.tp + v.tp, fp: a.fp + v.fp, fn: a.fn + v.fn }), { tp: 0, fp: 0, fn: 0 });
   events.all = score(tot.tp, tot.fp, tot.fn);
 
   // --- profile facts
-  let eTp = 0, eFp = 0, eFn = 0, oTp = 0, oFp = 0, oFn = 0;
+  let eTp = 0,
+    eFp = 0,
+    eFn = 0,
+    oTp = 0,
+    oFp = 0,
+    oFn = 0;
   for (const p of labels.profile.filings) {
     const t = parsed.tenK.get(p.file);
     const got = t?.employees?.value ?? null;
     if (got !== null && got === p.employees) eTp++;
     else {
-      if (got !== null) { eFp++; findings.push({ kind: 'false_hit', file: p.file, what: `employees ${got}`, sentence: t?.employees?.evidence, detail: `labelled ${p.employees ?? 'none stated'}` }); }
-      if (p.employees !== null) { eFn++; if (got === null) findings.push({ kind: 'miss', file: p.file, what: `employees ${p.employees}` }); }
+      if (got !== null) {
+        eFp++;
+        findings.push({
+          kind: 'false_hit',
+          file: p.file,
+          what: `employees ${got}`,
+          sentence: t?.employees?.evidence,
+          detail: `labelled ${p.employees ?? 'none stated'}`,
+        });
+      }
+      if (p.employees !== null) {
+        eFn++;
+        if (got === null) findings.push({ kind: 'miss', file: p.file, what: `employees ${p.employees}` });
+      }
     }
     const want = new Set(p.executive_officers.map(normName));
     const have = new Set((t?.executives ?? []).map((x) => normName(x.name)));
     for (const n of have) {
       if (want.has(n)) oTp++;
-      else { oFp++; findings.push({ kind: 'false_hit', file: p.file, what: `executive officer "${n}"` }); }
+      else {
+        oFp++;
+        findings.push({ kind: 'false_hit', file: p.file, what: `executive officer "${n}"` });
+      }
     }
-    for (const n of want) if (!have.has(n)) { oFn++; findings.push({ kind: 'miss', file: p.file, what: `executive officer "${n}"` }); }
+    for (const n of want)
+      if (!have.has(n)) {
+        oFn++;
+        findings.push({ kind: 'miss', file: p.file, what: `executive officer "${n}"` });
+      }
   }
 
   return {
@@ -262,7 +379,13 @@ export function evaluateExtraction(corpus: string, labels: Labels = loadLabels()
   };
 }
 
-export interface Target { metric: string; min: number; value: number; ok: boolean; accepted_floor?: number }
+export interface Target {
+  metric: string;
+  min: number;
+  value: number;
+  ok: boolean;
+  accepted_floor?: number;
+}
 
 /**
  * Targets of issue 26: signals precision ≥ 0.9 and recall ≥ 0.7 per type; 8-K events ≥ 0.95 (precision and
@@ -274,11 +397,26 @@ export function checkTargets(r: EvalResult, floors: Record<string, number> = {})
   const out: Target[] = [];
   const add = (metric: string, min: number, value: number) => {
     const floor = floors[metric];
-    out.push({ metric, min, value, ok: value >= (floor !== undefined ? Math.min(floor, min) : min), ...(floor !== undefined ? { accepted_floor: floor } : {}) });
+    out.push({
+      metric,
+      min,
+      value,
+      ok: value >= (floor !== undefined ? Math.min(floor, min) : min),
+      ...(floor !== undefined ? { accepted_floor: floor } : {}),
+    });
   };
-  for (const [t, s] of Object.entries(r.signals)) { add(`signals.${t}.precision`, 0.9, s.precision); add(`signals.${t}.recall`, 0.7, s.recall); }
-  for (const [t, s] of Object.entries(r.events)) { add(`events.${t}.precision`, 0.95, s.precision); add(`events.${t}.recall`, 0.95, s.recall); }
+  for (const [t, s] of Object.entries(r.signals)) {
+    add(`signals.${t}.precision`, 0.9, s.precision);
+    add(`signals.${t}.recall`, 0.7, s.recall);
+  }
+  for (const [t, s] of Object.entries(r.events)) {
+    add(`events.${t}.precision`, 0.95, s.precision);
+    add(`events.${t}.recall`, 0.95, s.recall);
+  }
   add('product_launch.precision', 0.8, r.product_launch.precision);
-  for (const f of ['employees', 'executive_officers'] as const) { add(`profile.${f}.precision`, 0.95, r.profile[f].precision); add(`profile.${f}.recall`, 0.95, r.profile[f].recall); }
+  for (const f of ['employees', 'executive_officers'] as const) {
+    add(`profile.${f}.precision`, 0.95, r.profile[f].precision);
+    add(`profile.${f}.recall`, 0.95, r.profile[f].recall);
+  }
   return out;
 }

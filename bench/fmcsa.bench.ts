@@ -66,12 +66,18 @@ async function duckdbAlone(config: ReturnType<typeof loadConfig>): Promise<numbe
   const out = path.join(root, 'data', 'bench', 'fmcsa-duckdb-alone');
   await rm(out, { recursive: true, force: true });
   await mkdir(out, { recursive: true });
-  const db = await DuckDBInstance.create(':memory:', { memory_limit: config.DUCKDB_MEMORY_LIMIT, threads: String(config.DUCKDB_THREADS), temp_directory: path.join(out, 'tmp') });
+  const db = await DuckDBInstance.create(':memory:', {
+    memory_limit: config.DUCKDB_MEMORY_LIMIT,
+    threads: String(config.DUCKDB_THREADS),
+    temp_directory: path.join(out, 'tmp'),
+  });
   const conn = await db.connect();
   await conn.run('SET preserve_insertion_order = false');
   const t = performance.now();
   for (const f of CORE) {
-    await conn.run(`COPY (SELECT * FROM read_csv('${path.join(inputDir, f)}', header = true)) TO '${path.join(out, path.basename(f, '.csv'))}.parquet' (FORMAT parquet, COMPRESSION zstd)`);
+    await conn.run(
+      `COPY (SELECT * FROM read_csv('${path.join(inputDir, f)}', header = true)) TO '${path.join(out, path.basename(f, '.csv'))}.parquet' (FORMAT parquet, COMPRESSION zstd)`,
+    );
   }
   const ms = performance.now() - t;
   conn.closeSync();
@@ -91,7 +97,7 @@ async function loadTest(base: string, carriers: number): Promise<Record<string, 
   const statuses: Record<number, number> = {};
   const end = Date.now() + seconds * 1000;
   let seed = 12345;
-  const rnd = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32);
+  const rnd = () => (seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) / 2 ** 32;
   const one = (dot: number) =>
     new Promise<number>((resolve, reject) => {
       const req = http.get(`${base}/api/carrier/${dot}/snapshot`, { agent }, (res) => {
@@ -115,13 +121,30 @@ async function loadTest(base: string, carriers: number): Promise<Record<string, 
   const elapsed = (performance.now() - t0) / 1000;
   agent.destroy();
   lat.sort((a, b) => a - b);
-  return { requests: lat.length, seconds: Math.round(elapsed * 10) / 10, req_per_s: Math.round(lat.length / elapsed), p50_ms: pct(lat, 50), p90_ms: pct(lat, 90), p99_ms: pct(lat, 99), max_ms: pct(lat, 100), connections, statuses };
+  return {
+    requests: lat.length,
+    seconds: Math.round(elapsed * 10) / 10,
+    req_per_s: Math.round(lat.length / elapsed),
+    p50_ms: pct(lat, 50),
+    p90_ms: pct(lat, 90),
+    p99_ms: pct(lat, 99),
+    max_ms: pct(lat, 100),
+    connections,
+    statuses,
+  };
 }
 
 async function serve(): Promise<Record<string, unknown>> {
   // The real service in its own process (so the load loop does not share its event loop).
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'service', 'main.ts')], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_FREE_PER_HOUR: '1000000000', SNAPSHOT_POLL_MS: '60000' },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      LOG_LEVEL: 'warn',
+      RATE_LIMIT_FREE_PER_HOUR: '1000000000',
+      SNAPSHOT_POLL_MS: '60000',
+    },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
@@ -139,7 +162,11 @@ async function serve(): Promise<Record<string, unknown>> {
     const r = await loadTest(url, FMCSA_CARRIERS[scale]);
     const status = readFileSync(`/proc/${child.pid}/status`, 'utf8');
     const hwm = /VmHWM:\s+(\d+) kB/.exec(status);
-    return { ...r, server_peak_rss_mb: hwm ? Math.round(Number(hwm[1]) / 1024) : null, load_average: os.loadavg().map((x) => Math.round(x * 10) / 10) };
+    return {
+      ...r,
+      server_peak_rss_mb: hwm ? Math.round(Number(hwm[1]) / 1024) : null,
+      load_average: os.loadavg().map((x) => Math.round(x * 10) / 10),
+    };
   } finally {
     child.kill('SIGTERM');
   }
@@ -166,7 +193,12 @@ async function main(): Promise<void> {
     scale,
     command: 'flock /tmp/proofline-bench.lock nice -n 5 npm run bench -- fmcsa',
     ingest: {
-      files: report.children.map((c) => ({ key: c.key, rows: c.rows, rejects: c.rejects, ms: Object.values(c.detail ?? {}).reduce((a: number, d) => a + Number((d as { ms?: number }).ms ?? 0), 0) })),
+      files: report.children.map((c) => ({
+        key: c.key,
+        rows: c.rows,
+        rejects: c.rejects,
+        ms: Object.values(c.detail ?? {}).reduce((a: number, d) => a + Number((d as { ms?: number }).ms ?? 0), 0),
+      })),
       rows,
       total_seconds: Math.round(ingestMs / 100) / 10,
       rows_per_s: Math.round(rows / (ingestMs / 1000)),
@@ -179,7 +211,12 @@ async function main(): Promise<void> {
       ratio_to_duckdb_alone: Math.round((ingestMs / aloneMs) * 100) / 100,
       targets: { total_seconds: 240, peak_rss_mb: 4000, ratio_to_duckdb_alone: 1.5 },
     },
-    serving: { route: '/api/carrier/{dot}/snapshot', random_dots_over: FMCSA_CARRIERS[scale], ...serving, targets: { req_per_s: 1000, p99_ms: 50 } },
+    serving: {
+      route: '/api/carrier/{dot}/snapshot',
+      random_dots_over: FMCSA_CARRIERS[scale],
+      ...serving,
+      targets: { req_per_s: 1000, p99_ms: 50 },
+    },
   };
   console.log(JSON.stringify(result, null, 2));
   writeResult(scale === 'full' ? 'fmcsa' : `fmcsa-${scale}`, result);

@@ -34,7 +34,13 @@ const csvDir = path.join(inputDir, 'quotes', 'generated');
 /** Writes FILES CSVs of TICKERS/FILES tickers each; prices follow a deterministic hash walk. */
 async function generate(): Promise<void> {
   const marker = path.join(csvDir, '.complete');
-  if (await stat(marker).then(() => true, () => false)) return;
+  if (
+    await stat(marker).then(
+      () => true,
+      () => false,
+    )
+  )
+    return;
   await rm(csvDir, { recursive: true, force: true });
   await mkdir(csvDir, { recursive: true });
   const db = await DuckDBInstance.create(':memory:', { memory_limit: '1GB', threads: '2' });
@@ -87,7 +93,11 @@ let publishAt = 0;
 let childrenPeakRssMb = 0;
 const childrenRss = trackPeakRss();
 const report = await runPipelineInProcess(quotesPipeline, {
-  config, log: createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn'), inputDir, force: true, concurrency,
+  config,
+  log: createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn'),
+  inputDir,
+  force: true,
+  concurrency,
   onProgress: (e) => {
     if (e.stage === 'publish' && e.done === 0) {
       publishAt = Date.now();
@@ -97,12 +107,18 @@ const report = await runPipelineInProcess(quotesPipeline, {
 });
 const cpu = process.cpuUsage(cpu0);
 const cpuSeconds = Number(((cpu.user + cpu.system) / 1e6).toFixed(1));
-const phases = { parse_and_fold_s: Number(((publishAt - t0) / 1000).toFixed(1)), publish_s: Number(((Date.now() - publishAt) / 1000).toFixed(1)), children_peak_rss_mb: childrenPeakRssMb };
+const phases = {
+  parse_and_fold_s: Number(((publishAt - t0) / 1000).toFixed(1)),
+  publish_s: Number(((Date.now() - publishAt) / 1000).toFixed(1)),
+  children_peak_rss_mb: childrenPeakRssMb,
+};
 const seconds = (Date.now() - t0) / 1000;
 const peakRssMb = rss.stop();
 const rows = report.rows;
 console.log(`publish phases (ms): ${JSON.stringify(lastPublishTimings)}`);
-console.log(`ingested ${rows} bars with chains in ${seconds.toFixed(1)} s (${Math.round(rows / seconds)} rows/s; children ${phases.parse_and_fold_s} s, publish ${phases.publish_s} s; children peak RSS ${childrenPeakRssMb} MB; CPU ${cpuSeconds} s), peak RSS ${peakRssMb} MB, failed children ${report.failed_children}`);
+console.log(
+  `ingested ${rows} bars with chains in ${seconds.toFixed(1)} s (${Math.round(rows / seconds)} rows/s; children ${phases.parse_and_fold_s} s, publish ${phases.publish_s} s; children peak RSS ${childrenPeakRssMb} MB; CPU ${cpuSeconds} s), peak RSS ${peakRssMb} MB, failed children ${report.failed_children}`,
+);
 writeResult('quotes', {
   tickers: TICKERS,
   days: DAYS,

@@ -29,17 +29,29 @@ const dataDir = path.join(root, 'data');
 const g0 = Date.now();
 const sample = await ensureSample(inputDir, { scale: SCALE, seed: 42, generators: [edgarSampleGenerator] });
 const generateMs = Date.now() - g0;
-console.log(sample.generated ? `sample: ${sample.files} files, ${(sample.bytes / 1e6).toFixed(0)} MB in ${(generateMs / 1000).toFixed(1)} s` : 'sample: reused');
+console.log(
+  sample.generated
+    ? `sample: ${sample.files} files, ${(sample.bytes / 1e6).toFixed(0)} MB in ${(generateMs / 1000).toFixed(1)} s`
+    : 'sample: reused',
+);
 
 await rm(dataDir, { recursive: true, force: true });
 const config = loadConfig({ ...process.env, DATA_DIR: dataDir, INPUT_DIR: inputDir, LOG_LEVEL: 'warn' });
 const rss = trackPeakRss();
 const t0 = Date.now();
-const report = await runPipelineInProcess(registryPipeline, { config, log: createLogger('warn'), inputDir, force: true, concurrency: CONCURRENCY });
+const report = await runPipelineInProcess(registryPipeline, {
+  config,
+  log: createLogger('warn'),
+  inputDir,
+  force: true,
+  concurrency: CONCURRENCY,
+});
 const ms = Date.now() - t0;
 const peak = rss.stop();
 const current = JSON.parse(await readFile(path.join(dataDir, 'warehouse', 'registry', 'CURRENT'), 'utf8')) as { snapshot_id: string };
-const manifest = JSON.parse(await readFile(path.join(dataDir, 'warehouse', 'registry', 'snapshots', current.snapshot_id, 'manifest.json'), 'utf8')) as { tables: Record<string, { rows: number }> };
+const manifest = JSON.parse(
+  await readFile(path.join(dataDir, 'warehouse', 'registry', 'snapshots', current.snapshot_id, 'manifest.json'), 'utf8'),
+) as { tables: Record<string, { rows: number }> };
 const tables = Object.fromEntries(Object.entries(manifest.tables).map(([t, m]) => [t, m.rows]));
 const published = Object.values(tables).reduce((a, b) => a + b, 0);
 const result = {

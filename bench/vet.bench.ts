@@ -49,7 +49,9 @@ function percentile(sorted: number[], p: number): number {
 
 async function startServer(): Promise<{ proc: ChildProcess; url: string }> {
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'service/main.ts')], {
-    cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', FMCSA_WEBKEY: '', REDIS_URL: '' }, stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', FMCSA_WEBKEY: '', REDIS_URL: '' },
+    stdio: ['ignore', 'pipe', 'inherit'],
   });
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
@@ -64,32 +66,43 @@ async function startServer(): Promise<{ proc: ChildProcess; url: string }> {
 }
 
 /** Runs `n` requests with `c` in flight; returns elapsed ms, latencies and acknowledged results. */
-async function load<T>(n: number, c: number, one: (i: number) => Promise<T | null>): Promise<{ ms: number; lat: number[]; ok: T[]; failed: number }> {
+async function load<T>(
+  n: number,
+  c: number,
+  one: (i: number) => Promise<T | null>,
+): Promise<{ ms: number; lat: number[]; ok: T[]; failed: number }> {
   const lat: number[] = [];
   const ok: T[] = [];
   let failed = 0;
   let next = 0;
   const t0 = performance.now();
-  await Promise.all(Array.from({ length: c }, async () => {
-    for (let i = next++; i < n; i = next++) {
-      const s = performance.now();
-      const r = await one(i).catch((e) => {
-        failures.push(String(e));
-        return null;
-      });
-      lat.push(performance.now() - s);
-      if (r === null) failed++;
-      else ok.push(r);
-    }
-  }));
+  await Promise.all(
+    Array.from({ length: c }, async () => {
+      for (let i = next++; i < n; i = next++) {
+        const s = performance.now();
+        const r = await one(i).catch((e) => {
+          failures.push(String(e));
+          return null;
+        });
+        lat.push(performance.now() - s);
+        if (r === null) failed++;
+        else ok.push(r);
+      }
+    }),
+  );
   return { ms: performance.now() - t0, lat: lat.sort((a, b) => a - b), ok, failed };
 }
 
 const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
 const inputDir = path.join(base, `input-${CARRIERS}`);
 console.log(`fmcsa sample: ${CARRIERS} carriers → ${path.relative(ROOT, inputDir)}`);
-await ensureSample(inputDir, { scale: 'small', seed: 42, generators: [{ name: 'fmcsa', generate: (o) => generateFmcsaSample({ ...o, carriers: CARRIERS }) }] });
-if (!existsSync(path.join(dataDir, 'warehouse', 'fmcsa', 'CURRENT'))) await runPipelineInProcess(fmcsaPipeline, { config, log: silentLogger, inputDir, force: true });
+await ensureSample(inputDir, {
+  scale: 'small',
+  seed: 42,
+  generators: [{ name: 'fmcsa', generate: (o) => generateFmcsaSample({ ...o, carriers: CARRIERS }) }],
+});
+if (!existsSync(path.join(dataDir, 'warehouse', 'fmcsa', 'CURRENT')))
+  await runPipelineInProcess(fmcsaPipeline, { config, log: silentLogger, inputDir, force: true });
 await rm(path.join(dataDir, 'state'), { recursive: true, force: true }); // fresh state per run
 
 const reader = await SnapshotReader.open(dataDir, 'fmcsa', { poolSize: 1 });
@@ -107,7 +120,9 @@ const auth = { 'content-type': 'application/json', authorization: `Bearer ${api_
 const post = (p: string, body: unknown) => fetch(`${server.url}${p}`, { method: 'POST', headers: auth, body: JSON.stringify(body) });
 
 // Warm-up (JIT, connection pool, DuckDB caches); not counted.
-await load(300, 16, async (i) => ((await post('/api/vet', { dot_number: dots[(i * 7919) % dots.length], broker_id: 'bench' })).ok ? 1 : null));
+await load(300, 16, async (i) =>
+  (await post('/api/vet', { dot_number: dots[(i * 7919) % dots.length], broker_id: 'bench' })).ok ? 1 : null,
+);
 
 console.log(`POST /api/vet × ${VETS}, ${CONCURRENCY} in flight`);
 const vets = await load(VETS, CONCURRENCY, async (i) => {
@@ -120,14 +135,21 @@ if (failures.length) console.log('vet failures (first 3):', failures.slice(0, 3)
 
 const docs: string[] = [];
 for (let i = 0; i < CONCURRENCY; i++) {
-  const r = await post('/api/care', { shipment: { ref: `BENCH-${i}`, commodity: 'general freight', value_usd: 10_000 }, parties: { broker: 'bench', carrier: 'bench-carrier' } });
+  const r = await post('/api/care', {
+    shipment: { ref: `BENCH-${i}`, commodity: 'general freight', value_usd: 10_000 },
+    parties: { broker: 'bench', carrier: 'bench-carrier' },
+  });
   const id = ((await r.json()) as { document_id: string }).document_id;
   docs.push(id);
   for (const stage of ['TENDER', 'PICKUP_HANDOFF']) await post(`/api/care/${id}/event`, { stage, actor: 'bench' });
 }
 console.log(`POST /api/care/{id}/event × ${EVENTS} over ${docs.length} documents, ${CONCURRENCY} in flight`);
 const events = await load(EVENTS, CONCURRENCY, async (i) => {
-  const r = await post(`/api/care/${docs[i % docs.length]}/event`, { stage: 'IN_TRANSIT', actor: { name: 'eld' }, evidence: { ping: i, lat: 41.8, lon: -87.6 } });
+  const r = await post(`/api/care/${docs[i % docs.length]}/event`, {
+    stage: 'IN_TRANSIT',
+    actor: { name: 'eld' },
+    evidence: { ping: i, lat: 41.8, lon: -87.6 },
+  });
   return r.status === 201 ? ((await r.json()) as { hash: string }).hash : (await r.text(), null);
 });
 
@@ -147,11 +169,28 @@ store = await StateStore.open(stateDbPath(dataDir));
 // The store alone (no HTTP): the same appends through the group-commit queue, to separate store capacity from the HTTP layer.
 const storeDocs: string[] = [];
 for (let i = 0; i < CONCURRENCY; i++) {
-  const d = await createCareDocument(store, { shipment: { ref: `S-${i}`, commodity: 'general freight', value_usd: 1 }, parties: { broker: 'bench', carrier: 'c' } }, new Date());
+  const d = await createCareDocument(
+    store,
+    { shipment: { ref: `S-${i}`, commodity: 'general freight', value_usd: 1 }, parties: { broker: 'bench', carrier: 'c' } },
+    new Date(),
+  );
   storeDocs.push(d.document_id);
-  for (const stage of ['TENDER', 'PICKUP_HANDOFF'] as const) await appendCareEvent(store, d.document_id, { stage, actor: 'bench', evidence: {} }, new Date());
+  for (const stage of ['TENDER', 'PICKUP_HANDOFF'] as const)
+    await appendCareEvent(store, d.document_id, { stage, actor: 'bench', evidence: {} }, new Date());
 }
-const storeEvents = await load(EVENTS, CONCURRENCY, async (i) => (await appendCareEvent(store, storeDocs[i % storeDocs.length]!, { stage: 'IN_TRANSIT', actor: { name: 'eld' }, evidence: { ping: i } }, new Date())).hash);
+const storeEvents = await load(
+  EVENTS,
+  CONCURRENCY,
+  async (i) =>
+    (
+      await appendCareEvent(
+        store,
+        storeDocs[i % storeDocs.length]!,
+        { stage: 'IN_TRANSIT', actor: { name: 'eld' }, evidence: { ping: i } },
+        new Date(),
+      )
+    ).hash,
+);
 const vetIds = new Set((await store.query('SELECT vetting_id FROM vetting_records')).map((r) => String(r.vetting_id)));
 const eventHashes = new Set((await store.query('SELECT hash FROM care_events')).map((r) => String(r.hash)));
 await store.close();
@@ -162,9 +201,37 @@ const result = {
   carriers: CARRIERS,
   concurrency: CONCURRENCY,
   durable: 'each 2xx after its group COMMIT (DuckDB fsyncs the WAL per commit)',
-  vet: { requests: VETS, ok: vets.ok.length, failed: vets.failed, seconds: Math.round(vets.ms) / 1000, per_second: Math.round((vets.ok.length / vets.ms) * 1000), p50_ms: percentile(vets.lat, 50), p99_ms: percentile(vets.lat, 99), target_per_second: 500, missing_after_restart: missingVets },
-  care_event: { requests: EVENTS, ok: events.ok.length, failed: events.failed, documents: docs.length, seconds: Math.round(events.ms) / 1000, per_second: Math.round((events.ok.length / events.ms) * 1000), p50_ms: percentile(events.lat, 50), p99_ms: percentile(events.lat, 99), target_per_second: 1000, missing_after_restart: missingEvents },
-  store_only_care_event: { requests: EVENTS, ok: storeEvents.ok.length, seconds: Math.round(storeEvents.ms) / 1000, per_second: Math.round((storeEvents.ok.length / storeEvents.ms) * 1000), p50_ms: percentile(storeEvents.lat, 50), p99_ms: percentile(storeEvents.lat, 99) },
+  vet: {
+    requests: VETS,
+    ok: vets.ok.length,
+    failed: vets.failed,
+    seconds: Math.round(vets.ms) / 1000,
+    per_second: Math.round((vets.ok.length / vets.ms) * 1000),
+    p50_ms: percentile(vets.lat, 50),
+    p99_ms: percentile(vets.lat, 99),
+    target_per_second: 500,
+    missing_after_restart: missingVets,
+  },
+  care_event: {
+    requests: EVENTS,
+    ok: events.ok.length,
+    failed: events.failed,
+    documents: docs.length,
+    seconds: Math.round(events.ms) / 1000,
+    per_second: Math.round((events.ok.length / events.ms) * 1000),
+    p50_ms: percentile(events.lat, 50),
+    p99_ms: percentile(events.lat, 99),
+    target_per_second: 1000,
+    missing_after_restart: missingEvents,
+  },
+  store_only_care_event: {
+    requests: EVENTS,
+    ok: storeEvents.ok.length,
+    seconds: Math.round(storeEvents.ms) / 1000,
+    per_second: Math.round((storeEvents.ok.length / storeEvents.ms) * 1000),
+    p50_ms: percentile(storeEvents.lat, 50),
+    p99_ms: percentile(storeEvents.lat, 99),
+  },
   server_peak_rss_mb: rssMb,
   load_average: os.loadavg().map((x) => Math.round(x * 10) / 10),
 };

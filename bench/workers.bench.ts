@@ -57,7 +57,9 @@ let domains: string[];
 if (scale === 'full') {
   sourceDir = path.join(ROOT, 'data', 'bench', 'registry', 'input', 'full');
   const s = await ensureSample(sourceDir, { scale: 'full', seed: 42, generators: [edgarSampleGenerator] });
-  console.log(`registry full sample at ${sourceDir} (${s.generated ? `generated in ${((Date.now() - t0) / 1000).toFixed(0)} s` : 'present'})`);
+  console.log(
+    `registry full sample at ${sourceDir} (${s.generated ? `generated in ${((Date.now() - t0) / 1000).toFixed(0)} s` : 'present'})`,
+  );
   domains = (process.env.BENCH_WORKERS_DOMAINS ?? 'registry').split(',');
 } else {
   sourceDir = path.join(baseConfig.dataDir, 'sample', scale);
@@ -68,7 +70,11 @@ if (scale === 'full') {
 const fetching = fetchCount > 0 && domains.includes('registry');
 // The first N companies of the sample (by CIK) are fetched; the rest is read locally.
 const fetchCiks = fetching
-  ? (await readdir(path.join(sourceDir, 'sec', 'submissions'))).filter((f) => /^CIK\d{10}\.json$/.test(f)).sort().slice(0, fetchCount).map((f) => Number(f.slice(3, 13)))
+  ? (await readdir(path.join(sourceDir, 'sec', 'submissions')))
+      .filter((f) => /^CIK\d{10}\.json$/.test(f))
+      .sort()
+      .slice(0, fetchCount)
+      .map((f) => Number(f.slice(3, 13)))
   : [];
 const edgar = fetching ? await startFakeEdgar(path.join(sourceDir, 'sec')) : null;
 
@@ -80,13 +86,22 @@ async function prepareRunInput(dir: string): Promise<string> {
   if (cp.status !== 0) throw new Error(`cp -al failed: ${cp.stderr}`);
   for (const cik of fetchCiks) {
     const name = `CIK${String(cik).padStart(10, '0')}.json`;
-    for (const f of [path.join(dir, 'sec', 'submissions', name), path.join(dir, 'sec', 'companyfacts', name), path.join(dir, 'sec', 'companyfacts', `${name}.gz`)]) await rm(f, { force: true });
+    for (const f of [
+      path.join(dir, 'sec', 'submissions', name),
+      path.join(dir, 'sec', 'companyfacts', name),
+      path.join(dir, 'sec', 'companyfacts', `${name}.gz`),
+    ])
+      await rm(f, { force: true });
   }
   return dir;
 }
 
 function startWorker(env: Record<string, string>): Promise<ChildProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'jobs/cli/worker.cli.ts'), '--no-schedules', '--domains', domains.join(',')], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(ROOT, 'jobs/cli/worker.cli.ts'), '--no-schedules', '--domains', domains.join(',')],
+    { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
   return new Promise((resolve, reject) => {
     let out = '';
     proc.stdout!.on('data', (d) => {
@@ -117,11 +132,22 @@ for (const n of counts) {
   await rm(dataDir, { recursive: true, force: true });
   const runInput = await prepareRunInput(path.join(baseConfig.dataDir, 'bench', 'workers-input'));
   const prefix = `bench-${process.pid}-${n}`;
-  const env: Record<string, string> = { REDIS_URL, DATA_DIR: dataDir, QUEUE_PREFIX: prefix, WORKER_CONCURRENCY: '1', LOG_LEVEL: 'warn', INPUT_DIR: runInput };
+  const env: Record<string, string> = {
+    REDIS_URL,
+    DATA_DIR: dataDir,
+    QUEUE_PREFIX: prefix,
+    WORKER_CONCURRENCY: '1',
+    LOG_LEVEL: 'warn',
+    INPUT_DIR: runInput,
+  };
   if (edgar) {
     Object.assign(env, {
-      SEC_USER_AGENT: 'Proofline Bench bench@proofline.example', SEC_WWW_BASE_URL: edgar.baseUrl, SEC_DATA_BASE_URL: edgar.baseUrl,
-      SEC_RATE_LIMIT: '10', EDGAR_FETCH_CIKS: fetchCiks.join(','), EDGAR_FETCH_BATCH: '25',
+      SEC_USER_AGENT: 'Proofline Bench bench@proofline.example',
+      SEC_WWW_BASE_URL: edgar.baseUrl,
+      SEC_DATA_BASE_URL: edgar.baseUrl,
+      SEC_RATE_LIMIT: '10',
+      EDGAR_FETCH_CIKS: fetchCiks.join(','),
+      EDGAR_FETCH_BATCH: '25',
     });
   }
   const config = loadConfig({ ...process.env, ...env, LOG_LEVEL: 'silent' });
@@ -133,7 +159,10 @@ for (const n of counts) {
   const started = Date.now();
   const enqueued = [];
   for (const d of domains) enqueued.push({ domain: d, ...(await enqueueRun(config, d, { inputDir: runInput, force: true })) });
-  const perDomain: Record<string, { seconds: number; jobs: number; children: number; fetch_jobs: number; failed_children: number; stage_seconds: Record<string, number> }> = {};
+  const perDomain: Record<
+    string,
+    { seconds: number; jobs: number; children: number; fetch_jobs: number; failed_children: number; stage_seconds: Record<string, number> }
+  > = {};
   let jobs = 0;
   for (const { domain, runId } of enqueued) {
     const q = getQueue(config, domain);
@@ -158,7 +187,14 @@ for (const n of counts) {
             stage_seconds[stage] = Math.round(((stage_seconds[stage] ?? 0) + (j.finishedOn - j.processedOn) / 1000) * 10) / 10;
           }
         }
-        perDomain[domain] = { seconds: (pub!.finishedOn! - plan!.timestamp) / 1000, jobs: count, children: rv.children, fetch_jobs: fetchJobs, failed_children: rv.failed_children.length, stage_seconds };
+        perDomain[domain] = {
+          seconds: (pub!.finishedOn! - plan!.timestamp) / 1000,
+          jobs: count,
+          children: rv.children,
+          fetch_jobs: fetchJobs,
+          failed_children: rv.failed_children.length,
+          stage_seconds,
+        };
         jobs += count;
         break;
       }
@@ -169,15 +205,32 @@ for (const n of counts) {
   clearInterval(sampler);
   const loadEnd = loadavg();
   const hits = edgar ? edgar.hits.slice(hitsBefore) : [];
-  await Promise.all(procs.map((p) => new Promise((r) => { p.on('exit', r); p.kill('SIGTERM'); })));
-  for (const d of [...domains, 'sec']) await getQueue(config, d).obliterate({ force: true }).catch(() => undefined);
+  await Promise.all(
+    procs.map(
+      (p) =>
+        new Promise((r) => {
+          p.on('exit', r);
+          p.kill('SIGTERM');
+        }),
+    ),
+  );
+  for (const d of [...domains, 'sec'])
+    await getQueue(config, d)
+      .obliterate({ force: true })
+      .catch(() => undefined);
   await closeQueues();
   const run = {
     workers: n,
     seconds: Math.round(seconds * 10) / 10,
     jobs,
     jobs_per_second: Math.round((jobs / seconds) * 100) / 100,
-    fetch: edgar ? { requests: hits.length, failed_requests: hits.filter((h) => h.status !== 200 && h.status !== 404).length, span_seconds: hits.length ? Math.round((Math.max(...hits.map((h) => h.at)) - Math.min(...hits.map((h) => h.at))) / 100) / 10 : 0 } : null,
+    fetch: edgar
+      ? {
+          requests: hits.length,
+          failed_requests: hits.filter((h) => h.status !== 200 && h.status !== 404).length,
+          span_seconds: hits.length ? Math.round((Math.max(...hits.map((h) => h.at)) - Math.min(...hits.map((h) => h.at))) / 100) / 10 : 0,
+        }
+      : null,
     per_domain: perDomain,
     workers_peak_rss_mb: peak,
     load_average_start: loadStart,
@@ -196,7 +249,15 @@ writeResult('workers', {
   sample_dir: path.relative(ROOT, sourceDir),
   domains,
   worker_concurrency: 1,
-  fetch_stage: fetching ? { companies: fetchCiks.length, files_per_company: 2, ciks_per_fetch_job: 25, sec_rate_limit_per_s: 10, server: 'local fake EDGAR replaying the sample (test/helpers/fake-edgar.ts)' } : null,
+  fetch_stage: fetching
+    ? {
+        companies: fetchCiks.length,
+        files_per_company: 2,
+        ciks_per_fetch_job: 25,
+        sec_rate_limit_per_s: 10,
+        server: 'local fake EDGAR replaying the sample (test/helpers/fake-edgar.ts)',
+      }
+    : null,
   load_average_at_end: loadavg(),
   runs: runs.map((r) => ({ ...r, speedup_vs_1: base ? Math.round((base.seconds / r.seconds) * 100) / 100 : null })),
 });

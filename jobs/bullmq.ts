@@ -45,12 +45,10 @@ import { QUEUE_PREFIX, queueName, queueNamesOf, redisConnection, SEC_QUEUE } fro
 
 export { QUEUE_PREFIX, queueName, redisConnection, SEC_QUEUE };
 
-
 /** Default retry policy of child jobs: 3 attempts, exponential backoff from 1 s with 50% jitter. */
 export const CHILD_ATTEMPTS = 3;
 const CHILD_BACKOFF = { type: 'exponential' as const, delay: 1000, jitter: 0.5 };
 const KEEP = { removeOnComplete: { age: 7 * 86400 }, removeOnFail: { age: 30 * 86400 } };
-
 
 // ---- pipelines known to this process --------------------------------------
 
@@ -121,7 +119,10 @@ export function getRedis(config: Config): Redis {
 
 /** Every queue name of this deployment: one per known domain plus the SEC queue. */
 export function allQueueNames(config: Pick<Config, 'QUEUE_PREFIX'>): string[] {
-  return queueNamesOf(knownPipelines().map((p) => p.domain.domain), config.QUEUE_PREFIX);
+  return queueNamesOf(
+    knownPipelines().map((p) => p.domain.domain),
+    config.QUEUE_PREFIX,
+  );
 }
 
 export async function closeQueues(): Promise<void> {
@@ -180,16 +181,24 @@ export interface JobFailure {
 }
 
 /** Enqueues the plan job of a new run (or of `runId`, idempotently). */
-export async function enqueueRun(config: Config, domain: string, opts: { inputDir?: string; force?: boolean; runId?: string; fetch?: boolean } = {}): Promise<{ runId: string; jobId: string }> {
+export async function enqueueRun(
+  config: Config,
+  domain: string,
+  opts: { inputDir?: string; force?: boolean; runId?: string; fetch?: boolean } = {},
+): Promise<{ runId: string; jobId: string }> {
   resolvePipeline(domain);
   const runId = opts.runId ?? newRunIdFor(domain);
   const jobId = jobIdFor(domain, 'plan', runId);
-  await getQueue(config, domain).add(jobName(domain, 'plan'), { runId, inputDir: opts.inputDir ?? config.inputDir, force: opts.force ?? false, fetch: opts.fetch ?? true } satisfies PlanJobData, {
-    jobId,
-    attempts: CHILD_ATTEMPTS,
-    backoff: CHILD_BACKOFF,
-    ...KEEP,
-  });
+  await getQueue(config, domain).add(
+    jobName(domain, 'plan'),
+    { runId, inputDir: opts.inputDir ?? config.inputDir, force: opts.force ?? false, fetch: opts.fetch ?? true } satisfies PlanJobData,
+    {
+      jobId,
+      attempts: CHILD_ATTEMPTS,
+      backoff: CHILD_BACKOFF,
+      ...KEEP,
+    },
+  );
   return { runId, jobId };
 }
 
@@ -203,7 +212,11 @@ function newRunIdFor(domain: string): string {
 
 /** Run id of a scheduled trigger: derived from the trigger job, so a retried trigger enqueues the same run. */
 export function runIdForTrigger(domain: string, job: { id?: string; timestamp: number }): string {
-  const suffix = Buffer.from(String(job.id ?? job.timestamp)).toString('base64url').replace(/[^a-zA-Z0-9]/g, '').slice(-8).toLowerCase();
+  const suffix = Buffer.from(String(job.id ?? job.timestamp))
+    .toString('base64url')
+    .replace(/[^a-zA-Z0-9]/g, '')
+    .slice(-8)
+    .toLowerCase();
   return `${domain}-${compactTime(job.timestamp)}-${suffix}`;
 }
 
@@ -253,7 +266,16 @@ async function collectOutcomes(job: Job, run: StagingRun, runId: string): Promis
     const step = jobKey.slice(0, at).split(':').pop()!;
     const key = jobKey.slice(at + runId.length + 2);
     const prev = byKey.get(id(step, key));
-    if (!prev || prev.status !== 'failed') byKey.set(id(step, key), { step, key, status: 'failed', rows: 0, rejects: 0, error: reason, error_kind: prev?.error_kind ?? 'unexpected' });
+    if (!prev || prev.status !== 'failed')
+      byKey.set(id(step, key), {
+        step,
+        key,
+        status: 'failed',
+        rows: 0,
+        rejects: 0,
+        error: reason,
+        error_kind: prev?.error_kind ?? 'unexpected',
+      });
   }
   return [...byKey.values()].sort((a, b) => `${a.step}|${a.key}`.localeCompare(`${b.step}|${b.key}`));
 }
@@ -270,7 +292,13 @@ export interface ProcessHooks {
 export async function processJob(job: Job, config: Config, log: Logger, hooks: ProcessHooks = {}): Promise<unknown> {
   const [domain, stage] = job.name.split(':');
   const pipeline = resolvePipeline(domain);
-  const jobLog = log.child({ job_id: job.id, run_id: (job.data as { runId?: string }).runId, domain, stage, attempt: job.attemptsMade + 1 });
+  const jobLog = log.child({
+    job_id: job.id,
+    run_id: (job.data as { runId?: string }).runId,
+    domain,
+    stage,
+    attempt: job.attemptsMade + 1,
+  });
   try {
     if (stage === 'trigger') {
       const data = job.data as TriggerJobData;
@@ -281,7 +309,14 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
     }
     if (stage === 'plan') {
       const data = job.data as PlanJobData;
-      const { plan, skipped } = await planRun(pipeline, { config, runId: data.runId, inputDir: data.inputDir, log: jobLog, force: data.force, fetch: data.fetch });
+      const { plan, skipped } = await planRun(pipeline, {
+        config,
+        runId: data.runId,
+        inputDir: data.inputDir,
+        log: jobLog,
+        force: data.force,
+        fetch: data.fetch,
+      });
       if (skipped) return { skipped: true, plan_rejects: plan.rejects ?? [] };
       await job.updateProgress(50);
       const stepQueue = (step: string) => queueName(pipeline.steps[step]?.rateLimited === 'sec' ? SEC_QUEUE : domain, config.QUEUE_PREFIX);
@@ -309,7 +344,13 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
       await getFlowProducer(config).add({
         name: jobName(domain, 'publish'),
         queueName: queueName(domain, config.QUEUE_PREFIX),
-        data: { runId: data.runId, inputDigest: plan.inputDigest, planRejects: plan.rejects ?? [], planMeta: plan.meta, inputDir: plan.fetches?.length ? data.inputDir : undefined } satisfies PublishJobData,
+        data: {
+          runId: data.runId,
+          inputDigest: plan.inputDigest,
+          planRejects: plan.rejects ?? [],
+          planMeta: plan.meta,
+          inputDir: plan.fetches?.length ? data.inputDir : undefined,
+        } satisfies PublishJobData,
         opts: { jobId: jobIdFor(domain, 'publish', data.runId), attempts: CHILD_ATTEMPTS, backoff: CHILD_BACKOFF, ...KEEP },
         children: [
           ...plan.children.map((c) => ({
@@ -338,14 +379,36 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
       const run = await StagingRun.open(config.dataDir, pipeline.domain, data.runId);
       const outcomes = await collectOutcomes(job, run, data.runId);
       // One publisher per domain across machines (the file lock inside publishRun is host-local).
-      const lock = await acquireRedisLock(getRedis(config), `${config.QUEUE_PREFIX}:lock:publish:${domain}`, { ttlMs: 60_000, waitMs: 60_000, owner: `${process.pid}` });
+      const lock = await acquireRedisLock(getRedis(config), `${config.QUEUE_PREFIX}:lock:publish:${domain}`, {
+        ttlMs: 60_000,
+        waitMs: 60_000,
+        owner: `${process.pid}`,
+      });
       try {
         const published = await processPublish(pipeline, {
-          config, runId: data.runId, log: jobLog, inputDigest: data.inputDigest, outcomes, planRejects: data.planRejects, planMeta: data.planMeta,
+          config,
+          runId: data.runId,
+          log: jobLog,
+          inputDigest: data.inputDigest,
+          outcomes,
+          planRejects: data.planRejects,
+          planMeta: data.planMeta,
           refreshDigest: data.inputDir ? { inputDir: data.inputDir } : undefined,
         });
-        jobLog.info({ snapshot_id: published.manifest.snapshot_id, children: outcomes.length, failed_children: outcomes.filter((o) => o.status === 'failed').length }, 'published');
-        return { snapshot_id: published.manifest.snapshot_id, tables: Object.keys(published.manifest.tables).length, children: outcomes.length, failed_children: outcomes.filter((o) => o.status === 'failed').map((o) => ({ step: o.step, key: o.key, error: o.error })) };
+        jobLog.info(
+          {
+            snapshot_id: published.manifest.snapshot_id,
+            children: outcomes.length,
+            failed_children: outcomes.filter((o) => o.status === 'failed').length,
+          },
+          'published',
+        );
+        return {
+          snapshot_id: published.manifest.snapshot_id,
+          tables: Object.keys(published.manifest.tables).length,
+          children: outcomes.length,
+          failed_children: outcomes.filter((o) => o.status === 'failed').map((o) => ({ step: o.step, key: o.key, error: o.error })),
+        };
       } finally {
         await lock.release();
       }
@@ -360,7 +423,14 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
         runner: 'bullmq',
         progress: (d, t) => job.updateProgress(t ? Math.round((d / t) * 100) : d),
       });
-      const outcome: ChildOutcome = { step: data.step, key: data.key, status: 'completed', rows: r.rows, rejects: r.rejects, detail: r.detail };
+      const outcome: ChildOutcome = {
+        step: data.step,
+        key: data.key,
+        status: 'completed',
+        rows: r.rows,
+        rejects: r.rejects,
+        detail: r.detail,
+      };
       await recordOutcome(config, pipeline, data.runId, outcome);
       return outcome;
     } catch (err) {
@@ -378,7 +448,16 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
         const failure = await keepRejectedInput(config, domain, data.runId, err);
         await job.updateData({ ...data, failure });
       }
-      if (last) await recordOutcome(config, pipeline, data.runId, { step: data.step, key: data.key, status: 'failed', rows: 0, rejects: 0, error: describeError(err), error_kind: classifyError(err) });
+      if (last)
+        await recordOutcome(config, pipeline, data.runId, {
+          step: data.step,
+          key: data.key,
+          status: 'failed',
+          rows: 0,
+          rejects: 0,
+          error: describeError(err),
+          error_kind: classifyError(err),
+        });
       throw err;
     }
   } catch (err) {
@@ -420,10 +499,17 @@ export function startWorkers(config: Config, log: Logger, opts: { concurrency?: 
   const workers = domains.map((d) => new Worker(queueName(d, config.QUEUE_PREFIX), (job) => processJob(job, config, log, hooks), common));
   // SEC fair access: the queue limiter caps SEC jobs started per second; the Redis limiter
   // (lib/sec-limiter.ts) caps the requests themselves, across every process.
-  workers.push(new Worker(queueName(SEC_QUEUE, config.QUEUE_PREFIX), (job) => processJob(job, config, log, hooks), { ...common, limiter: { max: config.SEC_RATE_LIMIT, duration: 1000 } }));
+  workers.push(
+    new Worker(queueName(SEC_QUEUE, config.QUEUE_PREFIX), (job) => processJob(job, config, log, hooks), {
+      ...common,
+      limiter: { max: config.SEC_RATE_LIMIT, duration: 1000 },
+    }),
+  );
   for (const w of workers) {
     w.on('error', (err) => log.error({ err, queue: w.name }, 'worker error'));
-    w.on('stalled', (jobId) => log.warn({ job_id: jobId, queue: w.name }, 'job stalled: its worker stopped renewing the lock; retrying elsewhere'));
+    w.on('stalled', (jobId) =>
+      log.warn({ job_id: jobId, queue: w.name }, 'job stalled: its worker stopped renewing the lock; retrying elsewhere'),
+    );
   }
   return {
     workers,

@@ -48,7 +48,9 @@ const SEVERITIES: readonly Severity[] = ['critical', 'high', 'medium', 'low'];
 
 /** The risk-rule table: one row per rule of `rules`, in evaluation order, plus the weight range per severity. */
 export function renderRiskRuleTable(rules: readonly RiskRule[] = RISK_RULES, version = RISK_MODEL_VERSION): string {
-  const rows = rules.map((r) => `| \`${r.code}\` | ${r.severity} | ${r.weight} | ${r.when.map(formatAtom).join(' and ')} | ${cell(r.why)} |`);
+  const rows = rules.map(
+    (r) => `| \`${r.code}\` | ${r.severity} | ${r.weight} | ${r.when.map(formatAtom).join(' and ')} | ${cell(r.why)} |`,
+  );
   const ranges = SEVERITIES.flatMap((sev) => {
     const w = rules.filter((r) => r.severity === sev).map((r) => r.weight);
     if (w.length === 0) return [];
@@ -66,8 +68,15 @@ export function renderRiskRuleTable(rules: readonly RiskRule[] = RISK_RULES, ver
 }
 
 type JsonSchema = {
-  type?: string; enum?: unknown[]; format?: string; pattern?: string; default?: unknown; description?: string;
-  minimum?: number; maximum?: number; exclusiveMinimum?: number;
+  type?: string;
+  enum?: unknown[];
+  format?: string;
+  pattern?: string;
+  default?: unknown;
+  description?: string;
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
 };
 
 function describeAccepted(s: JsonSchema): string {
@@ -96,7 +105,9 @@ function describeDefault(s: JsonSchema): string {
 
 /** Variables of `schema` that carry no `.describe()` text. */
 export function undescribedConfigVariables(schema: z.ZodObject = configSchema): string[] {
-  return Object.entries(schema.shape).filter(([, field]) => !(field as z.ZodType).description).map(([name]) => name);
+  return Object.entries(schema.shape)
+    .filter(([, field]) => !(field as z.ZodType).description)
+    .map(([name]) => name);
 }
 
 /** The configuration table: one row per variable of the zod schema, in schema order. */
@@ -109,7 +120,12 @@ export function renderConfigTable(schema: z.ZodObject = configSchema): string {
 }
 
 export const GENERATED_TABLES: readonly GeneratedTable[] = [
-  { name: 'risk-rules', file: 'docs/fmcsa-risk-model.md', source: 'RISK_RULES in ingest/fmcsa/risk-model.ts', render: () => renderRiskRuleTable() },
+  {
+    name: 'risk-rules',
+    file: 'docs/fmcsa-risk-model.md',
+    source: 'RISK_RULES in ingest/fmcsa/risk-model.ts',
+    render: () => renderRiskRuleTable(),
+  },
   { name: 'config', file: 'docs/configuration.md', source: 'configSchema in lib/config.ts', render: () => renderConfigTable() },
 ];
 
@@ -123,7 +139,10 @@ export function readGeneratedBlock(doc: string, name: string): string | null {
   const start = doc.indexOf(open);
   const end = doc.indexOf(close, start + open.length);
   if (start < 0 || end < 0) return null;
-  return doc.slice(start + open.length, end).replace(/^\n/, '').replace(/\n$/, '');
+  return doc
+    .slice(start + open.length, end)
+    .replace(/^\n/, '')
+    .replace(/\n$/, '');
 }
 
 /** `doc` with the block between the `name` markers replaced by `body`. Throws when the markers are missing. */
@@ -147,11 +166,13 @@ export interface TableCheck {
 
 /** Renders every generated table and reads what its doc holds now. */
 export async function checkGeneratedTables(root: string, tables: readonly GeneratedTable[] = GENERATED_TABLES): Promise<TableCheck[]> {
-  return Promise.all(tables.map(async (table) => {
-    const file = path.join(root, table.file);
-    const doc = await readFile(file, 'utf8');
-    return { table, file, expected: table.render(), actual: readGeneratedBlock(doc, table.name) };
-  }));
+  return Promise.all(
+    tables.map(async (table) => {
+      const file = path.join(root, table.file);
+      const doc = await readFile(file, 'utf8');
+      return { table, file, expected: table.render(), actual: readGeneratedBlock(doc, table.name) };
+    }),
+  );
 }
 
 /** Rewrites every block that differs from its render; returns the docs it changed (relative paths). */

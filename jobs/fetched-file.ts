@@ -98,4 +98,3 @@ export async function isFetchedWhole(file: string): Promise<boolean> {
   const st = await stat(file).catch(() => null);
   return Boolean(st?.isFile()) && (typeof meta.bytes !== 'number' || meta.bytes === st!.size);
 }
-

@@ -56,7 +56,18 @@ export async function runPipelineInProcess(pipeline: Pipeline, opts: InProcessOp
   const plan = planned.plan;
   if (planned.skipped) {
     const planRejects = plan.rejects ?? [];
-    return { domain, run_id: runId, skipped: true, snapshot_id: null, rows: 0, rejects: planRejects.length, failed_children: 0, children: [], plan_rejects: planRejects, duration_ms: Date.now() - started };
+    return {
+      domain,
+      run_id: runId,
+      skipped: true,
+      snapshot_id: null,
+      rows: 0,
+      rejects: planRejects.length,
+      failed_children: 0,
+      children: [],
+      plan_rejects: planRejects,
+      duration_ms: Date.now() - started,
+    };
   }
   const attempts = opts.attempts ?? 3;
   const fetches = plan.fetches ?? [];
@@ -83,16 +94,19 @@ export async function runPipelineInProcess(pipeline: Pipeline, opts: InProcessOp
       } catch (err) {
         const kind = classifyError(err);
         jobLog.warn({ err, attempt, kind }, 'step failed');
-        if (isTerminal(err) || attempt >= attempts) return { step: job.step, key: job.key, status: 'failed', rows: 0, rejects: 0, error: describeError(err), error_kind: kind };
+        if (isTerminal(err) || attempt >= attempts)
+          return { step: job.step, key: job.key, status: 'failed', rows: 0, rejects: 0, error: describeError(err), error_kind: kind };
         await new Promise((r) => setTimeout(r, backoffDelay(attempt, opts.backoffMs ?? 250)));
       }
     }
   };
   const pool = async <T>(items: T[], fn: (item: T) => Promise<void>) => {
     const queue = [...items];
-    await Promise.all(Array.from({ length: Math.max(1, opts.concurrency ?? 1) }, async () => {
-      for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
-    }));
+    await Promise.all(
+      Array.from({ length: Math.max(1, opts.concurrency ?? 1) }, async () => {
+        for (let item = queue.shift(); item !== undefined; item = queue.shift()) await fn(item);
+      }),
+    );
   };
 
   // Fetch stage: every fetch job once (retried alone), before the children that read its files.
@@ -117,7 +131,15 @@ export async function runPipelineInProcess(pipeline: Pipeline, opts: InProcessOp
   const workers = pool(plan.children, async (child) => {
     const failedFetch = (child.after ?? []).map((k) => fetchOutcomes.get(k)!).find((o) => o.status === 'failed');
     const outcome: ChildOutcome = failedFetch
-      ? { step: child.step, key: child.key, status: 'failed', rows: 0, rejects: 0, error: `fetch ${failedFetch.key} failed: ${failedFetch.error}`, error_kind: failedFetch.error_kind }
+      ? {
+          step: child.step,
+          key: child.key,
+          status: 'failed',
+          rows: 0,
+          rejects: 0,
+          error: `fetch ${failedFetch.key} failed: ${failedFetch.error}`,
+          error_kind: failedFetch.error_kind,
+        }
       : await runJob(child);
     outcomes.push(outcome);
     if (outcome.status === 'failed' && child.required) await discardAndFail(child.key, outcome.error);
@@ -126,7 +148,13 @@ export async function runPipelineInProcess(pipeline: Pipeline, opts: InProcessOp
   await workers;
   opts.onProgress?.({ domain, stage: 'publish', done: 0, total: 1 });
   const published = await processPublish(pipeline, {
-    config: opts.config, runId, log, inputDigest: plan.inputDigest, outcomes, planRejects: plan.rejects, planMeta: plan.meta,
+    config: opts.config,
+    runId,
+    log,
+    inputDigest: plan.inputDigest,
+    outcomes,
+    planRejects: plan.rejects,
+    planMeta: plan.meta,
     refreshDigest: fetches.length ? { inputDir } : undefined,
   });
   opts.onProgress?.({ domain, stage: 'publish', done: 1, total: 1 });
@@ -150,7 +178,9 @@ export async function runPipelineInProcess(pipeline: Pipeline, opts: InProcessOp
 export function describeError(err: unknown): string {
   if (err instanceof ParseError) {
     const c = err.context;
-    const where = [c.file, c.line != null ? `line ${c.line}` : null, c.position != null ? `position ${c.position}` : null].filter(Boolean).join(', ');
+    const where = [c.file, c.line != null ? `line ${c.line}` : null, c.position != null ? `position ${c.position}` : null]
+      .filter(Boolean)
+      .join(', ');
     return where ? `${err.message} (${where})` : err.message;
   }
   return err instanceof Error ? err.message : String(err);

@@ -27,7 +27,11 @@ export async function readSidecar(file: string): Promise<SourceMeta | null> {
 }
 
 /** Reads a whole (small or medium) input file and describes it as a source. */
-export async function readInput(file: string, dataset: string, canonicalUrl: string | null = null): Promise<{ bytes: Buffer; src: IngestedSource; meta: SourceMeta | null }> {
+export async function readInput(
+  file: string,
+  dataset: string,
+  canonicalUrl: string | null = null,
+): Promise<{ bytes: Buffer; src: IngestedSource; meta: SourceMeta | null }> {
   const bytes = await readFile(file);
   const meta = await readSidecar(file);
   return {
@@ -50,7 +54,14 @@ export async function describeInput(file: string, dataset: string, canonicalUrl:
   for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
   const { sha256, bytes } = h.digest();
   const meta = await readSidecar(file);
-  return { source: dataset, source_url: meta?.source_url ?? canonicalUrl, retrieved_at: meta?.retrieved_at ?? null, content_sha256: sha256, byte_size: bytes, path: file };
+  return {
+    source: dataset,
+    source_url: meta?.source_url ?? canonicalUrl,
+    retrieved_at: meta?.retrieved_at ?? null,
+    content_sha256: sha256,
+    byte_size: bytes,
+    path: file,
+  };
 }
 
 /** Lists files under `dir` (recursively) whose relative path matches `pattern`, sorted; sidecars excluded. */

@@ -79,7 +79,10 @@ export async function planRun(
   }
   const current = await readCurrentManifest(ctx.config.dataDir, domain);
   if (!ctx.force && current?.input_digest === plan.inputDigest) {
-    ctx.log.info({ domain, snapshot_id: current.snapshot_id, plan_rejects: plan.rejects?.length ?? 0 }, 'inputs unchanged since the current snapshot: skipping');
+    ctx.log.info(
+      { domain, snapshot_id: current.snapshot_id, plan_rejects: plan.rejects?.length ?? 0 },
+      'inputs unchanged since the current snapshot: skipping',
+    );
     if (plan.rejects?.length) ctx.log.warn({ domain, rejects: plan.rejects }, 'files rejected while planning');
     return { plan, skipped: true };
   }
@@ -112,7 +115,15 @@ export async function processStep(
   pipeline: Pipeline,
   step: string,
   data: unknown,
-  ctx: { config: Config; runId: string; log: Logger; attempt?: number; signal?: AbortSignal; progress?: (done: number, total?: number) => void | Promise<void>; runner?: 'in-process' | 'bullmq' },
+  ctx: {
+    config: Config;
+    runId: string;
+    log: Logger;
+    attempt?: number;
+    signal?: AbortSignal;
+    progress?: (done: number, total?: number) => void | Promise<void>;
+    runner?: 'in-process' | 'bullmq';
+  },
 ): Promise<StepResult> {
   const def = pipeline.steps[step];
   if (!def) throw new InvalidInputError(`unknown step ${pipeline.domain.domain}:${step}`);
@@ -151,8 +162,20 @@ export async function processPublish(
   // Children that failed terminally become file-level rejects, so the report says what was left out and why.
   const failed = ctx.outcomes.filter((o) => o.status === 'failed');
   const fileRejects = [
-    ...failed.map((o) => ({ dataset: `${pipeline.domain.domain}:${o.step}`, file: o.key, line: null, reason: o.error ?? 'failed', raw: null })),
-    ...(ctx.planRejects ?? []).map((r) => ({ dataset: `${pipeline.domain.domain}:plan`, file: r.file, line: null, reason: r.reason, raw: null })),
+    ...failed.map((o) => ({
+      dataset: `${pipeline.domain.domain}:${o.step}`,
+      file: o.key,
+      line: null,
+      reason: o.error ?? 'failed',
+      raw: null,
+    })),
+    ...(ctx.planRejects ?? []).map((r) => ({
+      dataset: `${pipeline.domain.domain}:plan`,
+      file: r.file,
+      line: null,
+      reason: r.reason,
+      raw: null,
+    })),
   ];
   await run.writeRejects('failed-children', fileRejects);
   const totals = {
@@ -164,7 +187,8 @@ export async function processPublish(
   // A fetching run's plan digest covers its run id (its inputs were known only once fetched). Published under the
   // digest of its inputs as now on disk, the next run over the same files (nothing new fetched) is skipped.
   const inputDigest = ctx.refreshDigest
-    ? (await pipeline.plan({ config: ctx.config, runId: ctx.runId, log: ctx.log, inputDir: ctx.refreshDigest.inputDir, fetches: [] })).inputDigest
+    ? (await pipeline.plan({ config: ctx.config, runId: ctx.runId, log: ctx.log, inputDir: ctx.refreshDigest.inputDir, fetches: [] }))
+        .inputDigest
     : ctx.inputDigest;
   return publishRun(run, {
     keep: ctx.config.SNAPSHOT_KEEP,

@@ -22,7 +22,11 @@ export interface HeldLock {
 }
 
 /** Takes `key`, waiting up to `waitMs`; throws SourceUnavailableError (transient: the job retries) when still taken. */
-export async function acquireRedisLock(redis: Redis, key: string, opts: { ttlMs?: number; waitMs?: number; owner?: string } = {}): Promise<HeldLock> {
+export async function acquireRedisLock(
+  redis: Redis,
+  key: string,
+  opts: { ttlMs?: number; waitMs?: number; owner?: string } = {},
+): Promise<HeldLock> {
   const ttl = opts.ttlMs ?? 60_000;
   const token = `${opts.owner ?? process.pid}:${randomUUID()}`;
   const deadline = Date.now() + (opts.waitMs ?? 30_000);
@@ -32,9 +36,17 @@ export async function acquireRedisLock(redis: Redis, key: string, opts: { ttlMs?
     await new Promise((r) => setTimeout(r, 200));
   }
   let ok = true;
-  const timer = setInterval(() => {
-    redis.eval(RENEW_LUA, 1, key, token, ttl).then((r) => { if (Number(r) !== 1) ok = false; }, () => undefined);
-  }, Math.max(100, Math.floor(ttl / 3)));
+  const timer = setInterval(
+    () => {
+      redis.eval(RENEW_LUA, 1, key, token, ttl).then(
+        (r) => {
+          if (Number(r) !== 1) ok = false;
+        },
+        () => undefined,
+      );
+    },
+    Math.max(100, Math.floor(ttl / 3)),
+  );
   timer.unref();
   return {
     token,
@@ -47,7 +59,12 @@ export async function acquireRedisLock(redis: Redis, key: string, opts: { ttlMs?
 }
 
 /** Runs `fn` holding `key`. */
-export async function withRedisLock<T>(redis: Redis, key: string, fn: () => Promise<T>, opts?: { ttlMs?: number; waitMs?: number }): Promise<T> {
+export async function withRedisLock<T>(
+  redis: Redis,
+  key: string,
+  fn: () => Promise<T>,
+  opts?: { ttlMs?: number; waitMs?: number },
+): Promise<T> {
   const lock = await acquireRedisLock(redis, key, opts);
   try {
     return await fn();

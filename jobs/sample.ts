@@ -16,7 +16,12 @@ import { quotesSampleGenerator } from '../ingest/quotes/quotes.sample.ts';
 import { transcriptsSampleGenerator } from '../ingest/transcripts/transcripts.sample.ts';
 
 /** Every sample generator; each capability adds its own formats here. */
-export const sampleGenerators: SampleGenerator[] = [edgarSampleGenerator, fmcsaSampleGenerator, quotesSampleGenerator, transcriptsSampleGenerator];
+export const sampleGenerators: SampleGenerator[] = [
+  edgarSampleGenerator,
+  fmcsaSampleGenerator,
+  quotesSampleGenerator,
+  transcriptsSampleGenerator,
+];
 
 /** Files get this mtime so `digestInputs` is stable across regenerations. */
 const FIXED_MTIME = new Date('2026-11-20T00:00:00Z');
@@ -57,7 +62,10 @@ async function writeSampleFile(root: string, f: SampleFile): Promise<number> {
  * Generates the sample into `dir` unless a complete sample of the same scale,
  * seed and format version is already there.
  */
-export async function ensureSample(dir: string, opts: SampleOptions & { force?: boolean; generators?: SampleGenerator[]; onFile?: (gen: string, file: string, n: number) => void }): Promise<SampleReport> {
+export async function ensureSample(
+  dir: string,
+  opts: SampleOptions & { force?: boolean; generators?: SampleGenerator[]; onFile?: (gen: string, file: string, n: number) => void },
+): Promise<SampleReport> {
   const marker = path.join(dir, '.complete');
   const want = JSON.stringify({ scale: opts.scale, seed: opts.seed, version: SAMPLE_FORMAT_VERSION });
   if (!opts.force) {

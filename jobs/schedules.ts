@@ -60,7 +60,11 @@ export function validateCron(cron: string, tz: string): void {
 /** The wanted schedules: configuration merged with Redis overrides. */
 export async function desiredSchedules(config: Config): Promise<ScheduleSpec[]> {
   const overrides = config.REDIS_URL ? await getRedis(config).hgetall(overridesKey(config)) : {};
-  const domains = new Set<string>([...Object.keys(SCHEDULE_FIELDS), ...knownPipelines().map((p) => p.domain.domain), ...Object.keys(overrides)]);
+  const domains = new Set<string>([
+    ...Object.keys(SCHEDULE_FIELDS),
+    ...knownPipelines().map((p) => p.domain.domain),
+    ...Object.keys(overrides),
+  ]);
   const out: ScheduleSpec[] = [];
   for (const domain of [...domains].sort()) {
     const field = (SCHEDULE_FIELDS as Record<string, keyof Config>)[domain];
@@ -81,7 +85,9 @@ export async function desiredSchedules(config: Config): Promise<ScheduleSpec[]> 
  * pipeline: upserts enabled ones (no duplicates: the scheduler id is the
  * domain) and removes disabled ones. Returns what it did.
  */
-export async function applySchedules(config: Config): Promise<Array<{ domain: string; action: 'upserted' | 'removed' | 'skipped'; cron: string | null; reason?: string }>> {
+export async function applySchedules(
+  config: Config,
+): Promise<Array<{ domain: string; action: 'upserted' | 'removed' | 'skipped'; cron: string | null; reason?: string }>> {
   const known = new Set(knownPipelines().map((p) => p.domain.domain));
   const result = [];
   for (const s of await desiredSchedules(config)) {
@@ -100,7 +106,16 @@ export async function applySchedules(config: Config): Promise<Array<{ domain: st
       s.domain,
       { pattern: s.cron, tz: s.tz },
       // A scheduled run fetches from the domain's configured remote source (Pipeline.fetch) before parsing.
-      { name: jobName(s.domain, 'trigger'), data: { domain: s.domain, fetch: true }, opts: { attempts: 3, backoff: { type: 'exponential', delay: 5000, jitter: 0.5 }, removeOnComplete: { age: 30 * 86400 }, removeOnFail: { age: 30 * 86400 } } },
+      {
+        name: jobName(s.domain, 'trigger'),
+        data: { domain: s.domain, fetch: true },
+        opts: {
+          attempts: 3,
+          backoff: { type: 'exponential', delay: 5000, jitter: 0.5 },
+          removeOnComplete: { age: 30 * 86400 },
+          removeOnFail: { age: 30 * 86400 },
+        },
+      },
     );
     result.push({ domain: s.domain, action: 'upserted' as const, cron: s.cron });
   }
@@ -116,7 +131,9 @@ export async function listSchedules(config: Config): Promise<ScheduleState[]> {
     out.push({
       ...s,
       pipeline: known.has(s.domain),
-      scheduler: sch ? { pattern: sch.pattern ?? null, tz: sch.tz ?? null, next: sch.next ? new Date(sch.next).toISOString() : null } : null,
+      scheduler: sch
+        ? { pattern: sch.pattern ?? null, tz: sch.tz ?? null, next: sch.next ? new Date(sch.next).toISOString() : null }
+        : null,
     });
   }
   return out;

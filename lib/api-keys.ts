@@ -58,7 +58,10 @@ export function hashApiKey(secret: string): string {
 }
 
 /** Creates a key; returns the secret (shown once) and the stored record. */
-export async function createApiKey(dataDir: string, opts: { label: string; hourlyLimit?: number | null }): Promise<{ secret: string; record: ApiKeyRecord }> {
+export async function createApiKey(
+  dataDir: string,
+  opts: { label: string; hourlyLimit?: number | null },
+): Promise<{ secret: string; record: ApiKeyRecord }> {
   const file = apiKeysPath(dataDir);
   const data = await readKeyFile(file);
   const keyId = `${KEY_PREFIX}${randomBytes(4).toString('hex')}`;
@@ -107,7 +110,10 @@ export class ApiKeyStore {
   /** Bumped each time the key set is re-read: whatever was derived from earlier lookups (memoised identities) is stale. */
   generation = 0;
 
-  constructor(readonly dataDir: string, private readonly recheckMs = 2000) {}
+  constructor(
+    readonly dataDir: string,
+    private readonly recheckMs = 2000,
+  ) {}
 
   /** Loads the file now (call once at startup). */
   async load(): Promise<void> {
@@ -127,7 +133,9 @@ export class ApiKeyStore {
   /** Starts a re-read of the file when the last check is older than `recheckMs` (asynchronous; lookups go on meanwhile). */
   recheck(): void {
     if (Date.now() - this.lastCheck > this.recheckMs && !this.checking) {
-      this.checking = this.load().catch(() => undefined).finally(() => (this.checking = null));
+      this.checking = this.load()
+        .catch(() => undefined)
+        .finally(() => (this.checking = null));
     }
   }
 

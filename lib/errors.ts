@@ -24,7 +24,16 @@
 
 export type ErrorContext = Record<string, unknown>;
 
-export type ErrorKind = 'transient' | 'parse' | 'not_found' | 'invalid_input' | 'unauthorized' | 'payment_required' | 'conflict' | 'config' | 'unexpected';
+export type ErrorKind =
+  | 'transient'
+  | 'parse'
+  | 'not_found'
+  | 'invalid_input'
+  | 'unauthorized'
+  | 'payment_required'
+  | 'conflict'
+  | 'config'
+  | 'unexpected';
 
 export class PipelineError extends Error {
   readonly code: string = 'proofline:error';
@@ -63,7 +72,11 @@ export class ParseError extends PipelineError {
   override readonly kind: ErrorKind = 'parse';
   override readonly httpStatus: number = 422;
   override readonly retryable: boolean = false;
-  constructor(message: string, context: ErrorContext & { file?: string; line?: number; position?: number; sha256?: string } = {}, options?: { cause?: unknown }) {
+  constructor(
+    message: string,
+    context: ErrorContext & { file?: string; line?: number; position?: number; sha256?: string } = {},
+    options?: { cause?: unknown },
+  ) {
     super(message, context, options);
   }
 }

@@ -39,7 +39,14 @@ export class TokenBucketLimiter implements RateLimiter {
     if (wait > 0) {
       await new Promise<void>((resolve, reject) => {
         const t = setTimeout(resolve, wait);
-        signal?.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason); }, { once: true });
+        signal?.addEventListener(
+          'abort',
+          () => {
+            clearTimeout(t);
+            reject(signal.reason);
+          },
+          { once: true },
+        );
       });
     }
   }
@@ -116,7 +123,8 @@ export class HttpClient {
         const retriable = this.classify(res);
         if (retriable === null) {
           if (res.status === 404) throw new NotFoundError(`not found: ${url}`, { url, status: 404 });
-          if (res.status >= 400) throw new SourceUnavailableError(`HTTP ${res.status} from ${url}`, { url, status: res.status, terminal: true });
+          if (res.status >= 400)
+            throw new SourceUnavailableError(`HTTP ${res.status} from ${url}`, { url, status: res.status, terminal: true });
           return res;
         }
         retryDelay = retriable;
@@ -124,7 +132,10 @@ export class HttpClient {
       } catch (e) {
         if (e instanceof NotFoundError || (e instanceof SourceUnavailableError && e.context.terminal)) throw e;
         if (init.signal?.aborted) throw e;
-        lastErr = e instanceof SourceUnavailableError ? e : new SourceUnavailableError(`request to ${url} failed: ${(e as Error).message}`, { url }, { cause: e });
+        lastErr =
+          e instanceof SourceUnavailableError
+            ? e
+            : new SourceUnavailableError(`request to ${url} failed: ${(e as Error).message}`, { url }, { cause: e });
       }
       if (attempt < attempts) {
         const base = this.opts.backoffMs ?? 500;
@@ -156,7 +167,11 @@ export class HttpClient {
         const release = await this.opts.limiter?.acquire(init.signal);
         let res: Response;
         try {
-          res = await this.fetchImpl(url, { headers: { 'user-agent': this.opts.userAgent, ...this.opts.headers, ...init.headers }, redirect: 'follow', signal });
+          res = await this.fetchImpl(url, {
+            headers: { 'user-agent': this.opts.userAgent, ...this.opts.headers, ...init.headers },
+            redirect: 'follow',
+            signal,
+          });
         } finally {
           if (typeof release === 'function') release();
         }
@@ -185,7 +200,9 @@ export class HttpClient {
               yield c;
             }
           } catch (e) {
-            throw ctl.signal.aborted && ctl.signal.reason instanceof SourceUnavailableError ? ctl.signal.reason : new SourceUnavailableError(`download of ${url} failed: ${(e as Error).message}`, { url }, { cause: e });
+            throw ctl.signal.aborted && ctl.signal.reason instanceof SourceUnavailableError
+              ? ctl.signal.reason
+              : new SourceUnavailableError(`download of ${url} failed: ${(e as Error).message}`, { url }, { cause: e });
           } finally {
             clearTimeout(timer);
           }
@@ -194,12 +211,23 @@ export class HttpClient {
           clearTimeout(timer);
           await body?.cancel().catch(() => undefined);
         }
-        return { url: res.url || url, status: res.status, headers: res.headers, body: res.status === 304 ? (async function* () {})() : chunks(), retrieved_at: new Date().toISOString() };
+        return {
+          url: res.url || url,
+          status: res.status,
+          headers: res.headers,
+          body: res.status === 304 ? (async function* () {})() : chunks(),
+          retrieved_at: new Date().toISOString(),
+        };
       } catch (e) {
         clearTimeout(timer);
         if (e instanceof NotFoundError || (e instanceof SourceUnavailableError && e.context.terminal)) throw e;
         if (init.signal?.aborted) throw e;
-        lastErr = e instanceof SourceUnavailableError ? e : ctl.signal.aborted && ctl.signal.reason instanceof SourceUnavailableError ? ctl.signal.reason : new SourceUnavailableError(`request to ${url} failed: ${(e as Error).message}`, { url }, { cause: e });
+        lastErr =
+          e instanceof SourceUnavailableError
+            ? e
+            : ctl.signal.aborted && ctl.signal.reason instanceof SourceUnavailableError
+              ? ctl.signal.reason
+              : new SourceUnavailableError(`request to ${url} failed: ${(e as Error).message}`, { url }, { cause: e });
       }
       if (attempt < attempts) {
         const base = this.opts.backoffMs ?? 500;

@@ -54,7 +54,10 @@ export function signCanonical(key: SigningKey, payload: unknown): string {
 
 /** Verifies a base64url signature over the canonical JSON of `payload` with a public JWK (`x`) or KeyObject. */
 export function verifyCanonical(publicKey: KeyObject | { x: string }, payload: unknown, signature: string): boolean {
-  const key = 'x' in publicKey && typeof (publicKey as { x: unknown }).x === 'string' ? createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: (publicKey as { x: string }).x }, format: 'jwk' }) : (publicKey as KeyObject);
+  const key =
+    'x' in publicKey && typeof (publicKey as { x: unknown }).x === 'string'
+      ? createPublicKey({ key: { kty: 'OKP', crv: 'Ed25519', x: (publicKey as { x: string }).x }, format: 'jwk' })
+      : (publicKey as KeyObject);
   try {
     return verify(null, Buffer.from(canonicalJson(payload)), key, Buffer.from(signature, 'base64url'));
   } catch {

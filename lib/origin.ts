@@ -88,11 +88,7 @@ export function createSourceLeaf(src: SourceRef, parent: string | null = null): 
  * The leaf of one record read from `src`. `parent` defaults to the source leaf,
  * so the record chains to the exact bytes it came from.
  */
-export function createRecordLeaf(
-  record: unknown,
-  src: SourceRef,
-  opts: { kind?: LeafKind; parent?: string | null } = {},
-): OriginLeaf {
+export function createRecordLeaf(record: unknown, src: SourceRef, opts: { kind?: LeafKind; parent?: string | null } = {}): OriginLeaf {
   return createLeaf({
     kind: opts.kind ?? 'record',
     source: src.source,

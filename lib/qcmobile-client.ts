@@ -136,7 +136,10 @@ const MAINTENANCE = /FMCSA System Maintenance/i;
 export function parseEnvelope(body: string, url: string): Envelope {
   const t = body.trimStart();
   if (t.startsWith('<')) {
-    throw new SourceUnavailableError(MAINTENANCE.test(t) ? `QCMobile is in a maintenance window (${url})` : `QCMobile answered HTML instead of JSON (${url})`, { url });
+    throw new SourceUnavailableError(
+      MAINTENANCE.test(t) ? `QCMobile is in a maintenance window (${url})` : `QCMobile answered HTML instead of JSON (${url})`,
+      { url },
+    );
   }
   let env: Envelope;
   try {
@@ -146,12 +149,17 @@ export function parseEnvelope(body: string, url: string): Envelope {
   }
   if (typeof env.content === 'string') {
     // e.g. {"content":"Webkey not found"}: a configuration problem, retrying will not help.
-    throw new SourceUnavailableError(`QCMobile refused the request: ${env.content}`, { url, terminal: true, qcmobile_message: env.content });
+    throw new SourceUnavailableError(`QCMobile refused the request: ${env.content}`, {
+      url,
+      terminal: true,
+      qcmobile_message: env.content,
+    });
   }
   return env;
 }
 
-const num = (v: unknown): number | null => (v == null || v === '' ? null : Number.isFinite(Number(String(v).replace('%', ''))) ? Number(String(v).replace('%', '')) : null);
+const num = (v: unknown): number | null =>
+  v == null || v === '' ? null : Number.isFinite(Number(String(v).replace('%', ''))) ? Number(String(v).replace('%', '')) : null;
 const str = (v: unknown): string | null => (v == null ? null : String(v));
 
 function asArray(content: unknown): Record<string, unknown>[] {
@@ -185,7 +193,13 @@ export function parseBasicsBody(env: Envelope): QcBasic[] {
 export function parseOosBody(env: Envelope): QcOos[] {
   return asArray(env.content).map((x) => {
     const o = (x.oos ?? {}) as Record<string, unknown>;
-    return { id: num(o.id), dotNumber: num(o.dotNumber), oosDate: str(o.oosDate), oosReason: str(o.oosReason), oosReasonDescription: str(o.oosReasonDescription) };
+    return {
+      id: num(o.id),
+      dotNumber: num(o.dotNumber),
+      oosDate: str(o.oosDate),
+      oosReason: str(o.oosReason),
+      oosReasonDescription: str(o.oosReasonDescription),
+    };
   });
 }
 
@@ -193,20 +207,33 @@ export function parseAuthorityBody(env: Envelope): QcAuthority[] {
   return asArray(env.content).map((x) => {
     const a = (x.carrierAuthority ?? {}) as Record<string, unknown>;
     return {
-      dotNumber: num(a.dotNumber), docketNumber: num(a.docketNumber), prefix: str(a.prefix),
-      commonAuthorityStatus: str(a.commonAuthorityStatus), contractAuthorityStatus: str(a.contractAuthorityStatus), brokerAuthorityStatus: str(a.brokerAuthorityStatus),
-      authorizedForProperty: str(a.authorizedForProperty), authorizedForPassenger: str(a.authorizedForPassenger),
-      authorizedForHouseholdGoods: str(a.authorizedForHouseholdGoods), authorizedForBroker: str(a.authorizedForBroker),
+      dotNumber: num(a.dotNumber),
+      docketNumber: num(a.docketNumber),
+      prefix: str(a.prefix),
+      commonAuthorityStatus: str(a.commonAuthorityStatus),
+      contractAuthorityStatus: str(a.contractAuthorityStatus),
+      brokerAuthorityStatus: str(a.brokerAuthorityStatus),
+      authorizedForProperty: str(a.authorizedForProperty),
+      authorizedForPassenger: str(a.authorizedForPassenger),
+      authorizedForHouseholdGoods: str(a.authorizedForHouseholdGoods),
+      authorizedForBroker: str(a.authorizedForBroker),
     };
   });
 }
 
 export function parseDocketsBody(env: Envelope): QcDocket[] {
-  return asArray(env.content).map((d) => ({ dotNumber: num(d.dotNumber), docketNumber: num(d.docketNumber), prefix: str(d.prefix), docketNumberId: num(d.docketNumberId) }));
+  return asArray(env.content).map((d) => ({
+    dotNumber: num(d.dotNumber),
+    docketNumber: num(d.docketNumber),
+    prefix: str(d.prefix),
+    docketNumberId: num(d.docketNumberId),
+  }));
 }
 
 export function parseNameSearchBody(env: Envelope): QcCarrier[] {
-  return asArray(env.content).map((x) => x.carrier as QcCarrier).filter(Boolean);
+  return asArray(env.content)
+    .map((x) => x.carrier as QcCarrier)
+    .filter(Boolean);
 }
 
 export interface QcMobileClient {
@@ -220,7 +247,8 @@ export interface QcMobileClient {
 
 function dotPath(dot: number | string): string {
   const s = String(dot).trim();
-  if (!/^\d{1,8}$/.test(s) || Number(s) === 0) throw new InvalidInputError(`'dot' must be a USDOT number, got '${s}'`, { response: { parameter: 'dot' } });
+  if (!/^\d{1,8}$/.test(s) || Number(s) === 0)
+    throw new InvalidInputError(`'dot' must be a USDOT number, got '${s}'`, { response: { parameter: 'dot' } });
   return String(Number(s));
 }
 
@@ -229,7 +257,8 @@ function dotPath(dot: number | string): string {
  * InvalidInputError without one so a missing key is reported at startup.
  */
 export function createQcMobileClient(config: QcMobileConfig): QcMobileClient {
-  if (!config.webKey?.trim()) throw new InvalidInputError('FMCSA_WEBKEY is required for the QCMobile client', { response: { parameter: 'FMCSA_WEBKEY' } });
+  if (!config.webKey?.trim())
+    throw new InvalidInputError('FMCSA_WEBKEY is required for the QCMobile client', { response: { parameter: 'FMCSA_WEBKEY' } });
   const baseFetch = config.fetch ?? fetch;
   // The key is appended here so HttpClient (and its errors and logs) never see it;
   // a 200 HTML maintenance page becomes a 503 so HttpClient retries it as transient.

@@ -80,11 +80,23 @@ export class RedisRateLimiter implements PausableLimiter {
 
   /** Waits for a slot; resolves with the release callback the HttpClient calls when the response is in. */
   async acquire(signal?: AbortSignal): Promise<() => void> {
-    const cmd = this.redis as unknown as { prooflineAcquire(...a: unknown[]): Promise<number>; prooflineRelease(...a: unknown[]): Promise<number> };
+    const cmd = this.redis as unknown as {
+      prooflineAcquire(...a: unknown[]): Promise<number>;
+      prooflineRelease(...a: unknown[]): Promise<number>;
+    };
     for (;;) {
       if (signal?.aborted) throw signal.reason;
       const member = `${this.id}-${++this.seq}`;
-      const wait = Number(await cmd.prooflineAcquire(this.opts.key, this.pauseKey, this.opts.max, this.opts.windowMs ?? 1000, member, this.opts.holdMs ?? 60_000));
+      const wait = Number(
+        await cmd.prooflineAcquire(
+          this.opts.key,
+          this.pauseKey,
+          this.opts.max,
+          this.opts.windowMs ?? 1000,
+          member,
+          this.opts.holdMs ?? 60_000,
+        ),
+      );
       if (wait === 0) {
         let released = false;
         return () => {
@@ -162,7 +174,14 @@ export class LocalPausableLimiter implements PausableLimiter {
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason); }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 }
 
@@ -182,7 +201,11 @@ export function getSecLimiter(config: Pick<Config, 'REDIS_URL' | 'SEC_RATE_LIMIT
   const key = `${config.REDIS_URL ?? 'local'}|${secLimiterKey(config)}|${config.SEC_RATE_LIMIT}`;
   if (shared?.key === key) return shared.limiter;
   const limiter = config.REDIS_URL
-    ? new RedisRateLimiter(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: false }), { key: secLimiterKey(config), max: config.SEC_RATE_LIMIT, ownsConnection: true })
+    ? new RedisRateLimiter(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3, lazyConnect: false }), {
+        key: secLimiterKey(config),
+        max: config.SEC_RATE_LIMIT,
+        ownsConnection: true,
+      })
     : new LocalPausableLimiter(config.SEC_RATE_LIMIT);
   void shared?.limiter.close?.();
   shared = { key, limiter };
@@ -212,7 +235,10 @@ export function isSecRateLimitPage(status: number, body: string): boolean {
  * instead of sleeping 10 minutes inside a job; the BullMQ runner then hands the
  * job back to the SEC queue and rate-limits that queue for the pause.
  */
-export function secTransientResponse(limiter: PausableLimiter, pauseMs: number = SEC_PAUSE_MS): (status: number, body: string) => number | null {
+export function secTransientResponse(
+  limiter: PausableLimiter,
+  pauseMs: number = SEC_PAUSE_MS,
+): (status: number, body: string) => number | null {
   return (status, body) => {
     if (isSecRateLimitPage(status, body)) void limiter.pause(pauseMs, 'sec-403-rate-limit');
     return null;

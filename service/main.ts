@@ -27,7 +27,12 @@ const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url),
 export async function openReaders(config: Config, domains = SERVED_DOMAINS, log?: Logger): Promise<Readers> {
   const readers: Readers = {};
   for (const d of domains) {
-    readers[d] = await SnapshotReader.open(config.dataDir, d, { poolSize: config.READ_POOL_SIZE, pollMs: config.SNAPSHOT_POLL_MS, memoryLimit: '512MB', log });
+    readers[d] = await SnapshotReader.open(config.dataDir, d, {
+      poolSize: config.READ_POOL_SIZE,
+      pollMs: config.SNAPSHOT_POLL_MS,
+      memoryLimit: '512MB',
+      log,
+    });
   }
   return readers;
 }
@@ -39,20 +44,35 @@ export async function openReaders(config: Config, domains = SERVED_DOMAINS, log?
  */
 export async function buildDeps(config: Config, log: Logger): Promise<ServiceDeps & { stateClaim: StateClaim }> {
   const deps: Partial<ServiceDeps> = {};
-  const stateClaim = await claimStateStore(stateDbPath(config.dataDir), { retryMs: config.STATE_CLAIM_RETRY_MS, log, onAcquired: (store) => (deps.state = store) });
+  const stateClaim = await claimStateStore(stateDbPath(config.dataDir), {
+    retryMs: config.STATE_CLAIM_RETRY_MS,
+    log,
+    onAcquired: (store) => (deps.state = store),
+  });
   return Object.assign(deps, {
     stateClaim,
     readers: await openReaders(config, SERVED_DOMAINS, log),
     log,
     now: () => new Date(),
     startedAt: new Date(),
-    options: { publicBaseUrl: config.publicBaseUrl, snapshotStaleHours: config.SNAPSHOT_STALE_HOURS, version: pkg.version, dataDir: config.dataDir, mcpAllowedOrigins: config.mcpAllowedOrigins, adminToken: config.ADMIN_TOKEN, ...discoveryOptions(config) },
+    options: {
+      publicBaseUrl: config.publicBaseUrl,
+      snapshotStaleHours: config.SNAPSHOT_STALE_HOURS,
+      version: pkg.version,
+      dataDir: config.dataDir,
+      mcpAllowedOrigins: config.mcpAllowedOrigins,
+      adminToken: config.ADMIN_TOKEN,
+      ...discoveryOptions(config),
+    },
     state: stateClaim.store ?? undefined,
     stateHeldBy: () => stateClaim.heldBy,
     signingKey: await loadOrCreateSigningKey(config.signingKeyPath),
     liveRefresher: createLiveRefresher(config),
     ...(await buildUsageDeps(config, log)), // usage metering, limits, query log + Redis probe (service/usage)
-    queueDashboard: config.REDIS_URL && config.ADMIN_TOKEN ? (await import('./admin/queue-dashboard.ts')).createQueueDashboard(config, config.ADMIN_TOKEN, SERVED_DOMAINS) : undefined,
+    queueDashboard:
+      config.REDIS_URL && config.ADMIN_TOKEN
+        ? (await import('./admin/queue-dashboard.ts')).createQueueDashboard(config, config.ADMIN_TOKEN, SERVED_DOMAINS)
+        : undefined,
   });
 }
 
@@ -75,7 +95,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     server.listen(config.PORT, config.HOST, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
-  const host = config.HOST.includes(':') ? `[${config.HOST}]` : config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
+  const host = config.HOST.includes(':')
+    ? `[${config.HOST}]`
+    : config.HOST === '0.0.0.0' || config.HOST === '::'
+      ? 'localhost'
+      : config.HOST;
   const url = `http://${host}:${port}`;
   // With PORT=0 the real port is known only now; links use it unless PUBLIC_BASE_URL is set.
   if (!config.PUBLIC_BASE_URL) deps.options.publicBaseUrl = url;

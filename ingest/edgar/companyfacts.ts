@@ -17,24 +17,53 @@ import { ParseError } from '../../lib/errors.ts';
 import { normalizeCik } from './cik.ts';
 import { parseJsonBytes } from './json-bytes.ts';
 
-const factSchema = z.object({
-  start: z.string().optional(), end: z.string(), val: z.number(), accn: z.string(), fy: z.number().nullish(), fp: z.string().nullish(),
-  form: z.string(), filed: z.string(), frame: z.string().optional(),
-}).loose();
-const fileSchema = z.object({
-  cik: z.union([z.number(), z.string()]),
-  entityName: z.string().nullish(),
-  facts: z.record(z.string(), z.record(z.string(), z.object({ label: z.string().nullish(), units: z.record(z.string(), z.array(z.unknown())) }).loose())),
-}).loose();
+const factSchema = z
+  .object({
+    start: z.string().optional(),
+    end: z.string(),
+    val: z.number(),
+    accn: z.string(),
+    fy: z.number().nullish(),
+    fp: z.string().nullish(),
+    form: z.string(),
+    filed: z.string(),
+    frame: z.string().optional(),
+  })
+  .loose();
+const fileSchema = z
+  .object({
+    cik: z.union([z.number(), z.string()]),
+    entityName: z.string().nullish(),
+    facts: z.record(
+      z.string(),
+      z.record(z.string(), z.object({ label: z.string().nullish(), units: z.record(z.string(), z.array(z.unknown())) }).loose()),
+    ),
+  })
+  .loose();
 
 export type MetricName = 'shares_outstanding' | 'public_float' | 'revenue' | 'net_income' | 'employees';
 
 /** Candidate concepts per metric, in order of preference. */
 export const METRIC_CONCEPTS: Record<MetricName, Array<[taxonomy: string, concept: string]>> = {
-  shares_outstanding: [['dei', 'EntityCommonStockSharesOutstanding'], ['us-gaap', 'CommonStockSharesOutstanding'], ['ifrs-full', 'NumberOfSharesOutstanding']],
+  shares_outstanding: [
+    ['dei', 'EntityCommonStockSharesOutstanding'],
+    ['us-gaap', 'CommonStockSharesOutstanding'],
+    ['ifrs-full', 'NumberOfSharesOutstanding'],
+  ],
   public_float: [['dei', 'EntityPublicFloat']],
-  revenue: [['us-gaap', 'RevenueFromContractWithCustomerExcludingAssessedTax'], ['us-gaap', 'Revenues'], ['us-gaap', 'SalesRevenueNet'], ['ifrs-full', 'Revenue'], ['ifrs-full', 'RevenueFromContractsWithCustomers']],
-  net_income: [['us-gaap', 'NetIncomeLoss'], ['us-gaap', 'ProfitLoss'], ['ifrs-full', 'ProfitLoss'], ['ifrs-full', 'ProfitLossAttributableToOwnersOfParent']],
+  revenue: [
+    ['us-gaap', 'RevenueFromContractWithCustomerExcludingAssessedTax'],
+    ['us-gaap', 'Revenues'],
+    ['us-gaap', 'SalesRevenueNet'],
+    ['ifrs-full', 'Revenue'],
+    ['ifrs-full', 'RevenueFromContractsWithCustomers'],
+  ],
+  net_income: [
+    ['us-gaap', 'NetIncomeLoss'],
+    ['us-gaap', 'ProfitLoss'],
+    ['ifrs-full', 'ProfitLoss'],
+    ['ifrs-full', 'ProfitLossAttributableToOwnersOfParent'],
+  ],
   employees: [['dei', 'EntityNumberOfEmployees']],
 };
 
@@ -90,7 +119,10 @@ export function decodeMaybeGzip(bytes: Uint8Array): Uint8Array {
 export function parseCompanyFacts(input: Uint8Array | string, file: string): ParsedCompanyFacts {
   const bytes = typeof input === 'string' ? input : decodeMaybeGzip(input);
   const parsed = fileSchema.safeParse(parseJsonBytes(bytes, file));
-  if (!parsed.success) throw new ParseError(`not an XBRL companyfacts file: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`, { file });
+  if (!parsed.success)
+    throw new ParseError(`not an XBRL companyfacts file: ${parsed.error.issues[0]?.path.join('.')}: ${parsed.error.issues[0]?.message}`, {
+      file,
+    });
   const f = parsed.data;
   let cik: number;
   try {
@@ -115,9 +147,24 @@ export function parseCompanyFacts(input: Uint8Array | string, file: string): Par
           const dur = x.start ? days(x.start, x.end) : 0;
           const kind = !x.start ? 'instant' : dur > 340 && dur < 390 ? 'annual' : dur > 80 && dur < 100 ? 'quarter' : 'other';
           all.push({
-            cik, entity_name: f.entityName ?? null, metric, taxonomy: tax, concept, unit, value: x.val,
-            period_start: x.start ?? null, period_end: x.end, period_kind: kind, accession: x.accn, form: x.form, filed: x.filed,
-            fy: x.fy ?? null, fp: x.fp ?? null, frame: x.frame ?? null, is_amendment: /\/A$/.test(x.form), is_fallback: i > 0,
+            cik,
+            entity_name: f.entityName ?? null,
+            metric,
+            taxonomy: tax,
+            concept,
+            unit,
+            value: x.val,
+            period_start: x.start ?? null,
+            period_end: x.end,
+            period_kind: kind,
+            accession: x.accn,
+            form: x.form,
+            filed: x.filed,
+            fy: x.fy ?? null,
+            fp: x.fp ?? null,
+            frame: x.frame ?? null,
+            is_amendment: /\/A$/.test(x.form),
+            is_fallback: i > 0,
           });
         }
       }
@@ -140,7 +187,10 @@ export function parseCompanyFacts(input: Uint8Array | string, file: string): Par
 export function pickLatest(rows: FactRow[]): FactRow | null {
   let best: FactRow | null = null;
   for (const r of rows) {
-    if (!best) { best = r; continue; }
+    if (!best) {
+      best = r;
+      continue;
+    }
     const cmp =
       r.period_end.localeCompare(best.period_end) ||
       Number(best.is_amendment) - Number(r.is_amendment) ||

@@ -53,7 +53,10 @@ export function classifyDocument(text: string): { kind: DocumentKind; form: stri
   const ixType = /name="dei:DocumentType"[^>]*>\s*(?:<[^>]+>\s*)*([^<\s][^<]*?)\s*</.exec(text)?.[1] ?? null;
   let form = header?.form ?? typeTag ?? ixType;
   if (!form) {
-    const head = text.slice(0, 60000).replace(/<[^>]+>/g, ' ').replace(/&nbsp;|&#160;|\s+/gi, ' ');
+    const head = text
+      .slice(0, 60000)
+      .replace(/<[^>]+>/g, ' ')
+      .replace(/&nbsp;|&#160;|\s+/gi, ' ');
     const m = /\bFORM\s+(10-K405|10-KT|10-K|8-K|10-Q|20-F|DEF 14A)\b/i.exec(head);
     form = m ? m[1].toUpperCase() : null;
   }

@@ -43,7 +43,14 @@ function validate(cikS: string, company: string, form: string, dateS: string, fi
   if (!form) return 'empty form type';
   if (!/^edgar\/data\/\d+\//.test(fileName)) return `file name '${fileName}' is not an edgar/data path`;
   if (!fileName.startsWith(`edgar/data/${Number(cikS)}/`)) return `file name '${fileName}' does not belong to CIK ${cikS}`;
-  return { cik: Number(cikS), company_name: company, form, date_filed: date, file_name: fileName, accession: ACC_IN_PATH.exec(fileName)?.[1] ?? null };
+  return {
+    cik: Number(cikS),
+    company_name: company,
+    form,
+    date_filed: date,
+    file_name: fileName,
+    accession: ACC_IN_PATH.exec(fileName)?.[1] ?? null,
+  };
 }
 
 /** Parses one index file (bytes or text). */
@@ -85,7 +92,10 @@ export function parseEdgarIndex(input: Uint8Array | string, file: string): Parse
     let r: IndexEntry | string;
     if (pipe) {
       const f = l.split('|');
-      r = f.length !== 5 ? `expected 5 pipe-delimited fields, found ${f.length}` : validate(f[0].trim(), f[1].trim(), f[2].trim(), f[3].trim(), f[4].trim());
+      r =
+        f.length !== 5
+          ? `expected 5 pipe-delimited fields, found ${f.length}`
+          : validate(f[0].trim(), f[1].trim(), f[2].trim(), f[3].trim(), f[4].trim());
     } else {
       const sorted = [...cols].sort((a, b) => a[1] - b[1]);
       const v: Record<string, string> = {};
@@ -95,6 +105,7 @@ export function parseEdgarIndex(input: Uint8Array | string, file: string): Parse
     if (typeof r === 'string') rejects.push({ line, reason: r, raw: l.slice(0, 300) });
     else rows.push(r);
   });
-  if (rows.length === 0 && rejects.length === 0) throw new ParseError('index file has a header but no rows (empty day?)', { file, line: dash + 1 });
+  if (rows.length === 0 && rejects.length === 0)
+    throw new ParseError('index file has a header but no rows (empty day?)', { file, line: dash + 1 });
   return { kind, rows, rejects };
 }

@@ -22,7 +22,6 @@ export type { SampleFiling };
 /** Agents that file on behalf of companies (accession prefixes). */
 const AGENTS = [1193125, 1628280, 950170, 1104659];
 
-
 /** The filings of one sample company, newest first, deterministic in (seed, cik). */
 export function sampleFilings(c: SampleCompany, seed: number): SampleFiling[] {
   const rng = new Rng(seed).fork(`filings:${c.cik}`);
@@ -78,7 +77,18 @@ export function sampleFilings(c: SampleCompany, seed: number): SampleFiling[] {
 function submissionsJson(c: SampleCompany, seed: number): string {
   const f = sampleFilings(c, seed);
   const col = <K extends keyof SampleFiling>(k: K) => f.map((x) => x[k]);
-  const address = { street1: `${100 + (c.cik % 900)} MAIN STREET`, street2: null, city: c.city, stateOrCountry: c.state, zipCode: String(10000 + (c.cik % 89999)), stateOrCountryDescription: c.state, isForeignLocation: 0, foreignStateTerritory: null, country: null, countryCode: null };
+  const address = {
+    street1: `${100 + (c.cik % 900)} MAIN STREET`,
+    street2: null,
+    city: c.city,
+    stateOrCountry: c.state,
+    zipCode: String(10000 + (c.cik % 89999)),
+    stateOrCountryDescription: c.state,
+    isForeignLocation: 0,
+    foreignStateTerritory: null,
+    country: null,
+    countryCode: null,
+  };
   const tickers = c.active ? [c.ticker, ...c.extra_tickers] : [];
   // Key order and value shapes follow the real data.sec.gov response.
   return JSON.stringify({
@@ -134,9 +144,15 @@ export const edgarSampleGenerator: SampleGenerator = {
     const companies = sampleUniverse(scale, seed);
     const listed = companies.filter((c) => c.active);
     const rows = listed.flatMap((c) => [c.ticker, ...c.extra_tickers].map((t) => [c.cik, c.name, t, c.exchange]));
-    yield { path: 'sec/tickers/company_tickers_exchange.json', content: JSON.stringify({ fields: ['cik', 'name', 'ticker', 'exchange'], data: rows }) };
+    yield {
+      path: 'sec/tickers/company_tickers_exchange.json',
+      content: JSON.stringify({ fields: ['cik', 'name', 'ticker', 'exchange'], data: rows }),
+    };
     const old = companies.map((c) => [c.cik, c.name, c.ticker, c.exchange]);
-    yield { path: 'sec/tickers/company_tickers_exchange.2023-05.json', content: JSON.stringify({ fields: ['cik', 'name', 'ticker', 'exchange'], data: old }) };
+    yield {
+      path: 'sec/tickers/company_tickers_exchange.2023-05.json',
+      content: JSON.stringify({ fields: ['cik', 'name', 'ticker', 'exchange'], data: old }),
+    };
     const plain = Object.fromEntries(rows.map((r, i) => [String(i), { cik_str: r[0], ticker: r[2], title: r[1] }]));
     yield { path: 'sec/tickers/company_tickers.json', content: JSON.stringify(plain) };
     for (const c of companies) yield { path: `sec/submissions/CIK${padCik(c.cik)}.json`, content: submissionsJson(c, seed) };

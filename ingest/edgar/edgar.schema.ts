@@ -87,7 +87,18 @@ export const submissionsFileSchema = z
     filings: z
       .object({
         recent: filingColumnsSchema,
-        files: z.array(z.object({ name: z.string(), filingCount: z.number().optional(), filingFrom: z.string().optional(), filingTo: z.string().optional() }).loose()).default([]),
+        files: z
+          .array(
+            z
+              .object({
+                name: z.string(),
+                filingCount: z.number().optional(),
+                filingFrom: z.string().optional(),
+                filingTo: z.string().optional(),
+              })
+              .loose(),
+          )
+          .default([]),
       })
       .loose(),
   })

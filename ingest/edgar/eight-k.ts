@@ -29,7 +29,10 @@ export const EIGHT_K_ITEMS: Record<string, { title: string; event: string }> = {
   '4.01': { title: "Changes in Registrant's Certifying Accountant", event: 'auditor_change' },
   '4.02': { title: 'Non-Reliance on Previously Issued Financial Statements', event: 'restatement' },
   '5.01': { title: 'Changes in Control of Registrant', event: 'change_of_control' },
-  '5.02': { title: 'Departure of Directors or Certain Officers; Election of Directors; Appointment of Certain Officers', event: 'leadership_change' },
+  '5.02': {
+    title: 'Departure of Directors or Certain Officers; Election of Directors; Appointment of Certain Officers',
+    event: 'leadership_change',
+  },
   '5.03': { title: 'Amendments to Articles of Incorporation or Bylaws; Change in Fiscal Year', event: 'governance' },
   '5.04': { title: "Temporary Suspension of Trading Under Registrant's Employee Benefit Plans", event: 'governance' },
   '5.05': { title: "Amendments to the Registrant's Code of Ethics", event: 'governance' },
@@ -41,7 +44,18 @@ export const EIGHT_K_ITEMS: Record<string, { title: string; event: string }> = {
 
 /** Pre-23-Aug-2004 8-K item numbers mapped to today's. */
 export const PRE_2004_ITEMS: Record<string, string> = {
-  '1': '5.01', '2': '2.01', '3': '1.03', '4': '4.01', '5': '8.01', '6': '5.02', '7': '9.01', '8': '5.03', '9': '7.01', '10': '5.05', '11': '5.04', '12': '2.02',
+  '1': '5.01',
+  '2': '2.01',
+  '3': '1.03',
+  '4': '4.01',
+  '5': '8.01',
+  '6': '5.02',
+  '7': '9.01',
+  '8': '5.03',
+  '9': '7.01',
+  '10': '5.05',
+  '11': '5.04',
+  '12': '2.02',
 };
 export const NEW_ITEMS_FROM = '2004-08-23';
 
@@ -111,11 +125,16 @@ export function parseEightK(input: Uint8Array | string, file: string, hints: Eig
   const items = extractItems(text, old);
   // The SGML header names the items by title; add any the body did not show as headings.
   for (const title of header?.item_information ?? []) {
-    const num = Object.entries(EIGHT_K_ITEMS).find(([, v]) => normTitle(v.title) === normTitle(title) || normTitle(title).startsWith(normTitle(v.title).slice(0, 30)))?.[0];
+    const num = Object.entries(EIGHT_K_ITEMS).find(
+      ([, v]) => normTitle(v.title) === normTitle(title) || normTitle(title).startsWith(normTitle(v.title).slice(0, 30)),
+    )?.[0];
     if (num && !items.some((i) => i.item === num)) items.push(itemRow(num, null, null));
   }
   // A press release (EX-99.x) whose opening announces a launch makes the filing's 7.01/8.01 item a launch.
-  const release = docs.filter((d) => d.type && /^EX-99/i.test(d.type)).map((d) => htmlToText(d.text).slice(0, 1500)).join('\n');
+  const release = docs
+    .filter((d) => d.type && /^EX-99/i.test(d.type))
+    .map((d) => htmlToText(d.text).slice(0, 1500))
+    .join('\n');
   const launch = release ? findLaunchSentence(release) : null;
   if (launch) {
     const it = items.find((i) => LAUNCH_ITEMS.has(i.item) && !i.product_launch);
@@ -136,23 +155,36 @@ export function parseEightK(input: Uint8Array | string, file: string, hints: Eig
 }
 
 function normTitle(s: string): string {
-  return s.toLowerCase().replace(/[^a-z]+/g, ' ').trim();
+  return s
+    .toLowerCase()
+    .replace(/[^a-z]+/g, ' ')
+    .trim();
 }
 
 function itemRow(item: string, original: string | null, summary: string | null, launch: string | null = null): EightKItem {
   const def = EIGHT_K_ITEMS[item] ?? { title: `Item ${item}`, event: 'other_event' };
   const product_launch = launch && LAUNCH_ITEMS.has(item) ? { evidence: launch } : null;
-  return { item, original_item: original, title: def.title, event_type: product_launch ? 'product_launch' : def.event, summary, product_launch };
+  return {
+    item,
+    original_item: original,
+    title: def.title,
+    event_type: product_launch ? 'product_launch' : def.event,
+    summary,
+    product_launch,
+  };
 }
 
 /** Items under which companies announce launches (Regulation FD, Other Events). */
 const LAUNCH_ITEMS = new Set(['7.01', '8.01']);
 /** The company launched, introduced, unveiled or made available something (rules §2, "Product launch"). */
-const LAUNCH_VERB = /\b(?:launch(?:es|ed)|introduc(?:es|ed)|unveil(?:s|ed)|announc(?:es|ed|ing) the (?:launch|introduction|release|(?:general )?availability) of|(?:is|are) now (?:generally )?available|beg(?:an|ins) shipping)\b/i;
+const LAUNCH_VERB =
+  /\b(?:launch(?:es|ed)|introduc(?:es|ed)|unveil(?:s|ed)|announc(?:es|ed|ing) the (?:launch|introduction|release|(?:general )?availability) of|(?:is|are) now (?:generally )?available|beg(?:an|ins) shipping)\b/i;
 /** ...a product, service, platform, model, device or product line. */
-const LAUNCH_OBJECT = /\b(?:products?|product lines?|services?|platforms?|models?|devices?|apps?|applications?|software|solutions?|features?|offerings?|versions?|drugs?|vehicles?|chips?|processors?)\b/i;
+const LAUNCH_OBJECT =
+  /\b(?:products?|product lines?|services?|platforms?|models?|devices?|apps?|applications?|software|solutions?|features?|offerings?|versions?|drugs?|vehicles?|chips?|processors?)\b/i;
 /** Not a launch: agreements, deals, results, presentations, and launches that are only planned. */
-const NOT_LAUNCH = /\b(?:agreements?|contracts?|acqui(?:re|red|res|sition)|merger|financial results|presentation|conference|expects? to|plans? to|intends? to|will (?:launch|introduce|unveil)|may (?:launch|introduce))\b/i;
+const NOT_LAUNCH =
+  /\b(?:agreements?|contracts?|acqui(?:re|red|res|sition)|merger|financial results|presentation|conference|expects? to|plans? to|intends? to|will (?:launch|introduce|unveil)|may (?:launch|introduce))\b/i;
 
 /** The first sentence of `text` that announces a product launch, or null. */
 export function findLaunchSentence(text: string): string | null {

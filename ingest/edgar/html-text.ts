@@ -7,8 +7,26 @@
  */
 
 const NAMED: Record<string, string> = {
-  nbsp: ' ', amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", rsquo: '’', lsquo: '‘', rdquo: '”', ldquo: '“',
-  mdash: '—', ndash: '–', bull: '•', middot: '·', reg: '®', trade: '™', copy: '©', sect: '§', hellip: '…', zwsp: '',
+  nbsp: ' ',
+  amp: '&',
+  lt: '<',
+  gt: '>',
+  quot: '"',
+  apos: "'",
+  rsquo: '’',
+  lsquo: '‘',
+  rdquo: '”',
+  ldquo: '“',
+  mdash: '—',
+  ndash: '–',
+  bull: '•',
+  middot: '·',
+  reg: '®',
+  trade: '™',
+  copy: '©',
+  sect: '§',
+  hellip: '…',
+  zwsp: '',
 };
 
 /** Decodes HTML character references (named, decimal, hex). */
@@ -53,7 +71,11 @@ function normaliseLines(s: string): string {
   const out: string[] = [];
   for (const raw of s.split(/\r?\n/)) {
     let line = raw.replace(/[\t\u00a0\u2009\u200b ]+/g, ' ').trim();
-    line = line.replace(/^(\|\s*)+/, '').replace(/(\s*\|)+$/, '').replace(/(\|\s*){2,}/g, '| ').trim();
+    line = line
+      .replace(/^(\|\s*)+/, '')
+      .replace(/(\s*\|)+$/, '')
+      .replace(/(\|\s*){2,}/g, '| ')
+      .trim();
     if (line) out.push(line);
   }
   return out.join('\n');

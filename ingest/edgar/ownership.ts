@@ -30,7 +30,12 @@ export interface ParsedOwnership {
   roles: OwnershipRole[];
 }
 
-const parser = new XMLParser({ ignoreAttributes: true, parseTagValue: false, trimValues: true, isArray: (name) => name === 'reportingOwner' });
+const parser = new XMLParser({
+  ignoreAttributes: true,
+  parseTagValue: false,
+  trimValues: true,
+  isArray: (name) => name === 'reportingOwner',
+});
 
 const flag = (v: unknown) => v === true || v === 1 || v === '1' || String(v).toLowerCase() === 'true';
 const str = (v: unknown): string | null => {
@@ -55,7 +60,8 @@ export function displayName(edgarName: string): string {
   return titleCaseName([...given, last, suffix].filter(Boolean).join(' '));
 }
 
-const ENTITY_RE = /\b(inc|corp|corporation|llc|l\.?p|ltd|limited|fund|partners|trust|holdings|group|management|capital|company|co|plc|pte|gmbh|s\.?a)\.?(\b|$)/i;
+const ENTITY_RE =
+  /\b(inc|corp|corporation|llc|l\.?p|ltd|limited|fund|partners|trust|holdings|group|management|capital|company|co|plc|pte|gmbh|s\.?a)\.?(\b|$)/i;
 
 function titleCaseName(s: string): string {
   return s.toLowerCase().replace(/(^|[\s\-'’.])([a-z])/g, (_m, p: string, c: string) => p + c.toUpperCase());

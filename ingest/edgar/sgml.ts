@@ -38,15 +38,24 @@ export function parseSgmlHeader(text: string): SgmlHeader | null {
   if (!/<SEC-HEADER>|<SUBMISSION>|ACCESSION NUMBER:|<ACCESSION-NUMBER>/.test(head)) return null;
   const one = (re: RegExp) => re.exec(head)?.[1]?.trim() ?? null;
   const accept = one(/<ACCEPTANCE-DATETIME>\s*(\d{14})/);
-  const acceptance_et = accept ? `${accept.slice(0, 4)}-${accept.slice(4, 6)}-${accept.slice(6, 8)}T${accept.slice(8, 10)}:${accept.slice(10, 12)}:${accept.slice(12, 14)}` : null;
+  const acceptance_et = accept
+    ? `${accept.slice(0, 4)}-${accept.slice(4, 6)}-${accept.slice(6, 8)}T${accept.slice(8, 10)}:${accept.slice(10, 12)}:${accept.slice(12, 14)}`
+    : null;
   const entities: SgmlHeader['entities'] = [];
   let role = 'FILER';
   let name: string | null = null;
   for (const line of head.split(/\r?\n/)) {
     const r = /^<?(FILER|ISSUER|REPORTING-OWNER|SUBJECT COMPANY|FILED BY)>?:?\s*$/.exec(line.trim());
-    if (r) { role = r[1]; name = null; continue; }
+    if (r) {
+      role = r[1];
+      name = null;
+      continue;
+    }
     const n = /^(?:\s*COMPANY CONFORMED NAME:\s*|<CONFORMED-NAME>)(.+)$/.exec(line);
-    if (n) { name = n[1].trim(); continue; }
+    if (n) {
+      name = n[1].trim();
+      continue;
+    }
     const c = /^(?:\s*CENTRAL INDEX KEY:\s*|<CIK>)(\d{1,10})\s*$/.exec(line);
     if (c) entities.push({ role, cik: Number(c[1]), name });
   }
@@ -96,7 +105,16 @@ export function easternToUtc(et: string): string {
   return new Date(asUtc + 5 * 3_600_000).toISOString().replace('.000Z', 'Z');
 }
 
-const ET_FMT = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit', hourCycle: 'h23' });
+const ET_FMT = new Intl.DateTimeFormat('en-CA', {
+  timeZone: 'America/New_York',
+  year: 'numeric',
+  month: '2-digit',
+  day: '2-digit',
+  hour: '2-digit',
+  minute: '2-digit',
+  second: '2-digit',
+  hourCycle: 'h23',
+});
 
 /** Converts a UTC instant to America/New_York wall-clock `YYYY-MM-DDTHH:MM:SS`. */
 export function utcToEastern(utc: string): string {
@@ -112,7 +130,9 @@ export function utcToEastern(utc: string): string {
  * `not-a-submission`: something else, e.g. an HTML error page served with status 200. `position` is the byte
  * offset where the check failed.
  */
-export function completeSubmissionProblem(input: Uint8Array | string): { kind: 'truncated' | 'not-a-submission'; reason: string; position: number } | null {
+export function completeSubmissionProblem(
+  input: Uint8Array | string,
+): { kind: 'truncated' | 'not-a-submission'; reason: string; position: number } | null {
   const text = typeof input === 'string' ? input : Buffer.from(input).toString('latin1');
   const start = text.slice(0, 512).trimStart();
   const pem = start.startsWith('-----BEGIN PRIVACY-ENHANCED MESSAGE-----');
@@ -122,6 +142,11 @@ export function completeSubmissionProblem(input: Uint8Array | string): { kind: '
   }
   const end = text.trimEnd();
   const closer = pem ? '-----END PRIVACY-ENHANCED MESSAGE-----' : '</SEC-DOCUMENT>';
-  if (!end.endsWith(closer)) return { kind: 'truncated', reason: `complete submission cut short: no closing ${closer}`, position: Buffer.byteLength(text, 'latin1') };
+  if (!end.endsWith(closer))
+    return {
+      kind: 'truncated',
+      reason: `complete submission cut short: no closing ${closer}`,
+      position: Buffer.byteLength(text, 'latin1'),
+    };
   return null;
 }

@@ -47,70 +47,125 @@ export interface SignalPattern {
 /** The company as subject or owner; "our customers" are not the company. */
 const SELF = String.raw`\b(?:we|our|us|the company|the company['’]s|its)\b(?!\s+(?:customers|clients|users|partners|suppliers|competitors)\b)`;
 const HYPOTHETICAL = /\b(?:could|may|might|would|can)\b|\bif\b|\bin the event\b|\bfailure to\b|\bshould we\b/i;
-const NEGATED = /\b(?:do|does|did) not (?:expect|anticipate|plan|intend)\b|\bnot (?:currently )?(?:a )?party to\b|\bno (?:material |significant )?(?:pending )?(?:legal proceedings|litigation|restructuring)\b|\bare not a party\b/i;
+const NEGATED =
+  /\b(?:do|does|did) not (?:expect|anticipate|plan|intend)\b|\bnot (?:currently )?(?:a )?party to\b|\bno (?:material |significant )?(?:pending )?(?:legal proceedings|litigation|restructuring)\b|\bare not a party\b/i;
 
 export const SIGNAL_PATTERNS: readonly SignalPattern[] = [
   {
-    type: 'capex_increase', id: 'capex-increase-v2',
-    description: 'the company\'s own capital expenditures increased, or it plans or expects to increase them',
+    type: 'capex_increase',
+    id: 'capex-increase-v2',
+    description: "the company's own capital expenditures increased, or it plans or expects to increase them",
     sections: ['7', '1'],
-    topic: /\b(capital expenditures?|capex|capital spending|purchases of property(?:,)? (?:plant )?and equipment|invest(?:ment|ments|ing)? in (?:property|facilities|data cent(?:er|re)s|manufacturing capacity|capacity))\b/i,
+    topic:
+      /\b(capital expenditures?|capex|capital spending|purchases of property(?:,)? (?:plant )?and equipment|invest(?:ment|ments|ing)? in (?:property|facilities|data cent(?:er|re)s|manufacturing capacity|capacity))\b/i,
     // The increase is said of the capex itself, within a few words.
-    require: /\b(?:increas(?:e|ed|es|ing)|higher|grew|rose|expand(?:ed|ing)?)\b(?:\s+(?:of|by)\s+(?:approximately\s+)?\$?\s?[\d.,]+\s*(?:million|billion|%)?)?\s+(?:in\s+|our\s+|its\s+)?(?:capital expenditures?|capex|capital spending|purchases of property)|\b(?:capital expenditures?|capex|capital spending)\s+(?:increased|grew|rose|will increase|are expected to increase)\b|\b(?:capital expenditures?|capex|capital spending)\b[^;]{0,120}?\b(?:representing|an?) increase of\b/i,
+    require:
+      /\b(?:increas(?:e|ed|es|ing)|higher|grew|rose|expand(?:ed|ing)?)\b(?:\s+(?:of|by)\s+(?:approximately\s+)?\$?\s?[\d.,]+\s*(?:million|billion|%)?)?\s+(?:in\s+|our\s+|its\s+)?(?:capital expenditures?|capex|capital spending|purchases of property)|\b(?:capital expenditures?|capex|capital spending)\s+(?:increased|grew|rose|will increase|are expected to increase)\b|\b(?:capital expenditures?|capex|capital spending)\b[^;]{0,120}?\b(?:representing|an?) increase of\b/i,
     fact: null,
     exclude: [
-      { rule: 'a decrease', re: /\b(decreas(?:e|ed|es|ing)|lower|reduc(?:e|ed|tion|ing)|declin(?:e|ed|ing))\b[^.]{0,40}\b(capital expenditures?|capex)\b|\b(capital expenditures?|capex)\b[^.]{0,40}\b(decreas(?:e|ed|es|ing)|lower|reduc(?:e|ed|tion|ing)|declin(?:e|ed|ing))\b/i },
-      { rule: 'regulation that may require capital expenditures', re: /\b(?:regulations?|standards|policies|laws?)\b[^.]*\brequire\b[^.]*capital expenditures/i },
+      {
+        rule: 'a decrease',
+        re: /\b(decreas(?:e|ed|es|ing)|lower|reduc(?:e|ed|tion|ing)|declin(?:e|ed|ing))\b[^.]{0,40}\b(capital expenditures?|capex)\b|\b(capital expenditures?|capex)\b[^.]{0,40}\b(decreas(?:e|ed|es|ing)|lower|reduc(?:e|ed|tion|ing)|declin(?:e|ed|ing))\b/i,
+      },
+      {
+        rule: 'regulation that may require capital expenditures',
+        re: /\b(?:regulations?|standards|policies|laws?)\b[^.]*\brequire\b[^.]*capital expenditures/i,
+      },
       { rule: 'a share of capital expenditures, not growth', re: /\ballocation of capital expenditures\b/i },
     ],
     measured: { precision: 1, recall: 1, hits: 1, as_of: '2026-11-25' },
   },
   {
-    type: 'ai_adoption', id: 'ai-adoption-v2',
+    type: 'ai_adoption',
+    id: 'ai-adoption-v2',
     description: 'the company uses, builds, deploys, sells or invests in AI',
     sections: ['1', '1A', '7'],
-    topic: /\b(artificial intelligence|machine learning|generative AI|GenAI|AI|AI\/ML|large language models?|LLMs?|agentic|generative models?|foundation models?)\b/,
+    topic:
+      /\b(artificial intelligence|machine learning|generative AI|GenAI|AI|AI\/ML|large language models?|LLMs?|agentic|generative models?|foundation models?)\b/,
     // The company as the subject of a verb of using or building, or AI it names as its own ("our AI offerings",
     // "Our AI-powered Salesforce Platform").
-    require: new RegExp(String.raw`${SELF}[^.]{0,100}\b(?:use|uses|using|used|deploy(?:s|ed|ing)?|integrat(?:e|es|ed|ing)|adopt(?:s|ed|ing)?|invest(?:s|ed|ing)?|develop(?:s|ed|ing)?|incorporat(?:e|es|ed|ing)|leverag(?:e|es|ed|ing)|launch(?:es|ed)?|offer(?:s|ed|ing)?|build(?:s|ing)?|built|introduc(?:e|es|ed|ing)|embed(?:s|ded|ding)?|infus(?:e|es|ed|ing)|releas(?:e|es|ed)|provid(?:e|es|ed|ing)|power(?:s|ed)?|appl(?:y|ies|ied)|acquir(?:e|es|ed)|train(?:s|ed)?|rel(?:y|ies) on|implement(?:s|ed|ing)?|add(?:s|ed|ing)?|bring(?:s)?|enabl(?:e|es|ing))\b|\b(?:our|its)\s+(?:[\w-]+\s+){0,3}(?:AI|artificial intelligence|machine learning|generative AI|AI\/ML)\b|\b(?:our|its)\s+(?:[\w-]+\s+){0,2}AI-(?:powered|based|driven|first|enabled)\b|\b(?:AI|artificial intelligence|generative AI)\b[^.]{0,40}\bin our (?:offerings|products|services|platforms?|solutions)\b`, 'i'),
+    require: new RegExp(
+      String.raw`${SELF}[^.]{0,100}\b(?:use|uses|using|used|deploy(?:s|ed|ing)?|integrat(?:e|es|ed|ing)|adopt(?:s|ed|ing)?|invest(?:s|ed|ing)?|develop(?:s|ed|ing)?|incorporat(?:e|es|ed|ing)|leverag(?:e|es|ed|ing)|launch(?:es|ed)?|offer(?:s|ed|ing)?|build(?:s|ing)?|built|introduc(?:e|es|ed|ing)|embed(?:s|ded|ding)?|infus(?:e|es|ed|ing)|releas(?:e|es|ed)|provid(?:e|es|ed|ing)|power(?:s|ed)?|appl(?:y|ies|ied)|acquir(?:e|es|ed)|train(?:s|ed)?|rel(?:y|ies) on|implement(?:s|ed|ing)?|add(?:s|ed|ing)?|bring(?:s)?|enabl(?:e|es|ing))\b|\b(?:our|its)\s+(?:[\w-]+\s+){0,3}(?:AI|artificial intelligence|machine learning|generative AI|AI\/ML)\b|\b(?:our|its)\s+(?:[\w-]+\s+){0,2}AI-(?:powered|based|driven|first|enabled)\b|\b(?:AI|artificial intelligence|generative AI)\b[^.]{0,40}\bin our (?:offerings|products|services|platforms?|solutions)\b`,
+      'i',
+    ),
     fact: null,
     exclude: [
-      { rule: 'AI named only as a tool of attackers', re: /\b(?:threat actors?|bad actors?|malicious actors?|attackers?|hackers?|fraudsters?|criminals?|cyber-?criminals?)\b/i },
-      { rule: 'laws or regulation about AI', re: /\b(?:laws?|regulations?|regulators?|regulatory|legislation|legislative|legislatures?|AI Act|legal frameworks?|legal standards)\b/i },
-      { rule: 'AI of competitors or others', re: /\b(?:competitors?|other companies|third parties)\b[^.]{0,60}\b(?:incorporate|use|develop|offer|adopt)\b|\b(?:face|expect to face)\b[^.]{0,40}\bcompetition\b|\bcompanies offering\b|\bcompete with our\b/i },
+      {
+        rule: 'AI named only as a tool of attackers',
+        re: /\b(?:threat actors?|bad actors?|malicious actors?|attackers?|hackers?|fraudsters?|criminals?|cyber-?criminals?)\b/i,
+      },
+      {
+        rule: 'laws or regulation about AI',
+        re: /\b(?:laws?|regulations?|regulators?|regulatory|legislation|legislative|legislatures?|AI Act|legal frameworks?|legal standards)\b/i,
+      },
+      {
+        rule: 'AI of competitors or others',
+        re: /\b(?:competitors?|other companies|third parties)\b[^.]{0,60}\b(?:incorporate|use|develop|offer|adopt)\b|\b(?:face|expect to face)\b[^.]{0,40}\bcompetition\b|\bcompanies offering\b|\bcompete with our\b/i,
+      },
       { rule: 'investing in other companies', re: /\binvest in companies\b/i },
       { rule: 'conditional own use', re: /\b(?:if|should|whether) we (?:use|adopt|deploy|develop)\b/i },
     ],
     measured: { precision: 1, recall: 0.929, hits: 13, as_of: '2026-11-25' },
   },
   {
-    type: 'restructuring', id: 'restructuring-v2',
-    description: 'the company\'s own restructuring plans, workforce reductions, exit or disposal costs',
+    type: 'restructuring',
+    id: 'restructuring-v2',
+    description: "the company's own restructuring plans, workforce reductions, exit or disposal costs",
     sections: ['7', '1', '1A'],
-    topic: /\b(restructur(?:e|ed|ing)|workforce reductions?|reductions? in (?:force|workforce)|layoffs?|headcount reductions?|exit (?:or|and) disposal)\b/i,
+    topic:
+      /\b(restructur(?:e|ed|ing)|workforce reductions?|reductions? in (?:force|workforce)|layoffs?|headcount reductions?|exit (?:or|and) disposal)\b/i,
     // The company (or "the program") with a plan, action, charge or cost; or restructuring charges in its own results.
-    require: new RegExp(String.raw`\b(?:restructuring|reorganization)\b[^.]{0,30}\bcharges\b|\bcharges\b[^.]{0,160}\brestructuring\b|(?:${SELF}|\bthe program\b)[^.]{0,160}\b(?:plans?|programs?|initiatives?|actions?|charges?|costs?|accruals?|activities|announced|initiated|implemented|recorded|recognized|incurred|completed|started|committed|restructured|reduction)\b|\b(?:plans?|programs?|initiatives?|actions?|charges?|costs?|accruals?|activities)\b[^.]{0,160}${SELF}`, 'i'),
+    require: new RegExp(
+      String.raw`\b(?:restructuring|reorganization)\b[^.]{0,30}\bcharges\b|\bcharges\b[^.]{0,160}\brestructuring\b|(?:${SELF}|\bthe program\b)[^.]{0,160}\b(?:plans?|programs?|initiatives?|actions?|charges?|costs?|accruals?|activities|announced|initiated|implemented|recorded|recognized|incurred|completed|started|committed|restructured|reduction)\b|\b(?:plans?|programs?|initiatives?|actions?|charges?|costs?|accruals?|activities)\b[^.]{0,160}${SELF}`,
+      'i',
+    ),
     fact: /\b(?:we|the company)\s+(?:have|has|had)?\s*(?:announced|initiated|implemented|recorded|recognized|incurred|completed|started|committed)\b|\bour restructuring (?:actions|plan|program|initiatives)\b/i,
     exclude: [
-      { rule: 'debt, loans or receivables', re: /\b(debt|loans?|lease|receivables?|indebtedness)\s+restructur|restructur\w*\s+(?:of\s+)?(?:our\s+|its\s+)?(?:debt|loans?|indebtedness|receivables?)|troubled debt|restructured (?:loans?|cardmember|receivables)/i },
+      {
+        rule: 'debt, loans or receivables',
+        re: /\b(debt|loans?|lease|receivables?|indebtedness)\s+restructur|restructur\w*\s+(?:of\s+)?(?:our\s+|its\s+)?(?:debt|loans?|indebtedness|receivables?)|troubled debt|restructured (?:loans?|cardmember|receivables)/i,
+      },
       { rule: 'restructurings of others (bankruptcies, consolidations, an industry)', re: /\b(?:bankruptc(?:y|ies)|consolidations)\b/i },
-      { rule: 'restructuring named only as an acquisition cost', re: /\b(?:acquisitions?|acquired (?:entities|businesses)|integration|purchase of)\b[^.]{0,120}\brestructuring\b|\brestructuring\b[^.]{0,100}\b(?:acquired entities|integration of acquired)\b/i },
-      { rule: 'restructuring of something else (systems, relationships)', re: /\brestructuring (?:support systems|business relationships|(?:of )?(?:our )?(?:processes|systems|relationships|agreements|contracts))\b/i },
-      { rule: 'a definition, an accounting policy or a non-GAAP adjustment', re: /^restructuring (?:consists|excludes|includes)\b|\bexclud(?:e|es|ing)\b[^.]{0,60}\brestructuring\b|\bconsistent with our (?:historical )?polic(?:y|ies)\b|\badjustment to core\b/i },
+      {
+        rule: 'restructuring named only as an acquisition cost',
+        re: /\b(?:acquisitions?|acquired (?:entities|businesses)|integration|purchase of)\b[^.]{0,120}\brestructuring\b|\brestructuring\b[^.]{0,100}\b(?:acquired entities|integration of acquired)\b/i,
+      },
+      {
+        rule: 'restructuring of something else (systems, relationships)',
+        re: /\brestructuring (?:support systems|business relationships|(?:of )?(?:our )?(?:processes|systems|relationships|agreements|contracts))\b/i,
+      },
+      {
+        rule: 'a definition, an accounting policy or a non-GAAP adjustment',
+        re: /^restructuring (?:consists|excludes|includes)\b|\bexclud(?:e|es|ing)\b[^.]{0,60}\brestructuring\b|\bconsistent with our (?:historical )?polic(?:y|ies)\b|\badjustment to core\b/i,
+      },
     ],
     measured: { precision: 1, recall: 1, hits: 5, as_of: '2026-11-25' },
   },
   {
-    type: 'litigation_risk', id: 'litigation-risk-v2',
+    type: 'litigation_risk',
+    id: 'litigation-risk-v2',
     description: 'the company is, or has been, party to litigation, lawsuits or government investigations',
     sections: ['1A', '7', '1'],
-    topic: /\b(litigation|lawsuits?|legal proceedings|class actions?|legal actions?|legal claims|investigations?|enforcement actions?|subpoenas?|defendants?|civil investigative demand|consent decree)\b/i,
-    require: new RegExp(String.raw`${SELF}[^.]{0,40}\b(?:are|is|were|was|have been|has been|remain|continue to be|had been)\b(?:,)?(?:\s+(?:currently|routinely|also|now|from time to time))?[^.]{0,40}\b(?:defendants?|party|parties|subject to (?:(?:various|numerous|a number of|ongoing|pending|certain|a variety of)\s+)?(?:private party and governmental |governmental |legal )?(?:claims|litigation|lawsuits|legal proceedings|legal actions|investigations|inquiries|audits|allegations|class)|involved in|named|sued|responding to|cooperating with)\b|\b(?:filed|brought|pending|asserted)\s+(?:a\s+)?(?:lawsuits?|suits?|complaints?|actions?)?\s*against\s+(?:us|the company|[A-Z]\w+)\b|\b(?:lawsuits?|litigation|legal proceedings|claims|actions)\b[^.]{0,100}\b(?:are|is|remain) pending\b|\bpending (?:lawsuits|litigation|legal proceedings)\b|\b(?:our|its) (?:legal proceedings|litigation (?:provision|escrow)|pending litigation)\b|\blitigation (?:provision|escrow account|matters?)\b|\b(?:recorded|accru\w+|deposit\w*)\b[^.]{0,120}\blitigation\b|\bwe (?:have )?(?:not )?prevailed\b|\b(?:ongoing|outstanding|covered|active|existing) (?:securities )?(?:class action )?(?:litigation|legal proceedings|lawsuits)\b|\b(?:legal proceedings|legal actions|lawsuits|litigation|matters) (?:to which (?:we|the company) (?:are|is) (?:a )?party|in which (?:we|the company) (?:are|is) involved)\b|\bwe (?:have been|were) (?:sued|named)\b`, 'i'),
+    topic:
+      /\b(litigation|lawsuits?|legal proceedings|class actions?|legal actions?|legal claims|investigations?|enforcement actions?|subpoenas?|defendants?|civil investigative demand|consent decree)\b/i,
+    require: new RegExp(
+      String.raw`${SELF}[^.]{0,40}\b(?:are|is|were|was|have been|has been|remain|continue to be|had been)\b(?:,)?(?:\s+(?:currently|routinely|also|now|from time to time))?[^.]{0,40}\b(?:defendants?|party|parties|subject to (?:(?:various|numerous|a number of|ongoing|pending|certain|a variety of)\s+)?(?:private party and governmental |governmental |legal )?(?:claims|litigation|lawsuits|legal proceedings|legal actions|investigations|inquiries|audits|allegations|class)|involved in|named|sued|responding to|cooperating with)\b|\b(?:filed|brought|pending|asserted)\s+(?:a\s+)?(?:lawsuits?|suits?|complaints?|actions?)?\s*against\s+(?:us|the company|[A-Z]\w+)\b|\b(?:lawsuits?|litigation|legal proceedings|claims|actions)\b[^.]{0,100}\b(?:are|is|remain) pending\b|\bpending (?:lawsuits|litigation|legal proceedings)\b|\b(?:our|its) (?:legal proceedings|litigation (?:provision|escrow)|pending litigation)\b|\blitigation (?:provision|escrow account|matters?)\b|\b(?:recorded|accru\w+|deposit\w*)\b[^.]{0,120}\blitigation\b|\bwe (?:have )?(?:not )?prevailed\b|\b(?:ongoing|outstanding|covered|active|existing) (?:securities )?(?:class action )?(?:litigation|legal proceedings|lawsuits)\b|\b(?:legal proceedings|legal actions|lawsuits|litigation|matters) (?:to which (?:we|the company) (?:are|is) (?:a )?party|in which (?:we|the company) (?:are|is) involved)\b|\bwe (?:have been|were) (?:sued|named)\b`,
+      'i',
+    ),
     fact: /\b(?:we|the company|(?:the )?[A-Z][\w.]* (?:Corporation|Inc\.?|Company))\s+(?:are|is|have been|has been)\b(?:,)?(?:\s+(?:currently|routinely|also))?\b[^.]{0,40}\b(?:defendants?|party|subject|involved|named)\b|\b(?:have|has) been,? and (?:in the future )?may\b|\bhave not prevailed\b|\bin some cases have\b|\bhave (?:been )?(?:resulted|exposed)\b|\bpending\b|\bcurrently\b|\bongoing\b/i,
     exclude: [
-      { rule: 'a list of the laws the company is subject to', re: /\b(?:laws|regulations)\b[^.]{0,40}\b(?:relating|related|regarding|governing|including|such as)\b[^.]{0,200}\b(?:antitrust|investigations?)\b/i },
-      { rule: 'litigation of competitors or others', re: /\b(?:competitors|other companies|other businesses|suppliers)\b[^.]{0,60}\b(?:named|defendants?|lawsuits?|litigation|involved)\b|\bagainst (?:visa|mastercard|our competitors)\b/i },
-      { rule: 'another meaning of the words', re: /Private Securities Litigation Reform Act|Federal Bureau of Investigation|\binvestigation,? (?:and )?remediation\b|\bdue diligence investigation\b|\bour investigation of\b|\binvestigation into a cybersecurity incident\b|\bconduct an investigation and respond\b/i },
+      {
+        rule: 'a list of the laws the company is subject to',
+        re: /\b(?:laws|regulations)\b[^.]{0,40}\b(?:relating|related|regarding|governing|including|such as)\b[^.]{0,200}\b(?:antitrust|investigations?)\b/i,
+      },
+      {
+        rule: 'litigation of competitors or others',
+        re: /\b(?:competitors|other companies|other businesses|suppliers)\b[^.]{0,60}\b(?:named|defendants?|lawsuits?|litigation|involved)\b|\bagainst (?:visa|mastercard|our competitors)\b/i,
+      },
+      {
+        rule: 'another meaning of the words',
+        re: /Private Securities Litigation Reform Act|Federal Bureau of Investigation|\binvestigation,? (?:and )?remediation\b|\bdue diligence investigation\b|\bour investigation of\b|\binvestigation into a cybersecurity incident\b|\bconduct an investigation and respond\b/i,
+      },
     ],
     measured: { precision: 1, recall: 0.789, hits: 15, as_of: '2026-11-25' },
   },
@@ -135,7 +190,10 @@ function notASentence(s: string): string | null {
 /** The topic word as one element of a comma list of topics ("investigation and settlement costs, litigation, …"). */
 function namedInList(p: SignalPattern, s: string): boolean {
   if ((s.match(/,/g) ?? []).length < 3) return false;
-  const t = new RegExp(String.raw`(?:,|\band|\bor)\s+(?:[\w-]+\s+){0,2}(?:${p.topic.source})(?:\s+[\w-]+){0,2}\s*(?:,|;|\band\b|\bor\b)`, 'i');
+  const t = new RegExp(
+    String.raw`(?:,|\band|\bor)\s+(?:[\w-]+\s+){0,2}(?:${p.topic.source})(?:\s+[\w-]+){0,2}\s*(?:,|;|\band\b|\bor\b)`,
+    'i',
+  );
   return t.test(s);
 }
 
@@ -146,11 +204,17 @@ function namedInList(p: SignalPattern, s: string): boolean {
  */
 export function companyAliases(name: string | null | undefined): string[] {
   if (!name) return [];
-  const clean = name.replace(/&amp;/g, '&').replace(/\/[A-Z]+\/?/g, ' ').replace(/[,.]/g, ' ')
-    .replace(/\b(?:inc|incorporated|corp|corporation|co|company|group|holdings?|ltd|plc|l\s?p|llc|n\s?v|s\s?a|new)\b/gi, ' ').replace(/\s+/g, ' ').trim();
+  const clean = name
+    .replace(/&amp;/g, '&')
+    .replace(/\/[A-Z]+\/?/g, ' ')
+    .replace(/[,.]/g, ' ')
+    .replace(/\b(?:inc|incorporated|corp|corporation|co|company|group|holdings?|ltd|plc|l\s?p|llc|n\s?v|s\s?a|new)\b/gi, ' ')
+    .replace(/\s+/g, ' ')
+    .trim();
   if (clean.length < 3) return [];
   const first = clean.split(' ')[0];
-  const generic = /^(?:the|union|american|united|general|national|international|first|home|progressive|wells|bank|global|premier|commonwealth|renewable|energy)$/i;
+  const generic =
+    /^(?:the|union|american|united|general|national|international|first|home|progressive|wells|bank|global|premier|commonwealth|renewable|energy)$/i;
   return [...new Set([clean, ...(first.length >= 4 && !generic.test(first) ? [first] : [])])];
 }
 
@@ -174,7 +238,8 @@ export function evaluateSentence(p: SignalPattern, raw: string, company: readonl
   const sentence = withCompanyAsSelf(raw, company);
   // A topic word listed among others ("investigation and settlement costs, litigation, …, restructuring") is not
   // a statement about it, unless the sentence states the fact ("We are involved in …, including …, litigation").
-  if (p.type !== 'ai_adoption' && p.type !== 'capex_increase' && namedInList(p, sentence) && !p.fact?.test(sentence)) return { verdict: 'near_miss', reason: 'named only in a list of topics' };
+  if (p.type !== 'ai_adoption' && p.type !== 'capex_increase' && namedInList(p, sentence) && !p.fact?.test(sentence))
+    return { verdict: 'near_miss', reason: 'named only in a list of topics' };
   const ex = p.exclude.find((e) => e.re.test(sentence));
   if (ex) return { verdict: 'near_miss', reason: `matches the exclusion: ${ex.rule}` };
   if (NEGATED.test(sentence)) return { verdict: 'near_miss', reason: 'negated' };
@@ -184,7 +249,8 @@ export function evaluateSentence(p: SignalPattern, raw: string, company: readonl
   if (hypothetical && p.type !== 'ai_adoption' && !(p.fact?.test(sentence) && p.require.test(sentence))) {
     return { verdict: 'near_miss', reason: 'hypothetical: a modal or condition without a statement of fact' };
   }
-  if (!p.require.test(sentence)) return { verdict: 'near_miss', reason: `topic without the required wording ${p.require.source.slice(0, 60)}…` };
+  if (!p.require.test(sentence))
+    return { verdict: 'near_miss', reason: `topic without the required wording ${p.require.source.slice(0, 60)}…` };
   return { verdict: 'hit', strength: HEDGE.test(sentence) ? 1 : 2 };
 }
 

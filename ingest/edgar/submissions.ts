@@ -95,7 +95,12 @@ function filingsFromColumns(cik: number, cols: Record<string, unknown[]>, pointe
     const form = at<string>('form', i);
     const filingDate = at<string>('filingDate', i);
     if (!ACCESSION_RE.test(accession) || !form || !filingDate || !/^\d{4}-\d{2}-\d{2}$/.test(filingDate)) {
-      rejects.push({ line: null, pointer: `${pointer}/accessionNumber/${i}`, reason: `invalid filing (accession ${accession}, form ${form}, date ${filingDate})`, raw: accession });
+      rejects.push({
+        line: null,
+        pointer: `${pointer}/accessionNumber/${i}`,
+        reason: `invalid filing (accession ${accession}, form ${form}, date ${filingDate})`,
+        raw: accession,
+      });
       continue;
     }
     const items = at<string>('items', i);
@@ -109,7 +114,12 @@ function filingsFromColumns(cik: number, cols: Record<string, unknown[]>, pointe
       act: at<string>('act', i),
       file_number: at<string>('fileNumber', i),
       film_number: at<string>('filmNumber', i),
-      items: items ? items.split(',').map((x) => x.trim()).filter(Boolean) : [],
+      items: items
+        ? items
+            .split(',')
+            .map((x) => x.trim())
+            .filter(Boolean)
+        : [],
       size: at<number>('size', i),
       is_xbrl: Boolean(at('isXBRL', i)),
       is_inline_xbrl: Boolean(at('isInlineXBRL', i)),
@@ -127,6 +137,13 @@ function blank(v: string | null | undefined): string | null {
 function toAddress(a: Record<string, unknown> | null | undefined): Address | null {
   if (!a) return null;
   const s = (k: string) => blank((a[k] as string | null | undefined) ?? null);
-  const addr = { street1: s('street1'), street2: s('street2'), city: s('city'), state_or_country: s('stateOrCountry'), zip_code: s('zipCode'), country: s('country') };
+  const addr = {
+    street1: s('street1'),
+    street2: s('street2'),
+    city: s('city'),
+    state_or_country: s('stateOrCountry'),
+    zip_code: s('zipCode'),
+    country: s('country'),
+  };
   return Object.values(addr).every((v) => v === null) ? null : addr;
 }

@@ -45,7 +45,18 @@ export function splitItems(text: string): Map<string, TenKSection> {
   const heads: Array<{ line: number; item: string; title: string | null }> = [];
   lines.forEach((l, i) => {
     const m = HEADING.exec(l);
-    if (m && l.length < 220) heads.push({ line: i, item: m[1].toUpperCase(), title: m[2].replace(/\|\s*\d+\s*$/, '').replace(/\|/g, '').trim() || lines[i + 1]?.slice(0, 120) || null });
+    if (m && l.length < 220)
+      heads.push({
+        line: i,
+        item: m[1].toUpperCase(),
+        title:
+          m[2]
+            .replace(/\|\s*\d+\s*$/, '')
+            .replace(/\|/g, '')
+            .trim() ||
+          lines[i + 1]?.slice(0, 120) ||
+          null,
+      });
   });
   const best = new Map<string, { start: number; end: number; title: string | null; size: number }>();
   for (let k = 0; k < heads.length; k++) {
@@ -73,11 +84,15 @@ const QUALIFIER = String.raw`(?:approximately|about|nearly|almost|over|more than
 const EMPLOYEE_STRONG = [
   new RegExp(String.raw`\b(?:had|has|have|employed|employ|employs|a total of)\s+(?:${QUALIFIER}\s+)?${COUNT}\s+${STAFF}`, 'i'),
   new RegExp(String.raw`\b(?:employed|employ|employs)\s+(?:${QUALIFIER}\s+)?${COUNT}\s+(?:people|persons|individuals)\b`, 'i'),
-  new RegExp(String.raw`\b(?:headcount|workforce)(?:\s+worldwide)?\s+(?:was|of|totaled)\s+(?:${QUALIFIER}\s+)?${COUNT}(?!\d|[,.]\d|\s*(?:percent|%))`, 'i'),
+  new RegExp(
+    String.raw`\b(?:headcount|workforce)(?:\s+worldwide)?\s+(?:was|of|totaled)\s+(?:${QUALIFIER}\s+)?${COUNT}(?!\d|[,.]\d|\s*(?:percent|%))`,
+    'i',
+  ),
 ];
 const EMPLOYEE_WEAK = [new RegExp(String.raw`\b(?:${QUALIFIER}|our)\s+${COUNT}\s+${STAFF}`, 'i')];
 /** "The Company has no employees" (0); "X is the only employee" (1). */
-const NO_EMPLOYEES = /\b(?:the (?:company|partnership|registrant|fund|trust)|we|it)\s+(?:currently\s+)?(?:has|had|have|has had)\s+no\s+(?:full[- ]time\s+|paid\s+)?employees\b/i;
+const NO_EMPLOYEES =
+  /\b(?:the (?:company|partnership|registrant|fund|trust)|we|it)\s+(?:currently\s+)?(?:has|had|have|has had)\s+no\s+(?:full[- ]time\s+|paid\s+)?employees\b/i;
 const ONE_EMPLOYEE = /\bis (?:our|the|its) (?:only|sole) employee\b/i;
 
 function countValue(s: string): number {
@@ -113,12 +128,23 @@ const clip = (s: string) => (s.trim().length > 280 ? `${s.trim().slice(0, 277)}.
 /** A person's name as 10-Ks print it: 2-5 capitalised words or initials ("V. James Vena", "RICHARD V. McPHAIL", "Alfred F. Kelly, Jr."). */
 const NAME = String.raw`((?:[A-Z][A-Za-z'’\-]*\.?|Ma\.)(?:\s+(?:[A-Z][A-Za-z'’\-]*\.?|de|van|von|da)){1,4}(?:,?\s+(?:Jr\.?|JR\.?|Sr\.?|II|III|IV))?)`;
 /** Words that make a capitalised phrase a title or heading, not a name. */
-const NOT_NAME = /\b(?:and|of|the|for|our|chief|officers?|executive|president|vice|senior|director|directors|board|company|inc|corporation|position|positions|age|name|since|table|contents|general|counsel|financial|operating|chair|chairman|item|part|information|business|experience|held|current|principal|secretary|treasurer|controller|marketing|global|risk|legal|human|resources|group|division|segment|former|office|offices|first|elected|years?|annual|report|form|management|none)\b/i;
+const NOT_NAME =
+  /\b(?:and|of|the|for|our|chief|officers?|executive|president|vice|senior|director|directors|board|company|inc|corporation|position|positions|age|name|since|table|contents|general|counsel|financial|operating|chair|chairman|item|part|information|business|experience|held|current|principal|secretary|treasurer|controller|marketing|global|risk|legal|human|resources|group|division|segment|former|office|offices|first|elected|years?|annual|report|form|management|none)\b/i;
 const isName = (s: string) => !NOT_NAME.test(s) && /[a-z]/i.test(s) && s.split(/\s+/).length >= 2;
 /** An age: a two-digit number from 25 to 95. */
-const asAge = (s: string | undefined) => { const n = Number(s); return Number.isInteger(n) && n >= 25 && n <= 95 ? n : null; };
+const asAge = (s: string | undefined) => {
+  const n = Number(s);
+  return Number.isInteger(n) && n >= 25 && n <= 95 ? n : null;
+};
 /** Title case for names printed in capitals ("WILLIAM D. BASTEK" → "William D. Bastek"); mixed case is kept. */
-const nameCase = (s: string) => (/[a-z]/.test(s) ? s : s.toLowerCase().replace(/(^|[\s\-'’.])([a-z])/g, (_m, a: string, b: string) => a + b.toUpperCase()).replace(/\bMc([a-z])/g, (_m, c: string) => `Mc${c.toUpperCase()}`).replace(/\bJr\b/, 'Jr'));
+const nameCase = (s: string) =>
+  /[a-z]/.test(s)
+    ? s
+    : s
+        .toLowerCase()
+        .replace(/(^|[\s\-'’.])([a-z])/g, (_m, a: string, b: string) => a + b.toUpperCase())
+        .replace(/\bMc([a-z])/g, (_m, c: string) => `Mc${c.toUpperCase()}`)
+        .replace(/\bJr\b/, 'Jr');
 
 /**
  * One executive officer from the lines starting at `lines[j]`, in the layouts 10-Ks use:
@@ -132,7 +158,9 @@ function readOfficer(lines: string[], j: number): TenKExecutive | null {
   if (m && isName(m[1]) && asAge(m[2])) return officer(m[1], asAge(m[2]), m[3] ?? lines[j + 1] ?? '');
   m = new RegExp(String.raw`^${NAME}\s*\|\s*([^|]{3,200}?)\s*\|\s*(\d{2})\b`).exec(l);
   if (m && isName(m[1]) && asAge(m[3])) return officer(m[1], asAge(m[3]), m[2]);
-  m = new RegExp(String.raw`^${NAME},\s+age\s+(\d{2}),\s+(?:has (?:been|served as)|is|currently serves as)\s+(?:our\s+)?([^.;]{3,160})`).exec(l);
+  m = new RegExp(
+    String.raw`^${NAME},\s+age\s+(\d{2}),\s+(?:has (?:been|served as)|is|currently serves as)\s+(?:our\s+)?([^.;]{3,160})`,
+  ).exec(l);
   if (m && isName(m[1]) && asAge(m[2])) return officer(m[1], asAge(m[2]), m[3].replace(/\s+since\b.*$/, ''));
   m = new RegExp(String.raw`^${NAME}\s+\(age\s+(\d{2})\)$`).exec(l);
   if (m && isName(m[1]) && asAge(m[2])) return officer(m[1], asAge(m[2]), (lines[j + 1] ?? '').replace(/\s+(?:since|from)\b.*$/, ''));
@@ -163,7 +191,11 @@ function readOfficer(lines: string[], j: number): TenKExecutive | null {
 }
 
 function officer(name: string, age: number | null, title: string): TenKExecutive | null {
-  const t = title.replace(/\s*\|\s*/g, ', ').replace(/\s*\[\d+\]\s*$/, '').trim().slice(0, 200);
+  const t = title
+    .replace(/\s*\|\s*/g, ', ')
+    .replace(/\s*\[\d+\]\s*$/, '')
+    .trim()
+    .slice(0, 200);
   // A director who is not an officer, or a former one, is not an executive officer (rules §3).
   if (/^(?:former\s+)?director$/i.test(t) || /^former\b/i.test(t)) return null;
   return { name: nameCase(name.replace(/\s+/g, ' ').trim()), age, title: t };
@@ -190,7 +222,8 @@ export function findExecutives(text: string): TenKExecutive[] {
   return [];
 }
 
-const PRODUCT_STOP = /^(services|segments|competition|human capital|markets?( and distribution)?|research and development|seasonality|supply|customers|business seasonality|intellectual property)\b/i;
+const PRODUCT_STOP =
+  /^(services|segments|competition|human capital|markets?( and distribution)?|research and development|seasonality|supply|customers|business seasonality|intellectual property)\b/i;
 
 /** Products: short headings under a "Products" heading, else "our products include …" clauses. */
 export function findProducts(item1: string): Array<{ value: string; evidence: string }> {
@@ -202,11 +235,13 @@ export function findProducts(item1: string): Array<{ value: string; evidence: st
       const l = lines[j].trim();
       if (PRODUCT_STOP.test(l)) break;
       if (/table of contents|^\d+$/i.test(l)) continue;
-      if (l.split(/\s+/).length <= 6 && !/[.:]$/.test(l) && /^[A-Za-z]/.test(l) && !out.some((o) => o.value === l)) out.push({ value: l, evidence: (lines[j + 1] ?? '').slice(0, 240) });
+      if (l.split(/\s+/).length <= 6 && !/[.:]$/.test(l) && /^[A-Za-z]/.test(l) && !out.some((o) => o.value === l))
+        out.push({ value: l, evidence: (lines[j + 1] ?? '').slice(0, 240) });
     }
   }
   if (out.length === 0) {
-    const re = /\b(?:our|its) (?:products|product lines|platforms|offerings)(?: and services)? (?:include|includes|consist of|such as)\s+([^.;]{5,200})/gi;
+    const re =
+      /\b(?:our|its) (?:products|product lines|platforms|offerings)(?: and services)? (?:include|includes|consist of|such as)\s+([^.;]{5,200})/gi;
     for (const m of item1.matchAll(re)) {
       if (out.length >= 8) break;
       out.push({ value: m[1].trim(), evidence: sentenceAround(item1, m.index) });
@@ -218,7 +253,8 @@ export function findProducts(item1: string): Array<{ value: string; evidence: st
 /** Partnerships: sentences that name a partnership, collaboration, alliance or joint venture with a named party. */
 export function findPartnerships(item1: string): Array<{ value: string; evidence: string }> {
   const out: Array<{ value: string; evidence: string }> = [];
-  const re = /\b(?:partner(?:ship|ed|s)? with|collaborat(?:e|es|ed|ion) with|strategic alliance with|joint venture with|agreement with)\s+((?:[A-Z][\w&.\-]*(?: +|, *)?){1,6})/g;
+  const re =
+    /\b(?:partner(?:ship|ed|s)? with|collaborat(?:e|es|ed|ion) with|strategic alliance with|joint venture with|agreement with)\s+((?:[A-Z][\w&.\-]*(?: +|, *)?){1,6})/g;
   const seen = new Set<string>();
   for (const m of item1.matchAll(re)) {
     const value = m[1].replace(/[,\s]+$/, '').trim();
@@ -246,7 +282,11 @@ export function sentenceAround(text: string, at: number): string {
 }
 
 /** Parses a 10-K (or 10-K405/10-KT) document: primary .htm, a 1999 HTML file, or a complete .txt submission. */
-export function parseTenK(input: Uint8Array | string, file: string, hints: { cik?: number | null; accession?: string | null } = {}): ParsedTenK {
+export function parseTenK(
+  input: Uint8Array | string,
+  file: string,
+  hints: { cik?: number | null; accession?: string | null } = {},
+): ParsedTenK {
   const raw = typeof input === 'string' ? input : Buffer.from(input).toString('utf8');
   if (!raw.trim()) throw new ParseError('empty 10-K document', { file });
   const header = parseSgmlHeader(raw);
@@ -266,7 +306,7 @@ export function parseTenK(input: Uint8Array | string, file: string, hints: { cik
     cik: hints.cik ?? (ixCik ? Number(ixCik) : null) ?? header?.entities[0]?.cik ?? null,
     accession: hints.accession ?? header?.accession ?? null,
     fiscal_year_end: fyEnd,
-    company_name: ixName ? decodeEntities(ixName) : header?.entities.find((e) => e.role === 'FILER')?.name ?? null,
+    company_name: ixName ? decodeEntities(ixName) : (header?.entities.find((e) => e.role === 'FILER')?.name ?? null),
     sections,
     employees: findEmployees(item1) ?? findEmployees(text),
     executives: findExecutives(text),

@@ -27,9 +27,18 @@ export function parseTickers(bytes: Uint8Array | string, file: string): ParsedTi
     exch.data.data.forEach((r, i) => {
       try {
         const cik = normalizeCik(r[ci] as number);
-        const ticker = String(r[ti] ?? '').trim().toUpperCase();
+        const ticker = String(r[ti] ?? '')
+          .trim()
+          .toUpperCase();
         if (!ticker) throw new Error('empty ticker');
-        rows.push({ cik, cik_padded: padCik(cik), ticker, name: String(r[ni] ?? ''), exchange: ei >= 0 && r[ei] != null ? String(r[ei]) : null, rank: i });
+        rows.push({
+          cik,
+          cik_padded: padCik(cik),
+          ticker,
+          name: String(r[ni] ?? ''),
+          exchange: ei >= 0 && r[ei] != null ? String(r[ei]) : null,
+          rank: i,
+        });
       } catch (e) {
         rejects.push({ line: null, pointer: `/data/${i}`, reason: (e as Error).message, raw: JSON.stringify(r) });
       }

@@ -24,8 +24,17 @@
 import { zipSync } from 'fflate';
 import { Rng, SAMPLE_TODAY, type SampleFile, type SampleGenerator, type SampleOptions, type SampleScale } from '../sample/sample-kit.ts';
 import {
-  AUTHORITY_HEADER, COMPANY_CENSUS_HEADER, CRASH_HEADER, INSPECTION_HEADER, INSPECTION_UNITS_HEADER, INSURANCE_HEADER,
-  OOS_ORDERS_HEADER, REVOCATION_HEADER, SMS_PASSENGER_HEADER, SMS_PROPERTY_HEADER, VIOLATIONS_HEADER,
+  AUTHORITY_HEADER,
+  COMPANY_CENSUS_HEADER,
+  CRASH_HEADER,
+  INSPECTION_HEADER,
+  INSPECTION_UNITS_HEADER,
+  INSURANCE_HEADER,
+  OOS_ORDERS_HEADER,
+  REVOCATION_HEADER,
+  SMS_PASSENGER_HEADER,
+  SMS_PROPERTY_HEADER,
+  VIOLATIONS_HEADER,
 } from './fmcsa-headers.ts';
 
 /** Carriers per scale: full = the Company Census File's 4,437,486 records. */
@@ -37,7 +46,23 @@ const TODAY_MS = Date.parse(`${SAMPLE_TODAY}T00:00:00Z`);
 const DAY = 86_400_000;
 const STATES = ['TX', 'CA', 'FL', 'IL', 'GA', 'OH', 'PA', 'NY', 'NC', 'MI', 'IN', 'TN', 'WA', 'AZ', 'MO', 'NJ', 'WI', 'MN', 'AL', 'KY'];
 const CITIES = ['SPRINGFIELD', 'FRANKLIN', 'GREENVILLE', 'CLINTON', 'MADISON', 'GEORGETOWN', 'SALEM', 'FAIRVIEW', 'RIVERSIDE', 'ARLINGTON'];
-const WORDS = ['EAGLE', 'PRAIRIE', 'SUMMIT', 'RED ROCK', 'BLUE LINE', 'IRON', 'LONE STAR', 'GOLDEN', 'NORTHERN', 'COASTAL', 'ALLIED', 'SWIFT', 'LIBERTY', 'PIONEER', 'CANYON'];
+const WORDS = [
+  'EAGLE',
+  'PRAIRIE',
+  'SUMMIT',
+  'RED ROCK',
+  'BLUE LINE',
+  'IRON',
+  'LONE STAR',
+  'GOLDEN',
+  'NORTHERN',
+  'COASTAL',
+  'ALLIED',
+  'SWIFT',
+  'LIBERTY',
+  'PIONEER',
+  'CANYON',
+];
 const SUFFIX = ['TRUCKING LLC', 'TRANSPORT INC', 'LOGISTICS LLC', 'FREIGHT INC', 'EXPRESS LLC', 'HAULING CO', 'CARRIERS INC'];
 const MAKES = ['FRHT', 'INTL', 'KW', 'PTRB', 'VOLV', 'MACK', 'WSTR'];
 const STREETS = ['MAIN ST', 'OAK AVE', 'INDUSTRIAL BLVD', 'HWY 59', 'COMMERCE DR', 'FM 746', 'ELM ST', 'PARK RD'];
@@ -129,7 +154,11 @@ function baseCarrier(seed: number, idx: number): SampleCarrier {
   const rng = new Rng(hash32(seed, idx));
   const r = rng.next();
   const powerUnits = r < 0.5 ? 1 : r < 0.8 ? rng.int(2, 5) : r < 0.95 ? rng.int(6, 20) : r < 0.995 ? rng.int(21, 200) : rng.int(201, 2000);
-  const operation = rng.weighted([['A', 60], ['C', 35], ['B', 5]] as const);
+  const operation = rng.weighted([
+    ['A', 60],
+    ['C', 35],
+    ['B', 5],
+  ] as const);
   const hm = operation === 'B' || rng.bool(0.04);
   const passenger = !hm && rng.bool(0.03);
   const addDaysAgo = rng.bool(0.05) ? rng.int(5, 89) : rng.int(90, 365 * 40);
@@ -137,11 +166,22 @@ function baseCarrier(seed: number, idx: number): SampleCarrier {
   const forHire = operation === 'A' && rng.bool(0.75);
   const revocations: SampleCarrier['revocations'] = [];
   if (forHire && rng.bool(0.03)) {
-    const n = rng.weighted([[1, 70], [2, 20], [3, 7], [5, 3]] as const);
+    const n = rng.weighted([
+      [1, 70],
+      [2, 20],
+      [3, 7],
+      [5, 3],
+    ] as const);
     for (let k = 0; k < n; k++) revocations.push({ daysAgo: rng.int(10, 1800), involuntary: rng.bool(0.85) });
   }
   const oosOrder = rng.bool(0.005) ? { daysAgo: rng.int(5, 2000), active: rng.bool(0.6) } : null;
-  const rating = rng.bool(0.9) ? null : rng.weighted([['S', 80], ['C', 15], ['U', 5]] as const);
+  const rating = rng.bool(0.9)
+    ? null
+    : rng.weighted([
+        ['S', 80],
+        ['C', 15],
+        ['U', 5],
+      ] as const);
   const word = rng.pick(WORDS);
   const { street, zip } = addressFor(rng, idx);
   const name = `${word} ${rng.pick(SUFFIX).replace('LLC', idx % 3 === 0 ? 'LLC' : 'INC')}`.replace(/^/, `${idx % 97 === 0 ? 'J ' : ''}`);
@@ -215,7 +255,13 @@ export function sampleInspections(seed: number, c: SampleCarrier): SampleInspect
   const n = poisson(rng, 0.075 * c.powerUnits * (c.status === 'I' ? 0.2 : 1) * 1.15);
   const out: SampleInspection[] = [];
   for (let k = 0; k < n; k++) {
-    const level = rng.weighted([[1, 25], [2, 35], [3, 35], [5, 4], [6, 1]] as const);
+    const level = rng.weighted([
+      [1, 25],
+      [2, 35],
+      [3, 35],
+      [5, 4],
+      [6, 1],
+    ] as const);
     const driverLevel = level !== 5;
     const vehicleLevel = level !== 3;
     const driverOos = driverLevel && rng.bool(Math.min(0.9, 0.057 * c.risk)) ? 1 : 0;
@@ -249,7 +295,10 @@ function unitVin(c: SampleCarrier, unit: number): string {
 }
 
 /** Crashes of a carrier: one entry per crash (the file has one row per vehicle). */
-export function sampleCrashes(seed: number, c: SampleCarrier): Array<{ id: number; daysAgo: number; fatalities: number; injuries: number; towAway: boolean; vehicles: number[] }> {
+export function sampleCrashes(
+  seed: number,
+  c: SampleCarrier,
+): Array<{ id: number; daysAgo: number; fatalities: number; injuries: number; towAway: boolean; vehicles: number[] }> {
   const rng = new Rng(hash32(seed ^ 0x68e31da4, c.idx));
   const n = poisson(rng, 0.0487 * c.powerUnits * c.risk);
   const out = [];
@@ -270,7 +319,12 @@ export function sampleCrashes(seed: number, c: SampleCarrier): Array<{ id: numbe
 }
 
 /** Chunks of lines from a per-carrier row function, ~1 MB each. */
-async function* chunked(header: string, count: number, seed: number, rows: (c: SampleCarrier, out: string[]) => void): AsyncGenerator<string> {
+async function* chunked(
+  header: string,
+  count: number,
+  seed: number,
+  rows: (c: SampleCarrier, out: string[]) => void,
+): AsyncGenerator<string> {
   let buf: string[] = [header];
   let size = 0;
   for (let i = 0; i < count; i++) {
@@ -408,7 +462,20 @@ function unitRows(seed: number, c: SampleCarrier, out: string[]): void {
     i.units.forEach((u, k) => {
       const trailer = u >= c.powerUnits;
       out.push(
-        [ymd(i.daysAgo), i.id, i.id * 4 + k, trailer ? 9 : 11, k + 1, trailer ? 'UTIL' : MAKES[Math.abs(u) % MAKES.length], u, `P${(c.idx * 13 + u) % 1_000_000}`, c.state, unitVin(c, u), 'N', '']
+        [
+          ymd(i.daysAgo),
+          i.id,
+          i.id * 4 + k,
+          trailer ? 9 : 11,
+          k + 1,
+          trailer ? 'UTIL' : MAKES[Math.abs(u) % MAKES.length],
+          u,
+          `P${(c.idx * 13 + u) % 1_000_000}`,
+          c.state,
+          unitVin(c, u),
+          'N',
+          '',
+        ]
           .map(q)
           .join(','),
       );
@@ -421,7 +488,11 @@ function violationRows(seed: number, c: SampleCarrier, out: string[]): void {
     let seq = 0;
     const push = (unit: 'D' | 'V', oos: boolean, part: string, section: string, cat: number) => {
       seq++;
-      out.push([ymd(i.daysAgo), i.id, i.id * 8 + seq, seq, part, section, unit, unit === 'D' ? '' : i.id * 4, cat, oos ? 'Y' : 'N', '', ''].map(q).join(','));
+      out.push(
+        [ymd(i.daysAgo), i.id, i.id * 8 + seq, seq, part, section, unit, unit === 'D' ? '' : i.id * 4, cat, oos ? 'Y' : 'N', '', '']
+          .map(q)
+          .join(','),
+      );
     };
     for (let k = 0; k < i.driverViol; k++) push('D', k < i.driverOos, '395', k === 0 ? '8' : '3A1', 2);
     for (let k = 0; k < i.vehicleViol; k++) push('V', k < i.vehicleOos, '393', k % 2 ? '9' : '47E', 5);
@@ -435,9 +506,21 @@ function smsRow(seed: number, c: SampleCarrier, passenger: boolean): string | nu
   const rng = new Rng(hash32(seed ^ 0x3c6ef372, c.idx));
   const drv = insp.filter((i) => i.level !== 5);
   const veh = insp.filter((i) => i.level !== 3);
-  const cells: (string | number)[] = [c.dot, insp.length, drv.length, drv.filter((i) => i.driverOos > 0).length, veh.length, veh.filter((i) => i.vehicleOos > 0).length];
+  const cells: (string | number)[] = [
+    c.dot,
+    insp.length,
+    drv.length,
+    drv.filter((i) => i.driverOos > 0).length,
+    veh.length,
+    veh.filter((i) => i.vehicleOos > 0).length,
+  ];
   for (const b of ['UNSAFE_DRIV', 'HOS_DRIV', 'DRIV_FIT', 'CONTR_SUBST', 'VEH_MAINT']) {
-    const withViol = b === 'VEH_MAINT' ? veh.filter((i) => i.vehicleViol > 0).length : b === 'CONTR_SUBST' ? 0 : Math.round(drv.filter((i) => i.driverViol > 0).length / (b === 'UNSAFE_DRIV' ? 2 : 1));
+    const withViol =
+      b === 'VEH_MAINT'
+        ? veh.filter((i) => i.vehicleViol > 0).length
+        : b === 'CONTR_SUBST'
+          ? 0
+          : Math.round(drv.filter((i) => i.driverViol > 0).length / (b === 'UNSAFE_DRIV' ? 2 : 1));
     const measure = withViol ? Math.round(rng.next() * 8 * c.risk * 100) / 100 : 0;
     const ac = rng.bool(0.002 * c.risk) ? 'Y' : 'N';
     if (!passenger) cells.push(withViol, measure || 0, ac);
@@ -461,21 +544,89 @@ function* liRows(seed: number, count: number): Generator<{ rev: string[]; auth: 
     const dot8 = String(c.dot).padStart(8, '0');
     if (c.docket) {
       for (const r of c.revocations) {
-        rev.push([`MC${c.docket}`, dot8, 'COMMON', mdy(r.daysAgo + 30), r.involuntary ? 'INVOLUNTARY REVOCATION' : 'VOLUNTARY REVOCATION', mdy(r.daysAgo)].map((v) => `"${v}"`).join(','));
+        rev.push(
+          [
+            `MC${c.docket}`,
+            dot8,
+            'COMMON',
+            mdy(r.daysAgo + 30),
+            r.involuntary ? 'INVOLUNTARY REVOCATION' : 'VOLUNTARY REVOCATION',
+            mdy(r.daysAgo),
+          ]
+            .map((v) => `"${v}"`)
+            .join(','),
+        );
       }
       const revokedNow = c.revocations.some((r) => r.involuntary && r.daysAgo < 365);
       const stat = revokedNow ? 'I' : 'A';
       const k5 = (n: number) => String(n).padStart(5, '0');
       const row = [
-        `MC${c.docket}`, dot8, '', '', stat, c.idx % 4 === 0 ? stat : 'N', 'N', 'N', 'N', 'N', 'N', 'N', 'N', c.passenger ? 'N' : 'Y', c.passenger ? 'Y' : 'N', 'N', 'N', 'N',
-        k5(c.bipdRequiredK), 'Y', 'N', k5(c.bipdOnFileK), k5(c.bipdOnFileK ? 100 : 0), '00000', 'N', '', c.name, c.street, '', c.city, c.state, 'US', c.zip, c.phone.replace(/\D/g, ''), '',
-        c.street, '', c.city, c.state, 'US', c.zip, '', '',
+        `MC${c.docket}`,
+        dot8,
+        '',
+        '',
+        stat,
+        c.idx % 4 === 0 ? stat : 'N',
+        'N',
+        'N',
+        'N',
+        'N',
+        'N',
+        'N',
+        'N',
+        c.passenger ? 'N' : 'Y',
+        c.passenger ? 'Y' : 'N',
+        'N',
+        'N',
+        'N',
+        k5(c.bipdRequiredK),
+        'Y',
+        'N',
+        k5(c.bipdOnFileK),
+        k5(c.bipdOnFileK ? 100 : 0),
+        '00000',
+        'N',
+        '',
+        c.name,
+        c.street,
+        '',
+        c.city,
+        c.state,
+        'US',
+        c.zip,
+        c.phone.replace(/\D/g, ''),
+        '',
+        c.street,
+        '',
+        c.city,
+        c.state,
+        'US',
+        c.zip,
+        '',
+        '',
       ];
       auth.push(row.map(q).join(','));
-      if (c.bipdOnFileK > 0) ins.push([`MC${c.docket}`, '1', 'P', c.bipdOnFileK, 0, `POL${c.idx}`, mdy(Math.min(c.addDaysAgo, 300)), '91X', 'PROGRESSIVE COUNTY MUTUAL'].map(q).join(','));
+      if (c.bipdOnFileK > 0)
+        ins.push(
+          [`MC${c.docket}`, '1', 'P', c.bipdOnFileK, 0, `POL${c.idx}`, mdy(Math.min(c.addDaysAgo, 300)), '91X', 'PROGRESSIVE COUNTY MUTUAL']
+            .map(q)
+            .join(','),
+        );
     }
     if (c.oosOrder) {
-      oos.push([c.dot, c.name, '', iso(c.oosOrder.daysAgo), c.oosOrder.active ? 'Failure to pay civil penalty' : 'Imminent hazard', c.oosOrder.active ? 'ACTIVE' : 'RESCINDED', c.oosOrder.active ? '' : iso(Math.max(0, c.oosOrder.daysAgo - 30))].map(q).join(','));
+      oos.push(
+        [
+          c.dot,
+          c.name,
+          '',
+          iso(c.oosOrder.daysAgo),
+          c.oosOrder.active ? 'Failure to pay civil penalty' : 'Imminent hazard',
+          c.oosOrder.active ? 'ACTIVE' : 'RESCINDED',
+          c.oosOrder.active ? '' : iso(Math.max(0, c.oosOrder.daysAgo - 30)),
+        ]
+          .map(q)
+          .join(','),
+      );
     }
     yield { rev, auth, ins, oos };
   }
@@ -489,11 +640,23 @@ export async function* generateFmcsaSample(opts: SampleOptions & { carriers?: nu
   const seed = opts.seed;
   const n = opts.carriers ?? FMCSA_CARRIERS[opts.scale];
   const head = (h: readonly string[]) => h.join(',');
-  yield { path: 'fmcsa/census/Company_Census_File.csv', content: chunked(head(COMPANY_CENSUS_HEADER), n, seed, (c, out) => out.push(censusRow(c))) };
+  yield {
+    path: 'fmcsa/census/Company_Census_File.csv',
+    content: chunked(head(COMPANY_CENSUS_HEADER), n, seed, (c, out) => out.push(censusRow(c))),
+  };
   yield { path: 'fmcsa/crash/Crash_File.csv', content: chunked(head(CRASH_HEADER), n, seed, (c, out) => crashRows(seed, c, out)) };
-  yield { path: 'fmcsa/inspection/Vehicle_Inspection_File.csv', content: chunked(head(INSPECTION_HEADER), n, seed, (c, out) => inspectionRows(seed, c, out)) };
-  yield { path: 'fmcsa/inspection/Inspections_Per_Unit.csv', content: chunked(head(INSPECTION_UNITS_HEADER), n, seed, (c, out) => unitRows(seed, c, out)) };
-  yield { path: 'fmcsa/inspection/Vehicle_Inspections_and_Violations.csv', content: chunked(head(VIOLATIONS_HEADER), n, seed, (c, out) => violationRows(seed, c, out)) };
+  yield {
+    path: 'fmcsa/inspection/Vehicle_Inspection_File.csv',
+    content: chunked(head(INSPECTION_HEADER), n, seed, (c, out) => inspectionRows(seed, c, out)),
+  };
+  yield {
+    path: 'fmcsa/inspection/Inspections_Per_Unit.csv',
+    content: chunked(head(INSPECTION_UNITS_HEADER), n, seed, (c, out) => unitRows(seed, c, out)),
+  };
+  yield {
+    path: 'fmcsa/inspection/Vehicle_Inspections_and_Violations.csv',
+    content: chunked(head(VIOLATIONS_HEADER), n, seed, (c, out) => violationRows(seed, c, out)),
+  };
   // SMS: header quoted, rows unquoted (as FMCSA publishes it).
   const smsProperty = chunked(SMS_PROPERTY_HEADER.map((h) => `"${h}"`).join(','), n, seed, (c, out) => {
     if (c.passenger) return;
@@ -504,7 +667,13 @@ export async function* generateFmcsaSample(opts: SampleOptions & { carriers?: nu
     // The real SMS download is a zip; the small sample is zipped too so the unzip path is exercised.
     let text = '';
     for await (const ch of smsProperty) text += ch;
-    yield { path: 'fmcsa/sms/SMS_AB_PassProperty_2026Nov.zip', content: zipSync({ 'SMS_ReadMe_PassProperty.txt': new TextEncoder().encode('Sample SMS ReadMe\n'), 'SMS_AB_PassProperty_2026Nov.txt': new TextEncoder().encode(text) }) };
+    yield {
+      path: 'fmcsa/sms/SMS_AB_PassProperty_2026Nov.zip',
+      content: zipSync({
+        'SMS_ReadMe_PassProperty.txt': new TextEncoder().encode('Sample SMS ReadMe\n'),
+        'SMS_AB_PassProperty_2026Nov.txt': new TextEncoder().encode(text),
+      }),
+    };
   } else {
     yield { path: 'fmcsa/sms/SMS_AB_PassProperty_2026Nov.txt', content: smsProperty };
   }
@@ -527,8 +696,18 @@ export async function* generateFmcsaSample(opts: SampleOptions & { carriers?: nu
     oos.push(...r.oos);
   }
   yield { path: 'fmcsa/licensing/revocation_2026_11_20.txt', content: rev.join('\n') + '\n' };
-  yield { path: 'fmcsa/licensing/Carrier_All_With_History.txt', content: (function* () { for (let i = 0; i < auth.length; i += 50_000) yield auth.slice(i, i + 50_000).join('\n') + '\n'; })() };
-  yield { path: 'fmcsa/licensing/Insur_All_With_History.txt', content: (function* () { for (let i = 0; i < ins.length; i += 50_000) yield ins.slice(i, i + 50_000).join('\n') + '\n'; })() };
+  yield {
+    path: 'fmcsa/licensing/Carrier_All_With_History.txt',
+    content: (function* () {
+      for (let i = 0; i < auth.length; i += 50_000) yield auth.slice(i, i + 50_000).join('\n') + '\n';
+    })(),
+  };
+  yield {
+    path: 'fmcsa/licensing/Insur_All_With_History.txt',
+    content: (function* () {
+      for (let i = 0; i < ins.length; i += 50_000) yield ins.slice(i, i + 50_000).join('\n') + '\n';
+    })(),
+  };
   yield { path: 'fmcsa/oos/OUT_OF_SERVICE_ORDERS.csv', content: oos.join('\n') + '\n' };
 }
 

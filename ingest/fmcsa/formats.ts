@@ -6,14 +6,36 @@
  * fixture is lower-case with FAX moved last).
  */
 import {
-  AUTHORITY_HEADER, COMPANY_CENSUS_HEADER, CRASH_HEADER, ENFORCEMENT_HEADER, INSPECTION_HEADER, INSPECTION_UNITS_HEADER,
-  INSURANCE_HEADER, OOS_ORDERS_HEADER, REVOCATION_HEADER, REVOCATION_SOCRATA_HEADER, SMS_CENSUS_HEADER, SMS_PASSENGER_HEADER,
-  SMS_PROPERTY_HEADER, VIOLATIONS_HEADER,
+  AUTHORITY_HEADER,
+  COMPANY_CENSUS_HEADER,
+  CRASH_HEADER,
+  ENFORCEMENT_HEADER,
+  INSPECTION_HEADER,
+  INSPECTION_UNITS_HEADER,
+  INSURANCE_HEADER,
+  OOS_ORDERS_HEADER,
+  REVOCATION_HEADER,
+  REVOCATION_SOCRATA_HEADER,
+  SMS_CENSUS_HEADER,
+  SMS_PASSENGER_HEADER,
+  SMS_PROPERTY_HEADER,
+  VIOLATIONS_HEADER,
 } from './fmcsa-headers.ts';
 
 export type FmcsaKind =
-  | 'company_census' | 'sms_census' | 'crash' | 'inspection' | 'inspection_units' | 'violations'
-  | 'sms_property' | 'sms_passenger' | 'revocation' | 'authority' | 'insurance' | 'oos_orders' | 'enforcement';
+  | 'company_census'
+  | 'sms_census'
+  | 'crash'
+  | 'inspection'
+  | 'inspection_units'
+  | 'violations'
+  | 'sms_property'
+  | 'sms_passenger'
+  | 'revocation'
+  | 'authority'
+  | 'insurance'
+  | 'oos_orders'
+  | 'enforcement';
 
 export interface FormatSpec {
   kind: FmcsaKind;
@@ -30,22 +52,56 @@ export interface FormatSpec {
 
 const DTG = 'https://data.transportation.gov/resource';
 export const FORMATS: readonly FormatSpec[] = [
-  { kind: 'company_census', dataset: 'fmcsa/company-census', table: 'carriers', header: COMPANY_CENSUS_HEADER, url: `${DTG}/az4n-8mr2.csv` },
+  {
+    kind: 'company_census',
+    dataset: 'fmcsa/company-census',
+    table: 'carriers',
+    header: COMPANY_CENSUS_HEADER,
+    url: `${DTG}/az4n-8mr2.csv`,
+  },
   { kind: 'sms_census', dataset: 'fmcsa/sms-input-census', table: 'carriers', header: SMS_CENSUS_HEADER, url: `${DTG}/kjg3-diqy.csv` },
   { kind: 'crash', dataset: 'fmcsa/crash', table: 'crashes', header: CRASH_HEADER, url: `${DTG}/aayw-vxb3.csv` },
   { kind: 'inspection', dataset: 'fmcsa/inspection', table: 'inspections', header: INSPECTION_HEADER, url: `${DTG}/fx4q-ay7w.csv` },
-  { kind: 'inspection_units', dataset: 'fmcsa/inspection-units', table: 'inspection_units', header: INSPECTION_UNITS_HEADER, url: `${DTG}/wt8s-2hbx.csv` },
+  {
+    kind: 'inspection_units',
+    dataset: 'fmcsa/inspection-units',
+    table: 'inspection_units',
+    header: INSPECTION_UNITS_HEADER,
+    url: `${DTG}/wt8s-2hbx.csv`,
+  },
   { kind: 'violations', dataset: 'fmcsa/violations', table: 'violations', header: VIOLATIONS_HEADER, url: `${DTG}/876r-jsdb.csv` },
-  { kind: 'sms_property', dataset: 'fmcsa/sms-pass-property', table: 'sms_basics', header: SMS_PROPERTY_HEADER, url: `${DTG}/4y6x-dmck.csv` },
+  {
+    kind: 'sms_property',
+    dataset: 'fmcsa/sms-pass-property',
+    table: 'sms_basics',
+    header: SMS_PROPERTY_HEADER,
+    url: `${DTG}/4y6x-dmck.csv`,
+  },
   { kind: 'sms_passenger', dataset: 'fmcsa/sms-pass', table: 'sms_basics', header: SMS_PASSENGER_HEADER, url: `${DTG}/m3ry-qcip.csv` },
   {
-    kind: 'revocation', dataset: 'fmcsa/li-revocation', table: 'revocations', header: REVOCATION_HEADER, url: 'https://li-public.fmcsa.dot.gov/LIVIEW/pkg_menu.prc_menu',
-    aliases: { TYPE_LICENSE: 'OPERATING_AUTHORITY_REGISTRATION_TYPE', ORDER1_SERVE_DATE: 'SERVE_DATE', ORDER2_TYPE_DESC: 'REVOCATION_TYPE', ORDER2_EFFECTIVE_DATE: 'EFFECTIVE_DATE', USDOT_NUMBER: 'DOT_NUMBER' },
+    kind: 'revocation',
+    dataset: 'fmcsa/li-revocation',
+    table: 'revocations',
+    header: REVOCATION_HEADER,
+    url: 'https://li-public.fmcsa.dot.gov/LIVIEW/pkg_menu.prc_menu',
+    aliases: {
+      TYPE_LICENSE: 'OPERATING_AUTHORITY_REGISTRATION_TYPE',
+      ORDER1_SERVE_DATE: 'SERVE_DATE',
+      ORDER2_TYPE_DESC: 'REVOCATION_TYPE',
+      ORDER2_EFFECTIVE_DATE: 'EFFECTIVE_DATE',
+      USDOT_NUMBER: 'DOT_NUMBER',
+    },
   },
   { kind: 'authority', dataset: 'fmcsa/li-carrier', table: 'authority', header: AUTHORITY_HEADER, url: `${DTG}/6eyk-hxee.csv` },
   { kind: 'insurance', dataset: 'fmcsa/li-insurance', table: 'insurance', header: INSURANCE_HEADER, url: `${DTG}/ypjt-5ydn.csv` },
   { kind: 'oos_orders', dataset: 'fmcsa/oos-orders', table: 'oos_orders', header: OOS_ORDERS_HEADER, url: `${DTG}/p2mt-9ige.csv` },
-  { kind: 'enforcement', dataset: 'fmcsa/enforcement-cases', table: 'enforcement_cases', header: ENFORCEMENT_HEADER, url: 'https://ai.fmcsa.dot.gov/' },
+  {
+    kind: 'enforcement',
+    dataset: 'fmcsa/enforcement-cases',
+    table: 'enforcement_cases',
+    header: ENFORCEMENT_HEADER,
+    url: 'https://ai.fmcsa.dot.gov/',
+  },
 ];
 void REVOCATION_SOCRATA_HEADER;
 

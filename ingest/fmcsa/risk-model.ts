@@ -164,142 +164,239 @@ const pct = (x: number | null) => (x == null ? 'n/a' : `${Math.round(x * 10) / 1
  */
 export const RISK_RULES: readonly RiskRule[] = [
   {
-    code: 'OOS_ORDER_ACTIVE', severity: 'critical', weight: 70, when: [['oos_orders_active', '>=', 1]],
+    code: 'OOS_ORDER_ACTIVE',
+    severity: 'critical',
+    weight: 70,
+    when: [['oos_orders_active', '>=', 1]],
     why: 'An active FMCSA out-of-service order forbids the carrier to operate; tendering a load to it is negligent selection on its face.',
     message: (f) => `Carrier is under ${f.oos_orders_active} active FMCSA out-of-service order(s) and may not operate.`,
   },
   {
-    code: 'SAFETY_RATING_UNSATISFACTORY', severity: 'critical', weight: 70, when: [['safety_rating', '=', 'U']],
+    code: 'SAFETY_RATING_UNSATISFACTORY',
+    severity: 'critical',
+    weight: 70,
+    when: [['safety_rating', '=', 'U']],
     why: 'An Unsatisfactory rating (49 CFR 385) leads to an OOS order; insurers and brokers treat it as disqualifying.',
     message: () => 'FMCSA safety rating is Unsatisfactory.',
   },
   {
-    code: 'AUTHORITY_INACTIVE', severity: 'critical', weight: 60, when: [['authority_status', '=', 'INACTIVE']],
+    code: 'AUTHORITY_INACTIVE',
+    severity: 'critical',
+    weight: 60,
+    when: [['authority_status', '=', 'INACTIVE']],
     why: 'For-hire interstate carriers need active operating authority (MC); all its dockets are inactive.',
     message: () => 'Operating authority on file with FMCSA is not active (no active common, contract or broker authority).',
   },
   {
-    code: 'REGISTRATION_INACTIVE', severity: 'critical', weight: 60, when: [['status_code', '=', 'I']],
+    code: 'REGISTRATION_INACTIVE',
+    severity: 'critical',
+    weight: 60,
+    when: [['status_code', '=', 'I']],
     why: 'The USDOT registration itself is inactive in the census.',
     message: () => 'USDOT registration status is Inactive in the FMCSA census.',
   },
   {
-    code: 'INSURANCE_BELOW_REQUIRED', severity: 'critical', weight: 60, when: [['bipd_required_k', '>', 0], ['bipd_required_k', '>', { ref: 'bipd_on_file_k' }]],
+    code: 'INSURANCE_BELOW_REQUIRED',
+    severity: 'critical',
+    weight: 60,
+    when: [
+      ['bipd_required_k', '>', 0],
+      ['bipd_required_k', '>', { ref: 'bipd_on_file_k' }],
+    ],
     why: 'BIPD liability on file below the federal minimum (49 CFR 387.9: $750k general freight) leaves the shipper exposed; "00000" on file is a fact, not missing data.',
     message: (f) => `BIPD insurance on file is $${(f.bipd_on_file_k ?? 0) * 1000} against $${(f.bipd_required_k ?? 0) * 1000} required.`,
   },
   {
-    code: 'REVOKED_RECENTLY', severity: 'high', weight: 25, when: [['revocations_recent', '>=', 1]],
+    code: 'REVOKED_RECENTLY',
+    severity: 'high',
+    weight: 25,
+    when: [['revocations_recent', '>=', 1]],
     why: 'An involuntary revocation in the last 12 months (usually insurance lapse or unpaid fines) is the strongest predictor of a further lapse.',
     message: (f) => `${f.revocations_recent} involuntary authority revocation(s) in the last 12 months.`,
   },
   {
-    code: 'REPEAT_REVOCATIONS', severity: 'medium', weight: 10, when: [['revocations_total', '>=', 3]],
+    code: 'REPEAT_REVOCATIONS',
+    severity: 'medium',
+    weight: 10,
+    when: [['revocations_total', '>=', 3]],
     why: 'Repeated revocations (even when cured) show a pattern of lapses in insurance or compliance.',
     message: (f) => `${f.revocations_total} authority revocations on record.`,
   },
   {
-    code: 'CHAMELEON_LINK', severity: 'high', weight: 30, when: [['shared_with_revoked_carriers', '>=', 1]],
+    code: 'CHAMELEON_LINK',
+    severity: 'high',
+    weight: 30,
+    when: [['shared_with_revoked_carriers', '>=', 1]],
     why: 'Sharing phone, e-mail, address or a vehicle with a revoked or OOS-ordered carrier is the chameleon-carrier pattern (GAO-12-364).',
     message: (f) => `Shares phone, e-mail, address or a VIN with ${f.shared_with_revoked_carriers} revoked or out-of-service carrier(s).`,
   },
   {
-    code: 'SHARED_IDENTITY', severity: 'medium', weight: 8, when: [['shared_phone_carriers', '>=', 1]],
+    code: 'SHARED_IDENTITY',
+    severity: 'medium',
+    weight: 8,
+    when: [['shared_phone_carriers', '>=', 1]],
     why: 'A phone number registered to another USDOT number needs an explanation (affiliate, dispatcher, or reincarnation).',
     message: (f) => `Phone number is also registered to ${f.shared_phone_carriers} other carrier(s).`,
   },
   {
-    code: 'SHARED_EMAIL', severity: 'medium', weight: 8, when: [['shared_email_carriers', '>=', 1]],
+    code: 'SHARED_EMAIL',
+    severity: 'medium',
+    weight: 8,
+    when: [['shared_email_carriers', '>=', 1]],
     why: 'E-mail shared with another USDOT number: same reasoning as phone.',
     message: (f) => `E-mail address is also registered to ${f.shared_email_carriers} other carrier(s).`,
   },
   {
-    code: 'SHARED_ADDRESS', severity: 'low', weight: 4, when: [['shared_address_carriers', '>=', 1]],
+    code: 'SHARED_ADDRESS',
+    severity: 'low',
+    weight: 4,
+    when: [['shared_address_carriers', '>=', 1]],
     why: 'Shared physical address is common for terminals and agents, so weighed low.',
     message: (f) => `Physical address is shared with ${f.shared_address_carriers} other carrier(s).`,
   },
   {
-    code: 'SHARED_VIN', severity: 'high', weight: 15, when: [['shared_vin_carriers', '>=', 1]],
+    code: 'SHARED_VIN',
+    severity: 'high',
+    weight: 15,
+    when: [['shared_vin_carriers', '>=', 1]],
     why: 'A VIN inspected or crashed under another USDOT number means vehicles moved between registrations.',
     message: (f) => `Vehicles (VIN) also appear under ${f.shared_vin_carriers} other carrier(s).`,
   },
   {
-    code: 'PRIOR_REVOKE', severity: 'high', weight: 15, when: [['prior_revoke_flag', '=', 'true']],
+    code: 'PRIOR_REVOKE',
+    severity: 'high',
+    weight: 15,
+    when: [['prior_revoke_flag', '=', 'true']],
     why: 'The census PRIOR_REVOKE_FLAG marks a registrant whose earlier USDOT number was revoked.',
     message: () => 'Census marks a prior revoked USDOT registration for this carrier.',
   },
   {
-    code: 'SAFETY_RATING_CONDITIONAL', severity: 'high', weight: 20, when: [['safety_rating', '=', 'C']],
+    code: 'SAFETY_RATING_CONDITIONAL',
+    severity: 'high',
+    weight: 20,
+    when: [['safety_rating', '=', 'C']],
     why: 'A Conditional rating means a compliance review found inadequate safety controls.',
     message: () => 'FMCSA safety rating is Conditional.',
   },
   {
-    code: 'NEW_AUTHORITY', severity: 'medium', weight: 12, when: [['authority_age_days', '<', 90]],
+    code: 'NEW_AUTHORITY',
+    severity: 'medium',
+    weight: 12,
+    when: [['authority_age_days', '<', 90]],
     why: 'Most brokers require 90 days of authority; new registrations are where fraud concentrates.',
     message: (f) => `Registered with FMCSA only ${f.authority_age_days} days ago.`,
   },
   {
-    code: 'MCS150_OUTDATED', severity: 'low', weight: 4, when: [['mcs150_age_days', '>', 730]],
+    code: 'MCS150_OUTDATED',
+    severity: 'low',
+    weight: 4,
+    when: [['mcs150_age_days', '>', 730]],
     why: 'The MCS-150 must be updated every 24 months (49 CFR 390.19); stale census data weakens every other check.',
     message: (f) => `MCS-150 last updated ${f.mcs150_age_days} days ago (biennial update overdue).`,
   },
   {
-    code: 'DRIVER_OOS_ABOVE_NATIONAL', severity: 'medium', weight: 10, when: [['driver_oos_rate', '>', NATIONAL_OOS_AVERAGES.driver]],
+    code: 'DRIVER_OOS_ABOVE_NATIONAL',
+    severity: 'medium',
+    weight: 10,
+    when: [['driver_oos_rate', '>', NATIONAL_OOS_AVERAGES.driver]],
     why: 'Driver OOS rate above the national average (5.51 %) is an insurer alert (CAB).',
-    message: (f) => `Driver out-of-service rate ${pct(f.driver_oos_rate)} is above the national average of ${NATIONAL_OOS_AVERAGES.driver}%.`,
+    message: (f) =>
+      `Driver out-of-service rate ${pct(f.driver_oos_rate)} is above the national average of ${NATIONAL_OOS_AVERAGES.driver}%.`,
   },
   {
-    code: 'DRIVER_OOS_SEVERE', severity: 'high', weight: 10, when: [['driver_oos_rate', '>', NATIONAL_OOS_AVERAGES.driver * 2]],
+    code: 'DRIVER_OOS_SEVERE',
+    severity: 'high',
+    weight: 10,
+    when: [['driver_oos_rate', '>', NATIONAL_OOS_AVERAGES.driver * 2]],
     why: 'Twice the national driver OOS rate.',
     message: (f) => `Driver out-of-service rate ${pct(f.driver_oos_rate)} is more than twice the national average.`,
   },
   {
-    code: 'VEHICLE_OOS_ABOVE_NATIONAL', severity: 'medium', weight: 10, when: [['vehicle_oos_rate', '>', NATIONAL_OOS_AVERAGES.vehicle]],
+    code: 'VEHICLE_OOS_ABOVE_NATIONAL',
+    severity: 'medium',
+    weight: 10,
+    when: [['vehicle_oos_rate', '>', NATIONAL_OOS_AVERAGES.vehicle]],
     why: 'Vehicle OOS rate above the national average (20.72 %).',
-    message: (f) => `Vehicle out-of-service rate ${pct(f.vehicle_oos_rate)} is above the national average of ${NATIONAL_OOS_AVERAGES.vehicle}%.`,
+    message: (f) =>
+      `Vehicle out-of-service rate ${pct(f.vehicle_oos_rate)} is above the national average of ${NATIONAL_OOS_AVERAGES.vehicle}%.`,
   },
   {
-    code: 'VEHICLE_OOS_SEVERE', severity: 'high', weight: 10, when: [['vehicle_oos_rate', '>', NATIONAL_OOS_AVERAGES.vehicle * 1.5]],
+    code: 'VEHICLE_OOS_SEVERE',
+    severity: 'high',
+    weight: 10,
+    when: [['vehicle_oos_rate', '>', NATIONAL_OOS_AVERAGES.vehicle * 1.5]],
     why: 'One and a half times the national vehicle OOS rate.',
     message: (f) => `Vehicle out-of-service rate ${pct(f.vehicle_oos_rate)} is more than 1.5 times the national average.`,
   },
   {
-    code: 'HAZMAT_OOS_ABOVE_NATIONAL', severity: 'medium', weight: 10, when: [['hazmat_oos_rate', '>', NATIONAL_OOS_AVERAGES.hazmat]],
+    code: 'HAZMAT_OOS_ABOVE_NATIONAL',
+    severity: 'medium',
+    weight: 10,
+    when: [['hazmat_oos_rate', '>', NATIONAL_OOS_AVERAGES.hazmat]],
     why: 'Hazmat OOS rate above the national average (4.50 %); HMSP holders must stay out of the worst 30 %.',
-    message: (f) => `Hazmat out-of-service rate ${pct(f.hazmat_oos_rate)} is above the national average of ${NATIONAL_OOS_AVERAGES.hazmat}%.`,
+    message: (f) =>
+      `Hazmat out-of-service rate ${pct(f.hazmat_oos_rate)} is above the national average of ${NATIONAL_OOS_AVERAGES.hazmat}%.`,
   },
   {
-    code: 'FATAL_CRASH', severity: 'high', weight: 15, when: [['fatal_crashes_24m', '>=', 1]],
+    code: 'FATAL_CRASH',
+    severity: 'high',
+    weight: 15,
+    when: [['fatal_crashes_24m', '>=', 1]],
     why: 'A fatal crash in 24 months is what negligent-selection suits are about.',
     message: (f) => `${f.fatal_crashes_24m} fatal crash(es) in the last 24 months.`,
   },
   {
-    code: 'INJURY_CRASHES', severity: 'medium', weight: 8, when: [['injury_crashes_24m', '>=', 2]],
+    code: 'INJURY_CRASHES',
+    severity: 'medium',
+    weight: 8,
+    when: [['injury_crashes_24m', '>=', 2]],
     why: 'Repeated injury crashes in 24 months.',
     message: (f) => `${f.injury_crashes_24m} injury crashes in the last 24 months.`,
   },
   {
-    code: 'CRASH_RATE_HIGH', severity: 'high', weight: 12, when: [['crashes_24m', '>=', 2], ['crashes_per_power_unit', '>', CRASH_RATE_THRESHOLD]],
+    code: 'CRASH_RATE_HIGH',
+    severity: 'high',
+    weight: 12,
+    when: [
+      ['crashes_24m', '>=', 2],
+      ['crashes_per_power_unit', '>', CRASH_RATE_THRESHOLD],
+    ],
     why: 'Crashes per power unit above 0.136, the HMSP threshold (49 CFR 385.407); two crashes minimum so one crash of a one-truck carrier is not a rate.',
-    message: (f) => `${f.crashes_24m} crashes in 24 months on ${f.power_units} power unit(s): ${f.crashes_per_power_unit?.toFixed(3)} per unit, above the 0.136 threshold.`,
+    message: (f) =>
+      `${f.crashes_24m} crashes in 24 months on ${f.power_units} power unit(s): ${f.crashes_per_power_unit?.toFixed(3)} per unit, above the 0.136 threshold.`,
   },
   {
-    code: 'BASIC_OVER_THRESHOLD', severity: 'high', weight: 15, when: [['basics_over_threshold', '>=', 1]],
-    why: 'A BASIC at or above its intervention threshold (or under a published alert) is FMCSA\'s own prioritisation signal.',
+    code: 'BASIC_OVER_THRESHOLD',
+    severity: 'high',
+    weight: 15,
+    when: [['basics_over_threshold', '>=', 1]],
+    why: "A BASIC at or above its intervention threshold (or under a published alert) is FMCSA's own prioritisation signal.",
     message: (f) => `${f.basics_over_threshold} BASIC(s) at or above the FMCSA intervention threshold.`,
   },
   {
-    code: 'BASIC_ACUTE_CRITICAL', severity: 'medium', weight: 10, when: [['basics_acute_critical', '>=', 1]],
+    code: 'BASIC_ACUTE_CRITICAL',
+    severity: 'medium',
+    weight: 10,
+    when: [['basics_acute_critical', '>=', 1]],
     why: 'Acute/Critical violations found in an investigation (SMS *_AC = Y).',
     message: (f) => `Acute or critical violations found in investigation in ${f.basics_acute_critical} BASIC(s).`,
   },
   {
-    code: 'NO_POWER_UNITS', severity: 'medium', weight: 10, when: [['power_units', '<', 1]],
+    code: 'NO_POWER_UNITS',
+    severity: 'medium',
+    weight: 10,
+    when: [['power_units', '<', 1]],
     why: 'A carrier with zero power units cannot haul the load itself (double-brokering signal).',
     message: () => 'Census reports zero power units.',
   },
   {
-    code: 'NO_RECENT_INSPECTIONS', severity: 'low', weight: 3, when: [['inspections_24m', '<', 1], ['power_units', '>=', 5]],
+    code: 'NO_RECENT_INSPECTIONS',
+    severity: 'low',
+    weight: 3,
+    when: [
+      ['inspections_24m', '<', 1],
+      ['power_units', '>=', 5],
+    ],
     why: 'A fleet of five or more with no roadside inspection in 24 months gives no on-road evidence either way.',
     message: (f) => `No roadside inspections in 24 months despite ${f.power_units} power units.`,
   },
@@ -327,10 +424,14 @@ export function evalAtom(f: CarrierFeatures, [k, op, operand]: Atom): boolean {
   } else b = operand;
   if (a == null || b == null) return false;
   switch (op) {
-    case '>': return a > b;
-    case '>=': return a >= b;
-    case '<': return a < b;
-    case '=': return a === b;
+    case '>':
+      return a > b;
+    case '>=':
+      return a >= b;
+    case '<':
+      return a < b;
+    case '=':
+      return a === b;
   }
 }
 
@@ -376,7 +477,10 @@ export function assessBasics(f: CarrierFeatures): BasicResult[] {
  */
 export function assessCarrier(features: CarrierFeatures): RiskAssessment {
   const fired = RISK_RULES.filter((r) => r.when.every((a) => evalAtom(features, a)));
-  const score = Math.min(100, fired.reduce((s, r) => s + r.weight, 0));
+  const score = Math.min(
+    100,
+    fired.reduce((s, r) => s + r.weight, 0),
+  );
   const red_flags = fired.map((r) => ({ code: r.code, severity: r.severity, message: r.message(features) }));
   return {
     risk_score: score,
@@ -418,7 +522,10 @@ export function ruleConditionSql(r: RiskRule): string {
 export function riskScoreSelectSql(source: string): string {
   const rules = RISK_RULES.map((r, i) => `COALESCE(${ruleConditionSql(r)}, false) AS _r${i}`).join(',\n    ');
   const sum = RISK_RULES.map((r, i) => `(CASE WHEN _r${i} THEN ${r.weight} ELSE 0 END)`).join(' + ');
-  const any = (sev: Severity) => RISK_RULES.map((r, i) => (r.severity === sev ? `_r${i}` : null)).filter(Boolean).join(' OR ') || 'false';
+  const any = (sev: Severity) =>
+    RISK_RULES.map((r, i) => (r.severity === sev ? `_r${i}` : null))
+      .filter(Boolean)
+      .join(' OR ') || 'false';
   const codes = `list_filter([${RISK_RULES.map((r, i) => `CASE WHEN _r${i} THEN '${r.code}' END`).join(', ')}], x -> x IS NOT NULL)`;
   const flags = RISK_RULES.map((_, i) => `_r${i}`).join(', ');
   return `SELECT * EXCLUDE (_critical, _high),

@@ -56,9 +56,10 @@ export function quoteRecordSha256(bar: QuoteBar): string {
 /** Where a chain's bars came from: the source file's identity (its leaf is the first day's parent). */
 export type QuoteSource = Pick<SourceRef, 'source' | 'source_url' | 'retrieved_at' | 'content_sha256'>;
 
-const sha256 = typeof (nodeCrypto as { hash?: unknown }).hash === 'function'
-  ? (s: string) => (nodeCrypto as unknown as { hash(alg: string, data: string): string }).hash('sha256', s)
-  : (s: string) => createHash('sha256').update(s).digest('hex');
+const sha256 =
+  typeof (nodeCrypto as { hash?: unknown }).hash === 'function'
+    ? (s: string) => (nodeCrypto as unknown as { hash(alg: string, data: string): string }).hash('sha256', s)
+    : (s: string) => createHash('sha256').update(s).digest('hex');
 
 /** `record_sha256` from the record's RFC 8785 JSON text (as built in SQL by the pipeline); one-shot SHA-256. */
 export function recordSha256OfJson(recordJson: string): string {
@@ -89,7 +90,15 @@ export function quoteLeafHash(t: LeafTemplate, parent: string, recordSha256: str
 
 /** The full leaf object of one quote day (slow path, for responses and verification). */
 export function quoteLeaf(src: QuoteSource, parent: string, recordSha256: string): OriginLeaf {
-  return createLeaf({ kind: QUOTE_LEAF_KIND, source: src.source, source_url: src.source_url, retrieved_at: src.retrieved_at, content_sha256: src.content_sha256, record_sha256: recordSha256, parent });
+  return createLeaf({
+    kind: QUOTE_LEAF_KIND,
+    source: src.source,
+    source_url: src.source_url,
+    retrieved_at: src.retrieved_at,
+    content_sha256: src.content_sha256,
+    record_sha256: recordSha256,
+    parent,
+  });
 }
 
 /** One step of the fold: a version of one day's bar, in chain order. */

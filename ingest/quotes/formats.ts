@@ -26,7 +26,17 @@ export interface QuoteCsvLayout {
   adjustment: Adjustment;
   /** Dataset name used in sources and leaves. */
   dataset: string;
-  columns: { timestamp: string; symbol: string; open: string; high: string; low: string; close: string; volume: string; vwap: string; trade_count: string };
+  columns: {
+    timestamp: string;
+    symbol: string;
+    open: string;
+    high: string;
+    low: string;
+    close: string;
+    volume: string;
+    vwap: string;
+    trade_count: string;
+  };
 }
 
 const LAYOUTS: QuoteCsvLayout[] = [
@@ -34,25 +44,50 @@ const LAYOUTS: QuoteCsvLayout[] = [
     format: 'alpaca-daily',
     adjustment: 'split_dividend',
     dataset: 'alpaca/bars-1day-adjusted',
-    columns: { timestamp: 'Date', symbol: 'symbol', open: 'Open', high: 'High', low: 'Low', close: 'Close', volume: 'Volume', vwap: 'VWAP', trade_count: 'Trades' },
+    columns: {
+      timestamp: 'Date',
+      symbol: 'symbol',
+      open: 'Open',
+      high: 'High',
+      low: 'Low',
+      close: 'Close',
+      volume: 'Volume',
+      vwap: 'VWAP',
+      trade_count: 'Trades',
+    },
   },
   {
     format: 'alpaca-sdk',
     adjustment: 'raw',
     dataset: 'alpaca/bars-1day-raw',
-    columns: { timestamp: 'timestamp', symbol: 'symbol', open: 'open', high: 'high', low: 'low', close: 'close', volume: 'volume', vwap: 'vwap', trade_count: 'trade_count' },
+    columns: {
+      timestamp: 'timestamp',
+      symbol: 'symbol',
+      open: 'open',
+      high: 'high',
+      low: 'low',
+      close: 'close',
+      volume: 'volume',
+      vwap: 'vwap',
+      trade_count: 'trade_count',
+    },
   },
 ];
 
 /** Recognises a quote CSV by its header line; throws ParseError naming the file for anything else. */
 export function detectQuoteCsvFormat(headerLine: string, file: string): QuoteCsvLayout {
-  const cols = headerLine.replace(/^\uFEFF/, '').trim().split(',').map((c) => c.trim());
+  const cols = headerLine
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .split(',')
+    .map((c) => c.trim());
   const key = cols.join(',');
   for (const l of LAYOUTS) {
     const c = l.columns;
-    const want = l.format === 'alpaca-daily'
-      ? [c.timestamp, c.symbol, c.open, c.high, c.low, c.close, c.volume, c.trade_count, c.vwap]
-      : [c.timestamp, c.symbol, c.open, c.high, c.low, c.close, c.volume, c.vwap, c.trade_count];
+    const want =
+      l.format === 'alpaca-daily'
+        ? [c.timestamp, c.symbol, c.open, c.high, c.low, c.close, c.volume, c.trade_count, c.vwap]
+        : [c.timestamp, c.symbol, c.open, c.high, c.low, c.close, c.volume, c.vwap, c.trade_count];
     if (key === want.join(',')) return l;
   }
   throw new ParseError(`unrecognised quote CSV header: ${key.slice(0, 120)}`, { file, line: 1 });
@@ -60,11 +95,26 @@ export function detectQuoteCsvFormat(headerLine: string, file: string): QuoteCsv
 
 /** New York calendar date of an epoch-milliseconds instant (Polygon `t`). */
 export function newYorkDate(epochMs: number): string {
-  const parts = new Intl.DateTimeFormat('en-CA', { timeZone: 'America/New_York', year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date(epochMs));
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone: 'America/New_York',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  }).format(new Date(epochMs));
   return parts; // en-CA formats as YYYY-MM-DD
 }
 
-interface PolygonAgg { T?: string; o?: number; h?: number; l?: number; c?: number; v?: number; vw?: number; n?: number; t?: number }
+interface PolygonAgg {
+  T?: string;
+  o?: number;
+  h?: number;
+  l?: number;
+  c?: number;
+  v?: number;
+  vw?: number;
+  n?: number;
+  t?: number;
+}
 
 export interface ParsedQuotes {
   format: string;
@@ -86,7 +136,8 @@ export function parsePolygonAggs(bytes: Uint8Array | string, file: string): Pars
   } catch (e) {
     throw new ParseError(`invalid JSON: ${(e as Error).message}`, { file });
   }
-  if (!doc || typeof doc !== 'object' || !Array.isArray(doc.results ?? [])) throw new ParseError('not a Polygon aggregates response (no results array)', { file });
+  if (!doc || typeof doc !== 'object' || !Array.isArray(doc.results ?? []))
+    throw new ParseError('not a Polygon aggregates response (no results array)', { file });
   const adjustment: Adjustment = doc.adjusted === false ? 'raw' : 'split_dividend';
   const bars: QuoteBar[] = [];
   const rejects: ParsedQuotes['rejects'] = [];
@@ -110,7 +161,13 @@ export function parsePolygonAggs(bytes: Uint8Array | string, file: string): Pars
       trade_count: typeof r.n === 'number' ? Math.round(r.n) : null,
     });
   });
-  return { format: 'polygon-aggs', adjustment, dataset: adjustment === 'raw' ? 'polygon/aggs-1day-raw' : 'polygon/aggs-1day-adjusted', bars, rejects };
+  return {
+    format: 'polygon-aggs',
+    adjustment,
+    dataset: adjustment === 'raw' ? 'polygon/aggs-1day-raw' : 'polygon/aggs-1day-adjusted',
+    bars,
+    rejects,
+  };
 }
 
 /** Prices are stored with 6 decimals (DECIMAL(18,6)); JSON inputs are rounded the same way so both paths hash alike. */

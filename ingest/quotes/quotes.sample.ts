@@ -10,7 +10,15 @@
  * NVDA carries a bad print like the real 2024-06-10 bar (high far above the
  * close) that validation must flag and keep.
  */
-import { Rng, SAMPLE_TODAY, addDays, type SampleFile, type SampleGenerator, type SampleOptions, type SampleScale } from '../sample/sample-kit.ts';
+import {
+  Rng,
+  SAMPLE_TODAY,
+  addDays,
+  type SampleFile,
+  type SampleGenerator,
+  type SampleOptions,
+  type SampleScale,
+} from '../sample/sample-kit.ts';
 import { sampleUniverse, type SampleCompany } from '../sample/universe.ts';
 
 export const QUOTE_DAYS: Record<SampleScale, number> = { small: 250, medium: 750, full: 2520 };
@@ -26,7 +34,16 @@ export function sampleTradingDays(n: number): string[] {
   return out.reverse();
 }
 
-interface Bar { date: string; o: number; h: number; l: number; c: number; v: number; vw: number; n: number }
+interface Bar {
+  date: string;
+  o: number;
+  h: number;
+  l: number;
+  c: number;
+  v: number;
+  vw: number;
+  n: number;
+}
 
 /** Raw bars of one company plus its split day (index) or -1. */
 export function sampleBars(c: SampleCompany, days: string[], seed: number): { bars: Bar[]; splitAt: number } {
@@ -42,7 +59,16 @@ export function sampleBars(c: SampleCompany, days: string[], seed: number): { ba
     const low = Math.min(open, close) * (1 - Math.abs(rng.normal(0, 0.006)));
     const vw = (open + close + high + low) / 4;
     const v = Math.round(Math.exp(rng.normal(14, 1)));
-    bars.push({ date, o: r2(open), h: r2(high), l: r2(low), c: r2(close), v, vw: Math.round(vw * 1e6) / 1e6, n: Math.max(1, Math.round(v / 120)) });
+    bars.push({
+      date,
+      o: r2(open),
+      h: r2(high),
+      l: r2(low),
+      c: r2(close),
+      v,
+      vw: Math.round(vw * 1e6) / 1e6,
+      n: Math.max(1, Math.round(v / 120)),
+    });
     price = close;
   });
   if (c.ticker === 'NVDA' && bars.length > 20) {
@@ -60,7 +86,8 @@ function* rawCsv(group: SampleCompany[], days: string[], seed: number): Iterable
   yield 'timestamp,symbol,open,high,low,close,volume,vwap,trade_count\n';
   for (const c of group) {
     let chunk = '';
-    for (const b of sampleBars(c, days, seed).bars) chunk += `${b.date} 05:00:00+00:00,${c.ticker},${b.o},${b.h},${b.l},${b.c},${b.v}.0,${b.vw},${b.n}.0\n`;
+    for (const b of sampleBars(c, days, seed).bars)
+      chunk += `${b.date} 05:00:00+00:00,${c.ticker},${b.o},${b.h},${b.l},${b.c},${b.v}.0,${b.vw},${b.n}.0\n`;
     yield chunk;
   }
 }

@@ -59,13 +59,21 @@ export function parseEarningsCallPart(bytes: Uint8Array | string, file: string):
   const key = earningsCallFileKey(file.split('/').pop() ?? file);
   if (!key) throw new ParseError('EarningsCall file name must look like TICKER_YYYY_Qn.levelN.json', { file });
   const d = parseJson(bytes, file);
-  const event = d.event && typeof d.event.year === 'number' ? { year: d.event.year, quarter: d.event.quarter, conference_date: String(d.event.conference_date) } : null;
+  const event =
+    d.event && typeof d.event.year === 'number'
+      ? { year: d.event.year, quarter: d.event.quarter, conference_date: String(d.event.conference_date) }
+      : null;
   const part: EarningsCallPart = { file, ticker: key.ticker, level: key.level, event };
   if (typeof d.text === 'string') part.text = d.text;
   if (Array.isArray(d.speakers)) {
     part.turns = d.speakers.map((s: any, i: number) => {
       if (typeof s.text === 'string') return { speaker: String(s.speaker), text: s.text };
-      if (Array.isArray(s.words)) return { speaker: String(s.speaker), text: s.words.join(' '), start: Array.isArray(s.start_times) ? s.start_times[0] ?? null : null };
+      if (Array.isArray(s.words))
+        return {
+          speaker: String(s.speaker),
+          text: s.words.join(' '),
+          start: Array.isArray(s.start_times) ? (s.start_times[0] ?? null) : null,
+        };
       throw new ParseError(`speakers[${i}] has neither text nor words`, { file, position: i });
     });
   }
@@ -74,9 +82,12 @@ export function parseEarningsCallPart(bytes: Uint8Array | string, file: string):
     part.questions_and_answers = d.questions_and_answers ?? null;
   }
   if (d.speaker_name_map_v2 && typeof d.speaker_name_map_v2 === 'object') {
-    part.speaker_map = Object.fromEntries(Object.entries(d.speaker_name_map_v2 as Record<string, any>).map(([k, v]) => [k, { name: String(v.name), title: v.title ?? null }]));
+    part.speaker_map = Object.fromEntries(
+      Object.entries(d.speaker_name_map_v2 as Record<string, any>).map(([k, v]) => [k, { name: String(v.name), title: v.title ?? null }]),
+    );
   }
-  if (!part.text && !part.turns && !('prepared_remarks' in d)) throw new ParseError('no text, speakers or prepared_remarks in EarningsCall body', { file });
+  if (!part.text && !part.turns && !('prepared_remarks' in d))
+    throw new ParseError('no text, speakers or prepared_remarks in EarningsCall body', { file });
   return part;
 }
 
@@ -94,7 +105,7 @@ export function mergeEarningsCall(parts: EarningsCallPart[]): ParsedTranscript {
   const map = byLevel.find((p) => p.speaker_map)?.speaker_map;
   let turns: Turn[] = [];
   let hasQa = true;
-  const qaText = l4 ? l4.questions_and_answers ?? null : undefined;
+  const qaText = l4 ? (l4.questions_and_answers ?? null) : undefined;
   if (l4 && qaText === null) {
     hasQa = false;
     notes.push('source has no Q&A section (questions_and_answers is null)');
@@ -102,7 +113,11 @@ export function mergeEarningsCall(parts: EarningsCallPart[]): ParsedTranscript {
   const speakerTurns = l2?.turns ?? l3?.turns;
   if (l3 && !l2) notes.push('turns rebuilt from word-level timings (level 3)');
   if (speakerTurns) {
-    turns = splitAtQa(speakerTurns.map((t) => ({ speaker: t.speaker, section: 'prepared' as const, text: t.text })), qaText ?? null, hasQa);
+    turns = splitAtQa(
+      speakerTurns.map((t) => ({ speaker: t.speaker, section: 'prepared' as const, text: t.text })),
+      qaText ?? null,
+      hasQa,
+    );
   } else if (l4) {
     turns = [{ speaker: null, section: 'prepared', text: l4.prepared_remarks ?? '' }];
     if (qaText) turns.push({ speaker: null, section: 'qa', text: qaText });
@@ -144,11 +159,19 @@ function roleOf(name: string, title: string | null): Participant['role'] {
 }
 
 /** Call-date history from a company events body (`{company_name, events: [{year, quarter, conference_date}]}`). */
-export function parseEarningsCallEvents(bytes: Uint8Array | string, file: string): { company: string | null; events: Array<{ fiscal_year: number; fiscal_quarter: number; call_date: string; call_time: string }> } {
+export function parseEarningsCallEvents(
+  bytes: Uint8Array | string,
+  file: string,
+): { company: string | null; events: Array<{ fiscal_year: number; fiscal_quarter: number; call_date: string; call_time: string }> } {
   const d = parseJson(bytes, file);
   if (!Array.isArray(d.events)) throw new ParseError('no events array', { file });
   return {
     company: d.company_name ?? null,
-    events: d.events.map((e: any) => ({ fiscal_year: Number(e.year), fiscal_quarter: Number(e.quarter), call_date: String(e.conference_date).slice(0, 10), call_time: String(e.conference_date) })),
+    events: d.events.map((e: any) => ({
+      fiscal_year: Number(e.year),
+      fiscal_quarter: Number(e.quarter),
+      call_date: String(e.conference_date).slice(0, 10),
+      call_time: String(e.conference_date),
+    })),
   };
 }

@@ -9,7 +9,7 @@ import { countWords, type ParsedTranscript, type SpeakerSummary, type Transcript
 
 export function buildExtraction(p: ParsedTranscript): TranscriptExtraction {
   const byId = new Map(p.participants.map((x) => [x.id, x]));
-  const speakerName = (id: string | null) => (id ? byId.get(id)?.name ?? id : null);
+  const speakerName = (id: string | null) => (id ? (byId.get(id)?.name ?? id) : null);
   const stats = new Map<string, { turns: number; words: number }>();
   for (const t of p.turns) {
     if (!t.speaker) continue;
@@ -19,7 +19,15 @@ export function buildExtraction(p: ParsedTranscript): TranscriptExtraction {
     stats.set(t.speaker, s);
   }
   const speakers: SpeakerSummary[] = [];
-  for (const x of p.participants) speakers.push({ id: x.id, name: x.name, title: x.title, role: x.role, turns: stats.get(x.id)?.turns ?? 0, words: stats.get(x.id)?.words ?? 0 });
+  for (const x of p.participants)
+    speakers.push({
+      id: x.id,
+      name: x.name,
+      title: x.title,
+      role: x.role,
+      turns: stats.get(x.id)?.turns ?? 0,
+      words: stats.get(x.id)?.words ?? 0,
+    });
   for (const [id, s] of stats) if (!byId.has(id)) speakers.push({ id, name: id, title: null, role: 'unknown', ...s });
   const prepared = p.turns.filter((t) => t.section === 'prepared');
   const qa = p.turns.filter((t) => t.section === 'qa');
@@ -62,7 +70,13 @@ export function renderTranscriptMarkdown(p: ParsedTranscript, x: TranscriptExtra
   const byId = new Map(p.participants.map((s) => [s.id, s]));
   const out: string[] = [`# ${x.title}`, '', `- Ticker: ${x.ticker}`];
   if (x.fiscal_quarter && x.fiscal_year) out.push(`- Fiscal period: Q${x.fiscal_quarter} FY${x.fiscal_year}`);
-  out.push(`- Call date: ${x.call_date ?? 'unknown'}`, `- Words: ${x.word_count}; Q&A questions: ${x.qa_questions}`, '', '## Participants', '');
+  out.push(
+    `- Call date: ${x.call_date ?? 'unknown'}`,
+    `- Words: ${x.word_count}; Q&A questions: ${x.qa_questions}`,
+    '',
+    '## Participants',
+    '',
+  );
   for (const s of p.participants) out.push(`- ${s.name ?? s.id}${s.title ? ` — ${s.title}` : ''} (${s.role})`);
   const section = (name: string, which: 'prepared' | 'qa') => {
     const ts = p.turns.filter((t) => t.section === which);
@@ -70,7 +84,7 @@ export function renderTranscriptMarkdown(p: ParsedTranscript, x: TranscriptExtra
     out.push('', `## ${name}`);
     for (const t of ts) {
       const s = t.speaker ? byId.get(t.speaker) : undefined;
-      out.push('', `### ${t.speaker ? s?.name ?? t.speaker : '(unnamed)'}${s?.title ? ` — ${s.title}` : ''}`, '', t.text);
+      out.push('', `### ${t.speaker ? (s?.name ?? t.speaker) : '(unnamed)'}${s?.title ? ` — ${s.title}` : ''}`, '', t.text);
     }
   };
   section('Prepared remarks', 'prepared');

@@ -11,7 +11,13 @@ import { inferSpeakers } from './speakers.ts';
 export function parseParticipant(s: string): Participant {
   const i = s.indexOf('--');
   const name = (i >= 0 ? s.slice(0, i) : s).trim();
-  const title = i >= 0 ? s.slice(i + 2).replace(/\s+--\s+/g, ', ').trim() || null : null;
+  const title =
+    i >= 0
+      ? s
+          .slice(i + 2)
+          .replace(/\s+--\s+/g, ', ')
+          .trim() || null
+      : null;
   const role = /^operator$/i.test(name) ? 'operator' : title && /\banalyst\b/i.test(title) ? 'analyst' : title ? 'executive' : 'unknown';
   return { id: name, name, title, role };
 }
@@ -25,12 +31,16 @@ export function parseMotleyTranscript(bytes: Uint8Array | string, file: string):
   }
   if (!Array.isArray(d?.prepared_remarks)) throw new ParseError('no prepared_remarks array', { file });
   const m = /([A-Z][A-Z0-9.\-]*)_q([1-4])_(\d{4})/i.exec(file.split('/').pop() ?? file);
-  const toTurns = (xs: any[], section: Turn['section']): Turn[] => (xs ?? []).map((x) => ({ speaker: String(x.speaker ?? '').trim() || null, section, text: String(x.speech ?? '').trim() }));
+  const toTurns = (xs: any[], section: Turn['section']): Turn[] =>
+    (xs ?? []).map((x) => ({ speaker: String(x.speaker ?? '').trim() || null, section, text: String(x.speech ?? '').trim() }));
   // The site appends `Duration: NN minutes` as a last pseudo-speaker: not a turn.
-  const turns = [...toTurns(d.prepared_remarks, 'prepared'), ...toTurns(d.q_and_a ?? [], 'qa')].filter((t) => !/^Duration:/i.test(t.speaker ?? ''));
+  const turns = [...toTurns(d.prepared_remarks, 'prepared'), ...toTurns(d.q_and_a ?? [], 'qa')].filter(
+    (t) => !/^Duration:/i.test(t.speaker ?? ''),
+  );
   const declared = (Array.isArray(d.participants) ? d.participants : []).map((p: unknown) => parseParticipant(String(p)));
   const participants: Participant[] = [...declared];
-  for (const p of inferSpeakers(turns)) if (!participants.some((x) => x.id === p.id)) participants.push(p.id === 'Operator' ? { ...p, role: 'operator' } : p);
+  for (const p of inferSpeakers(turns))
+    if (!participants.some((x) => x.id === p.id)) participants.push(p.id === 'Operator' ? { ...p, role: 'operator' } : p);
   return {
     ticker: m ? m[1].toUpperCase() : 'UNKNOWN',
     company: null,

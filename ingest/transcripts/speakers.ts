@@ -13,7 +13,8 @@
 import type { Participant, Turn } from './transcript.schema.ts';
 
 /** An operator introducing a questioner. Group 1: name; group 2: firm (optional). */
-export const OPERATOR_INTRO = /\b(?:(?:first|next|following|last|final)\s+question\s+(?:comes\s+|is\s+)?(?:from|of)|take\s+(?:a|our|the)\s+(?:first\s+|next\s+)?question\s+from|question\s+(?:comes\s+|is\s+)?from|hear\s+next\s+from|\b[Nn]ext\s+(?:is|up\s+is|caller\s+is|we\s+have))(?:\s+the\s+line\s+of)?\s+([A-Z][\w'.\-]+(?:\s+[A-Z][\w'.\-]+){0,3})(?:\s+(?:with|from|of)\s+([A-Z][\w&'.\-]*(?:\s+(?:of|and|&|[A-Z][\w&'.\-]*)){0,4}))?/g;
+export const OPERATOR_INTRO =
+  /\b(?:(?:first|next|following|last|final)\s+question\s+(?:comes\s+|is\s+)?(?:from|of)|take\s+(?:a|our|the)\s+(?:first\s+|next\s+)?question\s+from|question\s+(?:comes\s+|is\s+)?from|hear\s+next\s+from|\b[Nn]ext\s+(?:is|up\s+is|caller\s+is|we\s+have))(?:\s+the\s+line\s+of)?\s+([A-Z][\w'.\-]+(?:\s+[A-Z][\w'.\-]+){0,3})(?:\s+(?:with|from|of)\s+([A-Z][\w&'.\-]*(?:\s+(?:of|and|&|[A-Z][\w&'.\-]*)){0,4}))?/g;
 
 /** Counts operator introductions of questioners in a text. */
 export function countOperatorIntros(text: string): number {
@@ -75,18 +76,30 @@ export function splitAtQa(turns: Turn[], qaText: string | null, hasQa: boolean):
 export function inferSpeakers(turns: Turn[]): Participant[] {
   const ids = [...new Set(turns.map((t) => t.speaker).filter((s): s is string => !!s))];
   const intros = new Map<string, number>();
-  for (const t of turns) if (t.speaker) intros.set(t.speaker, (intros.get(t.speaker) ?? 0) + countOperatorIntros(t.text) + (/\bnext question\b/i.test(t.text) ? 0.1 : 0));
+  for (const t of turns)
+    if (t.speaker)
+      intros.set(t.speaker, (intros.get(t.speaker) ?? 0) + countOperatorIntros(t.text) + (/\bnext question\b/i.test(t.text) ? 0.1 : 0));
   const opEntry = [...intros.entries()].sort((a, b) => b[1] - a[1])[0];
-  const operator = opEntry && opEntry[1] >= 1 ? opEntry[0] : ids.find((s) => /^operator$/i.test(s)) ?? null;
+  const operator = opEntry && opEntry[1] >= 1 ? opEntry[0] : (ids.find((s) => /^operator$/i.test(s)) ?? null);
   const named = new Map<string, { name: string; title: string | null; role: Participant['role'] }>();
   if (operator) named.set(operator, { name: 'Operator', title: null, role: 'operator' });
   for (let i = 0; i < turns.length; i++) {
     const t = turns[i];
     if (!t.speaker) continue;
-    const handover = /\bturn (?:the call|it|the conference) over to ([A-Z][\w'.\-]+(?:\s+[A-Z][\w'.\-]+){0,3}),\s*([^.]{3,80})\./.exec(t.text);
+    const handover = /\bturn (?:the call|it|the conference) over to ([A-Z][\w'.\-]+(?:\s+[A-Z][\w'.\-]+){0,3}),\s*([^.]{3,80})\./.exec(
+      t.text,
+    );
     OPERATOR_INTRO.lastIndex = 0;
     const intro = [...t.text.matchAll(OPERATOR_INTRO)].pop();
-    const who = intro ? { name: intro[1].trim(), title: intro[2] ? `Analyst, ${intro[2].replace(/[.,]+$/, '').trim()}` : 'Analyst', role: 'analyst' as const } : handover ? { name: handover[1].trim(), title: handover[2].trim(), role: 'executive' as const } : null;
+    const who = intro
+      ? {
+          name: intro[1].trim(),
+          title: intro[2] ? `Analyst, ${intro[2].replace(/[.,]+$/, '').trim()}` : 'Analyst',
+          role: 'analyst' as const,
+        }
+      : handover
+        ? { name: handover[1].trim(), title: handover[2].trim(), role: 'executive' as const }
+        : null;
     if (!who) continue;
     // The next voice that is not the speaker (nor the operator) and not yet named gets the name.
     for (let j = i + 1; j < turns.length; j++) {

@@ -25,7 +25,10 @@ function pad(n: number): string {
 /** First call date found in `text` (29-Oct-2025, October 23, 2025, 2025-10-23), as YYYY-MM-DD. */
 export function findDate(text: string): string | null {
   const a = /\b(\d{1,2})-(Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec)[a-z]*-(\d{4})\b/i.exec(text);
-  const b = /\b(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?\s+(\d{1,2}),\s+(\d{4})\b/i.exec(text);
+  const b =
+    /\b(January|February|March|April|May|June|July|August|September|October|November|December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?\s+(\d{1,2}),\s+(\d{4})\b/i.exec(
+      text,
+    );
   const c = /\b(\d{4})-(\d{2})-(\d{2})\b/.exec(text);
   const cands: Array<[number, string]> = [];
   if (a) cands.push([a.index, `${a[3]}-${pad(MONTHS.indexOf(a[2].slice(0, 3).toLowerCase()) + 1)}-${pad(Number(a[1]))}`]);
@@ -51,7 +54,10 @@ function cleanPages(pages: string[]): string[] {
   // (Speaker name lines recur too, but in the body, so they are kept.)
   const count = new Map<string, number>();
   const edges = (p: string) => {
-    const ls = p.split('\n').map((x) => x.trim()).filter(Boolean);
+    const ls = p
+      .split('\n')
+      .map((x) => x.trim())
+      .filter(Boolean);
     return new Set([...ls.slice(0, 8), ...ls.slice(-4)]);
   };
   for (const p of pages) for (const l of edges(p)) count.set(l, (count.get(l) ?? 0) + 1);
@@ -81,11 +87,21 @@ function readParticipants(lines: string[]): { participants: Participant[]; end: 
   let last: Participant | null = null;
   for (let i = 0; i < lines.length; i++) {
     const l = lines[i];
-    if (EXEC_HEAD.test(l)) { role = 'executive'; continue; }
-    if (ANALYST_HEAD.test(l)) { role = 'analyst'; continue; }
+    if (EXEC_HEAD.test(l)) {
+      role = 'executive';
+      continue;
+    }
+    if (ANALYST_HEAD.test(l)) {
+      role = 'analyst';
+      continue;
+    }
     if (!role) continue;
-    if (SECTION_PREPARED.test(l) || SECTION_QA.test(l)) { end = i; break; }
-    const continuation = last && (last.title === null || /[&,]$/.test(last.title) || /^(Research Division|Division|Investor Relations)\b/.test(l));
+    if (SECTION_PREPARED.test(l) || SECTION_QA.test(l)) {
+      end = i;
+      break;
+    }
+    const continuation =
+      last && (last.title === null || /[&,]$/.test(last.title) || /^(Research Division|Division|Investor Relations)\b/.test(l));
     if (last && continuation) {
       last.title = last.title ? `${last.title} ${l}` : l;
       continue;
@@ -105,7 +121,11 @@ function readParticipants(lines: string[]): { participants: Participant[]; end: 
  * Parses transcript text pages. `hint` carries what the file name says
  * (`TICKER_2025Q3.pdf`), used when the text does not name them.
  */
-export function parseTranscriptText(pages: string[], hint: { ticker: string; fiscal_year?: number | null; fiscal_quarter?: number | null }, format: ParsedTranscript['format'] = 'pdf'): ParsedTranscript {
+export function parseTranscriptText(
+  pages: string[],
+  hint: { ticker: string; fiscal_year?: number | null; fiscal_quarter?: number | null },
+  format: ParsedTranscript['format'] = 'pdf',
+): ParsedTranscript {
   const lines = cleanPages(pages);
   const head = pages.slice(0, 2).join('\n');
   const notes: string[] = [];
@@ -119,8 +139,17 @@ export function parseTranscriptText(pages: string[], hint: { ticker: string; fis
   const start = end >= 0 ? end : 0;
   for (let i = start; i < lines.length; i++) {
     const l = lines[i];
-    if (SECTION_PREPARED.test(l)) { section = 'prepared'; sawSections = true; continue; }
-    if (SECTION_QA.test(l)) { section = 'qa'; sawSections = true; cur = null; continue; }
+    if (SECTION_PREPARED.test(l)) {
+      section = 'prepared';
+      sawSections = true;
+      continue;
+    }
+    if (SECTION_QA.test(l)) {
+      section = 'qa';
+      sawSections = true;
+      cur = null;
+      continue;
+    }
     if (pendingTitleOf) {
       const t = pendingTitleOf.title ?? '';
       pendingTitleOf = null;
@@ -132,7 +161,17 @@ export function parseTranscriptText(pages: string[], hint: { ticker: string; fis
       turns.push(cur);
       continue;
     }
-    const p = known.find((k) => l === k.id || l.startsWith(`${k.id}:`) || (l.startsWith(k.id) && k.title !== null && l.slice(k.id.length).trim().startsWith(k.title.slice(0, Math.min(12, k.title.length)))));
+    const p = known.find(
+      (k) =>
+        l === k.id ||
+        l.startsWith(`${k.id}:`) ||
+        (l.startsWith(k.id) &&
+          k.title !== null &&
+          l
+            .slice(k.id.length)
+            .trim()
+            .startsWith(k.title.slice(0, Math.min(12, k.title.length)))),
+    );
     if (p) {
       const rest = l.slice(p.id.length).replace(/^:\s*/, '');
       const inline = l.startsWith(`${p.id}:`) ? rest : '';
@@ -142,9 +181,10 @@ export function parseTranscriptText(pages: string[], hint: { ticker: string; fis
       continue;
     }
     const heading = /^(?:.*?[–—-]\s+)?([A-Z][\p{L}'’.\-]+(?:\s+[A-Z][\p{L}'’.\-]+){1,3}),\s*([^:]{3,80}?)(?:\s*\(bio\))?:$/u.exec(l);
-    if (heading && participants.length === 0 || (heading && !known.length)) {
+    if ((heading && participants.length === 0) || (heading && !known.length)) {
       const name = heading[1];
-      if (!participants.some((x) => x.id === name)) participants.push({ id: name, name, title: heading[2].trim(), role: /analyst/i.test(heading[2]) ? 'analyst' : 'executive' });
+      if (!participants.some((x) => x.id === name))
+        participants.push({ id: name, name, title: heading[2].trim(), role: /analyst/i.test(heading[2]) ? 'analyst' : 'executive' });
       cur = { speaker: name, section, text: '' };
       turns.push(cur);
       continue;
@@ -162,7 +202,8 @@ export function parseTranscriptText(pages: string[], hint: { ticker: string; fis
   const tickerInText = /\(([A-Z]{1,5})\)|\b(?:NYSE|NASDAQ|Nasdaq|NasdaqGS):([A-Z.]{1,6})\b/.exec(head);
   const hasQa = finalTurns.some((t) => t.section === 'qa');
   if (!hasQa) notes.push('no Q&A section in the transcript');
-  const titleLine = lines.find((l) => l.length <= 80 && !/^operator/i.test(l) && /earnings call|conference call|call comments/i.test(l)) ?? null;
+  const titleLine =
+    lines.find((l) => l.length <= 80 && !/^operator/i.test(l) && /earnings call|conference call|call comments/i.test(l)) ?? null;
   return {
     ticker: hint.ticker || tickerInText?.[1] || tickerInText?.[2] || 'UNKNOWN',
     company: null,
@@ -198,16 +239,33 @@ export function parseTranscriptMarkdown(text: string, hint: { ticker: string }):
   let cur: Turn | null = null;
   for (const raw of lines) {
     const l = raw.trim();
-    if (l.startsWith('# ')) { title = l.slice(2).trim(); continue; }
-    if (/^## participants/i.test(l)) { block = 'participants'; continue; }
-    if (/^## prepared remarks/i.test(l)) { block = 'prepared'; cur = null; continue; }
-    if (/^## (questions and answers|q&a)/i.test(l)) { block = 'qa'; cur = null; continue; }
+    if (l.startsWith('# ')) {
+      title = l.slice(2).trim();
+      continue;
+    }
+    if (/^## participants/i.test(l)) {
+      block = 'participants';
+      continue;
+    }
+    if (/^## prepared remarks/i.test(l)) {
+      block = 'prepared';
+      cur = null;
+      continue;
+    }
+    if (/^## (questions and answers|q&a)/i.test(l)) {
+      block = 'qa';
+      cur = null;
+      continue;
+    }
     if (block === 'meta') {
       const m = /^- (Ticker|Fiscal period|Call date):\s*(.+)$/i.exec(l);
       if (m?.[1].toLowerCase() === 'ticker') ticker = m[2].trim();
       if (m?.[1].toLowerCase() === 'fiscal period') {
         const q = /Q([1-4])\s+FY\s*(\d{4})/i.exec(m[2]);
-        if (q) { fq = Number(q[1]); fy = Number(q[2]); }
+        if (q) {
+          fq = Number(q[1]);
+          fy = Number(q[2]);
+        }
       }
       if (m?.[1].toLowerCase() === 'call date') date = /\d{4}-\d{2}-\d{2}/.exec(m[2])?.[0] ?? null;
       continue;
@@ -226,7 +284,17 @@ export function parseTranscriptMarkdown(text: string, hint: { ticker: string }):
     if (cur && l) cur.text += (cur.text ? ' ' : '') + l;
   }
   return {
-    ticker, company: null, title, fiscal_year: fy, fiscal_quarter: fq, call_date: date, call_time: null, format: 'markdown',
-    turns: turns.filter((t) => t.text), participants, has_qa: turns.some((t) => t.section === 'qa'), notes: [],
+    ticker,
+    company: null,
+    title,
+    fiscal_year: fy,
+    fiscal_quarter: fq,
+    call_date: date,
+    call_time: null,
+    format: 'markdown',
+    turns: turns.filter((t) => t.text),
+    participants,
+    has_qa: turns.some((t) => t.section === 'qa'),
+    notes: [],
   };
 }

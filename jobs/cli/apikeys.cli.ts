@@ -34,7 +34,9 @@ if (cmd === 'create') {
   }
   if (!label) usage('--label is required');
   const { secret, record } = await createApiKey(config.dataDir, { label, hourlyLimit: limit });
-  console.log(`created ${record.key_id} (${record.label}, ${record.hourly_limit ?? `default ${config.RATE_LIMIT_PRO_PER_HOUR}`} requests/hour)`);
+  console.log(
+    `created ${record.key_id} (${record.label}, ${record.hourly_limit ?? `default ${config.RATE_LIMIT_PRO_PER_HOUR}`} requests/hour)`,
+  );
   console.log(`secret (shown once; send as "Authorization: Bearer <secret>"):\n${secret}`);
 } else if (cmd === 'revoke') {
   const id = rest[0];
@@ -47,5 +49,8 @@ if (cmd === 'create') {
 } else if (cmd === 'list') {
   const keys = await listApiKeys(config.dataDir);
   if (keys.length === 0) console.log('no keys');
-  for (const k of keys) console.log(`${k.key_id}\t${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}\t${k.hourly_limit ?? 'default'}/h\t${k.created_at}\t${k.label}`);
+  for (const k of keys)
+    console.log(
+      `${k.key_id}\t${k.revoked_at ? `revoked ${k.revoked_at}` : 'active'}\t${k.hourly_limit ?? 'default'}/h\t${k.created_at}\t${k.label}`,
+    );
 } else usage();

@@ -20,12 +20,21 @@ import { backfillBulkArchive, type BulkKind } from '../registry/edgar-backfill.t
 import { EdgarClient } from '../registry/edgar-client.ts';
 import { resolveUniverse } from '../registry/registry-fetch.ts';
 
-const { values } = parseArgs({ options: { since: { type: 'string' }, 'no-bulk': { type: 'boolean', default: false }, kinds: { type: 'string', default: 'submissions,companyfacts' }, input: { type: 'string' } } });
+const { values } = parseArgs({
+  options: {
+    since: { type: 'string' },
+    'no-bulk': { type: 'boolean', default: false },
+    kinds: { type: 'string', default: 'submissions,companyfacts' },
+    input: { type: 'string' },
+  },
+});
 let code = 0;
 try {
-  if (values.since && !/^\d{4}-\d{2}-\d{2}$/.test(values.since)) throw Object.assign(new Error(`--since must be YYYY-MM-DD, got ${values.since}`), { usage: true });
+  if (values.since && !/^\d{4}-\d{2}-\d{2}$/.test(values.since))
+    throw Object.assign(new Error(`--since must be YYYY-MM-DD, got ${values.since}`), { usage: true });
   const kinds = values.kinds.split(',').map((k) => k.trim()) as BulkKind[];
-  if (kinds.some((k) => k !== 'submissions' && k !== 'companyfacts')) throw Object.assign(new Error(`--kinds: submissions and/or companyfacts`), { usage: true });
+  if (kinds.some((k) => k !== 'submissions' && k !== 'companyfacts'))
+    throw Object.assign(new Error(`--kinds: submissions and/or companyfacts`), { usage: true });
   const config = loadConfig({ ...process.env, ...(values.since ? { EDGAR_DAILY_INDEX: '1', EDGAR_DAILY_SINCE: values.since } : {}) });
   const inputDir = values.input ? path.resolve(values.input) : config.inputDir;
   const log = createLogger(config.LOG_LEVEL);
@@ -45,7 +54,16 @@ try {
       const { runPipelineInProcess } = await import('../in-process.ts');
       const { registryPipeline } = await import('../registry/registry.pipeline.ts');
       const r = await runPipelineInProcess(registryPipeline, { config, log, inputDir });
-      console.log(JSON.stringify({ run_id: r.run_id, snapshot_id: r.snapshot_id, rows: r.rows, rejects: r.rejects, failed_children: r.failed_children, duration_ms: r.duration_ms }));
+      console.log(
+        JSON.stringify({
+          run_id: r.run_id,
+          snapshot_id: r.snapshot_id,
+          rows: r.rows,
+          rejects: r.rejects,
+          failed_children: r.failed_children,
+          duration_ms: r.duration_ms,
+        }),
+      );
     }
   }
 } catch (e) {

@@ -17,8 +17,8 @@ import { planIdSchema, runCreditsCommand, type CreditsCommand, type PlanId } fro
 import { StateStore, stateDbPath } from '../../service/platform/state.store.ts';
 import { isLockConflict } from '../../service/platform/state.claim.ts';
 
-const USAGE = 'usage: npm run credits -- grant <account> <n> [--plan free|payg|pack_100|pack_500|enterprise] | key <account> | show <account>';
-
+const USAGE =
+  'usage: npm run credits -- grant <account> <n> [--plan free|payg|pack_100|pack_500|enterprise] | key <account> | show <account>';
 
 /** Parses CLI arguments; throws with the usage text on anything malformed. */
 export function parseCreditsArgs(argv: string[]): CreditsCommand {
@@ -40,7 +40,6 @@ export function parseCreditsArgs(argv: string[]): CreditsCommand {
   return { op: op as 'key' | 'show', account };
 }
 
-
 if (import.meta.url === `file://${process.argv[1]}`) {
   const config = loadConfig(process.env);
   let cmd: CreditsCommand;
@@ -56,10 +55,16 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   } catch (e) {
     if (!isLockConflict(e)) throw e;
     if (!config.ADMIN_TOKEN) {
-      console.error('the API server holds the state database; set ADMIN_TOKEN (the server\'s) to send this command to it, or stop the server');
+      console.error(
+        "the API server holds the state database; set ADMIN_TOKEN (the server's) to send this command to it, or stop the server",
+      );
       process.exit(1);
     }
-    const res = await fetch(`${config.publicBaseUrl}/admin/credits`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${config.ADMIN_TOKEN}` }, body: JSON.stringify(cmd) });
+    const res = await fetch(`${config.publicBaseUrl}/admin/credits`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${config.ADMIN_TOKEN}` },
+      body: JSON.stringify(cmd),
+    });
     console.log(JSON.stringify(await res.json(), null, 2));
     process.exit(res.ok ? 0 : 1);
   }

@@ -19,9 +19,20 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { createBookmark, discover, DiscoveryFetchError, formatReport, formatReverify, reverify, type Bookmark, type DiscoverOptions, type DiscoveryReport } from '../../lib/discovery/index.ts';
+import {
+  createBookmark,
+  discover,
+  DiscoveryFetchError,
+  formatReport,
+  formatReverify,
+  reverify,
+  type Bookmark,
+  type DiscoverOptions,
+  type DiscoveryReport,
+} from '../../lib/discovery/index.ts';
 
-const USAGE = 'usage: proofline discover <url> [--json] [--allow-private] [--timeout MS] [--max-bytes N] [--max-redirects N] [--no-files] [--bookmark-out FILE] | --reverify BOOKMARK.json';
+const USAGE =
+  'usage: proofline discover <url> [--json] [--allow-private] [--timeout MS] [--max-bytes N] [--max-redirects N] [--no-files] [--bookmark-out FILE] | --reverify BOOKMARK.json';
 
 function intOpt(v: string | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
@@ -32,7 +43,10 @@ function intOpt(v: string | undefined, name: string): number | undefined {
 /** True when the report shows anything that failed verification. */
 export function hasIntegrityProblem(r: DiscoveryReport): boolean {
   const verdicts = [r.manifest, ...r.files.map((f) => f.verdict)].filter((v) => v !== null && v !== undefined);
-  return verdicts.some((v) => v!.hash.status === 'mismatch' || ['invalid', 'signer-mismatch', 'revoked'].includes(v!.signature.status)) || r.pages.some((p) => p.status === 'mismatch');
+  return (
+    verdicts.some((v) => v!.hash.status === 'mismatch' || ['invalid', 'signer-mismatch', 'revoked'].includes(v!.signature.status)) ||
+    r.pages.some((p) => p.status === 'mismatch')
+  );
 }
 
 export async function main(argv: string[]): Promise<number> {
@@ -90,7 +104,8 @@ export async function main(argv: string[]): Promise<number> {
     }
     const report = await discover(positionals[0], opts);
     console.log(values.json ? JSON.stringify(report, null, 2) : formatReport(report));
-    if (values['bookmark-out'] && report.found) await writeFile(values['bookmark-out'], JSON.stringify(createBookmark(report), null, 2) + '\n');
+    if (values['bookmark-out'] && report.found)
+      await writeFile(values['bookmark-out'], JSON.stringify(createBookmark(report), null, 2) + '\n');
     if (!report.found) return 3;
     return hasIntegrityProblem(report) ? 1 : 0;
   } catch (e) {

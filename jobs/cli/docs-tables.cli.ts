@@ -16,7 +16,9 @@ const { values } = parseArgs({ options: { check: { type: 'boolean', default: fal
 if (values.check) {
   const stale = (await checkGeneratedTables(root)).filter((c) => c.actual !== c.expected);
   for (const c of stale) {
-    console.error(`${c.table.file}: table "${c.table.name}" ${c.actual === null ? 'has no marker pair' : 'is out of date'} (source: ${c.table.source})`);
+    console.error(
+      `${c.table.file}: table "${c.table.name}" ${c.actual === null ? 'has no marker pair' : 'is out of date'} (source: ${c.table.source})`,
+    );
   }
   if (stale.length > 0) {
     console.error('run `npm run docs:tables` and commit the result');

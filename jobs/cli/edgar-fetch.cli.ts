@@ -19,9 +19,15 @@ import { closeSecLimiter } from '../../lib/sec-limiter.ts';
 import { EdgarClient } from '../registry/edgar-client.ts';
 import { fetchEdgarBatch, planEdgarFetch, type EdgarFetchPayload } from '../registry/registry-fetch.ts';
 
-const { values } = parseArgs({ options: { cik: { type: 'string', multiple: true, default: [] }, out: { type: 'string' }, tickers: { type: 'boolean', default: false } } });
+const { values } = parseArgs({
+  options: { cik: { type: 'string', multiple: true, default: [] }, out: { type: 'string' }, tickers: { type: 'boolean', default: false } },
+});
 try {
-  const env = { ...process.env, EDGAR_FETCH_CIKS: values.cik.join(',') || undefined, EDGAR_FETCH_TICKERS: values.tickers ? '1' : undefined };
+  const env = {
+    ...process.env,
+    EDGAR_FETCH_CIKS: values.cik.join(',') || undefined,
+    EDGAR_FETCH_TICKERS: values.tickers ? '1' : undefined,
+  };
   const config = loadConfig(env);
   const inputDir = values.out ? path.resolve(values.out) : config.inputDir;
   const runId = `edgar-fetch-${new Date().toISOString().replace(/[-:.]/g, '').slice(0, 15)}`;

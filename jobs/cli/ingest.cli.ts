@@ -16,7 +16,15 @@ import { pipelineFor, pipelines } from '../pipelines.ts';
 import { createProgressPrinter } from '../progress.ts';
 import { ensureSample } from '../sample.ts';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { force: { type: 'boolean', default: false }, input: { type: 'string' }, 'in-process': { type: 'boolean', default: false }, 'no-fetch': { type: 'boolean', default: false } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    force: { type: 'boolean', default: false },
+    input: { type: 'string' },
+    'in-process': { type: 'boolean', default: false },
+    'no-fetch': { type: 'boolean', default: false },
+  },
+});
 const config = loadConfig(process.env);
 const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
 const selected = positionals.length ? positionals.map(pipelineFor) : pipelines;
@@ -35,8 +43,26 @@ if (config.REDIS_URL && !values['in-process']) {
   const progress = createProgressPrinter();
   for (const p of selected) {
     try {
-      const r = await runPipelineInProcess(p, { config, log, inputDir, force: values.force, fetch: !values['no-fetch'], onProgress: progress });
-      console.log(JSON.stringify({ domain: r.domain, run_id: r.run_id, skipped: r.skipped, snapshot_id: r.snapshot_id, rows: r.rows, rejects: r.rejects, failed_children: r.children.filter((c) => c.status === 'failed').map((c) => ({ key: c.key, error: c.error })), duration_ms: r.duration_ms }));
+      const r = await runPipelineInProcess(p, {
+        config,
+        log,
+        inputDir,
+        force: values.force,
+        fetch: !values['no-fetch'],
+        onProgress: progress,
+      });
+      console.log(
+        JSON.stringify({
+          domain: r.domain,
+          run_id: r.run_id,
+          skipped: r.skipped,
+          snapshot_id: r.snapshot_id,
+          rows: r.rows,
+          rejects: r.rejects,
+          failed_children: r.children.filter((c) => c.status === 'failed').map((c) => ({ key: c.key, error: c.error })),
+          duration_ms: r.duration_ms,
+        }),
+      );
     } catch (e) {
       failed = true;
       console.error(`[${p.domain.domain}] ${(e as Error).message}`);

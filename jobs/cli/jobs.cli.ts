@@ -13,14 +13,19 @@ import type { Job, Queue } from 'bullmq';
 import { loadConfig } from '../../lib/config.ts';
 import { allQueueNames, closeQueues, getQueue, QUEUE_PREFIX } from '../bullmq.ts';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { queue: { type: 'string' }, limit: { type: 'string', default: '50' }, json: { type: 'boolean', default: false } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { queue: { type: 'string' }, limit: { type: 'string', default: '50' }, json: { type: 'boolean', default: false } },
+});
 const config = loadConfig(process.env);
 if (!config.REDIS_URL) {
   console.error('npm run jobs needs REDIS_URL (jobs live in Redis).');
   process.exit(2);
 }
 const prefix = `${config.QUEUE_PREFIX ?? QUEUE_PREFIX}-`;
-const queues: Queue[] = (values.queue ? [`${prefix}${values.queue.replace(prefix, '')}`] : allQueueNames(config)).map((n) => getQueue(config, n.slice(prefix.length)));
+const queues: Queue[] = (values.queue ? [`${prefix}${values.queue.replace(prefix, '')}`] : allQueueNames(config)).map((n) =>
+  getQueue(config, n.slice(prefix.length)),
+);
 
 async function findJob(id: string): Promise<Job | null> {
   // A job id starts with its domain; SEC-queue children live in the SEC queue.
@@ -51,7 +56,11 @@ try {
     for (const q of queues) for (const j of await q.getFailed(0, Number(values.limit) - 1)) rows.push(summary(j));
     if (values.json) console.log(JSON.stringify(rows, null, 2));
     else if (rows.length === 0) console.log('no failed jobs');
-    else for (const r of rows) console.log(`${r.id}\t${r.queue}\tattempts=${r.attempts}\t${r.failed_reason ?? ''}${(r.failure as { kept_copy?: string } | null)?.kept_copy ? `\tkept: ${(r.failure as { kept_copy: string }).kept_copy}` : ''}`);
+    else
+      for (const r of rows)
+        console.log(
+          `${r.id}\t${r.queue}\tattempts=${r.attempts}\t${r.failed_reason ?? ''}${(r.failure as { kept_copy?: string } | null)?.kept_copy ? `\tkept: ${(r.failure as { kept_copy: string }).kept_copy}` : ''}`,
+        );
   } else if (cmd === 'inspect' || cmd === 'retry') {
     if (!id) throw new Error(`usage: npm run jobs -- ${cmd} ID`);
     const job = await findJob(id);
@@ -60,7 +69,26 @@ try {
       const state = await job.getState();
       const logs = (await getQueue(config, job.queueName.slice(prefix.length)).getJobLogs(id)).logs;
       const deps = await job.getDependenciesCount().catch(() => null);
-      console.log(JSON.stringify({ ...summary(job), state, progress: job.progress, data: job.data, return_value: job.returnvalue ?? null, opts: { attempts: job.opts.attempts, backoff: job.opts.backoff }, parent: job.parentKey ?? null, dependencies: deps, stacktrace: job.stacktrace, logs, created_at: new Date(job.timestamp).toISOString(), processed_at: job.processedOn ? new Date(job.processedOn).toISOString() : null }, null, 2));
+      console.log(
+        JSON.stringify(
+          {
+            ...summary(job),
+            state,
+            progress: job.progress,
+            data: job.data,
+            return_value: job.returnvalue ?? null,
+            opts: { attempts: job.opts.attempts, backoff: job.opts.backoff },
+            parent: job.parentKey ?? null,
+            dependencies: deps,
+            stacktrace: job.stacktrace,
+            logs,
+            created_at: new Date(job.timestamp).toISOString(),
+            processed_at: job.processedOn ? new Date(job.processedOn).toISOString() : null,
+          },
+          null,
+          2,
+        ),
+      );
     } else {
       const state = await job.getState();
       if (state !== 'failed') throw new Error(`job ${id} is ${state}, not failed`);

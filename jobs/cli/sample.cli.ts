@@ -4,8 +4,14 @@ import { parseArgs } from 'node:util';
 import { loadConfig } from '../../lib/config.ts';
 import { ensureSample } from '../sample.ts';
 
-const { values } = parseArgs({ options: { scale: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' }, force: { type: 'boolean', default: false } } });
-const config = loadConfig({ ...process.env, SAMPLE_SCALE: values.scale ?? process.env.SAMPLE_SCALE, SAMPLE_SEED: values.seed ?? process.env.SAMPLE_SEED });
+const { values } = parseArgs({
+  options: { scale: { type: 'string' }, seed: { type: 'string' }, out: { type: 'string' }, force: { type: 'boolean', default: false } },
+});
+const config = loadConfig({
+  ...process.env,
+  SAMPLE_SCALE: values.scale ?? process.env.SAMPLE_SCALE,
+  SAMPLE_SEED: values.seed ?? process.env.SAMPLE_SEED,
+});
 const dir = values.out ? path.resolve(values.out) : path.join(config.dataDir, 'sample', config.SAMPLE_SCALE);
 const t0 = Date.now();
 let last = 0;
@@ -20,4 +26,8 @@ const r = await ensureSample(dir, {
     }
   },
 });
-console.log(r.generated ? `wrote ${r.files} files (${(r.bytes / 1e6).toFixed(1)} MB) to ${dir} in ${((Date.now() - t0) / 1000).toFixed(1)} s` : `sample already complete in ${dir} (use --force to regenerate)`);
+console.log(
+  r.generated
+    ? `wrote ${r.files} files (${(r.bytes / 1e6).toFixed(1)} MB) to ${dir} in ${((Date.now() - t0) / 1000).toFixed(1)} s`
+    : `sample already complete in ${dir} (use --force to regenerate)`,
+);

@@ -11,7 +11,10 @@ import { loadConfig } from '../../lib/config.ts';
 import { closeQueues } from '../bullmq.ts';
 import { applySchedules, listSchedules, removeSchedule, resetSchedule, setSchedule } from '../schedules.ts';
 
-const { values, positionals } = parseArgs({ allowPositionals: true, options: { tz: { type: 'string' }, json: { type: 'boolean', default: false } } });
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { tz: { type: 'string' }, json: { type: 'boolean', default: false } },
+});
 const config = loadConfig(process.env);
 if (!config.REDIS_URL) {
   console.error('npm run schedule needs REDIS_URL: schedules live in Redis (BullMQ job schedulers).');
@@ -35,7 +38,8 @@ try {
       break;
     }
     case 'apply':
-      for (const r of await applySchedules(config)) console.log(`${r.domain}\t${r.action}\t${r.cron ?? 'off'}${r.reason ? `\t(${r.reason})` : ''}`);
+      for (const r of await applySchedules(config))
+        console.log(`${r.domain}\t${r.action}\t${r.cron ?? 'off'}${r.reason ? `\t(${r.reason})` : ''}`);
       break;
     case 'set':
       if (!domain || !cron) throw new Error(usage);

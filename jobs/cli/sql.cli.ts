@@ -16,7 +16,14 @@ export function formatTable(rows: Record<string, unknown>[], columns: string[], 
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r[c]).length)));
   const line = (vals: string[]) => `│ ${vals.map((v, i) => v.padEnd(widths[i])).join(' │ ')} │`;
   const sep = (l: string, m: string, r: string) => `${l}${widths.map((w) => '─'.repeat(w + 2)).join(m)}${r}`;
-  return [sep('┌', '┬', '┐'), line(columns), sep('├', '┼', '┤'), ...rows.map((r) => line(columns.map((c) => cell(r[c])))), sep('└', '┴', '┘'), `${rows.length} row${rows.length === 1 ? '' : 's'}`].join('\n');
+  return [
+    sep('┌', '┬', '┐'),
+    line(columns),
+    sep('├', '┼', '┤'),
+    ...rows.map((r) => line(columns.map((c) => cell(r[c])))),
+    sep('└', '┴', '┘'),
+    `${rows.length} row${rows.length === 1 ? '' : 's'}`,
+  ].join('\n');
 }
 
 const config = loadConfig(process.env);

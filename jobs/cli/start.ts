@@ -24,7 +24,11 @@ async function main(): Promise<void> {
   if (config.usesSample) {
     const t0 = Date.now();
     const r = await ensureSample(config.inputDir, { scale: config.SAMPLE_SCALE, seed: config.SAMPLE_SEED });
-    console.log(r.generated ? `Generated ${config.SAMPLE_SCALE} sample (seed ${config.SAMPLE_SEED}): ${r.files} files, ${(r.bytes / 1e6).toFixed(1)} MB in ${((Date.now() - t0) / 1000).toFixed(1)} s → ${r.dir}` : `Using existing ${config.SAMPLE_SCALE} sample in ${r.dir}`);
+    console.log(
+      r.generated
+        ? `Generated ${config.SAMPLE_SCALE} sample (seed ${config.SAMPLE_SEED}): ${r.files} files, ${(r.bytes / 1e6).toFixed(1)} MB in ${((Date.now() - t0) / 1000).toFixed(1)} s → ${r.dir}`
+        : `Using existing ${config.SAMPLE_SCALE} sample in ${r.dir}`,
+    );
   } else {
     console.log(`Using inputs in ${config.inputDir}`);
   }
@@ -33,12 +37,17 @@ async function main(): Promise<void> {
     // `npm start` never touches the network: local (or generated) inputs only, even with EDGAR_FETCH_* set.
     const report = await runPipelineInProcess(p, { config, log, fetch: false, onProgress: progress });
     if (report.skipped) console.log(`[${report.domain}] inputs unchanged: serving the current snapshot`);
-    else console.log(`[${report.domain}] published ${report.snapshot_id}: ${report.rows} rows, ${report.rejects} rejected, ${(report.duration_ms / 1000).toFixed(1)} s`);
+    else
+      console.log(
+        `[${report.domain}] published ${report.snapshot_id}: ${report.rows} rows, ${report.rejects} rejected, ${(report.duration_ms / 1000).toFixed(1)} s`,
+      );
     for (const c of report.children.filter((c) => c.status === 'failed')) console.log(`[${report.domain}]   rejected ${c.key}: ${c.error}`);
   }
   const server = await startServer(config, log);
   const u = server.url;
-  console.log(`\nProofline API listening on ${u}\n\nTry:\n  curl ${u}/api/health\n  curl ${u}/api/company/AAPL\n  curl ${u}/api/company/320193\n`);
+  console.log(
+    `\nProofline API listening on ${u}\n\nTry:\n  curl ${u}/api/health\n  curl ${u}/api/company/AAPL\n  curl ${u}/api/company/320193\n`,
+  );
   const stop = async () => {
     await server.close();
     process.exit(0);

@@ -48,6 +48,7 @@ try {
   process.exit(1);
 }
 const check = verifyReceiptChain(extractReceipts(doc), keys);
-for (const r of check.results) console.log(`${r.ok ? 'ok     ' : 'INVALID'} #${r.index} ${r.nonce ?? '-'}${r.problem ? `: ${r.problem}` : ''}`);
+for (const r of check.results)
+  console.log(`${r.ok ? 'ok     ' : 'INVALID'} #${r.index} ${r.nonce ?? '-'}${r.problem ? `: ${r.problem}` : ''}`);
 console.log(check.valid ? `VALID: chain of ${check.results.length} receipt(s)` : 'INVALID chain');
 process.exit(check.valid ? 0 : 1);

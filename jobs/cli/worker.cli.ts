@@ -33,7 +33,9 @@ const { values } = parseArgs({
 });
 const config = loadConfig(process.env);
 if (!config.REDIS_URL) {
-  console.error('npm run worker needs REDIS_URL (e.g. redis://127.0.0.1:6379). Without Redis, `npm start` and `npm run ingest` run jobs in process.');
+  console.error(
+    'npm run worker needs REDIS_URL (e.g. redis://127.0.0.1:6379). Without Redis, `npm start` and `npm run ingest` run jobs in process.',
+  );
   process.exit(2);
 }
 const log = createLogger(config.LOG_LEVEL, { role: 'worker', pid: process.pid });
@@ -47,7 +49,10 @@ if (!values['no-schedules']) {
 }
 const set = startWorkers(config, log, {
   concurrency: values.concurrency ? Number(values.concurrency) : config.WORKER_CONCURRENCY,
-  domains: values.domains?.split(',').map((d) => d.trim()).filter(Boolean),
+  domains: values.domains
+    ?.split(',')
+    .map((d) => d.trim())
+    .filter(Boolean),
 });
 await Promise.all(set.workers.map((w) => w.waitUntilReady()));
 log.info({ queues: set.workers.map((w) => w.name) }, 'workers started');
@@ -61,10 +66,13 @@ const stop = async (signal: string) => {
   }
   stopping = true;
   log.info({ signal }, 'closing workers (running jobs finish first)');
-  const limit = setTimeout(() => {
-    log.warn('shutdown timeout: exiting with jobs still running; they will be retried');
-    process.exit(1);
-  }, Number(process.env.WORKER_SHUTDOWN_MS ?? 300_000));
+  const limit = setTimeout(
+    () => {
+      log.warn('shutdown timeout: exiting with jobs still running; they will be retried');
+      process.exit(1);
+    },
+    Number(process.env.WORKER_SHUTDOWN_MS ?? 300_000),
+  );
   limit.unref();
   await set.close();
   await closeSecLimiter();

@@ -44,15 +44,23 @@ export function portalExportPath(id: string): string {
 }
 
 /** The download targets configured: portal exports and other URLs, with their files under `<inputDir>/fmcsa/`. */
-export function fmcsaTargets(config: Pick<Config, 'FMCSA_DATASETS' | 'FMCSA_DOWNLOAD_URLS'>, inputDir: string): Array<{ key: string; url: string; file: string }> {
+export function fmcsaTargets(
+  config: Pick<Config, 'FMCSA_DATASETS' | 'FMCSA_DOWNLOAD_URLS'>,
+  inputDir: string,
+): Array<{ key: string; url: string; file: string }> {
   const out: Array<{ key: string; url: string; file: string }> = [];
   for (const id of (config.FMCSA_DATASETS ?? '').split(/[\s,]+/).filter(Boolean)) {
-    if (!/^[a-z0-9]{4}-[a-z0-9]{4}$/.test(id)) throw new ParseError(`FMCSA_DATASETS: "${id}" is not a portal dataset id (xxxx-xxxx)`, { parameter: 'FMCSA_DATASETS' });
+    if (!/^[a-z0-9]{4}-[a-z0-9]{4}$/.test(id))
+      throw new ParseError(`FMCSA_DATASETS: "${id}" is not a portal dataset id (xxxx-xxxx)`, { parameter: 'FMCSA_DATASETS' });
     out.push({ key: `fmcsa-fetch-${id}`, url: portalExportPath(id), file: path.join(inputDir, 'fmcsa', 'portal', `${id}.csv`) });
   }
   for (const u of (config.FMCSA_DOWNLOAD_URLS ?? '').split(/[\s,]+/).filter(Boolean)) {
     const name = decodeURIComponent(new URL(u).pathname.split('/').pop() || 'download');
-    out.push({ key: `fmcsa-fetch-${name.replace(/[^a-zA-Z0-9_.-]+/g, '_')}`, url: u, file: path.join(inputDir, 'fmcsa', 'downloads', name) });
+    out.push({
+      key: `fmcsa-fetch-${name.replace(/[^a-zA-Z0-9_.-]+/g, '_')}`,
+      url: u,
+      file: path.join(inputDir, 'fmcsa', 'downloads', name),
+    });
   }
   return out;
 }
@@ -82,7 +90,13 @@ async function conditionalHeaders(file: string): Promise<Record<string, string>>
  * The fmcsa pipeline's fetch planning hook: one fetch job per configured target, except those the source says are
  * unchanged (304 to a conditional GET).
  */
-export async function planFmcsaFetch(ctx: { config: Config; runId: string; inputDir: string; log: Logger; signal?: AbortSignal }): Promise<FetchJob[]> {
+export async function planFmcsaFetch(ctx: {
+  config: Config;
+  runId: string;
+  inputDir: string;
+  log: Logger;
+  signal?: AbortSignal;
+}): Promise<FetchJob[]> {
   const targets = fmcsaTargets(ctx.config, ctx.inputDir);
   if (!targets.length) return [];
   const client = clientOf(ctx.config);
@@ -116,7 +130,8 @@ async function downloadProblem(file: string, isZip: boolean, shownAs: string): P
       const head = Buffer.alloc(4);
       await fh.read(head, 0, 4, 0);
       if (head.readUInt32LE(0) !== 0x04034b50) return new ParseError(`${shownAs}: not a zip file`, { file: shownAs, position: 0 });
-      if (tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06])) < 0) return new ParseError(`${shownAs}: truncated zip (no end of central directory)`, { file: shownAs, position: size });
+      if (tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06])) < 0)
+        return new ParseError(`${shownAs}: truncated zip (no end of central directory)`, { file: shownAs, position: size });
       return null;
     } finally {
       await fh.close();
@@ -145,12 +160,31 @@ export async function processFmcsaFetch(ctx: StepContext<FmcsaFetchPayload>): Pr
   if (res.status === 304) return { rows: 0, rejects: 0, detail: { unchanged: true, status: 304 } };
   const incoming = `${file}.incoming`;
   const shownAs = client.url(url);
-  const validators = { ...(res.headers.get('etag') ? { etag: res.headers.get('etag') } : {}), ...(res.headers.get('last-modified') ? { last_modified: res.headers.get('last-modified') } : {}) };
-  const written = await writeFetchedFile(incoming, res.body, (h) => ({ source_url: res.url, retrieved_at: res.retrieved_at, sha256: h.sha256, bytes: h.bytes, status: res.status, run_id: ctx.runId, ...validators }));
+  const validators = {
+    ...(res.headers.get('etag') ? { etag: res.headers.get('etag') } : {}),
+    ...(res.headers.get('last-modified') ? { last_modified: res.headers.get('last-modified') } : {}),
+  };
+  const written = await writeFetchedFile(incoming, res.body, (h) => ({
+    source_url: res.url,
+    retrieved_at: res.retrieved_at,
+    sha256: h.sha256,
+    bytes: h.bytes,
+    status: res.status,
+    run_id: ctx.runId,
+    ...validators,
+  }));
   try {
     const problem = await downloadProblem(incoming, /\.zip$/i.test(file), shownAs);
     if (problem) {
-      await ctx.run.writeRejects(`fetch-${path.basename(file)}`, [{ dataset: 'fmcsa/download', file: shownAs, line: (problem.context.line as number | undefined) ?? null, reason: `${problem.message}${problem.context.position != null ? ` (position ${problem.context.position})` : ''}`, raw: null }]);
+      await ctx.run.writeRejects(`fetch-${path.basename(file)}`, [
+        {
+          dataset: 'fmcsa/download',
+          file: shownAs,
+          line: (problem.context.line as number | undefined) ?? null,
+          reason: `${problem.message}${problem.context.position != null ? ` (position ${problem.context.position})` : ''}`,
+          raw: null,
+        },
+      ]);
       throw problem;
     }
     const same = (await readSidecar(file))?.sha256 === written.sha256 && (await sha256Of(file)) === written.sha256;

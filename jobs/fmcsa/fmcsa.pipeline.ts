@@ -29,8 +29,20 @@ import { READERS, readerSelectSql } from './readers.ts';
 import { FMCSA_FETCH_STEP, fmcsaFetchPayload, planFmcsaFetch, processFmcsaFetch } from './fmcsa-fetch.ts';
 
 const FMCSA_TABLES = [
-  'carriers', 'crashes', 'inspections', 'inspection_units', 'violations', 'sms_basics', 'revocations', 'authority',
-  'insurance', 'oos_orders', 'enforcement_cases', 'carrier_risk', 'carrier_snapshot_columns', 'dataset_status',
+  'carriers',
+  'crashes',
+  'inspections',
+  'inspection_units',
+  'violations',
+  'sms_basics',
+  'revocations',
+  'authority',
+  'insurance',
+  'oos_orders',
+  'enforcement_cases',
+  'carrier_risk',
+  'carrier_snapshot_columns',
+  'dataset_status',
 ];
 
 /**
@@ -61,8 +73,12 @@ export const fmcsaDomain = defineDomain({
 const MAX_REJECT_ROWS = 10_000;
 
 /** `kind`/`columns` null: read from the file's header when the child runs (a zip, or a file fetched by this run). */
-const filePayload = z.object({ file: z.string(), kind: z.string().nullable(), columns: z.array(z.string()).nullable(), fetched: z.boolean().optional() });
-
+const filePayload = z.object({
+  file: z.string(),
+  kind: z.string().nullable(),
+  columns: z.array(z.string()).nullable(),
+  fetched: z.boolean().optional(),
+});
 
 /**
  * Streams the data members of a zip (ReadMe files skipped) to `dir`, bounded
@@ -108,7 +124,14 @@ interface LoadResult {
 }
 
 /** Loads one recognised CSV file into a part of its table; rejects with file, line and reason. */
-async function loadFile(ctx: StepContext, file: string, displayName: string, kind: FmcsaKind, columns: string[], partKey: string): Promise<LoadResult> {
+async function loadFile(
+  ctx: StepContext,
+  file: string,
+  displayName: string,
+  kind: FmcsaKind,
+  columns: string[],
+  partKey: string,
+): Promise<LoadResult> {
   const spec = FORMATS.find((f) => f.kind === kind)!;
   const target = ctx.run.partPath(spec.table, partKey);
   await mkdir(path.dirname(target), { recursive: true });
@@ -121,8 +144,12 @@ async function loadFile(ctx: StepContext, file: string, displayName: string, kin
     await conn.run(`SET preserve_insertion_order = false`);
     const select = readerSelectSql(kind, file, columns, rjTable, displayName);
     const produced = new Set([...Object.keys(READERS[kind].select), ...Object.keys(READERS[kind].constants ?? {}), 'source_file']);
-    const projection = [...ddl].map(([c, t]) => `${produced.has(c) ? `CAST(${quoteIdentifier(c)} AS ${t})` : `CAST(NULL AS ${t})`} AS ${quoteIdentifier(c)}`).join(', ');
-    const res = await conn.runAndReadAll(`COPY (SELECT ${projection} FROM (${select})) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+    const projection = [...ddl]
+      .map(([c, t]) => `${produced.has(c) ? `CAST(${quoteIdentifier(c)} AS ${t})` : `CAST(NULL AS ${t})`} AS ${quoteIdentifier(c)}`)
+      .join(', ');
+    const res = await conn.runAndReadAll(
+      `COPY (SELECT ${projection} FROM (${select})) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
+    );
     const written = Number(res.getRows()[0]?.[0] ?? 0);
     const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${rjTable}`);
     const sample = await queryRows(
@@ -203,7 +230,13 @@ export const fmcsaPipeline: Pipeline = {
     // snapshot never loses a dataset to a bad night (FMCSA files are full extracts: a missing one means no data).
     for (const f of ctx.fetches) {
       if (f.step !== FMCSA_FETCH_STEP) continue;
-      children.push({ step: 'file', key: path.relative(dir, f.outputs[0]!), data: { file: f.outputs[0]!, kind: null, columns: null, fetched: true }, required: true, after: [f.key] });
+      children.push({
+        step: 'file',
+        key: path.relative(dir, f.outputs[0]!),
+        data: { file: f.outputs[0]!, kind: null, columns: null, fetched: true },
+        required: true,
+        after: [f.key],
+      });
     }
     const rejects: Array<{ file: string; reason: string }> = [];
     for (const f of files) {
@@ -215,10 +248,16 @@ export const fmcsaPipeline: Pipeline = {
       const det = detectFormat(await readFirstLine(f));
       if (!det) {
         // ReadMe and dictionary text files are documentation, not data.
-        if (!/readme|dictionary|definition/i.test(rel)) rejects.push({ file: rel, reason: 'unrecognised header: not an FMCSA bulk file format Proofline reads' });
+        if (!/readme|dictionary|definition/i.test(rel))
+          rejects.push({ file: rel, reason: 'unrecognised header: not an FMCSA bulk file format Proofline reads' });
         continue;
       }
-      children.push({ step: 'file', key: rel, data: { file: f, kind: det.spec.kind, columns: det.columns }, required: det.spec.kind === 'company_census' });
+      children.push({
+        step: 'file',
+        key: rel,
+        data: { file: f, kind: det.spec.kind, columns: det.columns },
+        required: det.spec.kind === 'company_census',
+      });
     }
     return { inputDigest: await digestInputs(ctx.inputDir, all, 'fmcsa-v1'), children, rejects };
   },
@@ -237,14 +276,24 @@ export const fmcsaPipeline: Pipeline = {
     await conn.run(`SET threads = ${Math.max(1, ctx.config.DUCKDB_THREADS)}`);
     // A DOT in both census formats keeps the Company Census row (147 columns, status and rating included).
     const [{ dups }] = await queryRows(conn, `SELECT (count(*) - count(DISTINCT dot_number))::BIGINT AS dups FROM carriers`);
-    if (Number(dups) > 0) await step('carriers', () => ctx.replaceParquetTable('carriers', loadSql('./derive-carriers.sql', import.meta.url)));
-    await step('features', () => conn.run(loadSql('./derive-risk-features.sql', import.meta.url).replace('/*BASICS_OVER_THRESHOLD*/0', basicsOverThresholdSql())));
+    if (Number(dups) > 0)
+      await step('carriers', () => ctx.replaceParquetTable('carriers', loadSql('./derive-carriers.sql', import.meta.url)));
+    await step('features', () =>
+      conn.run(loadSql('./derive-risk-features.sql', import.meta.url).replace('/*BASICS_OVER_THRESHOLD*/0', basicsOverThresholdSql())),
+    );
     await step('score', () => ctx.replaceParquetTable('carrier_risk', riskScoreSelectSql('carrier_risk_features'), { columns: 'query' }));
     await conn.run(`DROP VIEW carrier_risk_features`);
     const cols = (await queryRows(conn, `DESCRIBE SELECT * FROM carrier_risk`)).map((r) => String(r.column_name));
     // The snapshot endpoint's row, packed once: one JSON array per carrier in carrier_risk column order, served by DOT without DuckDB.
-    await step('snapshot_packed', () => ctx.writePacked('carrier_snapshot', `SELECT dot_number, json_array(${cols.map(quoteIdentifier).join(', ')})::VARCHAR AS v FROM carrier_risk`));
-    await conn.run(`CREATE OR REPLACE TABLE carrier_snapshot_columns AS SELECT * FROM (VALUES ${cols.map((c, i) => `(${i}, ${quoteLiteral(c)})`).join(', ')}) t(pos, name)`);
+    await step('snapshot_packed', () =>
+      ctx.writePacked(
+        'carrier_snapshot',
+        `SELECT dot_number, json_array(${cols.map(quoteIdentifier).join(', ')})::VARCHAR AS v FROM carrier_risk`,
+      ),
+    );
+    await conn.run(
+      `CREATE OR REPLACE TABLE carrier_snapshot_columns AS SELECT * FROM (VALUES ${cols.map((c, i) => `(${i}, ${quoteLiteral(c)})`).join(', ')}) t(pos, name)`,
+    );
     await step('dataset_status', () => conn.run(loadSql('./derive-dataset-status.sql', import.meta.url)));
     lastDeriveTimings = { total: Date.now() - t0, ...timings };
     ctx.log.info({ domain: 'fmcsa', ms: Date.now() - t0, timings }, 'derived carrier_risk and dataset_status');

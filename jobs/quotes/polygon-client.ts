@@ -25,7 +25,11 @@ export interface PolygonClientOptions {
 }
 
 export function polygonOptionsFromConfig(config: Config): PolygonClientOptions {
-  return { baseUrl: config.POLYGON_BASE_URL ?? 'https://api.polygon.io', apiKey: config.POLYGON_API_KEY, userAgent: config.HTTP_USER_AGENT };
+  return {
+    baseUrl: config.POLYGON_BASE_URL ?? 'https://api.polygon.io',
+    apiKey: config.POLYGON_API_KEY,
+    userAgent: config.HTTP_USER_AGENT,
+  };
 }
 
 export interface FetchedAggs {
@@ -65,7 +69,13 @@ export class PolygonClient {
     const withKey = this.opts.apiKey ? `${rel}&apiKey=${encodeURIComponent(this.opts.apiKey)}` : rel;
     const res = await this.http.get(withKey);
     const source_url = this.http.url(rel);
-    return { source_url, retrieved_at: res.retrieved_at, bytes: res.bytes, sha256: res.sha256, parsed: parsePolygonAggs(res.bytes, source_url) };
+    return {
+      source_url,
+      retrieved_at: res.retrieved_at,
+      bytes: res.bytes,
+      sha256: res.sha256,
+      parsed: parsePolygonAggs(res.bytes, source_url),
+    };
   }
 
   /** Path of the grouped daily bars of the whole US stock market on `date`. */
@@ -84,7 +94,12 @@ export class PolygonClient {
     const res = await this.http.get(withKey);
     const source_url = this.http.url(rel);
     parsePolygonAggs(res.bytes, source_url);
-    await writeFetchedFile(file, res.bytes, { source_url, retrieved_at: res.retrieved_at, sha256: res.sha256, bytes: res.bytes.byteLength });
+    await writeFetchedFile(file, res.bytes, {
+      source_url,
+      retrieved_at: res.retrieved_at,
+      sha256: res.sha256,
+      bytes: res.bytes.byteLength,
+    });
     return file;
   }
 

@@ -68,7 +68,12 @@ async function planGroupedFetch(config: Config, dir: string, now: Date): Promise
     for (const adjusted of series) {
       const file = groupedOutput(dir, date, adjusted);
       if (await isFetchedWhole(file)) continue;
-      jobs.push({ step: POLYGON_GROUPED_STEP, key: `polygon-grouped-${date}-${adjusted ? 'adjusted' : 'raw'}`, data: { date, adjusted, dir } satisfies PolygonGroupedPayload, outputs: [file] });
+      jobs.push({
+        step: POLYGON_GROUPED_STEP,
+        key: `polygon-grouped-${date}-${adjusted ? 'adjusted' : 'raw'}`,
+        data: { date, adjusted, dir } satisfies PolygonGroupedPayload,
+        outputs: [file],
+      });
     }
   }
   return jobs;
@@ -91,7 +96,14 @@ export async function planPolygonFetch(ctx: { config: Config; inputDir: string }
   const to = now.toISOString().slice(0, 10);
   const from = new Date(now.getTime() - config.QUOTES_FETCH_DAYS * 86_400_000).toISOString().slice(0, 10);
   const dir = path.join(ctx.inputDir, 'quotes');
-  const tickers = [...new Set(config.QUOTES_FETCH_TICKERS!.split(/[\s,;]+/).filter(Boolean).map((t) => normalizeTicker(t)))].sort();
+  const tickers = [
+    ...new Set(
+      config
+        .QUOTES_FETCH_TICKERS!.split(/[\s,;]+/)
+        .filter(Boolean)
+        .map((t) => normalizeTicker(t)),
+    ),
+  ].sort();
   return tickers.map((ticker) => ({
     step: POLYGON_FETCH_STEP,
     key: `polygon-fetch-${ticker}-${from}-${to}`,
@@ -107,7 +119,12 @@ export function getPolygonLimiter(config: Pick<Config, 'REDIS_URL' | 'QUEUE_PREF
   const key = `${config.REDIS_URL ?? 'local'}|${config.QUEUE_PREFIX}|${config.POLYGON_RATE_PER_MIN}`;
   if (shared?.key === key) return shared.limiter;
   const limiter = config.REDIS_URL
-    ? new RedisRateLimiter(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3 }), { key: `${config.QUEUE_PREFIX}:limiter:polygon`, max: config.POLYGON_RATE_PER_MIN, windowMs: 60_000, ownsConnection: true })
+    ? new RedisRateLimiter(new Redis(config.REDIS_URL, { maxRetriesPerRequest: 3 }), {
+        key: `${config.QUEUE_PREFIX}:limiter:polygon`,
+        max: config.POLYGON_RATE_PER_MIN,
+        windowMs: 60_000,
+        ownsConnection: true,
+      })
     : new TokenBucketLimiter(config.POLYGON_RATE_PER_MIN / 60);
   void (shared?.limiter as { close?: () => Promise<void> } | undefined)?.close?.();
   shared = { key, limiter };

@@ -71,7 +71,23 @@ export const RECORD_JSON_SQL = `concat('{"adjustment":"', i.adjustment, '","clos
     ',"volume":', CAST(i.volume AS VARCHAR), ',"vwap":', coalesce(${decimalText('vwap')}, 'null'), '}')`;
 
 /** The `quote_bar_inputs` columns (the general derive's input), as stored in the per-file fold parts. */
-export const QUOTE_INPUT_COLUMNS = ['ticker', 'quote_date', 'adjustment', 'open', 'high', 'low', 'close', 'volume', 'vwap', 'trade_count', 'dataset', 'content_sha256', 'source_order', 'file', 'line'];
+export const QUOTE_INPUT_COLUMNS = [
+  'ticker',
+  'quote_date',
+  'adjustment',
+  'open',
+  'high',
+  'low',
+  'close',
+  'volume',
+  'vwap',
+  'trade_count',
+  'dataset',
+  'content_sha256',
+  'source_order',
+  'file',
+  'line',
+];
 
 /** Validation flags of a row aliased `c` (docs/quotes-and-transcripts.md); derive-bars.sql takes this list too. */
 export const FLAGS_SQL = `list_filter([
@@ -125,7 +141,13 @@ export interface FileFoldResult {
  * `key` is the file's relative path (the `file` column) and `sourceOrder` its
  * `source_order` (quotes.pipeline.ts).
  */
-export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, key: string, src: QuoteSource, sourceOrder: string): Promise<FileFoldResult> {
+export async function foldFileChains(
+  conn: DuckDBConnection,
+  run: StagingRun,
+  key: string,
+  src: QuoteSource,
+  sourceOrder: string,
+): Promise<FileFoldResult> {
   const foldTarget = run.partPath(FOLD_PARTS, key);
   const linesTarget = run.partPath(LINE_PARTS, key);
   const chainTarget = run.partPath(CHAIN_PARTS, key);
@@ -140,12 +162,20 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
   await mkdir(path.dirname(keysTarget), { recursive: true });
   try {
     // One scan: is the file in key order, and (then) does a key repeat (equal neighbours)? Out of order: group to find repeats.
-    const [scan] = await queryRows(conn, `SELECT coalesce(bool_and(k >= p OR p IS NULL), true) AS ordered, coalesce(bool_or(k = p), false) AS adjacent_dup
-      FROM (SELECT (ticker, adjustment, quote_date) AS k, lag((ticker, adjustment, quote_date)) OVER () AS p FROM quote_file_rows)`);
+    const [scan] = await queryRows(
+      conn,
+      `SELECT coalesce(bool_and(k >= p OR p IS NULL), true) AS ordered, coalesce(bool_or(k = p), false) AS adjacent_dup
+      FROM (SELECT (ticker, adjustment, quote_date) AS k, lag((ticker, adjustment, quote_date)) OVER () AS p FROM quote_file_rows)`,
+    );
     const ordered = scan.ordered === true;
     const dup = ordered
       ? scan.adjacent_dup === true
-      : (await queryRows(conn, `SELECT EXISTS (SELECT 1 FROM quote_file_rows GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`))[0].dup === true;
+      : (
+          await queryRows(
+            conn,
+            `SELECT EXISTS (SELECT 1 FROM quote_file_rows GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`,
+          )
+        )[0].dup === true;
     const folded = !dup;
     let rowCount = -1;
     const t = leafTemplate(src);
@@ -171,8 +201,13 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
           // Without ORDER BY the aggregate appends rows in scan order, which is date order for a file in key order (a
           // scratch database runs one thread); that order is checked on the record texts themselves, and a batch
           // with any chain out of date order is read again with ORDER BY (sorting the texts costs ~40% of the query).
-          const read = (sorted: boolean) => queryRows(conn, `SELECT ticker, adjustment, string_agg(${RECORD_JSON_SQL}, '\n'${sorted ? ' ORDER BY i.quote_date' : ''}) AS recs
-            FROM quote_file_rows i WHERE ticker BETWEEN $lo AND $hi GROUP BY ticker, adjustment`, { lo, hi });
+          const read = (sorted: boolean) =>
+            queryRows(
+              conn,
+              `SELECT ticker, adjustment, string_agg(${RECORD_JSON_SQL}, '\n'${sorted ? ' ORDER BY i.quote_date' : ''}) AS recs
+            FROM quote_file_rows i WHERE ticker BETWEEN $lo AND $hi GROUP BY ticker, adjustment`,
+              { lo, hi },
+            );
           let chains = await read(!ordered);
           let split = chains.map((c) => String(c.recs).split('\n'));
           if (ordered && !split.every(inDateOrder)) {
@@ -216,7 +251,8 @@ export async function foldFileChains(conn: DuckDBConnection, run: StagingRun, ke
     copy.bindVarchar(copy.parameterIndex('content_sha256'), src.content_sha256);
     await copy.run();
     copy.destroySync();
-    const lines = await conn.prepare(`COPY (SELECT $source_order::VARCHAR AS source_order, $file::VARCHAR AS file, c.line::BIGINT AS line ${body})
+    const lines =
+      await conn.prepare(`COPY (SELECT $source_order::VARCHAR AS source_order, $file::VARCHAR AS file, c.line::BIGINT AS line ${body})
       TO ${quoteLiteral(tmpLines)} (FORMAT parquet, COMPRESSION zstd)`);
     lines.bindVarchar(lines.parameterIndex('source_order'), sourceOrder);
     lines.bindVarchar(lines.parameterIndex('file'), key);

@@ -31,10 +31,29 @@ import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { toPartKey } from '../../lib/warehouse/layout.ts';
 import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
 import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
-import { BAR_ROW_GROUP, KEY_ROW_GROUP, FOLD_PARTS, CHAIN_PARTS, LINE_PARTS, KEY_PARTS, foldFileChains, QUOTE_INPUT_COLUMNS, FLAGS_SQL, RECORD_JSON_SQL } from './quotes-fold.ts';
+import {
+  BAR_ROW_GROUP,
+  KEY_ROW_GROUP,
+  FOLD_PARTS,
+  CHAIN_PARTS,
+  LINE_PARTS,
+  KEY_PARTS,
+  foldFileChains,
+  QUOTE_INPUT_COLUMNS,
+  FLAGS_SQL,
+  RECORD_JSON_SQL,
+} from './quotes-fold.ts';
 import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
-import { planPolygonFetch, POLYGON_FETCH_STEP, POLYGON_GROUPED_STEP, polygonFetchPayload, polygonGroupedPayload, processPolygonFetch, processPolygonGroupedFetch } from './quotes-fetch.ts';
+import {
+  planPolygonFetch,
+  POLYGON_FETCH_STEP,
+  POLYGON_GROUPED_STEP,
+  polygonFetchPayload,
+  polygonGroupedPayload,
+  processPolygonFetch,
+  processPolygonGroupedFetch,
+} from './quotes-fetch.ts';
 
 export const quotesDomain = defineDomain({
   domain: 'quotes',
@@ -51,7 +70,6 @@ export const quotesDomain = defineDomain({
 
 const filePayload = z.object({ file: z.string(), rel: z.string() });
 
-
 /** Order in which sources supersede each other for the same key: fetch time, then relative path. */
 function sourceOrder(retrievedAt: string | null, rel: string): string {
   return `${retrievedAt ?? ''}|${rel}`;
@@ -62,7 +80,11 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
   const header = await readFirstLine(file);
   const layout = detectQuoteCsvFormat(header, file);
   // read_csv maps declared columns by position: declare them in the file's own header order.
-  const headerCols = header.replace(/^\uFEFF/, '').trim().split(',').map((h) => h.trim());
+  const headerCols = header
+    .replace(/^\uFEFF/, '')
+    .trim()
+    .split(',')
+    .map((h) => h.trim());
   const src = await describeInput(file, layout.dataset, null);
   const c = layout.columns;
   const q = (s: string) => `"${s.replace(/"/g, '""')}"`;
@@ -103,14 +125,30 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
     stmt.destroySync();
     const bad = await queryRows(conn, `SELECT line, raw_line FROM quote_file_rows WHERE NOT ok ORDER BY line LIMIT 10000`);
     // Rare: keep only the valid rows (a copy, so row ids stay dense for the fold's day index).
-    if (bad.length) await conn.run(`CREATE TEMP TABLE quote_file_valid AS SELECT * FROM quote_file_rows WHERE ok; DROP TABLE quote_file_rows; ALTER TABLE quote_file_valid RENAME TO quote_file_rows`);
+    if (bad.length)
+      await conn.run(
+        `CREATE TEMP TABLE quote_file_valid AS SELECT * FROM quote_file_rows WHERE ok; DROP TABLE quote_file_rows; ALTER TABLE quote_file_valid RENAME TO quote_file_rows`,
+      );
     // Record hashes, the chain fold and the served rows of this file, in this child (jobs/quotes/quotes-fold.ts).
     const folded = await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel));
     return { rows: folded.rows, bad, folded: folded.folded };
   });
-  await ctx.run.writeRejects(rel, counts.bad.map((b) => ({ dataset: layout.dataset, file: rel, line: Number(b.line), reason: 'unparseable bar (ticker, date, price or volume missing or not a number)', raw: String(b.raw_line) })));
+  await ctx.run.writeRejects(
+    rel,
+    counts.bad.map((b) => ({
+      dataset: layout.dataset,
+      file: rel,
+      line: Number(b.line),
+      reason: 'unparseable bar (ticker, date, price or volume missing or not a number)',
+      raw: String(b.raw_line),
+    })),
+  );
   await ctx.run.recordSource(src, { rows: counts.rows, rejects: counts.bad.length }, rel);
-  return { rows: counts.rows, rejects: counts.bad.length, detail: { format: layout.format, adjustment: layout.adjustment, folded: counts.folded } };
+  return {
+    rows: counts.rows,
+    rejects: counts.bad.length,
+    detail: { format: layout.format, adjustment: layout.adjustment, folded: counts.folded },
+  };
 }
 
 async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
@@ -119,21 +157,39 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
   const probe = parsePolygonAggs(input.bytes, rel);
   // The dataset (raw or adjusted aggregates) is known only after parsing.
   const src = { ...input.src, source: probe.dataset };
-  const rows = probe.bars.map((b, i) => ({ ...b, dataset: probe.dataset, content_sha256: src.content_sha256, source_order: sourceOrder(src.retrieved_at, rel), file: rel, line: i }));
+  const rows = probe.bars.map((b, i) => ({
+    ...b,
+    dataset: probe.dataset,
+    content_sha256: src.content_sha256,
+    source_order: sourceOrder(src.retrieved_at, rel),
+    file: rel,
+    line: i,
+  }));
   // Typed through DuckDB like every part, then folded in this child (jobs/quotes/quotes-fold.ts).
-  const scratch = path.join(path.dirname(ctx.run.partPath(FOLD_PARTS, rel)), `${path.basename(ctx.run.partPath(FOLD_PARTS, rel))}.${process.pid}.ndjson`);
+  const scratch = path.join(
+    path.dirname(ctx.run.partPath(FOLD_PARTS, rel)),
+    `${path.basename(ctx.run.partPath(FOLD_PARTS, rel))}.${process.pid}.ndjson`,
+  );
   await mkdir(path.dirname(scratch), { recursive: true });
   await writeFile(scratch, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-  await ctx.run.withScratch(async (conn) => {
-    const cols = await queryRows(conn, `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'quote_bar_inputs' ORDER BY ordinal_position`);
-    await conn.run(`CREATE OR REPLACE TEMP TABLE quote_file_rows AS SELECT * FROM quote_bar_inputs LIMIT 0`);
-    if (rows.length) {
-      await conn.run(`INSERT INTO quote_file_rows BY NAME SELECT * FROM read_json(${quoteLiteral(scratch)}, format = 'newline_delimited',
+  await ctx.run
+    .withScratch(async (conn) => {
+      const cols = await queryRows(
+        conn,
+        `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'quote_bar_inputs' ORDER BY ordinal_position`,
+      );
+      await conn.run(`CREATE OR REPLACE TEMP TABLE quote_file_rows AS SELECT * FROM quote_bar_inputs LIMIT 0`);
+      if (rows.length) {
+        await conn.run(`INSERT INTO quote_file_rows BY NAME SELECT * FROM read_json(${quoteLiteral(scratch)}, format = 'newline_delimited',
         columns = {${cols.map((c) => `${quoteLiteral(String(c.column_name))}: ${quoteLiteral(String(c.data_type))}`).join(', ')}})`);
-    }
-    await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel));
-  }).finally(() => rm(scratch, { force: true }));
-  await ctx.run.writeRejects(rel, probe.rejects.map((r) => ({ dataset: probe.dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })));
+      }
+      await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel));
+    })
+    .finally(() => rm(scratch, { force: true }));
+  await ctx.run.writeRejects(
+    rel,
+    probe.rejects.map((r) => ({ dataset: probe.dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })),
+  );
   await ctx.run.recordSource(src, { rows: rows.length, rejects: probe.rejects.length }, rel);
   return { rows: rows.length, rejects: probe.rejects.length, detail: { format: probe.format, adjustment: probe.adjustment } };
 }
@@ -145,15 +201,23 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
  * (derive-bars.sql joins by position). Memory stays at one 2,048-row chunk.
  */
 export async function foldQuoteChains(conn: DuckDBConnection, scratchFile: string): Promise<number> {
-  const srcRows = await queryRows(conn, `
+  const srcRows = await queryRows(
+    conn,
+    `
     SELECT c.source_idx, c.dataset, c.content_sha256, s.source_url, s.retrieved_at
     FROM quote_fold_sources c
     LEFT JOIN (SELECT dataset, content_sha256, any_value(source_url) AS source_url, any_value(retrieved_at) AS retrieved_at
                FROM sources GROUP BY ALL) s USING (dataset, content_sha256)
-    ORDER BY c.source_idx`);
+    ORDER BY c.source_idx`,
+  );
   const templates: LeafTemplate[] = [];
   for (const r of srcRows) {
-    templates[Number(r.source_idx)] = leafTemplate({ source: String(r.dataset), content_sha256: String(r.content_sha256), source_url: (r.source_url as string | null) ?? null, retrieved_at: (r.retrieved_at as string | null) ?? null });
+    templates[Number(r.source_idx)] = leafTemplate({
+      source: String(r.dataset),
+      content_sha256: String(r.content_sha256),
+      source_url: (r.source_url as string | null) ?? null,
+      retrieved_at: (r.retrieved_at as string | null) ?? null,
+    });
   }
   const fold = new QuoteChainFold();
   const out = createWriteStream(scratchFile, { highWaterMark: 1 << 20 });
@@ -188,7 +252,6 @@ export async function foldQuoteChains(conn: DuckDBConnection, scratchFile: strin
   return total;
 }
 
-
 export interface QuoteDerivePlan {
   /** True when the per-file leaves are final (see jobs/quotes/quotes-fold.ts). */
   fast: boolean;
@@ -208,28 +271,40 @@ export interface QuoteDerivePlan {
  * (the `sources` row of its dataset and SHA-256).
  */
 export async function chooseQuoteDerive(conn: DuckDBConnection, runDir: string): Promise<QuoteDerivePlan> {
-  const list = async (dir: string) => (await readdir(path.join(runDir, 'parts', dir)).catch(() => [] as string[])).filter((f) => f.endsWith('.parquet')).sort().map((f) => path.join(runDir, 'parts', dir, f));
+  const list = async (dir: string) =>
+    (await readdir(path.join(runDir, 'parts', dir)).catch(() => [] as string[]))
+      .filter((f) => f.endsWith('.parquet'))
+      .sort()
+      .map((f) => path.join(runDir, 'parts', dir, f));
   const files = await list(FOLD_PARTS);
   const chainFiles = await list(CHAIN_PARTS);
   const general = (reason: string): QuoteDerivePlan => ({ fast: false, reason, files, ordered: false });
   if (files.length === 0) return general('no per-file folds');
   const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_bar_inputs`);
   if (Number(n) > 0) return general('bars outside per-file folds');
-  await conn.run(`CREATE OR REPLACE TEMP VIEW quote_chain_summary AS SELECT * FROM read_parquet([${chainFiles.map(quoteLiteral).join(', ')}])`);
+  await conn.run(
+    `CREATE OR REPLACE TEMP VIEW quote_chain_summary AS SELECT * FROM read_parquet([${chainFiles.map(quoteLiteral).join(', ')}])`,
+  );
   try {
-    const [c] = await queryRows(conn, `SELECT
+    const [c] = await queryRows(
+      conn,
+      `SELECT
         (SELECT count(*) FROM quote_chain_summary WHERE NOT folded)::BIGINT AS unfolded,
         (SELECT count(*) FROM (SELECT 1 FROM quote_chain_summary GROUP BY ticker, adjustment HAVING count(*) > 1))::BIGINT AS spanning,
         (SELECT count(*) FROM (SELECT DISTINCT dataset, content_sha256, source_url, retrieved_at FROM quote_chain_summary) f
            LEFT JOIN (SELECT dataset, content_sha256, count(DISTINCT (source_url, retrieved_at)) AS k, any_value(source_url) AS source_url, any_value(retrieved_at) AS retrieved_at
                       FROM sources GROUP BY ALL) s USING (dataset, content_sha256)
-         WHERE s.k IS NULL OR s.k > 1 OR s.source_url IS DISTINCT FROM f.source_url OR s.retrieved_at IS DISTINCT FROM f.retrieved_at)::BIGINT AS source_mismatch`);
+         WHERE s.k IS NULL OR s.k > 1 OR s.source_url IS DISTINCT FROM f.source_url OR s.retrieved_at IS DISTINCT FROM f.retrieved_at)::BIGINT AS source_mismatch`,
+    );
     if (Number(c.unfolded) > 0) return general('a file repeats a key');
     if (Number(c.spanning) > 0) return general(`${c.spanning} chains span several files`);
     if (Number(c.source_mismatch) > 0) return general('source identity differs from the sources table');
-    const ranges = await queryRows(conn, `SELECT file, coalesce(lo > lag(hi) OVER (ORDER BY lo), true) AS after_prev
+    const ranges = await queryRows(
+      conn,
+      `SELECT file, coalesce(lo > lag(hi) OVER (ORDER BY lo), true) AS after_prev
       FROM (SELECT file, min({t: ticker, a: adjustment}) AS lo, max({t: ticker, a: adjustment}) AS hi FROM quote_chain_summary GROUP BY file)
-      ORDER BY lo`);
+      ORDER BY lo`,
+    );
     const byKey = new Map(files.map((f) => [path.basename(f, '.parquet'), f]));
     const ordered = ranges.every((r) => r.after_prev === true);
     const inOrder = ranges.map((r) => byKey.get(toPartKey(String(r.file)))).filter((f): f is string => !!f);
@@ -253,7 +328,8 @@ export const quotesPipeline: Pipeline = {
       return { step: f.toLowerCase().endsWith('.json') ? 'polygon' : 'csv', key: rel, data: { file: f, rel } };
     });
     // A fetched file is parsed by a polygon child that waits for its fetch job.
-    for (const [f, key] of fetched) children.push({ step: 'polygon', key: path.relative(dir, f), data: { file: f, rel: path.relative(dir, f) }, after: [key] });
+    for (const [f, key] of fetched)
+      children.push({ step: 'polygon', key: path.relative(dir, f), data: { file: f, rel: path.relative(dir, f) }, after: [key] });
     return { inputDigest: await digestInputs(ctx.inputDir, files, 'quotes-v1'), children };
   },
   steps: {
@@ -275,7 +351,12 @@ export const quotesPipeline: Pipeline = {
         // Concatenated in key order, the parts ARE the table (same columns, rows, order): linked as its files.
         // Per-file chains whose key ranges overlap are sorted once into one file.
         if (folds.ordered) await ctx.linkParquetTable('quote_bars', folds.files);
-        else await ctx.replaceParquetTable('quote_bars', `SELECT * FROM read_parquet([${folds.files.map(quoteLiteral).join(', ')}]) ORDER BY ticker, adjustment, quote_date`, { rowGroupSize: BAR_ROW_GROUP });
+        else
+          await ctx.replaceParquetTable(
+            'quote_bars',
+            `SELECT * FROM read_parquet([${folds.files.map(quoteLiteral).join(', ')}]) ORDER BY ticker, adjustment, quote_date`,
+            { rowGroupSize: BAR_ROW_GROUP },
+          );
         mark('bars (from per-file folds)');
         // Every file's leaf keys, sorted per file by the child: linked as quote_leaf_keys' files.
         const keyFiles = folds.files.map((f) => path.join(path.dirname(path.dirname(f)), KEY_PARTS, path.basename(f)));
@@ -291,36 +372,54 @@ export const quotesPipeline: Pipeline = {
         if (folds.files.length) mark('inputs from parts');
         await conn.run(loadSql('./derive-chain-input.sql', import.meta.url).replace('/*RECORD_JSON*/NULL', () => RECORD_JSON_SQL));
         mark('record hashes');
-        const [{ dup }] = await queryRows(conn, `SELECT EXISTS (SELECT 1 FROM quote_hashed GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`);
+        const [{ dup }] = await queryRows(
+          conn,
+          `SELECT EXISTS (SELECT 1 FROM quote_hashed GROUP BY ticker, adjustment, quote_date HAVING count(*) > 1) AS dup`,
+        );
         await conn.run(loadSql(dup ? './derive-chain-versions.sql' : './derive-chain-fast.sql', import.meta.url));
         await conn.run('DROP TABLE quote_hashed');
         mark(dup ? 'chain input (versions)' : 'chain input (fast path)');
-        await queryRows(conn, `INSERT INTO rejects SELECT $run_id, dataset, file, line,
+        await queryRows(
+          conn,
+          `INSERT INTO rejects SELECT $run_id, dataset, file, line,
             'duplicate bar for ' || ticker || ' ' || CAST(quote_date AS VARCHAR) || ' (' || adjustment || '): same values already read', NULL
-          FROM quote_duplicates`, { run_id: ctx.runId });
+          FROM quote_duplicates`,
+          { run_id: ctx.runId },
+        );
         const scratch = path.join(ctx.run.dir, 'quote-leaf-hashes.csv');
         await foldQuoteChains(conn, scratch);
         await rm(scratch, { force: true });
         mark('fold');
-        await ctx.replaceParquetTable('quote_bars', loadSql('./derive-bars.sql', import.meta.url).replace('/*FLAGS*/NULL', () => FLAGS_SQL), { rowGroupSize: BAR_ROW_GROUP });
-        await ctx.replaceParquetTable('quote_leaf_keys', `SELECT leaf_key, ticker, adjustment, quote_date FROM quote_bars ORDER BY leaf_key`, { rowGroupSize: KEY_ROW_GROUP });
+        await ctx.replaceParquetTable(
+          'quote_bars',
+          loadSql('./derive-bars.sql', import.meta.url).replace('/*FLAGS*/NULL', () => FLAGS_SQL),
+          { rowGroupSize: BAR_ROW_GROUP },
+        );
+        await ctx.replaceParquetTable(
+          'quote_leaf_keys',
+          `SELECT leaf_key, ticker, adjustment, quote_date FROM quote_bars ORDER BY leaf_key`,
+          { rowGroupSize: KEY_ROW_GROUP },
+        );
         mark('bars');
       }
       const prev = ctx.previousTable('quote_bars');
-      await conn.run(prev
-        ? `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM read_parquet(${quoteLiteral(prev)})`
-        : `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM quote_bars LIMIT 0`);
+      await conn.run(
+        prev
+          ? `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM read_parquet(${quoteLiteral(prev)})`
+          : `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM quote_bars LIMIT 0`,
+      );
       const [superseded, gone] = loadSql('./derive-history.sql', import.meta.url).split('-- next statement');
       // Superseded versions within this run exist only on the general path (the fast path has one version per day).
       if (!folds.fast) await queryRows(conn, superseded, { run_id: ctx.runId });
       await queryRows(conn, gone, { run_id: ctx.runId });
       mark('history');
-      await conn.run(folds.fast
-        ? 'DROP VIEW previous_quote_bars; DELETE FROM quote_bar_inputs;'
-        : 'DROP VIEW previous_quote_bars; DROP TABLE quote_leaf_hashes; DROP TABLE quote_chain_input; DROP TABLE quote_duplicates; DROP TABLE quote_fold_sources; DELETE FROM quote_bar_inputs;');
+      await conn.run(
+        folds.fast
+          ? 'DROP VIEW previous_quote_bars; DELETE FROM quote_bar_inputs;'
+          : 'DROP VIEW previous_quote_bars; DROP TABLE quote_leaf_hashes; DROP TABLE quote_chain_input; DROP TABLE quote_duplicates; DROP TABLE quote_fold_sources; DELETE FROM quote_bar_inputs;',
+      );
     } finally {
       await conn.run('SET preserve_insertion_order = false');
     }
   },
 };
-

@@ -110,8 +110,19 @@ export async function backfillBulkArchive(
     const chunks: Uint8Array[] = [];
     // The write is queued only once the entry ended: an entry the stream cut mid-way is never written nor waited for.
     const write = async () => {
-      const canonical = kind === 'submissions' ? `https://data.sec.gov/submissions/${name}` : `https://data.sec.gov/api/xbrl/companyfacts/CIK${padCik(cik)}.json`;
-      await writeFetchedFile(file, Buffer.concat(chunks), (h) => ({ source_url: canonical, retrieved_at: res.retrieved_at, sha256: h.sha256, bytes: h.bytes, archive: url, archive_entry: member.name, archive_id: archiveId }));
+      const canonical =
+        kind === 'submissions'
+          ? `https://data.sec.gov/submissions/${name}`
+          : `https://data.sec.gov/api/xbrl/companyfacts/CIK${padCik(cik)}.json`;
+      await writeFetchedFile(file, Buffer.concat(chunks), (h) => ({
+        source_url: canonical,
+        retrieved_at: res.retrieved_at,
+        sha256: h.sha256,
+        bytes: h.bytes,
+        archive: url,
+        archive_entry: member.name,
+        archive_id: archiveId,
+      }));
       report.written++;
     };
     member.ondata = (err, chunk, final) => {
@@ -120,7 +131,12 @@ export async function backfillBulkArchive(
         return;
       }
       chunks.push(chunk);
-      if (final) writes.push(write().catch((e) => { failure ??= e; }));
+      if (final)
+        writes.push(
+          write().catch((e) => {
+            failure ??= e;
+          }),
+        );
     };
     member.start();
   });
@@ -137,7 +153,10 @@ export async function backfillBulkArchive(
   sawEnd = tail.lastIndexOf(Buffer.from([0x50, 0x4b, 0x05, 0x06])) >= 0;
   if (!sawEnd) {
     await Promise.all(writes);
-    throw new ParseError(`${url}: archive cut short at byte ${report.bytes_read} (no end of central directory); ${report.written} entries written are whole, rerun to continue`, { file: url, position: report.bytes_read });
+    throw new ParseError(
+      `${url}: archive cut short at byte ${report.bytes_read} (no end of central directory); ${report.written} entries written are whole, rerun to continue`,
+      { file: url, position: report.bytes_read },
+    );
   }
   unzip.push(new Uint8Array(0), true);
   await Promise.all(writes);

@@ -59,14 +59,26 @@ export class EdgarClient {
   constructor(private readonly opts: EdgarClientOptions) {
     const ua = opts.userAgent?.trim();
     if (!ua || !/\S+\s+\S+@\S+\.\S+/.test(ua)) {
-      throw new InvalidInputError('SEC_USER_AGENT must be set (your name and contact e-mail) before fetching from EDGAR: the SEC refuses undeclared tools', { parameter: 'SEC_USER_AGENT' });
+      throw new InvalidInputError(
+        'SEC_USER_AGENT must be set (your name and contact e-mail) before fetching from EDGAR: the SEC refuses undeclared tools',
+        { parameter: 'SEC_USER_AGENT' },
+      );
     }
     this.limiter = opts.limiter ?? new TokenBucketLimiter(Math.min(SEC_MAX_RATE, opts.ratePerSecond ?? 9));
     const transientResponse = (status: number, body: string) => {
       if (isSecRateLimitPage(status, body)) this.rateLimitPages++;
       return null; // never retried inside HttpClient: get() pauses first
     };
-    const common = { transientResponse, userAgent: ua, limiter: this.limiter, attempts: opts.attempts ?? 4, backoffMs: opts.backoffMs ?? 500, timeoutMs: opts.timeoutMs ?? 30_000, fetch: opts.fetch, headers: { accept: 'application/json, text/html, */*' } };
+    const common = {
+      transientResponse,
+      userAgent: ua,
+      limiter: this.limiter,
+      attempts: opts.attempts ?? 4,
+      backoffMs: opts.backoffMs ?? 500,
+      timeoutMs: opts.timeoutMs ?? 30_000,
+      fetch: opts.fetch,
+      headers: { accept: 'application/json, text/html, */*' },
+    };
     this.www = new HttpClient({ ...common, baseUrl: opts.wwwBaseUrl ?? 'https://www.sec.gov' });
     this.data = new HttpClient({ ...common, baseUrl: opts.dataBaseUrl ?? 'https://data.sec.gov' });
   }
@@ -100,7 +112,12 @@ export class EdgarClient {
         const ms = this.opts.pauseMs ?? SEC_PAUSE_MS;
         this.pausedUntil = Date.now() + ms;
         await this.limiter.pause?.(ms, 'sec-403-rate-limit');
-        if (pauses >= maxPauses) throw new SourceUnavailableError(`SEC rate limit still in force after ${pauses} pauses: ${client.url(pathOrUrl)}`, { url: client.url(pathOrUrl), status: 403, retryAfterMs: ms });
+        if (pauses >= maxPauses)
+          throw new SourceUnavailableError(`SEC rate limit still in force after ${pauses} pauses: ${client.url(pathOrUrl)}`, {
+            url: client.url(pathOrUrl),
+            status: 403,
+            retryAfterMs: ms,
+          });
       }
     }
   }
@@ -134,7 +151,14 @@ export class EdgarClient {
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve, reject) => {
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => { clearTimeout(t); reject(signal.reason); }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        reject(signal.reason);
+      },
+      { once: true },
+    );
   });
 }
 
@@ -150,7 +174,14 @@ export interface FetchReport {
  * writing the same file never mix their bytes; the last rename wins.
  */
 export async function writeWithSidecar(file: string, res: HttpResponse, extra: Record<string, unknown> = {}): Promise<void> {
-  await writeFetchedFile(file, res.bytes, { source_url: res.url, retrieved_at: res.retrieved_at, sha256: res.sha256, bytes: res.bytes.byteLength, status: res.status, ...extra });
+  await writeFetchedFile(file, res.bytes, {
+    source_url: res.url,
+    retrieved_at: res.retrieved_at,
+    sha256: res.sha256,
+    bytes: res.bytes.byteLength,
+    status: res.status,
+    ...extra,
+  });
 }
 
 /**
@@ -161,15 +192,27 @@ export async function writeWithSidecar(file: string, res: HttpResponse, extra: R
  * Requests run one at a time through the limiter; a 404 (a CIK without XBRL
  * facts) is reported as missing, other failures as failed, and the rest go on.
  */
-export async function fetchEdgarInputs(client: EdgarClient, opts: { inputDir: string; ciks: number[]; kinds?: Array<'submissions' | 'companyfacts'>; tickers?: boolean; signal?: AbortSignal }): Promise<FetchReport> {
+export async function fetchEdgarInputs(
+  client: EdgarClient,
+  opts: { inputDir: string; ciks: number[]; kinds?: Array<'submissions' | 'companyfacts'>; tickers?: boolean; signal?: AbortSignal },
+): Promise<FetchReport> {
   const report: FetchReport = { written: [], missing: [], failed: [] };
   const secDir = path.join(opts.inputDir, 'sec');
   const jobs: Array<{ file: string; run: () => Promise<HttpResponse>; url: string }> = [];
-  if (opts.tickers) jobs.push({ file: path.join(secDir, 'tickers', 'company_tickers_exchange.json'), run: () => client.tickers(opts.signal), url: client.www.url('/files/company_tickers_exchange.json') });
+  if (opts.tickers)
+    jobs.push({
+      file: path.join(secDir, 'tickers', 'company_tickers_exchange.json'),
+      run: () => client.tickers(opts.signal),
+      url: client.www.url('/files/company_tickers_exchange.json'),
+    });
   for (const cik of opts.ciks) {
     for (const kind of opts.kinds ?? ['submissions', 'companyfacts']) {
       const p = kind === 'submissions' ? client.submissionsPath(cik) : client.companyFactsPath(cik);
-      jobs.push({ file: path.join(secDir, kind, `CIK${padCik(cik)}.json`), run: () => (kind === 'submissions' ? client.submissions(cik, opts.signal) : client.companyFacts(cik, opts.signal)), url: client.data.url(p) });
+      jobs.push({
+        file: path.join(secDir, kind, `CIK${padCik(cik)}.json`),
+        run: () => (kind === 'submissions' ? client.submissions(cik, opts.signal) : client.companyFacts(cik, opts.signal)),
+        url: client.data.url(p),
+      });
     }
   }
   for (const j of jobs) {

@@ -102,7 +102,11 @@ export async function readDailyCursor(dataDir: string): Promise<string | null> {
 
 /** The forms of EDGAR_DAILY_FORMS. */
 export function dailyForms(config: Pick<Config, 'EDGAR_DAILY_FORMS'>): Set<string> {
-  return new Set(config.EDGAR_DAILY_FORMS.split(',').map((f) => f.trim().toUpperCase()).filter(Boolean));
+  return new Set(
+    config.EDGAR_DAILY_FORMS.split(',')
+      .map((f) => f.trim().toUpperCase())
+      .filter(Boolean),
+  );
 }
 
 /**
@@ -111,9 +115,28 @@ export function dailyForms(config: Pick<Config, 'EDGAR_DAILY_FORMS'>): Set<strin
  */
 export async function walkDailyIndex(
   client: EdgarClient,
-  opts: { secDir: string; cursor: string | null; since?: string; until: string; recheckDays: number; universe: Set<number> | null; forms: Set<string>; runId: string; log: Logger; signal?: AbortSignal },
+  opts: {
+    secDir: string;
+    cursor: string | null;
+    since?: string;
+    until: string;
+    recheckDays: number;
+    universe: Set<number> | null;
+    forms: Set<string>;
+    runId: string;
+    log: Logger;
+    signal?: AbortSignal;
+  },
 ): Promise<DailyWalk> {
-  const walk: DailyWalk = { through: opts.cursor, requested: [], days: [], filings: [], filers: new Set(), factFilers: new Set(), rejects: [] };
+  const walk: DailyWalk = {
+    through: opts.cursor,
+    requested: [],
+    days: [],
+    filings: [],
+    filers: new Set(),
+    factFilers: new Set(),
+    rejects: [],
+  };
   const seen = new Set<string>();
   const keep = (rows: IndexEntry[], isNew: boolean, day: string) => {
     for (const r of rows) {
@@ -183,7 +206,10 @@ export async function walkDailyIndex(
       const where = rows.context.line != null ? ` (line ${rows.context.line})` : '';
       walk.rejects.push({ file: client.www.url(urlPath), reason: `${rows.message}${where}` });
       walk.days.push({ day, status: 'rejected' });
-      opts.log.warn({ day, url: client.www.url(urlPath), reason: rows.message }, 'EDGAR daily index rejected: the walk stops before this day');
+      opts.log.warn(
+        { day, url: client.www.url(urlPath), reason: rows.message },
+        'EDGAR daily index rejected: the walk stops before this day',
+      );
       pending = [];
       break;
     }

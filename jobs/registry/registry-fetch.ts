@@ -36,13 +36,27 @@ import { completeSubmissionProblem } from '../../ingest/edgar/sgml.ts';
 import { removeFetchedFile } from '../fetched-file.ts';
 import { readSidecar } from '../inputs.ts';
 import type { FetchJob, FetchPlan, StepContext, StepResult } from '../pipeline.ts';
-import { DAILY_META_KEY, dailyForms, filingFile, isFetchedWhole, missingMarker, readDailyCursor, walkDailyIndex, type DailyFiling } from './edgar-daily.ts';
+import {
+  DAILY_META_KEY,
+  dailyForms,
+  filingFile,
+  isFetchedWhole,
+  missingMarker,
+  readDailyCursor,
+  walkDailyIndex,
+  type DailyFiling,
+} from './edgar-daily.ts';
 import { EdgarClient, writeWithSidecar } from './edgar-client.ts';
 
 export type EdgarFetchKind = 'submissions' | 'companyfacts' | 'tickers' | 'filings';
 
 /** One filing of a `filings` fetch job: its complete submission, from the daily index row. */
-const filingRef = z.object({ cik: z.number().int().positive(), accession: z.string().regex(/^\d{10}-\d{2}-\d{6}$/), form: z.string(), url_path: z.string().startsWith('/Archives/edgar/data/') });
+const filingRef = z.object({
+  cik: z.number().int().positive(),
+  accession: z.string().regex(/^\d{10}-\d{2}-\d{6}$/),
+  form: z.string(),
+  url_path: z.string().startsWith('/Archives/edgar/data/'),
+});
 
 /** The fetch step's payload: one kind of file for a batch of CIKs (none for `tickers`), or a batch of filings. */
 export const edgarFetchPayload = z.object({
@@ -84,7 +98,10 @@ export async function fetchTickerFile(client: EdgarClient, file: string, runId: 
   const res = await client.get(client.www, `/files/${TICKERS_FILE}`, signal, headers);
   if (res.status === 304 && meta) return readFile(file);
   if (meta && meta.sha256 === res.sha256) return res.bytes;
-  const validators = { ...(res.headers.get('etag') ? { etag: res.headers.get('etag') } : {}), ...(res.headers.get('last-modified') ? { last_modified: res.headers.get('last-modified') } : {}) };
+  const validators = {
+    ...(res.headers.get('etag') ? { etag: res.headers.get('etag') } : {}),
+    ...(res.headers.get('last-modified') ? { last_modified: res.headers.get('last-modified') } : {}),
+  };
   await writeWithSidecar(file, res, { run_id: runId, ...validators });
   return res.bytes;
 }
@@ -93,7 +110,13 @@ export async function fetchTickerFile(client: EdgarClient, file: string, runId: 
  * The universe of the daily increment and the backfill: the current ticker file's CIKs (fetched, with a
  * conditional GET) unless EDGAR_FETCH_CIKS lists them.
  */
-export async function resolveUniverse(config: Config, client: EdgarClient, inputDir: string, runId: string, signal?: AbortSignal): Promise<Set<number>> {
+export async function resolveUniverse(
+  config: Config,
+  client: EdgarClient,
+  inputDir: string,
+  runId: string,
+  signal?: AbortSignal,
+): Promise<Set<number>> {
   const secDir = path.join(inputDir, 'sec');
   const spec = config.EDGAR_FETCH_CIKS?.trim() ?? '';
   if (!spec || /^tickers$/i.test(spec)) {
@@ -109,12 +132,28 @@ export async function resolveUniverse(config: Config, client: EdgarClient, input
  * universe's filings since the cursor, the submissions JSON of every CIK that filed, the companyfacts of every CIK
  * with a new 10-K/10-Q. Also returns the rejected index files and the new cursor for the snapshot's meta.
  */
-async function planDailyFetch(ctx: { config: Config; runId: string; inputDir: string; log: Logger; signal?: AbortSignal }, client: EdgarClient, universe: Set<number> | null, jobs: FetchJob[]): Promise<FetchPlan> {
+async function planDailyFetch(
+  ctx: { config: Config; runId: string; inputDir: string; log: Logger; signal?: AbortSignal },
+  client: EdgarClient,
+  universe: Set<number> | null,
+  jobs: FetchJob[],
+): Promise<FetchPlan> {
   const { config } = ctx;
   const secDir = path.join(ctx.inputDir, 'sec');
   const cursor = await readDailyCursor(config.dataDir);
   const until = config.EDGAR_DAILY_UNTIL ?? new Date().toISOString().slice(0, 10);
-  const walk = await walkDailyIndex(client, { secDir, cursor, since: config.EDGAR_DAILY_SINCE, until, recheckDays: config.EDGAR_DAILY_RECHECK_DAYS, universe, forms: dailyForms(config), runId: ctx.runId, log: ctx.log, signal: ctx.signal });
+  const walk = await walkDailyIndex(client, {
+    secDir,
+    cursor,
+    since: config.EDGAR_DAILY_SINCE,
+    until,
+    recheckDays: config.EDGAR_DAILY_RECHECK_DAYS,
+    universe,
+    forms: dailyForms(config),
+    runId: ctx.runId,
+    log: ctx.log,
+    signal: ctx.signal,
+  });
   const through = walk.through ?? undefined;
   const wanted: DailyFiling[] = [];
   for (const f of walk.filings) {
@@ -141,16 +180,40 @@ async function planDailyFetch(ctx: { config: Config; runId: string; inputDir: st
     }
     for (let i = 0; i < list.length; i += config.EDGAR_FETCH_BATCH) {
       const batch = list.slice(i, i + config.EDGAR_FETCH_BATCH);
-      jobs.push({ step: EDGAR_FETCH_STEP, key: `edgar-fetch-${kind}-${padCik(batch[0]!)}-${batch.length}`, data: { kind, ciks: batch, dir: secDir, through } satisfies EdgarFetchPayload, outputs: batch.map((cik) => edgarFetchOutput(secDir, kind, cik)) });
+      jobs.push({
+        step: EDGAR_FETCH_STEP,
+        key: `edgar-fetch-${kind}-${padCik(batch[0]!)}-${batch.length}`,
+        data: { kind, ciks: batch, dir: secDir, through } satisfies EdgarFetchPayload,
+        outputs: batch.map((cik) => edgarFetchOutput(secDir, kind, cik)),
+      });
     }
   };
   await perCik('submissions', [...walk.filers, ...wanted.map((f) => f.cik)]);
   await perCik('companyfacts', [...walk.factFilers, ...wanted.filter((f) => /^10-[KQ]/i.test(f.form)).map((f) => f.cik)]);
-  ctx.log.info({ cursor, through: walk.through, requested_days: walk.requested.length, filings_seen: walk.filings.length, filings_to_fetch: wanted.length, fetch_jobs: jobs.length, rejected: walk.rejects.length }, 'EDGAR daily index walked');
+  ctx.log.info(
+    {
+      cursor,
+      through: walk.through,
+      requested_days: walk.requested.length,
+      filings_seen: walk.filings.length,
+      filings_to_fetch: wanted.length,
+      fetch_jobs: jobs.length,
+      rejected: walk.rejects.length,
+    },
+    'EDGAR daily index walked',
+  );
   return {
     fetches: jobs,
     rejects: walk.rejects,
-    meta: { [DAILY_META_KEY]: { through: walk.through, previous: cursor, requested_days: walk.requested, filings_seen: walk.filings.length, filings_fetched: wanted.length } },
+    meta: {
+      [DAILY_META_KEY]: {
+        through: walk.through,
+        previous: cursor,
+        requested_days: walk.requested,
+        filings_seen: walk.filings.length,
+        filings_fetched: wanted.length,
+      },
+    },
   };
 }
 
@@ -158,7 +221,8 @@ async function planDailyFetch(ctx: { config: Config; runId: string; inputDir: st
 export function parseCikList(value: string): number[] {
   const out = new Set<number>();
   for (const part of value.split(/[\s,;]+/).filter(Boolean)) {
-    if (!/^\d{1,10}$/.test(part)) throw new InvalidInputError(`EDGAR_FETCH_CIKS: "${part}" is not a CIK (digits), nor "tickers"`, { parameter: 'EDGAR_FETCH_CIKS' });
+    if (!/^\d{1,10}$/.test(part))
+      throw new InvalidInputError(`EDGAR_FETCH_CIKS: "${part}" is not a CIK (digits), nor "tickers"`, { parameter: 'EDGAR_FETCH_CIKS' });
     out.add(normalizeCik(part));
   }
   return [...out].sort((a, b) => a - b);
@@ -171,7 +235,13 @@ export function parseCikList(value: string): number[] {
  * limiter, into the input directory with its sidecar) to learn the CIKs; the
  * plan then reads that file as a local input.
  */
-export async function planEdgarFetch(ctx: { config: Config; runId: string; inputDir: string; log: Logger; signal?: AbortSignal }): Promise<FetchJob[] | FetchPlan> {
+export async function planEdgarFetch(ctx: {
+  config: Config;
+  runId: string;
+  inputDir: string;
+  log: Logger;
+  signal?: AbortSignal;
+}): Promise<FetchJob[] | FetchPlan> {
   const { config } = ctx;
   if (!edgarFetchConfigured(config)) return [];
   const secDir = path.join(ctx.inputDir, 'sec');
@@ -194,7 +264,13 @@ export async function planEdgarFetch(ctx: { config: Config; runId: string; input
     // Fail early (a terminal error of the plan job) when the operator forgot SEC_USER_AGENT.
     EdgarClient.fromConfig(config, { limiter: { acquire: async () => undefined } });
     ciks = spec ? parseCikList(spec) : [];
-    if (config.EDGAR_FETCH_TICKERS) jobs.push({ step: EDGAR_FETCH_STEP, key: 'edgar-fetch-tickers', data: { kind: 'tickers', ciks: [], dir: secDir } satisfies EdgarFetchPayload, outputs: [edgarFetchOutput(secDir, 'tickers')] });
+    if (config.EDGAR_FETCH_TICKERS)
+      jobs.push({
+        step: EDGAR_FETCH_STEP,
+        key: 'edgar-fetch-tickers',
+        data: { kind: 'tickers', ciks: [], dir: secDir } satisfies EdgarFetchPayload,
+        outputs: [edgarFetchOutput(secDir, 'tickers')],
+      });
   }
   const kinds = [...new Set(config.EDGAR_FETCH_KINDS.split(',').map((k) => k.trim()))] as Array<'submissions' | 'companyfacts'>;
   for (const kind of kinds) {
@@ -241,9 +317,17 @@ export async function fetchEdgarBatch(
     if (opts.skipDoneOfRun && (await readSidecar(file))?.run_id === opts.runId) {
       report.kept.push(file);
     } else {
-      const url = job.kind === 'tickers' ? client.www.url(`/files/${TICKERS_FILE}`) : client.data.url(job.kind === 'submissions' ? client.submissionsPath(cik!) : client.companyFactsPath(cik!));
+      const url =
+        job.kind === 'tickers'
+          ? client.www.url(`/files/${TICKERS_FILE}`)
+          : client.data.url(job.kind === 'submissions' ? client.submissionsPath(cik!) : client.companyFactsPath(cik!));
       try {
-        const res = job.kind === 'tickers' ? await client.tickers(opts.signal) : job.kind === 'submissions' ? await client.submissions(cik!, opts.signal) : await client.companyFacts(cik!, opts.signal);
+        const res =
+          job.kind === 'tickers'
+            ? await client.tickers(opts.signal)
+            : job.kind === 'submissions'
+              ? await client.submissions(cik!, opts.signal)
+              : await client.companyFacts(cik!, opts.signal);
         await writeWithSidecar(file, res, { run_id: opts.runId, ...(job.through ? { daily_through: job.through } : {}) });
         report.written.push(file);
       } catch (e) {
@@ -263,7 +347,11 @@ export async function fetchEdgarBatch(
  * the retry fetches only what is still missing); anything else served as the filing (an HTML page with status 200)
  * is rejected with its URL and position, never written; a 404 is reported and marked so it is not asked for again.
  */
-async function fetchFilings(client: EdgarClient, job: EdgarFetchPayload, opts: { runId: string; signal?: AbortSignal; onFile?: (done: number, total: number) => void | Promise<void> }): Promise<EdgarFetchReport> {
+async function fetchFilings(
+  client: EdgarClient,
+  job: EdgarFetchPayload,
+  opts: { runId: string; signal?: AbortSignal; onFile?: (done: number, total: number) => void | Promise<void> },
+): Promise<EdgarFetchReport> {
   const report: EdgarFetchReport = { kind: 'filings', written: [], kept: [], missing: [], rejected: [] };
   const filings = job.filings ?? [];
   let done = 0;
@@ -276,18 +364,27 @@ async function fetchFilings(client: EdgarClient, job: EdgarFetchPayload, opts: {
       try {
         const res = await client.get(client.www, f.url_path, opts.signal);
         const problem = completeSubmissionProblem(res.bytes);
-        if (problem?.kind === 'truncated') throw new SourceUnavailableError(`${problem.reason}: ${url}`, { url, position: problem.position });
+        if (problem?.kind === 'truncated')
+          throw new SourceUnavailableError(`${problem.reason}: ${url}`, { url, position: problem.position });
         if (problem) {
           report.rejected.push({ url, file, reason: problem.reason, position: problem.position });
         } else {
-          await writeWithSidecar(file, res, { run_id: opts.runId, accession: f.accession, form: f.form, ...(job.through ? { daily_through: job.through } : {}) });
+          await writeWithSidecar(file, res, {
+            run_id: opts.runId,
+            accession: f.accession,
+            form: f.form,
+            ...(job.through ? { daily_through: job.through } : {}),
+          });
           report.written.push(file);
         }
       } catch (e) {
         if (!(e instanceof NotFoundError)) throw e;
         await removeFetchedFile(file);
         await mkdir(path.dirname(file), { recursive: true });
-        await writeFile(missingMarker(file), JSON.stringify({ source_url: url, status: 404, checked_at: new Date().toISOString(), run_id: opts.runId }, null, 2));
+        await writeFile(
+          missingMarker(file),
+          JSON.stringify({ source_url: url, status: 404, checked_at: new Date().toISOString(), run_id: opts.runId }, null, 2),
+        );
         report.missing.push({ url, file });
       }
     }
@@ -307,11 +404,34 @@ export async function processEdgarFetch(ctx: StepContext<EdgarFetchPayload>): Pr
     signal: ctx.signal,
     onFile: (d, t) => (d % 5 === 0 || d === t ? ctx.progress(d, t) : undefined),
   });
-  if (report.missing.length) ctx.log.warn({ kind: report.kind, missing: report.missing.map((m) => m.url) }, 'EDGAR has no such file (404): skipped');
+  if (report.missing.length)
+    ctx.log.warn({ kind: report.kind, missing: report.missing.map((m) => m.url) }, 'EDGAR has no such file (404): skipped');
   if (report.rejected.length) {
-    ctx.log.warn({ kind: report.kind, rejected: report.rejected.map((r) => r.url) }, 'EDGAR served something else than the filing: rejected');
+    ctx.log.warn(
+      { kind: report.kind, rejected: report.rejected.map((r) => r.url) },
+      'EDGAR served something else than the filing: rejected',
+    );
     const key = `fetch-${ctx.data.kind}-${ctx.data.filings?.[0]?.accession ?? ctx.data.ciks[0] ?? 'tickers'}`;
-    await ctx.run.writeRejects(key, report.rejected.map((r) => ({ dataset: 'sec-edgar/filing-document', file: r.url, line: null, reason: `${r.reason} (position ${r.position})`, raw: null })));
+    await ctx.run.writeRejects(
+      key,
+      report.rejected.map((r) => ({
+        dataset: 'sec-edgar/filing-document',
+        file: r.url,
+        line: null,
+        reason: `${r.reason} (position ${r.position})`,
+        raw: null,
+      })),
+    );
   }
-  return { rows: 0, rejects: report.rejected.length, detail: { kind: report.kind, written: report.written.length, kept: report.kept.length, missing: report.missing.map((m) => m.url), rejected: report.rejected.map((r) => r.url) } };
+  return {
+    rows: 0,
+    rejects: report.rejected.length,
+    detail: {
+      kind: report.kind,
+      written: report.written.length,
+      kept: report.kept.length,
+      missing: report.missing.map((m) => m.url),
+      rejected: report.rejected.map((r) => r.url),
+    },
+  };
 }

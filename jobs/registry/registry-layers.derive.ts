@@ -13,7 +13,10 @@ import { EIGHT_K_ITEMS, PRE_2004_ITEMS } from '../../ingest/edgar/eight-k.ts';
 async function loadItemMap(conn: DuckDBConnection): Promise<void> {
   await conn.run(`CREATE OR REPLACE TEMP TABLE eight_k_item_map (item_code VARCHAR, item VARCHAR, title VARCHAR, event_type VARCHAR)`);
   const stmt = await conn.prepare(`INSERT INTO eight_k_item_map VALUES ($code, $item, $title, $event)`);
-  const rows: Array<[string, string]> = [...Object.keys(EIGHT_K_ITEMS).map((k) => [k, k] as [string, string]), ...Object.entries(PRE_2004_ITEMS)];
+  const rows: Array<[string, string]> = [
+    ...Object.keys(EIGHT_K_ITEMS).map((k) => [k, k] as [string, string]),
+    ...Object.entries(PRE_2004_ITEMS),
+  ];
   for (const [code, item] of rows) {
     const def = EIGHT_K_ITEMS[item];
     stmt.bindVarchar(1, code);
@@ -26,7 +29,9 @@ async function loadItemMap(conn: DuckDBConnection): Promise<void> {
 
 export async function deriveLayers(conn: DuckDBConnection): Promise<void> {
   await loadItemMap(conn);
-  await conn.run(`CREATE OR REPLACE TABLE documents AS SELECT * FROM documents QUALIFY row_number() OVER (PARTITION BY content_sha256 ORDER BY document) = 1`);
+  await conn.run(
+    `CREATE OR REPLACE TABLE documents AS SELECT * FROM documents QUALIFY row_number() OVER (PARTITION BY content_sha256 ORDER BY document) = 1`,
+  );
   await conn.run(loadSql('./derive-layers.sql', import.meta.url));
 }
 

@@ -47,7 +47,12 @@ export const DOCUMENTS_BATCH = 1000;
 export const FETCHED_DOCUMENTS_BATCH = 200;
 
 /** `fetched`: the files were planned as outputs of fetch jobs; one the source did not have (404, removed) is skipped. */
-const tickersPayload = z.object({ file: z.string(), snapshot_date: z.string().nullable(), is_current: z.boolean(), fetched: z.boolean().optional() });
+const tickersPayload = z.object({
+  file: z.string(),
+  snapshot_date: z.string().nullable(),
+  is_current: z.boolean(),
+  fetched: z.boolean().optional(),
+});
 const submissionsPayload = z.object({ files: z.array(z.string()).min(1), fetched: z.boolean().optional() });
 const factsPayload = z.object({ files: z.array(z.string()).min(1), fetched: z.boolean().optional() });
 
@@ -61,7 +66,9 @@ function skipMissingFetched<P extends { files: string[]; fetched?: boolean }>(pr
     const files = ctx.data.files.filter((f) => existsSync(f));
     if (!files.length) return { rows: 0, rejects: 0, detail: { missing_at_source: ctx.data.files.length } };
     const r = await process({ ...ctx, data: { ...ctx.data, files } });
-    return files.length === ctx.data.files.length ? r : { ...r, detail: { ...r.detail, missing_at_source: ctx.data.files.length - files.length } };
+    return files.length === ctx.data.files.length
+      ? r
+      : { ...r, detail: { ...r.detail, missing_at_source: ctx.data.files.length - files.length } };
   };
 }
 
@@ -73,12 +80,22 @@ const TICKER_URLS: Record<string, string> = {
 async function processTickers(ctx: StepContext<z.infer<typeof tickersPayload>>): Promise<StepResult> {
   const { file, snapshot_date, is_current } = ctx.data;
   const name = path.basename(file);
-  if (ctx.data.fetched && !existsSync(file)) throw new NotFoundError(`the fetched ticker file ${name} is missing (the source answered 404)`, { file });
+  if (ctx.data.fetched && !existsSync(file))
+    throw new NotFoundError(`the fetched ticker file ${name} is missing (the source answered 404)`, { file });
   const { bytes, src } = await readInput(file, 'sec-edgar/tickers', TICKER_URLS[name] ?? null);
   const parsed = parseTickers(bytes, file);
-  const rows = parsed.rows.map((r) => ({ ...r, snapshot_date, is_current, file_format: parsed.format, content_sha256: src.content_sha256 }));
+  const rows = parsed.rows.map((r) => ({
+    ...r,
+    snapshot_date,
+    is_current,
+    file_format: parsed.format,
+    content_sha256: src.content_sha256,
+  }));
   await ctx.run.writeRows('ticker_snapshots', name, rows);
-  await ctx.run.writeRejects(name, parsed.rejects.map((r) => ({ dataset: src.source, file, line: r.line, reason: `${r.pointer ?? ''} ${r.reason}`.trim(), raw: r.raw })));
+  await ctx.run.writeRejects(
+    name,
+    parsed.rejects.map((r) => ({ dataset: src.source, file, line: r.line, reason: `${r.pointer ?? ''} ${r.reason}`.trim(), raw: r.raw })),
+  );
   await ctx.run.recordSource(src, { rows: rows.length, rejects: parsed.rejects.length });
   return { rows: rows.length, rejects: parsed.rejects.length, detail: { format: parsed.format } };
 }
@@ -121,7 +138,9 @@ async function processSubmissions(ctx: StepContext<z.infer<typeof submissionsPay
     }
     const rj = parsed?.rejects ?? parsedPage!.rejects;
     rejects += rj.length;
-    rejectRows.push(...rj.map((r) => ({ dataset: src.source, file, line: r.line, reason: `${r.pointer ?? ''} ${r.reason}`.trim(), raw: r.raw })));
+    rejectRows.push(
+      ...rj.map((r) => ({ dataset: src.source, file, line: r.line, reason: `${r.pointer ?? ''} ${r.reason}`.trim(), raw: r.raw })),
+    );
     sources.add(src, { rows: fRows.length + (parsed ? 1 : 0), rejects: rj.length });
     if (++i % 25 === 0) await ctx.progress(i, ctx.data.files.length);
   }
@@ -151,7 +170,13 @@ function fetchedChildren(fetches: FetchJob[], secDir: string): ChildJob[] {
     if (f.step !== EDGAR_FETCH_STEP) continue;
     const { kind } = f.data as EdgarFetchPayload;
     if (kind === 'tickers') {
-      children.push({ step: 'tickers', key: path.basename(f.outputs[0]!), data: { file: f.outputs[0]!, snapshot_date: null, is_current: true, fetched: true }, required: true, after: [f.key] });
+      children.push({
+        step: 'tickers',
+        key: path.basename(f.outputs[0]!),
+        data: { file: f.outputs[0]!, snapshot_date: null, is_current: true, fetched: true },
+        required: true,
+        after: [f.key],
+      });
       continue;
     }
     const list = groups[kind];
@@ -162,16 +187,31 @@ function fetchedChildren(fetches: FetchJob[], secDir: string): ChildJob[] {
   }
   for (const group of groups.submissions) {
     const files = group.flatMap((f) => f.outputs);
-    children.push({ step: 'submissions', key: `fetched-${batchKey(files)}`, data: { files, fetched: true }, after: group.map((f) => f.key) });
+    children.push({
+      step: 'submissions',
+      key: `fetched-${batchKey(files)}`,
+      data: { files, fetched: true },
+      after: group.map((f) => f.key),
+    });
   }
   for (const group of groups.companyfacts) {
     const files = group.flatMap((f) => f.outputs);
-    children.push({ step: 'companyfacts', key: `facts-fetched-${batchKey(files)}`, data: { files, fetched: true }, after: group.map((f) => f.key) });
+    children.push({
+      step: 'companyfacts',
+      key: `facts-fetched-${batchKey(files)}`,
+      data: { files, fetched: true },
+      after: group.map((f) => f.key),
+    });
   }
   // Complete submissions from the daily index (8-K, 10-K, Forms 3/4/5 ...): parsed by the documents step.
   for (const group of groups.filings) {
     const files = group.flatMap((f) => f.outputs);
-    children.push({ step: 'documents', key: `docs-fetched-${batchKey(files)}`, data: { files, root: secDir, fetched: true }, after: group.map((f) => f.key) });
+    children.push({
+      step: 'documents',
+      key: `docs-fetched-${batchKey(files)}`,
+      data: { files, root: secDir, fetched: true },
+      after: group.map((f) => f.key),
+    });
   }
   return children;
 }
@@ -190,7 +230,12 @@ export const registryPipeline: Pipeline = {
     for (const f of tickerFiles) {
       const name = path.basename(f);
       const dated = tickerSnapshotDate(name, '');
-      children.push({ step: 'tickers', key: name, data: { file: f, snapshot_date: dated || null, is_current: !dated }, required: !dated && name === 'company_tickers_exchange.json' });
+      children.push({
+        step: 'tickers',
+        key: name,
+        data: { file: f, snapshot_date: dated || null, is_current: !dated },
+        required: !dated && name === 'company_tickers_exchange.json',
+      });
     }
     // Keep a CIK's main file and its overflow pages in one batch.
     const byCik = new Map<string, string[]>();
@@ -213,7 +258,10 @@ export const registryPipeline: Pipeline = {
       const files = factFiles.slice(i, i + SUBMISSIONS_BATCH);
       children.push({ step: 'companyfacts', key: `facts-${batchKey(files)}`, data: { files } });
     }
-    const docFiles = local([...(await scanInputs(path.join(secDir, 'filings'), DOCUMENT_RE)), ...(await scanInputs(path.join(secDir, 'ownership'), DOCUMENT_RE))]);
+    const docFiles = local([
+      ...(await scanInputs(path.join(secDir, 'filings'), DOCUMENT_RE)),
+      ...(await scanInputs(path.join(secDir, 'ownership'), DOCUMENT_RE)),
+    ]);
     for (let i = 0; i < docFiles.length; i += DOCUMENTS_BATCH) {
       const files = docFiles.slice(i, i + DOCUMENTS_BATCH);
       children.push({ step: 'documents', key: `docs-${batchKey(files)}`, data: { files, root: secDir } });
@@ -230,14 +278,21 @@ export const registryPipeline: Pipeline = {
     tickers: { payload: tickersPayload, process: processTickers },
     submissions: { payload: submissionsPayload, process: skipMissingFetched(processSubmissions) },
     companyfacts: { payload: factsPayload, process: skipMissingFetched(processCompanyFacts) },
-    documents: { payload: z.object({ files: z.array(z.string()).min(1), root: z.string(), fetched: z.boolean().optional() }), process: skipMissingFetched(processDocuments) },
+    documents: {
+      payload: z.object({ files: z.array(z.string()).min(1), root: z.string(), fetched: z.boolean().optional() }),
+      process: skipMissingFetched(processDocuments),
+    },
     index: { payload: z.object({ file: z.string(), root: z.string() }), process: processIndex },
     [EDGAR_FETCH_STEP]: { payload: edgarFetchPayload, process: processEdgarFetch, rateLimited: 'sec' },
   },
   async derive(conn) {
     // A CIK can appear in two batches only through a malformed input set; keep one row per CIK and filing.
-    await conn.run(`CREATE OR REPLACE TABLE companies AS SELECT * FROM companies QUALIFY row_number() OVER (PARTITION BY cik ORDER BY name) = 1`);
-    await conn.run(`CREATE OR REPLACE TABLE filings AS SELECT * FROM filings QUALIFY row_number() OVER (PARTITION BY cik, accession ORDER BY filing_date) = 1`);
+    await conn.run(
+      `CREATE OR REPLACE TABLE companies AS SELECT * FROM companies QUALIFY row_number() OVER (PARTITION BY cik ORDER BY name) = 1`,
+    );
+    await conn.run(
+      `CREATE OR REPLACE TABLE filings AS SELECT * FROM filings QUALIFY row_number() OVER (PARTITION BY cik, accession ORDER BY filing_date) = 1`,
+    );
     await deriveLayers(conn);
     await conn.run(loadSql('./derive-lookup.sql', import.meta.url));
     await deriveAfterLookup(conn);

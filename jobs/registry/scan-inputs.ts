@@ -25,10 +25,12 @@ export async function scanInputs(dir: string, pattern: RegExp = /.*/): Promise<s
 export async function digestScanned(root: string, files: string[], extra: unknown = null, parallel = 256): Promise<string> {
   const parts: Array<[string, number, number]> = new Array(files.length);
   for (let i = 0; i < files.length; i += parallel) {
-    await Promise.all(files.slice(i, i + parallel).map(async (f, k) => {
-      const st = await stat(f);
-      parts[i + k] = [path.relative(root, f), st.size, Math.floor(st.mtimeMs)];
-    }));
+    await Promise.all(
+      files.slice(i, i + parallel).map(async (f, k) => {
+        const st = await stat(f);
+        parts[i + k] = [path.relative(root, f), st.size, Math.floor(st.mtimeMs)];
+      }),
+    );
   }
   return hashCanonical({ files: parts, extra });
 }

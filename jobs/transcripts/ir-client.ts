@@ -30,7 +30,14 @@ export interface FetchRecord {
   content_type: string | null;
   addresses: string[];
   remote_address: string | null;
-  tls: { fingerprint256: string; subject: string | null; issuer: string | null; valid_from: string; valid_to: string; protocol: string | null } | null;
+  tls: {
+    fingerprint256: string;
+    subject: string | null;
+    issuer: string | null;
+    valid_from: string;
+    valid_to: string;
+    protocol: string | null;
+  } | null;
 }
 
 export interface IrFetchOptions {
@@ -44,55 +51,86 @@ export interface IrFetchOptions {
 /** GETs `url` and returns the body with its fetch record. 404 → NotFoundError; other failures → SourceUnavailableError. */
 export async function fetchIrDocument(url: string, opts: IrFetchOptions): Promise<{ bytes: Buffer; record: FetchRecord }> {
   const u = new URL(url);
-  const addresses = await lookup(u.hostname, { all: true }).then((xs) => xs.map((x) => x.address)).catch(() => [] as string[]);
+  const addresses = await lookup(u.hostname, { all: true })
+    .then((xs) => xs.map((x) => x.address))
+    .catch(() => [] as string[]);
   return new Promise((resolve, reject) => {
     const mod = u.protocol === 'https:' ? https : http;
-    const req = mod.get(u, { headers: { 'user-agent': opts.userAgent, accept: 'application/pdf,*/*' }, timeout: opts.timeoutMs ?? 30_000, ...(opts.ca ? { ca: opts.ca } : {}) }, (res) => {
-      const sock = res.socket as TLSSocket;
-      let tls: FetchRecord['tls'] = null;
-      if (typeof sock.getPeerCertificate === 'function') {
-        const c = sock.getPeerCertificate();
-        tls = c && c.fingerprint256 ? { fingerprint256: c.fingerprint256, subject: c.subject?.CN ? String(c.subject.CN) : null, issuer: c.issuer?.CN ? String(c.issuer.CN) : null, valid_from: c.valid_from, valid_to: c.valid_to, protocol: sock.getProtocol?.() ?? null } : null;
-      }
-      const status = res.statusCode ?? 0;
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (ch: Buffer) => {
-        size += ch.length;
-        if (size > (opts.maxBytes ?? 64 * 1024 * 1024)) {
-          req.destroy(new SourceUnavailableError(`response larger than the cap: ${url}`, { url, terminal: true }));
-          return;
+    const req = mod.get(
+      u,
+      {
+        headers: { 'user-agent': opts.userAgent, accept: 'application/pdf,*/*' },
+        timeout: opts.timeoutMs ?? 30_000,
+        ...(opts.ca ? { ca: opts.ca } : {}),
+      },
+      (res) => {
+        const sock = res.socket as TLSSocket;
+        let tls: FetchRecord['tls'] = null;
+        if (typeof sock.getPeerCertificate === 'function') {
+          const c = sock.getPeerCertificate();
+          tls =
+            c && c.fingerprint256
+              ? {
+                  fingerprint256: c.fingerprint256,
+                  subject: c.subject?.CN ? String(c.subject.CN) : null,
+                  issuer: c.issuer?.CN ? String(c.issuer.CN) : null,
+                  valid_from: c.valid_from,
+                  valid_to: c.valid_to,
+                  protocol: sock.getProtocol?.() ?? null,
+                }
+              : null;
         }
-        chunks.push(ch);
-      });
-      res.on('end', () => {
-        if (status === 404) return reject(new NotFoundError(`not found: ${url}`, { url, status }));
-        if (status >= 400) return reject(new SourceUnavailableError(`HTTP ${status} from ${url}`, { url, status }));
-        const bytes = Buffer.concat(chunks);
-        resolve({
-          bytes,
-          record: {
-            url,
-            status,
-            fetched_at: new Date().toISOString(),
-            content_sha256: sha256Hex(bytes),
-            byte_size: bytes.length,
-            content_type: (res.headers['content-type'] as string | undefined) ?? null,
-            addresses,
-            remote_address: sock.remoteAddress ?? null,
-            tls,
-          },
+        const status = res.statusCode ?? 0;
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (ch: Buffer) => {
+          size += ch.length;
+          if (size > (opts.maxBytes ?? 64 * 1024 * 1024)) {
+            req.destroy(new SourceUnavailableError(`response larger than the cap: ${url}`, { url, terminal: true }));
+            return;
+          }
+          chunks.push(ch);
         });
-      });
-      res.on('error', reject);
-    });
+        res.on('end', () => {
+          if (status === 404) return reject(new NotFoundError(`not found: ${url}`, { url, status }));
+          if (status >= 400) return reject(new SourceUnavailableError(`HTTP ${status} from ${url}`, { url, status }));
+          const bytes = Buffer.concat(chunks);
+          resolve({
+            bytes,
+            record: {
+              url,
+              status,
+              fetched_at: new Date().toISOString(),
+              content_sha256: sha256Hex(bytes),
+              byte_size: bytes.length,
+              content_type: (res.headers['content-type'] as string | undefined) ?? null,
+              addresses,
+              remote_address: sock.remoteAddress ?? null,
+              tls,
+            },
+          });
+        });
+        res.on('error', reject);
+      },
+    );
     req.on('timeout', () => req.destroy(new SourceUnavailableError(`timeout: ${url}`, { url })));
-    req.on('error', (e) => reject(e instanceof SourceUnavailableError ? e : new SourceUnavailableError(`request to ${url} failed: ${e.message}`, { url }, { cause: e })));
+    req.on('error', (e) =>
+      reject(
+        e instanceof SourceUnavailableError
+          ? e
+          : new SourceUnavailableError(`request to ${url} failed: ${e.message}`, { url }, { cause: e }),
+      ),
+    );
   });
 }
 
 /** Fetches `url` into `<dir>/<name>` with its `.meta.json` sidecar; returns the path and the record. */
-export async function saveIrDocument(url: string, dir: string, name: string, opts: IrFetchOptions): Promise<{ file: string; record: FetchRecord }> {
+export async function saveIrDocument(
+  url: string,
+  dir: string,
+  name: string,
+  opts: IrFetchOptions,
+): Promise<{ file: string; record: FetchRecord }> {
   const { bytes, record } = await fetchIrDocument(url, opts);
   const file = path.join(dir, name);
   await writeFetchedFile(file, bytes, { source_url: url, retrieved_at: record.fetched_at, fetch: record });

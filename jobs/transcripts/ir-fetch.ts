@@ -21,7 +21,10 @@ export type IrFetchPayload = z.infer<typeof irFetchPayload>;
 /** Parses TRANSCRIPTS_IR_URLS; throws InvalidInputError naming the bad entry. */
 export function parseIrUrls(value: string): Array<{ name: string; url: string }> {
   const out: Array<{ name: string; url: string }> = [];
-  for (const part of value.split(',').map((x) => x.trim()).filter(Boolean)) {
+  for (const part of value
+    .split(',')
+    .map((x) => x.trim())
+    .filter(Boolean)) {
     const m = /^([A-Za-z][A-Za-z0-9.-]*_\d{4}Q[1-4])=(https?:\/\/\S+)$/.exec(part);
     if (!m) throw new InvalidInputError(`TRANSCRIPTS_IR_URLS: "${part}" is not TICKER_YYYYQn=URL`, { parameter: 'TRANSCRIPTS_IR_URLS' });
     out.push({ name: `${m[1]!.toUpperCase()}.pdf`, url: m[2]! });
@@ -37,7 +40,12 @@ export async function planIrFetch(ctx: { config: Config; inputDir: string }): Pr
   for (const { name, url } of parseIrUrls(ctx.config.TRANSCRIPTS_IR_URLS)) {
     const file = path.join(dir, name);
     if (await isFetchedWhole(file)) continue;
-    jobs.push({ step: IR_FETCH_STEP, key: `ir-fetch-${name.replace(/\.pdf$/, '')}`, data: { url, dir, name } satisfies IrFetchPayload, outputs: [file] });
+    jobs.push({
+      step: IR_FETCH_STEP,
+      key: `ir-fetch-${name.replace(/\.pdf$/, '')}`,
+      data: { url, dir, name } satisfies IrFetchPayload,
+      outputs: [file],
+    });
   }
   return jobs;
 }
@@ -45,6 +53,9 @@ export async function planIrFetch(ctx: { config: Config; inputDir: string }): Pr
 /** The fetch step: one transcript through the IR client. */
 export async function processIrFetch(ctx: StepContext<IrFetchPayload>): Promise<StepResult> {
   const { url, dir, name } = ctx.data;
-  const { record } = await saveIrDocument(url, dir, name, { userAgent: ctx.config.SEC_USER_AGENT ?? 'Proofline transcripts fetch', timeoutMs: 30_000 });
+  const { record } = await saveIrDocument(url, dir, name, {
+    userAgent: ctx.config.SEC_USER_AGENT ?? 'Proofline transcripts fetch',
+    timeoutMs: 30_000,
+  });
   return { rows: 0, rejects: 0, detail: { url, status: record.status, sha256: record.content_sha256, bytes: record.byte_size } };
 }

@@ -18,7 +18,12 @@ import { hashCanonical } from '../../lib/hash.ts';
 import { createLeaf, createRecordLeaf, createSourceLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { defineDomain } from '../../lib/warehouse/domain.ts';
 import type { IngestedSource } from '../../lib/warehouse/staging.ts';
-import { earningsCallFileKey, mergeEarningsCall, parseEarningsCallEvents, parseEarningsCallPart } from '../../ingest/transcripts/earningscall.ts';
+import {
+  earningsCallFileKey,
+  mergeEarningsCall,
+  parseEarningsCallEvents,
+  parseEarningsCallPart,
+} from '../../ingest/transcripts/earningscall.ts';
 import { buildExtraction, renderTranscriptMarkdown } from '../../ingest/transcripts/extract.ts';
 import { parseMotleyTranscript } from '../../ingest/transcripts/motley.ts';
 import { extractPdfPages } from '../../ingest/transcripts/pdf-text.ts';
@@ -55,7 +60,15 @@ export function fetchLeafOf(meta: SourceMeta | null, contentSha256: string): { l
   if (!fetch || typeof fetch !== 'object') return null;
   return {
     record: fetch,
-    leaf: createLeaf({ kind: 'fetch', source: 'ir-site', source_url: (meta?.source_url as string) ?? (fetch.url as string) ?? null, retrieved_at: (meta?.retrieved_at as string) ?? (fetch.fetched_at as string) ?? null, content_sha256: contentSha256, record_sha256: hashCanonical(fetch), parent: null }),
+    leaf: createLeaf({
+      kind: 'fetch',
+      source: 'ir-site',
+      source_url: (meta?.source_url as string) ?? (fetch.url as string) ?? null,
+      retrieved_at: (meta?.retrieved_at as string) ?? (fetch.fetched_at as string) ?? null,
+      content_sha256: contentSha256,
+      record_sha256: hashCanonical(fetch),
+      parent: null,
+    }),
   };
 }
 
@@ -64,40 +77,132 @@ function transcriptKey(p: ParsedTranscript): string {
 }
 
 /** Writes one call: source row+leaf (parented by the fetch leaf), extraction, markdown and fact leaves, rows. */
-async function writeTranscript(run: StagingRun, parsed: ParsedTranscript, primary: IngestedSource, meta: SourceMeta | null, extra: IngestedSource[] = []): Promise<StepResult> {
+async function writeTranscript(
+  run: StagingRun,
+  parsed: ParsedTranscript,
+  primary: IngestedSource,
+  meta: SourceMeta | null,
+  extra: IngestedSource[] = [],
+): Promise<StepResult> {
   const fetched = fetchLeafOf(meta, primary.content_sha256);
   const sourceLeaf = createSourceLeaf(primary, fetched?.leaf.leaf_hash ?? null);
   const files = [primary, ...extra].map((s) => ({ path: s.source_url ?? path.basename(s.path ?? ''), content_sha256: s.content_sha256 }));
-  if (extra.length) parsed.notes.push(`merged ${files.length} files: ${files.map((f) => `${f.path} (${f.content_sha256.slice(0, 12)})`).join(', ')}`);
+  if (extra.length)
+    parsed.notes.push(`merged ${files.length} files: ${files.map((f) => `${f.path} (${f.content_sha256.slice(0, 12)})`).join(', ')}`);
   const extraction = buildExtraction(parsed);
   const markdown = renderTranscriptMarkdown(parsed, extraction);
-  const base = { source_url: primary.source_url, retrieved_at: primary.retrieved_at, content_sha256: primary.content_sha256, parent: sourceLeaf.leaf_hash };
-  const jsonLeaf = createLeaf({ kind: 'extraction', source: 'proofline/transcript-extraction', record_sha256: hashCanonical(extraction), ...base });
-  const mdLeaf = createLeaf({ kind: 'extraction', source: 'proofline/transcript-markdown', record_sha256: hashCanonical(markdown), ...base });
+  const base = {
+    source_url: primary.source_url,
+    retrieved_at: primary.retrieved_at,
+    content_sha256: primary.content_sha256,
+    parent: sourceLeaf.leaf_hash,
+  };
+  const jsonLeaf = createLeaf({
+    kind: 'extraction',
+    source: 'proofline/transcript-extraction',
+    record_sha256: hashCanonical(extraction),
+    ...base,
+  });
+  const mdLeaf = createLeaf({
+    kind: 'extraction',
+    source: 'proofline/transcript-markdown',
+    record_sha256: hashCanonical(markdown),
+    ...base,
+  });
   const key = transcriptKey(parsed);
   const facts = extraction.facts.map((f) => {
     const record = { transcript_key: key, ...f };
     const leaf = createRecordLeaf(record, primary, { parent: jsonLeaf.leaf_hash });
-    return { transcript_key: key, ticker: parsed.ticker, call_date: parsed.call_date, fiscal_year: parsed.fiscal_year, fiscal_quarter: parsed.fiscal_quarter, ...f, origin_leaf_hash: leaf.leaf_hash, origin: leaf, leaf };
+    return {
+      transcript_key: key,
+      ticker: parsed.ticker,
+      call_date: parsed.call_date,
+      fiscal_year: parsed.fiscal_year,
+      fiscal_quarter: parsed.fiscal_quarter,
+      ...f,
+      origin_leaf_hash: leaf.leaf_hash,
+      origin: leaf,
+      leaf,
+    };
   });
   // JSON columns take the values themselves (the NDJSON part carries them as JSON).
   const json = (v: unknown) => v;
-  await run.writeRows('transcripts', key, [{
-    transcript_key: key, ticker: parsed.ticker, title: extraction.title, fiscal_year: parsed.fiscal_year, fiscal_quarter: parsed.fiscal_quarter, call_date: parsed.call_date, format: parsed.format,
-    speakers: json(extraction.speakers), qa_present: extraction.qa.present, qa_questions: extraction.qa_questions, key_metrics: json(extraction.key_metrics), word_count: extraction.word_count,
-    topics: json(extraction.topics), notes: json(extraction.notes), extraction: json(extraction), markdown, source_files: json(files),
-    fetch_record: fetched ? json(fetched.record) : null, fetch_origin: fetched ? json(fetched.leaf) : null, source_origin: json(sourceLeaf),
-    origin: json(jsonLeaf), markdown_origin: json(mdLeaf), origin_leaf_hash: jsonLeaf.leaf_hash,
-  }]);
-  await run.writeRows('transcript_facts', key, facts.map(({ leaf: _l, ...f }) => f));
-  await run.writeRows('transcript_topics', key, Object.entries(extraction.topics).map(([topic, mentions]) => ({ transcript_key: key, ticker: parsed.ticker, title: extraction.title, call_date: parsed.call_date, fiscal_year: parsed.fiscal_year, fiscal_quarter: parsed.fiscal_quarter, topic, mentions })));
+  await run.writeRows('transcripts', key, [
+    {
+      transcript_key: key,
+      ticker: parsed.ticker,
+      title: extraction.title,
+      fiscal_year: parsed.fiscal_year,
+      fiscal_quarter: parsed.fiscal_quarter,
+      call_date: parsed.call_date,
+      format: parsed.format,
+      speakers: json(extraction.speakers),
+      qa_present: extraction.qa.present,
+      qa_questions: extraction.qa_questions,
+      key_metrics: json(extraction.key_metrics),
+      word_count: extraction.word_count,
+      topics: json(extraction.topics),
+      notes: json(extraction.notes),
+      extraction: json(extraction),
+      markdown,
+      source_files: json(files),
+      fetch_record: fetched ? json(fetched.record) : null,
+      fetch_origin: fetched ? json(fetched.leaf) : null,
+      source_origin: json(sourceLeaf),
+      origin: json(jsonLeaf),
+      markdown_origin: json(mdLeaf),
+      origin_leaf_hash: jsonLeaf.leaf_hash,
+    },
+  ]);
+  await run.writeRows(
+    'transcript_facts',
+    key,
+    facts.map(({ leaf: _l, ...f }) => f),
+  );
+  await run.writeRows(
+    'transcript_topics',
+    key,
+    Object.entries(extraction.topics).map(([topic, mentions]) => ({
+      transcript_key: key,
+      ticker: parsed.ticker,
+      title: extraction.title,
+      call_date: parsed.call_date,
+      fiscal_year: parsed.fiscal_year,
+      fiscal_quarter: parsed.fiscal_quarter,
+      topic,
+      mentions,
+    })),
+  );
   // sources rows (recordSource would make a parentless leaf: the PDF leaf here chains to its fetch).
   const now = new Date().toISOString();
-  const srcRows = [primary, ...extra].map((s, i) => ({ run_id: run.runId, dataset: s.source, path: s.path, source_url: s.source_url, byte_size: s.byte_size, content_sha256: s.content_sha256, retrieved_at: s.retrieved_at, ingested_at: now, leaf_hash: i === 0 ? sourceLeaf.leaf_hash : createSourceLeaf(s).leaf_hash, row_count: 1, reject_count: 0 }));
+  const srcRows = [primary, ...extra].map((s, i) => ({
+    run_id: run.runId,
+    dataset: s.source,
+    path: s.path,
+    source_url: s.source_url,
+    byte_size: s.byte_size,
+    content_sha256: s.content_sha256,
+    retrieved_at: s.retrieved_at,
+    ingested_at: now,
+    leaf_hash: i === 0 ? sourceLeaf.leaf_hash : createSourceLeaf(s).leaf_hash,
+    row_count: 1,
+    reject_count: 0,
+  }));
   await run.writeRows('sources', `src-${key}`, srcRows);
-  const leaves = [...(fetched ? [fetched.leaf] : []), sourceLeaf, ...extra.map((s) => createSourceLeaf(s)), jsonLeaf, mdLeaf, ...facts.map((f) => f.leaf)];
+  const leaves = [
+    ...(fetched ? [fetched.leaf] : []),
+    sourceLeaf,
+    ...extra.map((s) => createSourceLeaf(s)),
+    jsonLeaf,
+    mdLeaf,
+    ...facts.map((f) => f.leaf),
+  ];
   await run.writeLeaves(key, leaves, 'transcripts');
-  return { rows: 1 + facts.length, rejects: 0, detail: { transcript_key: key, facts: facts.length, qa_questions: extraction.qa_questions } };
+  return {
+    rows: 1 + facts.length,
+    rejects: 0,
+    detail: { transcript_key: key, facts: facts.length, qa_questions: extraction.qa_questions },
+  };
 }
 
 async function processPdf(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
@@ -114,7 +219,12 @@ async function processMotley(ctx: StepContext<z.infer<typeof filePayload>>): Pro
 
 async function processMarkdown(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
   const { bytes, src, meta } = await readInput(ctx.data.file, 'transcripts/markdown', null);
-  return writeTranscript(ctx.run, parseTranscriptMarkdown(bytes.toString('utf8'), transcriptFileHint(path.basename(ctx.data.file))), src, meta);
+  return writeTranscript(
+    ctx.run,
+    parseTranscriptMarkdown(bytes.toString('utf8'), transcriptFileHint(path.basename(ctx.data.file))),
+    src,
+    meta,
+  );
 }
 
 async function processEarningsCall(ctx: StepContext<z.infer<typeof callPayload>>): Promise<StepResult> {
@@ -125,7 +235,9 @@ async function processEarningsCall(ctx: StepContext<z.infer<typeof callPayload>>
   const extra: IngestedSource[] = inputs.slice(1).map((x) => x.src);
   if (!parsed.call_date && ctx.data.events) {
     const ev = await readInput(ctx.data.events, 'earningscall/events', null);
-    const hit = parseEarningsCallEvents(ev.bytes, ctx.data.events).events.find((e) => e.fiscal_year === parsed.fiscal_year && e.fiscal_quarter === parsed.fiscal_quarter);
+    const hit = parseEarningsCallEvents(ev.bytes, ctx.data.events).events.find(
+      (e) => e.fiscal_year === parsed.fiscal_year && e.fiscal_quarter === parsed.fiscal_quarter,
+    );
     if (hit) {
       parsed.call_date = hit.call_date;
       parsed.call_time = hit.call_time;
@@ -141,7 +253,11 @@ async function processEvents(ctx: StepContext<z.infer<typeof filePayload>>): Pro
   const ticker = path.basename(ctx.data.file).split('.')[0].toUpperCase();
   const parsed = parseEarningsCallEvents(bytes, ctx.data.rel);
   const leaf = await ctx.run.recordSource(src, { rows: parsed.events.length }, ctx.data.rel);
-  await ctx.run.writeRows('transcript_call_dates', ctx.data.rel, parsed.events.map((e) => ({ ticker, company: parsed.company, ...e, origin_leaf_hash: leaf.leaf_hash })));
+  await ctx.run.writeRows(
+    'transcript_call_dates',
+    ctx.data.rel,
+    parsed.events.map((e) => ({ ticker, company: parsed.company, ...e, origin_leaf_hash: leaf.leaf_hash })),
+  );
   return { rows: parsed.events.length, rejects: 0 };
 }
 
@@ -176,7 +292,11 @@ export const transcriptsPipeline: Pipeline = {
         const key = `${k.ticker}_${k.year}_Q${k.quarter}`;
         calls.set(key, [...(calls.get(key) ?? []), f]);
       } else if (/_q[1-4]_\d{4}\.json$/i.test(name)) children.push({ step: 'motley', key: rel, data: { file: f, rel } });
-      else rejects.push({ file: rel, reason: 'not a transcript input (expected *.pdf, *.md, TICKER_YYYY_Qn.levelN.json, TICKER.events.json or TICKER_qN_YYYY.json)' });
+      else
+        rejects.push({
+          file: rel,
+          reason: 'not a transcript input (expected *.pdf, *.md, TICKER_YYYY_Qn.levelN.json, TICKER.events.json or TICKER_qN_YYYY.json)',
+        });
     }
     for (const [key, fs] of calls) {
       const sorted = fs.sort((a, b) => path.basename(a).localeCompare(path.basename(b)));
@@ -194,7 +314,8 @@ export const transcriptsPipeline: Pipeline = {
   },
   async derive(conn) {
     // One row per transcript key: two inputs for the same call and format keep the first (by title) deterministically.
-    await conn.run(`CREATE OR REPLACE TABLE transcripts AS SELECT * FROM transcripts QUALIFY row_number() OVER (PARTITION BY transcript_key ORDER BY origin_leaf_hash) = 1 ORDER BY ticker, call_date`);
+    await conn.run(
+      `CREATE OR REPLACE TABLE transcripts AS SELECT * FROM transcripts QUALIFY row_number() OVER (PARTITION BY transcript_key ORDER BY origin_leaf_hash) = 1 ORDER BY ticker, call_date`,
+    );
   },
 };
-

@@ -38,7 +38,13 @@ export function readArchive(doc: unknown, archiveUrl: string, warnings: string[]
     return [];
   }
   if (doc.standard !== 'ai-archive') warnings.push(`archive standard is ${JSON.stringify(doc.standard ?? null)}, expected "ai-archive"`);
-  const raw = Array.isArray(doc.records) ? doc.records : Array.isArray(doc.versions) ? doc.versions : Array.isArray(doc.entries) ? doc.entries : null;
+  const raw = Array.isArray(doc.records)
+    ? doc.records
+    : Array.isArray(doc.versions)
+      ? doc.versions
+      : Array.isArray(doc.entries)
+        ? doc.entries
+        : null;
   if (!raw) {
     warnings.push('archive has no records array');
     return [];
@@ -55,7 +61,14 @@ export function readArchive(doc: unknown, archiveUrl: string, warnings: string[]
     if (!str(r.publishedAt)) warnings.push(`archive record ${versionId} lacks publishedAt`);
     if (ids.has(versionId)) warnings.push(`archive versionId ${versionId} is not unique`);
     ids.add(versionId);
-    out.push({ versionId, resource: resourceKey(resource, archiveUrl), contentHash: contentHash.toLowerCase(), publishedAt: str(r.publishedAt), supersedes: str(r.supersedes), assertionType: str(r.assertionType) });
+    out.push({
+      versionId,
+      resource: resourceKey(resource, archiveUrl),
+      contentHash: contentHash.toLowerCase(),
+      publishedAt: str(r.publishedAt),
+      supersedes: str(r.supersedes),
+      assertionType: str(r.assertionType),
+    });
   });
   for (const r of out) {
     if (r.supersedes && !ids.has(r.supersedes)) warnings.push(`archive record ${r.versionId} supersedes unknown version ${r.supersedes}`);
@@ -73,7 +86,11 @@ export type ChainOutcome = 'reached' | 'end' | 'cycle' | 'missing-link' | 'too-l
  * (a record superseding nothing), `cycle`, `missing-link` (an unknown
  * versionId) or `too-long` (more than MAX_CHAIN steps).
  */
-export function walkChain(records: ArchiveRecord[], start: ArchiveRecord, stop: (r: ArchiveRecord) => boolean): { outcome: ChainOutcome; path: string[] } {
+export function walkChain(
+  records: ArchiveRecord[],
+  start: ArchiveRecord,
+  stop: (r: ArchiveRecord) => boolean,
+): { outcome: ChainOutcome; path: string[] } {
   const byId = new Map<string, ArchiveRecord>();
   for (const r of records) if (!byId.has(r.versionId)) byId.set(r.versionId, r);
   const path: string[] = [];

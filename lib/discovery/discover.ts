@@ -59,7 +59,13 @@ export interface DiscoveryReport {
   foundBy: DiscoveryStep | null;
   manifestUrl: string | null;
   attempts: DiscoveryAttempt[];
-  manifest: (DocumentVerdict & { normalized: NormalizedManifest; conformance: { valid: boolean; issues: string[] }; httpHeaders: { contentType: string | null; cacheControl: string | null; etag: string | null; cors: string | null } }) | null;
+  manifest:
+    | (DocumentVerdict & {
+        normalized: NormalizedManifest;
+        conformance: { valid: boolean; issues: string[] };
+        httpHeaders: { contentType: string | null; cacheControl: string | null; etag: string | null; cors: string | null };
+      })
+    | null;
   files: FileReport[];
   pages: PageCheck[];
   archive: ArchiveRecord[] | null;
@@ -98,7 +104,19 @@ function rejectReason(r: FetchedResource): string | null {
 /** Runs the discovery algorithm against `target` (a site origin or page URL) and verifies what it finds. */
 export async function discover(target: string, opts: DiscoverOptions = {}): Promise<DiscoveryReport> {
   const observedAt = (opts.now ?? (() => new Date()))().toISOString();
-  const report: DiscoveryReport = { target, observedAt, found: false, foundBy: null, manifestUrl: null, attempts: [], manifest: null, files: [], pages: [], archive: null, warnings: [] };
+  const report: DiscoveryReport = {
+    target,
+    observedAt,
+    found: false,
+    foundBy: null,
+    manifestUrl: null,
+    attempts: [],
+    manifest: null,
+    files: [],
+    pages: [],
+    archive: null,
+    warnings: [],
+  };
   let targetUrl: URL;
   try {
     targetUrl = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(target) ? target : `https://${target}`);
@@ -151,14 +169,33 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
     seenHeaders.push({ headers: page.headers, base: page.url });
     const ct = page.headers.get('content-type') ?? '';
     const tags = page.status === 200 && /html/i.test(ct) ? findLinkTags(bodyText(page), page.url) : [];
-    if (!tags.length) report.attempts.push({ step: 'link-tag', url: page.url, outcome: 'rejected', reason: page.status !== 200 ? `HTTP ${page.status}` : /html/i.test(ct) ? 'no <link rel="ai-discovery"> in head' : `not HTML (${ct || 'no content-type'})` });
+    if (!tags.length)
+      report.attempts.push({
+        step: 'link-tag',
+        url: page.url,
+        outcome: 'rejected',
+        reason:
+          page.status !== 200
+            ? `HTTP ${page.status}`
+            : /html/i.test(ct)
+              ? 'no <link rel="ai-discovery"> in head'
+              : `not HTML (${ct || 'no content-type'})`,
+      });
     await tryCandidates(tags, 'link-tag');
   }
 
   // Step 3: Link headers of every response seen (RFC 8288).
   if (!found) {
-    const cands = seenHeaders.flatMap((h) => findLinkHeaders(h.headers, h.base)).filter((c, i, all) => all.findIndex((x) => x.href === c.href) === i);
-    if (!cands.length) report.attempts.push({ step: 'link-header', url: targetUrl.href, outcome: 'rejected', reason: 'no Link header with rel="ai-discovery"' });
+    const cands = seenHeaders
+      .flatMap((h) => findLinkHeaders(h.headers, h.base))
+      .filter((c, i, all) => all.findIndex((x) => x.href === c.href) === i);
+    if (!cands.length)
+      report.attempts.push({
+        step: 'link-header',
+        url: targetUrl.href,
+        outcome: 'rejected',
+        reason: 'no Link header with rel="ai-discovery"',
+      });
     await tryCandidates(cands, 'link-header');
   }
 
@@ -167,7 +204,8 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
   report.found = true;
   report.foundBy = f.step;
   report.manifestUrl = f.res.url;
-  if (f.res.redirects.length) report.warnings.push(`manifest was reached through ${f.res.redirects.length} redirect(s); the spec says serve it directly`);
+  if (f.res.redirects.length)
+    report.warnings.push(`manifest was reached through ${f.res.redirects.length} redirect(s); the spec says serve it directly`);
   const doc = bodyJson(f.res) as Record<string, unknown>;
   const shape = checkManifestShape(doc);
   const verdict = verifyDocument(doc, f.res.url, { observedAt, isRevoked: opts.isRevoked });
@@ -181,7 +219,12 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
     ...verdict,
     normalized,
     conformance: { valid: issues.length === 0, issues },
-    httpHeaders: { contentType: ct, cacheControl: f.res.headers.get('cache-control'), etag: f.res.headers.get('etag'), cors: f.res.headers.get('access-control-allow-origin') },
+    httpHeaders: {
+      contentType: ct,
+      cacheControl: f.res.headers.get('cache-control'),
+      etag: f.res.headers.get('etag'),
+      cors: f.res.headers.get('access-control-allow-origin'),
+    },
   };
   if (opts.followFiles === false) return report;
 
@@ -197,7 +240,15 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
   for (const t of targets) {
     const r = await tryFetch(t.url, opts, 'application/json');
     if (r instanceof DiscoveryFetchError) {
-      report.files.push({ role: t.role, url: t.url, httpStatus: null, contentType: null, verdict: null, inArchive: null, error: `${r.code}: ${r.message}` });
+      report.files.push({
+        role: t.role,
+        url: t.url,
+        httpStatus: null,
+        contentType: null,
+        verdict: null,
+        inArchive: null,
+        error: `${r.code}: ${r.message}`,
+      });
       continue;
     }
     const json = r.status === 200 ? bodyJson(r) : undefined;
@@ -216,16 +267,21 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
 
   const feedFile = report.files.find((x) => x.role === 'feed' && x.verdict);
   const feedDoc = docs.get('feed') as Record<string, unknown> | undefined;
-  const feedItems = feedDoc && Array.isArray(feedDoc.items) ? feedDoc.items : feedDoc && Array.isArray(feedDoc.entries) ? feedDoc.entries : null;
+  const feedItems =
+    feedDoc && Array.isArray(feedDoc.items) ? feedDoc.items : feedDoc && Array.isArray(feedDoc.entries) ? feedDoc.entries : null;
   if (feedFile && feedItems) {
-    const missing = feedItems.filter((i) => typeof i !== 'object' || i === null || typeof (i as { assertionType?: unknown }).assertionType !== 'string').length;
-    if (missing) feedFile.verdict!.warnings.push(`${missing} of ${feedItems.length} feed items have no assertionType (weighted as unknown)`);
+    const missing = feedItems.filter(
+      (i) => typeof i !== 'object' || i === null || typeof (i as { assertionType?: unknown }).assertionType !== 'string',
+    ).length;
+    if (missing)
+      feedFile.verdict!.warnings.push(`${missing} of ${feedItems.length} feed items have no assertionType (weighted as unknown)`);
   }
 
   const archiveFile = report.files.find((x) => x.role === 'archive' && x.verdict);
   if (archiveFile) {
     report.archive = readArchive(docs.get('archive'), archiveFile.url, report.warnings);
-    const listed = (url: string, hash: string) => report.archive!.some((a) => a.resource === resourceKey(url, url) && a.contentHash === hash);
+    const listed = (url: string, hash: string) =>
+      report.archive!.some((a) => a.resource === resourceKey(url, url) && a.contentHash === hash);
     for (const x of report.files) if (x.verdict && x.role !== 'archive') x.inArchive = listed(x.url, x.verdict.hash.computed);
   }
 
@@ -238,11 +294,21 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
     for (const p of list.slice(0, max)) {
       if (typeof p !== 'object' || p === null || typeof (p as { path?: unknown }).path !== 'string') continue;
       const path = (p as { path: string }).path;
-      const published = typeof (p as { contentHash?: unknown }).contentHash === 'string' ? ((p as { contentHash: string }).contentHash as string).toLowerCase() : null;
+      const published =
+        typeof (p as { contentHash?: unknown }).contentHash === 'string'
+          ? ((p as { contentHash: string }).contentHash as string).toLowerCase()
+          : null;
       const url = new URL(path, pagesFile!.url).href;
       const r = await tryFetch(url, opts, '*/*');
       if (r instanceof DiscoveryFetchError || r.status !== 200) {
-        report.pages.push({ path, url, published, served: null, status: 'error', error: r instanceof DiscoveryFetchError ? `${r.code}: ${r.message}` : `HTTP ${r.status}` });
+        report.pages.push({
+          path,
+          url,
+          published,
+          served: null,
+          status: 'error',
+          error: r instanceof DiscoveryFetchError ? `${r.code}: ${r.message}` : `HTTP ${r.status}`,
+        });
         continue;
       }
       const served = `sha256:${sha256Hex(r.body)}`;

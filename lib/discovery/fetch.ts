@@ -50,7 +50,11 @@ export class DiscoveryFetchError extends PipelineError {
   override readonly httpStatus: number;
   override readonly rpcCode: number;
   override readonly retryable: boolean;
-  constructor(code: FetchFailure, message: string, readonly url: string) {
+  constructor(
+    code: FetchFailure,
+    message: string,
+    readonly url: string,
+  ) {
     super(message, { url, fetch_failure: code });
     this.code = code;
     const invalid = code === 'bad-url' || code === 'blocked-target';
@@ -90,18 +94,25 @@ function checkUrl(raw: string, allowPrivate: boolean): URL {
   } catch {
     throw new DiscoveryFetchError('bad-url', `not an absolute URL: ${raw}`, raw);
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new DiscoveryFetchError('bad-url', `only http and https are fetched, not ${url.protocol}`, raw);
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new DiscoveryFetchError('bad-url', `only http and https are fetched, not ${url.protocol}`, raw);
   if (url.username || url.password) throw new DiscoveryFetchError('bad-url', 'URLs with credentials are refused', raw);
   if (!allowPrivate) {
     const host = url.hostname.replace(/^\[|\]$/g, '');
-    if (host === 'localhost' || host.endsWith('.localhost')) throw new DiscoveryFetchError('blocked-target', `refusing loopback host ${host} (allowPrivate is off)`, raw);
-    if (isIP(host) && !isPublicAddress(host)) throw new DiscoveryFetchError('blocked-target', `refusing non-public address ${host} (allowPrivate is off)`, raw);
+    if (host === 'localhost' || host.endsWith('.localhost'))
+      throw new DiscoveryFetchError('blocked-target', `refusing loopback host ${host} (allowPrivate is off)`, raw);
+    if (isIP(host) && !isPublicAddress(host))
+      throw new DiscoveryFetchError('blocked-target', `refusing non-public address ${host} (allowPrivate is off)`, raw);
   }
   return url;
 }
 
 /** dns.lookup that fails for non-public addresses, used as the socket's lookup so the checked address is the connected one. */
-function guardedLookup(hostname: string, options: object, callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void): void {
+function guardedLookup(
+  hostname: string,
+  options: object,
+  callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
+): void {
   dnsLookup(hostname, options as { all: true }, (err, addresses: LookupAddress[] | string, family?: number) => {
     if (err) return callback(err, '', 0);
     const list = Array.isArray(addresses) ? addresses : [{ address: addresses, family: family ?? 4 }];
@@ -132,31 +143,35 @@ function nodeRequest(url: URL, headers: Record<string, string>, limits: Required
       }
     };
     const mod = url.protocol === 'https:' ? https : http;
-    const req = mod.request(url, { method: 'GET', headers, lookup: limits.allowPrivate ? undefined : (guardedLookup as never), timeout: limits.timeoutMs }, (res) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > limits.maxBytes) {
-          reject(new DiscoveryFetchError('too-large', `body exceeds ${limits.maxBytes} bytes`, url.href));
-          res.destroy();
-          req.destroy();
-          return;
-        }
-        chunks.push(c);
-      });
-      res.on('end', () => {
-        if (settled) return;
-        settled = true;
-        const h = new Headers();
-        for (const [k, v] of Object.entries(res.headers)) {
-          if (Array.isArray(v)) for (const x of v) h.append(k, x);
-          else if (v !== undefined) h.set(k, String(v));
-        }
-        resolve({ status: res.statusCode ?? 0, headers: h, body: new Uint8Array(Buffer.concat(chunks)) });
-      });
-      res.on('error', (e) => reject(new DiscoveryFetchError('network', e.message, url.href)));
-    });
+    const req = mod.request(
+      url,
+      { method: 'GET', headers, lookup: limits.allowPrivate ? undefined : (guardedLookup as never), timeout: limits.timeoutMs },
+      (res) => {
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > limits.maxBytes) {
+            reject(new DiscoveryFetchError('too-large', `body exceeds ${limits.maxBytes} bytes`, url.href));
+            res.destroy();
+            req.destroy();
+            return;
+          }
+          chunks.push(c);
+        });
+        res.on('end', () => {
+          if (settled) return;
+          settled = true;
+          const h = new Headers();
+          for (const [k, v] of Object.entries(res.headers)) {
+            if (Array.isArray(v)) for (const x of v) h.append(k, x);
+            else if (v !== undefined) h.set(k, String(v));
+          }
+          resolve({ status: res.statusCode ?? 0, headers: h, body: new Uint8Array(Buffer.concat(chunks)) });
+        });
+        res.on('error', (e) => reject(new DiscoveryFetchError('network', e.message, url.href)));
+      },
+    );
     // `timeout` above is the socket idle time; this bounds the whole exchange (a slowly trickled body too).
     const overall = setTimeout(() => {
       reject(new DiscoveryFetchError('timeout', `no complete answer within ${limits.timeoutMs} ms`, url.href));
@@ -174,13 +189,23 @@ function nodeRequest(url: URL, headers: Record<string, string>, limits: Required
   });
 }
 
-async function customRequest(url: URL, headers: Record<string, string>, limits: Required<Omit<FetchLimits, 'fetch'>>, f: FetchLike): Promise<RawResponse> {
+async function customRequest(
+  url: URL,
+  headers: Record<string, string>,
+  limits: Required<Omit<FetchLimits, 'fetch'>>,
+  f: FetchLike,
+): Promise<RawResponse> {
   if (!limits.allowPrivate && !isIP(url.hostname.replace(/^\[|\]$/g, ''))) {
     const addrs = await dnsLookupAsync(url.hostname, { all: true }).catch((e: Error) => {
       throw new DiscoveryFetchError('network', `cannot resolve ${url.hostname}: ${e.message}`, url.href);
     });
     const bad = addrs.find((a) => !isPublicAddress(a.address));
-    if (bad) throw new DiscoveryFetchError('blocked-target', `refusing non-public address ${bad.address} for ${url.hostname} (allowPrivate is off)`, url.href);
+    if (bad)
+      throw new DiscoveryFetchError(
+        'blocked-target',
+        `refusing non-public address ${bad.address} for ${url.hostname} (allowPrivate is off)`,
+        url.href,
+      );
   }
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), limits.timeoutMs);
@@ -216,7 +241,11 @@ async function customRequest(url: URL, headers: Record<string, string>, limits: 
  * (3xx with Location; each target re-checked). Resolves with any HTTP status;
  * rejects with DiscoveryFetchError for refused targets and transport failures.
  */
-export async function fetchGuarded(rawUrl: string, limits: FetchLimits = {}, accept = 'application/json, text/html;q=0.8, */*;q=0.5'): Promise<FetchedResource> {
+export async function fetchGuarded(
+  rawUrl: string,
+  limits: FetchLimits = {},
+  accept = 'application/json, text/html;q=0.8, */*;q=0.5',
+): Promise<FetchedResource> {
   const l = {
     timeoutMs: limits.timeoutMs ?? DEFAULTS.timeoutMs,
     maxBytes: limits.maxBytes ?? DEFAULTS.maxBytes,
@@ -232,7 +261,8 @@ export async function fetchGuarded(rawUrl: string, limits: FetchLimits = {}, acc
     const res = limits.fetch ? await customRequest(url, headers, l, limits.fetch) : await nodeRequest(url, headers, l);
     const location = res.headers.get('location');
     if (res.status >= 300 && res.status < 400 && location) {
-      if (redirects.length >= l.maxRedirects) throw new DiscoveryFetchError('too-many-redirects', `more than ${l.maxRedirects} redirects`, rawUrl);
+      if (redirects.length >= l.maxRedirects)
+        throw new DiscoveryFetchError('too-many-redirects', `more than ${l.maxRedirects} redirects`, rawUrl);
       redirects.push(url.href);
       current = new URL(location, url).href;
       continue;

@@ -4,7 +4,12 @@ import type { ReverifyResult } from './reverify.ts';
 import type { DocumentVerdict } from './verify.ts';
 
 function line(v: DocumentVerdict): string {
-  const sig = v.signature.status === 'absent' ? (v.signature.claimed ? `signer ${v.signature.claimed} claimed, no signature` : 'unsigned') : `signature ${v.signature.status}${v.signature.scheme ? ` (${v.signature.scheme})` : ''}${v.signature.recovered ? ` by ${v.signature.recovered}` : ''}`;
+  const sig =
+    v.signature.status === 'absent'
+      ? v.signature.claimed
+        ? `signer ${v.signature.claimed} claimed, no signature`
+        : 'unsigned'
+      : `signature ${v.signature.status}${v.signature.scheme ? ` (${v.signature.scheme})` : ''}${v.signature.recovered ? ` by ${v.signature.recovered}` : ''}`;
   const legacy = v.hash.legacyMethod ? ` [published hash uses ${v.hash.legacyMethod}]` : '';
   return `hash ${v.hash.status}${legacy}, tier ${v.tier}, ${sig}, origin ${v.origin}`;
 }
@@ -19,10 +24,17 @@ export function formatReport(r: DiscoveryReport): string {
   }
   const m = r.manifest;
   out.push(`Found by:    ${r.foundBy} → ${r.manifestUrl}`);
-  out.push(`Publisher:   ${m.normalized.organization.name ?? '?'} (${m.normalized.organization.domain ?? '?'}), spec ${m.normalized.specVersion ?? '?'}`);
+  out.push(
+    `Publisher:   ${m.normalized.organization.name ?? '?'} (${m.normalized.organization.domain ?? '?'}), spec ${m.normalized.specVersion ?? '?'}`,
+  );
   out.push(`Manifest:    ${line(m)}`);
-  out.push(`Spec 1.1.1:  ${m.conformance.valid ? 'conforms' : `does not conform (${m.conformance.issues.length} issues: ${m.conformance.issues.slice(0, 3).join('; ')}${m.conformance.issues.length > 3 ? '; …' : ''})`}`);
-  for (const f of r.files) out.push(`  ${f.role.padEnd(10)} ${f.verdict ? line(f.verdict) : `not verified: ${f.error}`}${f.inArchive === false ? ' (not in archive)' : ''}`);
+  out.push(
+    `Spec 1.1.1:  ${m.conformance.valid ? 'conforms' : `does not conform (${m.conformance.issues.length} issues: ${m.conformance.issues.slice(0, 3).join('; ')}${m.conformance.issues.length > 3 ? '; …' : ''})`}`,
+  );
+  for (const f of r.files)
+    out.push(
+      `  ${f.role.padEnd(10)} ${f.verdict ? line(f.verdict) : `not verified: ${f.error}`}${f.inArchive === false ? ' (not in archive)' : ''}`,
+    );
   if (r.pages.length) {
     const ok = r.pages.filter((p) => p.status === 'match').length;
     out.push(`Pages:       ${ok}/${r.pages.length} served bytes match the page manifest`);
@@ -39,5 +51,9 @@ export function formatReport(r: DiscoveryReport): string {
 
 /** A short summary of a re-verification. */
 export function formatReverify(r: ReverifyResult): string {
-  return [`Subject: ${r.subject}`, `Verdict: ${r.verdict}`, ...r.resources.map((x) => `  ${x.verdict.padEnd(18)} ${x.resource} (${x.reason})`)].join('\n');
+  return [
+    `Subject: ${r.subject}`,
+    `Verdict: ${r.verdict}`,
+    ...r.resources.map((x) => `  ${x.verdict.padEnd(18)} ${x.resource} (${x.reason})`),
+  ].join('\n');
 }

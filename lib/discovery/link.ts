@@ -28,7 +28,10 @@ function parseAttributes(tag: string): Record<string, string> {
 }
 
 function decodeEntities(s: string): string {
-  return s.replace(/&(amp|lt|gt|quot|#39|apos);/g, (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'" })[e] ?? _);
+  return s.replace(
+    /&(amp|lt|gt|quot|#39|apos);/g,
+    (_, e: string) => ({ amp: '&', lt: '<', gt: '>', quot: '"', '#39': "'", apos: "'" })[e] ?? _,
+  );
 }
 
 function hasRel(relValue: string | undefined, rel: string): boolean {
@@ -78,7 +81,8 @@ export function findLinkHeaders(headers: Headers, baseUrl: string, rel = AI_DISC
   const out: LinkCandidate[] = [];
   for (const ref of parsed.rel(rel)) {
     const href = resolve(ref.uri, baseUrl);
-    if (href && !out.some((o) => o.href === href)) out.push({ href, type: typeof ref.type === 'string' ? ref.type.toLowerCase().trim() : null, source: 'link-header' });
+    if (href && !out.some((o) => o.href === href))
+      out.push({ href, type: typeof ref.type === 'string' ? ref.type.toLowerCase().trim() : null, source: 'link-header' });
   }
   return out;
 }

@@ -24,12 +24,18 @@ export const signatureBlockSchema = z
     contentHash: z.string().regex(/^sha256:[0-9a-f]{64}$/, 'contentHash must be sha256:<64 lower-case hex>'),
     canonicalization: z.string().optional(),
     method: z.string().optional(),
-    digitalName: z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'digitalName must be an Ethereum address').optional(),
+    digitalName: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{40}$/, 'digitalName must be an Ethereum address')
+      .optional(),
     network: z.string().optional(),
     signedAt: isoTime.optional(),
     anchoredAt: isoTime.optional(),
     identityContract: z.string().optional(),
-    signature: z.string().regex(/^0x[0-9a-fA-F]{130}$/, 'signature must be 65 bytes hex').optional(),
+    signature: z
+      .string()
+      .regex(/^0x[0-9a-fA-F]{130}$/, 'signature must be 65 bytes hex')
+      .optional(),
   })
   .loose();
 
@@ -43,7 +49,11 @@ export const discoveryManifestSchema = z
       .object({ name: z.string().min(1), domain: z.string().min(1), mission: z.string().min(1), sector: z.array(z.string().min(1)).min(1) })
       .loose(),
     coreConcepts: z.array(z.object({ term: z.string().min(1), definition: z.string().min(1) }).loose()),
-    capabilities: z.object({ knowledge: capability, feed: capability, query: capability, mcp: capability, archive: capability }).partial().loose().optional(),
+    capabilities: z
+      .object({ knowledge: capability, feed: capability, query: capability, mcp: capability, archive: capability })
+      .partial()
+      .loose()
+      .optional(),
     _signature: signatureBlockSchema.optional(),
   })
   .loose();

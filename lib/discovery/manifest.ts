@@ -51,7 +51,8 @@ export function checkManifestShape(doc: unknown): ShapeCheck {
   const version = str(doc.specVersion) ?? str(doc.version);
   if (!version) return { ok: false, reason: 'no specVersion (not an ai-discovery manifest)' };
   if (!str(doc.specVersion)) warnings.push('uses "version" instead of "specVersion"');
-  if (!isObj(doc.organization) || !(str(doc.organization.name) || str(doc.organization.domain))) return { ok: false, reason: 'no organization{name|domain} (not an ai-discovery manifest)' };
+  if (!isObj(doc.organization) || !(str(doc.organization.name) || str(doc.organization.domain)))
+    return { ok: false, reason: 'no organization{name|domain} (not an ai-discovery manifest)' };
   if (doc.standard === undefined) warnings.push('no "standard" member');
   else if (isObj(doc.standard)) warnings.push('"standard" is an object, spec 1.1.1 requires the string "ai-discovery"');
   else if (doc.standard !== 'ai-discovery') return { ok: false, reason: `standard is ${JSON.stringify(doc.standard)}, not "ai-discovery"` };
@@ -59,7 +60,8 @@ export function checkManifestShape(doc: unknown): ShapeCheck {
 }
 
 function warnIfV12(url: string, where: string, warnings: string[]): void {
-  if (/\/\.well-known\/ai\/(knowledge|feed|content|archive)\b/.test(url)) warnings.push(`${where} uses a v1.2-style path (${new URL(url).pathname})`);
+  if (/\/\.well-known\/ai\/(knowledge|feed|content|archive)\b/.test(url))
+    warnings.push(`${where} uses a v1.2-style path (${new URL(url).pathname})`);
 }
 
 function resolveUrl(v: unknown, base: string): string | null {
@@ -75,7 +77,11 @@ function resolveUrl(v: unknown, base: string): string | null {
 /** Normalises a manifest that passed `checkManifestShape`, collecting a warning for every drift from 1.1.1. */
 export function normalizeManifest(doc: Record<string, unknown>, baseUrl: string, warnings: string[]): NormalizedManifest {
   const org = isObj(doc.organization) ? doc.organization : {};
-  const sector = Array.isArray(org.sector) ? org.sector.filter((s): s is string => typeof s === 'string') : typeof org.sector === 'string' ? [org.sector] : [];
+  const sector = Array.isArray(org.sector)
+    ? org.sector.filter((s): s is string => typeof s === 'string')
+    : typeof org.sector === 'string'
+      ? [org.sector]
+      : [];
   if (!Array.isArray(org.sector)) warnings.push('organization.sector is not an array');
   let conceptsRaw: unknown = doc.coreConcepts;
   if (conceptsRaw === undefined && doc.concepts !== undefined) {
@@ -84,7 +90,13 @@ export function normalizeManifest(doc: Record<string, unknown>, baseUrl: string,
   }
   if (conceptsRaw === undefined) warnings.push('no coreConcepts');
   const coreConcepts = (Array.isArray(conceptsRaw) ? conceptsRaw : [])
-    .map((c) => (isObj(c) ? { term: str(c.term) ?? str(c.name) ?? '', definition: str(c.definition) ?? str(c.description) ?? '' } : typeof c === 'string' ? { term: c, definition: '' } : null))
+    .map((c) =>
+      isObj(c)
+        ? { term: str(c.term) ?? str(c.name) ?? '', definition: str(c.definition) ?? str(c.description) ?? '' }
+        : typeof c === 'string'
+          ? { term: c, definition: '' }
+          : null,
+    )
     .filter((c): c is { term: string; definition: string } => c !== null && c.term !== '');
 
   const capabilities: Partial<Record<CapabilityName, Capability>> = {};
@@ -122,12 +134,14 @@ export function normalizeManifest(doc: Record<string, unknown>, baseUrl: string,
       safety: str(raw.safety) ?? (isObj(raw.safety) ? JSON.stringify(raw.safety) : null),
     };
   }
-  for (const k of Object.keys(caps)) if (!(CAPABILITY_NAMES as readonly string[]).includes(k) && !/_available$/.test(k)) warnings.push(`unknown capability "${k}" ignored`);
+  for (const k of Object.keys(caps))
+    if (!(CAPABILITY_NAMES as readonly string[]).includes(k) && !/_available$/.test(k)) warnings.push(`unknown capability "${k}" ignored`);
 
   const specVersion = str(doc.specVersion) ?? str(doc.version);
   if (specVersion && !/^1\.1\.1(-draft)?$/.test(specVersion)) warnings.push(`specVersion ${specVersion} is not 1.1.1; read leniently`);
   const schemaVersion = str(doc.schemaVersion);
-  if (schemaVersion !== SCHEMA_VERSION) warnings.push(`schemaVersion is ${JSON.stringify(doc.schemaVersion ?? null)}, expected "${SCHEMA_VERSION}"`);
+  if (schemaVersion !== SCHEMA_VERSION)
+    warnings.push(`schemaVersion is ${JSON.stringify(doc.schemaVersion ?? null)}, expected "${SCHEMA_VERSION}"`);
   const generated = str(doc.generated) ?? str(doc.lastUpdated) ?? str(doc.updated);
   if (!str(doc.generated)) warnings.push('no "generated" timestamp');
   return {

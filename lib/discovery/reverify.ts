@@ -59,7 +59,10 @@ export interface ReverifyResult {
  * append-only lineage that explains changes, and changes with every one.
  */
 export function createBookmark(report: DiscoveryReport): Bookmark {
-  const verdicts: DocumentVerdict[] = [...(report.manifest ? [report.manifest] : []), ...report.files.flatMap((f) => (f.verdict && f.role !== 'archive' ? [f.verdict] : []))];
+  const verdicts: DocumentVerdict[] = [
+    ...(report.manifest ? [report.manifest] : []),
+    ...report.files.flatMap((f) => (f.verdict && f.role !== 'archive' ? [f.verdict] : [])),
+  ];
   const trustNotes: string[] = [];
   const pinnedResources = verdicts.map((v) => {
     if (v.hash.status !== 'match') trustNotes.push(`${v.url}: published contentHash ${v.hash.status}; pinned our own RFC 8785 hash`);
@@ -76,11 +79,16 @@ export function createBookmark(report: DiscoveryReport): Bookmark {
 }
 
 /** The verdict for one pinned resource, given what is served now and the site's archive records (null: no archive). */
-export function judgeResource(pinned: PinnedResource, current: { computed: string; status: HashStatus } | null, archive: ArchiveRecord[] | null): ResourceJudgement {
+export function judgeResource(
+  pinned: PinnedResource,
+  current: { computed: string; status: HashStatus } | null,
+  archive: ArchiveRecord[] | null,
+): ResourceJudgement {
   const base = { resource: pinned.resource, pinnedHash: pinned.contentHash, currentHash: current?.computed ?? null, chain: [] as string[] };
   if (!current) return { ...base, verdict: 'integrity-issue', reason: 'resource could not be fetched as a JSON document' };
   if (current.computed === pinned.contentHash) return { ...base, verdict: 'same', reason: 'hash unchanged' };
-  if (current.status === 'mismatch') return { ...base, verdict: 'integrity-issue', reason: 'changed, and the document does not match its own published contentHash' };
+  if (current.status === 'mismatch')
+    return { ...base, verdict: 'integrity-issue', reason: 'changed, and the document does not match its own published contentHash' };
   if (!archive) return { ...base, verdict: 'integrity-issue', reason: 'changed, and the site publishes no archive to explain it' };
   const key = resourceKey(pinned.resource, pinned.resource);
   const heads = archive.filter((r) => r.resource === key && r.contentHash === current.computed);
@@ -88,9 +96,21 @@ export function judgeResource(pinned: PinnedResource, current: { computed: strin
   let last: ReturnType<typeof walkChain> = { outcome: 'end', path: [] };
   for (const head of heads) {
     last = walkChain(archive, head, (r) => r.resource === key && r.contentHash === pinned.contentHash);
-    if (last.outcome === 'reached') return { ...base, verdict: 'clean-supersession', chain: last.path, reason: `archive chain ${last.path.join(' → ')} reaches the pinned hash` };
+    if (last.outcome === 'reached')
+      return {
+        ...base,
+        verdict: 'clean-supersession',
+        chain: last.path,
+        reason: `archive chain ${last.path.join(' → ')} reaches the pinned hash`,
+      };
   }
-  const why = { cycle: 'the supersedes chain has a cycle', 'missing-link': `the supersedes chain breaks at unknown version ${last.path.at(-1)}`, end: 'the supersedes chain ends without reaching the pinned hash', 'too-long': 'the supersedes chain is too long', reached: '' }[last.outcome];
+  const why = {
+    cycle: 'the supersedes chain has a cycle',
+    'missing-link': `the supersedes chain breaks at unknown version ${last.path.at(-1)}`,
+    end: 'the supersedes chain ends without reaching the pinned hash',
+    'too-long': 'the supersedes chain is too long',
+    reached: '',
+  }[last.outcome];
   return { ...base, verdict: 'integrity-issue', chain: last.path, reason: `changed: ${why}` };
 }
 
@@ -101,7 +121,8 @@ export async function reverify(bookmark: Bookmark, opts: DiscoverOptions = {}): 
   const report = await discover(bookmark.subject, { ...opts, checkPages: false });
   const observedAt = report.observedAt;
   const current = new Map<string, DocumentVerdict>();
-  for (const v of [...(report.manifest ? [report.manifest] : []), ...report.files.flatMap((f) => (f.verdict ? [f.verdict] : []))]) current.set(resourceKey(v.url, v.url), v);
+  for (const v of [...(report.manifest ? [report.manifest] : []), ...report.files.flatMap((f) => (f.verdict ? [f.verdict] : []))])
+    current.set(resourceKey(v.url, v.url), v);
   const resources: ResourceJudgement[] = [];
   for (const p of bookmark.pinnedResources) {
     let v = current.get(resourceKey(p.resource, p.resource)) ?? null;
@@ -110,7 +131,8 @@ export async function reverify(bookmark: Bookmark, opts: DiscoverOptions = {}): 
       try {
         const r = await fetchGuarded(p.resource, opts, 'application/json');
         const json = r.status === 200 ? bodyJson(r) : undefined;
-        if (typeof json === 'object' && json !== null && !Array.isArray(json)) v = verifyDocument(json, r.url, { observedAt, isRevoked: opts.isRevoked });
+        if (typeof json === 'object' && json !== null && !Array.isArray(json))
+          v = verifyDocument(json, r.url, { observedAt, isRevoked: opts.isRevoked });
       } catch (e) {
         if (!(e instanceof DiscoveryFetchError)) throw e;
       }

@@ -135,8 +135,10 @@ export function verifyDocument(doc: unknown, url: string, opts: VerifyOptions): 
   if (publishedRaw && published !== publishedRaw) warnings.push('contentHash is not in the form "sha256:<lower-case hex>"');
   const status: HashStatus = published === null ? 'absent' : published === computed ? 'match' : 'mismatch';
   const legacyMethod = status === 'mismatch' && published ? diagnoseLegacy(body, published) : null;
-  if (legacyMethod) warnings.push(`published contentHash matches the ${legacyMethod} method, which does not protect the content as RFC 8785 does`);
-  if (sig && str(sig.canonicalization) && sig.canonicalization !== 'RFC8785') warnings.push(`_signature.canonicalization is ${String(sig.canonicalization)}, verified as RFC8785 anyway`);
+  if (legacyMethod)
+    warnings.push(`published contentHash matches the ${legacyMethod} method, which does not protect the content as RFC 8785 does`);
+  if (sig && str(sig.canonicalization) && sig.canonicalization !== 'RFC8785')
+    warnings.push(`_signature.canonicalization is ${String(sig.canonicalization)}, verified as RFC8785 anyway`);
 
   const claimed = str(sig?.digitalName) ?? str(sig?.signer);
   const method = str(sig?.method);
@@ -160,11 +162,17 @@ export function verifyDocument(doc: unknown, url: string, opts: VerifyOptions): 
   const sigBytes = str(sig?.signature);
   if (sigBytes && published) {
     // Try the scheme the method names first, then the other one; report the one that recovers the claimed signer.
-    const order: SignatureScheme[] = method && /ecdsa-secp256k1$|raw/i.test(method) && !/eip191|personal/i.test(method) ? ['raw-digest', 'eip191-personal-sign'] : ['eip191-personal-sign', 'raw-digest'];
+    const order: SignatureScheme[] =
+      method && /ecdsa-secp256k1$|raw/i.test(method) && !/eip191|personal/i.test(method)
+        ? ['raw-digest', 'eip191-personal-sign']
+        : ['eip191-personal-sign', 'raw-digest'];
     const attempts: { s: SignatureScheme; addr: string | null }[] = [];
     let hit: { s: SignatureScheme; addr: string | null } | undefined;
     for (const s of order) {
-      const a = { s, addr: s === 'eip191-personal-sign' ? recoverPersonal(publishedRaw!, sigBytes) : recoverRawDigest(published, sigBytes) };
+      const a = {
+        s,
+        addr: s === 'eip191-personal-sign' ? recoverPersonal(publishedRaw!, sigBytes) : recoverRawDigest(published, sigBytes),
+      };
       attempts.push(a);
       if (a.addr && claimed && a.addr.toLowerCase() === claimed.toLowerCase()) {
         hit = a; // the second scheme is tried only when the first does not recover the claimed signer
@@ -186,14 +194,17 @@ export function verifyDocument(doc: unknown, url: string, opts: VerifyOptions): 
     sigStatus = 'invalid';
     warnings.push('signature present without a contentHash to cover');
   } else if (claimed) warnings.push('digitalName is claimed but no signature bytes are published: origin is a claim only');
-  if (method === EIP191_METHOD && scheme && scheme !== 'eip191-personal-sign') warnings.push(`method says ${EIP191_METHOD} but the signature recovers under ${scheme}`);
+  if (method === EIP191_METHOD && scheme && scheme !== 'eip191-personal-sign')
+    warnings.push(`method says ${EIP191_METHOD} but the signature recovers under ${scheme}`);
 
   const originVerified = sigStatus === 'verified' && status === 'match';
   const assertions: AssertionUse[] = [];
   collectAssertions(body, '$', assertions, 0);
-  for (const a of assertions) if (a.type === 'unknown') warnings.push(`unknown assertionType "${a.declared}" at ${a.path} ranked below community`);
+  for (const a of assertions)
+    if (a.type === 'unknown') warnings.push(`unknown assertionType "${a.declared}" at ${a.path} ranked below community`);
   const publishedAt = str(d.generated) ?? str(d.publishedAt) ?? str(d.lastUpdated) ?? str(d.updated);
-  if (signedAt && publishedAt && Date.parse(signedAt) < Date.parse(publishedAt)) warnings.push('signedAt is earlier than the publication time');
+  if (signedAt && publishedAt && Date.parse(signedAt) < Date.parse(publishedAt))
+    warnings.push('signedAt is earlier than the publication time');
   return {
     url,
     hash: { status, published, computed, canonicalization: 'RFC8785', legacyMethod },

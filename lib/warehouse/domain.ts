@@ -43,7 +43,14 @@ export function domainIndexesSql(spec: DomainSpec): string {
 }
 
 /** Reads a domain spec's SQL files relative to a module URL. */
-export function defineDomain(opts: { domain: string; tables: string; indexes?: string; base: string; replaceTables?: string[]; parquetTables?: string[] }): DomainSpec {
+export function defineDomain(opts: {
+  domain: string;
+  tables: string;
+  indexes?: string;
+  base: string;
+  replaceTables?: string[];
+  parquetTables?: string[];
+}): DomainSpec {
   const common = ['sources', 'rejects', 'origin_leaves'];
   const bad = (opts.parquetTables ?? []).filter((t) => common.includes(t));
   if (bad.length) throw new Error(`${opts.domain}: common tables cannot be parquet-only (${bad.join(', ')})`);

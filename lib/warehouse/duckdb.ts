@@ -66,8 +66,15 @@ export function loadSql(relPath: string, base: string): string {
 }
 
 const INTEGER_TYPES = new Set<DuckDBTypeId>([
-  DuckDBTypeId.TINYINT, DuckDBTypeId.SMALLINT, DuckDBTypeId.INTEGER, DuckDBTypeId.BIGINT,
-  DuckDBTypeId.UTINYINT, DuckDBTypeId.USMALLINT, DuckDBTypeId.UINTEGER, DuckDBTypeId.UBIGINT, DuckDBTypeId.HUGEINT,
+  DuckDBTypeId.TINYINT,
+  DuckDBTypeId.SMALLINT,
+  DuckDBTypeId.INTEGER,
+  DuckDBTypeId.BIGINT,
+  DuckDBTypeId.UTINYINT,
+  DuckDBTypeId.USMALLINT,
+  DuckDBTypeId.UINTEGER,
+  DuckDBTypeId.UBIGINT,
+  DuckDBTypeId.HUGEINT,
 ]);
 
 /** Binds named parameters using the statement's own parameter types where DuckDB knows them. */
@@ -91,7 +98,11 @@ export function bindParams(stmt: DuckDBPreparedStatement, params: Params = {}): 
     } catch {
       typeId = undefined;
     }
-    if (typeof value === 'number' && Number.isInteger(value) && (typeId === undefined || INTEGER_TYPES.has(typeId) || typeId === DuckDBTypeId.INVALID || typeId === DuckDBTypeId.ANY)) {
+    if (
+      typeof value === 'number' &&
+      Number.isInteger(value) &&
+      (typeId === undefined || INTEGER_TYPES.has(typeId) || typeId === DuckDBTypeId.INVALID || typeId === DuckDBTypeId.ANY)
+    ) {
       if (typeId === DuckDBTypeId.INTEGER) stmt.bindInteger(idx, value);
       else stmt.bindBigInt(idx, BigInt(value));
     } else if (typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean' || typeof value === 'bigint') {

@@ -53,6 +53,9 @@ export function assertSafeName(kind: string, name: string): string {
 
 /** A file-system-safe key derived from any string (part keys from tickers, accessions, file names). */
 export function toPartKey(s: string): string {
-  const k = s.replace(/[^a-zA-Z0-9_.-]+/g, '_').replace(/^[._-]+/, '').slice(0, 180);
+  const k = s
+    .replace(/[^a-zA-Z0-9_.-]+/g, '_')
+    .replace(/^[._-]+/, '')
+    .slice(0, 180);
   return k || 'part';
 }

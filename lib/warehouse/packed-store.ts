@@ -125,14 +125,21 @@ async function indexPackedData(file: string): Promise<PackedIndex> {
           key = key * 10 + (c - 48);
           c = buf[++i];
         }
-        if (c !== 9 || i === pos || i > nl) throw new Error(`${file}: line at byte ${base + pos} does not start with an integer key and a tab`);
+        if (c !== 9 || i === pos || i > nl)
+          throw new Error(`${file}: line at byte ${base + pos} does not start with an integer key and a tab`);
         const tab = i;
         if (neg) key = -key;
         if (count === cap) {
           cap *= 2;
-          const k = new Int32Array(cap); k.set(keys); keys = k;
-          const o = new Float64Array(cap); o.set(offsets); offsets = o;
-          const l = new Uint32Array(cap); l.set(lengths); lengths = l;
+          const k = new Int32Array(cap);
+          k.set(keys);
+          keys = k;
+          const o = new Float64Array(cap);
+          o.set(offsets);
+          offsets = o;
+          const l = new Uint32Array(cap);
+          l.set(lengths);
+          lengths = l;
         }
         keys[count] = key;
         offsets[count] = base + tab + 1;

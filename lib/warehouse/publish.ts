@@ -117,10 +117,17 @@ async function parquetColumns(conn: DuckDBConnection, files: string[]): Promise<
 
 /** SELECT list projecting any source to the DDL columns (missing ones NULL). */
 function ddlProjection(ddl: DdlColumn[], have: Set<string>): string {
-  return ddl.map((c) => (have.has(c.name) ? `CAST(${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}` : `CAST(NULL AS ${c.type}) AS ${quoteIdentifier(c.name)}`)).join(', ');
+  return ddl
+    .map((c) =>
+      have.has(c.name)
+        ? `CAST(${quoteIdentifier(c.name)} AS ${c.type}) AS ${quoteIdentifier(c.name)}`
+        : `CAST(NULL AS ${c.type}) AS ${quoteIdentifier(c.name)}`,
+    )
+    .join(', ');
 }
 
-const sameColumns = (a: DdlColumn[], b: DdlColumn[]) => a.length === b.length && a.every((c, i) => c.name === b[i].name && c.type === b[i].type);
+const sameColumns = (a: DdlColumn[], b: DdlColumn[]) =>
+  a.length === b.length && a.every((c, i) => c.name === b[i].name && c.type === b[i].type);
 
 /** Hard-links `from` to `to` (same file system: the run directory or a previous snapshot); copies when linking is impossible. */
 async function linkOrCopy(from: string, to: string): Promise<void> {
@@ -175,7 +182,10 @@ function previousTablePath(s: Pick<PublishSession, 'previous' | 'prevDir'>, t: s
 
 /** Names of the serving database's base tables, sorted. */
 async function baseTables(conn: DuckDBConnection): Promise<string[]> {
-  const rows = await queryRows(conn, `SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name`);
+  const rows = await queryRows(
+    conn,
+    `SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() AND table_schema = 'main' AND table_type = 'BASE TABLE' ORDER BY table_name`,
+  );
   return rows.map((r) => String(r.table_name));
 }
 
@@ -193,14 +203,29 @@ async function openServing(run: StagingRun, opts: PublishOptions): Promise<Publi
   const packedDir = path.join(run.dir, 'packed');
   await rm(packedDir, { recursive: true, force: true });
   await mkdir(tempDir(dataDir), { recursive: true });
-  const db = await openDatabase(servingPath, { memoryLimit: opts.memoryLimit ?? '1GB', threads: opts.threads ?? 2, tempDirectory: tempDir(dataDir) });
+  const db = await openDatabase(servingPath, {
+    memoryLimit: opts.memoryLimit ?? '1GB',
+    threads: opts.threads ?? 2,
+    tempDirectory: tempDir(dataDir),
+  });
   const conn = await db.connect();
   const s: PublishSession = {
-    run, previous, prevDir, servingPath, tablesDir, packedDir, db, conn,
-    tables: {}, packed: {},
+    run,
+    previous,
+    prevDir,
+    servingPath,
+    tablesDir,
+    packedDir,
+    db,
+    conn,
+    tables: {},
+    packed: {},
     parquetOnly: new Set(run.spec.parquetTables ?? []),
     replace: new Set(run.spec.replaceTables ?? []),
-    parquetFiles: new Map(), parquetDdl: new Map(), hashing: new Map(), withParts: new Set(),
+    parquetFiles: new Map(),
+    parquetDdl: new Map(),
+    hashing: new Map(),
+    withParts: new Set(),
   };
   try {
     await conn.run(`SET preserve_insertion_order = false`);
@@ -219,7 +244,9 @@ function closeServing(s: PublishSession): void {
 }
 
 async function viewOver(s: PublishSession, t: string): Promise<void> {
-  await s.conn.run(`CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(t)} AS SELECT * FROM read_parquet([${s.parquetFiles.get(t)!.map(quoteLiteral).join(', ')}])`);
+  await s.conn.run(
+    `CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(t)} AS SELECT * FROM read_parquet([${s.parquetFiles.get(t)!.map(quoteLiteral).join(', ')}])`,
+  );
 }
 
 /** Starts hashing a parquet-only table's files (the row count is read now: one statement at a time per connection). */
@@ -244,14 +271,21 @@ async function hashTable(s: PublishSession, t: string): Promise<void> {
 }
 
 /** DeriveContext.replaceParquetTable of a session. */
-async function replaceParquetTable(s: PublishSession, t: string, selectSql: string, ropts: { columns?: 'ddl' | 'query'; rowGroupSize?: number } = {}): Promise<void> {
+async function replaceParquetTable(
+  s: PublishSession,
+  t: string,
+  selectSql: string,
+  ropts: { columns?: 'ddl' | 'query'; rowGroupSize?: number } = {},
+): Promise<void> {
   if (!s.parquetOnly.has(t)) throw new Error(`${t} is not a parquet-only table of ${s.run.domain}`);
   await s.hashing.get(t)?.catch(() => undefined);
   const ddl = s.parquetDdl.get(t)!;
   const out = path.join(s.tablesDir, `${t}.parquet`);
   const tmp = `${out}.new`;
   const projection = ropts.columns === 'query' ? '*' : ddlProjection(ddl, new Set(ddl.map((c) => c.name)));
-  await s.conn.run(`COPY (SELECT ${projection} FROM (${selectSql})) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ropts.rowGroupSize ?? 122880})`);
+  await s.conn.run(
+    `COPY (SELECT ${projection} FROM (${selectSql})) TO ${quoteLiteral(tmp)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${ropts.rowGroupSize ?? 122880})`,
+  );
   await rm(path.join(s.tablesDir, t), { recursive: true, force: true });
   await rename(tmp, out);
   s.parquetFiles.set(t, [out]);
@@ -264,7 +298,8 @@ async function linkParquetTable(s: PublishSession, t: string, given: string[]): 
   if (!s.parquetOnly.has(t)) throw new Error(`${t} is not a parquet-only table of ${s.run.domain}`);
   if (given.length === 0) throw new Error(`no files given for ${t}`);
   await s.hashing.get(t)?.catch(() => undefined);
-  if (!sameColumns(await parquetColumns(s.conn, given), s.parquetDdl.get(t)!)) throw new Error(`files given for ${t} do not have the table's columns`);
+  if (!sameColumns(await parquetColumns(s.conn, given), s.parquetDdl.get(t)!))
+    throw new Error(`files given for ${t} do not have the table's columns`);
   await rm(path.join(s.tablesDir, `${t}.parquet`), { force: true });
   await rm(path.join(s.tablesDir, t), { recursive: true, force: true });
   await mkdir(path.join(s.tablesDir, t), { recursive: true });
@@ -287,11 +322,22 @@ async function linkParquetTable(s: PublishSession, t: string, given: string[]): 
 async function linkParquetOnlyTables(s: PublishSession): Promise<void> {
   const { conn, run, previous, prevDir } = s;
   for (const t of [...s.parquetOnly].sort()) {
-    const ddl = (await queryRows(conn, `SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $t ORDER BY ordinal_position`, { t })).map((r) => ({ name: String(r.column_name), type: String(r.data_type) }));
+    const ddl = (
+      await queryRows(
+        conn,
+        `SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $t ORDER BY ordinal_position`,
+        { t },
+      )
+    ).map((r) => ({ name: String(r.column_name), type: String(r.data_type) }));
     if (ddl.length === 0) throw new Error(`parquet-only table ${t} is not defined in domain ${run.domain}`);
     s.parquetDdl.set(t, ddl);
     const partDir = path.join(run.dir, 'parts', assertSafeName('table', t));
-    const parts = s.withParts.has(t) ? (await readdir(partDir)).filter((f) => f.endsWith('.parquet')).sort().map((f) => path.join(partDir, f)) : [];
+    const parts = s.withParts.has(t)
+      ? (await readdir(partDir))
+          .filter((f) => f.endsWith('.parquet'))
+          .sort()
+          .map((f) => path.join(partDir, f))
+      : [];
     const prev = previous?.tables[t] && prevDir && !s.replace.has(t) ? tableFilePaths(prevDir, t, previous.tables[t]) : [];
     const sources = parts.length ? parts : prev;
     const files: string[] = [];
@@ -306,7 +352,9 @@ async function linkParquetOnlyTables(s: PublishSession): Promise<void> {
         const have = await parquetColumns(conn, [src]);
         if (sameColumns(have, ddl)) await linkOrCopy(src, out);
         else {
-          await conn.run(`COPY (SELECT ${ddlProjection(ddl, new Set(have.map((c) => c.name)))} FROM read_parquet(${quoteLiteral(src)})) TO ${quoteLiteral(`${out}.tmp`)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+          await conn.run(
+            `COPY (SELECT ${ddlProjection(ddl, new Set(have.map((c) => c.name)))} FROM read_parquet(${quoteLiteral(src)})) TO ${quoteLiteral(`${out}.tmp`)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
+          );
           await rename(`${out}.tmp`, out);
         }
         files.push(out);
@@ -331,9 +379,14 @@ async function loadServingTables(s: PublishSession): Promise<void> {
     const parts = s.withParts.has(t) ? quoteLiteral(path.join(run.dir, 'parts', t, '*.parquet')) : null;
     const prev = previousTablePath(s, t);
     if (t === 'origin_leaves') {
-      const sources = [prev ? `SELECT *, 0 AS _prio FROM read_parquet(${quoteLiteral(prev)})` : null, parts ? `SELECT *, 1 AS _prio FROM read_parquet(${parts}, union_by_name = true)` : null].filter(Boolean);
+      const sources = [
+        prev ? `SELECT *, 0 AS _prio FROM read_parquet(${quoteLiteral(prev)})` : null,
+        parts ? `SELECT *, 1 AS _prio FROM read_parquet(${parts}, union_by_name = true)` : null,
+      ].filter(Boolean);
       if (sources.length) {
-        await conn.run(`INSERT INTO ${q} BY NAME SELECT * EXCLUDE (_prio) FROM (${sources.join(' UNION ALL BY NAME ')}) QUALIFY row_number() OVER (PARTITION BY leaf_hash ORDER BY _prio, first_run_id) = 1`);
+        await conn.run(
+          `INSERT INTO ${q} BY NAME SELECT * EXCLUDE (_prio) FROM (${sources.join(' UNION ALL BY NAME ')}) QUALIFY row_number() OVER (PARTITION BY leaf_hash ORDER BY _prio, first_run_id) = 1`,
+        );
       }
     } else if (CUMULATIVE.has(t)) {
       if (prev) await conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM read_parquet(${quoteLiteral(prev)})`);
@@ -369,7 +422,8 @@ async function deriveTables(s: PublishSession, derive: NonNullable<PublishOption
 /** Phase 5a: every serving table exported to zstd parquet (the warehouse of record) and hashed; the parquet-only hashes collected. */
 async function exportServingTables(s: PublishSession): Promise<void> {
   for (const t of await baseTables(s.conn)) {
-    if (s.parquetOnly.has(t)) throw new Error(`derive created a serving table named like the parquet-only table ${t}; use replaceParquetTable`);
+    if (s.parquetOnly.has(t))
+      throw new Error(`derive created a serving table named like the parquet-only table ${t}; use replaceParquetTable`);
     const file = path.join(s.tablesDir, `${t}.parquet`);
     await s.conn.run(`COPY ${quoteIdentifier(t)} TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
     const [{ n }] = await queryRows(s.conn, `SELECT count(*)::INTEGER AS n FROM ${quoteIdentifier(t)}`);
@@ -392,12 +446,20 @@ async function indexServing(s: PublishSession): Promise<string> {
  * snapshots pruned. Parts are removed only after the switch: until then a retried publish still finds them
  * (tables/ holds hard links).
  */
-async function finalizeSnapshot(s: PublishSession, opts: PublishOptions, duckdbVersion: string): Promise<{ manifest: SnapshotManifest; dir: string; pruned: string[] }> {
+async function finalizeSnapshot(
+  s: PublishSession,
+  opts: PublishOptions,
+  duckdbVersion: string,
+): Promise<{ manifest: SnapshotManifest; dir: string; pruned: string[] }> {
   const { run } = s;
   const { dataDir, domain } = run;
   const publishedAt = new Date();
   const snapshotId = newSnapshotId(run.runId, publishedAt);
-  const sortedTables = Object.fromEntries(Object.keys(s.tables).sort().map((t) => [t, s.tables[t]]));
+  const sortedTables = Object.fromEntries(
+    Object.keys(s.tables)
+      .sort()
+      .map((t) => [t, s.tables[t]]),
+  );
   const manifest: SnapshotManifest = {
     snapshot_id: snapshotId,
     run_id: run.runId,
@@ -462,5 +524,8 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
 
 /** True when a path exists. */
 export async function exists(p: string): Promise<boolean> {
-  return stat(p).then(() => true, () => false);
+  return stat(p).then(
+    () => true,
+    () => false,
+  );
 }

@@ -41,7 +41,10 @@ interface Active {
 export function parquetViewsSql(dir: string, manifest: SnapshotManifest): string[] {
   return Object.entries(manifest.tables)
     .filter(([, tm]) => tm.storage === 'parquet')
-    .map(([t, tm]) => `CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(t)} AS SELECT * FROM read_parquet([${tableFilePaths(dir, t, tm).map(quoteLiteral).join(', ')}])`);
+    .map(
+      ([t, tm]) =>
+        `CREATE OR REPLACE TEMP VIEW ${quoteIdentifier(t)} AS SELECT * FROM read_parquet([${tableFilePaths(dir, t, tm).map(quoteLiteral).join(', ')}])`,
+    );
 }
 
 export class SnapshotReader {
@@ -50,14 +53,26 @@ export class SnapshotReader {
   private refreshing: Promise<boolean> | null = null;
   private readonly listeners = new Set<(m: SnapshotManifest) => void>();
 
-  private constructor(readonly dataDir: string, readonly domain: string, private readonly opts: ReaderOptions) {}
+  private constructor(
+    readonly dataDir: string,
+    readonly domain: string,
+    private readonly opts: ReaderOptions,
+  ) {}
 
   /** Opens the current snapshot if there is one, and starts polling for new ones. */
   static async open(dataDir: string, domain: string, opts: ReaderOptions = {}): Promise<SnapshotReader> {
     const r = new SnapshotReader(dataDir, domain, opts);
     await r.refresh();
     if (opts.pollMs) {
-      r.timer = setInterval(() => void r.refresh().catch((err) => opts.log?.warn({ err, domain }, 'snapshot refresh failed; the served snapshot stays, retried on the next poll')), opts.pollMs);
+      r.timer = setInterval(
+        () =>
+          void r
+            .refresh()
+            .catch((err) =>
+              opts.log?.warn({ err, domain }, 'snapshot refresh failed; the served snapshot stays, retried on the next poll'),
+            ),
+        opts.pollMs,
+      );
       r.timer.unref();
     }
     return r;
@@ -85,13 +100,25 @@ export class SnapshotReader {
     if (!ptr || ptr.snapshot_id === this.active?.manifest.snapshot_id) return false;
     const dir = snapshotDir(this.dataDir, this.domain, ptr.snapshot_id);
     const manifest = JSON.parse(await readFile(path.join(dir, 'manifest.json'), 'utf8')) as SnapshotManifest;
-    const db = await openDatabase(path.join(dir, 'serving.duckdb'), { readOnly: true, threads: 1, memoryLimit: this.opts.memoryLimit ?? '512MB' });
+    const db = await openDatabase(path.join(dir, 'serving.duckdb'), {
+      readOnly: true,
+      threads: 1,
+      memoryLimit: this.opts.memoryLimit ?? '512MB',
+    });
     const views = parquetViewsSql(dir, manifest);
     // With parquet-only tables, footers are parsed once per file instead of on every query (snapshot files never
     // change): a leaf-key lookup over quote_leaf_keys' 40 files at full scale took 58 ms without, 37 ms with.
     // A global setting, set through SQL (the parquet extension is not loaded yet when the instance is configured).
     if (views.length) views.unshift('SET parquet_metadata_cache = true');
-    const pool = await ConnectionPool.create(db, this.opts.poolSize ?? 4, views.length ? async (c) => { for (const v of views) await c.run(v); } : undefined);
+    const pool = await ConnectionPool.create(
+      db,
+      this.opts.poolSize ?? 4,
+      views.length
+        ? async (c) => {
+            for (const v of views) await c.run(v);
+          }
+        : undefined,
+    );
     const packed = new Map<string, PackedStore>();
     for (const name of Object.keys(manifest.packed ?? {})) packed.set(name, await PackedStore.open(path.join(dir, 'packed'), name));
     const old = this.active;
@@ -118,7 +145,8 @@ export class SnapshotReader {
     } catch (e) {
       // A snapshot file that cannot be read (pruned or moved under a long query) is transient: the next
       // request reads the snapshot the pointer names. Any other error (SQL, binding) stays what it is.
-      if (/^IO Error/i.test((e as Error).message ?? '')) throw new SourceUnavailableError(`the ${this.domain} snapshot could not be read; retry`, { domain: this.domain }, { cause: e });
+      if (/^IO Error/i.test((e as Error).message ?? ''))
+        throw new SourceUnavailableError(`the ${this.domain} snapshot could not be read; retry`, { domain: this.domain }, { cause: e });
       throw e;
     }
   }

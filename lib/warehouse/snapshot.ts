@@ -51,7 +51,10 @@ export interface SnapshotManifest extends SnapshotPointer {
  * was published as a directory of parts.
  */
 export function tableFilePaths(snapshotDirectory: string, table: string, tm: TableManifest | undefined): string[] {
-  if (tm?.files) return Object.keys(tm.files).sort().map((f) => path.join(snapshotDirectory, 'tables', table, f));
+  if (tm?.files)
+    return Object.keys(tm.files)
+      .sort()
+      .map((f) => path.join(snapshotDirectory, 'tables', table, f));
   return [path.join(snapshotDirectory, 'tables', `${table}.parquet`)];
 }
 
@@ -135,6 +138,9 @@ export async function pruneStaging(dataDir: string, domain: string, olderThanMs:
 
 /** A sortable snapshot id: UTC timestamp plus a short run suffix. */
 export function newSnapshotId(runId: string, now = new Date()): string {
-  const ts = now.toISOString().replace(/[-:]/g, '').replace(/\.(\d{3})Z$/, '$1Z');
+  const ts = now
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.(\d{3})Z$/, '$1Z');
   return `${ts}-${runId.replace(/[^a-zA-Z0-9]/g, '').slice(-12)}`;
 }

@@ -48,7 +48,10 @@ async function scratchFor(spec: DomainSpec, opts: StagingOptions) {
       const db = await openDatabase(':memory:', { memoryLimit: opts.memoryLimit ?? '512MB', threads: opts.threads ?? 1 });
       const conn = await db.connect();
       await conn.run(domainTablesSql(spec));
-      const rows = await queryRows(conn, `SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = 'main' ORDER BY table_name, ordinal_position`);
+      const rows = await queryRows(
+        conn,
+        `SELECT table_name, column_name, data_type FROM information_schema.columns WHERE table_schema = 'main' ORDER BY table_name, ordinal_position`,
+      );
       conn.closeSync();
       const columns = new Map<string, Map<string, string>>();
       for (const r of rows) {
@@ -103,13 +106,21 @@ export class StagingRun {
 
   /** Writes `rows` as the part `key` of `table`, replacing an earlier part with the same key. Returns the row count. */
   async writeRows(table: string, key: string, rows: readonly object[]): Promise<number> {
-    return this.writeRowBatches(table, key, (async function* () {
-      yield rows;
-    })());
+    return this.writeRowBatches(
+      table,
+      key,
+      (async function* () {
+        yield rows;
+      })(),
+    );
   }
 
   /** Streams batches of rows into one part (bounded memory for large inputs). */
-  async writeRowBatches(table: string, key: string, batches: AsyncIterable<readonly object[]> | Iterable<readonly object[]>): Promise<number> {
+  async writeRowBatches(
+    table: string,
+    key: string,
+    batches: AsyncIterable<readonly object[]> | Iterable<readonly object[]>,
+  ): Promise<number> {
     const scratch = await scratchFor(this.spec, this.opts);
     const cols = scratch.columns.get(table);
     if (!cols) throw new Error(`table ${table} is not defined in domain ${this.domain}`);
@@ -135,7 +146,14 @@ export class StagingRun {
     return count;
   }
 
-  private async convertNdjson(db: DuckDBInstance, table: string, cols: Map<string, string>, ndjson: string, target: string, count: number): Promise<void> {
+  private async convertNdjson(
+    db: DuckDBInstance,
+    table: string,
+    cols: Map<string, string>,
+    ndjson: string,
+    target: string,
+    count: number,
+  ): Promise<void> {
     const tmp = `${target}.${process.pid}.tmp`;
     const conn = await db.connect();
     try {
@@ -189,7 +207,11 @@ export class StagingRun {
   /** Writes rejected rows or files for inspection. */
   async writeRejects(key: string, rejects: readonly Reject[]): Promise<number> {
     if (rejects.length === 0) return 0;
-    return this.writeRows('rejects', `rejects-${key}`, rejects.map((r) => ({ ...r, run_id: this.runId })));
+    return this.writeRows(
+      'rejects',
+      `rejects-${key}`,
+      rejects.map((r) => ({ ...r, run_id: this.runId })),
+    );
   }
 
   /** Stores a small JSON document in the run directory (plans, child results). */
@@ -217,7 +239,10 @@ export class StagingRun {
   }
 
   async exists(): Promise<boolean> {
-    return stat(this.dir).then(() => true, () => false);
+    return stat(this.dir).then(
+      () => true,
+      () => false,
+    );
   }
 }
 

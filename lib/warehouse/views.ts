@@ -12,7 +12,10 @@ import { openDatabase, quoteIdentifier, quoteLiteral } from './duckdb.ts';
 import { snapshotDir, warehouseDir } from './layout.ts';
 import { readCurrentManifest, tableFilePaths } from './snapshot.ts';
 
-export async function openWarehouseViews(dataDir: string, opts: { memoryLimit?: string } = {}): Promise<{ db: DuckDBInstance; conn: DuckDBConnection; tables: string[] }> {
+export async function openWarehouseViews(
+  dataDir: string,
+  opts: { memoryLimit?: string } = {},
+): Promise<{ db: DuckDBInstance; conn: DuckDBConnection; tables: string[] }> {
   const db = await openDatabase(':memory:', { memoryLimit: opts.memoryLimit ?? '1GB' });
   const conn = await db.connect();
   const domains = (await readdir(warehouseDir(dataDir)).catch(() => [] as string[])).sort();
@@ -24,13 +27,16 @@ export async function openWarehouseViews(dataDir: string, opts: { memoryLimit?: 
     await conn.run(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(d)}`);
     for (const t of Object.keys(m.tables)) {
       const files = tableFilePaths(snapshotDir(dataDir, d, m.snapshot_id), t, m.tables[t]);
-      await conn.run(`CREATE VIEW ${quoteIdentifier(d)}.${quoteIdentifier(t)} AS SELECT * FROM read_parquet([${files.map(quoteLiteral).join(', ')}])`);
+      await conn.run(
+        `CREATE VIEW ${quoteIdentifier(d)}.${quoteIdentifier(t)} AS SELECT * FROM read_parquet([${files.map(quoteLiteral).join(', ')}])`,
+      );
       tables.push(`${d}.${t}`);
       owners.set(t, [...(owners.get(t) ?? []), d]);
     }
   }
   for (const [t, ds] of owners) {
-    if (ds.length === 1) await conn.run(`CREATE VIEW ${quoteIdentifier(t)} AS SELECT * FROM ${quoteIdentifier(ds[0])}.${quoteIdentifier(t)}`);
+    if (ds.length === 1)
+      await conn.run(`CREATE VIEW ${quoteIdentifier(t)} AS SELECT * FROM ${quoteIdentifier(ds[0])}.${quoteIdentifier(t)}`);
   }
   return { db, conn, tables };
 }

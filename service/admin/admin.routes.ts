@@ -31,7 +31,10 @@ export async function handleDashboardRequest(req: Request, dashboard: NonNullabl
     url.searchParams.delete('token');
     return new Response(null, {
       status: 303,
-      headers: { location: `${url.pathname}${url.search}`, 'set-cookie': `${COOKIE}=${encodeURIComponent(queryToken)}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=43200` },
+      headers: {
+        location: `${url.pathname}${url.search}`,
+        'set-cookie': `${COOKIE}=${encodeURIComponent(queryToken)}; Path=/admin; HttpOnly; SameSite=Strict; Max-Age=43200`,
+      },
     });
   }
   const bearer = bearerTokenOf(req.headers.get('authorization'));
@@ -40,10 +43,16 @@ export async function handleDashboardRequest(req: Request, dashboard: NonNullabl
 }
 
 function unauthorized(): Response {
-  return new Response(JSON.stringify({ error: 'admin token required', hint: 'send Authorization: Bearer <ADMIN_TOKEN>, or open /admin/queues?token=<ADMIN_TOKEN> in a browser' }), {
-    status: 401,
-    headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="proofline-admin"' },
-  });
+  return new Response(
+    JSON.stringify({
+      error: 'admin token required',
+      hint: 'send Authorization: Bearer <ADMIN_TOKEN>, or open /admin/queues?token=<ADMIN_TOKEN> in a browser',
+    }),
+    {
+      status: 401,
+      headers: { 'content-type': 'application/json', 'www-authenticate': 'Bearer realm="proofline-admin"' },
+    },
+  );
 }
 
 export function registerAdminRoutes(app: H3, deps: ServiceDeps): void {

@@ -44,7 +44,10 @@ function serveStatic(opts: { root: string; rewriteRequestPath: (p: string) => st
     if (!file.startsWith(root + path.sep)) return next();
     try {
       const body = await readFile(file);
-      return c.body(body, 200, { 'content-type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream', 'cache-control': 'public, max-age=3600' });
+      return c.body(body, 200, {
+        'content-type': CONTENT_TYPES[path.extname(file)] ?? 'application/octet-stream',
+        'cache-control': 'public, max-age=3600',
+      });
     } catch {
       return next();
     }
@@ -55,7 +58,9 @@ function serveStatic(opts: { root: string; rewriteRequestPath: (p: string) => st
 /** The dashboard over the queues of `domains` (the served domains) and the SEC queue. */
 export function createQueueDashboard(config: Config, token: string, domains: readonly string[]): QueueDashboard {
   if (!config.REDIS_URL) throw new Error('the queue dashboard needs REDIS_URL');
-  const queues = queueNamesOf(domains, config.QUEUE_PREFIX).map((name) => new Queue(name, { connection: redisConnection(config.REDIS_URL!) }));
+  const queues = queueNamesOf(domains, config.QUEUE_PREFIX).map(
+    (name) => new Queue(name, { connection: redisConnection(config.REDIS_URL!) }),
+  );
   const adapter = new HonoAdapter(serveStatic as never);
   adapter.setBasePath(DASHBOARD_PATH);
   createBullBoard({

@@ -22,7 +22,13 @@ import { getDatasetStatus } from '../carriers/carriers.queries.ts';
 export interface StatusReport {
   status: 'ok' | 'no_data';
   generated_at: string;
-  database_version: { duckdb: string | null; service: string; fmcsa_snapshot_id: string | null; fmcsa_published_at: string | null; risk_model: string | null };
+  database_version: {
+    duckdb: string | null;
+    service: string;
+    fmcsa_snapshot_id: string | null;
+    fmcsa_published_at: string | null;
+    risk_model: string | null;
+  };
   datasets: unknown;
   tables: Array<{ domain: string; table: string; rows: number }>;
   domains: Array<{ domain: string; snapshot_id: string | null; published_at: string | null }>;
@@ -48,18 +54,27 @@ export async function getStatus(readers: Readers, store: StateStore | undefined,
   for (const [domain, r] of Object.entries(readers).sort(([a], [b]) => a.localeCompare(b))) {
     const dm = r.manifest;
     domains.push({ domain, snapshot_id: dm?.snapshot_id ?? null, published_at: dm?.published_at ?? null });
-    if (dm) for (const [table, t] of Object.entries(dm.tables).sort(([a], [b]) => a.localeCompare(b))) tables.push({ domain, table, rows: t.rows });
+    if (dm)
+      for (const [table, t] of Object.entries(dm.tables).sort(([a], [b]) => a.localeCompare(b)))
+        tables.push({ domain, table, rows: t.rows });
   }
   let state: StatusReport['state'] = null;
   if (store) {
-    const [c] = await store.query(`SELECT (SELECT count(*) FROM vetting_records)::INTEGER AS v, (SELECT count(*) FROM care_documents)::INTEGER AS d,
+    const [c] =
+      await store.query(`SELECT (SELECT count(*) FROM vetting_records)::INTEGER AS v, (SELECT count(*) FROM care_documents)::INTEGER AS d,
       (SELECT count(*) FROM care_events)::INTEGER AS e, (SELECT count(*) FROM accounts)::INTEGER AS a`);
     state = { vetting_records: Number(c!.v), care_documents: Number(c!.d), care_events: Number(c!.e), accounts: Number(c!.a) };
   }
   return {
     status: m ? 'ok' : 'no_data',
     generated_at: now.toISOString(),
-    database_version: { duckdb: m?.duckdb_version ?? null, service: version, fmcsa_snapshot_id: m?.snapshot_id ?? null, fmcsa_published_at: m?.published_at ?? null, risk_model: await riskModelVersion() },
+    database_version: {
+      duckdb: m?.duckdb_version ?? null,
+      service: version,
+      fmcsa_snapshot_id: m?.snapshot_id ?? null,
+      fmcsa_published_at: m?.published_at ?? null,
+      risk_model: await riskModelVersion(),
+    },
     datasets,
     tables,
     domains,
@@ -75,7 +90,17 @@ export interface Attestation {
   root_hash: string;
   root_algorithm: string;
   tables: Array<{ table: string; sha256: string; rows: number; bytes: number }>;
-  provenance: Array<{ dataset: string; path: string | null; source_url: string | null; content_sha256: string; byte_size: number; retrieved_at: string | null; run_id: string; leaf_hash: string; tables: string[] }>;
+  provenance: Array<{
+    dataset: string;
+    path: string | null;
+    source_url: string | null;
+    content_sha256: string;
+    byte_size: number;
+    retrieved_at: string | null;
+    run_id: string;
+    leaf_hash: string;
+    tables: string[];
+  }>;
   signature: { alg: 'Ed25519'; key_id: string; value: string } | null;
 }
 
@@ -94,7 +119,9 @@ export async function getAttestation(fmcsa: SnapshotReader | undefined, key: Sig
        FROM sources s ORDER BY s.dataset, s.path, s.content_sha256`,
   );
   // Lineage from the data itself: tables that record each row's `source_file`, plus origin leaves that name a table.
-  const withSource = await fmcsa.query("SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = 'source_file' ORDER BY table_name");
+  const withSource = await fmcsa.query(
+    "SELECT DISTINCT table_name FROM information_schema.columns WHERE column_name = 'source_file' ORDER BY table_name",
+  );
   const fileTables = new Map<string, Set<string>>();
   for (const t of withSource.map((r) => String(r.table_name)).filter((t) => t in m.tables)) {
     for (const r of await fmcsa.query(`SELECT DISTINCT source_file FROM ${quoteIdentifier(t)} WHERE source_file IS NOT NULL`)) {
@@ -105,7 +132,10 @@ export async function getAttestation(fmcsa: SnapshotReader | undefined, key: Sig
   }
   const tablesOf = (p: string | null, fromLeaves: string[]): string[] => {
     const out = new Set(fromLeaves);
-    if (p) for (const [f, ts] of fileTables) if (f === p || p.endsWith(`/${f}`) || f.endsWith(`/${path.basename(p)}`) || path.basename(f) === path.basename(p)) ts.forEach((t) => out.add(t));
+    if (p)
+      for (const [f, ts] of fileTables)
+        if (f === p || p.endsWith(`/${f}`) || f.endsWith(`/${path.basename(p)}`) || path.basename(f) === path.basename(p))
+          ts.forEach((t) => out.add(t));
     return [...out].sort();
   };
   const body: Omit<Attestation, 'signature'> = {
@@ -115,11 +145,19 @@ export async function getAttestation(fmcsa: SnapshotReader | undefined, key: Sig
     input_digest: m.input_digest,
     root_hash: rootHashOf(m.tables),
     root_algorithm: 'sha256(rfc8785({table: table_sha256}))',
-    tables: Object.entries(m.tables).sort(([a], [b]) => a.localeCompare(b)).map(([table, t]) => ({ table, sha256: t.sha256, rows: t.rows, bytes: t.bytes })),
+    tables: Object.entries(m.tables)
+      .sort(([a], [b]) => a.localeCompare(b))
+      .map(([table, t]) => ({ table, sha256: t.sha256, rows: t.rows, bytes: t.bytes })),
     provenance: sources.map((s) => ({
-      dataset: String(s.dataset), path: s.path === null ? null : String(s.path), source_url: s.source_url === null ? null : String(s.source_url),
-      content_sha256: String(s.content_sha256), byte_size: Number(s.byte_size), retrieved_at: s.retrieved_at === null ? null : String(s.retrieved_at),
-      run_id: String(s.run_id), leaf_hash: String(s.leaf_hash), tables: tablesOf(s.path === null ? null : String(s.path), (s.tables as string[] | null) ?? []),
+      dataset: String(s.dataset),
+      path: s.path === null ? null : String(s.path),
+      source_url: s.source_url === null ? null : String(s.source_url),
+      content_sha256: String(s.content_sha256),
+      byte_size: Number(s.byte_size),
+      retrieved_at: s.retrieved_at === null ? null : String(s.retrieved_at),
+      run_id: String(s.run_id),
+      leaf_hash: String(s.leaf_hash),
+      tables: tablesOf(s.path === null ? null : String(s.path), (s.tables as string[] | null) ?? []),
     })),
   };
   return { ...body, signature: key ? { alg: 'Ed25519', key_id: key.keyId, value: signCanonical(key, body) } : null };
@@ -129,4 +167,3 @@ export async function getAttestation(fmcsa: SnapshotReader | undefined, key: Sig
 export function tableFilePath(dataDir: string, snapshotId: string, table: string): string {
   return path.join(dataDir, 'warehouse', 'fmcsa', 'snapshots', snapshotId, 'tables', `${table}.parquet`);
 }
-

@@ -5,8 +5,19 @@ import { describeRoute } from '../platform/route-registry.ts';
 import { signingKeyOf } from '../platform/guards.ts';
 import { getAttestation, getStatus } from './attestation.queries.ts';
 
-describeRoute({ method: 'GET', path: '/api/status', family: 'attestation', summary: 'Record counts per dataset and table, dataset as-of dates, database and model versions, state counts' });
-describeRoute({ method: 'GET', path: '/api/attestation', family: 'attestation', summary: 'Signed root hash over the fmcsa table hashes, each table hash, and the provenance chain from source files to tables', statuses: [503] });
+describeRoute({
+  method: 'GET',
+  path: '/api/status',
+  family: 'attestation',
+  summary: 'Record counts per dataset and table, dataset as-of dates, database and model versions, state counts',
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/attestation',
+  family: 'attestation',
+  summary: 'Signed root hash over the fmcsa table hashes, each table hash, and the provenance chain from source files to tables',
+  statuses: [503],
+});
 
 export function registerAttestationRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/status', () => getStatus(deps.readers, deps.state, deps.options.version, deps.now()));

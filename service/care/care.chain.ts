@@ -41,7 +41,9 @@ export function checkStageOrder(previous: readonly string[], stage: CareStage): 
       if (!has('PICKUP_HANDOFF')) return 'DELIVERY_HANDOFF needs a PICKUP_HANDOFF first';
       return has('DELIVERY_HANDOFF') ? 'DELIVERY_HANDOFF is recorded once' : null;
     case 'CLOSED':
-      return has('DELIVERY_HANDOFF') || has('EXCEPTION') ? null : 'CLOSED needs a DELIVERY_HANDOFF (or an EXCEPTION for a load that never delivered)';
+      return has('DELIVERY_HANDOFF') || has('EXCEPTION')
+        ? null
+        : 'CLOSED needs a DELIVERY_HANDOFF (or an EXCEPTION for a load that never delivered)';
   }
 }
 
@@ -106,7 +108,17 @@ export interface StoredEvent {
 
 export interface ChainProblem {
   seq: number | null;
-  code: 'creation_hash_mismatch' | 'not_canonical' | 'hash_mismatch' | 'prev_hash_mismatch' | 'sequence_gap' | 'head_mismatch' | 'count_mismatch' | 'document_mismatch' | 'unknown_stage' | 'stage_order';
+  code:
+    | 'creation_hash_mismatch'
+    | 'not_canonical'
+    | 'hash_mismatch'
+    | 'prev_hash_mismatch'
+    | 'sequence_gap'
+    | 'head_mismatch'
+    | 'count_mismatch'
+    | 'document_mismatch'
+    | 'unknown_stage'
+    | 'stage_order';
   message: string;
 }
 
@@ -121,7 +133,8 @@ export interface VerifyResult {
 function parseStored(text: string, seq: number | null, field: string, problems: ChainProblem[]): unknown {
   try {
     const v = JSON.parse(text);
-    if (canonicalJson(v) !== text) problems.push({ seq, code: 'not_canonical', message: `${field} is not the canonical JSON that was hashed` });
+    if (canonicalJson(v) !== text)
+      problems.push({ seq, code: 'not_canonical', message: `${field} is not the canonical JSON that was hashed` });
     return v;
   } catch {
     problems.push({ seq, code: 'not_canonical', message: `${field} is not valid JSON` });
@@ -144,7 +157,8 @@ export function verifyChain(doc: StoredDocument, events: StoredEvent[]): VerifyR
     vetting_id: doc.vetting_id,
     vetting_data_hash: doc.vetting_data_hash,
   };
-  if (hashCreation(creation) !== doc.creation_hash) problems.push({ seq: null, code: 'creation_hash_mismatch', message: 'the creation record does not hash to the stored creation_hash' });
+  if (hashCreation(creation) !== doc.creation_hash)
+    problems.push({ seq: null, code: 'creation_hash_mismatch', message: 'the creation record does not hash to the stored creation_hash' });
   let prev = doc.creation_hash;
   let verified = 0;
   let intact = problems.length === 0;
@@ -152,7 +166,8 @@ export function verifyChain(doc: StoredDocument, events: StoredEvent[]): VerifyR
   const sorted = [...events].sort((a, b) => a.seq - b.seq);
   sorted.forEach((ev, i) => {
     const before = problems.length;
-    if (ev.document_id !== doc.document_id) problems.push({ seq: ev.seq, code: 'document_mismatch', message: `event belongs to ${ev.document_id}` });
+    if (ev.document_id !== doc.document_id)
+      problems.push({ seq: ev.seq, code: 'document_mismatch', message: `event belongs to ${ev.document_id}` });
     if (ev.seq !== i + 1) problems.push({ seq: ev.seq, code: 'sequence_gap', message: `expected event ${i + 1}, found ${ev.seq}` });
     const content: EventContent = {
       document_id: ev.document_id,
@@ -164,9 +179,16 @@ export function verifyChain(doc: StoredDocument, events: StoredEvent[]): VerifyR
       recorded_at: ev.recorded_at,
       prev_hash: ev.prev_hash,
     };
-    if (hashEvent(content) !== ev.hash) problems.push({ seq: ev.seq, code: 'hash_mismatch', message: `event ${ev.seq} does not hash to its stored hash (content changed)` });
-    if (ev.prev_hash !== prev) problems.push({ seq: ev.seq, code: 'prev_hash_mismatch', message: `event ${ev.seq} does not link to ${i === 0 ? 'the creation record' : `event ${i}`}` });
-    if (!(CARE_STAGES as readonly string[]).includes(ev.stage)) problems.push({ seq: ev.seq, code: 'unknown_stage', message: `unknown stage ${ev.stage}` });
+    if (hashEvent(content) !== ev.hash)
+      problems.push({ seq: ev.seq, code: 'hash_mismatch', message: `event ${ev.seq} does not hash to its stored hash (content changed)` });
+    if (ev.prev_hash !== prev)
+      problems.push({
+        seq: ev.seq,
+        code: 'prev_hash_mismatch',
+        message: `event ${ev.seq} does not link to ${i === 0 ? 'the creation record' : `event ${i}`}`,
+      });
+    if (!(CARE_STAGES as readonly string[]).includes(ev.stage))
+      problems.push({ seq: ev.seq, code: 'unknown_stage', message: `unknown stage ${ev.stage}` });
     else {
       const rule = checkStageOrder(stages, ev.stage as CareStage);
       if (rule) problems.push({ seq: ev.seq, code: 'stage_order', message: rule });
@@ -176,7 +198,17 @@ export function verifyChain(doc: StoredDocument, events: StoredEvent[]): VerifyR
     else intact = false;
     prev = ev.hash;
   });
-  if (sorted.length !== doc.event_count) problems.push({ seq: null, code: 'count_mismatch', message: `the document records ${doc.event_count} events, ${sorted.length} are stored` });
-  if (prev !== doc.head_hash) problems.push({ seq: null, code: 'head_mismatch', message: 'the last event is not the recorded head of the chain (events removed or added)' });
+  if (sorted.length !== doc.event_count)
+    problems.push({
+      seq: null,
+      code: 'count_mismatch',
+      message: `the document records ${doc.event_count} events, ${sorted.length} are stored`,
+    });
+  if (prev !== doc.head_hash)
+    problems.push({
+      seq: null,
+      code: 'head_mismatch',
+      message: 'the last event is not the recorded head of the chain (events removed or added)',
+    });
   return { document_id: doc.document_id, valid: problems.length === 0, events_verified: verified, head_hash: prev, problems };
 }

@@ -14,7 +14,13 @@ function partyText(p: unknown): string {
   if (typeof p === 'string') return esc(p);
   if (p && typeof p === 'object') {
     const o = p as Record<string, unknown>;
-    const parts = [o.name, o.role, o.organization, o.dot_number !== undefined ? `USDOT ${o.dot_number}` : null, o.mc !== undefined ? `MC ${o.mc}` : null].filter(Boolean);
+    const parts = [
+      o.name,
+      o.role,
+      o.organization,
+      o.dot_number !== undefined ? `USDOT ${o.dot_number}` : null,
+      o.mc !== undefined ? `MC ${o.mc}` : null,
+    ].filter(Boolean);
     return esc(parts.length ? parts.join(' · ') : JSON.stringify(o));
   }
   return '';
@@ -28,15 +34,24 @@ function evidenceText(ev: unknown): string {
 }
 
 /** Renders the custody page. `jsonHref` is the machine-readable twin, `verifyHref` the chain check. */
-export function renderCarePage(doc: CareDocument, events: CareEvent[], v: VerifyResult, links: { jsonHref: string; verifyHref: string; vettingHref: string | null }): string {
+export function renderCarePage(
+  doc: CareDocument,
+  events: CareEvent[],
+  v: VerifyResult,
+  links: { jsonHref: string; verifyHref: string; vettingHref: string | null },
+): string {
   const s = (doc.shipment ?? {}) as Record<string, unknown>;
   const p = (doc.parties ?? {}) as Record<string, unknown>;
-  const value = typeof s.value_usd === 'number' ? s.value_usd.toLocaleString('en-US', { style: 'currency', currency: 'USD' }) : esc(s.value_usd);
+  const value =
+    typeof s.value_usd === 'number' ? s.value_usd.toLocaleString('en-US', { style: 'currency', currency: 'USD' }) : esc(s.value_usd);
   const status = v.valid
     ? `<p class="ok" id="verification">Chain verified: ${v.events_verified} of ${events.length} events intact, linked to the creation record.</p>`
     : `<div class="bad" id="verification"><p>Chain NOT verified: ${v.problems.length} problem(s).</p><ul>${v.problems.map((pr) => `<li>${pr.seq === null ? '' : `event ${esc(pr.seq)}: `}${esc(pr.message)}</li>`).join('')}</ul></div>`;
   const rows = events
-    .map((e) => `<tr><td>${esc(e.seq)}</td><td class="stage">${esc(e.stage)}</td><td>${e.occurred_at ? `${esc(e.occurred_at)}<div class="muted">recorded ${esc(e.recorded_at)}</div>` : `${esc(e.recorded_at)}<div class="muted">recorded time</div>`}</td><td>${partyText(e.actor)}</td><td>${evidenceText(e.evidence)}</td><td class="hash">${esc(e.hash)}<div class="muted">prev ${esc(e.prev_hash)}</div></td></tr>`)
+    .map(
+      (e) =>
+        `<tr><td>${esc(e.seq)}</td><td class="stage">${esc(e.stage)}</td><td>${e.occurred_at ? `${esc(e.occurred_at)}<div class="muted">recorded ${esc(e.recorded_at)}</div>` : `${esc(e.recorded_at)}<div class="muted">recorded time</div>`}</td><td>${partyText(e.actor)}</td><td>${evidenceText(e.evidence)}</td><td class="hash">${esc(e.hash)}<div class="muted">prev ${esc(e.prev_hash)}</div></td></tr>`,
+    )
     .join('');
   return withDiscoveryLink(`<!doctype html>
 <html lang="en">

@@ -11,25 +11,42 @@ import { InvalidInputError, NotFoundError, StageOrderError } from '../../lib/err
 import type { Row } from '../../lib/warehouse/duckdb.ts';
 import { insertRowsSql, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
 import {
-  CARE_STAGES, checkStageOrder, hashCreation, hashEvent, storeJson, verifyChain,
-  type CareStage, type EventContent, type StoredDocument, type StoredEvent, type VerifyResult,
+  CARE_STAGES,
+  checkStageOrder,
+  hashCreation,
+  hashEvent,
+  storeJson,
+  verifyChain,
+  type CareStage,
+  type EventContent,
+  type StoredDocument,
+  type StoredEvent,
+  type VerifyResult,
 } from './care.chain.ts';
 
 const MAX_JSON_CHARS = 32_768;
 const party = z.union([
   z.string().trim().min(1).max(200),
-  z.object({ name: z.string().trim().min(1).max(200).optional(), dot_number: z.union([z.string(), z.number()]).optional() }).loose()
+  z
+    .object({ name: z.string().trim().min(1).max(200).optional(), dot_number: z.union([z.string(), z.number()]).optional() })
+    .loose()
     .refine((o) => Object.keys(o).length > 0, 'must name the party'),
 ]);
 
 export const createCareInput = z.object({
-  shipment: z.object({
-    ref: z.string().trim().min(1).max(100),
-    commodity: z.string().trim().min(1).max(200),
-    value_usd: z.number().finite().nonnegative(),
-  }).loose(),
+  shipment: z
+    .object({
+      ref: z.string().trim().min(1).max(100),
+      commodity: z.string().trim().min(1).max(200),
+      value_usd: z.number().finite().nonnegative(),
+    })
+    .loose(),
   parties: z.object({ broker: party, carrier: party }).loose(),
-  vetting_id: z.string().trim().regex(/^VET-[A-Za-z0-9-]+$/, 'must be a VET-... id').optional(),
+  vetting_id: z
+    .string()
+    .trim()
+    .regex(/^VET-[A-Za-z0-9-]+$/, 'must be a VET-... id')
+    .optional(),
 });
 export type CreateCareInput = z.infer<typeof createCareInput>;
 
@@ -40,7 +57,6 @@ export const careEventInput = z.object({
   occurred_at: z.iso.datetime({ offset: true }).optional(),
 });
 export type CareEventInput = z.infer<typeof careEventInput>;
-
 
 /** A stored custody event: its hashed content (without the document id) and its own hash. */
 export type CareEvent = Omit<EventContent, 'document_id'> & { hash: string };
@@ -59,13 +75,34 @@ export interface CareDocument {
 }
 
 const INSERT_DOCUMENT = insertRowsSql('care_documents', {
-  document_id: 'VARCHAR', created_at: 'VARCHAR', shipment_json: 'VARCHAR', parties_json: 'VARCHAR', vetting_id: 'VARCHAR', vetting_data_hash: 'VARCHAR',
-  creation_hash: 'VARCHAR', event_count: 'INTEGER', head_hash: 'VARCHAR', last_stage: 'VARCHAR',
+  document_id: 'VARCHAR',
+  created_at: 'VARCHAR',
+  shipment_json: 'VARCHAR',
+  parties_json: 'VARCHAR',
+  vetting_id: 'VARCHAR',
+  vetting_data_hash: 'VARCHAR',
+  creation_hash: 'VARCHAR',
+  event_count: 'INTEGER',
+  head_hash: 'VARCHAR',
+  last_stage: 'VARCHAR',
 });
 const INSERT_EVENT = insertRowsSql('care_events', {
-  document_id: 'VARCHAR', seq: 'INTEGER', stage: 'VARCHAR', actor_json: 'VARCHAR', evidence_json: 'VARCHAR', occurred_at: 'VARCHAR', recorded_at: 'VARCHAR', prev_hash: 'VARCHAR', hash: 'VARCHAR',
+  document_id: 'VARCHAR',
+  seq: 'INTEGER',
+  stage: 'VARCHAR',
+  actor_json: 'VARCHAR',
+  evidence_json: 'VARCHAR',
+  occurred_at: 'VARCHAR',
+  recorded_at: 'VARCHAR',
+  prev_hash: 'VARCHAR',
+  hash: 'VARCHAR',
 });
-const UPDATE_HEAD = updateRowsSql('care_documents', 'document_id', { document_id: 'VARCHAR', event_count: 'INTEGER', head_hash: 'VARCHAR', last_stage: 'VARCHAR' });
+const UPDATE_HEAD = updateRowsSql('care_documents', 'document_id', {
+  document_id: 'VARCHAR',
+  event_count: 'INTEGER',
+  head_hash: 'VARCHAR',
+  last_stage: 'VARCHAR',
+});
 
 function newDocumentId(now: Date): string {
   return `POGC-${now.toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(6).toString('hex').toUpperCase()}`;
@@ -73,7 +110,8 @@ function newDocumentId(now: Date): string {
 
 function capJson(v: unknown, field: string): string {
   const text = storeJson(v);
-  if (text.length > MAX_JSON_CHARS) throw new InvalidInputError(`${field} is larger than ${MAX_JSON_CHARS} characters of JSON`, { response: { parameter: field } });
+  if (text.length > MAX_JSON_CHARS)
+    throw new InvalidInputError(`${field} is larger than ${MAX_JSON_CHARS} characters of JSON`, { response: { parameter: field } });
   return text;
 }
 
@@ -85,18 +123,47 @@ export async function createCareDocument(store: StateStore, input: CreateCareInp
     let vettingHash: string | null = null;
     if (input.vetting_id) {
       const rows = await tx.read('SELECT data_hash FROM vetting_records WHERE vetting_id = $id', { id: input.vetting_id });
-      if (!rows[0]) throw new NotFoundError(`vetting record ${input.vetting_id} does not exist`, { response: { vetting_id: input.vetting_id, parameter: 'vetting_id' } });
+      if (!rows[0])
+        throw new NotFoundError(`vetting record ${input.vetting_id} does not exist`, {
+          response: { vetting_id: input.vetting_id, parameter: 'vetting_id' },
+        });
       vettingHash = String(rows[0].data_hash);
     }
     const created_at = now.toISOString();
     const document_id = newDocumentId(now);
-    const creation_hash = hashCreation({ document_id, created_at, shipment: JSON.parse(shipmentJson), parties: JSON.parse(partiesJson), vetting_id: input.vetting_id ?? null, vetting_data_hash: vettingHash });
+    const creation_hash = hashCreation({
+      document_id,
+      created_at,
+      shipment: JSON.parse(shipmentJson),
+      parties: JSON.parse(partiesJson),
+      vetting_id: input.vetting_id ?? null,
+      vetting_data_hash: vettingHash,
+    });
     tx.defer(INSERT_DOCUMENT, {
-      document_id, created_at, shipment_json: shipmentJson, parties_json: partiesJson, vetting_id: input.vetting_id ?? null, vetting_data_hash: vettingHash,
-      creation_hash, event_count: 0, head_hash: creation_hash, last_stage: null,
+      document_id,
+      created_at,
+      shipment_json: shipmentJson,
+      parties_json: partiesJson,
+      vetting_id: input.vetting_id ?? null,
+      vetting_data_hash: vettingHash,
+      creation_hash,
+      event_count: 0,
+      head_hash: creation_hash,
+      last_stage: null,
     });
     tx.cache.set(`care:${document_id}`, { event_count: 0, head_hash: creation_hash, stages: [] });
-    return { document_id, created_at, shipment: JSON.parse(shipmentJson), parties: JSON.parse(partiesJson), vetting_id: input.vetting_id ?? null, vetting_data_hash: vettingHash, creation_hash, event_count: 0, head_hash: creation_hash, last_stage: null };
+    return {
+      document_id,
+      created_at,
+      shipment: JSON.parse(shipmentJson),
+      parties: JSON.parse(partiesJson),
+      vetting_id: input.vetting_id ?? null,
+      vetting_data_hash: vettingHash,
+      creation_hash,
+      event_count: 0,
+      head_hash: creation_hash,
+      last_stage: null,
+    };
   });
 }
 
@@ -123,13 +190,21 @@ async function readHead(tx: StateTx, id: string): Promise<Head> {
  * against the stage order rules, linked to the current head, committed
  * durably before it resolves.
  */
-export async function appendCareEvent(store: StateStore, documentId: string, input: CareEventInput, now: Date): Promise<CareEvent & { document_id: string }> {
+export async function appendCareEvent(
+  store: StateStore,
+  documentId: string,
+  input: CareEventInput,
+  now: Date,
+): Promise<CareEvent & { document_id: string }> {
   const actorJson = capJson(input.actor, 'actor');
   const evidenceJson = capJson(input.evidence, 'evidence');
   return store.write(async (tx) => {
     const head = await readHead(tx, documentId);
     const rule = checkStageOrder(head.stages, input.stage as CareStage);
-    if (rule) throw new StageOrderError(`stage ${input.stage} is not allowed here: ${rule}`, { response: { document_id: documentId, stage: input.stage, previous_stages: head.stages, stages: CARE_STAGES } });
+    if (rule)
+      throw new StageOrderError(`stage ${input.stage} is not allowed here: ${rule}`, {
+        response: { document_id: documentId, stage: input.stage, previous_stages: head.stages, stages: CARE_STAGES },
+      });
     const content = {
       document_id: documentId,
       seq: head.event_count + 1,
@@ -141,7 +216,17 @@ export async function appendCareEvent(store: StateStore, documentId: string, inp
       prev_hash: head.head_hash,
     };
     const hash = hashEvent(content);
-    tx.defer(INSERT_EVENT, { document_id: documentId, seq: content.seq, stage: content.stage, actor_json: actorJson, evidence_json: evidenceJson, occurred_at: content.occurred_at, recorded_at: content.recorded_at, prev_hash: content.prev_hash, hash });
+    tx.defer(INSERT_EVENT, {
+      document_id: documentId,
+      seq: content.seq,
+      stage: content.stage,
+      actor_json: actorJson,
+      evidence_json: evidenceJson,
+      occurred_at: content.occurred_at,
+      recorded_at: content.recorded_at,
+      prev_hash: content.prev_hash,
+      hash,
+    });
     tx.defer(UPDATE_HEAD, { document_id: documentId, event_count: content.seq, head_hash: hash, last_stage: content.stage }, documentId);
     tx.cache.set(`care:${documentId}`, { event_count: content.seq, head_hash: hash, stages: [...head.stages, content.stage] });
     return { ...content, hash };
@@ -150,16 +235,29 @@ export async function appendCareEvent(store: StateStore, documentId: string, inp
 
 function toStoredDocument(r: Row): StoredDocument {
   return {
-    document_id: String(r.document_id), created_at: String(r.created_at), shipment_json: String(r.shipment_json), parties_json: String(r.parties_json),
-    vetting_id: r.vetting_id === null ? null : String(r.vetting_id), vetting_data_hash: r.vetting_data_hash === null ? null : String(r.vetting_data_hash),
-    creation_hash: String(r.creation_hash), event_count: Number(r.event_count), head_hash: String(r.head_hash),
+    document_id: String(r.document_id),
+    created_at: String(r.created_at),
+    shipment_json: String(r.shipment_json),
+    parties_json: String(r.parties_json),
+    vetting_id: r.vetting_id === null ? null : String(r.vetting_id),
+    vetting_data_hash: r.vetting_data_hash === null ? null : String(r.vetting_data_hash),
+    creation_hash: String(r.creation_hash),
+    event_count: Number(r.event_count),
+    head_hash: String(r.head_hash),
   };
 }
 
 function toStoredEvent(r: Row): StoredEvent {
   return {
-    document_id: String(r.document_id), seq: Number(r.seq), stage: String(r.stage), actor_json: String(r.actor_json), evidence_json: String(r.evidence_json),
-    occurred_at: r.occurred_at === null ? null : String(r.occurred_at), recorded_at: String(r.recorded_at), prev_hash: String(r.prev_hash), hash: String(r.hash),
+    document_id: String(r.document_id),
+    seq: Number(r.seq),
+    stage: String(r.stage),
+    actor_json: String(r.actor_json),
+    evidence_json: String(r.evidence_json),
+    occurred_at: r.occurred_at === null ? null : String(r.occurred_at),
+    recorded_at: String(r.recorded_at),
+    prev_hash: String(r.prev_hash),
+    hash: String(r.hash),
   };
 }
 
@@ -171,7 +269,10 @@ function safeParse(text: string): unknown {
   }
 }
 
-async function loadStored(store: StateStore, id: string): Promise<{ doc: StoredDocument; events: StoredEvent[]; lastStage: string | null }> {
+async function loadStored(
+  store: StateStore,
+  id: string,
+): Promise<{ doc: StoredDocument; events: StoredEvent[]; lastStage: string | null }> {
   const docs = await store.query('SELECT * FROM care_documents WHERE document_id = $id', { id });
   if (!docs[0]) throw new NotFoundError(`care document ${id} does not exist`, { response: { document_id: id } });
   const events = (await store.query('SELECT * FROM care_events WHERE document_id = $id ORDER BY seq', { id })).map(toStoredEvent);
@@ -185,24 +286,57 @@ export async function verifyCareDocument(store: StateStore, id: string): Promise
 }
 
 /** One document with its events and a fresh verification. */
-export async function getCareDocument(store: StateStore, id: string): Promise<{ document: CareDocument; events: CareEvent[]; verification: VerifyResult }> {
+export async function getCareDocument(
+  store: StateStore,
+  id: string,
+): Promise<{ document: CareDocument; events: CareEvent[]; verification: VerifyResult }> {
   const { doc, events, lastStage } = await loadStored(store, id);
   return {
     document: {
-      document_id: doc.document_id, created_at: doc.created_at, shipment: safeParse(doc.shipment_json), parties: safeParse(doc.parties_json),
-      vetting_id: doc.vetting_id, vetting_data_hash: doc.vetting_data_hash, creation_hash: doc.creation_hash, event_count: doc.event_count, head_hash: doc.head_hash, last_stage: lastStage,
+      document_id: doc.document_id,
+      created_at: doc.created_at,
+      shipment: safeParse(doc.shipment_json),
+      parties: safeParse(doc.parties_json),
+      vetting_id: doc.vetting_id,
+      vetting_data_hash: doc.vetting_data_hash,
+      creation_hash: doc.creation_hash,
+      event_count: doc.event_count,
+      head_hash: doc.head_hash,
+      last_stage: lastStage,
     },
-    events: events.map((e) => ({ seq: e.seq, stage: e.stage, actor: safeParse(e.actor_json), evidence: safeParse(e.evidence_json), occurred_at: e.occurred_at, recorded_at: e.recorded_at, prev_hash: e.prev_hash, hash: e.hash })),
+    events: events.map((e) => ({
+      seq: e.seq,
+      stage: e.stage,
+      actor: safeParse(e.actor_json),
+      evidence: safeParse(e.evidence_json),
+      occurred_at: e.occurred_at,
+      recorded_at: e.recorded_at,
+      prev_hash: e.prev_hash,
+      hash: e.hash,
+    })),
     verification: verifyChain(doc, events),
   };
 }
 
 /** Most recent documents first. */
-export async function listCareDocuments(store: StateStore, limit: number): Promise<Array<Omit<CareDocument, 'creation_hash'> & { creation_hash: string }>> {
+export async function listCareDocuments(
+  store: StateStore,
+  limit: number,
+): Promise<Array<Omit<CareDocument, 'creation_hash'> & { creation_hash: string }>> {
   const rows = await store.query('SELECT * FROM care_documents ORDER BY created_at DESC, document_id DESC LIMIT $limit', { limit });
   return rows.map((r) => {
     const d = toStoredDocument(r);
-    return { document_id: d.document_id, created_at: d.created_at, shipment: safeParse(d.shipment_json), parties: safeParse(d.parties_json), vetting_id: d.vetting_id, vetting_data_hash: d.vetting_data_hash, creation_hash: d.creation_hash, event_count: d.event_count, head_hash: d.head_hash, last_stage: r.last_stage === null ? null : String(r.last_stage) };
+    return {
+      document_id: d.document_id,
+      created_at: d.created_at,
+      shipment: safeParse(d.shipment_json),
+      parties: safeParse(d.parties_json),
+      vetting_id: d.vetting_id,
+      vetting_data_hash: d.vetting_data_hash,
+      creation_hash: d.creation_hash,
+      event_count: d.event_count,
+      head_hash: d.head_hash,
+      last_stage: r.last_stage === null ? null : String(r.last_stage),
+    };
   });
 }
-

@@ -13,7 +13,15 @@ import { DISCOVERY_LINK_HEADER } from '../platform/discovery-html.ts';
 import { stateOf } from '../platform/guards.ts';
 import { CARE_STAGES } from './care.chain.ts';
 import { renderCarePage } from './care.page.ts';
-import { appendCareEvent, careEventInput, createCareDocument, createCareInput, getCareDocument, listCareDocuments, verifyCareDocument } from './care.queries.ts';
+import {
+  appendCareEvent,
+  careEventInput,
+  createCareDocument,
+  createCareInput,
+  getCareDocument,
+  listCareDocuments,
+  verifyCareDocument,
+} from './care.queries.ts';
 
 const listQuery = z.object({ limit: limitParam(50, 500) });
 const ID = /^POGC-[A-Za-z0-9-]+$/;
@@ -21,22 +29,61 @@ const ID = /^POGC-[A-Za-z0-9-]+$/;
 function docId(event: H3Event): string {
   const raw = decodeURIComponent(getRouterParam(event, 'id') ?? '');
   const id = raw.endsWith('.json') ? raw.slice(0, -5) : raw;
-  if (!ID.test(id)) throw new InvalidInputError(`invalid parameter 'id': must be a POGC-... document id`, { response: { parameter: 'id' } });
+  if (!ID.test(id))
+    throw new InvalidInputError(`invalid parameter 'id': must be a POGC-... document id`, { response: { parameter: 'id' } });
   return id;
 }
 
-describeRoute({ method: 'POST', path: '/api/care', family: 'care', summary: 'Open a proof-of-care custody document (a given vetting_id must exist)', body: createCareInput, statuses: [400, 404, 503] });
-describeRoute({ method: 'POST', path: '/api/care/{id}/event', family: 'care', summary: `Append a custody event; stages ${CARE_STAGES.join(', ')} (order rules in docs/vetting-and-care.md)`, params: { id: 'POGC-... document id' }, body: careEventInput, statuses: [400, 404, 409, 503] });
+describeRoute({
+  method: 'POST',
+  path: '/api/care',
+  family: 'care',
+  summary: 'Open a proof-of-care custody document (a given vetting_id must exist)',
+  body: createCareInput,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'POST',
+  path: '/api/care/{id}/event',
+  family: 'care',
+  summary: `Append a custody event; stages ${CARE_STAGES.join(', ')} (order rules in docs/vetting-and-care.md)`,
+  params: { id: 'POGC-... document id' },
+  body: careEventInput,
+  statuses: [400, 404, 409, 503],
+});
 describeRoute({ method: 'GET', path: '/api/care', family: 'care', summary: 'Recent custody documents, newest first', query: listQuery });
-describeRoute({ method: 'GET', path: '/api/care/{id}', family: 'care', summary: 'Printable custody page (HTML); append .json for the JSON export', params: { id: 'POGC-... document id, optionally with .json' }, contentType: 'text/html', statuses: [400, 404] });
-describeRoute({ method: 'GET', path: '/api/care/{id}/verify', family: 'care', summary: 'Pure hash-chain check: {valid, events_verified, problems[]}', params: { id: 'POGC-... document id' }, statuses: [400, 404] });
+describeRoute({
+  method: 'GET',
+  path: '/api/care/{id}',
+  family: 'care',
+  summary: 'Printable custody page (HTML); append .json for the JSON export',
+  params: { id: 'POGC-... document id, optionally with .json' },
+  contentType: 'text/html',
+  statuses: [400, 404],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/care/{id}/verify',
+  family: 'care',
+  summary: 'Pure hash-chain check: {valid, events_verified, problems[]}',
+  params: { id: 'POGC-... document id' },
+  statuses: [400, 404],
+});
 
 export function registerCareRoutes(app: H3, deps: ServiceDeps): void {
   app.post('/api/care', async (event) => {
     const body = await parseBody(event, createCareInput);
     const doc = await createCareDocument(stateOf(deps), body, deps.now());
     event.res.status = 201;
-    return { ...doc, links: { self: `/api/care/${doc.document_id}`, json: `/api/care/${doc.document_id}.json`, events: `/api/care/${doc.document_id}/event`, verify: `/api/care/${doc.document_id}/verify` } };
+    return {
+      ...doc,
+      links: {
+        self: `/api/care/${doc.document_id}`,
+        json: `/api/care/${doc.document_id}.json`,
+        events: `/api/care/${doc.document_id}/event`,
+        verify: `/api/care/${doc.document_id}/verify`,
+      },
+    };
   });
 
   app.post('/api/care/:id/event', async (event) => {
@@ -61,7 +108,9 @@ export function registerCareRoutes(app: H3, deps: ServiceDeps): void {
     const full = await getCareDocument(stateOf(deps), id);
     if ((getRouterParam(event, 'id') ?? '').endsWith('.json')) return full;
     const html = renderCarePage(full.document, full.events, full.verification, {
-      jsonHref: `/api/care/${id}.json`, verifyHref: `/api/care/${id}/verify`, vettingHref: full.document.vetting_id ? `/api/vetting?id=${full.document.vetting_id}` : null,
+      jsonHref: `/api/care/${id}.json`,
+      verifyHref: `/api/care/${id}/verify`,
+      vettingHref: full.document.vetting_id ? `/api/vetting?id=${full.document.vetting_id}` : null,
     });
     return new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8', link: DISCOVERY_LINK_HEADER } });
   });

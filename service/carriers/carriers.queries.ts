@@ -15,7 +15,14 @@ import { loadSql, type Json, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { clampLimit } from '../platform/http.ts';
 import {
-  assessBasics, assessCarrier, BASICS, NATIONAL_OOS_AVERAGES, RISK_RULES, type CarrierClass, type CarrierFeatures, type RiskAssessment,
+  assessBasics,
+  assessCarrier,
+  BASICS,
+  NATIONAL_OOS_AVERAGES,
+  RISK_RULES,
+  type CarrierClass,
+  type CarrierFeatures,
+  type RiskAssessment,
 } from '../../ingest/fmcsa/risk-model.ts';
 
 const SQL = {
@@ -44,13 +51,16 @@ const SQL = {
   rejects: /* sql */ `SELECT dataset, count(*)::INTEGER AS rejects FROM rejects GROUP BY dataset ORDER BY dataset`,
 };
 
-const NO_DATA = (what: string) => `No ${what} data yet: the current FMCSA snapshot has no ${what} file loaded, so this is not a clean record.`;
+const NO_DATA = (what: string) =>
+  `No ${what} data yet: the current FMCSA snapshot has no ${what} file loaded, so this is not a clean record.`;
 
 /** Parses a DOT number (number, digit string, or 8-digit padded L&I form). */
 export function parseDot(raw: unknown, parameter = 'dot'): number {
   const s = typeof raw === 'number' ? String(raw) : typeof raw === 'string' ? raw.trim() : '';
   if (!/^\d{1,8}$/.test(s) || Number(s) === 0) {
-    throw new InvalidInputError(`'${parameter}' must be a USDOT number (1 to 8 digits), got '${String(raw ?? '')}'`, { response: { parameter } });
+    throw new InvalidInputError(`'${parameter}' must be a USDOT number (1 to 8 digits), got '${String(raw ?? '')}'`, {
+      response: { parameter },
+    });
   }
   return Number(s);
 }
@@ -82,14 +92,19 @@ export interface SearchCarriersQuery {
  * and/or state. Ranked: exact name, name prefix, then contains; larger fleets
  * first within a rank. At least one filter is required.
  */
-export async function searchCarriers(fmcsa: SnapshotReader, q: SearchCarriersQuery): Promise<{ total: number; limit: number; limit_clamped?: { requested: number; max: number }; offset: number; results: Row[] }> {
+export async function searchCarriers(
+  fmcsa: SnapshotReader,
+  q: SearchCarriersQuery,
+): Promise<{ total: number; limit: number; limit_clamped?: { requested: number; max: number }; offset: number; results: Row[] }> {
   const dot = q.dot != null && q.dot !== '' ? parseDot(q.dot) : null;
   const mc = q.mc ? parseDocket(q.mc) : null;
   const name = q.name?.trim() ? q.name.trim().toLowerCase() : null;
   if (name && name.length < 2) throw new InvalidInputError(`'name' needs at least 2 characters`, { response: { parameter: 'name' } });
   const state = q.state?.trim() ? q.state.trim().toUpperCase() : null;
-  if (state && !/^[A-Z]{2}$/.test(state)) throw new InvalidInputError(`'state' must be a 2-letter code`, { response: { parameter: 'state' } });
-  if (dot == null && !mc && !name && !state) throw new InvalidInputError('give at least one of name, dot, mc or state', { response: { parameter: 'name' } });
+  if (state && !/^[A-Z]{2}$/.test(state))
+    throw new InvalidInputError(`'state' must be a 2-letter code`, { response: { parameter: 'state' } });
+  if (dot == null && !mc && !name && !state)
+    throw new InvalidInputError('give at least one of name, dot, mc or state', { response: { parameter: 'name' } });
   const { limit, clamped } = clampLimit(q.limit, 20, 100);
   const offset = Math.max(0, Math.trunc(q.offset ?? 0));
   const rows = await fmcsa.query(SQL.search, { dot, mc, name, state, limit, offset });
@@ -107,7 +122,14 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
     const [c] = await fmcsa.query(SQL.carrierCensus, { dot });
     if (c) {
       const r = await packedRiskRow(fmcsa, dot);
-      row = { ...c, risk_score: r?.risk_score ?? null, risk_level: r?.risk_level ?? null, recommendation: r?.recommendation ?? null, authority_status: r?.authority_status ?? null, as_of: r?.as_of ?? null };
+      row = {
+        ...c,
+        risk_score: r?.risk_score ?? null,
+        risk_level: r?.risk_level ?? null,
+        recommendation: r?.recommendation ?? null,
+        authority_status: r?.authority_status ?? null,
+        as_of: r?.as_of ?? null,
+      };
     }
   } else [row] = await fmcsa.query(SQL.carrier, { dot });
   if (!row) throw notFound(dot);
@@ -121,7 +143,13 @@ export function featuresFromRow(r: Row): CarrierFeatures {
   const n0 = (k: string) => Number(r[k] ?? 0);
   const bool = (k: string) => (r[k] == null ? null : Boolean(r[k]));
   const basics: CarrierFeatures['basics'] = {};
-  for (const b of BASICS) basics[b.key] = { measure: num(`${b.key}_measure`), percentile: num(`${b.key}_pct`), alert: bool(`${b.key}_alert`), acute_critical: bool(`${b.key}_ac`) };
+  for (const b of BASICS)
+    basics[b.key] = {
+      measure: num(`${b.key}_measure`),
+      percentile: num(`${b.key}_pct`),
+      alert: bool(`${b.key}_alert`),
+      acute_critical: bool(`${b.key}_ac`),
+    };
   return {
     dot_number: Number(r.dot_number),
     legal_name: (r.legal_name as string | null) ?? null,
@@ -210,7 +238,9 @@ async function snapshotMeta(fmcsa: SnapshotReader): Promise<SnapshotMeta> {
   if (!m) return { status: await fmcsa.query(SQL.status), sources: [], columns: [] };
   let p = datasetStatusCache.get(m);
   if (!p) {
-    p = Promise.all([fmcsa.query(SQL.status), fmcsa.query(SQL.sources), fmcsa.query(SQL.snapshotColumns)]).then(([status, sources, cols]) => ({ status, sources, columns: cols.map((c) => String(c.name)) }));
+    p = Promise.all([fmcsa.query(SQL.status), fmcsa.query(SQL.sources), fmcsa.query(SQL.snapshotColumns)]).then(
+      ([status, sources, cols]) => ({ status, sources, columns: cols.map((c) => String(c.name)) }),
+    );
     p.catch(() => datasetStatusCache.delete(m));
     datasetStatusCache.set(m, p);
   }
@@ -228,7 +258,11 @@ export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | s
   const f = featuresFromRow(row);
   const { status } = await snapshotMeta(fmcsa);
   const sms = await fmcsa.query(SQL.sms, { dot });
-  const basics = assessBasics(f).map((b, i) => ({ ...b, acute_critical: f.basics[BASICS[i].key]?.acute_critical ?? null, public: BASICS[i].key !== 'hm_compliance' && BASICS[i].key !== 'crash_ind' }));
+  const basics = assessBasics(f).map((b, i) => ({
+    ...b,
+    acute_critical: f.basics[BASICS[i].key]?.acute_critical ?? null,
+    public: BASICS[i].key !== 'hm_compliance' && BASICS[i].key !== 'crash_ind',
+  }));
   return {
     dot_number: dot,
     legal_name: f.legal_name,
@@ -244,7 +278,13 @@ export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | s
     basics,
     basics_over_threshold: f.basics_over_threshold,
     sms_counts: sms[0]
-      ? { insp_total: sms[0].insp_total, driver_insp_total: sms[0].driver_insp_total, driver_oos_insp_total: sms[0].driver_oos_insp_total, vehicle_insp_total: sms[0].vehicle_insp_total, vehicle_oos_insp_total: sms[0].vehicle_oos_insp_total }
+      ? {
+          insp_total: sms[0].insp_total,
+          driver_insp_total: sms[0].driver_insp_total,
+          driver_oos_insp_total: sms[0].driver_oos_insp_total,
+          vehicle_insp_total: sms[0].vehicle_insp_total,
+          vehicle_oos_insp_total: sms[0].vehicle_oos_insp_total,
+        }
       : null,
     as_of: row.as_of,
   };
@@ -265,7 +305,8 @@ export async function getCrashes(fmcsa: SnapshotReader, q: { dot?: number | stri
     rows = await fmcsa.query(SQL.crashesByDot, { dot });
   } else {
     vin = String(q.vin).trim().toUpperCase();
-    if (!/^[A-HJ-NPR-Z0-9]{11,17}$/.test(vin)) throw new InvalidInputError(`'vin' must be 11 to 17 characters (no I, O or Q)`, { response: { parameter: 'vin' } });
+    if (!/^[A-HJ-NPR-Z0-9]{11,17}$/.test(vin))
+      throw new InvalidInputError(`'vin' must be 11 to 17 characters (no I, O or Q)`, { response: { parameter: 'vin' } });
     rows = await fmcsa.query(SQL.crashesByVin, { vin });
   }
   const crashes = new Map<string, Row>();
@@ -296,7 +337,13 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
     fmcsa.query(SQL.violations, { dot, limit: 100 }),
     fmcsa.query(SQL.units, { dot, limit: 100 }),
   ]);
-  const rate = (insp: number, oos: number, r: number | null, nat: number) => ({ inspections: insp, oos_inspections: oos, oos_rate: r, national_average: nat, above_national: r == null ? null : r > nat });
+  const rate = (insp: number, oos: number, r: number | null, nat: number) => ({
+    inspections: insp,
+    oos_inspections: oos,
+    oos_rate: r,
+    national_average: nat,
+    above_national: r == null ? null : r > nat,
+  });
   return {
     dot_number: dot,
     data_available: available || hasData(status, 'sms'),
@@ -310,7 +357,8 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
       vehicle: rate(f.vehicle_inspections_24m, f.vehicle_oos_24m, f.vehicle_oos_rate, NATIONAL_OOS_AVERAGES.vehicle),
       hazmat: rate(f.hazmat_inspections_24m, f.hazmat_oos_24m, f.hazmat_oos_rate, NATIONAL_OOS_AVERAGES.hazmat),
     },
-    national_average_note: 'National averages are the ones FMCSA QCMobile reports (frozen at 2009-10). Rates need at least 3 inspections of that kind.',
+    national_average_note:
+      'National averages are the ones FMCSA QCMobile reports (frozen at 2009-10). Rates need at least 3 inspections of that kind.',
     inspections,
     violations,
     units,
@@ -322,7 +370,11 @@ export async function getEnforcement(fmcsa: SnapshotReader, dotRaw: number | str
   const dot = parseDot(dotRaw);
   await riskRow(fmcsa, dot);
   const { status } = await snapshotMeta(fmcsa);
-  const [oos, cases, revocations] = await Promise.all([fmcsa.query(SQL.oos, { dot }), fmcsa.query(SQL.enforcement, { dot }), fmcsa.query(SQL.revocations, { dot })]);
+  const [oos, cases, revocations] = await Promise.all([
+    fmcsa.query(SQL.oos, { dot }),
+    fmcsa.query(SQL.enforcement, { dot }),
+    fmcsa.query(SQL.revocations, { dot }),
+  ]);
   const section = (dataset: string, what: string, rows: Row[]) => {
     const available = hasData(status, dataset);
     return { data_available: available, message: available ? null : NO_DATA(what), records: available ? rows : [] };
@@ -339,9 +391,18 @@ export async function getEnforcement(fmcsa: SnapshotReader, dotRaw: number | str
 
 /** Which source dataset (sources.dataset) feeds which dataset_status row. */
 const SOURCE_TO_STATUS: Record<string, string> = {
-  'fmcsa/company-census': 'census', 'fmcsa/sms-input-census': 'census', 'fmcsa/crash': 'crash', 'fmcsa/inspection': 'inspection',
-  'fmcsa/inspection-units': 'inspection_units', 'fmcsa/violations': 'violations', 'fmcsa/sms-pass-property': 'sms', 'fmcsa/sms-pass': 'sms',
-  'fmcsa/li-revocation': 'revocation', 'fmcsa/li-carrier': 'authority', 'fmcsa/li-insurance': 'insurance', 'fmcsa/oos-orders': 'oos_orders',
+  'fmcsa/company-census': 'census',
+  'fmcsa/sms-input-census': 'census',
+  'fmcsa/crash': 'crash',
+  'fmcsa/inspection': 'inspection',
+  'fmcsa/inspection-units': 'inspection_units',
+  'fmcsa/violations': 'violations',
+  'fmcsa/sms-pass-property': 'sms',
+  'fmcsa/sms-pass': 'sms',
+  'fmcsa/li-revocation': 'revocation',
+  'fmcsa/li-carrier': 'authority',
+  'fmcsa/li-insurance': 'insurance',
+  'fmcsa/oos-orders': 'oos_orders',
   'fmcsa/enforcement-cases': 'enforcement',
 };
 
@@ -400,7 +461,15 @@ export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | st
     record_sha256: hashCanonical(features),
     parent: null,
   });
-  return { dot_number: dot, snapshot_id: fmcsa.manifest?.snapshot_id ?? null, as_of: (row.as_of as string | null) ?? null, features, assessment: assessCarrier(features), inputs, origin };
+  return {
+    dot_number: dot,
+    snapshot_id: fmcsa.manifest?.snapshot_id ?? null,
+    as_of: (row.as_of as string | null) ?? null,
+    features,
+    assessment: assessCarrier(features),
+    inputs,
+    origin,
+  };
 }
 
 const RULE_CODES = new Set(RISK_RULES.map((r) => r.code));
@@ -409,12 +478,23 @@ const RULE_CODES = new Set(RISK_RULES.map((r) => r.code));
 /** `limit`: default 50, max 500 (larger values are clamped and the result says so). */
 export async function searchRedFlags(fmcsa: SnapshotReader, q: { code?: string; state?: string; limit?: number }) {
   const code = q.code?.trim() ? q.code.trim().toUpperCase() : null;
-  if (code && !RULE_CODES.has(code)) throw new InvalidInputError(`unknown red flag code '${code}'; known: ${[...RULE_CODES].join(', ')}`, { response: { parameter: 'code' } });
+  if (code && !RULE_CODES.has(code))
+    throw new InvalidInputError(`unknown red flag code '${code}'; known: ${[...RULE_CODES].join(', ')}`, {
+      response: { parameter: 'code' },
+    });
   const state = q.state?.trim() ? q.state.trim().toUpperCase() : null;
-  if (state && !/^[A-Z]{2}$/.test(state)) throw new InvalidInputError(`'state' must be a 2-letter code`, { response: { parameter: 'state' } });
+  if (state && !/^[A-Z]{2}$/.test(state))
+    throw new InvalidInputError(`'state' must be a 2-letter code`, { response: { parameter: 'state' } });
   const { limit, clamped } = clampLimit(q.limit, 50, 500);
   const rows = await fmcsa.query(SQL.redFlags, { code, state, limit });
-  return { code, state, total: rows.length ? Number(rows[0].total) : 0, limit, ...(clamped ? { limit_clamped: clamped } : {}), results: rows.map(({ total: _t, ...r }) => r) };
+  return {
+    code,
+    state,
+    total: rows.length ? Number(rows[0].total) : 0,
+    limit,
+    ...(clamped ? { limit_clamped: clamped } : {}),
+    results: rows.map(({ total: _t, ...r }) => r),
+  };
 }
 
 /** Record counts per dataset and as-of dates, the files loaded and reject counts. */
@@ -424,7 +504,11 @@ export async function getDatasetStatus(fmcsa: SnapshotReader) {
   return {
     snapshot_id: fmcsa.manifest?.snapshot_id ?? null,
     published_at: fmcsa.manifest?.published_at ?? null,
-    datasets: status.map((s) => ({ ...s, records: Number(s.records), message: s.data_available ? null : NO_DATA(String(s.dataset).replace(/_/g, ' ')) })),
+    datasets: status.map((s) => ({
+      ...s,
+      records: Number(s.records),
+      message: s.data_available ? null : NO_DATA(String(s.dataset).replace(/_/g, ' ')),
+    })),
     sources,
     rejects,
   };

@@ -20,7 +20,15 @@ import { readerFor } from '../platform/deps.ts';
 import { limitParam, parseQuery } from '../platform/http.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
-  getCarrier, getCarrierSafety, getCrashes, getDatasetStatus, getEnforcement, getInspections, getRiskSnapshot, searchCarriers, searchRedFlags,
+  getCarrier,
+  getCarrierSafety,
+  getCrashes,
+  getDatasetStatus,
+  getEnforcement,
+  getInspections,
+  getRiskSnapshot,
+  searchCarriers,
+  searchRedFlags,
 } from './carriers.queries.ts';
 
 const dotQuery = z.object({ dot: z.string({ error: 'required' }).min(1, 'required').describe('USDOT number') });
@@ -33,18 +41,84 @@ const searchQuery = z.object({
   offset: z.coerce.number().int().min(0).default(0),
 });
 const crashQuery = z.object({ dot: z.string().optional().describe('USDOT number'), vin: z.string().optional().describe('vehicle VIN') });
-const redFlagQuery = z.object({ code: z.string().optional().describe('red-flag code (CAPS_SNAKE_CASE)'), state: z.string().optional().describe('2-letter physical state'), limit: limitParam(50, 500) });
+const redFlagQuery = z.object({
+  code: z.string().optional().describe('red-flag code (CAPS_SNAKE_CASE)'),
+  state: z.string().optional().describe('2-letter physical state'),
+  limit: limitParam(50, 500),
+});
 const dotParam = { dot: 'USDOT number' };
 
-describeRoute({ method: 'GET', path: '/api/carriers', family: 'carriers', summary: 'Carrier search (at least one filter): name contains, ranked exact > prefix > contains, then fleet size → {total, results}', query: searchQuery, statuses: [400, 503] });
-describeRoute({ method: 'GET', path: '/api/carrier/{dot}', family: 'carriers', summary: 'Carrier identity, L&I authority dockets and insurance filings', params: dotParam, statuses: [400, 404, 503] });
-describeRoute({ method: 'GET', path: '/api/carrier/{dot}/snapshot', family: 'carriers', summary: 'Risk snapshot: features, assessment, inputs with dataset as-of dates and SHA-256', params: dotParam, statuses: [400, 404, 503] });
-describeRoute({ method: 'GET', path: '/api/safety', family: 'carriers', summary: 'The seven BASICs: measure, percentile, threshold, exceeded, alert', query: dotQuery, statuses: [400, 404, 503] });
-describeRoute({ method: 'GET', path: '/api/crashes', family: 'carriers', summary: 'Crashes (one row per vehicle) with fatal / injury / tow-away counts, by carrier or VIN', query: crashQuery, statuses: [400, 404, 503] });
-describeRoute({ method: 'GET', path: '/api/inspections', family: 'carriers', summary: 'Newest 100 inspections with violations and units; 24-month OOS rates vs national averages', query: dotQuery, statuses: [400, 404, 503] });
-describeRoute({ method: 'GET', path: '/api/enforcement', family: 'carriers', summary: 'OOS orders, enforcement cases, revocations (data_available false when a dataset is empty)', query: dotQuery, statuses: [400, 404, 503] });
-describeRoute({ method: 'GET', path: '/api/red-flags', family: 'carriers', summary: 'Carriers with a red flag, highest score first', query: redFlagQuery, statuses: [400, 503] });
-describeRoute({ method: 'GET', path: '/api/fmcsa/status', family: 'carriers', summary: 'Record counts and as-of dates per FMCSA dataset, files loaded (SHA-256), reject counts', statuses: [503] });
+describeRoute({
+  method: 'GET',
+  path: '/api/carriers',
+  family: 'carriers',
+  summary: 'Carrier search (at least one filter): name contains, ranked exact > prefix > contains, then fleet size → {total, results}',
+  query: searchQuery,
+  statuses: [400, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/carrier/{dot}',
+  family: 'carriers',
+  summary: 'Carrier identity, L&I authority dockets and insurance filings',
+  params: dotParam,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/carrier/{dot}/snapshot',
+  family: 'carriers',
+  summary: 'Risk snapshot: features, assessment, inputs with dataset as-of dates and SHA-256',
+  params: dotParam,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/safety',
+  family: 'carriers',
+  summary: 'The seven BASICs: measure, percentile, threshold, exceeded, alert',
+  query: dotQuery,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/crashes',
+  family: 'carriers',
+  summary: 'Crashes (one row per vehicle) with fatal / injury / tow-away counts, by carrier or VIN',
+  query: crashQuery,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/inspections',
+  family: 'carriers',
+  summary: 'Newest 100 inspections with violations and units; 24-month OOS rates vs national averages',
+  query: dotQuery,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/enforcement',
+  family: 'carriers',
+  summary: 'OOS orders, enforcement cases, revocations (data_available false when a dataset is empty)',
+  query: dotQuery,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/red-flags',
+  family: 'carriers',
+  summary: 'Carriers with a red flag, highest score first',
+  query: redFlagQuery,
+  statuses: [400, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/fmcsa/status',
+  family: 'carriers',
+  summary: 'Record counts and as-of dates per FMCSA dataset, files loaded (SHA-256), reject counts',
+  statuses: [503],
+});
 
 export function registerCarrierRoutes(app: H3, deps: ServiceDeps): void {
   const fmcsa = () => readerFor(deps, 'fmcsa');

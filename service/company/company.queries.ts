@@ -20,7 +20,8 @@ export function parseCompanyRef(raw: string): CompanyRef {
   const s = decodeURIComponent(raw).trim();
   const cik = /^(?:CIK)?(\d{1,10})$/i.exec(s);
   if (cik) return { ticker: null, cik: Number(cik[1]) };
-  if (!/^[A-Za-z0-9][A-Za-z0-9.\-]{0,14}$/.test(s)) throw new InvalidInputError(`'${s}' is not a ticker or CIK`, { response: { parameter: 'ticker' } });
+  if (!/^[A-Za-z0-9][A-Za-z0-9.\-]{0,14}$/.test(s))
+    throw new InvalidInputError(`'${s}' is not a ticker or CIK`, { response: { parameter: 'ticker' } });
   return { ticker: s.toUpperCase().replace(/\./g, '-'), cik: null };
 }
 
@@ -67,9 +68,12 @@ export function buildIdentityCard(c: CompanyRecord, baseUrl: string) {
     c.state_of_incorporation ? `, incorporated in ${c.state_of_incorporation_description ?? c.state_of_incorporation}` : '',
     '.',
   ];
-  const tags = [c.sic_description ? String(c.sic_description).toLowerCase() : null, c.exchange ? String(c.exchange).toLowerCase() : null, c.category ? String(c.category).toLowerCase() : null, c.status as string].filter(
-    (x): x is string => Boolean(x),
-  );
+  const tags = [
+    c.sic_description ? String(c.sic_description).toLowerCase() : null,
+    c.exchange ? String(c.exchange).toLowerCase() : null,
+    c.category ? String(c.category).toLowerCase() : null,
+    c.status as string,
+  ].filter((x): x is string => Boolean(x));
   const self = `${baseUrl}/api/company/${encodeURIComponent(ticker)}`;
   return {
     schema: COMPANY_SCHEMA_ID,

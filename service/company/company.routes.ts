@@ -5,7 +5,14 @@ import { readerFor } from '../platform/deps.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { buildIdentityCard, findCompany } from './company.queries.ts';
 
-describeRoute({ method: 'GET', path: '/api/company/{ticker}', family: 'company', summary: 'Layer 0 identity card (about 200 tokens); a CIK is accepted too', params: { ticker: 'ticker (AAPL, BRK-B) or CIK' }, statuses: [400, 404, 503] });
+describeRoute({
+  method: 'GET',
+  path: '/api/company/{ticker}',
+  family: 'company',
+  summary: 'Layer 0 identity card (about 200 tokens); a CIK is accepted too',
+  params: { ticker: 'ticker (AAPL, BRK-B) or CIK' },
+  statuses: [400, 404, 503],
+});
 
 export function registerCompanyRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/company/:ticker', async (event) => {

@@ -44,14 +44,22 @@ export async function runAiQuery(deps: ServiceDeps, query: AiQuery): Promise<AiQ
   switch (query.type) {
     case 'company': {
       const company = await findCompany(reader(deps, 'registry'), query.q);
-      return { schema: 'proofline/ai-query/v1', query, source: 'registry', results: [buildIdentityCard(company, deps.options.publicBaseUrl)] };
+      return {
+        schema: 'proofline/ai-query/v1',
+        query,
+        source: 'registry',
+        results: [buildIdentityCard(company, deps.options.publicBaseUrl)],
+      };
     }
     case 'carrier': {
       // A USDOT number, an MC/MX/FF docket, or else a carrier name (same parsing and ranking as GET /api/carriers).
       const q = query.q;
       const filter = /^\d{1,8}$/.test(q) ? { dot: q } : /^(MC|MX|FF)[-\s]?\d{1,8}$/i.test(q) ? { mc: q } : { name: q };
       const found = await searchCarriers(reader(deps, 'fmcsa'), { ...filter, limit: 10 });
-      if (!found.results.length) throw new NotFoundError(`no carrier matches '${q}'`, { response: { q, hint: 'give a USDOT number, an MC docket or part of the legal name' } });
+      if (!found.results.length)
+        throw new NotFoundError(`no carrier matches '${q}'`, {
+          response: { q, hint: 'give a USDOT number, an MC docket or part of the legal name' },
+        });
       return { schema: 'proofline/ai-query/v1', query, source: 'fmcsa', results: found.results };
     }
   }

@@ -80,5 +80,11 @@ export async function writeDiscoveryState(dataDir: string, state: DiscoveryState
 
 /** Slug used in versionIds: "/ai/knowledge.json" → "ai-knowledge". */
 export function resourceSlug(resource: string): string {
-  return resource.replace(/^\/+/, '').replace(/\.json$/, '').replace(/^\.well-known\//, '').replace(/[^a-zA-Z0-9]+/g, '-') || 'root';
+  return (
+    resource
+      .replace(/^\/+/, '')
+      .replace(/\.json$/, '')
+      .replace(/^\.well-known\//, '')
+      .replace(/[^a-zA-Z0-9]+/g, '-') || 'root'
+  );
 }

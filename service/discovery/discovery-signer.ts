@@ -44,7 +44,11 @@ export async function loadOrCreateDiscoveryKey(file: string): Promise<DiscoveryK
  * Returns `doc` with a `_signature` block appended (any existing one
  * replaced). `signedAt` is recorded as given (the stamp of the content).
  */
-export function signDiscoveryDocument<T extends Record<string, unknown>>(doc: T, key: DiscoveryKey | null, signedAt: string): T & { _signature: Record<string, unknown> } {
+export function signDiscoveryDocument<T extends Record<string, unknown>>(
+  doc: T,
+  key: DiscoveryKey | null,
+  signedAt: string,
+): T & { _signature: Record<string, unknown> } {
   const { _signature: _old, ...body } = doc;
   const contentHash = computeContentHash(body);
   const sig: Record<string, unknown> = key

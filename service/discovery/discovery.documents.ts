@@ -58,27 +58,71 @@ export const CACHE_SECONDS: Record<string, number> = {
   [PATHS.schema]: 86_400,
 };
 
-const SAFETY = 'Read-only. Facts derived from public SEC EDGAR and FMCSA records, each with a SHA-256 origin leaf back to its source file; not investment, legal or safety advice.';
+const SAFETY =
+  'Read-only. Facts derived from public SEC EDGAR and FMCSA records, each with a SHA-256 origin leaf back to its source file; not investment, legal or safety advice.';
 
 export const CORE_CONCEPTS = [
-  { term: 'origin leaf', definition: 'A JSON object naming the source file, its SHA-256 and the SHA-256 of the RFC 8785 canonical record, hashed itself into leaf_hash; it lets anyone recompute where a fact came from.' },
-  { term: 'content hash', definition: '"sha256:" + hex SHA-256 of the RFC 8785 canonical JSON of a document without its _signature member.' },
-  { term: 'snapshot', definition: 'An immutable, atomically published set of parquet tables of one warehouse domain, with a manifest of row counts and file hashes.' },
-  { term: 'identity card', definition: 'Layer 0 answer about a company (about 200 tokens): name, CIK, ticker, exchange, industry, status and its origin leaf.' },
-  { term: 'vetting record', definition: 'A timestamped, signed record of why a motor carrier was chosen for a load, with the hash of the regulator data it was based on.' },
-  { term: 'custody chain', definition: 'Hash-linked, append-only events of a shipment (tender, pickup, transit, delivery) that can be verified without authentication.' },
+  {
+    term: 'origin leaf',
+    definition:
+      'A JSON object naming the source file, its SHA-256 and the SHA-256 of the RFC 8785 canonical record, hashed itself into leaf_hash; it lets anyone recompute where a fact came from.',
+  },
+  {
+    term: 'content hash',
+    definition: '"sha256:" + hex SHA-256 of the RFC 8785 canonical JSON of a document without its _signature member.',
+  },
+  {
+    term: 'snapshot',
+    definition:
+      'An immutable, atomically published set of parquet tables of one warehouse domain, with a manifest of row counts and file hashes.',
+  },
+  {
+    term: 'identity card',
+    definition: 'Layer 0 answer about a company (about 200 tokens): name, CIK, ticker, exchange, industry, status and its origin leaf.',
+  },
+  {
+    term: 'vetting record',
+    definition:
+      'A timestamped, signed record of why a motor carrier was chosen for a load, with the hash of the regulator data it was based on.',
+  },
+  {
+    term: 'custody chain',
+    definition:
+      'Hash-linked, append-only events of a shipment (tender, pickup, transit, delivery) that can be verified without authentication.',
+  },
 ];
 
 /** Product families, each listed only when at least one of its routes is registered on this instance. */
 const PRODUCTS: { name: string; description: string; match: RegExp }[] = [
-  { name: 'Company registry API', description: 'SEC registrants by ticker or CIK: identity cards, profiles, timelines, filings, people, search; every answer carries origin leaves.', match: /^\/api\/(company|person|search|signals|ir)\b/ },
-  { name: 'Verification receipts', description: 'Look up any issued origin leaf and receive an Ed25519-signed, chainable receipt.', match: /^\/api\/verify\b/ },
-  { name: 'Carrier vetting API', description: 'FMCSA carriers: search, safety BASICs, crashes, inspections, enforcement, signed vetting records.', match: /^\/api\/(carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet)\b/ },
+  {
+    name: 'Company registry API',
+    description:
+      'SEC registrants by ticker or CIK: identity cards, profiles, timelines, filings, people, search; every answer carries origin leaves.',
+    match: /^\/api\/(company|person|search|signals|ir)\b/,
+  },
+  {
+    name: 'Verification receipts',
+    description: 'Look up any issued origin leaf and receive an Ed25519-signed, chainable receipt.',
+    match: /^\/api\/verify\b/,
+  },
+  {
+    name: 'Carrier vetting API',
+    description: 'FMCSA carriers: search, safety BASICs, crashes, inspections, enforcement, signed vetting records.',
+    match: /^\/api\/(carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet)\b/,
+  },
   { name: 'Proof of care', description: 'Tamper-evident custody chains for shipments, verifiable by anyone.', match: /^\/api\/care\b/ },
-  { name: 'Status and attestation', description: 'Health, dataset counts and as-of dates, and root hashes over the published tables.', match: /^\/api\/(health|status|stats|attestation)\b/ },
+  {
+    name: 'Status and attestation',
+    description: 'Health, dataset counts and as-of dates, and root hashes over the published tables.',
+    match: /^\/api\/(health|status|stats|attestation)\b/,
+  },
   { name: 'MCP server', description: 'Model Context Protocol over Streamable HTTP (JSON-RPC 2.0, stateless).', match: /^\/mcp$/ },
   { name: 'OpenAPI description', description: 'OpenAPI 3.1 document of the REST API.', match: /^\/openapi\.json$/ },
-  { name: 'AI discovery files', description: 'This manifest, knowledge, feed, archive, page manifest and query contract, each with a content hash.', match: /^\/(\.well-known\/(ai|archive)|ai\/|llms\.txt)/ },
+  {
+    name: 'AI discovery files',
+    description: 'This manifest, knowledge, feed, archive, page manifest and query contract, each with a content hash.',
+    match: /^\/(\.well-known\/(ai|archive)|ai\/|llms\.txt)/,
+  },
 ];
 
 export function hasRoute(ctx: DiscoveryContext, path: string): boolean {
@@ -148,10 +192,18 @@ export function buildKnowledge(ctx: DiscoveryContext, generated: string) {
     technology: {
       assertionType: 'technical-documentation',
       items: [
-        { name: 'Warehouse', description: 'Parquet files per domain snapshot (the record), indexed DuckDB serving copies, atomic CURRENT pointer swaps.' },
+        {
+          name: 'Warehouse',
+          description: 'Parquet files per domain snapshot (the record), indexed DuckDB serving copies, atomic CURRENT pointer swaps.',
+        },
         { name: 'Provenance', description: 'Origin leaves: SHA-256 over RFC 8785 canonical JSON, chained to source-file leaves.' },
         { name: 'Receipts', description: `Ed25519 signatures; public keys at ${ctx.base}${PATHS.keys}.` },
-        { name: 'Discovery signatures', description: ctx.signerAddress ? `Tier 3: EIP-191 personal_sign by ${ctx.signerAddress} over each file's contentHash.` : 'Tier 2: contentHash only (no secp256k1 key configured).' },
+        {
+          name: 'Discovery signatures',
+          description: ctx.signerAddress
+            ? `Tier 3: EIP-191 personal_sign by ${ctx.signerAddress} over each file's contentHash.`
+            : 'Tier 2: contentHash only (no secp256k1 key configured).',
+        },
       ],
     },
   };
@@ -173,7 +225,13 @@ export function buildFeed(ctx: DiscoveryContext, generated: string) {
       published: s.published_at,
       assertionType: 'technical-documentation',
       summary: `Ingest run ${s.run_id} published ${tables.length} ${s.domain} tables with ${rows} rows in total.`,
-      keyFacts: [`domain: ${s.domain}`, `run_id: ${s.run_id}`, `input_digest: ${s.input_digest ?? 'none'}`, `rows: ${rows}`, ...tables.map(([name, t]) => `table ${name}: ${num(t.rows)} rows, sha256 ${t.sha256}`)],
+      keyFacts: [
+        `domain: ${s.domain}`,
+        `run_id: ${s.run_id}`,
+        `input_digest: ${s.input_digest ?? 'none'}`,
+        `rows: ${rows}`,
+        ...tables.map(([name, t]) => `table ${name}: ${num(t.rows)} rows, sha256 ${t.sha256}`),
+      ],
       relatedConcepts: ['snapshot', 'origin leaf', s.domain],
     };
   });
@@ -187,16 +245,35 @@ export function buildFeed(ctx: DiscoveryContext, generated: string) {
     keyFacts: [`version: ${ctx.version}`, ...productsOf(ctx).map((p) => `${p.name}: ${p.endpoints.length} endpoints`)],
     relatedConcepts: ['identity card', 'content hash'],
   };
-  const items = [...runs, release].sort((a, b) => (a.published < b.published ? 1 : a.published > b.published ? -1 : a.id.localeCompare(b.id)));
-  return { specVersion: SPEC_VERSION, schemaVersion: SCHEMA_VERSION, generated, organization: { name: ctx.org.name, domain: ctx.org.domain }, items };
+  const items = [...runs, release].sort((a, b) =>
+    a.published < b.published ? 1 : a.published > b.published ? -1 : a.id.localeCompare(b.id),
+  );
+  return {
+    specVersion: SPEC_VERSION,
+    schemaVersion: SCHEMA_VERSION,
+    generated,
+    organization: { name: ctx.org.name, domain: ctx.org.domain },
+    items,
+  };
 }
 
 /** The documented request/response contract of /ai/query (served at GET /ai/query without `q`). */
 export function buildQueryContract(ctx: DiscoveryContext, generated: string) {
   const types: { type: string; source: string; q: string; returns: string }[] = [
-    { type: 'company', source: 'registry', q: 'ticker (AAPL, BRK-B) or CIK (320193, CIK0000320193)', returns: 'the layer 0 identity card (schema proofline/sec-company/v1) with its origin leaf' },
+    {
+      type: 'company',
+      source: 'registry',
+      q: 'ticker (AAPL, BRK-B) or CIK (320193, CIK0000320193)',
+      returns: 'the layer 0 identity card (schema proofline/sec-company/v1) with its origin leaf',
+    },
   ];
-  if (ctx.carrierQueries) types.push({ type: 'carrier', source: 'fmcsa', q: 'USDOT number (1-8 digits), MC/MX/FF docket (MC123456) or part of the legal or DBA name', returns: 'up to 10 ranked FMCSA census rows with risk level (as GET /api/carriers)' });
+  if (ctx.carrierQueries)
+    types.push({
+      type: 'carrier',
+      source: 'fmcsa',
+      q: 'USDOT number (1-8 digits), MC/MX/FF docket (MC123456) or part of the legal or DBA name',
+      returns: 'up to 10 ranked FMCSA census rows with risk level (as GET /api/carriers)',
+    });
   return {
     standard: 'proofline-ai-query',
     specVersion: SPEC_VERSION,
@@ -206,19 +283,29 @@ export function buildQueryContract(ctx: DiscoveryContext, generated: string) {
     request: {
       methods: ['GET', 'POST'],
       get: `${PATHS.query}?q=<text>&type=<type>`,
-      post: { contentType: 'application/json', body: { q: 'string (required, 1-200 characters)', type: `one of ${types.map((t) => t.type).join(', ')} (default company)` } },
+      post: {
+        contentType: 'application/json',
+        body: { q: 'string (required, 1-200 characters)', type: `one of ${types.map((t) => t.type).join(', ')} (default company)` },
+      },
       types,
     },
     response: {
       contentType: 'application/json',
-      body: { schema: 'proofline/ai-query/v1', query: { q: 'string', type: 'string' }, source: 'warehouse domain answered from', results: 'array of records, each with origin' },
+      body: {
+        schema: 'proofline/ai-query/v1',
+        query: { q: 'string', type: 'string' },
+        source: 'warehouse domain answered from',
+        results: 'array of records, each with origin',
+      },
     },
     errors: {
       400: '{error, status, parameter}: missing or invalid q or type',
       404: '{error, status, ...}: nothing matches (company: ticker and hint)',
       503: '{error, status, retry_after_seconds}: the domain has no published snapshot yet, or is not served by this instance',
     },
-    carrierData: ctx.carrierQueries ? 'available (type carrier)' : 'not available on this instance: carrier queries are not served yet, only registry data',
+    carrierData: ctx.carrierQueries
+      ? 'available (type carrier)'
+      : 'not available on this instance: carrier queries are not served yet, only registry data',
   };
 }
 
@@ -256,7 +343,16 @@ export function buildArchive(ctx: DiscoveryContext, generated: string, records: 
 /** llms.txt (llmstxt.org): H1, a `>` summary, H2 link lists; generated from the same data as the manifest. */
 export function buildLlmsTxt(ctx: DiscoveryContext): string {
   const b = ctx.base;
-  const lines = [`# ${ctx.org.name}`, '', `> ${ctx.org.mission}`, '', `Sectors: ${ctx.org.sector.join(', ')}. Domain: ${ctx.org.domain}.`, '', '## Discovery', ''];
+  const lines = [
+    `# ${ctx.org.name}`,
+    '',
+    `> ${ctx.org.mission}`,
+    '',
+    `Sectors: ${ctx.org.sector.join(', ')}. Domain: ${ctx.org.domain}.`,
+    '',
+    '## Discovery',
+    '',
+  ];
   lines.push(`- [AI discovery manifest](${b}${PATHS.manifest}): ai-discovery ${SPEC_VERSION}, content-hashed`);
   lines.push(`- [Knowledge](${b}${PATHS.knowledge}): summary, glossary, products, technology`);
   lines.push(`- [Feed](${b}${PATHS.feed}): published ingest runs and releases`);
@@ -275,9 +371,19 @@ function esc(s: string): string {
 
 /** The human home page (its <head> gets the ai-discovery link from withDiscoveryLink). */
 export function buildHomeHtml(ctx: DiscoveryContext): string {
-  const jsonLd = JSON.stringify({ '@context': 'https://schema.org', '@type': 'Organization', name: ctx.org.name, url: ctx.base, description: ctx.org.mission, knowsAbout: ctx.org.sector }).replace(/</g, '\\u003c');
+  const jsonLd = JSON.stringify({
+    '@context': 'https://schema.org',
+    '@type': 'Organization',
+    name: ctx.org.name,
+    url: ctx.base,
+    description: ctx.org.mission,
+    knowsAbout: ctx.org.sector,
+  }).replace(/</g, '\\u003c');
   const products = productsOf(ctx)
-    .map((p) => `<li><strong>${esc(p.name)}</strong>: ${esc(p.description)}<br><code>${p.endpoints.map(esc).join('</code>, <code>')}</code></li>`)
+    .map(
+      (p) =>
+        `<li><strong>${esc(p.name)}</strong>: ${esc(p.description)}<br><code>${p.endpoints.map(esc).join('</code>, <code>')}</code></li>`,
+    )
     .join('\n');
   return `<!doctype html>
 <html lang="en">

@@ -128,7 +128,9 @@ export class DiscoveryPublisher {
 
   private async build(key: DiscoveryKey | null, cacheKey: string): Promise<void> {
     const now = this.deps.now().toISOString();
-    const state: DiscoveryState = await readDiscoveryState(this.deps.options.dataDir, (aside) => this.deps.log.error({ moved_to: aside }, 'discovery archive state was unreadable; moved aside, starting a new lineage'));
+    const state: DiscoveryState = await readDiscoveryState(this.deps.options.dataDir, (aside) =>
+      this.deps.log.error({ moved_to: aside }, 'discovery archive state was unreadable; moved aside, starting a new lineage'),
+    );
     let dirty = false;
     const version = this.deps.options.version;
     if (!state.releases[version]) {
@@ -158,7 +160,15 @@ export class DiscoveryPublisher {
       if (!prev || prev.contentHash !== contentHash) {
         const seq = (prev?.seq ?? 0) + 1;
         const versionId = `${resourceSlug(path)}-v${seq}-${contentHash.slice(7, 15)}`;
-        const record: ArchiveRecordOut = { versionId, resource: path, contentHash, publishedAt: generated, signedAt, assertionType, summary };
+        const record: ArchiveRecordOut = {
+          versionId,
+          resource: path,
+          contentHash,
+          publishedAt: generated,
+          signedAt,
+          assertionType,
+          summary,
+        };
         if (prev) record.supersedes = prev.versionId;
         state.records.push(record);
         state.resources[path] = { fingerprint, contentHash, generated, versionId, seq, signedBy: signer, signedAt };
@@ -169,10 +179,24 @@ export class DiscoveryPublisher {
       }
       const signed = signDiscoveryDocument(doc, key, signedAt);
       const etag = `"${contentHash.slice(7)}${signer ? `.${signer.slice(2, 10).toLowerCase()}` : ''}"`;
-      files.set(path, { path, body: JSON.stringify(signed, null, 2) + '\n', contentType: JSON_TYPE, cacheSeconds: CACHE_SECONDS[path] ?? 3600, etag, contentHash });
+      files.set(path, {
+        path,
+        body: JSON.stringify(signed, null, 2) + '\n',
+        contentType: JSON_TYPE,
+        cacheSeconds: CACHE_SECONDS[path] ?? 3600,
+        etag,
+        contentHash,
+      });
     };
     const text = (path: string, body: string, contentType: string): void => {
-      files.set(path, { path, body, contentType, cacheSeconds: CACHE_SECONDS[path] ?? 3600, etag: `"${sha256Hex(body)}"`, contentHash: null });
+      files.set(path, {
+        path,
+        body,
+        contentType,
+        cacheSeconds: CACHE_SECONDS[path] ?? 3600,
+        etag: `"${sha256Hex(body)}"`,
+        contentHash: null,
+      });
     };
 
     stamp(PATHS.manifest, 'official-policy', 'AI discovery manifest', (g) => buildManifest(ctx, g));
@@ -181,7 +205,11 @@ export class DiscoveryPublisher {
     stamp(PATHS.query, 'technical-documentation', 'Request and response contract of /ai/query', (g) => buildQueryContract(ctx, g));
     text(PATHS.home, withDiscoveryLink(buildHomeHtml(ctx)), 'text/html; charset=utf-8');
     text(PATHS.llms, buildLlmsTxt(ctx), 'text/plain; charset=utf-8');
-    text(PATHS.schema, JSON.stringify(discoveryManifestJsonSchema(`${ctx.base}${PATHS.schema}`), null, 2) + '\n', 'application/schema+json');
+    text(
+      PATHS.schema,
+      JSON.stringify(discoveryManifestJsonSchema(`${ctx.base}${PATHS.schema}`), null, 2) + '\n',
+      'application/schema+json',
+    );
 
     const pageOf = (path: string, title: string, assertionType: string): PageEntry => {
       const f = files.get(path)!;

@@ -39,14 +39,18 @@ function serveFile(event: H3Event, f: ServedFile): Response {
 }
 
 function queryResponse(body: unknown): Response {
-  return new Response(JSON.stringify(body), { status: 200, headers: { 'content-type': 'application/json; charset=utf-8', 'access-control-allow-origin': '*', 'cache-control': 'no-store' } });
+  return new Response(JSON.stringify(body), {
+    status: 200,
+    headers: { 'content-type': 'application/json; charset=utf-8', 'access-control-allow-origin': '*', 'cache-control': 'no-store' },
+  });
 }
 
 export function registerDiscoveryRoutes(app: H3, deps: ServiceDeps): DiscoveryPublisher {
   const publisher = new DiscoveryPublisher(deps, app, servesCarrierQueries(deps));
   registerDiscoveryLinkHeader(app);
   const serve = (path: string) => async (event: H3Event) => serveFile(event, (await publisher.file(path))!);
-  for (const p of [PATHS.manifest, PATHS.knowledge, PATHS.feed, PATHS.archive, PATHS.pages, PATHS.llms, PATHS.home, PATHS.schema]) app.get(p, serve(p));
+  for (const p of [PATHS.manifest, PATHS.knowledge, PATHS.feed, PATHS.archive, PATHS.pages, PATHS.llms, PATHS.home, PATHS.schema])
+    app.get(p, serve(p));
 
   app.get(PATHS.query, async (event) => {
     const raw = getQuery(event) as Record<string, unknown>;
@@ -55,7 +59,9 @@ export function registerDiscoveryRoutes(app: H3, deps: ServiceDeps): DiscoveryPu
     if (!parsed.success) {
       const issue = parsed.error.issues[0];
       const param = issue?.path.join('.') || 'q';
-      throw new InvalidInputError(`invalid parameter '${param}': ${issue?.message}`, { response: { parameter: param, contract: `${deps.options.publicBaseUrl}${PATHS.query}` } });
+      throw new InvalidInputError(`invalid parameter '${param}': ${issue?.message}`, {
+        response: { parameter: param, contract: `${deps.options.publicBaseUrl}${PATHS.query}` },
+      });
     }
     return queryResponse(await runAiQuery(deps, parsed.data));
   });

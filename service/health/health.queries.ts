@@ -24,7 +24,12 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     const stale = age === null || age > deps.options.snapshotStaleHours;
     if (!m) reasons.push(`${domain}: no snapshot published yet`);
     else if (stale) reasons.push(`${domain}: snapshot is ${age!.toFixed(1)} hours old (limit ${deps.options.snapshotStaleHours})`);
-    db[domain] = { snapshot_id: m?.snapshot_id ?? null, published_at: m?.published_at ?? null, age_hours: age === null ? null : Math.round(age * 100) / 100, stale };
+    db[domain] = {
+      snapshot_id: m?.snapshot_id ?? null,
+      published_at: m?.published_at ?? null,
+      age_hours: age === null ? null : Math.round(age * 100) / 100,
+      stale,
+    };
   }
   const dependencies: Health['dependencies'] = {};
   for (const [name, probe] of Object.entries(deps.probes ?? {})) {

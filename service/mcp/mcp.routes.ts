@@ -22,7 +22,14 @@ import { describeRoute } from '../platform/route-registry.ts';
 import { creditKeyOf } from '../platform/guards.ts';
 import { TOOLS, type ToolContext } from './mcp.tools.ts';
 
-describeRoute({ method: 'POST', path: '/mcp', family: 'mcp', metered: false, summary: `MCP (JSON-RPC 2.0 over Streamable HTTP, stateless, JSON responses): ${TOOLS.length} freight_* tools`, statuses: [400, 403, 405, 406, 415] });
+describeRoute({
+  method: 'POST',
+  path: '/mcp',
+  family: 'mcp',
+  metered: false,
+  summary: `MCP (JSON-RPC 2.0 over Streamable HTTP, stateless, JSON responses): ${TOOLS.length} freight_* tools`,
+  statuses: [400, 403, 405, 406, 415],
+});
 
 const toolList = TOOLS.map((t) => ({
   name: t.name,
@@ -43,15 +50,23 @@ export function buildMcpServer(ctx: ToolContext): Server {
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
     const tool = byName.get(req.params.name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `unknown tool ${req.params.name}; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
+    if (!tool)
+      throw new McpError(ErrorCode.InvalidParams, `unknown tool ${req.params.name}; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
     const args = tool.input.safeParse(req.params.arguments ?? {});
-    if (!args.success) return { isError: true, content: [{ type: 'text' as const, text: `invalid arguments for ${tool.name}: ${issueText(args.error)}` }] };
+    if (!args.success)
+      return { isError: true, content: [{ type: 'text' as const, text: `invalid arguments for ${tool.name}: ${issueText(args.error)}` }] };
     try {
       const result = await tool.run(ctx, args.data);
       const checked = tool.output.safeParse(result);
       if (!checked.success) {
-        ctx.deps.log.error({ tool: tool.name, issues: checked.error.issues.slice(0, 3) }, 'MCP tool output does not match its output schema');
-        return { isError: true, content: [{ type: 'text' as const, text: `${tool.name} produced a result that does not match its output schema` }] };
+        ctx.deps.log.error(
+          { tool: tool.name, issues: checked.error.issues.slice(0, 3) },
+          'MCP tool output does not match its output schema',
+        );
+        return {
+          isError: true,
+          content: [{ type: 'text' as const, text: `${tool.name} produced a result that does not match its output schema` }],
+        };
       }
       const structured = checked.data as Record<string, unknown>;
       return { content: [{ type: 'text' as const, text: JSON.stringify(structured) }], structuredContent: structured };
@@ -75,7 +90,10 @@ export function toolErrorOf(toolName: string, e: unknown): { isError: true; cont
 }
 
 function rpcError(status: number, code: number, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), { status, headers: { 'content-type': 'application/json', ...headers } });
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json', ...headers },
+  });
 }
 
 export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
@@ -83,12 +101,21 @@ export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
     const req = event.req;
     const origin = req.headers.get('origin');
     const allowed = deps.options.mcpAllowedOrigins ?? [];
-    if (origin && !allowed.includes(origin)) return rpcError(403, -32000, `Forbidden: origin ${origin} is not allowed (MCP_ALLOWED_ORIGINS)`);
+    if (origin && !allowed.includes(origin))
+      return rpcError(403, -32000, `Forbidden: origin ${origin} is not allowed (MCP_ALLOWED_ORIGINS)`);
     const cors: Record<string, string> = origin ? { 'access-control-allow-origin': origin, vary: 'Origin' } : {};
     if (req.method === 'OPTIONS' && origin) {
-      return new Response(null, { status: 204, headers: { ...cors, 'access-control-allow-methods': 'POST', 'access-control-allow-headers': 'content-type, accept, authorization, mcp-protocol-version, mcp-session-id' } });
+      return new Response(null, {
+        status: 204,
+        headers: {
+          ...cors,
+          'access-control-allow-methods': 'POST',
+          'access-control-allow-headers': 'content-type, accept, authorization, mcp-protocol-version, mcp-session-id',
+        },
+      });
     }
-    if (req.method !== 'POST') return rpcError(405, -32000, 'Method not allowed: this stateless MCP endpoint accepts POST only.', { allow: 'POST', ...cors });
+    if (req.method !== 'POST')
+      return rpcError(405, -32000, 'Method not allowed: this stateless MCP endpoint accepts POST only.', { allow: 'POST', ...cors });
     let body: unknown = undefined;
     if ((req.headers.get('content-type') ?? '').includes('application/json')) {
       const text = await req.text();
@@ -97,8 +124,10 @@ export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
       } catch {
         return rpcError(400, -32700, 'Parse error: the body is not valid JSON', cors);
       }
-      if (Array.isArray(body)) return rpcError(400, -32600, 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 and later)', cors);
-      if (body && typeof body === 'object' && !('method' in body) && !('result' in body) && !('error' in body)) return rpcError(400, -32600, 'Invalid Request: missing method', cors);
+      if (Array.isArray(body))
+        return rpcError(400, -32600, 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 and later)', cors);
+      if (body && typeof body === 'object' && !('method' in body) && !('result' in body) && !('error' in body))
+        return rpcError(400, -32600, 'Invalid Request: missing method', cors);
     }
     const server = buildMcpServer({ deps, apiKey: creditKeyOf(event) });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -18,17 +18,26 @@ interface Param {
 
 /** Renders the reference page. */
 export function renderDocsPage(baseUrl: string, version: string, limits: { free: number; pro: number }): string {
-  const doc = buildOpenApiDocument(baseUrl, version) as { paths: Record<string, Record<string, { summary: string; description?: string; tags: string[]; parameters: Param[]; responses: Record<string, unknown> }>> };
+  const doc = buildOpenApiDocument(baseUrl, version) as {
+    paths: Record<
+      string,
+      Record<string, { summary: string; description?: string; tags: string[]; parameters: Param[]; responses: Record<string, unknown> }>
+    >;
+  };
   const rows: string[] = [];
   const sections: string[] = [];
   for (const [p, ops] of Object.entries(doc.paths)) {
     for (const [method, op] of Object.entries(ops)) {
       const id = `${method}-${p}`.replace(/[^a-z0-9]+/gi, '-');
-      rows.push(`<tr><td><code>${method.toUpperCase()}</code></td><td><a href="#${id}"><code>${esc(p)}</code></a></td><td>${esc(op.summary)}</td></tr>`);
+      rows.push(
+        `<tr><td><code>${method.toUpperCase()}</code></td><td><a href="#${id}"><code>${esc(p)}</code></a></td><td>${esc(op.summary)}</td></tr>`,
+      );
       const params = op.parameters.length
         ? `<table><tr><th>parameter</th><th>in</th><th>required</th><th>description</th></tr>${op.parameters.map((x) => `<tr><td><code>${esc(x.name)}</code></td><td>${esc(x.in)}</td><td>${x.required ? 'yes' : 'no'}</td><td>${esc(x.description ?? '')}${x.schema?.enum ? ` (one of ${x.schema.enum.map(esc).join(', ')})` : ''}</td></tr>`).join('')}</table>`
         : '<p>No parameters.</p>';
-      sections.push(`<section id="${id}"><h3><code>${method.toUpperCase()} ${esc(p)}</code> <small>${esc(op.tags.join(', '))}</small></h3><p>${esc(op.summary)}</p>${op.description ? `<p>${esc(op.description)}</p>` : ''}${params}<p>Statuses: ${Object.keys(op.responses).map(esc).join(', ')}</p></section>`);
+      sections.push(
+        `<section id="${id}"><h3><code>${method.toUpperCase()} ${esc(p)}</code> <small>${esc(op.tags.join(', '))}</small></h3><p>${esc(op.summary)}</p>${op.description ? `<p>${esc(op.description)}</p>` : ''}${params}<p>Statuses: ${Object.keys(op.responses).map(esc).join(', ')}</p></section>`,
+      );
     }
   }
   return withDiscoveryLink(`<!doctype html>

@@ -12,7 +12,12 @@ import { describeRouteIfAbsent, listRoutes, type HttpMethod, type RouteDoc } fro
 const KNOWN: Array<Omit<RouteDoc, 'method'> & { method?: HttpMethod }> = [
   { path: '/.well-known/ai', family: 'discovery', metered: false, summary: 'AI Discovery manifest of this instance (signed: _signature)' },
   { path: '/.well-known/archive', family: 'discovery', metered: false, summary: 'Archive of superseded discovery documents' },
-  { path: '/ai/knowledge.json', family: 'discovery', metered: false, summary: 'Discovery knowledge: summary, glossary, products, technology' },
+  {
+    path: '/ai/knowledge.json',
+    family: 'discovery',
+    metered: false,
+    summary: 'Discovery knowledge: summary, glossary, products, technology',
+  },
   { path: '/ai/feed.json', family: 'discovery', metered: false, summary: 'Discovery feed' },
   { path: '/ai/pages.json', family: 'discovery', metered: false, summary: 'Discovery page manifest with page hashes' },
   { path: '/ai/query', family: 'discovery', metered: false, summary: 'Discovery query contract' },
@@ -36,7 +41,12 @@ export function seedRoutesOf(app: H3): void {
     if (isSeeded(method, path)) continue;
     const known = KNOWN.find((k) => k.path === path && (k.method ?? 'GET') === method);
     if (known) describeRouteIfAbsent({ ...known, method });
-    else describeRouteIfAbsent({ method, path, family: path.split('/').filter((s) => s && s !== 'api' && !s.startsWith('{'))[0] ?? 'other', summary: `${method} ${path}` });
+    else
+      describeRouteIfAbsent({
+        method,
+        path,
+        family: path.split('/').filter((s) => s && s !== 'api' && !s.startsWith('{'))[0] ?? 'other',
+        summary: `${method} ${path}`,
+      });
   }
 }
-

@@ -11,8 +11,22 @@ import { seedRoutesOf } from './known-routes.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 
-describeRoute({ method: 'GET', path: '/openapi.json', family: 'meta', metered: false, summary: 'This OpenAPI 3.1 document', responseDescription: 'OpenAPI 3.1 document' });
-describeRoute({ method: 'GET', path: '/docs', family: 'meta', metered: false, summary: 'Readable API reference (HTML)', contentType: 'text/html' });
+describeRoute({
+  method: 'GET',
+  path: '/openapi.json',
+  family: 'meta',
+  metered: false,
+  summary: 'This OpenAPI 3.1 document',
+  responseDescription: 'OpenAPI 3.1 document',
+});
+describeRoute({
+  method: 'GET',
+  path: '/docs',
+  family: 'meta',
+  metered: false,
+  summary: 'Readable API reference (HTML)',
+  contentType: 'text/html',
+});
 
 export function registerOpenApiRoutes(app: H3, deps: ServiceDeps): void {
   let json: string | null = null;

@@ -25,19 +25,63 @@ const usageMetaSchema: Json = {
   type: 'object',
   description: 'Merged into every JSON object body under /api: tier, hourly usage and the terms of use.',
   properties: {
-    source: { type: 'string' }, current_tier: { enum: ['free', 'pro'] }, requests_this_hour: { type: 'integer' },
-    hourly_limit: { type: 'integer' }, remaining: { type: 'integer' },
-    agent_type: { enum: ['chatgpt_user', 'gptbot', 'claudebot', 'claude_user', 'perplexitybot', 'google_extended', 'other_ai_agent', 'other_bot', 'browser', 'script'] },
-    validation_required_for_commercial_use: { type: 'boolean' }, license: { type: 'string' }, pricing: { type: 'string' },
-    trust_status: { type: 'string', description: 'tells the client where to confirm the data at its primary source: the accession number on sec.gov (registry), the USDOT record on FMCSA SAFER (carrier and vetting paths), the custody chain at /api/care/{id}/verify (proof-of-care paths, self_reported)' },
-    commercial_use_notice: { type: 'string' }, upsell: { type: ['string', 'null'] }, tier_recommendation: { enum: ['free', 'pro'] },
+    source: { type: 'string' },
+    current_tier: { enum: ['free', 'pro'] },
+    requests_this_hour: { type: 'integer' },
+    hourly_limit: { type: 'integer' },
+    remaining: { type: 'integer' },
+    agent_type: {
+      enum: [
+        'chatgpt_user',
+        'gptbot',
+        'claudebot',
+        'claude_user',
+        'perplexitybot',
+        'google_extended',
+        'other_ai_agent',
+        'other_bot',
+        'browser',
+        'script',
+      ],
+    },
+    validation_required_for_commercial_use: { type: 'boolean' },
+    license: { type: 'string' },
+    pricing: { type: 'string' },
+    trust_status: {
+      type: 'string',
+      description:
+        'tells the client where to confirm the data at its primary source: the accession number on sec.gov (registry), the USDOT record on FMCSA SAFER (carrier and vetting paths), the custody chain at /api/care/{id}/verify (proof-of-care paths, self_reported)',
+    },
+    commercial_use_notice: { type: 'string' },
+    upsell: { type: ['string', 'null'] },
+    tier_recommendation: { enum: ['free', 'pro'] },
   },
-  required: ['source', 'current_tier', 'requests_this_hour', 'hourly_limit', 'remaining', 'agent_type', 'validation_required_for_commercial_use', 'license', 'pricing', 'trust_status', 'commercial_use_notice', 'upsell', 'tier_recommendation'],
+  required: [
+    'source',
+    'current_tier',
+    'requests_this_hour',
+    'hourly_limit',
+    'remaining',
+    'agent_type',
+    'validation_required_for_commercial_use',
+    'license',
+    'pricing',
+    'trust_status',
+    'commercial_use_notice',
+    'upsell',
+    'tier_recommendation',
+  ],
 };
 
 const errorSchema: Json = {
   type: 'object',
-  properties: { error: { type: 'string' }, status: { type: 'integer' }, parameter: { type: 'string', description: '400: the offending parameter' }, hint: { type: 'string' }, usage_meta: { $ref: '#/components/schemas/UsageMeta' } },
+  properties: {
+    error: { type: 'string' },
+    status: { type: 'integer' },
+    parameter: { type: 'string', description: '400: the offending parameter' },
+    hint: { type: 'string' },
+    usage_meta: { $ref: '#/components/schemas/UsageMeta' },
+  },
   required: ['error', 'status'],
   additionalProperties: true,
 };
@@ -50,8 +94,13 @@ const rateHeaders: Json = {
 };
 
 const STATUS_TEXT: Record<number, string> = {
-  304: 'Not modified (If-None-Match matched the ETag)', 400: 'Invalid parameter (the body names it)', 401: 'Invalid or revoked API key',
-  404: 'Not found', 429: 'Hourly limit reached (Retry-After)', 500: 'Internal error', 503: 'Data not published yet or a dependency is down (Retry-After)',
+  304: 'Not modified (If-None-Match matched the ETag)',
+  400: 'Invalid parameter (the body names it)',
+  401: 'Invalid or revoked API key',
+  404: 'Not found',
+  429: 'Hourly limit reached (Retry-After)',
+  500: 'Internal error',
+  503: 'Data not published yet or a dependency is down (Retry-After)',
 };
 
 function isMetered(r: RouteDoc): boolean {
@@ -69,27 +118,50 @@ function operation(r: RouteDoc): Json {
       const js = jsonSchema(s, 'input');
       const description = (js.description as string | undefined) ?? (s as { description?: string }).description;
       delete js.description;
-      parameters.push({ name, in: 'query', required: !s.safeParse(undefined).success, ...(description ? { description } : {}), schema: js });
+      parameters.push({
+        name,
+        in: 'query',
+        required: !s.safeParse(undefined).success,
+        ...(description ? { description } : {}),
+        schema: js,
+      });
     }
   }
   const metered = isMetered(r);
-  let body: Json = r.response ? jsonSchema(r.response, 'output') : { type: 'object', ...(r.responseDescription ? { description: r.responseDescription } : {}) };
+  let body: Json = r.response
+    ? jsonSchema(r.response, 'output')
+    : { type: 'object', ...(r.responseDescription ? { description: r.responseDescription } : {}) };
   if (metered && (body.type === 'object' || body.properties)) {
-    body = { allOf: [body, { type: 'object', properties: { usage_meta: { $ref: '#/components/schemas/UsageMeta' } }, required: ['usage_meta'] }] };
+    body = {
+      allOf: [body, { type: 'object', properties: { usage_meta: { $ref: '#/components/schemas/UsageMeta' } }, required: ['usage_meta'] }],
+    };
   }
   const ok: Json = {
     description: r.responseDescription ?? 'OK',
-    content: { [r.contentType ?? 'application/json']: { schema: r.contentType && r.contentType !== 'application/json' ? { type: 'string' } : body } },
+    content: {
+      [r.contentType ?? 'application/json']: { schema: r.contentType && r.contentType !== 'application/json' ? { type: 'string' } : body },
+    },
     headers: { ETag: { schema: { type: 'string' } }, ...(metered ? rateHeaders : {}) },
   };
   const responses: Json = { '200': ok };
   const statuses = new Set<number>([...(r.method === 'GET' ? [304] : []), ...(r.statuses ?? []), ...(metered ? [401, 429] : []), 500]);
   for (const s of [...statuses].sort()) {
-    responses[String(s)] = s === 304
-      ? { description: STATUS_TEXT[304] }
-      : { description: STATUS_TEXT[s] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } }, ...(s === 429 || s === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } } : {}) };
+    responses[String(s)] =
+      s === 304
+        ? { description: STATUS_TEXT[304] }
+        : {
+            description: STATUS_TEXT[s] ?? 'Error',
+            content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } },
+            ...(s === 429 || s === 503 ? { headers: { 'Retry-After': { schema: { type: 'integer' } } } } : {}),
+          };
   }
-  const op: Json = { operationId: `${r.method.toLowerCase()}${r.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`, summary: r.summary, tags: [r.family], parameters, responses };
+  const op: Json = {
+    operationId: `${r.method.toLowerCase()}${r.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+    summary: r.summary,
+    tags: [r.family],
+    parameters,
+    responses,
+  };
   if (r.description) op.description = r.description;
   if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(r.body, 'input') } } };
   if (metered) op.security = [{}, { bearerAuth: [] }];

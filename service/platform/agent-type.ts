@@ -8,18 +8,39 @@
  */
 
 export const AGENT_TYPES = [
-  'chatgpt_user', 'gptbot', 'claudebot', 'claude_user', 'perplexitybot', 'google_extended',
-  'other_ai_agent', 'other_bot', 'browser', 'script',
+  'chatgpt_user',
+  'gptbot',
+  'claudebot',
+  'claude_user',
+  'perplexitybot',
+  'google_extended',
+  'other_ai_agent',
+  'other_bot',
+  'browser',
+  'script',
 ] as const;
 export type AgentType = (typeof AGENT_TYPES)[number];
 
 /** Agent types that count as AI-agent traffic (rankings, stats). */
-export const AI_AGENT_TYPES: readonly AgentType[] = ['chatgpt_user', 'gptbot', 'claudebot', 'claude_user', 'perplexitybot', 'google_extended', 'other_ai_agent'];
+export const AI_AGENT_TYPES: readonly AgentType[] = [
+  'chatgpt_user',
+  'gptbot',
+  'claudebot',
+  'claude_user',
+  'perplexitybot',
+  'google_extended',
+  'other_ai_agent',
+];
 
 /** The platform an AI agent type belongs to, for /api/stats. */
 export const AGENT_PLATFORM: Partial<Record<AgentType, string>> = {
-  chatgpt_user: 'openai', gptbot: 'openai', claudebot: 'anthropic', claude_user: 'anthropic',
-  perplexitybot: 'perplexity', google_extended: 'google', other_ai_agent: 'other_ai',
+  chatgpt_user: 'openai',
+  gptbot: 'openai',
+  claudebot: 'anthropic',
+  claude_user: 'anthropic',
+  perplexitybot: 'perplexity',
+  google_extended: 'google',
+  other_ai_agent: 'other_ai',
 };
 
 // Order matters: the most specific token first (Claude-User before ClaudeBot's generic "claude").
@@ -31,9 +52,15 @@ const RULES: Array<[RegExp, AgentType]> = [
   [/claudebot|claude-searchbot|anthropic-ai/i, 'claudebot'],
   [/perplexity(bot|-user)/i, 'perplexitybot'],
   [/google-extended/i, 'google_extended'],
-  [/ccbot|bytespider|amazonbot|applebot-extended|meta-externalagent|meta-externalfetcher|cohere-ai|youbot|duckassistbot|mistralai-user|diffbot|ai2bot|timpibot|omgili/i, 'other_ai_agent'],
+  [
+    /ccbot|bytespider|amazonbot|applebot-extended|meta-externalagent|meta-externalfetcher|cohere-ai|youbot|duckassistbot|mistralai-user|diffbot|ai2bot|timpibot|omgili/i,
+    'other_ai_agent',
+  ],
   [/bot\b|bot\/|crawler|spider|slurp|facebookexternalhit|preview/i, 'other_bot'],
-  [/^(curl|wget|httpie|python|aiohttp|go-http-client|java\/|okhttp|node|undici|axios|got\b|ruby|php|perl|libwww|postmanruntime|insomnia|autocannon|wrk|ab\/|k6|powershell|rust|reqwest|dart)/i, 'script'],
+  [
+    /^(curl|wget|httpie|python|aiohttp|go-http-client|java\/|okhttp|node|undici|axios|got\b|ruby|php|perl|libwww|postmanruntime|insomnia|autocannon|wrk|ab\/|k6|powershell|rust|reqwest|dart)/i,
+    'script',
+  ],
   [/mozilla\/\d.*(chrome|safari|firefox|edg|opera|gecko)/i, 'browser'],
 ];
 

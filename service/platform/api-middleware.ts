@@ -16,7 +16,17 @@ import { ApiLayer } from './hot-path.ts';
 import { errorResponse } from './http.ts';
 import { meteredHeaders, meterRequest, usageMetaText } from './metering.ts';
 import { etagOf, isCacheable, type CachedResponse } from './response-cache.ts';
-import { CORS_HEADERS, finish, JSON_TYPE, mergeUsageMeta, onlyContentType, PREFLIGHT_HEADERS, toFastResponse, type LayerRequest, type ResponseBody } from './response-finish.ts';
+import {
+  CORS_HEADERS,
+  finish,
+  JSON_TYPE,
+  mergeUsageMeta,
+  onlyContentType,
+  PREFLIGHT_HEADERS,
+  toFastResponse,
+  type LayerRequest,
+  type ResponseBody,
+} from './response-finish.ts';
 
 /** Non-/api documents that get ETag, compression and CORS (no metering). */
 const DOCUMENT_PATHS = new Set(['/openapi.json', '/docs', '/.well-known/proofline-keys.json']);
@@ -50,20 +60,42 @@ async function toOutcome(event: H3Event, val: unknown, pathname: string, deps: S
   }
   if (val instanceof Response) {
     const ct = val.headers.get('content-type') ?? '';
-    if (ct.includes('json')) return { status: val.status, json: await val.text(), raw: null, contentType: ct, headers: val.headers, ticker: val.status < 300 ? tickerOf(pathname, null) : null };
+    if (ct.includes('json'))
+      return {
+        status: val.status,
+        json: await val.text(),
+        raw: null,
+        contentType: ct,
+        headers: val.headers,
+        ticker: val.status < 300 ? tickerOf(pathname, null) : null,
+      };
     return { status: val.status, json: null, raw: val.body, contentType: ct, headers: val.headers, ticker: null };
   }
-  if (typeof val === 'string') return { status: event.res.status ?? 200, json: null, raw: val, contentType: 'text/plain; charset=utf-8', headers: null, ticker: null };
+  if (typeof val === 'string')
+    return { status: event.res.status ?? 200, json: null, raw: val, contentType: 'text/plain; charset=utf-8', headers: null, ticker: null };
   if (val instanceof Uint8Array || val instanceof ReadableStream || val instanceof Blob) {
-    return { status: event.res.status ?? 200, json: null, raw: val as ResponseBody, contentType: 'application/octet-stream', headers: null, ticker: null };
+    return {
+      status: event.res.status ?? 200,
+      json: null,
+      raw: val as ResponseBody,
+      contentType: 'application/octet-stream',
+      headers: null,
+      ticker: null,
+    };
   }
   try {
-    return { status: event.res.status ?? 200, json: JSON.stringify(val), raw: null, contentType: JSON_TYPE, headers: null, ticker: tickerOf(pathname, val) };
+    return {
+      status: event.res.status ?? 200,
+      json: JSON.stringify(val),
+      raw: null,
+      contentType: JSON_TYPE,
+      headers: null,
+      ticker: tickerOf(pathname, val),
+    };
   } catch (e) {
     return toOutcome(event, errorResponse(e, deps.log), pathname, deps);
   }
 }
-
 
 /** The request as the layer sees it, from an h3 event (a class: see NodeLayerRequest in service/platform/node-listener.ts). */
 class EventLayerRequest implements LayerRequest {
@@ -145,14 +177,31 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
         headers['x-proofline-cache'] = 'miss';
         // 404s of these routes depend only on the snapshot too (unknown ticker, person): cached alike, never with an ETag.
         if (out.json !== null && (out.status === 200 || (out.status === 404 && onlyContentType(out.headers)))) {
-          hit = { status: out.status, json: out.json, etag: etagOf(out.json), ticker: out.status === 200 ? out.ticker : null, contentType: out.contentType, hot: null };
+          hit = {
+            status: out.status,
+            json: out.json,
+            etag: etagOf(out.json),
+            ticker: out.status === 200 ? out.ticker : null,
+            contentType: out.contentType,
+            hot: null,
+          };
           cache.set(key, hit, gen);
         }
       }
     }
     headers['content-type'] = out.contentType;
     if (out.status === 503 && !headers['retry-after']) headers['retry-after'] = '5';
-    usage.record({ ts_ms: nowMs, client: id.client, tier: id.tier, agent_type: id.agent_type, method, path: pathname, ticker: out.ticker, status: out.status, duration_ms: performance.now() - t0 });
+    usage.record({
+      ts_ms: nowMs,
+      client: id.client,
+      tier: id.tier,
+      agent_type: id.agent_type,
+      method,
+      path: pathname,
+      ticker: out.ticker,
+      status: out.status,
+      duration_ms: performance.now() - t0,
+    });
     if (out.json === null) return toFastResponse(finish(req, out.status, out.raw, headers, null, out.headers));
     const etag = out.status === 200 && method !== 'POST' ? (hit?.etag ?? etagOf(out.json)) : null;
     return toFastResponse(finish(req, out.status, mergeUsageMeta(out.json, metaJson), headers, etag, out.headers));

@@ -19,7 +19,11 @@ export { bearerTokenOf };
 export function stateOf(deps: ServiceDeps): StateStore {
   if (deps.state) return deps.state;
   const heldBy = deps.stateHeldBy?.();
-  if (heldBy) throw new SourceUnavailableError(`the durable state store is owned by another Proofline process on this DATA_DIR (${heldBy}); vetting, proof-of-care and credit requests are served by that process`, { response: { held_by: heldBy } });
+  if (heldBy)
+    throw new SourceUnavailableError(
+      `the durable state store is owned by another Proofline process on this DATA_DIR (${heldBy}); vetting, proof-of-care and credit requests are served by that process`,
+      { response: { held_by: heldBy } },
+    );
   throw new SourceUnavailableError('the durable state store is not configured on this instance');
 }
 

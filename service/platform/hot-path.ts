@@ -24,7 +24,10 @@ class HotClient {
   readonly limitText: string;
   readonly policyText: string;
   readonly logClient: Buffer;
-  constructor(id: ClientIdentity, readonly meta: UsageMetaParts) {
+  constructor(
+    id: ClientIdentity,
+    readonly meta: UsageMetaParts,
+  ) {
     this.limitText = String(id.hourly_limit);
     this.policyText = `${id.hourly_limit};w=3600`;
     this.logClient = Buffer.from(logClientPart(id.client, id.tier, id.agent_type, 'GET'));
@@ -103,7 +106,9 @@ export class ApiLayer {
     if (!usage) return null;
     const t0 = performance.now();
     const metered = meterRequest(this.deps, usage, req, t0);
-    return metered instanceof Promise ? metered.then((x) => this.hitResponse(usage, req, x, hit, t0)) : this.hitResponse(usage, req, metered, hit, t0);
+    return metered instanceof Promise
+      ? metered.then((x) => this.hitResponse(usage, req, x, hit, t0))
+      : this.hitResponse(usage, req, metered, hit, t0);
   }
 
   /**
@@ -113,7 +118,13 @@ export class ApiLayer {
    * that is not a JSON object, as text through `finish`. Both give the same
    * bytes (test/api/hot-path.test.ts).
    */
-  private hitResponse(usage: UsageService, req: LayerRequest, x: LayerResponse | MeteredRequest, hit: CachedResponse, t0: number): LayerResponse {
+  private hitResponse(
+    usage: UsageService,
+    req: LayerRequest,
+    x: LayerResponse | MeteredRequest,
+    hit: CachedResponse,
+    t0: number,
+  ): LayerResponse {
     if (!('id' in x)) return x;
     const { id, m, nowMs } = x;
     const baseUrl = this.deps.options.publicBaseUrl;
@@ -125,7 +136,14 @@ export class ApiLayer {
       const headers = meteredHeaders(m);
       headers['x-proofline-cache'] = 'hit';
       headers['content-type'] = hit.contentType;
-      return finish(req, hit.status, mergeUsageMeta(hit.json, usageMetaText(this.deps, usage, id, m, req.pathname)), headers, hit.status === 200 ? hit.etag : null, null);
+      return finish(
+        req,
+        hit.status,
+        mergeUsageMeta(hit.json, usageMetaText(this.deps, usage, id, m, req.pathname)),
+        headers,
+        hit.status === 200 ? hit.etag : null,
+        null,
+      );
     }
     const meta = client.meta;
     const rec = tierRecommendation(id, m);
@@ -165,4 +183,3 @@ export class ApiLayer {
     return { status: hit.status, headers, body };
   }
 }
-

@@ -48,7 +48,9 @@ export function explainMalformedPath(err: unknown, event: H3Event | undefined): 
     decodeURI(event.url.pathname);
     return err;
   } catch {
-    return new InvalidInputError(`the request path is not valid percent-encoded UTF-8: ${event.url.pathname.slice(0, 200)}`, { response: { parameter: 'path' } });
+    return new InvalidInputError(`the request path is not valid percent-encoded UTF-8: ${event.url.pathname.slice(0, 200)}`, {
+      response: { parameter: 'path' },
+    });
   }
 }
 
@@ -70,7 +72,8 @@ export function parseQuery<S extends z.ZodType>(event: H3Event, schema: S): z.in
 /** Validates a JSON body with a zod schema; malformed JSON and wrong shapes are 400s naming the field. */
 export async function parseBody<S extends z.ZodType>(event: H3Event, schema: S): Promise<z.infer<S>> {
   const ct = event.req.headers.get('content-type') ?? '';
-  if (!ct.includes('application/json')) throw new InvalidInputError('request body must be JSON (Content-Type: application/json)', { response: { parameter: 'body' } });
+  if (!ct.includes('application/json'))
+    throw new InvalidInputError('request body must be JSON (Content-Type: application/json)', { response: { parameter: 'body' } });
   let json: unknown;
   try {
     json = await event.req.json();
@@ -88,11 +91,20 @@ export async function parseBody<S extends z.ZodType>(event: H3Event, schema: S):
 
 /** The `limit` query parameter of a route whose `clampLimit(limit, def, max)` clamps it (documented for OpenAPI). */
 export function limitParam(def: number, max: number) {
-  return z.coerce.number().int().min(1).optional().describe(`default ${def}, max ${max} (larger values are clamped and the body says so in limit_clamped)`);
+  return z.coerce
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(`default ${def}, max ${max} (larger values are clamped and the body says so in limit_clamped)`);
 }
 
 /** Clamps `limit` to `[1, max]`, returning the value and a note when it was clamped. */
-export function clampLimit(requested: number | undefined, def: number, max: number): { limit: number; clamped: { requested: number; max: number } | null } {
+export function clampLimit(
+  requested: number | undefined,
+  def: number,
+  max: number,
+): { limit: number; clamped: { requested: number; max: number } | null } {
   const want = requested ?? def;
   if (want > max) return { limit: max, clamped: { requested: want, max } };
   return { limit: Math.max(1, want), clamped: null };

@@ -7,7 +7,15 @@
  */
 import { InvalidApiKeyError } from '../../lib/errors.ts';
 import type { ServiceDeps } from './deps.ts';
-import { CORS_HEADERS, EXPOSE_HEADERS, finish, JSON_TYPE, mergeUsageMeta, type LayerRequest, type LayerResponse } from './response-finish.ts';
+import {
+  CORS_HEADERS,
+  EXPOSE_HEADERS,
+  finish,
+  JSON_TYPE,
+  mergeUsageMeta,
+  type LayerRequest,
+  type LayerResponse,
+} from './response-finish.ts';
 import { dataSourceOf, usageMetaJson, type ClientIdentity, type Metered, type UsageService } from './usage.service.ts';
 
 /** A counted request under its limit: who, its count, when. */
@@ -39,26 +47,62 @@ export function meteredHeaders(m: Metered): Record<string, string> {
  * answer, or the metered request to continue with. Synchronous unless the
  * counter is in Redis.
  */
-export function meterRequest(deps: ServiceDeps, usage: UsageService, req: LayerRequest, t0: number): LayerResponse | MeteredRequest | Promise<LayerResponse | MeteredRequest> {
+export function meterRequest(
+  deps: ServiceDeps,
+  usage: UsageService,
+  req: LayerRequest,
+  t0: number,
+): LayerResponse | MeteredRequest | Promise<LayerResponse | MeteredRequest> {
   let id: ClientIdentity;
   try {
     id = usage.identify(req.header('authorization') ?? null, req.ip, req.header('user-agent') ?? null);
   } catch (e) {
     if (!(e instanceof InvalidApiKeyError)) throw e;
-    const body = JSON.stringify({ error: `${e.message}: send 'Authorization: Bearer <key>' with an active key, or no Authorization header for the free tier`, status: 401 });
-    return { status: 401, headers: { ...CORS_HEADERS, 'content-type': JSON_TYPE, 'www-authenticate': 'Bearer realm="proofline", error="invalid_token"' }, body };
+    const body = JSON.stringify({
+      error: `${e.message}: send 'Authorization: Bearer <key>' with an active key, or no Authorization header for the free tier`,
+      status: 401,
+    });
+    return {
+      status: 401,
+      headers: { ...CORS_HEADERS, 'content-type': JSON_TYPE, 'www-authenticate': 'Bearer realm="proofline", error="invalid_token"' },
+      body,
+    };
   }
   const nowMs = deps.now().getTime();
   const m = usage.meter(id, nowMs);
-  return m instanceof Promise ? m.then((mm) => afterCount(deps, usage, req, id, mm, nowMs, t0)) : afterCount(deps, usage, req, id, m, nowMs, t0);
+  return m instanceof Promise
+    ? m.then((mm) => afterCount(deps, usage, req, id, mm, nowMs, t0))
+    : afterCount(deps, usage, req, id, m, nowMs, t0);
 }
 
-function afterCount(deps: ServiceDeps, usage: UsageService, req: LayerRequest, id: ClientIdentity, m: Metered, nowMs: number, t0: number): LayerResponse | MeteredRequest {
+function afterCount(
+  deps: ServiceDeps,
+  usage: UsageService,
+  req: LayerRequest,
+  id: ClientIdentity,
+  m: Metered,
+  nowMs: number,
+  t0: number,
+): LayerResponse | MeteredRequest {
   if (!m.over_limit) return { id, m, nowMs };
   const headers = meteredHeaders(m);
   headers['retry-after'] = String(m.reset_seconds);
-  const body = JSON.stringify({ error: `hourly limit of ${m.hourly_limit} requests reached for the ${id.tier} tier; retry in ${m.reset_seconds} s`, status: 429, retry_after_seconds: m.reset_seconds });
-  usage.record({ ts_ms: nowMs, client: id.client, tier: id.tier, agent_type: id.agent_type, method: req.method, path: req.pathname, ticker: null, status: 429, duration_ms: performance.now() - t0 });
+  const body = JSON.stringify({
+    error: `hourly limit of ${m.hourly_limit} requests reached for the ${id.tier} tier; retry in ${m.reset_seconds} s`,
+    status: 429,
+    retry_after_seconds: m.reset_seconds,
+  });
+  usage.record({
+    ts_ms: nowMs,
+    client: id.client,
+    tier: id.tier,
+    agent_type: id.agent_type,
+    method: req.method,
+    path: req.pathname,
+    ticker: null,
+    status: 429,
+    duration_ms: performance.now() - t0,
+  });
   return finish(req, 429, mergeUsageMeta(body, usageMetaText(deps, usage, id, m, req.pathname)), headers, null, null);
 }
 

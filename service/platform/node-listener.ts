@@ -27,7 +27,11 @@ import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { Logger } from '../../lib/log.ts';
 import { layerResponseOf, type HotAnswerer, type LayerRequest, type LayerResponse } from './response-finish.ts';
 
-const UNAVAILABLE: LayerResponse = { status: 503, headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' }, body: JSON.stringify({ error: 'temporarily unavailable, retry', status: 503 }) };
+const UNAVAILABLE: LayerResponse = {
+  status: 503,
+  headers: { 'content-type': 'application/json; charset=utf-8', 'retry-after': '1' },
+  body: JSON.stringify({ error: 'temporarily unavailable, retry', status: 503 }),
+};
 
 /** Writes a finished answer: `writeHead(status, headers)` then `end(body)`, with Content-Length when the layer did not set it. */
 function writeLayerResponse(res: ServerResponse, r: LayerResponse): void {
@@ -114,10 +118,13 @@ export function createNodeListener(app: H3, layer: HotAnswerer | undefined, log:
       }
       if (hot) {
         if (hot instanceof Promise) {
-          hot.then((r) => writeLayerResponse(res, r), (err) => {
-            log.error({ err }, 'hot path failed after metering');
-            writeLayerResponse(res, { ...UNAVAILABLE, headers: { ...UNAVAILABLE.headers } });
-          });
+          hot.then(
+            (r) => writeLayerResponse(res, r),
+            (err) => {
+              log.error({ err }, 'hot path failed after metering');
+              writeLayerResponse(res, { ...UNAVAILABLE, headers: { ...UNAVAILABLE.headers } });
+            },
+          );
         } else {
           writeLayerResponse(res, hot);
         }

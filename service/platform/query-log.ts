@@ -145,7 +145,10 @@ export class QueryLog {
     q.spoolTimer.unref();
     // The owner looks for handed-over files even when it has no traffic of its own.
     const force = where !== ':memory:';
-    q.loadTimer = setInterval(() => void q.flush(force).catch((err) => opts.log?.warn({ err }, 'query log flush failed')), opts.flushMs ?? 1000);
+    q.loadTimer = setInterval(
+      () => void q.flush(force).catch((err) => opts.log?.warn({ err }, 'query log flush failed')),
+      opts.flushMs ?? 1000,
+    );
     q.loadTimer.unref();
     return q;
   }
@@ -215,9 +218,13 @@ export class QueryLog {
     this.pendingRows = 0;
     if (!this.spool) {
       // Time first (files load oldest first), then the process, so handed-over files never collide with the owner's.
-      const stream = createWriteStream(path.join(this.spoolDir, `${Date.now()}-${process.pid}-${String(this.seq++).padStart(6, '0')}.ndjson.open`));
+      const stream = createWriteStream(
+        path.join(this.spoolDir, `${Date.now()}-${process.pid}-${String(this.seq++).padStart(6, '0')}.ndjson.open`),
+      );
       // A failed write (disk full, folder removed) loses these log rows, never the server: an 'error' without a listener would throw.
-      stream.on('error', (err) => this.log?.warn({ err: err.message, file: String(stream.path) }, 'query log spool write failed; rows dropped'));
+      stream.on('error', (err) =>
+        this.log?.warn({ err: err.message, file: String(stream.path) }, 'query log spool write failed; rows dropped'),
+      );
       this.spool = stream;
     }
     for (const c of chunks) this.spool.write(c);
@@ -243,7 +250,10 @@ export class QueryLog {
       this.spool = null;
       this.spoolRows = 0;
       stream.end();
-      const ok = await finished(stream).then(() => true, () => false);
+      const ok = await finished(stream).then(
+        () => true,
+        () => false,
+      );
       const open = String(stream.path);
       if (ok) await rename(open, open.replace(/\.open$/, ''));
     }
@@ -252,7 +262,9 @@ export class QueryLog {
 
   /** Loads closed spool files (oldest first) with read_json, deleting each once it is in the database. */
   private async loadSpoolFiles(): Promise<void> {
-    const files = (await readdir(this.spoolDir).catch(() => [] as string[])).filter((f) => f.endsWith('.ndjson') || f.endsWith('.ndjson.open')).sort();
+    const files = (await readdir(this.spoolDir).catch(() => [] as string[]))
+      .filter((f) => f.endsWith('.ndjson') || f.endsWith('.ndjson.open'))
+      .sort();
     for (const f of files) {
       let file = path.join(this.spoolDir, f);
       if (f.endsWith('.open')) {
@@ -275,7 +287,14 @@ export class QueryLog {
         continue;
       }
       // A fallback log hands the file to the owner (same folder tree, so a rename); the owner deletes it.
-      if (this.handoffDir === null || !(await rename(file, path.join(this.handoffDir, path.basename(file))).then(() => true, () => false))) await rm(file, { force: true });
+      if (
+        this.handoffDir === null ||
+        !(await rename(file, path.join(this.handoffDir, path.basename(file))).then(
+          () => true,
+          () => false,
+        ))
+      )
+        await rm(file, { force: true });
     }
   }
 
@@ -291,7 +310,8 @@ export class QueryLog {
       if (!Number.isInteger(pid) || pid <= 0 || processAlive(pid)) continue;
       const dir = path.join(parent, d);
       for (const f of await readdir(dir).catch(() => [] as string[])) {
-        if (f.endsWith('.ndjson') || f.endsWith('.ndjson.open')) await rename(path.join(dir, f), path.join(this.spoolDir, f.replace(/\.open$/, ''))).catch(() => undefined);
+        if (f.endsWith('.ndjson') || f.endsWith('.ndjson.open'))
+          await rename(path.join(dir, f), path.join(this.spoolDir, f.replace(/\.open$/, ''))).catch(() => undefined);
       }
       await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     }

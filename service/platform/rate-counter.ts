@@ -38,12 +38,19 @@ export class MemoryRateCounter implements RateCounter {
 export class RedisRateCounter implements RateCounter {
   private readonly fallback = new MemoryRateCounter();
 
-  constructor(private readonly redis: Redis, private readonly prefix = 'proofline:rl:') {}
+  constructor(
+    private readonly redis: Redis,
+    private readonly prefix = 'proofline:rl:',
+  ) {}
 
   async hit(client: string, windowStart: number): Promise<number> {
     const key = `${this.prefix}${windowStart}:${client}`;
     try {
-      const res = await this.redis.multi().incr(key).expire(key, WINDOW_SECONDS + 60).exec();
+      const res = await this.redis
+        .multi()
+        .incr(key)
+        .expire(key, WINDOW_SECONDS + 60)
+        .exec();
       const n = res?.[0]?.[1];
       if (typeof n === 'number') return n;
       throw new Error('unexpected INCR reply');

@@ -128,4 +128,3 @@ export function isCacheable(pathname: string): boolean {
   for (const p of CACHEABLE_PREFIXES) if (pathname.startsWith(p)) return true;
   return false;
 }
-

@@ -11,7 +11,8 @@ import { FastResponse } from 'srvx';
 
 export const COMPRESS_MIN_BYTES = 1024;
 export const JSON_TYPE = 'application/json; charset=utf-8';
-export const EXPOSE_HEADERS = 'ETag, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, Retry-After, X-Proofline-Cache';
+export const EXPOSE_HEADERS =
+  'ETag, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, Retry-After, X-Proofline-Cache';
 export const CORS_HEADERS: Record<string, string> = {
   'access-control-allow-origin': '*',
   'access-control-expose-headers': EXPOSE_HEADERS,
@@ -94,7 +95,14 @@ export interface LayerResponse {
  * header object, which srvx writes straight to the socket) or directly by the
  * node:http hot path.
  */
-export function finish(req: LayerRequest, status: number, body: string | ResponseBody | null, headers: Record<string, string>, etag: string | null, extra: Headers | null): LayerResponse {
+export function finish(
+  req: LayerRequest,
+  status: number,
+  body: string | ResponseBody | null,
+  headers: Record<string, string>,
+  etag: string | null,
+  extra: Headers | null,
+): LayerResponse {
   if (extra) {
     for (const [k, v] of extra) if (k !== 'content-length' && !(k in headers)) headers[k] = v;
   }
@@ -140,4 +148,3 @@ export function toFastResponse(r: LayerResponse): Response {
 export function layerResponseOf(res: Response): LayerResponse | undefined {
   return (res as unknown as Record<symbol, LayerResponse | undefined>)[kLayerResponse];
 }
-

@@ -98,7 +98,10 @@ export async function claimStateStore(file: string, opts: ClaimOptions = {}): Pr
   };
 
   if (!(await tryOpen())) {
-    log?.warn({ file, held_by: heldBy }, 'state store is held by another process on this DATA_DIR: serving reads; vetting, care and credits answer 503 here until it is free');
+    log?.warn(
+      { file, held_by: heldBy },
+      'state store is held by another process on this DATA_DIR: serving reads; vetting, care and credits answer 503 here until it is free',
+    );
     schedule();
   }
 

@@ -24,7 +24,17 @@
  */
 import { mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
-import { ConnectionPool, loadSql, openDatabase, PooledConnection, quoteIdentifier, quoteLiteral, type DuckDBInstance, type Params, type Row } from '../../lib/warehouse/duckdb.ts';
+import {
+  ConnectionPool,
+  loadSql,
+  openDatabase,
+  PooledConnection,
+  quoteIdentifier,
+  quoteLiteral,
+  type DuckDBInstance,
+  type Params,
+  type Row,
+} from '../../lib/warehouse/duckdb.ts';
 
 /** What an operation sees inside the group transaction. */
 export interface StateTx {
@@ -70,7 +80,10 @@ export function insertRowsSql(table: string, columns: Record<string, string>): s
  * the batch update behind `tx.defer` (use the key column as the defer key).
  */
 export function updateRowsSql(table: string, key: string, columns: Record<string, string>): string {
-  const set = Object.keys(columns).filter((c) => c !== key).map((c) => `${quoteIdentifier(c)} = u.${quoteIdentifier(c)}`).join(', ');
+  const set = Object.keys(columns)
+    .filter((c) => c !== key)
+    .map((c) => `${quoteIdentifier(c)} = u.${quoteIdentifier(c)}`)
+    .join(', ');
   return `UPDATE ${quoteIdentifier(table)} SET ${set} FROM (SELECT unnest(from_json($rows, ${quoteLiteral(JSON.stringify([columns]))}), recursive := true)) u WHERE ${quoteIdentifier(table)}.${quoteIdentifier(key)} = u.${quoteIdentifier(key)}`;
 }
 

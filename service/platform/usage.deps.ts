@@ -20,7 +20,11 @@ export async function buildUsageDeps(config: Config, log: Logger): Promise<Usage
     // Never queue commands while disconnected: a down Redis must fail fast (metering falls back to memory, health says degraded).
     redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
     redis.on('error', (err) => log.debug({ err: err.message }, 'redis (metering) error'));
-    await redis.connect().catch((err) => log.warn({ err: (err as Error).message }, 'redis unreachable at startup: counting requests in memory until it is back'));
+    await redis
+      .connect()
+      .catch((err) =>
+        log.warn({ err: (err as Error).message }, 'redis unreachable at startup: counting requests in memory until it is back'),
+      );
   }
   const usage = await UsageService.create({
     dataDir: config.dataDir,

@@ -131,12 +131,27 @@ export class UsageService {
       if (token) {
         const rec = this.keys.lookup(token);
         if (!rec) throw new InvalidApiKeyError('invalid or revoked API key');
-        const id: ClientIdentity = { client: `key:${rec.key_id}`, tier: 'pro', hourly_limit: rec.hourly_limit ?? this.proHourlyLimit, agent_type, hot: undefined };
+        const id: ClientIdentity = {
+          client: `key:${rec.key_id}`,
+          tier: 'pro',
+          hourly_limit: rec.hourly_limit ?? this.proHourlyLimit,
+          agent_type,
+          hot: undefined,
+        };
         return remember(this.byAuthorization, authorization, agent, id);
       }
     }
     const addr = ip ?? 'unknown';
-    return this.byIp.get(addr)?.[agent] ?? remember(this.byIp, addr, agent, { client: hashIp(addr), tier: 'free', hourly_limit: this.freeHourlyLimit, agent_type, hot: undefined });
+    return (
+      this.byIp.get(addr)?.[agent] ??
+      remember(this.byIp, addr, agent, {
+        client: hashIp(addr),
+        tier: 'free',
+        hourly_limit: this.freeHourlyLimit,
+        agent_type,
+        hot: undefined,
+      })
+    );
   }
 
   /** Counts one request against the client's hourly window (synchronous with in-memory counters, a promise with Redis). */
@@ -203,20 +218,28 @@ const PROVENANCE: Record<DataSource, { source: string; license: string; trust_st
   sec: {
     source: 'Proofline registry: derived from SEC EDGAR public filings (data.sec.gov, www.sec.gov)',
     license: 'SEC EDGAR data is a U.S. government work (public domain); Proofline compilation, origin leaves and receipts: CC BY 4.0',
-    trust_status: 'unverified_copy: confirm the accession number on the SEC site (https://www.sec.gov/edgar/search/) before relying on this data; check origin leaves at /api/verify/{leaf_hash}',
-    commercial_use_notice: 'Commercial use requires validating each figure against the primary filing on sec.gov; Proofline receipts prove what was served, not that the filing is correct.',
+    trust_status:
+      'unverified_copy: confirm the accession number on the SEC site (https://www.sec.gov/edgar/search/) before relying on this data; check origin leaves at /api/verify/{leaf_hash}',
+    commercial_use_notice:
+      'Commercial use requires validating each figure against the primary filing on sec.gov; Proofline receipts prove what was served, not that the filing is correct.',
   },
   fmcsa: {
     source: 'Proofline carrier data: derived from FMCSA public data (Company Census, crash, inspection, SMS and L&I files; QCMobile)',
-    license: 'FMCSA data is a U.S. government work (public domain); Proofline compilation, risk scores, vetting records and receipts: CC BY 4.0',
-    trust_status: 'unverified_copy: confirm the USDOT number, operating status and authority on FMCSA\'s SAFER system (https://safer.fmcsa.dot.gov/) before relying on this data; check origin leaves at /api/verify/{leaf_hash}',
-    commercial_use_notice: 'Commercial use requires checking operating authority and insurance against FMCSA\'s own records at dispatch; Proofline vetting records prove what was assessed and when, not that a carrier is safe.',
+    license:
+      'FMCSA data is a U.S. government work (public domain); Proofline compilation, risk scores, vetting records and receipts: CC BY 4.0',
+    trust_status:
+      "unverified_copy: confirm the USDOT number, operating status and authority on FMCSA's SAFER system (https://safer.fmcsa.dot.gov/) before relying on this data; check origin leaves at /api/verify/{leaf_hash}",
+    commercial_use_notice:
+      "Commercial use requires checking operating authority and insurance against FMCSA's own records at dispatch; Proofline vetting records prove what was assessed and when, not that a carrier is safe.",
   },
   care: {
-    source: 'Proofline proof-of-care records: custody events appended by the shipment\'s parties, hash-chained; carriers from FMCSA public data',
+    source:
+      "Proofline proof-of-care records: custody events appended by the shipment's parties, hash-chained; carriers from FMCSA public data",
     license: 'Records of the parties who appended them; Proofline chain hashes and receipts: CC BY 4.0',
-    trust_status: 'self_reported: each event is what a party recorded; recompute the chain at /api/care/{id}/verify (or offline from /api/care/{id}.json) and confirm the carrier on FMCSA\'s SAFER system (https://safer.fmcsa.dot.gov/)',
-    commercial_use_notice: 'A custody chain proves the order and integrity of the recorded events, not that they are true; the parties remain responsible for what they recorded.',
+    trust_status:
+      "self_reported: each event is what a party recorded; recompute the chain at /api/care/{id}/verify (or offline from /api/care/{id}.json) and confirm the carrier on FMCSA's SAFER system (https://safer.fmcsa.dot.gov/)",
+    commercial_use_notice:
+      'A custody chain proves the order and integrity of the recorded events, not that they are true; the parties remain responsible for what they recorded.',
   },
 };
 
@@ -235,7 +258,10 @@ export function buildUsageMeta(id: ClientIdentity, m: Metered, baseUrl: string, 
     pricing: `${baseUrl}/docs#pricing`,
     trust_status: p.trust_status,
     commercial_use_notice: p.commercial_use_notice,
-    upsell: id.tier === 'free' ? `Pro API keys raise the limit from ${id.hourly_limit} to ${proHourlyLimit} requests per hour: ${baseUrl}/docs#pricing` : null,
+    upsell:
+      id.tier === 'free'
+        ? `Pro API keys raise the limit from ${id.hourly_limit} to ${proHourlyLimit} requests per hour: ${baseUrl}/docs#pricing`
+        : null,
     tier_recommendation: tierRecommendation(id, m),
   };
 }
@@ -254,7 +280,15 @@ function metaTemplate(id: ClientIdentity, baseUrl: string, proHourlyLimit: numbe
   let t = metaTemplates.get(key);
   if (!t) {
     const zero: Metered = { requests_this_hour: 0, hourly_limit: id.hourly_limit, remaining: 0, reset_seconds: 0, over_limit: false };
-    const { source, current_tier, requests_this_hour: _r, hourly_limit: _h, remaining: _m, tier_recommendation: _t, ...rest } = buildUsageMeta(id, zero, baseUrl, proHourlyLimit, dataSource);
+    const {
+      source,
+      current_tier,
+      requests_this_hour: _r,
+      hourly_limit: _h,
+      remaining: _m,
+      tier_recommendation: _t,
+      ...rest
+    } = buildUsageMeta(id, zero, baseUrl, proHourlyLimit, dataSource);
     t = { head: JSON.stringify({ source, current_tier }).slice(0, -1), mid: JSON.stringify(rest).slice(1, -1) };
     if (metaTemplates.size > 1000) metaTemplates.clear();
     metaTemplates.set(key, t);
@@ -275,7 +309,13 @@ export function tierRecommendation(id: ClientIdentity, m: Metered): Tier {
  * next, so the long constant strings are serialised once per (tier, agent
  * type, limit, data source, base URL) instead of on every request.
  */
-export function usageMetaJson(id: ClientIdentity, m: Metered, baseUrl: string, proHourlyLimit: number, dataSource: DataSource = 'sec'): string {
+export function usageMetaJson(
+  id: ClientIdentity,
+  m: Metered,
+  baseUrl: string,
+  proHourlyLimit: number,
+  dataSource: DataSource = 'sec',
+): string {
   const t = metaTemplate(id, baseUrl, proHourlyLimit, dataSource);
   return `${t.head},"requests_this_hour":${m.requests_this_hour},"hourly_limit":${m.hourly_limit},"remaining":${m.remaining},${t.mid},"tier_recommendation":"${tierRecommendation(id, m)}"}`;
 }
@@ -302,8 +342,10 @@ export function usageMetaParts(id: ClientIdentity, baseUrl: string, proHourlyLim
   const mid = `,"hourly_limit":${id.hourly_limit},"remaining":`;
   const tail = (rec: Tier) => `,${t.mid},"tier_recommendation":"${rec}"}`;
   return {
-    baseUrl, proHourlyLimit,
-    open: Buffer.from(open), mid: Buffer.from(mid),
+    baseUrl,
+    proHourlyLimit,
+    open: Buffer.from(open),
+    mid: Buffer.from(mid),
     tail: { pro: Buffer.from(tail('pro')), free: Buffer.from(tail('free')) },
     chars: { pro: open.length + mid.length + tail('pro').length, free: open.length + mid.length + tail('free').length },
   };

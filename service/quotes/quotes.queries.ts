@@ -59,7 +59,12 @@ class SourceCache {
     if (!p) {
       p = this.reader.query(SOURCES, { dataset, content_sha256: sha }).then((rows) => {
         const r = rows[0];
-        const src: QuoteSource = { source: dataset, content_sha256: sha, source_url: (r?.source_url as string | null) ?? null, retrieved_at: (r?.retrieved_at as string | null) ?? null };
+        const src: QuoteSource = {
+          source: dataset,
+          content_sha256: sha,
+          source_url: (r?.source_url as string | null) ?? null,
+          retrieved_at: (r?.retrieved_at as string | null) ?? null,
+        };
         return { ...src, leaf_hash: r ? String(r.leaf_hash) : leafTemplate(src).source_leaf_hash };
       });
       this.map.set(k, p);
@@ -69,7 +74,15 @@ class SourceCache {
 }
 
 function sourceLeafOf(s: SourceInfo): OriginLeaf {
-  return createLeaf({ kind: 'source', source: s.source, source_url: s.source_url, retrieved_at: s.retrieved_at, content_sha256: s.content_sha256, record_sha256: null, parent: null });
+  return createLeaf({
+    kind: 'source',
+    source: s.source,
+    source_url: s.source_url,
+    retrieved_at: s.retrieved_at,
+    content_sha256: s.content_sha256,
+    record_sha256: null,
+    parent: null,
+  });
 }
 
 /** One served day: the bar, its flags and its rebuilt leaf (verified against the stored hash). */
@@ -96,7 +109,15 @@ async function daysFromRows(rows: Row[], older: Row | null, sources: SourceCache
     out.push({
       quote_date: bar.quote_date,
       adjustment: bar.adjustment,
-      quote: { open: bar.open, high: bar.high, low: bar.low, close: bar.close, volume: bar.volume, vwap: bar.vwap, trade_count: bar.trade_count },
+      quote: {
+        open: bar.open,
+        high: bar.high,
+        low: bar.low,
+        close: bar.close,
+        volume: bar.volume,
+        vwap: bar.vwap,
+        trade_count: bar.trade_count,
+      },
       flags: (r.flags as string[] | null) ?? [],
       origin: leaf,
       origin_verified: leaf.leaf_hash === r.leaf_hash,
@@ -127,21 +148,29 @@ export async function resolveQuoteTicker(registry: SnapshotReader | undefined, r
       if (!ref.ticker) throw e;
     }
   }
-  if (!ref.ticker) throw new NotFoundError(`no company with CIK '${ref.cik}'`, { response: { ticker: String(ref.cik), hint: 'quotes are looked up by ticker' } });
+  if (!ref.ticker)
+    throw new NotFoundError(`no company with CIK '${ref.cik}'`, {
+      response: { ticker: String(ref.cik), hint: 'quotes are looked up by ticker' },
+    });
   return { ticker: normalizeTicker(ref.ticker), name: null, cik: null };
 }
 
 async function chainsOf(quotes: SnapshotReader, t: ResolvedTicker): Promise<Row[]> {
   const chains = await quotes.query(CHAINS, { ticker: t.ticker });
   if (chains.length === 0) {
-    throw new NotFoundError(`no quotes for '${t.ticker}'`, { response: { ticker: t.ticker, hint: 'quotes cover the tickers of the ingested bar files' } });
+    throw new NotFoundError(`no quotes for '${t.ticker}'`, {
+      response: { ticker: t.ticker, hint: 'quotes cover the tickers of the ingested bar files' },
+    });
   }
   return chains;
 }
 
 function pickChain(chains: Row[], adjustment: Adjustment | undefined, ticker: string): Row {
   const c = adjustment ? chains.find((x) => x.adjustment === adjustment) : chains[0];
-  if (!c) throw new NotFoundError(`no ${adjustment} quotes for '${ticker}'`, { response: { ticker, hint: `available: ${chains.map((x) => x.adjustment).join(', ')}` } });
+  if (!c)
+    throw new NotFoundError(`no ${adjustment} quotes for '${ticker}'`, {
+      response: { ticker, hint: `available: ${chains.map((x) => x.adjustment).join(', ')}` },
+    });
   return c;
 }
 
@@ -169,8 +198,23 @@ export interface MarketContext {
  * the earliest one, flagged in `note`. When the registry has no facts, every
  * value is null and `note` says why.
  */
-export async function marketContext(registry: SnapshotReader | undefined, cik: number | null, close: number, quoteDate: string, adjustment: Adjustment): Promise<MarketContext> {
-  const empty = (note: string): MarketContext => ({ market_cap: null, shares_outstanding: null, shares_as_of: null, shares_filed: null, employees: null, employees_as_of: null, note, origin: null });
+export async function marketContext(
+  registry: SnapshotReader | undefined,
+  cik: number | null,
+  close: number,
+  quoteDate: string,
+  adjustment: Adjustment,
+): Promise<MarketContext> {
+  const empty = (note: string): MarketContext => ({
+    market_cap: null,
+    shares_outstanding: null,
+    shares_as_of: null,
+    shares_filed: null,
+    employees: null,
+    employees_as_of: null,
+    note,
+    origin: null,
+  });
   if (!registry || cik === null) return empty('company not in the registry: no EDGAR facts to compute market cap');
   let rows: Row[];
   try {
@@ -234,9 +278,14 @@ export async function getLatestQuote(d: QuoteQueryDeps, rawTicker: string, opts:
 }
 
 /** GET /api/company/{ticker}/quote/history: newest first, each day with its chained leaf. */
-export async function getQuoteHistory(d: QuoteQueryDeps, rawTicker: string, opts: { limit?: number; from?: string; adjustment?: Adjustment } = {}) {
+export async function getQuoteHistory(
+  d: QuoteQueryDeps,
+  rawTicker: string,
+  opts: { limit?: number; from?: string; adjustment?: Adjustment } = {},
+) {
   const requested = opts.limit ?? HISTORY_DEFAULT;
-  if (!Number.isInteger(requested) || requested < 1) throw new InvalidInputError(`invalid parameter 'limit': must be a positive integer`, { response: { parameter: 'limit' } });
+  if (!Number.isInteger(requested) || requested < 1)
+    throw new InvalidInputError(`invalid parameter 'limit': must be a positive integer`, { response: { parameter: 'limit' } });
   const limit = Math.min(requested, HISTORY_MAX);
   const t = await resolveQuoteTicker(d.registry, rawTicker);
   const chain = pickChain(await chainsOf(d.quotes, t), opts.adjustment, t.ticker);
@@ -262,7 +311,12 @@ export async function getQuoteHistory(d: QuoteQueryDeps, rawTicker: string, opts
     limit,
     ...(requested > HISTORY_MAX ? { limit_clamped: { requested, max: HISTORY_MAX } } : {}),
     from: opts.from ?? null,
-    chain: { first_date: chain.first_date, last_date: chain.last_date, days: chain.days, rule: "each day's origin.parent is the previous trading day's leaf_hash; the first day's parent is the source file's leaf" },
+    chain: {
+      first_date: chain.first_date,
+      last_date: chain.last_date,
+      days: chain.days,
+      rule: "each day's origin.parent is the previous trading day's leaf_hash; the first day's parent is the source file's leaf",
+    },
     quotes: days,
   };
 }
@@ -285,14 +339,25 @@ export interface FoundQuoteLeaf {
  * and returns it with its parent chain up to `maxDepth` leaves. For /api/verify.
  * Returns null when no quote leaf has this hash.
  */
-export async function findQuoteLeaf(reader: SnapshotReader, leafHash: string, opts: { maxDepth?: number } = {}): Promise<FoundQuoteLeaf | null> {
-  if (!isSha256Hex(leafHash)) throw new InvalidInputError(`'${leafHash}' is not a lower-case SHA-256 hex digest`, { response: { parameter: 'leaf_hash' } });
+export async function findQuoteLeaf(
+  reader: SnapshotReader,
+  leafHash: string,
+  opts: { maxDepth?: number } = {},
+): Promise<FoundQuoteLeaf | null> {
+  if (!isSha256Hex(leafHash))
+    throw new InvalidInputError(`'${leafHash}' is not a lower-case SHA-256 hex digest`, { response: { parameter: 'leaf_hash' } });
   const maxDepth = Math.max(1, opts.maxDepth ?? 400);
   const sources = new SourceCache(reader);
   // Two point queries (key → bar key, then the bar's chain), not a join: both tables are parquet views.
   let rows: Row[] = [];
   for (const k of await reader.query(BY_LEAF, { leaf_key: BigInt(`0x${leafHash.slice(0, 15)}`) })) {
-    const chain = await reader.query(ROWS, { ticker: String(k.ticker), adjustment: String(k.adjustment), to: String(k.quote_date), from: null, limit: maxDepth + 1 });
+    const chain = await reader.query(ROWS, {
+      ticker: String(k.ticker),
+      adjustment: String(k.adjustment),
+      to: String(k.quote_date),
+      from: null,
+      limit: maxDepth + 1,
+    });
     if (chain[0]?.leaf_hash === leafHash && String(chain[0].quote_date) === String(k.quote_date)) {
       rows = chain;
       break;
@@ -307,7 +372,15 @@ export async function findQuoteLeaf(reader: SnapshotReader, leafHash: string, op
     const reachedStart = Number(last.day_index) === 0;
     if (reachedStart) chain.push(sourceLeafOf(await sources.get(String(last.dataset), String(last.content_sha256))));
     valid &&= chain.every((l, i) => i === chain.length - 1 || l.parent === chain[i + 1].leaf_hash);
-    return { leaf: chain[0], table: 'quote_bars', record: quoteRecord(barFromRow(rows[0]!)), chain, truncated: !reachedStart, valid, superseded: null };
+    return {
+      leaf: chain[0],
+      table: 'quote_bars',
+      record: quoteRecord(barFromRow(rows[0]!)),
+      chain,
+      truncated: !reachedStart,
+      valid,
+      superseded: null,
+    };
   }
   const [h] = await reader.query(HISTORY_BY_LEAF, { leaf_hash: leafHash });
   if (h) {
@@ -328,8 +401,24 @@ export async function findQuoteLeaf(reader: SnapshotReader, leafHash: string, op
   }
   const [s] = await reader.query(SOURCE_LEAF, { leaf_hash: leafHash });
   if (s) {
-    const leaf = createLeaf({ kind: String(s.kind), source: String(s.source), source_url: (s.source_url as string | null) ?? null, retrieved_at: (s.retrieved_at as string | null) ?? null, content_sha256: (s.content_sha256 as string | null) ?? null, record_sha256: (s.record_sha256 as string | null) ?? null, parent: (s.parent as string | null) ?? null });
-    return { leaf, table: 'origin_leaves', record: null, chain: [leaf], truncated: false, valid: leaf.leaf_hash === leafHash, superseded: null };
+    const leaf = createLeaf({
+      kind: String(s.kind),
+      source: String(s.source),
+      source_url: (s.source_url as string | null) ?? null,
+      retrieved_at: (s.retrieved_at as string | null) ?? null,
+      content_sha256: (s.content_sha256 as string | null) ?? null,
+      record_sha256: (s.record_sha256 as string | null) ?? null,
+      parent: (s.parent as string | null) ?? null,
+    });
+    return {
+      leaf,
+      table: 'origin_leaves',
+      record: null,
+      chain: [leaf],
+      truncated: false,
+      valid: leaf.leaf_hash === leafHash,
+      superseded: null,
+    };
   }
   return null;
 }

@@ -15,14 +15,35 @@ import { getLatestQuote, getQuoteHistory, HISTORY_DEFAULT, HISTORY_MAX } from '.
 const adjustment = z.enum(['raw', 'split_dividend']).optional().describe('price series: raw (as traded) or split_dividend (adjusted)');
 const quoteQuery = z.object({ adjustment });
 const historyQuery = z.object({
-  limit: z.coerce.number().int().min(1).optional().describe(`days, default ${HISTORY_DEFAULT}, max ${HISTORY_MAX} (larger values are clamped and the response says so)`),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(`days, default ${HISTORY_DEFAULT}, max ${HISTORY_MAX} (larger values are clamped and the response says so)`),
   from: z.iso.date('expected a calendar date YYYY-MM-DD').optional(),
   adjustment,
 });
 
 export function registerQuotesRoutes(app: H3, deps: ServiceDeps): void {
-  describeRoute({ method: 'GET', path: '/api/company/{ticker}/quote', family: 'quotes', summary: 'Latest daily bar with market context and origin', params: { ticker: 'ticker or CIK' }, query: quoteQuery, statuses: [400, 404, 503] });
-  describeRoute({ method: 'GET', path: '/api/company/{ticker}/quote/history', family: 'quotes', summary: 'Daily quotes, each with its chained origin leaf', params: { ticker: 'ticker or CIK' }, query: historyQuery, statuses: [400, 404, 503] });
+  describeRoute({
+    method: 'GET',
+    path: '/api/company/{ticker}/quote',
+    family: 'quotes',
+    summary: 'Latest daily bar with market context and origin',
+    params: { ticker: 'ticker or CIK' },
+    query: quoteQuery,
+    statuses: [400, 404, 503],
+  });
+  describeRoute({
+    method: 'GET',
+    path: '/api/company/{ticker}/quote/history',
+    family: 'quotes',
+    summary: 'Daily quotes, each with its chained origin leaf',
+    params: { ticker: 'ticker or CIK' },
+    query: historyQuery,
+    statuses: [400, 404, 503],
+  });
   const qdeps = () => ({ quotes: readerFor(deps, 'quotes'), registry: deps.readers.registry });
   app.get('/api/company/:ticker/quote', async (event) => {
     const q = parseQuery(event, quoteQuery);

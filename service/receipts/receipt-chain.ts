@@ -33,7 +33,16 @@ export interface PublicJwk {
   kid: string;
 }
 
-export const RECEIPT_FIELDS = ['found', 'key_id', 'leaf_hash', 'nonce', 'prev_nonce', 'prev_receipt_hash', 'signature', 'verified_at'] as const;
+export const RECEIPT_FIELDS = [
+  'found',
+  'key_id',
+  'leaf_hash',
+  'nonce',
+  'prev_nonce',
+  'prev_receipt_hash',
+  'signature',
+  'verified_at',
+] as const;
 
 /** SHA-256 of the canonical JSON of a full receipt: the value the next receipt's `prev_receipt_hash` carries. */
 export function hashReceipt(r: Receipt): string {
@@ -102,6 +111,10 @@ export function verifyReceiptChain(receipts: unknown[], keys: PublicJwk[]): Chai
  * of /api/verify responses (each with `receipt`), or `{receipts: [...]}`.
  */
 export function extractReceipts(doc: unknown): unknown[] {
-  const arr = Array.isArray(doc) ? doc : Array.isArray((doc as { receipts?: unknown })?.receipts) ? (doc as { receipts: unknown[] }).receipts : [doc];
+  const arr = Array.isArray(doc)
+    ? doc
+    : Array.isArray((doc as { receipts?: unknown })?.receipts)
+      ? (doc as { receipts: unknown[] }).receipts
+      : [doc];
   return arr.map((x) => (x && typeof x === 'object' && 'receipt' in x ? (x as { receipt: unknown }).receipt : x));
 }

@@ -81,7 +81,10 @@ export async function issueReceipt(deps: ServiceDeps, leafHash: string, found: b
   let prevHash: string | null = null;
   if (prevNonce !== null) {
     prevHash = await store.receiptHash(prevNonce);
-    if (!prevHash) throw new InvalidInputError(`unknown prev_nonce '${prevNonce}': pass the nonce of a receipt this service issued`, { response: { parameter: 'prev_nonce' } });
+    if (!prevHash)
+      throw new InvalidInputError(`unknown prev_nonce '${prevNonce}': pass the nonce of a receipt this service issued`, {
+        response: { parameter: 'prev_nonce' },
+      });
   }
   const unsigned: UnsignedReceipt = {
     leaf_hash: leafHash,
@@ -103,14 +106,24 @@ export async function issueReceipt(deps: ServiceDeps, leafHash: string, found: b
  * (404, carrying the signed `found: false` receipt) for an unknown leaf.
  */
 export async function verifyLeafHash(deps: ServiceDeps, leafHash: string, prevNonce: string | null) {
-  if (!LEAF_HASH_RE.test(leafHash)) throw new InvalidInputError(`leaf_hash must be 64 lower-case hex characters (SHA-256), got '${leafHash.slice(0, 80)}'`, { response: { parameter: 'leaf_hash' } });
-  if (prevNonce !== null && !NONCE_RE.test(prevNonce)) throw new InvalidInputError(`prev_nonce must be 32 lower-case hex characters (a receipt's nonce)`, { response: { parameter: 'prev_nonce' } });
+  if (!LEAF_HASH_RE.test(leafHash))
+    throw new InvalidInputError(`leaf_hash must be 64 lower-case hex characters (SHA-256), got '${leafHash.slice(0, 80)}'`, {
+      response: { parameter: 'leaf_hash' },
+    });
+  if (prevNonce !== null && !NONCE_RE.test(prevNonce))
+    throw new InvalidInputError(`prev_nonce must be 32 lower-case hex characters (a receipt's nonce)`, {
+      response: { parameter: 'prev_nonce' },
+    });
   const quotes = deps.readers.quotes;
   const quote = quotes?.manifest ? await findQuoteLeaf(quotes, leafHash) : null;
-  const found: FoundLeaf | null = quote ? { leaf: quote.leaf, domain: 'quotes', table_name: quote.table } : await findLeaf(deps.readers, leafHash);
+  const found: FoundLeaf | null = quote
+    ? { leaf: quote.leaf, domain: 'quotes', table_name: quote.table }
+    : await findLeaf(deps.readers, leafHash);
   if (!found) {
     const receipt = await issueReceipt(deps, leafHash, false, prevNonce);
-    throw new NotFoundError(`no origin leaf with hash ${leafHash} was ever issued by this service`, { response: { leaf_hash: leafHash, found: false, receipt, receipt_hash: hashReceipt(receipt) } });
+    throw new NotFoundError(`no origin leaf with hash ${leafHash} was ever issued by this service`, {
+      response: { leaf_hash: leafHash, found: false, receipt, receipt_hash: hashReceipt(receipt) },
+    });
   }
   let chain: { valid: boolean; leaves: OriginLeaf[]; problem: string | null };
   if (quote) {
@@ -118,7 +131,14 @@ export async function verifyLeafHash(deps: ServiceDeps, leafHash: string, prevNo
     const walked = await verifyChain(leafHash, (h) => quote.chain.find((l) => l.leaf_hash === h), quote.chain.length + 1);
     // A truncated walk ends on a parent outside the list ("missing leaf"): every walked leaf was still checked.
     const walkedAll = walked.leaves.length === quote.chain.length;
-    chain = quote.truncated && walkedAll ? { valid: quote.valid, leaves: quote.chain, problem: `chain truncated after ${quote.chain.length} leaves (older trading days not walked)` } : walked;
+    chain =
+      quote.truncated && walkedAll
+        ? {
+            valid: quote.valid,
+            leaves: quote.chain,
+            problem: `chain truncated after ${quote.chain.length} leaves (older trading days not walked)`,
+          }
+        : walked;
   } else {
     chain = await verifyChain(leafHash, async (h) => (h === leafHash ? found.leaf : (await findLeaf(deps.readers, h))?.leaf), 1000);
   }
@@ -132,6 +152,7 @@ export async function verifyLeafHash(deps: ServiceDeps, leafHash: string, prevNo
     chain: { valid: chain.valid, problem: chain.problem, length: chain.leaves.length, leaves: chain.leaves },
     receipt,
     receipt_hash: hashReceipt(receipt),
-    how_to_verify: 'Recompute leaf_hash = sha256(RFC 8785 JSON of the leaf without leaf_hash) for each chain entry; check the receipt signature (Ed25519 over RFC 8785 JSON of the receipt without signature) with the key at /.well-known/proofline-keys.json, or run `npm run verify-receipts -- receipts.json --keys proofline-keys.json`.',
+    how_to_verify:
+      'Recompute leaf_hash = sha256(RFC 8785 JSON of the leaf without leaf_hash) for each chain entry; check the receipt signature (Ed25519 over RFC 8785 JSON of the receipt without signature) with the key at /.well-known/proofline-keys.json, or run `npm run verify-receipts -- receipts.json --keys proofline-keys.json`.',
   };
 }

@@ -61,7 +61,8 @@ function withOrigin(rows: Row[]): Array<Record<string, unknown>> {
  * always the full leaf.
  */
 export type RowOrigins = 'hash' | 'full';
-export const ROW_ORIGINS_NOTE = 'rows carry origin_leaf (a leaf hash): GET /api/verify/{origin_leaf} returns the leaf, its chain and a signed receipt; ?origins=full puts each whole leaf in origin';
+export const ROW_ORIGINS_NOTE =
+  'rows carry origin_leaf (a leaf hash): GET /api/verify/{origin_leaf} returns the leaf, its chain and a signed receipt; ?origins=full puts each whole leaf in origin';
 
 function rowOrigin(origin: unknown, mode: RowOrigins): { origin: unknown } | { origin_leaf: string | null } {
   if (mode === 'full') return { origin };
@@ -100,21 +101,60 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string, o
   const employees = latest.find((f) => f.fact_type === 'employees');
   const metric = (m: string) => {
     const x = metrics.find((r) => r.metric === m);
-    return x ? { value: Number(x.value), unit: x.unit, as_of: x.period_end, concept: `${x.taxonomy}:${x.concept}`, form: x.form, filed: x.filed, accession: x.accession, is_amendment: x.is_amendment, ...rowOrigin(x.origin, mode) } : null;
+    return x
+      ? {
+          value: Number(x.value),
+          unit: x.unit,
+          as_of: x.period_end,
+          concept: `${x.taxonomy}:${x.concept}`,
+          form: x.form,
+          filed: x.filed,
+          accession: x.accession,
+          is_amendment: x.is_amendment,
+          ...rowOrigin(x.origin, mode),
+        }
+      : null;
   };
   return {
     ...companyHead(c, 1),
     key_facts: {
-      employees: employees ? { value: Number(employees.numeric_value), evidence: employees.evidence, accession: employees.accession, ...rowOrigin(employees.origin, mode) } : null,
+      employees: employees
+        ? {
+            value: Number(employees.numeric_value),
+            evidence: employees.evidence,
+            accession: employees.accession,
+            ...rowOrigin(employees.origin, mode),
+          }
+        : null,
       shares_outstanding: metric('shares_outstanding'),
       public_float: metric('public_float'),
       revenue: metric('revenue'),
       net_income: metric('net_income'),
     },
-    people: people.slice(0, 15).map((p) => ({ name: p.person_name, role: p.role, role_type: p.role_type, since: p.first_seen, last_seen: p.last_seen, ...rowOrigin(p.origin, mode) })),
-    products: latest.filter((f) => f.fact_type === 'product').map((f) => ({ name: f.value, evidence: f.evidence, accession: f.accession, ...rowOrigin(f.origin, mode) })),
-    partnerships: latest.filter((f) => f.fact_type === 'partnership').map((f) => ({ partner: f.value, evidence: f.evidence, accession: f.accession, ...rowOrigin(f.origin, mode) })),
-    affiliations: affiliations.map((a) => ({ person: a.person_name, company: a.company_name, ticker: a.ticker, role: a.role, role_type: a.role_type, last_seen: a.last_seen })),
+    people: people
+      .slice(0, 15)
+      .map((p) => ({
+        name: p.person_name,
+        role: p.role,
+        role_type: p.role_type,
+        since: p.first_seen,
+        last_seen: p.last_seen,
+        ...rowOrigin(p.origin, mode),
+      })),
+    products: latest
+      .filter((f) => f.fact_type === 'product')
+      .map((f) => ({ name: f.value, evidence: f.evidence, accession: f.accession, ...rowOrigin(f.origin, mode) })),
+    partnerships: latest
+      .filter((f) => f.fact_type === 'partnership')
+      .map((f) => ({ partner: f.value, evidence: f.evidence, accession: f.accession, ...rowOrigin(f.origin, mode) })),
+    affiliations: affiliations.map((a) => ({
+      person: a.person_name,
+      company: a.company_name,
+      ticker: a.ticker,
+      role: a.role,
+      role_type: a.role_type,
+      last_seen: a.last_seen,
+    })),
     ...(mode === 'hash' ? { origins_note: ROW_ORIGINS_NOTE } : {}),
     origin: companyOrigin(c, [...facts, ...metrics]),
   };
@@ -126,11 +166,26 @@ export async function getCompanyTimeline(registry: SnapshotReader, ref: string, 
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
   const { limit, clamped } = clampLimit(opts.limit, 20, 200);
-  const [events, counts] = await Promise.all([registry.query(Q.timeline, { cik, limit }).then(withOrigin), registry.query(Q.timelineCounts, { cik })]);
+  const [events, counts] = await Promise.all([
+    registry.query(Q.timeline, { cik, limit }).then(withOrigin),
+    registry.query(Q.timelineCounts, { cik }),
+  ]);
   return {
     ...companyHead(c, 2),
     counts: Object.fromEntries(counts.map((r) => [String(r.event_type), Number(r.n)])),
-    events: events.map((e) => ({ date: e.event_date ?? e.filing_date, filing_date: e.filing_date, type: e.event_type, item: e.item, title: e.title, summary: e.summary, accession: e.accession, form: e.form, document_url: e.document_url, basis: e.basis, ...rowOrigin(e.origin, mode) })),
+    events: events.map((e) => ({
+      date: e.event_date ?? e.filing_date,
+      filing_date: e.filing_date,
+      type: e.event_type,
+      item: e.item,
+      title: e.title,
+      summary: e.summary,
+      accession: e.accession,
+      form: e.form,
+      document_url: e.document_url,
+      basis: e.basis,
+      ...rowOrigin(e.origin, mode),
+    })),
     ...(clamped ? { limit_clamped: clamped } : {}),
     ...(mode === 'hash' ? { origins_note: ROW_ORIGINS_NOTE } : {}),
     origin: companyOrigin(c, events),
@@ -148,7 +203,10 @@ export async function getCompanyFilings(registry: SnapshotReader, ref: string, o
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
   const { limit, clamped } = clampLimit(opts.limit, 100, 1000);
-  const [rows, count] = await Promise.all([registry.query(Q.filings, { cik, form, limit }).then(withOrigin), registry.query(Q.filingsCount, { cik, form })]);
+  const [rows, count] = await Promise.all([
+    registry.query(Q.filings, { cik, form, limit }).then(withOrigin),
+    registry.query(Q.filingsCount, { cik, form }),
+  ]);
   return {
     ...companyHead(c, 3),
     form,
@@ -164,23 +222,47 @@ export async function getCompanyFilings(registry: SnapshotReader, ref: string, o
 export async function getCompanyEarnings(registry: SnapshotReader, ref: string) {
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
-  const [rows, recent] = await Promise.all([registry.query(Q.earnings, { cik }).then(withOrigin), registry.query(Q.recent8k, { cik, limit: 10 }).then(withOrigin)]);
-  const shape = (e: Record<string, unknown>) => ({ date: e.event_date, confirmed: Boolean(e.confirmed), timing: e.timing, timing_established: e.timing_established, acceptance_et: e.acceptance_et, timing_basis: e.timing_basis, acceptance_check: e.acceptance_check, confidence: Number(e.confidence), basis: e.basis, accession: e.accession, document_url: e.document_url, origin: e.origin });
+  const [rows, recent] = await Promise.all([
+    registry.query(Q.earnings, { cik }).then(withOrigin),
+    registry.query(Q.recent8k, { cik, limit: 10 }).then(withOrigin),
+  ]);
+  const shape = (e: Record<string, unknown>) => ({
+    date: e.event_date,
+    confirmed: Boolean(e.confirmed),
+    timing: e.timing,
+    timing_established: e.timing_established,
+    acceptance_et: e.acceptance_et,
+    timing_basis: e.timing_basis,
+    acceptance_check: e.acceptance_check,
+    confidence: Number(e.confidence),
+    basis: e.basis,
+    accession: e.accession,
+    document_url: e.document_url,
+    origin: e.origin,
+  });
   return {
     ...companyHead(c, null),
-    timing_legend: { BMO: 'accepted before 09:30 ET', AMC: 'accepted at or after 16:00 ET', DMH: 'accepted during market hours', unknown: 'no acceptance time' },
+    timing_legend: {
+      BMO: 'accepted before 09:30 ET',
+      AMC: 'accepted at or after 16:00 ET',
+      DMH: 'accepted during market hours',
+      unknown: 'no acceptance time',
+    },
     // How each row's timing is known (issue 26): only `uncertain` rows carry a guessed BMO/AMC/DMH.
     timing_established_legend: {
-      sgml_header: 'acceptance time from the filing\'s SGML header (Eastern, authoritative)',
+      sgml_header: "acceptance time from the filing's SGML header (Eastern, authoritative)",
       acceptance_utc_proven: 'submissions acceptanceDateTime proven to be UTC (outside 06:00-22:00 ET, or 17:30+ on its filing date)',
       acceptance_eastern_proven: 'submissions acceptanceDateTime proven to be Eastern time labelled Z (17:30+ with a later filing date)',
       both_readings_agree: 'label not proven, but read as UTC and as Eastern it gives the same timing',
-      uncertain: 'label not proven and the two readings disagree: timing is the company\'s majority reading, a guess',
+      uncertain: "label not proven and the two readings disagree: timing is the company's majority reading, a guess",
       unknown: 'no acceptance time',
       history: 'predicted row: the most common timing of past confirmed dates',
     },
     predicted: rows.filter((e) => !e.confirmed).map(shape),
-    confirmed: rows.filter((e) => e.confirmed).slice(0, 12).map(shape),
+    confirmed: rows
+      .filter((e) => e.confirmed)
+      .slice(0, 12)
+      .map(shape),
     confirmed_total: rows.filter((e) => e.confirmed).length,
     recent_8ks: recent,
     origin: companyOrigin(c, rows),
@@ -191,7 +273,16 @@ export async function getCompanyEarnings(registry: SnapshotReader, ref: string) 
 export async function getCompanyPeople(registry: SnapshotReader, ref: string) {
   const c = await findCompany(registry, ref);
   const rows = await registry.query(Q.people, { cik: Number(c.cik) }).then(withOrigin);
-  const shape = (p: Record<string, unknown>) => ({ name: p.person_name, role: p.role, role_type: p.role_type, first_seen: p.first_seen, last_seen: p.last_seen, accession: p.accession, source: p.source_kind, origin: p.origin });
+  const shape = (p: Record<string, unknown>) => ({
+    name: p.person_name,
+    role: p.role,
+    role_type: p.role_type,
+    first_seen: p.first_seen,
+    last_seen: p.last_seen,
+    accession: p.accession,
+    source: p.source_kind,
+    origin: p.origin,
+  });
   return {
     ...companyHead(c, null),
     executives: rows.filter((p) => p.role_type === 'officer' || p.role_type === 'executive_officer').map(shape),
@@ -204,10 +295,18 @@ export async function getCompanyPeople(registry: SnapshotReader, ref: string) {
 /** Careers of the people whose name contains `name` (case-insensitive), across companies; 404 when none. */
 export async function getPerson(registry: SnapshotReader, name: string) {
   // Compared as find-person.sql compares names: no case, no punctuation.
-  const q = decodeURIComponent(name).toLowerCase().replace(/[^\p{L}\p{N}\- ]/gu, '').replace(/\s+/g, ' ').trim();
-  if (q.length < 2) throw new InvalidInputError("invalid parameter 'name': give at least 2 letters or digits", { response: { parameter: 'name' } });
+  const q = decodeURIComponent(name)
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\- ]/gu, '')
+    .replace(/\s+/g, ' ')
+    .trim();
+  if (q.length < 2)
+    throw new InvalidInputError("invalid parameter 'name': give at least 2 letters or digits", { response: { parameter: 'name' } });
   const rows = withOrigin(await registry.query(Q.person, { q }));
-  if (rows.length === 0) throw new NotFoundError(`no person matching '${q}'`, { response: { name: q, hint: 'names come from Forms 3/4/5 and 10-K executive lists; try a last name' } });
+  if (rows.length === 0)
+    throw new NotFoundError(`no person matching '${q}'`, {
+      response: { name: q, hint: 'names come from Forms 3/4/5 and 10-K executive lists; try a last name' },
+    });
   const byKey = new Map<string, Array<Record<string, unknown>>>();
   for (const r of rows) byKey.set(String(r.person_key), [...(byKey.get(String(r.person_key)) ?? []), r]);
   // The best match: the person with the most roles among those one of whose names is exactly q, else among all.
@@ -215,7 +314,17 @@ export async function getPerson(registry: SnapshotReader, name: string) {
   const groups = [...byKey.values()].sort((a, b) => exact(b) - exact(a) || b.length - a.length);
   const main = groups[0];
   const companies = new Set(main.map((r) => r.cik));
-  const career = main.map((r) => ({ company: r.company_name, ticker: r.ticker, cik: r.cik, role: r.role, role_type: r.role_type, period: { from: r.first_seen, to: r.last_seen }, accession: r.accession, source: r.source_kind, origin: r.origin }));
+  const career = main.map((r) => ({
+    company: r.company_name,
+    ticker: r.ticker,
+    cik: r.cik,
+    role: r.role,
+    role_type: r.role_type,
+    period: { from: r.first_seen, to: r.last_seen },
+    accession: r.accession,
+    source: r.source_kind,
+    origin: r.origin,
+  }));
   return {
     schema: PERSON_SCHEMA_ID,
     person: {
@@ -224,7 +333,9 @@ export async function getPerson(registry: SnapshotReader, name: string) {
       notes: `${career.length} role${career.length === 1 ? '' : 's'} at ${companies.size} compan${companies.size === 1 ? 'y' : 'ies'}, from ${[...new Set(main.map((r) => r.source_kind))].map((s) => (s === 'ownership' ? 'Forms 3/4/5' : '10-K executive lists')).join(' and ')}`,
     },
     career,
-    other_matches: groups.slice(1, 11).map((g) => ({ name: g[0].person_name, roles: g.length, companies: [...new Set(g.map((r) => r.ticker ?? r.company_name))] })),
+    other_matches: groups
+      .slice(1, 11)
+      .map((g) => ({ name: g[0].person_name, roles: g.length, companies: [...new Set(g.map((r) => r.ticker ?? r.company_name))] })),
     origin: career[0].origin,
   };
 }
@@ -239,11 +350,18 @@ export interface SignalQuery {
 }
 
 const SIGNAL_TYPES = [...new Set(SIGNAL_PATTERNS.map((p) => p.type))];
-const STRENGTH_SCALE = { 1: 'weak: real but hedged (may, could, might) or presupposed by a risk statement; hypothetical mentions are not hits', 2: "moderate: direct statement about the company's own activity, plan or exposure", 3: 'strong: quantified ($ or %) or repeated in 3+ sentences' };
+const STRENGTH_SCALE = {
+  1: 'weak: real but hedged (may, could, might) or presupposed by a risk statement; hypothetical mentions are not hits',
+  2: "moderate: direct statement about the company's own activity, plan or exposure",
+  3: 'strong: quantified ($ or %) or repeated in 3+ sentences',
+};
 
 function checkType(name: string, v: string | undefined): SignalType | null {
   if (v === undefined) return null;
-  if (!(SIGNAL_TYPES as string[]).includes(v)) throw new InvalidInputError(`invalid parameter '${name}': must be one of ${SIGNAL_TYPES.join(', ')}`, { response: { parameter: name } });
+  if (!(SIGNAL_TYPES as string[]).includes(v))
+    throw new InvalidInputError(`invalid parameter '${name}': must be one of ${SIGNAL_TYPES.join(', ')}`, {
+      response: { parameter: name },
+    });
   return v as SignalType;
 }
 
@@ -251,7 +369,10 @@ function checkType(name: string, v: string | undefined): SignalType | null {
 export async function listSignals(registry: SnapshotReader, q: SignalQuery) {
   const type = checkType('type', q.type);
   const also = checkType('also', q.also);
-  if (also && !type) throw new InvalidInputError("invalid parameter 'also': needs 'type' (companies having both signals)", { response: { parameter: 'also' } });
+  if (also && !type)
+    throw new InvalidInputError("invalid parameter 'also': needs 'type' (companies having both signals)", {
+      response: { parameter: 'also' },
+    });
   const filtered = q.ticker !== undefined || type || q.exchange !== undefined || q.min_strength !== undefined;
   if (!filtered) {
     const idx = await registry.query(Q.signalIndex);
@@ -262,15 +383,39 @@ export async function listSignals(registry: SnapshotReader, q: SignalQuery) {
         const r = idx.find((x) => x.signal_type === p.type);
         // How far a hit of this type can be trusted: precision and recall measured by `npm run eval` on real 10-Ks
         // (docs/signal-labelling-rules.md), with the number of served hits they rest on (issue 26).
-        const measured = { precision: p.measured.precision, recall: p.measured.recall, evaluated_hits: p.measured.hits, as_of: p.measured.as_of, method: 'docs/signal-labelling-rules.md' };
-        return { type: p.type, description: p.description, sections: p.sections.map((s) => `Item ${s}`), hits: Number(r?.hits ?? 0), companies: Number(r?.companies ?? 0), avg_strength: r ? Number(r.avg_strength) : null, measured, example: `/api/signals?type=${p.type}` };
+        const measured = {
+          precision: p.measured.precision,
+          recall: p.measured.recall,
+          evaluated_hits: p.measured.hits,
+          as_of: p.measured.as_of,
+          method: 'docs/signal-labelling-rules.md',
+        };
+        return {
+          type: p.type,
+          description: p.description,
+          sections: p.sections.map((s) => `Item ${s}`),
+          hits: Number(r?.hits ?? 0),
+          companies: Number(r?.companies ?? 0),
+          avg_strength: r ? Number(r.avg_strength) : null,
+          measured,
+          example: `/api/signals?type=${p.type}`,
+        };
       }),
       origin: null,
     };
   }
   const { limit, clamped } = clampLimit(q.limit, 50, 200);
-  const params = { ticker: q.ticker ? q.ticker.toUpperCase().replace(/\./g, '-') : null, type, exchange: q.exchange ?? null, also, min_strength: q.min_strength ?? null };
-  const [rows, count] = await Promise.all([registry.query(Q.signals, { ...params, limit }).then(withOrigin), registry.query(Q.signalsCount, params)]);
+  const params = {
+    ticker: q.ticker ? q.ticker.toUpperCase().replace(/\./g, '-') : null,
+    type,
+    exchange: q.exchange ?? null,
+    also,
+    min_strength: q.min_strength ?? null,
+  };
+  const [rows, count] = await Promise.all([
+    registry.query(Q.signals, { ...params, limit }).then(withOrigin),
+    registry.query(Q.signalsCount, params),
+  ]);
   return {
     schema: SIGNALS_SCHEMA_ID,
     query: { ...params, limit },

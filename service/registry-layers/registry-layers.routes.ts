@@ -9,10 +9,26 @@ import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
 import { limitParam, parseQuery } from '../platform/http.ts';
 import { describeRoute } from '../platform/route-registry.ts';
-import { getCompanyEarnings, getCompanyFilings, getCompanyPeople, getCompanyProfile, getCompanyTimeline, getPerson, listSignals } from './registry-layers.queries.ts';
+import {
+  getCompanyEarnings,
+  getCompanyFilings,
+  getCompanyPeople,
+  getCompanyProfile,
+  getCompanyTimeline,
+  getPerson,
+  listSignals,
+} from './registry-layers.queries.ts';
 
-const filingsQuery = z.object({ form: z.string().optional().describe('10-K, 10-Q or 8-K (amendments included); case-insensitive'), limit: limitParam(100, 1000) });
-const originsParam = z.enum(['hash', 'full']).optional().describe('row provenance: hash (default) = origin_leaf per row, to look up at /api/verify/{origin_leaf}; full = the whole leaf per row in origin');
+const filingsQuery = z.object({
+  form: z.string().optional().describe('10-K, 10-Q or 8-K (amendments included); case-insensitive'),
+  limit: limitParam(100, 1000),
+});
+const originsParam = z
+  .enum(['hash', 'full'])
+  .optional()
+  .describe(
+    'row provenance: hash (default) = origin_leaf per row, to look up at /api/verify/{origin_leaf}; full = the whole leaf per row in origin',
+  );
 const profileQuery = z.object({ origins: originsParam });
 const timelineQuery = z.object({ limit: limitParam(20, 200), origins: originsParam });
 const signalsQuery = z.object({
@@ -25,13 +41,65 @@ const signalsQuery = z.object({
 });
 const tickerParam = { ticker: 'ticker or CIK' };
 
-describeRoute({ method: 'GET', path: '/api/company/{ticker}/profile', family: 'company', summary: 'Layer 1 profile (about 800 tokens): people, products, partnerships, affiliations', params: tickerParam, query: profileQuery, statuses: [400, 404, 503] });
-describeRoute({ method: 'GET', path: '/api/company/{ticker}/timeline', family: 'company', summary: 'Layer 2 timeline (about 2000 tokens): acquisitions, launches, leadership changes, financial milestones', params: tickerParam, query: timelineQuery, statuses: [400, 404, 503] });
-describeRoute({ method: 'GET', path: '/api/company/{ticker}/filings', family: 'company', summary: 'Layer 3 filings: accession, form, dates, EDGAR URLs, extraction status', params: tickerParam, query: filingsQuery, statuses: [400, 404, 503] });
-describeRoute({ method: 'GET', path: '/api/company/{ticker}/earnings', family: 'company', summary: 'Confirmed and predicted earnings dates, recent 8-Ks', params: tickerParam, statuses: [400, 404, 503] });
-describeRoute({ method: 'GET', path: '/api/company/{ticker}/people', family: 'company', summary: 'Executives and board members', params: tickerParam, statuses: [400, 404, 503] });
-describeRoute({ method: 'GET', path: '/api/person/{name}', family: 'company', summary: 'A person by case-insensitive partial name match, with career across companies', params: { name: 'person name (partial, case-insensitive)' }, statuses: [404, 503] });
-describeRoute({ method: 'GET', path: '/api/signals', family: 'company', summary: 'Signals from 10-K risk factors and MD&A; no parameters: index of signal types with counts', query: signalsQuery, statuses: [400, 503] });
+describeRoute({
+  method: 'GET',
+  path: '/api/company/{ticker}/profile',
+  family: 'company',
+  summary: 'Layer 1 profile (about 800 tokens): people, products, partnerships, affiliations',
+  params: tickerParam,
+  query: profileQuery,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/company/{ticker}/timeline',
+  family: 'company',
+  summary: 'Layer 2 timeline (about 2000 tokens): acquisitions, launches, leadership changes, financial milestones',
+  params: tickerParam,
+  query: timelineQuery,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/company/{ticker}/filings',
+  family: 'company',
+  summary: 'Layer 3 filings: accession, form, dates, EDGAR URLs, extraction status',
+  params: tickerParam,
+  query: filingsQuery,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/company/{ticker}/earnings',
+  family: 'company',
+  summary: 'Confirmed and predicted earnings dates, recent 8-Ks',
+  params: tickerParam,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/company/{ticker}/people',
+  family: 'company',
+  summary: 'Executives and board members',
+  params: tickerParam,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/person/{name}',
+  family: 'company',
+  summary: 'A person by case-insensitive partial name match, with career across companies',
+  params: { name: 'person name (partial, case-insensitive)' },
+  statuses: [404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/signals',
+  family: 'company',
+  summary: 'Signals from 10-K risk factors and MD&A; no parameters: index of signal types with counts',
+  query: signalsQuery,
+  statuses: [400, 503],
+});
 
 export function registerRegistryLayerRoutes(app: H3, deps: ServiceDeps): void {
   const reg = () => readerFor(deps, 'registry');

@@ -60,9 +60,36 @@ export function searchCompanyIndex(index: IndexedCompany[], q: string, tokens: s
   const t0 = tokens[0]!;
   outer: for (const c of index) {
     for (const t of tokens) if (!c.hay.includes(t)) continue outer;
-    const base = c.ticker.toLowerCase() === q ? 100 : c.lname === q ? 95 : c.lname.startsWith(q) ? 80 : c.lname.includes(q) ? 60 : c.lname.includes(t0) ? 40 : 20;
+    const base =
+      c.ticker.toLowerCase() === q
+        ? 100
+        : c.lname === q
+          ? 95
+          : c.lname.startsWith(q)
+            ? 80
+            : c.lname.includes(q)
+              ? 60
+              : c.lname.includes(t0)
+                ? 40
+                : 20;
     hits.push({ c, score: base + (c.status === 'active' ? 5 : 0) });
   }
-  hits.sort((a, b) => b.score - a.score || (a.c.rank ?? Infinity) - (b.c.rank ?? Infinity) || (a.c.name < b.c.name ? -1 : a.c.name > b.c.name ? 1 : 0) || (a.c.ticker < b.c.ticker ? -1 : 1));
-  return hits.slice(0, limit).map(({ c, score }) => ({ ticker: c.ticker, cik: c.cik, name: c.name, exchange: c.exchange, status: c.status, sic_description: c.sic_description, score }));
+  hits.sort(
+    (a, b) =>
+      b.score - a.score ||
+      (a.c.rank ?? Infinity) - (b.c.rank ?? Infinity) ||
+      (a.c.name < b.c.name ? -1 : a.c.name > b.c.name ? 1 : 0) ||
+      (a.c.ticker < b.c.ticker ? -1 : 1),
+  );
+  return hits
+    .slice(0, limit)
+    .map(({ c, score }) => ({
+      ticker: c.ticker,
+      cik: c.cik,
+      name: c.name,
+      exchange: c.exchange,
+      status: c.status,
+      sic_description: c.sic_description,
+      score,
+    }));
 }

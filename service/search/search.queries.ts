@@ -40,7 +40,8 @@ function cikMapOf(index: IndexedCompany[]): Map<number, IndexedCompany> {
 export async function searchRegistry(registry: SnapshotReader, opts: SearchOptions, baseUrl: string) {
   const query = opts.q.trim();
   const tokens = tokenize(query);
-  if (tokens.length === 0) throw new InvalidInputError("parameter 'q' must contain at least one letter or digit", { response: { parameter: 'q' } });
+  if (tokens.length === 0)
+    throw new InvalidInputError("parameter 'q' must contain at least one letter or digit", { response: { parameter: 'q' } });
   const q = query.toLowerCase();
   const [companies, text] = await Promise.all([companyIndex(registry), textIndexes(registry)]);
   const byCik = cikMapOf(companies);
@@ -51,10 +52,30 @@ export async function searchRegistry(registry: SnapshotReader, opts: SearchOptio
     query,
     results: {
       companies: companyHits.map((c) => ({ ...c, url: `${baseUrl}/api/company/${encodeURIComponent(c.ticker)}` })),
-      people: people.map(({ doc: p, score }) => ({ name: p.name, person_cik: p.person_cik, notes: p.notes, tickers: p.tickers, roles: p.roles, score, url: `${baseUrl}/api/person/${encodeURIComponent(p.name)}` })),
+      people: people.map(({ doc: p, score }) => ({
+        name: p.name,
+        person_cik: p.person_cik,
+        notes: p.notes,
+        tickers: p.tickers,
+        roles: p.roles,
+        score,
+        url: `${baseUrl}/api/person/${encodeURIComponent(p.name)}`,
+      })),
       events: events.map(({ doc: e, score }) => {
         const co = byCik.get(e.cik);
-        return { event_type: e.event_type, title: e.title, summary: e.summary, event_date: e.event_date, filing_date: e.filing_date, accession: e.accession, document_url: e.document_url, cik: e.cik, ticker: co?.ticker ?? null, company_name: co?.name ?? null, score };
+        return {
+          event_type: e.event_type,
+          title: e.title,
+          summary: e.summary,
+          event_date: e.event_date,
+          filing_date: e.filing_date,
+          accession: e.accession,
+          document_url: e.document_url,
+          cik: e.cik,
+          ticker: co?.ticker ?? null,
+          company_name: co?.name ?? null,
+          score,
+        };
       }),
     },
     total: companyHits.length + people.length + events.length,

@@ -13,19 +13,66 @@ export const SEARCH_LIMIT_DEFAULT = 10;
 export const SEARCH_LIMIT_MAX = 50;
 
 const searchQuery = z.object({
-  q: z.string({ error: "parameter 'q' is required" }).trim().min(1, "parameter 'q' is required").max(200).describe('words to find (all must match); case-insensitive'),
-  limit: z.coerce.number().int().min(1).optional().describe(`results per category (default ${SEARCH_LIMIT_DEFAULT}, max ${SEARCH_LIMIT_MAX}; larger values are clamped)`),
+  q: z
+    .string({ error: "parameter 'q' is required" })
+    .trim()
+    .min(1, "parameter 'q' is required")
+    .max(200)
+    .describe('words to find (all must match); case-insensitive'),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .optional()
+    .describe(`results per category (default ${SEARCH_LIMIT_DEFAULT}, max ${SEARCH_LIMIT_MAX}; larger values are clamped)`),
 });
 
-const company = z.object({ ticker: z.string(), cik: z.number(), name: z.string(), exchange: z.string().nullable(), status: z.string(), sic_description: z.string().nullable(), score: z.number(), url: z.string() });
-const person = z.object({ name: z.string(), person_cik: z.string().nullable(), notes: z.string().nullable(), tickers: z.array(z.string()).nullable(), roles: z.array(z.string()), score: z.number(), url: z.string() });
-const event = z.object({ event_type: z.string(), title: z.string(), summary: z.string().nullable(), event_date: z.string().nullable(), filing_date: z.string().nullable(), accession: z.string(), document_url: z.string().nullable(), cik: z.number(), ticker: z.string().nullable(), company_name: z.string().nullable(), score: z.number() });
+const company = z.object({
+  ticker: z.string(),
+  cik: z.number(),
+  name: z.string(),
+  exchange: z.string().nullable(),
+  status: z.string(),
+  sic_description: z.string().nullable(),
+  score: z.number(),
+  url: z.string(),
+});
+const person = z.object({
+  name: z.string(),
+  person_cik: z.string().nullable(),
+  notes: z.string().nullable(),
+  tickers: z.array(z.string()).nullable(),
+  roles: z.array(z.string()),
+  score: z.number(),
+  url: z.string(),
+});
+const event = z.object({
+  event_type: z.string(),
+  title: z.string(),
+  summary: z.string().nullable(),
+  event_date: z.string().nullable(),
+  filing_date: z.string().nullable(),
+  accession: z.string(),
+  document_url: z.string().nullable(),
+  cik: z.number(),
+  ticker: z.string().nullable(),
+  company_name: z.string().nullable(),
+  score: z.number(),
+});
 
 describeRoute({
-  method: 'GET', path: '/api/search', family: 'search',
+  method: 'GET',
+  path: '/api/search',
+  family: 'search',
   summary: 'Search companies (name, summary, tags), people (name, notes) and timeline events; ranked',
   query: searchQuery,
-  response: z.object({ query: z.string(), results: z.object({ companies: z.array(company), people: z.array(person), events: z.array(event) }), total: z.number(), limit: z.number(), limit_clamped: z.object({ requested: z.number(), max: z.number() }).optional() }),
+  response: z.object({
+    query: z.string(),
+    results: z.object({ companies: z.array(company), people: z.array(person), events: z.array(event) }),
+    total: z.number(),
+    limit: z.number(),
+    limit_clamped: z.object({ requested: z.number(), max: z.number() }).optional(),
+  }),
   statuses: [400, 503],
 });
 
@@ -37,7 +84,8 @@ export function registerSearchRoutes(app: H3, deps: ServiceDeps): void {
   // node:http handler in the same process).
   const registry = deps.readers.registry;
   if (registry) {
-    const warm = () => Promise.all([companyIndex(registry), textIndexes(registry)]).catch((err) => deps.log.warn({ err }, 'search index build failed'));
+    const warm = () =>
+      Promise.all([companyIndex(registry), textIndexes(registry)]).catch((err) => deps.log.warn({ err }, 'search index build failed'));
     registry.onSwap(() => void warm());
     if (registry.manifest) (deps.warmups ??= []).push(warm());
   }

@@ -52,7 +52,9 @@ export interface TextIndexes {
 const cache = new WeakMap<SnapshotReader, { snapshot: string; index: Promise<TextIndexes> }>();
 
 async function countRows(reader: SnapshotReader, table: 'timeline' | 'people'): Promise<number> {
-  const rows = await reader.query(table === 'timeline' ? /* sql */ `SELECT count(*) AS n FROM timeline` : /* sql */ `SELECT count(*) AS n FROM people`);
+  const rows = await reader.query(
+    table === 'timeline' ? /* sql */ `SELECT count(*) AS n FROM timeline` : /* sql */ `SELECT count(*) AS n FROM people`,
+  );
   return Number(rows[0]?.n ?? 0);
 }
 
@@ -71,17 +73,21 @@ async function build(reader: SnapshotReader): Promise<TextIndexes> {
   };
   const [eventRows, peopleRows] = await Promise.all([
     // Each arm is its own async function, so a rejection in one is never left unhandled while the other awaits.
-    (async () => hasEvents && (await countRows(reader, 'timeline')) <= MAX_ROWS
-      ? reader.query(/* sql */ `SELECT cik, accession, event_type, title, summary, CAST(event_date AS VARCHAR) AS event_date, CAST(filing_date AS VARCHAR) AS filing_date, document_url FROM timeline`)
-      : [])(),
-    (async () => hasPeople && (await countRows(reader, 'people')) <= MAX_ROWS
-      ? reader.query(/* sql */ `SELECT arg_max(person_name, coalesce(last_seen, DATE '1900-01-01')) AS name, list(DISTINCT person_name ORDER BY person_name) AS names,
+    (async () =>
+      hasEvents && (await countRows(reader, 'timeline')) <= MAX_ROWS
+        ? reader.query(
+            /* sql */ `SELECT cik, accession, event_type, title, summary, CAST(event_date AS VARCHAR) AS event_date, CAST(filing_date AS VARCHAR) AS filing_date, document_url FROM timeline`,
+          )
+        : [])(),
+    (async () =>
+      hasPeople && (await countRows(reader, 'people')) <= MAX_ROWS
+        ? reader.query(/* sql */ `SELECT arg_max(person_name, coalesce(last_seen, DATE '1900-01-01')) AS name, list(DISTINCT person_name ORDER BY person_name) AS names,
                  any_value(CAST(person_cik AS VARCHAR)) AS person_cik,
                  ${hasNotes ? 'any_value(notes)' : 'NULL'} AS notes,
                  list(DISTINCT ticker ORDER BY ticker) FILTER (WHERE ticker IS NOT NULL) AS tickers,
                  list(DISTINCT role ORDER BY role) AS roles
                FROM people GROUP BY person_key`)
-      : [])(),
+        : [])(),
   ]);
   const events: EventDoc[] = eventRows.map((r) => {
     const title = intern(String(r.title));
@@ -101,7 +107,21 @@ async function build(reader: SnapshotReader): Promise<TextIndexes> {
     };
   });
   // Newest first, so a search can stop as soon as it holds `limit` whole-query title matches.
-  events.sort((a, b) => (a.sort_date !== b.sort_date ? (a.sort_date > b.sort_date ? -1 : 1) : a.accession !== b.accession ? (a.accession < b.accession ? -1 : 1) : a.event_type < b.event_type ? -1 : a.event_type > b.event_type ? 1 : 0));
+  events.sort((a, b) =>
+    a.sort_date !== b.sort_date
+      ? a.sort_date > b.sort_date
+        ? -1
+        : 1
+      : a.accession !== b.accession
+        ? a.accession < b.accession
+          ? -1
+          : 1
+        : a.event_type < b.event_type
+          ? -1
+          : a.event_type > b.event_type
+            ? 1
+            : 0,
+  );
   const people: PersonDoc[] = peopleRows.map((r) => ({
     name: String(r.name),
     person_cik: (r.person_cik as string | null) ?? null,
@@ -148,7 +168,13 @@ function topN<T>(limit: number, better: (a: T, b: T) => boolean) {
  * first. `events` is sorted newest first, so the scan stops once it holds
  * `limit` title matches.
  */
-export function searchEvents(events: EventDoc[], q: string, tokens: string[], limit: number, words?: WordIndex): Array<{ doc: EventDoc; score: number }> {
+export function searchEvents(
+  events: EventDoc[],
+  q: string,
+  tokens: string[],
+  limit: number,
+  words?: WordIndex,
+): Array<{ doc: EventDoc; score: number }> {
   const hi: Array<{ doc: EventDoc; score: number }> = [];
   const lo: Array<{ doc: EventDoc; score: number }> = [];
   // With the word index only the matching events are visited (same order, same answer as the scan).
@@ -166,7 +192,13 @@ export function searchEvents(events: EventDoc[], q: string, tokens: string[], li
 }
 
 /** People with every token in a name (or notes); the best of their names: exact 100, prefix 80, contains the query 60, else 30. */
-export function searchPeople(people: PersonDoc[], q: string, tokens: string[], limit: number, words?: WordIndex): Array<{ doc: PersonDoc; score: number }> {
+export function searchPeople(
+  people: PersonDoc[],
+  q: string,
+  tokens: string[],
+  limit: number,
+  words?: WordIndex,
+): Array<{ doc: PersonDoc; score: number }> {
   const top = topN<{ doc: PersonDoc; score: number }>(limit, (a, b) => (a.score !== b.score ? a.score > b.score : a.doc.name < b.doc.name));
   const ids = words?.match(tokens);
   const n = ids ? ids.length : people.length;

@@ -33,10 +33,16 @@ async function computeTotals(reader: SnapshotReader): Promise<RegistryTotals> {
   const has = (t: string, ...cols: string[]) => !!schema.get(t) && cols.every((c) => schema.get(t)!.has(c));
   const [companies, active, people, products, partnerships, filings] = await Promise.all([
     has('company_lookup', 'cik') ? countOf(reader, /* sql */ `SELECT count(DISTINCT cik) AS n FROM company_lookup`) : 0,
-    has('company_lookup', 'cik', 'status') ? countOf(reader, /* sql */ `SELECT count(DISTINCT cik) AS n FROM company_lookup WHERE status = 'active'`) : 0,
+    has('company_lookup', 'cik', 'status')
+      ? countOf(reader, /* sql */ `SELECT count(DISTINCT cik) AS n FROM company_lookup WHERE status = 'active'`)
+      : 0,
     has('people', 'person_key') ? countOf(reader, /* sql */ `SELECT count(DISTINCT person_key) AS n FROM people`) : null,
-    has('profile_facts', 'fact_type', 'value') ? countOf(reader, /* sql */ `SELECT count(DISTINCT (cik, lower(value))) AS n FROM profile_facts WHERE fact_type LIKE 'product%'`) : null,
-    has('profile_facts', 'fact_type', 'value') ? countOf(reader, /* sql */ `SELECT count(DISTINCT (cik, lower(value))) AS n FROM profile_facts WHERE fact_type LIKE 'partner%'`) : null,
+    has('profile_facts', 'fact_type', 'value')
+      ? countOf(reader, /* sql */ `SELECT count(DISTINCT (cik, lower(value))) AS n FROM profile_facts WHERE fact_type LIKE 'product%'`)
+      : null,
+    has('profile_facts', 'fact_type', 'value')
+      ? countOf(reader, /* sql */ `SELECT count(DISTINCT (cik, lower(value))) AS n FROM profile_facts WHERE fact_type LIKE 'partner%'`)
+      : null,
     has('filings', 'accession') ? countOf(reader, /* sql */ `SELECT count(*) AS n FROM filings`) : null,
   ]);
   return { companies, active_companies: active, people, products, partnerships, filings };
@@ -55,7 +61,9 @@ export function registryTotals(reader: SnapshotReader): Promise<RegistryTotals> 
 
 /** AI-agent query counts in the `hours` before `nowMs`, by platform and by agent type. */
 export async function aiQueryCounts(log: QueryLog, nowMs: number, hours = 24) {
-  const rows = await log.query(/* sql */ `SELECT agent_type, count(*) AS n FROM query_log WHERE ts_ms >= $since GROUP BY agent_type`, { since: Math.trunc(nowMs - hours * 3600_000) });
+  const rows = await log.query(/* sql */ `SELECT agent_type, count(*) AS n FROM query_log WHERE ts_ms >= $since GROUP BY agent_type`, {
+    since: Math.trunc(nowMs - hours * 3600_000),
+  });
   const by_platform: Record<string, number> = { openai: 0, anthropic: 0, perplexity: 0, google: 0, other_ai: 0 };
   const by_agent_type: Record<string, number> = {};
   let total_ai = 0;
@@ -92,7 +100,9 @@ export async function rankCompanies(log: QueryLog, registry: SnapshotReader | un
   const names = new Map<string, string | null>();
   if (registry?.manifest && rows.length) {
     const found = await registry
-      .query(/* sql */ `SELECT ticker, name FROM company_lookup WHERE ticker IN (SELECT unnest(string_split($tickers, ',')))`, { tickers: rows.map((r) => String(r.ticker)).join(',') })
+      .query(/* sql */ `SELECT ticker, name FROM company_lookup WHERE ticker IN (SELECT unnest(string_split($tickers, ',')))`, {
+        tickers: rows.map((r) => String(r.ticker)).join(','),
+      })
       .catch(() => []);
     for (const f of found) names.set(String(f.ticker), (f.name as string | null) ?? null);
   }
@@ -102,7 +112,13 @@ export async function rankCompanies(log: QueryLog, registry: SnapshotReader | un
     name: names.get(String(r.ticker)) ?? null,
     ai_queries: Number(r.ai_queries),
     distinct_clients: Number(r.distinct_clients),
-    by_platform: { openai: Number(r.openai), anthropic: Number(r.anthropic), perplexity: Number(r.perplexity), google: Number(r.google), other_ai: Number(r.other_ai) },
+    by_platform: {
+      openai: Number(r.openai),
+      anthropic: Number(r.anthropic),
+      perplexity: Number(r.perplexity),
+      google: Number(r.google),
+      other_ai: Number(r.other_ai),
+    },
     last_queried_at: new Date(Number(r.last_ms)).toISOString(),
   }));
 }

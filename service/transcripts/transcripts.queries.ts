@@ -37,20 +37,28 @@ async function resolve(d: TranscriptQueryDeps, raw: string): Promise<{ ticker: s
       if (!(e instanceof PipelineError) || !ref.ticker) throw e;
     }
   }
-  if (!ref.ticker) throw new NotFoundError(`no company with CIK '${ref.cik}'`, { response: { ticker: String(ref.cik), hint: 'transcripts are looked up by ticker' } });
+  if (!ref.ticker)
+    throw new NotFoundError(`no company with CIK '${ref.cik}'`, {
+      response: { ticker: String(ref.cik), hint: 'transcripts are looked up by ticker' },
+    });
   return { ticker: ref.ticker, name: null };
 }
 
 function checkFilters(type?: string, topic?: string): void {
-  if (type && !(FACT_TYPES as readonly string[]).includes(type)) throw new InvalidInputError(`invalid parameter 'type': one of ${FACT_TYPES.join(', ')}`, { response: { parameter: 'type' } });
-  if (topic && !FACT_TOPICS.includes(topic)) throw new InvalidInputError(`invalid parameter 'topic': one of ${FACT_TOPICS.join(', ')}`, { response: { parameter: 'topic' } });
+  if (type && !(FACT_TYPES as readonly string[]).includes(type))
+    throw new InvalidInputError(`invalid parameter 'type': one of ${FACT_TYPES.join(', ')}`, { response: { parameter: 'type' } });
+  if (topic && !FACT_TOPICS.includes(topic))
+    throw new InvalidInputError(`invalid parameter 'topic': one of ${FACT_TOPICS.join(', ')}`, { response: { parameter: 'topic' } });
 }
 
 /** GET /api/company/{ticker}/transcripts. 404 with a hint when the ticker has none. */
 export async function getCompanyTranscripts(d: TranscriptQueryDeps, raw: string) {
   const t = await resolve(d, raw);
   const rows = await d.transcripts.query(BY_TICKER, { ticker: t.ticker });
-  if (rows.length === 0) throw new NotFoundError(`no transcripts for '${t.ticker}'`, { response: { ticker: t.ticker, hint: 'transcripts cover the calls ingested from PDF, EarningsCall, Motley-Fool or markdown files' } });
+  if (rows.length === 0)
+    throw new NotFoundError(`no transcripts for '${t.ticker}'`, {
+      response: { ticker: t.ticker, hint: 'transcripts cover the calls ingested from PDF, EarningsCall, Motley-Fool or markdown files' },
+    });
   const callDates = await d.transcripts.query(CALL_DATES, { ticker: t.ticker });
   return {
     schema: TRANSCRIPTS_SCHEMA_ID,
@@ -108,7 +116,11 @@ export async function searchTranscripts(d: TranscriptQueryDeps, q: { topic?: str
   const byTopic = new Map<string, Array<Record<string, unknown>>>();
   for (const r of topics) {
     const list = byTopic.get(String(r.topic)) ?? [];
-    list.push(q.first ? { ticker: r.ticker, first_mention_date: r.first_mention_date, mentions: r.mentions } : { ticker: r.ticker, first_mention_date: r.first_mention_date, mentions: r.mentions, calls: json(r.calls) });
+    list.push(
+      q.first
+        ? { ticker: r.ticker, first_mention_date: r.first_mention_date, mentions: r.mentions }
+        : { ticker: r.ticker, first_mention_date: r.first_mention_date, mentions: r.mentions, calls: json(r.calls) },
+    );
     byTopic.set(String(r.topic), list);
   }
   const out: Record<string, unknown> = {

@@ -11,17 +11,32 @@ import { describeRoute } from '../platform/route-registry.ts';
 import { bearerTokenOf, stateOf, tokensEqual } from '../platform/guards.ts';
 import { planIdSchema, runCreditsCommand } from './credits.ts';
 
-const commandSchema = z.object({ op: z.enum(['grant', 'key', 'show']), account: z.string().trim().min(1).max(120), n: z.number().int().min(0).optional(), plan: planIdSchema.optional() });
+const commandSchema = z.object({
+  op: z.enum(['grant', 'key', 'show']),
+  account: z.string().trim().min(1).max(120),
+  n: z.number().int().min(0).optional(),
+  plan: planIdSchema.optional(),
+});
 
-describeRoute({ method: 'POST', path: '/admin/credits', family: 'credits', metered: false, summary: 'Admin: grant credits, issue an API key or show an account (Bearer ADMIN_TOKEN)', body: commandSchema, statuses: [400, 401, 404] });
+describeRoute({
+  method: 'POST',
+  path: '/admin/credits',
+  family: 'credits',
+  metered: false,
+  summary: 'Admin: grant credits, issue an API key or show an account (Bearer ADMIN_TOKEN)',
+  body: commandSchema,
+  statuses: [400, 401, 404],
+});
 
 export function registerCreditsRoutes(app: H3, deps: ServiceDeps): void {
   app.post('/admin/credits', async (event) => {
     const token = deps.options.adminToken;
     if (!token) throw new HTTPError({ status: 404, message: 'admin endpoints are disabled (ADMIN_TOKEN is not set)' });
-    if (!tokensEqual(bearerTokenOf(event.req.headers.get('authorization')), token)) throw new HTTPError({ status: 401, message: 'admin token required: Authorization: Bearer <ADMIN_TOKEN>' });
+    if (!tokensEqual(bearerTokenOf(event.req.headers.get('authorization')), token))
+      throw new HTTPError({ status: 401, message: 'admin token required: Authorization: Bearer <ADMIN_TOKEN>' });
     const cmd = await parseBody(event, commandSchema);
-    if (cmd.op === 'grant' && cmd.n === undefined) throw new HTTPError({ status: 400, message: "grant needs 'n'", data: { parameter: 'n' } });
+    if (cmd.op === 'grant' && cmd.n === undefined)
+      throw new HTTPError({ status: 400, message: "grant needs 'n'", data: { parameter: 'n' } });
     return runCreditsCommand(stateOf(deps), deps.options.dataDir, cmd, deps.now());
   });
 }

@@ -36,7 +36,6 @@ export interface Account {
   created_at: string;
 }
 
-
 /** Account id of a broker's free account. */
 export function freeAccountId(brokerId: string): string {
   return `broker:${brokerId}`;
@@ -44,17 +43,43 @@ export function freeAccountId(brokerId: string): string {
 
 const acctKey = (id: string) => `acct:${id}`;
 
-const INSERT_ACCOUNT = insertRowsSql('accounts', { account_id: 'VARCHAR', plan: 'VARCHAR', balance: 'BIGINT', api_key_sha256: 'VARCHAR', created_at: 'VARCHAR', updated_at: 'VARCHAR' });
-const UPDATE_BALANCE = updateRowsSql('accounts', 'account_id', { account_id: 'VARCHAR', plan: 'VARCHAR', balance: 'BIGINT', updated_at: 'VARCHAR' });
+const INSERT_ACCOUNT = insertRowsSql('accounts', {
+  account_id: 'VARCHAR',
+  plan: 'VARCHAR',
+  balance: 'BIGINT',
+  api_key_sha256: 'VARCHAR',
+  created_at: 'VARCHAR',
+  updated_at: 'VARCHAR',
+});
+const UPDATE_BALANCE = updateRowsSql('accounts', 'account_id', {
+  account_id: 'VARCHAR',
+  plan: 'VARCHAR',
+  balance: 'BIGINT',
+  updated_at: 'VARCHAR',
+});
 const UPDATE_KEY = updateRowsSql('accounts', 'account_id', { account_id: 'VARCHAR', api_key_sha256: 'VARCHAR', updated_at: 'VARCHAR' });
-const INSERT_LEDGER = insertRowsSql('credit_ledger', { entry_id: 'VARCHAR', account_id: 'VARCHAR', delta: 'BIGINT', balance_after: 'BIGINT', reason: 'VARCHAR', created_at: 'VARCHAR' });
+const INSERT_LEDGER = insertRowsSql('credit_ledger', {
+  entry_id: 'VARCHAR',
+  account_id: 'VARCHAR',
+  delta: 'BIGINT',
+  balance_after: 'BIGINT',
+  reason: 'VARCHAR',
+  created_at: 'VARCHAR',
+});
 
 /** Reads an account inside the writer transaction (cached across the group). */
 export async function readAccount(tx: StateTx, accountId: string): Promise<Account | null> {
   const k = acctKey(accountId);
   if (tx.cache.has(k)) return tx.cache.get(k) as Account | null;
   const rows = await tx.read('SELECT account_id, plan, balance, created_at FROM accounts WHERE account_id = $id', { id: accountId });
-  const a = rows[0] ? { account_id: String(rows[0].account_id), plan: rows[0].plan as PlanId, balance: Number(rows[0].balance), created_at: String(rows[0].created_at) } : null;
+  const a = rows[0]
+    ? {
+        account_id: String(rows[0].account_id),
+        plan: rows[0].plan as PlanId,
+        balance: Number(rows[0].balance),
+        created_at: String(rows[0].created_at),
+      }
+    : null;
   tx.cache.set(k, a);
   return a;
 }
@@ -71,7 +96,14 @@ export async function createAccount(tx: StateTx, accountId: string, plan: PlanId
 }
 
 function insertLedger(tx: StateTx, accountId: string, delta: number, after: number, reason: string, at: string): void {
-  tx.defer(INSERT_LEDGER, { entry_id: `CRD-${randomBytes(8).toString('hex')}`, account_id: accountId, delta, balance_after: after, reason, created_at: at });
+  tx.defer(INSERT_LEDGER, {
+    entry_id: `CRD-${randomBytes(8).toString('hex')}`,
+    account_id: accountId,
+    delta,
+    balance_after: after,
+    reason,
+    created_at: at,
+  });
 }
 
 /**
@@ -101,18 +133,30 @@ export async function resolveAccount(tx: StateTx, auth: { apiKey?: string | null
 export function assertCanPay(account: Account, n: number): void {
   const plan = PLANS[account.plan];
   if (plan.unlimited || account.balance >= n) return;
-  throw new PaymentRequiredError(`insufficient credits: this needs ${n} credit${n === 1 ? '' : 's'} and account ${account.account_id} has ${account.balance}`, {
-    response: { account_id: account.account_id, plan: account.plan, balance: account.balance, required: n, hint: 'buy a pack or ask an administrator: npm run credits -- grant <account> <n>' },
-  });
+  throw new PaymentRequiredError(
+    `insufficient credits: this needs ${n} credit${n === 1 ? '' : 's'} and account ${account.account_id} has ${account.balance}`,
+    {
+      response: {
+        account_id: account.account_id,
+        plan: account.plan,
+        balance: account.balance,
+        required: n,
+        hint: 'buy a pack or ask an administrator: npm run credits -- grant <account> <n>',
+      },
+    },
+  );
 }
 
 /** Throws InvalidInputError when a batch is larger than the plan allows. */
 export function assertBatchSize(account: Account, size: number): void {
   const limit = PLANS[account.plan].batch_limit;
   if (size > limit) {
-    throw new InvalidInputError(`batch of ${size} exceeds the ${PLANS[account.plan].label} plan limit of ${limit} DOT numbers per request`, {
-      response: { parameter: 'dot_numbers', plan: account.plan, batch_limit: limit, requested: size },
-    });
+    throw new InvalidInputError(
+      `batch of ${size} exceeds the ${PLANS[account.plan].label} plan limit of ${limit} DOT numbers per request`,
+      {
+        response: { parameter: 'dot_numbers', plan: account.plan, batch_limit: limit, requested: size },
+      },
+    );
   }
 }
 
@@ -121,14 +165,19 @@ export async function debit(tx: StateTx, account: Account, n: number, now: Date)
   assertCanPay(account, n);
   if (PLANS[account.plan].unlimited || n === 0) return account;
   const next = { ...account, balance: account.balance - n };
-  tx.defer(UPDATE_BALANCE, { account_id: next.account_id, plan: next.plan, balance: next.balance, updated_at: now.toISOString() }, next.account_id);
+  tx.defer(
+    UPDATE_BALANCE,
+    { account_id: next.account_id, plan: next.plan, balance: next.balance, updated_at: now.toISOString() },
+    next.account_id,
+  );
   tx.cache.set(acctKey(account.account_id), next);
   return next;
 }
 
 /** Admin: adds `n` credits (creating the account) and optionally changes its plan. */
 export async function grantCredits(store: StateStore, accountId: string, n: number, plan: PlanId | undefined, now: Date): Promise<Account> {
-  if (!Number.isInteger(n) || n < 0) throw new InvalidInputError('credits to grant must be a non-negative integer', { response: { parameter: 'n' } });
+  if (!Number.isInteger(n) || n < 0)
+    throw new InvalidInputError('credits to grant must be a non-negative integer', { response: { parameter: 'n' } });
   return store.write(async (tx) => {
     const at = now.toISOString();
     const a = (await readAccount(tx, accountId)) ?? (await createAccount(tx, accountId, plan ?? 'payg', now));
@@ -145,9 +194,16 @@ export async function grantCredits(store: StateStore, accountId: string, n: numb
  * it) and binds it to a credit account (replacing a previous binding).
  * Returns the secret, shown once; only its SHA-256 is stored.
  */
-export async function issueApiKey(store: StateStore, dataDir: string, accountId: string, now: Date, opts: { hourlyLimit?: number | null } = {}): Promise<{ api_key: string; key_id: string }> {
+export async function issueApiKey(
+  store: StateStore,
+  dataDir: string,
+  accountId: string,
+  now: Date,
+  opts: { hourlyLimit?: number | null } = {},
+): Promise<{ api_key: string; key_id: string }> {
   const existing = await getAccount(store, accountId);
-  if (!existing) throw new InvalidInputError(`account ${accountId} does not exist: grant credits first`, { response: { parameter: 'account' } });
+  if (!existing)
+    throw new InvalidInputError(`account ${accountId} does not exist: grant credits first`, { response: { parameter: 'account' } });
   const { secret, record } = await createApiKey(dataDir, { label: `credits:${accountId}`, hourlyLimit: opts.hourlyLimit ?? null });
   await store.write(async (tx) => {
     tx.defer(UPDATE_KEY, { account_id: accountId, api_key_sha256: hashApiKey(secret), updated_at: now.toISOString() }, accountId);
@@ -161,7 +217,14 @@ export async function issueApiKey(store: StateStore, dataDir: string, accountId:
 /** Reads an account's balance outside a transaction (committed state). */
 export async function getAccount(store: StateStore, accountId: string): Promise<Account | null> {
   const rows = await store.query('SELECT account_id, plan, balance, created_at FROM accounts WHERE account_id = $id', { id: accountId });
-  return rows[0] ? { account_id: String(rows[0].account_id), plan: rows[0].plan as PlanId, balance: Number(rows[0].balance), created_at: String(rows[0].created_at) } : null;
+  return rows[0]
+    ? {
+        account_id: String(rows[0].account_id),
+        plan: rows[0].plan as PlanId,
+        balance: Number(rows[0].balance),
+        created_at: String(rows[0].created_at),
+      }
+    : null;
 }
 
 /** An administrative credits command (the `credits` CLI and POST /admin/credits). */
@@ -173,9 +236,19 @@ export interface CreditsCommand {
 }
 
 /** Runs a command against an open store; returns what to print. */
-export async function runCreditsCommand(store: StateStore, dataDir: string, cmd: CreditsCommand, now = new Date()): Promise<Record<string, unknown>> {
+export async function runCreditsCommand(
+  store: StateStore,
+  dataDir: string,
+  cmd: CreditsCommand,
+  now = new Date(),
+): Promise<Record<string, unknown>> {
   if (cmd.op === 'grant') return { granted: cmd.n, account: await grantCredits(store, cmd.account, cmd.n!, cmd.plan, now) };
-  if (cmd.op === 'key') return { account_id: cmd.account, ...(await issueApiKey(store, dataDir, cmd.account, now)), note: 'shown once; send as Authorization: Bearer <api_key>' };
+  if (cmd.op === 'key')
+    return {
+      account_id: cmd.account,
+      ...(await issueApiKey(store, dataDir, cmd.account, now)),
+      note: 'shown once; send as Authorization: Bearer <api_key>',
+    };
   const a = await getAccount(store, cmd.account);
   if (!a) throw new NotFoundError(`account ${cmd.account} does not exist`, { response: { account: cmd.account } });
   return { account: a };

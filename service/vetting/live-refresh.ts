@@ -25,18 +25,31 @@ export function redactWebKey(s: string): string {
  * A live refresher over the carriers family's QCMobile client (one attempt,
  * FMCSA_TIMEOUT_MS), or null when FMCSA_WEBKEY is not configured.
  */
-export function createLiveRefresher(config: Pick<Config, 'FMCSA_WEBKEY' | 'FMCSA_BASE_URL' | 'FMCSA_TIMEOUT_MS' | 'HTTP_USER_AGENT'>, fetchImpl?: typeof fetch): LiveRefresher | null {
+export function createLiveRefresher(
+  config: Pick<Config, 'FMCSA_WEBKEY' | 'FMCSA_BASE_URL' | 'FMCSA_TIMEOUT_MS' | 'HTTP_USER_AGENT'>,
+  fetchImpl?: typeof fetch,
+): LiveRefresher | null {
   const key = config.FMCSA_WEBKEY;
   if (!key) return null;
   const client = createQcMobileClient({
-    baseUrl: config.FMCSA_BASE_URL ?? 'https://mobile.fmcsa.dot.gov/qc/services', webKey: key, timeoutMs: config.FMCSA_TIMEOUT_MS,
-    userAgent: config.HTTP_USER_AGENT, attempts: 1, fetch: fetchImpl,
+    baseUrl: config.FMCSA_BASE_URL ?? 'https://mobile.fmcsa.dot.gov/qc/services',
+    webKey: key,
+    timeoutMs: config.FMCSA_TIMEOUT_MS,
+    userAgent: config.HTTP_USER_AGENT,
+    attempts: 1,
+    fetch: fetchImpl,
   });
   return {
     async fetchCarrier(dot) {
       const r = await client.getCarrier(dot);
       if (!r.data) throw new Error(`QCMobile has no carrier for DOT ${dot}`);
-      return { carrier: r.data as unknown as Record<string, unknown>, source_url: redactWebKey(r.url), as_of: r.retrieval_date, retrieved_at: r.retrieved_at, content_sha256: r.content_sha256 };
+      return {
+        carrier: r.data as unknown as Record<string, unknown>,
+        source_url: redactWebKey(r.url),
+        as_of: r.retrieval_date,
+        retrieved_at: r.retrieved_at,
+        content_sha256: r.content_sha256,
+      };
     },
   };
 }
@@ -57,16 +70,27 @@ export function overlayLiveCarrier(f: CarrierFeatures, c: Record<string, unknown
   if (typeof c.legalName === 'string') out.legal_name = c.legalName;
   if (typeof c.phyState === 'string') out.phy_state = c.phyState;
   if (typeof c.statusCode === 'string') out.status_code = c.statusCode;
-  if (typeof c.safetyRating === 'string' || c.safetyRating === null) out.safety_rating = (c.safetyRating as string | null) ?? f.safety_rating;
-  const auth = [c.commonAuthorityStatus, c.contractAuthorityStatus, c.brokerAuthorityStatus].filter((s): s is string => typeof s === 'string');
+  if (typeof c.safetyRating === 'string' || c.safetyRating === null)
+    out.safety_rating = (c.safetyRating as string | null) ?? f.safety_rating;
+  const auth = [c.commonAuthorityStatus, c.contractAuthorityStatus, c.brokerAuthorityStatus].filter(
+    (s): s is string => typeof s === 'string',
+  );
   if (auth.length) out.authority_status = auth.includes('A') ? 'ACTIVE' : auth.includes('I') ? 'INACTIVE' : 'NONE';
   const pairs: Array<[keyof CarrierFeatures, unknown]> = [
-    ['power_units', c.totalPowerUnits], ['drivers', c.totalDrivers],
-    ['driver_inspections_24m', c.driverInsp], ['driver_oos_24m', c.driverOosInsp],
-    ['vehicle_inspections_24m', c.vehicleInsp], ['vehicle_oos_24m', c.vehicleOosInsp],
-    ['hazmat_inspections_24m', c.hazmatInsp], ['hazmat_oos_24m', c.hazmatOosInsp],
-    ['crashes_24m', c.crashTotal], ['fatal_crashes_24m', c.fatalCrash], ['injury_crashes_24m', c.injCrash], ['towaway_crashes_24m', c.towawayCrash],
-    ['bipd_on_file_k', c.bipdInsuranceOnFile], ['bipd_required_k', c.bipdRequiredAmount],
+    ['power_units', c.totalPowerUnits],
+    ['drivers', c.totalDrivers],
+    ['driver_inspections_24m', c.driverInsp],
+    ['driver_oos_24m', c.driverOosInsp],
+    ['vehicle_inspections_24m', c.vehicleInsp],
+    ['vehicle_oos_24m', c.vehicleOosInsp],
+    ['hazmat_inspections_24m', c.hazmatInsp],
+    ['hazmat_oos_24m', c.hazmatOosInsp],
+    ['crashes_24m', c.crashTotal],
+    ['fatal_crashes_24m', c.fatalCrash],
+    ['injury_crashes_24m', c.injCrash],
+    ['towaway_crashes_24m', c.towawayCrash],
+    ['bipd_on_file_k', c.bipdInsuranceOnFile],
+    ['bipd_required_k', c.bipdRequiredAmount],
   ];
   for (const [k, v] of pairs) {
     const n = num(v);
@@ -77,6 +101,8 @@ export function overlayLiveCarrier(f: CarrierFeatures, c: Record<string, unknown
   out.driver_oos_rate = rate(out.driver_inspections_24m, out.driver_oos_24m);
   out.vehicle_oos_rate = rate(out.vehicle_inspections_24m, out.vehicle_oos_24m);
   out.hazmat_oos_rate = rate(out.hazmat_inspections_24m, out.hazmat_oos_24m);
-  out.crashes_per_power_unit = out.power_units ? Math.round((out.crashes_24m / out.power_units) * 10000) / 10000 : out.crashes_per_power_unit;
+  out.crashes_per_power_unit = out.power_units
+    ? Math.round((out.crashes_24m / out.power_units) * 10000) / 10000
+    : out.crashes_per_power_unit;
   return out;
 }

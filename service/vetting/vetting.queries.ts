@@ -19,7 +19,14 @@ import { InvalidInputError, NotFoundError, PipelineError, publicMessage, SourceU
 import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
 import { signCanonical, type SigningKey } from '../../lib/keys.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { assessCarrier, MIN_INSPECTIONS_FOR_RATE, type BasicResult, type CarrierFeatures, type RedFlag, type RiskAssessment } from '../../ingest/fmcsa/risk-model.ts';
+import {
+  assessCarrier,
+  MIN_INSPECTIONS_FOR_RATE,
+  type BasicResult,
+  type CarrierFeatures,
+  type RedFlag,
+  type RiskAssessment,
+} from '../../ingest/fmcsa/risk-model.ts';
 import { insertRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
 import { assertBatchSize, assertCanPay, debit, getAccount, freeAccountId, PLANS, resolveAccount, type Account } from './credits.ts';
 import { overlayLiveCarrier, redactWebKey, type LiveRefresher } from './live-refresh.ts';
@@ -36,15 +43,32 @@ export interface VettingDeps {
 
 /** A USDOT number as a JSON number or a string of digits. */
 export const dotNumberSchema = z
-  .union([z.number().int().positive().max(99_999_999), z.string().trim().regex(/^\d{1,8}$/, 'must be a USDOT number (digits)')])
+  .union([
+    z.number().int().positive().max(99_999_999),
+    z
+      .string()
+      .trim()
+      .regex(/^\d{1,8}$/, 'must be a USDOT number (digits)'),
+  ])
   .transform((v) => Number(v))
   .refine((n) => n > 0, 'must be a positive USDOT number');
 
-export const brokerIdSchema = z.string().trim().min(1).max(100).regex(/^[\w.@:-]+$/, 'letters, digits and . _ @ : - only');
+export const brokerIdSchema = z
+  .string()
+  .trim()
+  .min(1)
+  .max(100)
+  .regex(/^[\w.@:-]+$/, 'letters, digits and . _ @ : - only');
 
 export const vetInput = z.object({ dot_number: dotNumberSchema, broker_id: brokerIdSchema });
 export const previewInput = z.object({ dot_number: dotNumberSchema, broker_id: brokerIdSchema.optional() });
-export const batchVetInput = z.object({ dot_numbers: z.array(z.union([z.string(), z.number()])).min(1).max(5000), broker_id: brokerIdSchema });
+export const batchVetInput = z.object({
+  dot_numbers: z
+    .array(z.union([z.string(), z.number()]))
+    .min(1)
+    .max(5000),
+  broker_id: brokerIdSchema,
+});
 
 export interface CarrierSummary {
   dot_number: number;
@@ -94,8 +118,15 @@ export interface ComputedVetting {
 
 function summarise(f: CarrierFeatures, live: Record<string, unknown> | null): CarrierSummary {
   return {
-    dot_number: f.dot_number, legal_name: f.legal_name, phy_state: f.phy_state, status_code: f.status_code, authority_status: f.authority_status,
-    safety_rating: f.safety_rating, carrier_class: f.carrier_class, power_units: f.power_units, drivers: f.drivers,
+    dot_number: f.dot_number,
+    legal_name: f.legal_name,
+    phy_state: f.phy_state,
+    status_code: f.status_code,
+    authority_status: f.authority_status,
+    safety_rating: f.safety_rating,
+    carrier_class: f.carrier_class,
+    power_units: f.power_units,
+    drivers: f.drivers,
     allowed_to_operate: typeof live?.allowedToOperate === 'string' ? live.allowedToOperate : null,
   };
 }
@@ -117,7 +148,13 @@ export async function computeVetting(vd: VettingDeps, dot: number, brokerId: str
       const r = await vd.live.fetchCarrier(dot);
       liveCarrier = r.carrier;
       features = overlayLiveCarrier(features, r.carrier, MIN_INSPECTIONS_FOR_RATE);
-      inputs.push({ dataset: 'qcmobile/carriers', as_of: r.as_of, retrieved_at: r.retrieved_at, content_sha256: r.content_sha256, source_url: r.source_url });
+      inputs.push({
+        dataset: 'qcmobile/carriers',
+        as_of: r.as_of,
+        retrieved_at: r.retrieved_at,
+        content_sha256: r.content_sha256,
+        source_url: r.source_url,
+      });
       live = { status: 'refreshed', attempted_at, reason: null };
     } catch (e) {
       live = { status: 'fallback', attempted_at, reason: `${redactWebKey((e as Error).message)}; used the warehouse snapshot` };
@@ -129,7 +166,11 @@ export async function computeVetting(vd: VettingDeps, dot: number, brokerId: str
     schema: 'proofline/vetting-snapshot@1',
     dot_number: dot,
     vetting_date,
-    warehouse: { domain: 'fmcsa', snapshot_id: vd.fmcsa.manifest?.snapshot_id ?? null, published_at: vd.fmcsa.manifest?.published_at ?? null },
+    warehouse: {
+      domain: 'fmcsa',
+      snapshot_id: vd.fmcsa.manifest?.snapshot_id ?? null,
+      published_at: vd.fmcsa.manifest?.published_at ?? null,
+    },
     inputs,
     live_refresh: live,
     live_carrier: liveCarrier,
@@ -194,16 +235,39 @@ async function precheck(vd: VettingDeps, auth: Auth, n: number): Promise<void> {
 }
 
 const INSERT_VETTING = insertRowsSql('vetting_records', {
-  vetting_id: 'VARCHAR', dot_number: 'BIGINT', broker_id: 'VARCHAR', account_id: 'VARCHAR', credits_charged: 'INTEGER', vetting_date: 'VARCHAR',
-  risk_score: 'DOUBLE', risk_level: 'VARCHAR', recommendation: 'VARCHAR', data_hash: 'VARCHAR', record_json: 'VARCHAR', snapshot_json: 'VARCHAR', signature: 'VARCHAR', key_id: 'VARCHAR',
+  vetting_id: 'VARCHAR',
+  dot_number: 'BIGINT',
+  broker_id: 'VARCHAR',
+  account_id: 'VARCHAR',
+  credits_charged: 'INTEGER',
+  vetting_date: 'VARCHAR',
+  risk_score: 'DOUBLE',
+  risk_level: 'VARCHAR',
+  recommendation: 'VARCHAR',
+  data_hash: 'VARCHAR',
+  record_json: 'VARCHAR',
+  snapshot_json: 'VARCHAR',
+  signature: 'VARCHAR',
+  key_id: 'VARCHAR',
 });
 
 function insertRecord(tx: StateTx, signed: SignedVetting, snapshotJson: string, account: Account, charged: number): void {
   const { signature, ...record } = signed;
   tx.defer(INSERT_VETTING, {
-    vetting_id: record.vetting_id, dot_number: record.dot_number, broker_id: record.broker_id, account_id: account.account_id, credits_charged: charged, vetting_date: record.vetting_date,
-    risk_score: record.risk_score, risk_level: record.risk_level, recommendation: record.recommendation, data_hash: record.data_hash, record_json: canonicalJson(record),
-    snapshot_json: snapshotJson, signature: signature.value, key_id: signature.key_id,
+    vetting_id: record.vetting_id,
+    dot_number: record.dot_number,
+    broker_id: record.broker_id,
+    account_id: account.account_id,
+    credits_charged: charged,
+    vetting_date: record.vetting_date,
+    risk_score: record.risk_score,
+    risk_level: record.risk_level,
+    recommendation: record.recommendation,
+    data_hash: record.data_hash,
+    record_json: canonicalJson(record),
+    snapshot_json: snapshotJson,
+    signature: signature.value,
+    key_id: signature.key_id,
   });
 }
 
@@ -232,7 +296,11 @@ export type BatchItem =
  * each DOT then succeeds or fails on its own; one credit per record made, all
  * records and the debit committed in one transaction.
  */
-export async function batchVet(vd: VettingDeps, dots: Array<string | number>, auth: Auth): Promise<{ broker_id: string; requested: number; succeeded: number; failed: number; results: BatchItem[]; credits: CreditsView }> {
+export async function batchVet(
+  vd: VettingDeps,
+  dots: Array<string | number>,
+  auth: Auth,
+): Promise<{ broker_id: string; requested: number; succeeded: number; failed: number; results: BatchItem[]; credits: CreditsView }> {
   // Resolve (maybe create) the account and check the whole batch first.
   await vd.store.write(async (tx) => {
     const account = await resolveAccount(tx, auth, vd.now());
@@ -246,7 +314,10 @@ export async function batchVet(vd: VettingDeps, dots: Array<string | number>, au
       const raw = dots[i]!;
       const parsed = dotNumberSchema.safeParse(raw);
       if (!parsed.success) {
-        computed[i] = { dot: raw, err: new InvalidInputError(`invalid DOT number ${JSON.stringify(raw)}: ${parsed.error.issues[0]?.message}`) };
+        computed[i] = {
+          dot: raw,
+          err: new InvalidInputError(`invalid DOT number ${JSON.stringify(raw)}: ${parsed.error.issues[0]?.message}`),
+        };
         continue;
       }
       try {
@@ -275,23 +346,46 @@ export async function batchVet(vd: VettingDeps, dots: Array<string | number>, au
       }
     }
     const after = await debit(tx, account, oks.length, now);
-    return { broker_id: auth.brokerId, requested: dots.length, succeeded: oks.length, failed: dots.length - oks.length, results, credits: creditsView(after, oks.length) };
+    return {
+      broker_id: auth.brokerId,
+      requested: dots.length,
+      succeeded: oks.length,
+      failed: dots.length - oks.length,
+      results,
+      credits: creditsView(after, oks.length),
+    };
   });
 }
 
 /** A carrier's vetting history, newest first (records without their snapshots). */
-export async function getVettingHistory(store: StateStore, dot: number, limit: number): Promise<{ dot_number: number; count: number; records: SignedVetting[] }> {
-  const rows = await store.query('SELECT record_json, signature, key_id FROM vetting_records WHERE dot_number = $dot ORDER BY vetting_date DESC, vetting_id DESC LIMIT $limit', { dot, limit });
-  const records = rows.map((r) => ({ ...(JSON.parse(String(r.record_json)) as VettingRecord), signature: { alg: 'Ed25519' as const, key_id: String(r.key_id), value: String(r.signature) } }));
+export async function getVettingHistory(
+  store: StateStore,
+  dot: number,
+  limit: number,
+): Promise<{ dot_number: number; count: number; records: SignedVetting[] }> {
+  const rows = await store.query(
+    'SELECT record_json, signature, key_id FROM vetting_records WHERE dot_number = $dot ORDER BY vetting_date DESC, vetting_id DESC LIMIT $limit',
+    { dot, limit },
+  );
+  const records = rows.map((r) => ({
+    ...(JSON.parse(String(r.record_json)) as VettingRecord),
+    signature: { alg: 'Ed25519' as const, key_id: String(r.key_id), value: String(r.signature) },
+  }));
   return { dot_number: dot, count: records.length, records };
 }
 
 /** One record with its stored `snapshot_json` (the bytes `data_hash` is computed over). */
 export async function getVettingRecord(store: StateStore, id: string): Promise<SignedVetting & { snapshot_json: string }> {
-  const rows = await store.query('SELECT record_json, snapshot_json, signature, key_id FROM vetting_records WHERE vetting_id = $id', { id });
+  const rows = await store.query('SELECT record_json, snapshot_json, signature, key_id FROM vetting_records WHERE vetting_id = $id', {
+    id,
+  });
   const r = rows[0];
   if (!r) throw new NotFoundError(`vetting record ${id} does not exist`, { response: { vetting_id: id } });
-  return { ...(JSON.parse(String(r.record_json)) as VettingRecord), signature: { alg: 'Ed25519', key_id: String(r.key_id), value: String(r.signature) }, snapshot_json: String(r.snapshot_json) };
+  return {
+    ...(JSON.parse(String(r.record_json)) as VettingRecord),
+    signature: { alg: 'Ed25519', key_id: String(r.key_id), value: String(r.signature) },
+    snapshot_json: String(r.snapshot_json),
+  };
 }
 
 /** What the vetting queries need, from ServiceDeps (shared by REST and MCP). */

@@ -9,27 +9,87 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
 import { describeRoute } from '../platform/route-registry.ts';
-import { batchVet, batchVetInput, createVetting, vettingDepsOf, getVettingHistory, getVettingRecord, previewInput, previewVetting, vetInput } from './vetting.queries.ts';
+import {
+  batchVet,
+  batchVetInput,
+  createVetting,
+  vettingDepsOf,
+  getVettingHistory,
+  getVettingRecord,
+  previewInput,
+  previewVetting,
+  vetInput,
+} from './vetting.queries.ts';
 import { creditKeyOf, stateOf } from '../platform/guards.ts';
 
 const vettingQuery = z.object({
-  dot: z.string().regex(/^\d{1,8}$/, 'must be a USDOT number').refine((d) => Number(d) > 0, 'must be a positive USDOT number').optional().describe('USDOT number: the carrier\'s vetting history'),
-  id: z.string().regex(/^VET-[A-Za-z0-9-]+$/, 'must be a VET-... id').optional().describe('one vetting record, with its snapshot_json'),
+  dot: z
+    .string()
+    .regex(/^\d{1,8}$/, 'must be a USDOT number')
+    .refine((d) => Number(d) > 0, 'must be a positive USDOT number')
+    .optional()
+    .describe("USDOT number: the carrier's vetting history"),
+  id: z
+    .string()
+    .regex(/^VET-[A-Za-z0-9-]+$/, 'must be a VET-... id')
+    .optional()
+    .describe('one vetting record, with its snapshot_json'),
   limit: limitParam(50, 500),
 });
 
 const vettingRecordSchema = z.object({
-  vetting_id: z.string(), dot_number: z.number(), broker_id: z.string().nullable(), carrier: z.record(z.string(), z.unknown()),
-  risk_score: z.number(), risk_level: z.enum(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']), recommendation: z.enum(['APPROVE', 'CAUTION', 'REJECT']),
-  red_flags: z.array(z.object({ code: z.string(), severity: z.string(), message: z.string() })), basics: z.array(z.record(z.string(), z.unknown())),
-  model_version: z.string(), data_hash: z.string(), vetting_date: z.string(), live_refresh: z.record(z.string(), z.unknown()), snapshot_available: z.boolean(),
+  vetting_id: z.string(),
+  dot_number: z.number(),
+  broker_id: z.string().nullable(),
+  carrier: z.record(z.string(), z.unknown()),
+  risk_score: z.number(),
+  risk_level: z.enum(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']),
+  recommendation: z.enum(['APPROVE', 'CAUTION', 'REJECT']),
+  red_flags: z.array(z.object({ code: z.string(), severity: z.string(), message: z.string() })),
+  basics: z.array(z.record(z.string(), z.unknown())),
+  model_version: z.string(),
+  data_hash: z.string(),
+  vetting_date: z.string(),
+  live_refresh: z.record(z.string(), z.unknown()),
+  snapshot_available: z.boolean(),
   signature: z.object({ alg: z.literal('Ed25519'), key_id: z.string(), value: z.string() }),
 });
 
-describeRoute({ method: 'POST', path: '/api/vet', family: 'vetting', summary: 'Vet a carrier: a signed, reproducible vetting record (1 credit)', body: vetInput, response: vettingRecordSchema.extend({ credits: z.record(z.string(), z.unknown()) }), statuses: [400, 401, 402, 404, 503], description: 'dot_number may be a number or a string of digits. Authorization: Bearer plc_... selects a paid credit account; without it the broker_id free account (30 credits) pays.' });
-describeRoute({ method: 'POST', path: '/api/vet-preview', family: 'vetting', summary: 'Same computation as /api/vet; no record stored, no credit used', body: previewInput, statuses: [400, 404, 503] });
-describeRoute({ method: 'GET', path: '/api/vetting', family: 'vetting', summary: 'A carrier\'s vetting history (?dot=) or one record with snapshot_json (?id=)', query: vettingQuery, statuses: [400, 404] });
-describeRoute({ method: 'POST', path: '/api/batch-vet', family: 'vetting', summary: 'Vet many carriers: per-plan batch limit, whole batch checked against the balance first, per-DOT results', body: batchVetInput, statuses: [400, 401, 402, 503] });
+describeRoute({
+  method: 'POST',
+  path: '/api/vet',
+  family: 'vetting',
+  summary: 'Vet a carrier: a signed, reproducible vetting record (1 credit)',
+  body: vetInput,
+  response: vettingRecordSchema.extend({ credits: z.record(z.string(), z.unknown()) }),
+  statuses: [400, 401, 402, 404, 503],
+  description:
+    'dot_number may be a number or a string of digits. Authorization: Bearer plc_... selects a paid credit account; without it the broker_id free account (30 credits) pays.',
+});
+describeRoute({
+  method: 'POST',
+  path: '/api/vet-preview',
+  family: 'vetting',
+  summary: 'Same computation as /api/vet; no record stored, no credit used',
+  body: previewInput,
+  statuses: [400, 404, 503],
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/vetting',
+  family: 'vetting',
+  summary: "A carrier's vetting history (?dot=) or one record with snapshot_json (?id=)",
+  query: vettingQuery,
+  statuses: [400, 404],
+});
+describeRoute({
+  method: 'POST',
+  path: '/api/batch-vet',
+  family: 'vetting',
+  summary: 'Vet many carriers: per-plan batch limit, whole batch checked against the balance first, per-DOT results',
+  body: batchVetInput,
+  statuses: [400, 401, 402, 503],
+});
 
 export function registerVettingRoutes(app: H3, deps: ServiceDeps): void {
   app.post('/api/vet', async (event) => {

@@ -21,7 +21,30 @@ import { removeDir, tempDir } from '../helpers/env.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
 /** Odd values for any parameter: empty, blank, signs, overflow, impossible dates, escapes, traversal, SQL, huge, non-ASCII. */
-const ODD = ['', ' ', '0', '-1', '1.5', '1e309', 'NaN', '99999999999999999999', '2024-13-01', '2024-02-30', '2023-02-29', '0000-00-00', 'true', "a'b", '%', '..', '../../etc/passwd', 'é漢字', '\u0000', 'A'.repeat(3000), ';DROP TABLE x', '[]'];
+const ODD = [
+  '',
+  ' ',
+  '0',
+  '-1',
+  '1.5',
+  '1e309',
+  'NaN',
+  '99999999999999999999',
+  '2024-13-01',
+  '2024-02-30',
+  '2023-02-29',
+  '0000-00-00',
+  'true',
+  "a'b",
+  '%',
+  '..',
+  '../../etc/passwd',
+  'é漢字',
+  '\u0000',
+  'A'.repeat(3000),
+  ';DROP TABLE x',
+  '[]',
+];
 /** A valid value per path parameter, so each parameter is tried alone. */
 const VALID_PATH: Record<string, string> = { ticker: 'AAPL', name: 'cook', leaf_hash: 'f'.repeat(64), dot: '1', id: 'POGC-0' };
 
@@ -35,7 +58,11 @@ beforeAll(async () => {
   const dataDir = path.join(root, 'data');
   const config = await ingestSmallFmcsa(path.join(root, 'fmcsa'), dataDir);
   const input = path.join(root, 'input');
-  await ensureSample(input, { scale: 'small', seed: 42, generators: [edgarSampleGenerator, quotesSampleGenerator, transcriptsSampleGenerator] });
+  await ensureSample(input, {
+    scale: 'small',
+    seed: 42,
+    generators: [edgarSampleGenerator, quotesSampleGenerator, transcriptsSampleGenerator],
+  });
   await ingestAll(config, [registryPipeline, quotesPipeline, transcriptsPipeline], input);
   state = await StateStore.open(stateDbPath(dataDir));
   // A Pro key with a limit no test reaches: every request is metered, none is a 429.
@@ -55,14 +82,17 @@ function problem(req: string, status: number, body: unknown): string | null {
   if (status >= 500) return `${req} → ${status} ${JSON.stringify(body).slice(0, 200)}`;
   if (status >= 400) {
     const b = body as { error?: unknown; status?: unknown };
-    if (typeof b?.error !== 'string' || b.status !== status) return `${req} → ${status} without {error, status}: ${JSON.stringify(body).slice(0, 200)}`;
+    if (typeof b?.error !== 'string' || b.status !== status)
+      return `${req} → ${status} without {error, status}: ${JSON.stringify(body).slice(0, 200)}`;
   }
   return null;
 }
 
 describe('bad input', () => {
   it('never answers 5xx on any GET route, whatever the path or query parameter holds', async () => {
-    const doc = (await getJson(svc.app, '/openapi.json')).body as { paths: Record<string, { get?: { parameters?: Array<{ in: string; name: string }> } }> };
+    const doc = (await getJson(svc.app, '/openapi.json')).body as {
+      paths: Record<string, { get?: { parameters?: Array<{ in: string; name: string }> } }>;
+    };
     const routes = Object.entries(doc.paths).filter(([p, ops]) => p.startsWith('/api') && ops.get);
     expect(routes.length).toBeGreaterThan(30);
     const problems: string[] = [];
@@ -73,7 +103,8 @@ describe('bad input', () => {
       const params = ops.get!.parameters ?? [];
       const tries: string[] = [];
       for (const p of params) {
-        for (const v of ODD) tries.push(p.in === 'path' ? url(route, { [p.name]: v }, '') : url(route, {}, `?${p.name}=${encodeURIComponent(v)}`));
+        for (const v of ODD)
+          tries.push(p.in === 'path' ? url(route, { [p.name]: v }, '') : url(route, {}, `?${p.name}=${encodeURIComponent(v)}`));
         if (p.in === 'query') tries.push(url(route, {}, `?${p.name}=1&${p.name}=2`)); // repeated
       }
       for (const t of tries) {
@@ -96,26 +127,74 @@ describe('bad input', () => {
   });
 
   it('clamps a limit above its maximum on every route that takes one, and says so in limit_clamped', async () => {
-    const doc = (await getJson(svc.app, '/openapi.json')).body as { paths: Record<string, { get?: { parameters?: Array<{ in: string; name: string }> } }> };
+    const doc = (await getJson(svc.app, '/openapi.json')).body as {
+      paths: Record<string, { get?: { parameters?: Array<{ in: string; name: string }> } }>;
+    };
     /** Parameters some routes need besides `limit` (signals without a filter answer the index of types, which takes no limit). */
-    const needs: Record<string, string> = { '/api/carriers': '&name=ab', '/api/search': '&q=apple', '/api/vetting': '&dot=1', '/api/signals': '&type=ai_adoption' };
-    const routes = Object.entries(doc.paths).filter(([p, ops]) => p.startsWith('/api') && ops.get?.parameters?.some((x) => x.in === 'query' && x.name === 'limit'));
-    expect(routes.map(([p]) => p)).toEqual(expect.arrayContaining(['/api/carriers', '/api/red-flags', '/api/signals', '/api/search', '/api/company/{ticker}/filings', '/api/company/{ticker}/timeline', '/api/company/{ticker}/quote/history', '/api/search/transcripts', '/api/care', '/api/vetting']));
+    const needs: Record<string, string> = {
+      '/api/carriers': '&name=ab',
+      '/api/search': '&q=apple',
+      '/api/vetting': '&dot=1',
+      '/api/signals': '&type=ai_adoption',
+    };
+    const routes = Object.entries(doc.paths).filter(
+      ([p, ops]) => p.startsWith('/api') && ops.get?.parameters?.some((x) => x.in === 'query' && x.name === 'limit'),
+    );
+    expect(routes.map(([p]) => p)).toEqual(
+      expect.arrayContaining([
+        '/api/carriers',
+        '/api/red-flags',
+        '/api/signals',
+        '/api/search',
+        '/api/company/{ticker}/filings',
+        '/api/company/{ticker}/timeline',
+        '/api/company/{ticker}/quote/history',
+        '/api/search/transcripts',
+        '/api/care',
+        '/api/vetting',
+      ]),
+    );
     const problems: string[] = [];
     for (const [route] of routes) {
       const url = route.replace(/\{(\w+)\}/g, (_, k: string) => VALID_PATH[k] ?? 'x') + `?limit=100000${needs[route] ?? ''}`;
       const r = await getJson(svc.app, url, { headers: auth });
       const c = r.body?.limit_clamped;
-      if (r.status !== 200 || c?.requested !== 100000 || !(c.max < 100000)) problems.push(`GET ${url} → ${r.status} limit_clamped ${JSON.stringify(c)}`);
+      if (r.status !== 200 || c?.requested !== 100000 || !(c.max < 100000))
+        problems.push(`GET ${url} → ${r.status} limit_clamped ${JSON.stringify(c)}`);
     }
     expect(problems).toEqual([]);
   });
 
   it('answers malformed POST bodies with a 4xx naming the problem', async () => {
-    const care = await getJson(svc.app, '/api/care', { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ shipment: { ref: 'R1', commodity: 'widgets', value_usd: 10 }, parties: { broker: 'B', carrier: { dot_number: 1 } } }) });
+    const care = await getJson(svc.app, '/api/care', {
+      method: 'POST',
+      headers: { ...auth, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        shipment: { ref: 'R1', commodity: 'widgets', value_usd: 10 },
+        parties: { broker: 'B', carrier: { dot_number: 1 } },
+      }),
+    });
     expect(care.status).toBe(201);
-    const bodies = ['', 'null', '[]', '{}', '"x"', '1', '{"a":', 'x'.repeat(100), '['.repeat(5000) + ']'.repeat(5000), '{"__proto__":{"a":1}}'];
-    const routes = ['/api/vet', '/api/vet-preview', '/api/batch-vet', '/api/care', `/api/care/${care.body.document_id}/event`, '/api/care/POGC-0/event'];
+    const bodies = [
+      '',
+      'null',
+      '[]',
+      '{}',
+      '"x"',
+      '1',
+      '{"a":',
+      'x'.repeat(100),
+      '['.repeat(5000) + ']'.repeat(5000),
+      '{"__proto__":{"a":1}}',
+    ];
+    const routes = [
+      '/api/vet',
+      '/api/vet-preview',
+      '/api/batch-vet',
+      '/api/care',
+      `/api/care/${care.body.document_id}/event`,
+      '/api/care/POGC-0/event',
+    ];
     const problems: string[] = [];
     for (const route of routes) {
       for (const body of bodies) {
@@ -129,27 +208,51 @@ describe('bad input', () => {
     }
     for (const dot of [0, -1, 1.5, '0', '00000000', '999999999', null, true, [], {}, '1e3', '１２３', 1e30, 'NaN']) {
       for (const route of ['/api/vet', '/api/vet-preview']) {
-        const r = await getJson(svc.app, route, { method: 'POST', headers: { ...auth, 'content-type': 'application/json' }, body: JSON.stringify({ dot_number: dot, broker_id: 'b1' }) });
+        const r = await getJson(svc.app, route, {
+          method: 'POST',
+          headers: { ...auth, 'content-type': 'application/json' },
+          body: JSON.stringify({ dot_number: dot, broker_id: 'b1' }),
+        });
         if (r.status !== 400) problems.push(`POST ${route} dot_number ${JSON.stringify(dot)} → ${r.status}`);
-        else if (r.body.parameter !== 'dot_number') problems.push(`POST ${route} dot_number ${JSON.stringify(dot)}: 400 names ${r.body.parameter}`);
+        else if (r.body.parameter !== 'dot_number')
+          problems.push(`POST ${route} dot_number ${JSON.stringify(dot)}: 400 names ${r.body.parameter}`);
       }
     }
     expect(problems).toEqual([]);
   }, 120_000);
 
   it('answers every MCP tool called with wrong arguments with a JSON-RPC or tool error', async () => {
-    const rpc = async (body: unknown) => getJson(svc.app, '/mcp', { method: 'POST', headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' }, body: JSON.stringify(body) });
+    const rpc = async (body: unknown) =>
+      getJson(svc.app, '/mcp', {
+        method: 'POST',
+        headers: { ...auth, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify(body),
+      });
     const list = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
     const tools = (list.body.result.tools as Array<{ name: string }>).map((t) => t.name);
     expect(tools).toHaveLength(12);
     const problems: string[] = [];
     for (const name of tools) {
-      for (const args of [{}, { dot_number: 0 }, { dot_number: 'x'.repeat(500) }, { document_id: '../x' }, { query: '%' }, { limit: 1e12 }, 'str']) {
+      for (const args of [
+        {},
+        { dot_number: 0 },
+        { dot_number: 'x'.repeat(500) },
+        { document_id: '../x' },
+        { query: '%' },
+        { limit: 1e12 },
+        'str',
+      ]) {
         const r = await rpc({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name, arguments: args } });
-        if (r.status >= 500 || !(r.body?.error || r.body?.result)) problems.push(`${name} ${JSON.stringify(args).slice(0, 40)} → ${r.status} ${JSON.stringify(r.body).slice(0, 120)}`);
+        if (r.status >= 500 || !(r.body?.error || r.body?.result))
+          problems.push(`${name} ${JSON.stringify(args).slice(0, 40)} → ${r.status} ${JSON.stringify(r.body).slice(0, 120)}`);
       }
     }
-    for (const bad of [{ jsonrpc: '2.0', id: 3, method: 'bogus' }, { jsonrpc: '1.0' }, [], { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'nope', arguments: {} } }]) {
+    for (const bad of [
+      { jsonrpc: '2.0', id: 3, method: 'bogus' },
+      { jsonrpc: '1.0' },
+      [],
+      { jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'nope', arguments: {} } },
+    ]) {
       const r = await rpc(bad);
       if (r.status >= 500) problems.push(`${JSON.stringify(bad)} → ${r.status}`);
     }

@@ -51,7 +51,7 @@ describe.skipIf(!HAS_SHARED)('read API on real SEC fixtures', () => {
     expect(r.body.results.companies[0]).toMatchObject({ ticker: 'NVDA', cik: 1045810 });
   });
 
-  it("Fannie Mae: every one of its tickers resolves to CIK 310522; search lists the company once", async () => {
+  it('Fannie Mae: every one of its tickers resolves to CIK 310522; search lists the company once', async () => {
     for (const t of ['FNMA', 'FNMAS', 'FNMAP', 'FNMFN', 'FNMAT']) {
       const r = await getJson(svc.app, `/api/company/${t}`);
       expect(r.status, t).toBe(200);

@@ -5,7 +5,26 @@
 import { describe, expect, it } from 'vitest';
 import { allocBody, formatMs, msLength, uintLength, writeMs, writeUint } from '../../service/platform/bytes.ts';
 
-const INTS = [0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, 65_535, 999_999, 1_000_000, 2 ** 31 - 1, 2 ** 31, 2 ** 32 + 7, 1_795_000_000_123, Number.MAX_SAFE_INTEGER];
+const INTS = [
+  0,
+  1,
+  9,
+  10,
+  11,
+  99,
+  100,
+  101,
+  999,
+  1000,
+  65_535,
+  999_999,
+  1_000_000,
+  2 ** 31 - 1,
+  2 ** 31,
+  2 ** 32 + 7,
+  1_795_000_000_123,
+  Number.MAX_SAFE_INTEGER,
+];
 
 describe('writeUint', () => {
   it('writes String(n) for non-negative safe integers, and returns the end', () => {
@@ -20,8 +39,18 @@ describe('writeUint', () => {
 
 describe('formatMs / writeMs', () => {
   it('gives milliseconds with three decimals, rounded to the microsecond; 0 for negative or non-finite', () => {
-    expect([0, 0.0004, 0.0005, 0.042, 1.9995, 12.5, 1234.5678, -3, Number.NaN, Number.POSITIVE_INFINITY].map(formatMs))
-      .toEqual(['0.000', '0.000', '0.001', '0.042', '2.000', '12.500', '1234.568', '0.000', '0.000', '0.000']);
+    expect([0, 0.0004, 0.0005, 0.042, 1.9995, 12.5, 1234.5678, -3, Number.NaN, Number.POSITIVE_INFINITY].map(formatMs)).toEqual([
+      '0.000',
+      '0.000',
+      '0.001',
+      '0.042',
+      '2.000',
+      '12.500',
+      '1234.568',
+      '0.000',
+      '0.000',
+      '0.000',
+    ]);
   });
 
   it('writes the same bytes as formatMs, msLength long', () => {

@@ -37,22 +37,55 @@ describe('usageMetaJson', () => {
       for (const agent_type of AGENT_TYPES) {
         const limit = tier === 'free' ? 500 : 10_000;
         for (const n of [1, 399, 400, 500, 501, 12_345]) {
-          const m: Metered = { requests_this_hour: n, hourly_limit: limit, remaining: Math.max(0, limit - n), reset_seconds: 17, over_limit: n > limit };
-          for (const base of ['http://proofline.test', 'https://api.example.com/"quoted"']) cases.push([{ client: 'ip:abc', tier, hourly_limit: limit, agent_type }, m, base]);
+          const m: Metered = {
+            requests_this_hour: n,
+            hourly_limit: limit,
+            remaining: Math.max(0, limit - n),
+            reset_seconds: 17,
+            over_limit: n > limit,
+          };
+          for (const base of ['http://proofline.test', 'https://api.example.com/"quoted"'])
+            cases.push([{ client: 'ip:abc', tier, hourly_limit: limit, agent_type }, m, base]);
         }
       }
     }
     for (const [id, m, base] of cases) {
-      for (const source of ['sec', 'fmcsa', 'care'] as const) expect(usageMetaJson(id, m, base, 10_000, source)).toBe(JSON.stringify(buildUsageMeta(id, m, base, 10_000, source)));
+      for (const source of ['sec', 'fmcsa', 'care'] as const)
+        expect(usageMetaJson(id, m, base, 10_000, source)).toBe(JSON.stringify(buildUsageMeta(id, m, base, 10_000, source)));
     }
   });
 });
 
 describe('dataSourceOf', () => {
   it('gives FMCSA provenance to carrier and vetting paths, care provenance to proof-of-care paths and SEC to the rest', () => {
-    for (const p of ['/api/carrier/123', '/api/carriers', '/api/safety', '/api/crashes', '/api/inspections', '/api/enforcement', '/api/red-flags', '/api/fmcsa/status', '/api/vet', '/api/vet-preview', '/api/vetting', '/api/batch-vet']) expect(dataSourceOf(p), p).toBe('fmcsa');
+    for (const p of [
+      '/api/carrier/123',
+      '/api/carriers',
+      '/api/safety',
+      '/api/crashes',
+      '/api/inspections',
+      '/api/enforcement',
+      '/api/red-flags',
+      '/api/fmcsa/status',
+      '/api/vet',
+      '/api/vet-preview',
+      '/api/vetting',
+      '/api/batch-vet',
+    ])
+      expect(dataSourceOf(p), p).toBe('fmcsa');
     for (const p of ['/api/care', '/api/care/POGC-1/event', '/api/care/POGC-1/verify']) expect(dataSourceOf(p), p).toBe('care');
-    for (const p of ['/api/company/AAPL', '/api/person/cook', '/api/search', '/api/signals', '/api/verify/ab', '/api/stats', '/api/carrierx', '/api/vetted', '/api/careful']) expect(dataSourceOf(p), p).toBe('sec');
+    for (const p of [
+      '/api/company/AAPL',
+      '/api/person/cook',
+      '/api/search',
+      '/api/signals',
+      '/api/verify/ab',
+      '/api/stats',
+      '/api/carrierx',
+      '/api/vetted',
+      '/api/careful',
+    ])
+      expect(dataSourceOf(p), p).toBe('sec');
   });
 
   it('is SEC for every hot-cached prefix (the hot path writes the SEC usage_meta parts)', () => {
@@ -68,16 +101,45 @@ describe('QueryLog', () => {
   afterAll(async () => {
     await removeDir(dir);
   });
-  const entry = (i: number) => ({ ts_ms: 1_795_000_000_000 + i, client: 'key:k1', tier: 'pro', agent_type: 'claudebot', method: 'GET', path: `/api/company/T${i}?q="x"\\`, ticker: i % 2 ? null : `T${i}`, status: 200, duration_ms: 0.25 });
+  const entry = (i: number) => ({
+    ts_ms: 1_795_000_000_000 + i,
+    client: 'key:k1',
+    tier: 'pro',
+    agent_type: 'claudebot',
+    method: 'GET',
+    path: `/api/company/T${i}?q="x"\\`,
+    ticker: i % 2 ? null : `T${i}`,
+    status: 200,
+    duration_ms: 0.25,
+  });
 
   it('writes the same line from encoded parts (pushEncoded) as from an entry (push)', async () => {
     const log = await QueryLog.open(path.join(dir, 'e', 'query-log.duckdb'), { flushMs: 60_000, spoolMs: 60_000 });
     const e = { ...entry(7), path: '/api/person/José "q"\\', ticker: 'BRK.B', status: 404, duration_ms: 3.14159 };
-    expect(toLine(e)).toBe(`{"ts_ms":1795000000007,"client":"key:k1","tier":"pro","agent_type":"claudebot","method":"GET","path":"/api/person/José \\"q\\"\\\\","ticker":"BRK.B","status":404,"duration_ms":3.142}\n`);
+    expect(toLine(e)).toBe(
+      `{"ts_ms":1795000000007,"client":"key:k1","tier":"pro","agent_type":"claudebot","method":"GET","path":"/api/person/José \\"q\\"\\\\","ticker":"BRK.B","status":404,"duration_ms":3.142}\n`,
+    );
     log.push(e);
-    log.pushEncoded(e.ts_ms, Buffer.from(logClientPart(e.client, e.tier, e.agent_type, e.method)), Buffer.from(logRequestPart(e.path, e.ticker, e.status)), e.duration_ms);
+    log.pushEncoded(
+      e.ts_ms,
+      Buffer.from(logClientPart(e.client, e.tier, e.agent_type, e.method)),
+      Buffer.from(logRequestPart(e.path, e.ticker, e.status)),
+      e.duration_ms,
+    );
     const rows = await log.query(`SELECT DISTINCT * FROM query_log`);
-    expect(rows).toEqual([{ ts_ms: '1795000000007', client: 'key:k1', tier: 'pro', agent_type: 'claudebot', method: 'GET', path: e.path, ticker: 'BRK.B', status: 404, duration_ms: 3.142 }]);
+    expect(rows).toEqual([
+      {
+        ts_ms: '1795000000007',
+        client: 'key:k1',
+        tier: 'pro',
+        agent_type: 'claudebot',
+        method: 'GET',
+        path: e.path,
+        ticker: 'BRK.B',
+        status: 404,
+        duration_ms: 3.142,
+      },
+    ]);
     expect(log.written).toBe(2);
     await log.close();
   });
@@ -98,7 +160,9 @@ describe('QueryLog', () => {
     for (let i = 0; i < 6000; i++) log.push(long(i));
     await log.flush();
     for (let i = 6000; i < 12000; i++) log.push(long(i));
-    const [r] = await log.query(`SELECT count(*)::INTEGER AS n, count(DISTINCT path)::INTEGER AS paths, (max(ts_ms) - min(ts_ms))::INTEGER AS span, min(path) FILTER (WHERE ts_ms = 1795000000007) AS p7 FROM query_log`);
+    const [r] = await log.query(
+      `SELECT count(*)::INTEGER AS n, count(DISTINCT path)::INTEGER AS paths, (max(ts_ms) - min(ts_ms))::INTEGER AS span, min(path) FILTER (WHERE ts_ms = 1795000000007) AS p7 FROM query_log`,
+    );
     expect(r).toEqual({ n: 12000, paths: 12000, span: 11999, p7: `/api/person/${'é✓'.repeat(40)}7` });
     expect(log.written).toBe(12000);
     await log.close();
@@ -114,7 +178,9 @@ describe('QueryLog', () => {
     const line = (i: number) => JSON.stringify(entry(100 + i));
     await writeFile(path.join(`${file}.spool`, '0000000000001-000000.ndjson.open'), `${line(0)}\n${line(1)}\n${line(2).slice(0, 40)}`);
     const second = await QueryLog.open(file, { flushMs: 60_000, spoolMs: 60_000 });
-    const [r] = await second.query(`SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE ts_ms >= 1795000000100)::INTEGER AS recovered FROM query_log`);
+    const [r] = await second.query(
+      `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE ts_ms >= 1795000000100)::INTEGER AS recovered FROM query_log`,
+    );
     expect(r).toEqual({ n: 12, recovered: 2 });
     await second.close();
   });
@@ -149,10 +215,29 @@ describe('node:http hot path (real server)', () => {
 
   // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const json = (r: Response): Promise<any> => r.json();
-  const get = (p: string, headers: Record<string, string> = {}) => fetch(`${server.url}${p}`, { headers: { authorization: `Bearer ${proKey}`, ...headers } });
+  const get = (p: string, headers: Record<string, string> = {}) =>
+    fetch(`${server.url}${p}`, { headers: { authorization: `Bearer ${proKey}`, ...headers } });
   /** Headers minus the ones that differ per request or per transport. */
-  const stable = (h: Headers) => Object.fromEntries([...h].filter(([k]) => !['date', 'ratelimit-remaining', 'ratelimit-reset', 'x-proofline-cache', 'keep-alive', 'connection', 'content-length', 'transfer-encoding'].includes(k)));
-  const withoutCounters = (b: { usage_meta: Record<string, unknown> }) => ({ ...b, usage_meta: { ...b.usage_meta, requests_this_hour: 0, remaining: 0 } });
+  const stable = (h: Headers) =>
+    Object.fromEntries(
+      [...h].filter(
+        ([k]) =>
+          ![
+            'date',
+            'ratelimit-remaining',
+            'ratelimit-reset',
+            'x-proofline-cache',
+            'keep-alive',
+            'connection',
+            'content-length',
+            'transfer-encoding',
+          ].includes(k),
+      ),
+    );
+  const withoutCounters = (b: { usage_meta: Record<string, unknown> }) => ({
+    ...b,
+    usage_meta: { ...b.usage_meta, requests_this_hour: 0, remaining: 0 },
+  });
 
   it('answers a cached GET with the same status, headers and body as h3 did, and counts it', async () => {
     const miss = await get('/api/company/AAPL');
@@ -172,7 +257,10 @@ describe('node:http hot path (real server)', () => {
     const notModified = await get('/api/company/MSFT', { 'if-none-match': etag });
     expect(notModified.status).toBe(304);
     expect(notModified.headers.get('x-proofline-cache')).toBe('hit');
-    const raw = await fetch(`${server.url}/api/company/MSFT`, { headers: { authorization: `Bearer ${proKey}`, 'accept-encoding': 'gzip' }, decompress: false } as RequestInit);
+    const raw = await fetch(`${server.url}/api/company/MSFT`, {
+      headers: { authorization: `Bearer ${proKey}`, 'accept-encoding': 'gzip' },
+      decompress: false,
+    } as RequestInit);
     // undici decompresses transparently; what matters is the negotiated encoding and a valid JSON body.
     expect(raw.headers.get('content-encoding')).toBe('gzip');
     expect(raw.headers.get('vary')).toBe('Authorization, Accept-Encoding');
@@ -213,46 +301,78 @@ describe('node:http hot path (real server)', () => {
   it('assembles a hit as bytes with the same headers and body as the text form of the same answer', async () => {
     const layer = svc.deps.apiLayer!;
     const request = (pathname: string, search: string, headers: Record<string, string>): LayerRequest => ({
-      method: 'GET', pathname, search, target: pathname + search, ip: '127.0.0.1', header: (name) => headers[name],
+      method: 'GET',
+      pathname,
+      search,
+      target: pathname + search,
+      ip: '127.0.0.1',
+      header: (name) => headers[name],
     });
     const ua = 'Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
     let twin = 0;
-    for (const [pathname, search] of [['/api/company/AAPL', ''], ['/api/company/NOSUCHTICKR', ''], ['/api/search', '?q=apple'], ['/api/company/MSFT/filings', '?form=10-K']] as const) {
-      const miss = await svc.app.fetch(new Request(`http://proofline.test${pathname}${search}`, { headers: { authorization: `Bearer ${proKey}` } }));
+    for (const [pathname, search] of [
+      ['/api/company/AAPL', ''],
+      ['/api/company/NOSUCHTICKR', ''],
+      ['/api/search', '?q=apple'],
+      ['/api/company/MSFT/filings', '?form=10-K'],
+    ] as const) {
+      const miss = await svc.app.fetch(
+        new Request(`http://proofline.test${pathname}${search}`, { headers: { authorization: `Bearer ${proKey}` } }),
+      );
       expect(miss.headers.get('x-proofline-cache')).toBe('miss');
       await miss.arrayBuffer();
-      const asBytes = (await layer.answerFromCache(request(pathname, search, { authorization: `Bearer ${twinKeys[twin++]}`, 'user-agent': ua })))!;
-      const asText = (await layer.answerFromCache(request(pathname, search, { authorization: `Bearer ${twinKeys[twin++]}`, 'user-agent': ua, 'accept-encoding': 'identity' })))!;
+      const asBytes = (await layer.answerFromCache(
+        request(pathname, search, { authorization: `Bearer ${twinKeys[twin++]}`, 'user-agent': ua }),
+      ))!;
+      const asText = (await layer.answerFromCache(
+        request(pathname, search, { authorization: `Bearer ${twinKeys[twin++]}`, 'user-agent': ua, 'accept-encoding': 'identity' }),
+      ))!;
       expect(asBytes.body).toBeInstanceOf(Uint8Array);
       expect(typeof asText.body).toBe('string');
       expect(Buffer.from(asBytes.body as Uint8Array).toString('utf8')).toBe(asText.body);
       expect(Object.entries(asBytes.headers)).toEqual(Object.entries(asText.headers));
       expect(Number(asBytes.headers['content-length'])).toBe((asBytes.body as Uint8Array).byteLength);
       expect(asBytes.status).toBe(asText.status);
-      expect(JSON.parse(asText.body as string).usage_meta).toMatchObject({ requests_this_hour: 1, hourly_limit: 777, remaining: 776, agent_type: 'claudebot' });
+      expect(JSON.parse(asText.body as string).usage_meta).toMatchObject({
+        requests_this_hour: 1,
+        hourly_limit: 777,
+        remaining: 776,
+        agent_type: 'claudebot',
+      });
     }
   });
 
   it('logs a hot answer like any other: client, path, ticker, status', async () => {
     const usage = svc.deps.usage!;
-    const rows = await usage.queryLog.query(`SELECT client, tier, agent_type, method, path, ticker, status FROM query_log WHERE path = '/api/company/AAPL' AND client <> $c ORDER BY ts_ms`, { c: 'x' });
+    const rows = await usage.queryLog.query(
+      `SELECT client, tier, agent_type, method, path, ticker, status FROM query_log WHERE path = '/api/company/AAPL' AND client <> $c ORDER BY ts_ms`,
+      { c: 'x' },
+    );
     expect(rows.length).toBeGreaterThanOrEqual(2);
-    expect(rows.at(-1)).toMatchObject({ tier: 'pro', agent_type: 'claudebot', method: 'GET', path: '/api/company/AAPL', ticker: 'AAPL', status: 200 });
+    expect(rows.at(-1)).toMatchObject({
+      tier: 'pro',
+      agent_type: 'claudebot',
+      method: 'GET',
+      path: '/api/company/AAPL',
+      ticker: 'AAPL',
+      status: 200,
+    });
     expect(new Set(rows.map((r) => r.client)).size).toBeGreaterThanOrEqual(2);
   });
 
   it('writes answers that went through h3 with the standard reason phrase, and streams other responses (MCP) with srvx', async () => {
-    const raw = (p: string, method = 'GET', headers: Record<string, string> = {}) => new Promise<{ statusLine: string; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
-      const u = new URL(p, server.url);
-      const r = httpRequest({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers }, (res) => {
-        let body = '';
-        res.setEncoding('utf8');
-        res.on('data', (c: string) => (body += c));
-        res.on('end', () => resolve({ statusLine: `${res.statusCode} ${res.statusMessage}`, headers: res.headers, body }));
+    const raw = (p: string, method = 'GET', headers: Record<string, string> = {}) =>
+      new Promise<{ statusLine: string; headers: Record<string, string | string[] | undefined>; body: string }>((resolve, reject) => {
+        const u = new URL(p, server.url);
+        const r = httpRequest({ host: u.hostname, port: u.port, path: u.pathname + u.search, method, headers }, (res) => {
+          let body = '';
+          res.setEncoding('utf8');
+          res.on('data', (c: string) => (body += c));
+          res.on('end', () => resolve({ statusLine: `${res.statusCode} ${res.statusMessage}`, headers: res.headers, body }));
+        });
+        r.on('error', reject);
+        r.end();
       });
-      r.on('error', reject);
-      r.end();
-    });
     const miss = await raw('/api/company/GOOGL', 'GET', { authorization: `Bearer ${proKey}` });
     expect([miss.statusLine, miss.headers['x-proofline-cache']]).toEqual(['200 OK', 'miss']);
     expect(Number(miss.headers['content-length'])).toBe(Buffer.byteLength(miss.body));
@@ -262,7 +382,10 @@ describe('node:http hot path (real server)', () => {
     expect((await raw('/api/nope')).statusLine).toBe('404 Not Found');
     const head = await raw('/api/company/GOOGL', 'HEAD', { authorization: `Bearer ${proKey}` });
     expect([head.statusLine, head.body, head.headers['content-length']]).toEqual(['200 OK', '', miss.headers['content-length']]);
-    const preflight = await raw('/api/company/GOOGL', 'OPTIONS', { origin: 'https://agent.example', 'access-control-request-method': 'GET' });
+    const preflight = await raw('/api/company/GOOGL', 'OPTIONS', {
+      origin: 'https://agent.example',
+      'access-control-request-method': 'GET',
+    });
     expect([preflight.statusLine, preflight.headers['access-control-allow-origin']]).toEqual(['204 No Content', '*']);
     const manifest = await raw('/.well-known/ai');
     expect(manifest.statusLine).toMatch(/^200 /);
@@ -293,7 +416,14 @@ describe('node:http hot path (real server)', () => {
 describe('createNodeListener', () => {
   it('answers 503 with Retry-After when the app throws, synchronously or not, and keeps serving', async () => {
     let calls = 0;
-    const app = { fetch: () => (++calls % 2 ? (() => { throw new Error('sync boom'); })() : Promise.reject(new Error('async boom'))) } as unknown as H3;
+    const app = {
+      fetch: () =>
+        ++calls % 2
+          ? (() => {
+              throw new Error('sync boom');
+            })()
+          : Promise.reject(new Error('async boom')),
+    } as unknown as H3;
     const server = createServer(createNodeListener(app, undefined, silentLogger));
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     try {
@@ -317,7 +447,17 @@ describe('QueryLog when its folder disappears', () => {
     const log = { ...silentLogger, warn: (_o: unknown, msg?: string) => void warnings.push(String(msg)) } as unknown as typeof silentLogger;
     const q = await QueryLog.open(path.join(dir, 'state', 'query-log.duckdb'), { flushMs: 60_000, spoolMs: 60_000, log });
     await removeDir(path.join(dir, 'state', 'query-log.duckdb.spool'));
-    q.push({ ts_ms: 1, client: 'ip:x', tier: 'free', agent_type: 'script', method: 'GET', path: '/api/x', ticker: null, status: 200, duration_ms: 1 });
+    q.push({
+      ts_ms: 1,
+      client: 'ip:x',
+      tier: 'free',
+      agent_type: 'script',
+      method: 'GET',
+      path: '/api/x',
+      ticker: null,
+      status: 200,
+      duration_ms: 1,
+    });
     await q.flush();
     expect(warnings.some((w) => /spool write failed/.test(w))).toBe(true);
     await q.close();

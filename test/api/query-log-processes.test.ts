@@ -14,19 +14,32 @@ import { removeDir, tempDir } from '../helpers/env.ts';
 import { QueryLog, type QueryLogEntry } from '../../service/platform/query-log.ts';
 
 const run = promisify(execFile);
-const entry = (i: number, client = 'ip:owner'): QueryLogEntry => ({ ts_ms: 1_795_000_000_000 + i, client, tier: 'free', agent_type: 'gptbot', method: 'GET', path: `/api/company/T${i}`, ticker: `T${i}`, status: 200, duration_ms: 1.5 });
+const entry = (i: number, client = 'ip:owner'): QueryLogEntry => ({
+  ts_ms: 1_795_000_000_000 + i,
+  client,
+  tier: 'free',
+  agent_type: 'gptbot',
+  method: 'GET',
+  path: `/api/company/T${i}`,
+  ticker: `T${i}`,
+  status: 200,
+  duration_ms: 1.5,
+});
 const COUNT = `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE client = 'ip:other')::INTEGER AS other FROM query_log`;
 
 /** A second process: opens the same log, pushes `n` rows, reports what its own log holds, closes. */
 async function logFromAnotherProcess(dir: string, file: string, n: number): Promise<{ where: string; n: number; pid: number }> {
   const script = path.join(dir, 'other-process.mts');
-  await writeFile(script, `import { QueryLog } from ${JSON.stringify(path.join(REPO_ROOT, 'service/platform/query-log.ts'))};
+  await writeFile(
+    script,
+    `import { QueryLog } from ${JSON.stringify(path.join(REPO_ROOT, 'service/platform/query-log.ts'))};
 const q = await QueryLog.open(process.argv[2]!, { flushMs: 60_000, spoolMs: 60_000 });
 for (let i = 0; i < ${n}; i++) q.push({ ts_ms: 1_795_000_001_000 + i, client: 'ip:other', tier: 'free', agent_type: 'claudebot', method: 'GET', path: '/api/search?q=x', ticker: null, status: 200, duration_ms: 2 });
 const [r] = await q.query('SELECT count(*)::INTEGER AS n FROM query_log');
 await q.close();
 console.log(JSON.stringify({ where: q.file, n: r!.n, pid: process.pid }));
-`);
+`,
+  );
   const { stdout } = await run(process.execPath, ['--import', 'tsx', script, file], { cwd: REPO_ROOT });
   return JSON.parse(stdout.trim().split('\n').pop()!) as { where: string; n: number; pid: number };
 }

@@ -50,9 +50,28 @@ describe('usage metering', () => {
     expect(status).toBe(200);
     expect(body.identity.ticker).toBe('AAPL');
     expect(Object.keys(body.usage_meta).sort()).toEqual(
-      ['agent_type', 'commercial_use_notice', 'current_tier', 'hourly_limit', 'license', 'pricing', 'remaining', 'requests_this_hour', 'source', 'tier_recommendation', 'trust_status', 'upsell', 'validation_required_for_commercial_use'].sort(),
+      [
+        'agent_type',
+        'commercial_use_notice',
+        'current_tier',
+        'hourly_limit',
+        'license',
+        'pricing',
+        'remaining',
+        'requests_this_hour',
+        'source',
+        'tier_recommendation',
+        'trust_status',
+        'upsell',
+        'validation_required_for_commercial_use',
+      ].sort(),
     );
-    expect(body.usage_meta).toMatchObject({ current_tier: 'free', hourly_limit: 500, agent_type: 'gptbot', validation_required_for_commercial_use: true });
+    expect(body.usage_meta).toMatchObject({
+      current_tier: 'free',
+      hourly_limit: 500,
+      agent_type: 'gptbot',
+      validation_required_for_commercial_use: true,
+    });
     expect(body.usage_meta.trust_status).toMatch(/accession number on the SEC/);
     expect(headers.get('ratelimit-limit')).toBe('500');
     expect(Number(headers.get('ratelimit-remaining'))).toBe(body.usage_meta.remaining);
@@ -66,7 +85,13 @@ describe('usage metering', () => {
     expect(b).toBe(a + 1);
   });
   it('classifies the user agent', async () => {
-    for (const [agent, type] of [[CLAUDE_USER, 'claude_user'], [CHROME, 'browser'], ['curl/8.5.0', 'script'], ['Mozilla/5.0 (compatible; PerplexityBot/1.0)', 'perplexitybot'], ['Mozilla/5.0 (compatible; Googlebot/2.1)', 'other_bot']]) {
+    for (const [agent, type] of [
+      [CLAUDE_USER, 'claude_user'],
+      [CHROME, 'browser'],
+      ['curl/8.5.0', 'script'],
+      ['Mozilla/5.0 (compatible; PerplexityBot/1.0)', 'perplexitybot'],
+      ['Mozilla/5.0 (compatible; Googlebot/2.1)', 'other_bot'],
+    ]) {
       expect((await getJson(svc.app, '/api/health', ua(agent!))).body.usage_meta.agent_type).toBe(type);
     }
   });
@@ -103,7 +128,10 @@ describe('hourly limit', () => {
     expect(r.status).toBe(429);
     expect(Number(r.headers.get('retry-after'))).toBeGreaterThan(0);
     expect(r.headers.get('ratelimit-remaining')).toBe('0');
-    expect(r.body).toMatchObject({ status: 429, usage_meta: { requests_this_hour: 4, hourly_limit: 3, remaining: 0, tier_recommendation: 'pro' } });
+    expect(r.body).toMatchObject({
+      status: 429,
+      usage_meta: { requests_this_hour: 4, hourly_limit: 3, remaining: 0, tier_recommendation: 'pro' },
+    });
   });
 });
 
@@ -120,7 +148,9 @@ describe('HTTP caching, compression, CORS', () => {
   });
   it('answers 304 to a matching If-None-Match', async () => {
     const a = await getJson(svc.app, '/api/company/AAPL');
-    const res = await svc.app.fetch(new Request('http://proofline.test/api/company/AAPL', { headers: { 'if-none-match': a.headers.get('etag')! } }));
+    const res = await svc.app.fetch(
+      new Request('http://proofline.test/api/company/AAPL', { headers: { 'if-none-match': a.headers.get('etag')! } }),
+    );
     expect(res.status).toBe(304);
     expect(await res.text()).toBe('');
     expect(res.headers.get('ratelimit-limit')).toBe('500');
@@ -133,7 +163,9 @@ describe('HTTP caching, compression, CORS', () => {
   });
   it('compresses with brotli or gzip by Accept-Encoding', async () => {
     for (const enc of ['br', 'gzip'] as const) {
-      const res = await svc.app.fetch(new Request('http://proofline.test/api/company/AAPL', { headers: { 'accept-encoding': enc === 'br' ? 'gzip, br' : 'gzip' } }));
+      const res = await svc.app.fetch(
+        new Request('http://proofline.test/api/company/AAPL', { headers: { 'accept-encoding': enc === 'br' ? 'gzip, br' : 'gzip' } }),
+      );
       expect(res.headers.get('content-encoding')).toBe(enc);
       const bytes = Buffer.from(await res.arrayBuffer());
       const json = JSON.parse((enc === 'br' ? brotliDecompressSync(bytes) : gunzipSync(bytes)).toString('utf8'));
@@ -143,7 +175,12 @@ describe('HTTP caching, compression, CORS', () => {
   it('allows cross-origin GETs and answers preflights', async () => {
     const r = await getJson(svc.app, '/api/company/AAPL', { headers: { origin: 'https://example.org' } });
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
-    const pre = await svc.app.fetch(new Request('http://proofline.test/api/company/AAPL', { method: 'OPTIONS', headers: { origin: 'https://example.org', 'access-control-request-method': 'GET' } }));
+    const pre = await svc.app.fetch(
+      new Request('http://proofline.test/api/company/AAPL', {
+        method: 'OPTIONS',
+        headers: { origin: 'https://example.org', 'access-control-request-method': 'GET' },
+      }),
+    );
     expect(pre.status).toBe(204);
     expect(pre.headers.get('access-control-allow-methods')).toContain('GET');
   });
@@ -168,13 +205,26 @@ describe('GET /api/verify/{leaf_hash}', () => {
     const card = (await getJson(svc.app, '/api/company/AAPL')).body;
     const r = await getJson(svc.app, `/api/verify/${card.origin.leaf_hash}`);
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ found: true, domain: 'registry', leaf: { leaf_hash: card.origin.leaf_hash }, chain: { valid: true, length: 2 } });
+    expect(r.body).toMatchObject({
+      found: true,
+      domain: 'registry',
+      leaf: { leaf_hash: card.origin.leaf_hash },
+      chain: { valid: true, length: 2 },
+    });
     expect(r.body.chain.leaves[1].kind).toBe('source');
-    expect(r.body.receipt).toMatchObject({ leaf_hash: card.origin.leaf_hash, found: true, prev_nonce: null, prev_receipt_hash: null, key_id: keys[0]!.kid });
+    expect(r.body.receipt).toMatchObject({
+      leaf_hash: card.origin.leaf_hash,
+      found: true,
+      prev_nonce: null,
+      prev_receipt_hash: null,
+      key_id: keys[0]!.kid,
+    });
     expect(verifyReceiptChain([r.body.receipt], keys).valid).toBe(true);
   });
   it('chains three lookups; the chain verifies offline and fails when any byte of any receipt changes', async () => {
-    const hashes = await Promise.all(['AAPL', 'NVDA', 'MSFT'].map(async (t) => (await getJson(svc.app, `/api/company/${t}`)).body.origin.leaf_hash as string));
+    const hashes = await Promise.all(
+      ['AAPL', 'NVDA', 'MSFT'].map(async (t) => (await getJson(svc.app, `/api/company/${t}`)).body.origin.leaf_hash as string),
+    );
     const receipts: Receipt[] = [];
     for (const h of hashes) {
       const prev = receipts.at(-1)?.nonce;
@@ -206,7 +256,19 @@ describe('GET /api/verify/{leaf_hash}', () => {
     const tampered = JSON.parse(text) as Receipt[];
     tampered[1]!.verified_at = tampered[1]!.verified_at.replace(/\d(?=Z$)/, (d) => String((Number(d) + 1) % 10));
     await writeFile(path.join(dir, 'bad.json'), JSON.stringify(tampered));
-    const cli = (f: string) => spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'jobs/cli/verify-receipts.cli.ts'), path.join(dir, f), '--keys', path.join(dir, 'keys.json')], { encoding: 'utf8' });
+    const cli = (f: string) =>
+      spawnSync(
+        process.execPath,
+        [
+          '--import',
+          'tsx',
+          path.join(REPO_ROOT, 'jobs/cli/verify-receipts.cli.ts'),
+          path.join(dir, f),
+          '--keys',
+          path.join(dir, 'keys.json'),
+        ],
+        { encoding: 'utf8' },
+      );
     const good = cli('chain.json');
     expect(good.stdout).toContain('VALID: chain of 3');
     expect(good.status).toBe(0);
@@ -222,11 +284,19 @@ describe('GET /api/verify/{leaf_hash}', () => {
     const next = await getJson(restarted, `/api/verify/${card.origin.leaf_hash}?prev_nonce=${first.nonce}`);
     expect(next.status).toBe(200);
     expect(next.body.receipt.prev_receipt_hash).toBe(hashReceipt(first));
-    expect(verifyReceiptChain(extractReceipts([first, next.body]), (await getJson(restarted, '/.well-known/proofline-keys.json')).body.keys).valid).toBe(true);
+    expect(
+      verifyReceiptChain(extractReceipts([first, next.body]), (await getJson(restarted, '/.well-known/proofline-keys.json')).body.keys)
+        .valid,
+    ).toBe(true);
   });
   it('answers 400 for a malformed hash or nonce and for an unknown nonce', async () => {
     const h = (await getJson(svc.app, '/api/company/AAPL')).body.origin.leaf_hash;
-    for (const [url, param] of [['/api/verify/ABC', 'leaf_hash'], [`/api/verify/${h.toUpperCase()}`, 'leaf_hash'], [`/api/verify/${h}?prev_nonce=xyz`, 'prev_nonce'], [`/api/verify/${h}?prev_nonce=${'0'.repeat(32)}`, 'prev_nonce']]) {
+    for (const [url, param] of [
+      ['/api/verify/ABC', 'leaf_hash'],
+      [`/api/verify/${h.toUpperCase()}`, 'leaf_hash'],
+      [`/api/verify/${h}?prev_nonce=xyz`, 'prev_nonce'],
+      [`/api/verify/${h}?prev_nonce=${'0'.repeat(32)}`, 'prev_nonce'],
+    ]) {
       const r = await getJson(svc.app, url!);
       expect(r.status, url).toBe(400);
       expect(r.body.parameter).toBe(param);
@@ -261,7 +331,8 @@ describe('GET /api/search', () => {
     expect(r.body.total).toBe(r.body.results.companies.length + r.body.results.people.length + r.body.results.events.length);
   });
   it('lists a person once whichever spelling is searched (10-K list and Form 4 filer linked), with every role', async () => {
-    const [l] = await svc.deps.readers.registry!.query(`SELECT ten_k.person_name AS listed, f4.person_name AS filer, CAST(ten_k.person_cik AS VARCHAR) AS cik
+    const [l] =
+      await svc.deps.readers.registry!.query(`SELECT ten_k.person_name AS listed, f4.person_name AS filer, CAST(ten_k.person_cik AS VARCHAR) AS cik
       FROM people ten_k JOIN people f4 ON f4.cik = ten_k.cik AND f4.person_key = ten_k.person_key AND f4.source_kind = 'ownership'
       WHERE ten_k.source_kind = '10-K' AND ten_k.person_name <> f4.person_name LIMIT 1`);
     expect(l).toBeDefined();
@@ -276,7 +347,9 @@ describe('GET /api/search', () => {
 
   it('matches an exact ticker first and tags (SIC description) too', async () => {
     expect((await getJson(svc.app, '/api/search?q=nvda')).body.results.companies[0].ticker).toBe('NVDA');
-    const semis = (await getJson(svc.app, '/api/search?q=semiconductor&limit=50')).body.results.companies.map((c: { ticker: string }) => c.ticker);
+    const semis = (await getJson(svc.app, '/api/search?q=semiconductor&limit=50')).body.results.companies.map(
+      (c: { ticker: string }) => c.ticker,
+    );
     expect(semis).toContain('NVDA');
   });
   it('answers 400 naming q when it is missing or empty', async () => {
@@ -318,7 +391,11 @@ describe('GET /api/stats and /api/ir/rankings', () => {
     expect(r.body.rankings.some((x: { ticker: string }) => x.ticker === '320193')).toBe(false);
   });
   it('clamps limit to 500 and rejects a non-integer days naming it', async () => {
-    expect((await getJson(svc.app, '/api/ir/rankings?limit=9999')).body).toMatchObject({ limit: 500, limit_clamped: { requested: 9999, max: 500 }, days: 30 });
+    expect((await getJson(svc.app, '/api/ir/rankings?limit=9999')).body).toMatchObject({
+      limit: 500,
+      limit_clamped: { requested: 9999, max: 500 },
+      days: 30,
+    });
     const bad = await getJson(svc.app, '/api/ir/rankings?days=abc');
     expect(bad.status).toBe(400);
     expect(bad.body.parameter).toBe('days');
@@ -360,11 +437,22 @@ describe('OpenAPI and /docs', () => {
     const r = await getJson(svc.app, '/openapi.json');
     expect(r.status).toBe(200);
     expect(r.body.openapi).toBe('3.1.0');
-    for (const p of ['/api/verify/{leaf_hash}', '/api/search', '/api/stats', '/api/ir/rankings', '/api/health', '/api/company/{ticker}', '/.well-known/proofline-keys.json']) expect(r.body.paths[p], p).toBeDefined();
+    for (const p of [
+      '/api/verify/{leaf_hash}',
+      '/api/search',
+      '/api/stats',
+      '/api/ir/rankings',
+      '/api/health',
+      '/api/company/{ticker}',
+      '/.well-known/proofline-keys.json',
+    ])
+      expect(r.body.paths[p], p).toBeDefined();
     const search = r.body.paths['/api/search'].get;
     expect(search.parameters.find((p: { name: string }) => p.name === 'q')).toMatchObject({ in: 'query', required: true });
     expect(search.responses['429']).toBeDefined();
-    const served = (svc.app as unknown as { '~routes': Array<{ method: string; route: string }> })['~routes'].filter((x) => x.method === 'GET');
+    const served = (svc.app as unknown as { '~routes': Array<{ method: string; route: string }> })['~routes'].filter(
+      (x) => x.method === 'GET',
+    );
     for (const s of served) expect(r.body.paths[s.route.replace(/:([A-Za-z0-9_]+)/g, '{$1}')], s.route).toBeDefined();
   });
   it('serves a readable HTML reference', async () => {
@@ -384,8 +472,14 @@ describe('golden responses (small sample)', () => {
     return rest;
   };
   it('identity card, search and stats totals', async () => {
-    await expect(JSON.stringify(strip((await getJson(svc.app, '/api/company/AAPL')).body), null, 2) + '\n').toMatchFileSnapshot('../golden/api/company-aapl.json');
-    await expect(JSON.stringify(strip((await getJson(svc.app, '/api/search?q=micro')).body), null, 2) + '\n').toMatchFileSnapshot('../golden/api/search-micro.json');
-    await expect(JSON.stringify((await getJson(svc.app, '/api/stats')).body.totals, null, 2) + '\n').toMatchFileSnapshot('../golden/api/stats-totals.json');
+    await expect(JSON.stringify(strip((await getJson(svc.app, '/api/company/AAPL')).body), null, 2) + '\n').toMatchFileSnapshot(
+      '../golden/api/company-aapl.json',
+    );
+    await expect(JSON.stringify(strip((await getJson(svc.app, '/api/search?q=micro')).body), null, 2) + '\n').toMatchFileSnapshot(
+      '../golden/api/search-micro.json',
+    );
+    await expect(JSON.stringify((await getJson(svc.app, '/api/stats')).body.totals, null, 2) + '\n').toMatchFileSnapshot(
+      '../golden/api/stats-totals.json',
+    );
   });
 });

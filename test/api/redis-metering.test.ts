@@ -36,14 +36,20 @@ describe.skipIf(!HAS_REDIS)('Redis hourly counters', () => {
     const now = Date.now();
     const id = services[0]!.identify(null, `10.0.0.${process.pid % 250}`, 'curl/8');
     const counts: number[] = [];
-    for (let i = 0; i < 6; i++) counts.push((await services[i % 2]!.meter({ ...id, client: `${id.client}:${prefix}` }, now)).requests_this_hour);
+    for (let i = 0; i < 6; i++)
+      counts.push((await services[i % 2]!.meter({ ...id, client: `${id.client}:${prefix}` }, now)).requests_this_hour);
     expect(counts).toEqual([1, 2, 3, 4, 5, 6]);
     const last = await services[0]!.meter({ ...id, client: `${id.client}:${prefix}` }, now);
     expect(last).toMatchObject({ requests_this_hour: 7, remaining: 0, over_limit: true });
   });
 
   it('falls back to counting in memory when Redis is unreachable', async () => {
-    const dead = new Redis('redis://127.0.0.1:1', { lazyConnect: true, maxRetriesPerRequest: 0, enableOfflineQueue: false, retryStrategy: () => null });
+    const dead = new Redis('redis://127.0.0.1:1', {
+      lazyConnect: true,
+      maxRetriesPerRequest: 0,
+      enableOfflineQueue: false,
+      retryStrategy: () => null,
+    });
     const counter = new RedisRateCounter(dead, prefix);
     expect(await counter.hit('c', 0)).toBe(1);
     expect(await counter.hit('c', 0)).toBe(2);

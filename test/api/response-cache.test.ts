@@ -1,7 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { ResponseCache, type CachedResponse } from '../../service/platform/response-cache.ts';
 
-const entry = (json: string): CachedResponse => ({ status: 200, json, etag: 'W/"x"', ticker: null, contentType: 'application/json', hot: null });
+const entry = (json: string): CachedResponse => ({
+  status: 200,
+  json,
+  etag: 'W/"x"',
+  ticker: null,
+  contentType: 'application/json',
+  hot: null,
+});
 
 describe('ResponseCache', () => {
   it('keeps at most maxEntries and evicts the oldest entry not read since (second chance)', () => {

@@ -35,7 +35,12 @@ describe.skipIf(!HAS_SHARED)('GET /api/verify on a quote-day leaf', () => {
     const head = history.body.quotes[0].origin.leaf_hash as string;
     const r = await getJson(svc.app, `/api/verify/${head}`);
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ found: true, domain: 'quotes', table_name: 'quote_bars', chain: { valid: true, length: 4, problem: null } });
+    expect(r.body).toMatchObject({
+      found: true,
+      domain: 'quotes',
+      table_name: 'quote_bars',
+      chain: { valid: true, length: 4, problem: null },
+    });
     expect(r.body.chain.leaves.map((l: { kind: string }) => l.kind).at(-1)).toBe('source');
     expect(r.body.chain.leaves[1].leaf_hash).toBe(history.body.quotes[1].origin.leaf_hash);
     const keys = (await getJson(svc.app, '/.well-known/proofline-keys.json')).body.keys;

@@ -7,18 +7,25 @@ import { describe, expect, it } from 'vitest';
 import { splitWords, WordIndex } from '../../service/search/word-index.ts';
 import { tokenize } from '../../service/search/search.queries.ts';
 
-const text = fc.array(fc.constantFrom('a', 'b', 'c', 'é', '1', '&', '.', '-', "'", ' ', ',', '_', '/', 'ab', 'ca'), { maxLength: 30 }).map((a) => a.join(''));
+const text = fc
+  .array(fc.constantFrom('a', 'b', 'c', 'é', '1', '&', '.', '-', "'", ' ', ',', '_', '/', 'ab', 'ca'), { maxLength: 30 })
+  .map((a) => a.join(''));
 
 describe('WordIndex.match', () => {
   it('returns the documents where every token is a substring of some field, ascending', () => {
     fc.assert(
-      fc.property(fc.array(fc.array(text, { minLength: 1, maxLength: 3 }), { maxLength: 40 }), fc.array(text, { minLength: 1, maxLength: 3 }), (docs, queryParts) => {
-        const lower = docs.map((fields) => fields.map((f) => f.toLowerCase()));
-        const index = WordIndex.build(lower.length, (i) => lower[i]!);
-        const tokens = tokenize(queryParts.join(' '));
-        const expected = tokens.length === 0 ? [] : lower.flatMap((fields, i) => (tokens.every((t) => fields.some((f) => f.includes(t))) ? [i] : []));
-        expect([...index.match(tokens)]).toEqual(expected);
-      }),
+      fc.property(
+        fc.array(fc.array(text, { minLength: 1, maxLength: 3 }), { maxLength: 40 }),
+        fc.array(text, { minLength: 1, maxLength: 3 }),
+        (docs, queryParts) => {
+          const lower = docs.map((fields) => fields.map((f) => f.toLowerCase()));
+          const index = WordIndex.build(lower.length, (i) => lower[i]!);
+          const tokens = tokenize(queryParts.join(' '));
+          const expected =
+            tokens.length === 0 ? [] : lower.flatMap((fields, i) => (tokens.every((t) => fields.some((f) => f.includes(t))) ? [i] : []));
+          expect([...index.match(tokens)]).toEqual(expected);
+        },
+      ),
       { numRuns: 400 },
     );
   });

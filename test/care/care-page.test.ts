@@ -16,7 +16,8 @@ import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const HAS_CHROMIUM = existsSync(CHROMIUM);
-if (!HAS_CHROMIUM) console.warn(`[proofline tests] ${CHROMIUM} not found: the custody-page browser test is skipped (apt-get install -y chromium)`);
+if (!HAS_CHROMIUM)
+  console.warn(`[proofline tests] ${CHROMIUM} not found: the custody-page browser test is skipped (apt-get install -y chromium)`);
 const run = promisify(execFile);
 
 const post = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
@@ -33,10 +34,23 @@ describe.skipIf(!HAS_CHROMIUM)('custody page in headless Chromium', () => {
     dir = await tempDir('proofline-page-');
     state = await StateStore.open(stateDbPath(dir));
     svc = await buildTestService(testConfig(dir), [], { state });
-    id = (await getJson(svc.app, '/api/care', post({ shipment: { ref: 'BOL-7731', commodity: 'pharmaceuticals <cold chain>', value_usd: 412000.5 }, parties: { broker: { name: 'Acme Logistics' }, carrier: { name: 'VERIHA TRUCKING INC', dot_number: 158121 } } }))).body.document_id;
+    id = (
+      await getJson(
+        svc.app,
+        '/api/care',
+        post({
+          shipment: { ref: 'BOL-7731', commodity: 'pharmaceuticals <cold chain>', value_usd: 412000.5 },
+          parties: { broker: { name: 'Acme Logistics' }, carrier: { name: 'VERIHA TRUCKING INC', dot_number: 158121 } },
+        }),
+      )
+    ).body.document_id;
     const events = [
       { stage: 'TENDER', actor: { name: 'Ann Lee', role: 'broker dispatcher' }, evidence: { rate_confirmation: 'RC-5512' } },
-      { stage: 'PICKUP_HANDOFF', actor: { name: 'J. Ruiz', role: 'driver' }, evidence: { seal: 'SL-778812', temp_f: 38, photo_sha256: 'ab'.repeat(32) } },
+      {
+        stage: 'PICKUP_HANDOFF',
+        actor: { name: 'J. Ruiz', role: 'driver' },
+        evidence: { seal: 'SL-778812', temp_f: 38, photo_sha256: 'ab'.repeat(32) },
+      },
       { stage: 'IN_TRANSIT', actor: 'ELD feed', evidence: { lat: 41.88, lon: -87.63 } },
       { stage: 'DELIVERY_HANDOFF', actor: { name: 'R. Chen', role: 'consignee' }, evidence: { seal_intact: true, pod: 'POD-9921' } },
     ];
@@ -52,10 +66,22 @@ describe.skipIf(!HAS_CHROMIUM)('custody page in headless Chromium', () => {
     await removeDir(dir);
   });
 
-  const flags = () => ['--headless', '--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', `--user-data-dir=${path.join(dir, 'chrome')}`];
+  const flags = () => [
+    '--headless',
+    '--no-sandbox',
+    '--disable-gpu',
+    '--disable-background-networking',
+    '--disable-component-update',
+    '--disable-sync',
+    '--no-first-run',
+    `--user-data-dir=${path.join(dir, 'chrome')}`,
+  ];
 
   it('renders the shipment, every custody event and the verification verdict', async () => {
-    const { stdout } = await run(CHROMIUM, [...flags(), '--dump-dom', `${url}/api/care/${id}`], { timeout: 60_000, maxBuffer: 10 * 1024 * 1024 });
+    const { stdout } = await run(CHROMIUM, [...flags(), '--dump-dom', `${url}/api/care/${id}`], {
+      timeout: 60_000,
+      maxBuffer: 10 * 1024 * 1024,
+    });
     expect(stdout).toContain(`Document <strong>${id}</strong>`);
     expect(stdout).toContain('Chain verified: 4 of 4 events intact');
     expect(stdout).toContain('pharmaceuticals &lt;cold chain&gt;'); // escaped, not markup
@@ -71,7 +97,8 @@ describe.skipIf(!HAS_CHROMIUM)('custody page in headless Chromium', () => {
     await run(CHROMIUM, [...flags(), '--no-pdf-header-footer', `--print-to-pdf=${pdf}`, `${url}/api/care/${id}`], { timeout: 60_000 });
     await run(CHROMIUM, [...flags(), '--window-size=1200,1400', `--screenshot=${png}`, `${url}/api/care/${id}`], { timeout: 60_000 });
     // CUSTODY_PAGE_OUT=<dir> keeps the rendered files for a human look.
-    if (process.env.CUSTODY_PAGE_OUT) for (const f of [pdf, png]) await copyFile(f, path.join(process.env.CUSTODY_PAGE_OUT, path.basename(f)));
+    if (process.env.CUSTODY_PAGE_OUT)
+      for (const f of [pdf, png]) await copyFile(f, path.join(process.env.CUSTODY_PAGE_OUT, path.basename(f)));
     expect((await readFile(pdf)).subarray(0, 5).toString()).toBe('%PDF-');
     expect((await stat(pdf)).size).toBeGreaterThan(10_000);
     expect((await readFile(png)).subarray(1, 4).toString()).toBe('PNG');

@@ -6,7 +6,10 @@ import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { checkStageOrder, verifyChain } from '../../service/care/care.chain.ts';
 
 const post = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-const newDoc = { shipment: { ref: 'BOL-1001', commodity: 'frozen shrimp', value_usd: 182500 }, parties: { broker: 'acme-brokerage', carrier: { name: 'VERIHA TRUCKING INC', dot_number: 158121 } } };
+const newDoc = {
+  shipment: { ref: 'BOL-1001', commodity: 'frozen shrimp', value_usd: 182500 },
+  parties: { broker: 'acme-brokerage', carrier: { name: 'VERIHA TRUCKING INC', dot_number: 158121 } },
+};
 
 describe('proof of care', () => {
   let dir: string;
@@ -29,10 +32,18 @@ describe('proof of care', () => {
     expect(c.status).toBe(201);
     expect(c.body.document_id).toMatch(/^POGC-\d{8}-[0-9A-F]{12}$/);
     const id = c.body.document_id;
-    const e1 = await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'TENDER', actor: { name: 'Dispatcher Ann', role: 'broker' }, evidence: { rate_confirmation_sha256: 'ab'.repeat(32) } }));
+    const e1 = await getJson(
+      svc.app,
+      `/api/care/${id}/event`,
+      post({ stage: 'TENDER', actor: { name: 'Dispatcher Ann', role: 'broker' }, evidence: { rate_confirmation_sha256: 'ab'.repeat(32) } }),
+    );
     expect(e1.status).toBe(201);
     expect(e1.body).toMatchObject({ seq: 1, stage: 'TENDER', prev_hash: c.body.creation_hash });
-    const e2 = await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'PICKUP_HANDOFF', actor: 'driver J. Ruiz', evidence: { seal: 'SL-778812', temp_f: -4 } }));
+    const e2 = await getJson(
+      svc.app,
+      `/api/care/${id}/event`,
+      post({ stage: 'PICKUP_HANDOFF', actor: 'driver J. Ruiz', evidence: { seal: 'SL-778812', temp_f: -4 } }),
+    );
     expect(e2.body).toMatchObject({ seq: 2, prev_hash: e1.body.hash });
     const v = await getJson(svc.app, `/api/care/${id}/verify`);
     expect(v.body).toMatchObject({ valid: true, events_verified: 2, problems: [] });
@@ -92,7 +103,11 @@ describe('proof of care', () => {
     const id = body.document_id;
     await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'TENDER', actor: 'a' }));
     await getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'PICKUP_HANDOFF', actor: 'a' }));
-    const rs = await Promise.all(Array.from({ length: 60 }, (_, i) => getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { ping: i } }))));
+    const rs = await Promise.all(
+      Array.from({ length: 60 }, (_, i) =>
+        getJson(svc.app, `/api/care/${id}/event`, post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { ping: i } })),
+      ),
+    );
     expect(rs.every((r) => r.status === 201)).toBe(true);
     const seqs = rs.map((r) => r.body.seq).sort((a, b) => a - b);
     expect(seqs).toEqual(Array.from({ length: 60 }, (_, i) => i + 3));
@@ -104,7 +119,8 @@ describe('proof of care', () => {
   it('reports a tampered byte, a removed event and a forged hash', async () => {
     const { body } = await getJson(svc.app, '/api/care', post(newDoc));
     const id = body.document_id;
-    for (const stage of ['TENDER', 'PICKUP_HANDOFF', 'IN_TRANSIT']) await getJson(svc.app, `/api/care/${id}/event`, post({ stage, actor: 'a', evidence: { seal: 'SL-1' } }));
+    for (const stage of ['TENDER', 'PICKUP_HANDOFF', 'IN_TRANSIT'])
+      await getJson(svc.app, `/api/care/${id}/event`, post({ stage, actor: 'a', evidence: { seal: 'SL-1' } }));
     const other = (await getJson(svc.app, '/api/care', post(newDoc))).body.document_id;
     for (const stage of ['TENDER', 'PICKUP_HANDOFF']) await getJson(svc.app, `/api/care/${other}/event`, post({ stage, actor: 'a' }));
     // Close the server's store, then edit rows through a separate connection, as an attacker with file access would.
@@ -141,7 +157,17 @@ describe('checkStageOrder', () => {
 
 describe('verifyChain', () => {
   it('flags whitespace added to stored JSON as not canonical', () => {
-    const doc = { document_id: 'POGC-1', created_at: 't', shipment_json: '{"ref":"a"}', parties_json: '{ "broker":"b"}', vetting_id: null, vetting_data_hash: null, creation_hash: 'x', event_count: 0, head_hash: 'x' };
+    const doc = {
+      document_id: 'POGC-1',
+      created_at: 't',
+      shipment_json: '{"ref":"a"}',
+      parties_json: '{ "broker":"b"}',
+      vetting_id: null,
+      vetting_data_hash: null,
+      creation_hash: 'x',
+      event_count: 0,
+      head_hash: 'x',
+    };
     const r = verifyChain(doc, []);
     expect(r.valid).toBe(false);
     expect(r.problems.map((p) => p.code)).toContain('not_canonical');

@@ -11,7 +11,11 @@ import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { sha256Hex } from '../../lib/hash.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
-const post = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+const post = (body: unknown, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});
 
 describe('durability across kill -9', () => {
   let dir: string;
@@ -32,24 +36,36 @@ describe('durability across kill -9', () => {
   it('keeps every acknowledged vetting record, custody event and credit balance', async () => {
     child = await startServer(dir);
     const base = child.url;
-    const grant = await fetch(`${base}/admin/credits`, post({ op: 'grant', account: 'acme-enterprise', n: 250, plan: 'pack_500' }, { authorization: 'Bearer test-admin-token' }));
+    const grant = await fetch(
+      `${base}/admin/credits`,
+      post({ op: 'grant', account: 'acme-enterprise', n: 250, plan: 'pack_500' }, { authorization: 'Bearer test-admin-token' }),
+    );
     expect(grant.status).toBe(200);
     const docs: string[] = [];
     for (let i = 0; i < 4; i++) {
-      const r = await fetch(`${base}/api/care`, post({ shipment: { ref: `BOL-${i}`, commodity: 'steel coils', value_usd: 50000 + i }, parties: { broker: 'acme', carrier: 'carrier-x' } }));
+      const r = await fetch(
+        `${base}/api/care`,
+        post({
+          shipment: { ref: `BOL-${i}`, commodity: 'steel coils', value_usd: 50000 + i },
+          parties: { broker: 'acme', carrier: 'carrier-x' },
+        }),
+      );
       expect(r.status).toBe(201);
       const id = ((await r.json()) as { document_id: string }).document_id;
       docs.push(id);
-      for (const stage of ['TENDER', 'PICKUP_HANDOFF']) expect((await fetch(`${base}/api/care/${id}/event`, post({ stage, actor: 'ops' }))).status).toBe(201);
+      for (const stage of ['TENDER', 'PICKUP_HANDOFF'])
+        expect((await fetch(`${base}/api/care/${id}/event`, post({ stage, actor: 'ops' }))).status).toBe(201);
     }
     // Acknowledged writes: remember every vetting record and event hash we were answered with.
     const vetted = new Map<string, string>();
-    await Promise.all(dots.map(async (dot, i) => {
-      const r = await fetch(`${base}/api/vet`, post({ dot_number: dot, broker_id: `kill9-${i % 2}` }));
-      expect(r.status).toBe(200);
-      const v = (await r.json()) as { vetting_id: string; data_hash: string };
-      vetted.set(v.vetting_id, v.data_hash);
-    }));
+    await Promise.all(
+      dots.map(async (dot, i) => {
+        const r = await fetch(`${base}/api/vet`, post({ dot_number: dot, broker_id: `kill9-${i % 2}` }));
+        expect(r.status).toBe(200);
+        const v = (await r.json()) as { vetting_id: string; data_hash: string };
+        vetted.set(v.vetting_id, v.data_hash);
+      }),
+    );
     const acked = new Map<string, string>();
     await Promise.all(
       Array.from({ length: 120 }, async (_, i) => {
@@ -61,18 +77,26 @@ describe('durability across kill -9', () => {
       }),
     );
     // More writes in flight, then SIGKILL without any shutdown.
-    const inflightVets = dots.map((dot) => fetch(`${base}/api/vet`, post({ dot_number: dot, broker_id: 'kill9-late' })).then(async (r) => {
-      if (r.status === 200) {
-        const v = (await r.json()) as { vetting_id: string; data_hash: string };
-        vetted.set(v.vetting_id, v.data_hash);
-      }
-    }).catch(() => undefined));
-    const inflight = Array.from({ length: 80 }, (_, i) => fetch(`${base}/api/care/${docs[i % docs.length]}/event`, post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { late: i } })).then(async (r) => {
-      if (r.status === 201) {
-        const ev = (await r.json()) as { seq: number; hash: string };
-        acked.set(`${docs[i % docs.length]}#${ev.seq}`, ev.hash);
-      }
-    }).catch(() => undefined));
+    const inflightVets = dots.map((dot) =>
+      fetch(`${base}/api/vet`, post({ dot_number: dot, broker_id: 'kill9-late' }))
+        .then(async (r) => {
+          if (r.status === 200) {
+            const v = (await r.json()) as { vetting_id: string; data_hash: string };
+            vetted.set(v.vetting_id, v.data_hash);
+          }
+        })
+        .catch(() => undefined),
+    );
+    const inflight = Array.from({ length: 80 }, (_, i) =>
+      fetch(`${base}/api/care/${docs[i % docs.length]}/event`, post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { late: i } }))
+        .then(async (r) => {
+          if (r.status === 201) {
+            const ev = (await r.json()) as { seq: number; hash: string };
+            acked.set(`${docs[i % docs.length]}#${ev.seq}`, ev.hash);
+          }
+        })
+        .catch(() => undefined),
+    );
     await new Promise((r) => setTimeout(r, 15));
     child.proc.kill('SIGKILL');
     await Promise.all([...inflight, ...inflightVets]);
@@ -94,16 +118,29 @@ describe('durability across kill -9', () => {
     // Each free account's balance is its 30 signup credits minus exactly the records that survived: debit and record commit together.
     const byBroker = new Map<string, number>();
     for (const dot of dots) {
-      const h = (await (await fetch(`${child.url}/api/vetting?dot=${dot}&limit=500`)).json()) as { records: Array<{ broker_id: string; vetting_id: string }> };
+      const h = (await (await fetch(`${child.url}/api/vetting?dot=${dot}&limit=500`)).json()) as {
+        records: Array<{ broker_id: string; vetting_id: string }>;
+      };
       for (const r of h.records) byBroker.set(r.broker_id, (byBroker.get(r.broker_id) ?? 0) + 1);
     }
     for (const [broker, n] of byBroker) {
-      const acct = (await (await fetch(`${child.url}/admin/credits`, post({ op: 'show', account: `broker:${broker}` }, { authorization: 'Bearer test-admin-token' }))).json()) as { account: { balance: number } };
+      const acct = (await (
+        await fetch(
+          `${child.url}/admin/credits`,
+          post({ op: 'show', account: `broker:${broker}` }, { authorization: 'Bearer test-admin-token' }),
+        )
+      ).json()) as { account: { balance: number } };
       expect(acct.account.balance).toBe(30 - n);
     }
     expect(byBroker.get('kill9-0')).toBe(10);
-    const show = await fetch(`${child.url}/admin/credits`, post({ op: 'show', account: 'acme-enterprise' }, { authorization: 'Bearer test-admin-token' }));
-    expect(((await show.json()) as { account: { balance: number; plan: string } }).account).toMatchObject({ balance: 250, plan: 'pack_500' });
+    const show = await fetch(
+      `${child.url}/admin/credits`,
+      post({ op: 'show', account: 'acme-enterprise' }, { authorization: 'Bearer test-admin-token' }),
+    );
+    expect(((await show.json()) as { account: { balance: number; plan: string } }).account).toMatchObject({
+      balance: 250,
+      plan: 'pack_500',
+    });
     child.proc.kill('SIGTERM');
     await exited(child.proc);
     child = null;

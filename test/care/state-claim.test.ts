@@ -19,7 +19,9 @@ const post = (body: unknown) => ({ method: 'POST', headers: { 'content-type': 'a
 
 describe('describeLockHolder', () => {
   it("names the PID and program from DuckDB's lock-conflict message", () => {
-    const e = new Error('IO Error: Could not set lock on file "/d/state/proofline-state.duckdb": Conflicting lock is held in /usr/bin/node (PID 4996). See also https://duckdb.org/docs/stable/connect/concurrency');
+    const e = new Error(
+      'IO Error: Could not set lock on file "/d/state/proofline-state.duckdb": Conflicting lock is held in /usr/bin/node (PID 4996). See also https://duckdb.org/docs/stable/connect/concurrency',
+    );
     expect(isLockConflict(e)).toBe(true);
     expect(describeLockHolder(e)).toBe('PID 4996 (/usr/bin/node)');
     expect(describeLockHolder(new Error('IO Error: Could not set lock on file "x"'))).toBe('another process');
@@ -81,8 +83,22 @@ describe('two API processes on one DATA_DIR', () => {
     const body = (await refused.json()) as { error: string; held_by: string };
     expect(body.error).toMatch(/owned by another Proofline process on this DATA_DIR/);
     expect(body.held_by).toContain(heldBy);
-    expect((await fetch(`${second.url}/api/care`, post({ shipment: { ref: 'BOL-1', commodity: 'steel coils', value_usd: 50000 }, parties: { broker: 'acme', carrier: 'carrier-x' } }))).status).toBe(503);
-    const health = (await (await fetch(`${second.url}/api/health`)).json()) as { status: string; dependencies: Record<string, string>; reasons: string[] };
+    expect(
+      (
+        await fetch(
+          `${second.url}/api/care`,
+          post({
+            shipment: { ref: 'BOL-1', commodity: 'steel coils', value_usd: 50000 },
+            parties: { broker: 'acme', carrier: 'carrier-x' },
+          }),
+        )
+      ).status,
+    ).toBe(503);
+    const health = (await (await fetch(`${second.url}/api/health`)).json()) as {
+      status: string;
+      dependencies: Record<string, string>;
+      reasons: string[];
+    };
     expect(health.dependencies.state).toBe('down');
     expect(health.status).toBe('degraded');
     expect(health.reasons.join('\n')).toContain(heldBy);

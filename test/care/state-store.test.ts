@@ -19,7 +19,9 @@ describe('StateStore group commit', () => {
 
   it('commits concurrent writes in shared groups and resolves each after commit', async () => {
     const before = store.stats.commits;
-    await Promise.all(Array.from({ length: 50 }, (_, i) => store.write(async (tx) => tx.defer(INSERT_META, { key: `k${i}`, value: String(i) }))));
+    await Promise.all(
+      Array.from({ length: 50 }, (_, i) => store.write(async (tx) => tx.defer(INSERT_META, { key: `k${i}`, value: String(i) }))),
+    );
     expect(store.stats.commits - before).toBeLessThan(50);
     expect((await store.query("SELECT count(*)::INTEGER AS n FROM state_meta WHERE key LIKE 'k%'"))[0]!.n).toBe(50);
   });
@@ -56,6 +58,10 @@ describe('StateStore group commit', () => {
       store.write(async (tx) => tx.defer(INSERT_META, { key: 'd2', value: 'b' })),
     ]);
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
-    expect((await store.query("SELECT key, value FROM state_meta WHERE key IN ('d1', 'd2', 'k1') ORDER BY key")).map((r) => `${r.key}=${r.value}`)).toEqual(['d1=a', 'd2=b', 'k1=1']);
+    expect(
+      (await store.query("SELECT key, value FROM state_meta WHERE key IN ('d1', 'd2', 'k1') ORDER BY key")).map(
+        (r) => `${r.key}=${r.value}`,
+      ),
+    ).toEqual(['d1=a', 'd2=b', 'k1=1']);
   });
 });

@@ -4,7 +4,15 @@
  * exact verdicts expected.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBookmark, discover, generateSecretKey, addressFromSecretKey, signPersonal, reverify, type DiscoverOptions } from '../../lib/discovery/index.ts';
+import {
+  createBookmark,
+  discover,
+  generateSecretKey,
+  addressFromSecretKey,
+  signPersonal,
+  reverify,
+  type DiscoverOptions,
+} from '../../lib/discovery/index.ts';
 import { hashOf, html, json, manifestFor, sealed, serveSite, type Site } from './discovery-helpers.ts';
 
 const opts: DiscoverOptions = { allowPrivate: true, timeoutMs: 2000, now: () => new Date('2026-11-22T00:00:00Z') };
@@ -19,7 +27,12 @@ async function site(routes: Parameters<typeof serveSite>[0] = {}): Promise<Site>
   return s;
 }
 
-const knowledgeV = (n: number) => sealed({ specVersion: '1.1.1-draft', generated: `2026-11-0${n}T00:00:00Z`, summary: { assertionType: 'official-policy', text: `version ${n}` } });
+const knowledgeV = (n: number) =>
+  sealed({
+    specVersion: '1.1.1-draft',
+    generated: `2026-11-0${n}T00:00:00Z`,
+    summary: { assertionType: 'official-policy', text: `version ${n}` },
+  });
 
 describe('discover: algorithm paths', () => {
   it('finds the manifest at the well-known path and verifies its files', async () => {
@@ -67,7 +80,14 @@ describe('discover: algorithm paths', () => {
 
   it('honours a Link header (RFC 8288: several links, quoting, case, relative target), even on a 404', async () => {
     const s = await site();
-    s.routes.set('/.well-known/ai', { status: 404, headers: { 'content-type': 'text/plain', link: '<https://elsewhere.example/x>; rel="next"; title="a, b", </d/manifest.json>; rel="Preload AI-Discovery"; type="application/json"' }, body: 'nope' });
+    s.routes.set('/.well-known/ai', {
+      status: 404,
+      headers: {
+        'content-type': 'text/plain',
+        link: '<https://elsewhere.example/x>; rel="next"; title="a, b", </d/manifest.json>; rel="Preload AI-Discovery"; type="application/json"',
+      },
+      body: 'nope',
+    });
     s.routes.set('/', html('<html><head><title>x</title></head></html>'));
     s.routes.set('/d/manifest.json', json(sealed(manifestFor(s.url))));
     const r = await discover(s.url, opts);
@@ -126,7 +146,10 @@ describe('discover: algorithm paths', () => {
 
   it('reports absent for an unsigned manifest (tier 1) with drift warnings', async () => {
     const s = await site();
-    s.routes.set('/.well-known/ai', json({ version: '1.2.0', organization: { name: 'Drift' }, concepts: ['a'], capabilities: { knowledge: true, mcp_available: false } }));
+    s.routes.set(
+      '/.well-known/ai',
+      json({ version: '1.2.0', organization: { name: 'Drift' }, concepts: ['a'], capabilities: { knowledge: true, mcp_available: false } }),
+    );
     const r = await discover(s.url, opts);
     expect(r.manifest!.hash.status).toBe('absent');
     expect(r.manifest!.tier).toBe(1);
@@ -141,7 +164,18 @@ describe('discover: signatures', () => {
   const keyB = generateSecretKey();
   const tier3 = (doc: Record<string, unknown>, signer: Uint8Array, claimed: Uint8Array) => {
     const contentHash = hashOf(doc);
-    return { ...doc, _signature: { contentHash, canonicalization: 'RFC8785', method: 'eip191-personal-sign-secp256k1', digitalName: addressFromSecretKey(claimed), network: 'offline', signedAt: '2026-11-02T00:00:00Z', signature: signPersonal(contentHash, signer) } };
+    return {
+      ...doc,
+      _signature: {
+        contentHash,
+        canonicalization: 'RFC8785',
+        method: 'eip191-personal-sign-secp256k1',
+        digitalName: addressFromSecretKey(claimed),
+        network: 'offline',
+        signedAt: '2026-11-02T00:00:00Z',
+        signature: signPersonal(contentHash, signer),
+      },
+    };
   };
 
   it('verifies origin when the signature recovers to digitalName', async () => {
@@ -173,7 +207,10 @@ describe('reverify: bookmarks', () => {
     s.routes.set('/ai/knowledge.json', json(knowledgeV(1)));
     const v1 = hashOf(knowledgeV(1));
     const archive = (records: unknown[]) => json(sealed({ standard: 'ai-archive', generated: '2026-11-05T00:00:00Z', records }));
-    s.routes.set('/.well-known/archive', archive([{ versionId: 'k1', resource: '/ai/knowledge.json', contentHash: v1, publishedAt: '2026-11-01T00:00:00Z' }]));
+    s.routes.set(
+      '/.well-known/archive',
+      archive([{ versionId: 'k1', resource: '/ai/knowledge.json', contentHash: v1, publishedAt: '2026-11-01T00:00:00Z' }]),
+    );
     const bookmark = createBookmark(await discover(s.url, opts));
     return { s, bookmark, v1, archive };
   }
@@ -181,7 +218,12 @@ describe('reverify: bookmarks', () => {
   it('pins the manifest and every verified file', async () => {
     const { s, bookmark, v1 } = await pinnedSite();
     expect(bookmark.subject).toBe(`${s.url}/.well-known/ai`);
-    expect(bookmark.pinnedResources.find((p) => p.resource === `${s.url}/ai/knowledge.json`)).toMatchObject({ contentHash: v1, assertionTypesUsed: ['official-policy'], signedBy: null, observedAt: '2026-11-22T00:00:00.000Z' });
+    expect(bookmark.pinnedResources.find((p) => p.resource === `${s.url}/ai/knowledge.json`)).toMatchObject({
+      contentHash: v1,
+      assertionTypesUsed: ['official-policy'],
+      signedBy: null,
+      observedAt: '2026-11-22T00:00:00.000Z',
+    });
   });
 
   it('says same when nothing changed', async () => {
@@ -198,8 +240,20 @@ describe('reverify: bookmarks', () => {
       '/.well-known/archive',
       archive([
         { versionId: 'k1', resource: '/ai/knowledge.json', contentHash: v1, publishedAt: '2026-11-01T00:00:00Z' },
-        { versionId: 'k2', resource: '/ai/knowledge.json', contentHash: hashOf(knowledgeV(2)), publishedAt: '2026-11-02T00:00:00Z', supersedes: 'k1' },
-        { versionId: 'k3', resource: `${s.url}/ai/knowledge.json`, contentHash: hashOf(knowledgeV(3)), publishedAt: '2026-11-03T00:00:00Z', supersedes: 'k2' },
+        {
+          versionId: 'k2',
+          resource: '/ai/knowledge.json',
+          contentHash: hashOf(knowledgeV(2)),
+          publishedAt: '2026-11-02T00:00:00Z',
+          supersedes: 'k1',
+        },
+        {
+          versionId: 'k3',
+          resource: `${s.url}/ai/knowledge.json`,
+          contentHash: hashOf(knowledgeV(3)),
+          publishedAt: '2026-11-03T00:00:00Z',
+          supersedes: 'k2',
+        },
       ]),
     );
     const r = await reverify(bookmark, opts);
@@ -213,21 +267,48 @@ describe('reverify: bookmarks', () => {
 
   it('says integrity-issue for a broken lineage (missing link), a cycle, or no archive', async () => {
     const { s, bookmark, v1, archive } = await pinnedSite();
-    const only = (b: typeof bookmark) => ({ ...b, pinnedResources: b.pinnedResources.filter((p) => p.resource.endsWith('/ai/knowledge.json')) });
+    const only = (b: typeof bookmark) => ({
+      ...b,
+      pinnedResources: b.pinnedResources.filter((p) => p.resource.endsWith('/ai/knowledge.json')),
+    });
     s.routes.set('/ai/knowledge.json', json(knowledgeV(3)));
-    s.routes.set('/.well-known/archive', archive([
-      { versionId: 'k1', resource: '/ai/knowledge.json', contentHash: v1, publishedAt: '2026-11-01T00:00:00Z' },
-      { versionId: 'k3', resource: '/ai/knowledge.json', contentHash: hashOf(knowledgeV(3)), publishedAt: '2026-11-03T00:00:00Z', supersedes: 'k2' },
-    ]));
+    s.routes.set(
+      '/.well-known/archive',
+      archive([
+        { versionId: 'k1', resource: '/ai/knowledge.json', contentHash: v1, publishedAt: '2026-11-01T00:00:00Z' },
+        {
+          versionId: 'k3',
+          resource: '/ai/knowledge.json',
+          contentHash: hashOf(knowledgeV(3)),
+          publishedAt: '2026-11-03T00:00:00Z',
+          supersedes: 'k2',
+        },
+      ]),
+    );
     let r = await reverify(only(bookmark), opts);
     expect(r.verdict).toBe('integrity-issue');
     expect(r.resources[0].reason).toMatch(/unknown version k2/);
 
-    s.routes.set('/.well-known/archive', archive([
-      { versionId: 'k1', resource: '/ai/knowledge.json', contentHash: v1, publishedAt: '2026-11-01T00:00:00Z' },
-      { versionId: 'k2', resource: '/ai/knowledge.json', contentHash: hashOf(knowledgeV(2)), publishedAt: '2026-11-02T00:00:00Z', supersedes: 'k3' },
-      { versionId: 'k3', resource: '/ai/knowledge.json', contentHash: hashOf(knowledgeV(3)), publishedAt: '2026-11-03T00:00:00Z', supersedes: 'k2' },
-    ]));
+    s.routes.set(
+      '/.well-known/archive',
+      archive([
+        { versionId: 'k1', resource: '/ai/knowledge.json', contentHash: v1, publishedAt: '2026-11-01T00:00:00Z' },
+        {
+          versionId: 'k2',
+          resource: '/ai/knowledge.json',
+          contentHash: hashOf(knowledgeV(2)),
+          publishedAt: '2026-11-02T00:00:00Z',
+          supersedes: 'k3',
+        },
+        {
+          versionId: 'k3',
+          resource: '/ai/knowledge.json',
+          contentHash: hashOf(knowledgeV(3)),
+          publishedAt: '2026-11-03T00:00:00Z',
+          supersedes: 'k2',
+        },
+      ]),
+    );
     r = await reverify(only(bookmark), opts);
     expect(r.verdict).toBe('integrity-issue');
     expect(r.resources[0].reason).toMatch(/cycle/);
@@ -243,11 +324,23 @@ describe('reverify: bookmarks', () => {
     const tampered = knowledgeV(2);
     (tampered.summary as { text: string }).text = 'edited';
     s.routes.set('/ai/knowledge.json', json(tampered));
-    s.routes.set('/.well-known/archive', archive([
-      { versionId: 'k1', resource: '/ai/knowledge.json', contentHash: v1, publishedAt: '2026-11-01T00:00:00Z' },
-      { versionId: 'k2', resource: '/ai/knowledge.json', contentHash: hashOf(tampered), publishedAt: '2026-11-02T00:00:00Z', supersedes: 'k1' },
-    ]));
-    const r = await reverify({ ...bookmark, pinnedResources: bookmark.pinnedResources.filter((p) => p.resource.endsWith('/ai/knowledge.json')) }, opts);
+    s.routes.set(
+      '/.well-known/archive',
+      archive([
+        { versionId: 'k1', resource: '/ai/knowledge.json', contentHash: v1, publishedAt: '2026-11-01T00:00:00Z' },
+        {
+          versionId: 'k2',
+          resource: '/ai/knowledge.json',
+          contentHash: hashOf(tampered),
+          publishedAt: '2026-11-02T00:00:00Z',
+          supersedes: 'k1',
+        },
+      ]),
+    );
+    const r = await reverify(
+      { ...bookmark, pinnedResources: bookmark.pinnedResources.filter((p) => p.resource.endsWith('/ai/knowledge.json')) },
+      opts,
+    );
     expect(r.verdict).toBe('integrity-issue');
     expect(r.resources[0].reason).toMatch(/own published contentHash/);
   });
@@ -264,13 +357,21 @@ describe('discover: limits and target guard', () => {
 
   it('refuses a link from a public site that points into a private network', async () => {
     const s = await site();
-    s.routes.set('/.well-known/ai', { status: 404, headers: { link: '<http://169.254.169.254/latest/meta-data>; rel="ai-discovery"' }, body: '' });
+    s.routes.set('/.well-known/ai', {
+      status: 404,
+      headers: { link: '<http://169.254.169.254/latest/meta-data>; rel="ai-discovery"' },
+      body: '',
+    });
     // A public IP literal (no DNS involved) routed to the fixture by the transport: the guard stays on (allowPrivate off).
     const PUBLIC = 'http://93.184.215.14';
     const fetch = (u: string | URL | Request, init?: RequestInit) => globalThis.fetch(String(u).replace(PUBLIC, s.url), init);
     const r = await discover(PUBLIC, { fetch, timeoutMs: 2000 });
     expect(r.found).toBe(false);
-    expect(r.attempts.find((a) => a.step === 'link-header')).toMatchObject({ url: 'http://169.254.169.254/latest/meta-data', outcome: 'error', reason: expect.stringMatching(/^blocked-target/) });
+    expect(r.attempts.find((a) => a.step === 'link-header')).toMatchObject({
+      url: 'http://169.254.169.254/latest/meta-data',
+      outcome: 'error',
+      reason: expect.stringMatching(/^blocked-target/),
+    });
     expect(s.requests).toEqual(['/.well-known/ai', '/']);
   });
 

@@ -35,9 +35,12 @@ describe('/ai/query with carrier data', () => {
     const rest = await getJson(svc.app, `/api/carriers?dot=${dots[0]}`);
     expect(byDot.body.results[0].legal_name).toBe(rest.body.results[0].legal_name);
     const name = String(byDot.body.results[0].legal_name).slice(0, 6);
-    const byName = await getJson(svc.app, '/ai/query', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ type: 'carrier', q: name }) });
+    const byName = await getJson(svc.app, '/ai/query', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ type: 'carrier', q: name }),
+    });
     expect(byName.body.results.map((r: any) => Number(r.dot_number))).toContain(dots[0]);
     expect((await getJson(svc.app, '/ai/query?type=carrier&q=99999999')).status).toBe(404);
   });
-
 });

@@ -7,7 +7,14 @@ import { readDiscoveryState, statePath, writeDiscoveryState } from '../../servic
 import { removeDir, tempDir } from '../helpers/env.ts';
 
 const H = (n: number) => `sha256:${n.toString(16).padStart(64, '0')}`;
-const rec = (id: string, n: number, supersedes?: string): ArchiveRecord => ({ versionId: id, resource: 'https://s.example/r', contentHash: H(n), publishedAt: '2026-11-01T00:00:00Z', supersedes: supersedes ?? null, assertionType: null });
+const rec = (id: string, n: number, supersedes?: string): ArchiveRecord => ({
+  versionId: id,
+  resource: 'https://s.example/r',
+  contentHash: H(n),
+  publishedAt: '2026-11-01T00:00:00Z',
+  supersedes: supersedes ?? null,
+  assertionType: null,
+});
 
 describe('readArchive', () => {
   it('resolves relative resources and warns about every defect', () => {
@@ -61,7 +68,14 @@ describe('readDiscoveryState', () => {
     const dir = await tempDir('proofline-discovery-state-');
     try {
       expect((await readDiscoveryState(dir)).records).toEqual([]);
-      await writeDiscoveryState(dir, { version: 1, resources: {}, records: [{ versionId: 'v', resource: '/x', contentHash: H(1), publishedAt: 't', signedAt: 't', assertionType: 'legal', summary: 's' }], releases: { '1': 't' } });
+      await writeDiscoveryState(dir, {
+        version: 1,
+        resources: {},
+        records: [
+          { versionId: 'v', resource: '/x', contentHash: H(1), publishedAt: 't', signedAt: 't', assertionType: 'legal', summary: 's' },
+        ],
+        releases: { '1': 't' },
+      });
       expect((await readDiscoveryState(dir)).records).toHaveLength(1);
       await mkdir(path.dirname(statePath(dir)), { recursive: true });
       await writeFile(statePath(dir), '{"version":1,"resour');

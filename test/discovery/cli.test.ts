@@ -34,7 +34,11 @@ describe('proofline discover', () => {
   it('runs as the proofline command from any directory and prints the JSON report', async () => {
     site.routes.set('/.well-known/ai', json(sealed(manifestFor(site.url))));
     // The `proofline` bin, run from outside the repository.
-    const { stdout } = await run(process.execPath, [path.join(REPO_ROOT, 'jobs/cli/discover.bin.mjs'), 'discover', site.url, '--allow-private', '--json', '--no-files'], { cwd: dir });
+    const { stdout } = await run(
+      process.execPath,
+      [path.join(REPO_ROOT, 'jobs/cli/discover.bin.mjs'), 'discover', site.url, '--allow-private', '--json', '--no-files'],
+      { cwd: dir },
+    );
     const report = JSON.parse(stdout);
     expect(report).toMatchObject({ found: true, foundBy: 'well-known', manifest: { hash: { status: 'match' }, tier: 2 } });
   });

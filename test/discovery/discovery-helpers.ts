@@ -28,7 +28,12 @@ async function tinyCensus(rows: number): Promise<string> {
       text += typeof c === 'string' ? c : Buffer.from(c).toString('utf8');
       if (text.split('\n').length > rows + 1) break;
     }
-    return text.split('\n').slice(0, rows + 1).join('\n') + '\n';
+    return (
+      text
+        .split('\n')
+        .slice(0, rows + 1)
+        .join('\n') + '\n'
+    );
   }
   throw new Error('the FMCSA sample has no census file');
 }
@@ -45,7 +50,8 @@ export async function tinyRegistry(opts: { fmcsa?: boolean } = {}): Promise<{ di
   const tiny = path.join(dir, 'tiny', 'sec');
   await mkdir(path.join(tiny, 'submissions'), { recursive: true });
   await cp(path.join(sample, 'sec', 'tickers'), path.join(tiny, 'tickers'), { recursive: true });
-  for (const c of ['CIK0000320193.json', 'CIK0000789019.json', 'CIK0001045810.json']) await cp(path.join(sample, 'sec', 'submissions', c), path.join(tiny, 'submissions', c));
+  for (const c of ['CIK0000320193.json', 'CIK0000789019.json', 'CIK0001045810.json'])
+    await cp(path.join(sample, 'sec', 'submissions', c), path.join(tiny, 'submissions', c));
   const config = testConfig(path.join(dir, 'data'));
   let dots: number[] = [];
   if (opts.fmcsa) {
@@ -110,8 +116,16 @@ export async function serveSite(routes: Record<string, Route> = {}): Promise<Sit
   };
 }
 
-export const json = (doc: unknown, headers: Record<string, string> = {}): Route => ({ status: 200, headers: { 'content-type': 'application/json', 'access-control-allow-origin': '*', ...headers }, body: JSON.stringify(doc, null, 2) });
-export const html = (body: string, headers: Record<string, string> = {}): Route => ({ status: 200, headers: { 'content-type': 'text/html; charset=utf-8', ...headers }, body });
+export const json = (doc: unknown, headers: Record<string, string> = {}): Route => ({
+  status: 200,
+  headers: { 'content-type': 'application/json', 'access-control-allow-origin': '*', ...headers },
+  body: JSON.stringify(doc, null, 2),
+});
+export const html = (body: string, headers: Record<string, string> = {}): Route => ({
+  status: 200,
+  headers: { 'content-type': 'text/html; charset=utf-8', ...headers },
+  body,
+});
 
 /** Adds a tier-2 `_signature` (RFC 8785 contentHash) to `doc`, computed independently of the code under test. */
 export function sealed<T extends Record<string, unknown>>(doc: T, extra: Record<string, unknown> = {}): T {

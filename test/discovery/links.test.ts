@@ -30,7 +30,10 @@ describe('findLinkTags', () => {
 describe('findLinkHeaders', () => {
   it('parses several links with quoting, case-insensitive relation lists and relative targets', () => {
     const h = new Headers();
-    h.append('link', '<https://a.example/next>; rel="next"; title="a, b; c", </meta/ai.json>; rel="preload AI-Discovery"; type="application/json"');
+    h.append(
+      'link',
+      '<https://a.example/next>; rel="next"; title="a, b; c", </meta/ai.json>; rel="preload AI-Discovery"; type="application/json"',
+    );
     h.append('link', '<other.json>; rel=ai-discovery');
     expect(findLinkHeaders(h, 'https://site.example/dir/')).toEqual([
       { href: 'https://site.example/meta/ai.json', type: 'application/json', source: 'link-header' },
@@ -44,17 +47,23 @@ describe('findLinkHeaders', () => {
   });
 
   it('accepts JSON media types only', () => {
-    expect([null, 'application/json', 'application/json; charset=utf-8', 'application/ld+json', 'text/plain', 'text/markdown'].map(isJsonType)).toEqual([true, true, true, true, false, false]);
+    expect(
+      [null, 'application/json', 'application/json; charset=utf-8', 'application/ld+json', 'text/plain', 'text/markdown'].map(isJsonType),
+    ).toEqual([true, true, true, true, false, false]);
   });
 });
 
 describe('withDiscoveryLink', () => {
   it('puts the link tag in the head once, whatever the page looks like', () => {
-    expect(withDiscoveryLink('<html><head><title>t</title></head><body></body></html>')).toBe(`<html><head><title>t</title>${DISCOVERY_LINK_TAG}\n</head><body></body></html>`);
+    expect(withDiscoveryLink('<html><head><title>t</title></head><body></body></html>')).toBe(
+      `<html><head><title>t</title>${DISCOVERY_LINK_TAG}\n</head><body></body></html>`,
+    );
     expect(withDiscoveryLink('<html><head lang="en"><body>x</body></html>')).toContain(`<head lang="en">\n${DISCOVERY_LINK_TAG}`);
     expect(withDiscoveryLink('<p>fragment</p>')).toBe(`<head>${DISCOVERY_LINK_TAG}</head>\n<p>fragment</p>`);
     const once = withDiscoveryLink('<head></head>');
     expect(withDiscoveryLink(once)).toBe(once);
-    expect(findLinkTags(once, 'https://s.example/')).toEqual([{ href: 'https://s.example/.well-known/ai', type: 'application/json', source: 'link-tag' }]);
+    expect(findLinkTags(once, 'https://s.example/')).toEqual([
+      { href: 'https://s.example/.well-known/ai', type: 'application/json', source: 'link-tag' },
+    ]);
   });
 });

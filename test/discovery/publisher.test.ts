@@ -9,7 +9,14 @@ import path from 'node:path';
 import { serve } from 'h3';
 import { bytesToHex } from '@noble/hashes/utils.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { addressFromSecretKey, createBookmark, discover, generateSecretKey, reverify, type DiscoverOptions } from '../../lib/discovery/index.ts';
+import {
+  addressFromSecretKey,
+  createBookmark,
+  discover,
+  generateSecretKey,
+  reverify,
+  type DiscoverOptions,
+} from '../../lib/discovery/index.ts';
 import { sha256Hex } from '../../lib/hash.ts';
 import type { ServiceOptions } from '../../service/platform/deps.ts';
 import { buildTestService, getJson, type TestService } from '../helpers/app.ts';
@@ -50,7 +57,9 @@ const SIX = ['official-policy', 'legal', 'technical-documentation', 'marketing',
 describe('publisher: /.well-known/ai and its files', () => {
   let svc: TestService;
   beforeAll(async () => {
-    svc = await service({ org: { name: 'Proofline Test', domain: 'proofline.test', mission: 'Testing the manifest.', sectors: ['testing', 'provenance'] } });
+    svc = await service({
+      org: { name: 'Proofline Test', domain: 'proofline.test', mission: 'Testing the manifest.', sectors: ['testing', 'provenance'] },
+    });
   });
 
   it('serves every file directly as JSON with CORS *, the spec TTL and a strong ETag', async () => {
@@ -83,7 +92,12 @@ describe('publisher: /.well-known/ai and its files', () => {
     const { body: m } = await getJson(svc.app, '/.well-known/ai');
     expect(m).toMatchObject({ specVersion: '1.1.1-draft', schemaVersion: '2026-02', standard: 'ai-discovery' });
     expect(new Date(m.generated).toISOString()).toBe(m.generated);
-    expect(m.organization).toEqual({ name: 'Proofline Test', domain: 'proofline.test', mission: 'Testing the manifest.', sector: ['testing', 'provenance'] });
+    expect(m.organization).toEqual({
+      name: 'Proofline Test',
+      domain: 'proofline.test',
+      mission: 'Testing the manifest.',
+      sector: ['testing', 'provenance'],
+    });
     expect(m.coreConcepts.length).toBeGreaterThan(0);
     for (const c of m.coreConcepts) expect(Object.keys(c).sort()).toEqual(['definition', 'term']);
     expect(Object.keys(m.capabilities).sort()).toEqual(['archive', 'feed', 'knowledge', 'mcp', 'query']);
@@ -102,7 +116,12 @@ describe('publisher: /.well-known/ai and its files', () => {
         new Request(m.capabilities.mcp.url, {
           method: 'POST',
           headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'discovery-test', version: '1' } } }),
+          body: JSON.stringify({
+            jsonrpc: '2.0',
+            id: 1,
+            method: 'initialize',
+            params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'discovery-test', version: '1' } },
+          }),
         }),
       );
       expect(init.status).toBe(200);
@@ -121,7 +140,8 @@ describe('publisher: /.well-known/ai and its files', () => {
     expect(k.products.items.map((p: any) => p.name)).toContain('Company registry API');
     const { body: f } = await getJson(svc.app, '/ai/feed.json');
     for (const item of f.items) {
-      for (const field of ['id', 'title', 'url', 'published', 'assertionType', 'summary']) expect(item[field], `${item.id} ${field}`).toBeTruthy();
+      for (const field of ['id', 'title', 'url', 'published', 'assertionType', 'summary'])
+        expect(item[field], `${item.id} ${field}`).toBeTruthy();
       expect(SIX).toContain(item.assertionType);
       expect(item.keyFacts.length).toBeGreaterThan(0);
       expect(item.relatedConcepts.length).toBeGreaterThan(0);
@@ -142,7 +162,14 @@ describe('publisher: /.well-known/ai and its files', () => {
   it('hashes in the page manifest the bytes actually served at each path', async () => {
     const { body } = await getJson(svc.app, '/ai/pages.json');
     expect(body.standard).toBe('ai-page-manifest');
-    expect(body.pages.map((p: any) => p.path)).toEqual(['/', '/llms.txt', '/.well-known/ai', '/ai/knowledge.json', '/ai/feed.json', '/ai/query']);
+    expect(body.pages.map((p: any) => p.path)).toEqual([
+      '/',
+      '/llms.txt',
+      '/.well-known/ai',
+      '/ai/knowledge.json',
+      '/ai/feed.json',
+      '/ai/query',
+    ]);
     for (const p of body.pages) {
       const bytes = new Uint8Array(await (await svc.app.fetch(new Request(`${BASE}${p.path}`))).arrayBuffer());
       expect(p.contentHash, p.path).toBe(`sha256:${sha256Hex(bytes)}`);
@@ -178,7 +205,9 @@ describe('publisher: /.well-known/ai and its files', () => {
   });
 
   it('adds the Link header to every HTML page of the app, whichever family serves it', async () => {
-    const routes = ((svc.app as any)['~routes'] as { route?: string; method?: string }[]).filter((r) => r.method === 'GET' && r.route && !r.route.includes(':'));
+    const routes = ((svc.app as any)['~routes'] as { route?: string; method?: string }[]).filter(
+      (r) => r.method === 'GET' && r.route && !r.route.includes(':'),
+    );
     let html = 0;
     for (const r of routes) {
       const res = await svc.app.fetch(new Request(`${BASE}${r.route}`));
@@ -196,7 +225,9 @@ describe('publisher: /.well-known/ai and its files', () => {
     expect(res.status).toBe(200);
     const schema = (await res.json()) as Record<string, any>;
     expect(schema).toMatchObject({ $id: m.$schema, type: 'object' });
-    expect(schema.required).toEqual(expect.arrayContaining(['specVersion', 'schemaVersion', 'standard', 'generated', 'organization', 'coreConcepts']));
+    expect(schema.required).toEqual(
+      expect.arrayContaining(['specVersion', 'schemaVersion', 'standard', 'generated', 'organization', 'coreConcepts']),
+    );
   });
 
   it('publishes llms.txt from the same data', async () => {
@@ -215,7 +246,11 @@ describe('publisher: /.well-known/ai and its files', () => {
     expect(get.body).toMatchObject({ schema: 'proofline/ai-query/v1', query: { q: 'AAPL', type: 'company' }, source: 'registry' });
     expect(get.body.results[0].identity.ticker).toBe('AAPL');
     expect(get.body.results[0].origin.leaf_hash).toMatch(/^[0-9a-f]{64}$/);
-    const post = await getJson(svc.app, '/ai/query', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ q: '789019' }) });
+    const post = await getJson(svc.app, '/ai/query', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ q: '789019' }),
+    });
     expect(post.body.results[0].identity.ticker).toBe('MSFT');
     const bad = await getJson(svc.app, '/ai/query?type=company');
     expect(bad.status).toBe(400);
@@ -280,7 +315,9 @@ describe('publisher: archive lineage across changes and restarts', () => {
     const c = await service(org('Second mission.')); // plain restart: nothing new, bytes identical
     const again = await getJson(c.app, '/.well-known/archive');
     expect(again.body.records).toEqual(archive.records);
-    expect((await getJson(c.app, '/.well-known/ai')).headers.get('etag')).toBe((await getJson(b.app, '/.well-known/ai')).headers.get('etag'));
+    expect((await getJson(c.app, '/.well-known/ai')).headers.get('etag')).toBe(
+      (await getJson(b.app, '/.well-known/ai')).headers.get('etag'),
+    );
     expect((await reverify(result.bookmark, inProcess(c))).verdict).toBe('same');
   });
 });
@@ -299,7 +336,13 @@ describe('publisher: tier 3 with a configured secp256k1 key', () => {
   it('signs every file with EIP-191 over the contentHash, digitalName = the key address', async () => {
     for (const [p] of FILES) {
       const { body } = await getJson(svc.app, p);
-      expect(body._signature, p).toMatchObject({ contentHash: hashOf(body), canonicalization: 'RFC8785', method: 'eip191-personal-sign-secp256k1', digitalName: address, network: 'offline' });
+      expect(body._signature, p).toMatchObject({
+        contentHash: hashOf(body),
+        canonicalization: 'RFC8785',
+        method: 'eip191-personal-sign-secp256k1',
+        digitalName: address,
+        network: 'offline',
+      });
       expect(body._signature.signature).toMatch(/^0x[0-9a-f]{128}(1b|1c)$/);
       expect(Date.parse(body._signature.signedAt)).toBeGreaterThanOrEqual(Date.parse(body.generated));
     }
@@ -311,7 +354,12 @@ describe('publisher: tier 3 with a configured secp256k1 key', () => {
       for (const v of [r.manifest!, ...r.files.map((f) => f.verdict!)]) {
         expect(v.hash.status, v.url).toBe('match');
         expect(v.tier, v.url).toBe(3);
-        expect(v.signature, v.url).toMatchObject({ status: 'verified', scheme: 'eip191-personal-sign', recovered: address, claimed: address });
+        expect(v.signature, v.url).toMatchObject({
+          status: 'verified',
+          scheme: 'eip191-personal-sign',
+          recovered: address,
+          claimed: address,
+        });
         expect(v.originVerified, v.url).toBe(true);
       }
       expect(r.pages.every((p) => p.status === 'match')).toBe(true);

@@ -13,7 +13,10 @@ const read = (rel: string) => readFileSync(fixture(`discovery/${rel}`), 'utf8');
 const OBSERVED = '2026-11-22T00:00:00.000Z';
 
 describe.skipIf(!HAS_SHARED)('verifyDocument on the real fixture files', () => {
-  const expected = HAS_SHARED ? (JSON.parse(read('expected-hashes.json')) as { files: Record<string, { published: string | null; jcs: string; matches: string[] }> }).files : {};
+  const expected = HAS_SHARED
+    ? (JSON.parse(read('expected-hashes.json')) as { files: Record<string, { published: string | null; jcs: string; matches: string[] }> })
+        .files
+    : {};
 
   it.each(Object.keys(expected))('%s gives the expected verdict', (rel) => {
     const e = expected[rel];
@@ -22,16 +25,29 @@ describe.skipIf(!HAS_SHARED)('verifyDocument on the real fixture files', () => {
     expect(v.hash.published).toBe(e.published);
     // our rule is RFC 8785 only: no legacy variant ever counts as a match
     expect(v.hash.status).toBe(e.published === null ? 'absent' : e.published === e.jcs ? 'match' : 'mismatch');
-    expect(v.hash.legacyMethod).toBe(e.matches.includes('legacyReplacerArray') ? 'legacy-replacer-array' : e.matches.includes('insertionOrderCompact') ? 'insertion-order-compact' : null);
+    expect(v.hash.legacyMethod).toBe(
+      e.matches.includes('legacyReplacerArray')
+        ? 'legacy-replacer-array'
+        : e.matches.includes('insertionOrderCompact')
+          ? 'insertion-order-compact'
+          : null,
+    );
     expect(v.originVerified).toBe(false);
     expect(v.timestamps.observedAt).toBe(OBSERVED);
   });
 
   it('reports the rootz files as tier 3 claims without signature bytes, origin claimed', () => {
-    const v = verifyDocument(JSON.parse(read('rootz-ai-discovery-spec/ai.json')), 'https://rootz.global/.well-known/ai', { observedAt: OBSERVED });
+    const v = verifyDocument(JSON.parse(read('rootz-ai-discovery-spec/ai.json')), 'https://rootz.global/.well-known/ai', {
+      observedAt: OBSERVED,
+    });
     expect(v.hash.status).toBe('mismatch');
     expect(v.tier).toBe(3);
-    expect(v.signature).toMatchObject({ status: 'absent', claimed: '0xD36AAf65a91bB7dc69942cF6B6d1dBa4Ef171664', method: 'epistery-domain-v1', network: 'polygon' });
+    expect(v.signature).toMatchObject({
+      status: 'absent',
+      claimed: '0xD36AAf65a91bB7dc69942cF6B6d1dBa4Ef171664',
+      method: 'epistery-domain-v1',
+      network: 'polygon',
+    });
     expect(v.origin).toBe('claimed');
     expect(v.warnings.join('\n')).toMatch(/claim only/);
   });
@@ -60,10 +76,12 @@ describe.skipIf(!HAS_SHARED)('discover over the real files served locally', () =
   // Their absolute URLs point at rootz.global hosts: the transport routes those to the local site (no network).
   const viaSite = () => ({
     allowPrivate: true,
-    fetch: (u: string | URL | Request, init?: RequestInit) => globalThis.fetch(String(u).replace(/^https:\/\/(proof\.)?rootz\.global/, site.url), init),
+    fetch: (u: string | URL | Request, init?: RequestInit) =>
+      globalThis.fetch(String(u).replace(/^https:\/\/(proof\.)?rootz\.global/, site.url), init),
     now: () => new Date(OBSERVED),
   });
-  const serveJson = (p: string, rel: string) => site.routes.set(p, { status: 200, headers: { 'content-type': 'application/json' }, body: read(rel) });
+  const serveJson = (p: string, rel: string) =>
+    site.routes.set(p, { status: 200, headers: { 'content-type': 'application/json' }, body: read(rel) });
 
   it('reads the proof-site manifest leniently: boolean capabilities, concepts, 1.2 paths, no standard', async () => {
     site.routes.clear();

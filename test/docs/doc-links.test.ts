@@ -16,7 +16,12 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
  */
 const PENDING = ['docs/first-real-run.md', 'docs/signal-labelling-rules.md'];
 
-const DOCS = ['README.md', ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).map((f) => `docs/${f}`)];
+const DOCS = [
+  'README.md',
+  ...readdirSync(path.join(root, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
 
 /** GitHub's heading anchor: lower case, punctuation dropped, spaces to hyphens, repeats numbered. */
 function anchorsOf(markdown: string): Set<string> {
@@ -27,7 +32,11 @@ function anchorsOf(markdown: string): Set<string> {
     if (line.startsWith('```')) fenced = !fenced;
     const m = !fenced && /^#{1,6}\s+(.*)$/.exec(line);
     if (!m) continue;
-    const base = m[1]!.trim().toLowerCase().replace(/[^\p{L}\p{N} _-]/gu, '').replace(/ /g, '-');
+    const base = m[1]!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N} _-]/gu, '')
+      .replace(/ /g, '-');
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     anchors.add(n === 0 ? base : `${base}-${n}`);
@@ -48,7 +57,8 @@ describe('links and paths in the docs', () => {
       if (pending(rel)) continue;
       const abs = path.join(root, rel);
       if (!existsSync(abs)) broken.push(`${target}: no file ${rel}`);
-      else if (anchor && rel.endsWith('.md') && !anchorsOf(readFileSync(abs, 'utf8')).has(anchor)) broken.push(`${target}: no heading #${anchor} in ${rel}`);
+      else if (anchor && rel.endsWith('.md') && !anchorsOf(readFileSync(abs, 'utf8')).has(anchor))
+        broken.push(`${target}: no heading #${anchor} in ${rel}`);
     }
     expect(broken, `broken links in ${doc}`).toEqual([]);
   });

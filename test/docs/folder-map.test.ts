@@ -9,7 +9,6 @@ import { describe, expect, it } from 'vitest';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
-
 /** Folders that are not part of the project: installed packages, tool output, hidden folders. */
 const NOT_PROJECT = new Set(['node_modules', 'test-results', 'coverage']);
 
@@ -47,5 +46,4 @@ describe('README folder map', () => {
     const absent = map.filter((f) => !isDir(f));
     expect(absent, 'folders in the README map that do not exist (remove or rename them)').toEqual([]);
   });
-
 });

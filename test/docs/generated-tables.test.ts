@@ -9,7 +9,12 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RISK_RULES } from '../../ingest/fmcsa/risk-model.ts';
 import {
-  GENERATED_TABLES, checkGeneratedTables, readGeneratedBlock, renderConfigTable, renderRiskRuleTable, replaceGeneratedBlock,
+  GENERATED_TABLES,
+  checkGeneratedTables,
+  readGeneratedBlock,
+  renderConfigTable,
+  renderRiskRuleTable,
+  replaceGeneratedBlock,
   undescribedConfigVariables,
 } from '../../jobs/docs-tables.ts';
 import { configSchema } from '../../lib/config.ts';
@@ -23,7 +28,9 @@ describe('generated doc tables', () => {
       expect.fail(`${table.file} has no <!-- generated:${table.name} --> … <!-- /generated:${table.name} --> marker pair`);
     }
     if (check!.actual !== check!.expected) {
-      expect.fail(`${table.file}: the generated "${table.name}" table is out of date with ${table.source}; run \`npm run docs:tables\` and commit the result`);
+      expect.fail(
+        `${table.file}: the generated "${table.name}" table is out of date with ${table.source}; run \`npm run docs:tables\` and commit the result`,
+      );
     }
   });
 
@@ -44,17 +51,21 @@ describe('generated doc tables', () => {
   });
 
   it('renders defaults, accepted values and descriptions of the schema', () => {
-    const table = renderConfigTable(z.object({
-      PORT: z.coerce.number().int().min(0).max(65535).default(8787).describe('where it listens'),
-      MODE: z.enum(['a', 'b']).default('a').describe('a | b'),
-      KEY: z.string().optional().describe('secret'),
-    }));
+    const table = renderConfigTable(
+      z.object({
+        PORT: z.coerce.number().int().min(0).max(65535).default(8787).describe('where it listens'),
+        MODE: z.enum(['a', 'b']).default('a').describe('a | b'),
+        KEY: z.string().optional().describe('secret'),
+      }),
+    );
     expect(table.split('\n').slice(2)).toEqual([
       '| `PORT` | `8787` | integer 0-65535 | where it listens |',
       '| `MODE` | `a` | `a`, `b` | a \\| b |',
       '| `KEY` | unset | text | secret |',
     ]);
-    expect(renderConfigTable()).toContain(`| \`SEC_RATE_LIMIT\` | \`9\` | integer 1-10 | ${configSchema.shape.SEC_RATE_LIMIT.description} |`);
+    expect(renderConfigTable()).toContain(
+      `| \`SEC_RATE_LIMIT\` | \`9\` | integer 1-10 | ${configSchema.shape.SEC_RATE_LIMIT.description} |`,
+    );
   });
 
   it('replaces only the text between a marker pair, and refuses a doc without one', () => {

@@ -17,11 +17,21 @@ describe.skipIf(!HAS_SHARED)('parseCompanyFacts', () => {
 
   it('falls back to us-gaap:CommonStockSharesOutstanding for Alphabet (no dei cover fact)', () => {
     const s = metric('CIK0001652044.json', 'shares_outstanding')!;
-    expect(s).toMatchObject({ taxonomy: 'us-gaap', concept: 'CommonStockSharesOutstanding', is_fallback: true, value: 12_116_000_000, accession: '0001652044-26-000048' });
+    expect(s).toMatchObject({
+      taxonomy: 'us-gaap',
+      concept: 'CommonStockSharesOutstanding',
+      is_fallback: true,
+      value: 12_116_000_000,
+      accession: '0001652044-26-000048',
+    });
   });
 
   it('prefers the dei cover-page shares and picks the latest period for Apple', () => {
-    expect(metric('CIK0000320193.json', 'shares_outstanding')).toMatchObject({ concept: 'EntityCommonStockSharesOutstanding', period_end: '2026-01-16', is_fallback: false });
+    expect(metric('CIK0000320193.json', 'shares_outstanding')).toMatchObject({
+      concept: 'EntityCommonStockSharesOutstanding',
+      period_end: '2026-01-16',
+      is_fallback: false,
+    });
     expect(metric('CIK0000320193.json', 'public_float')).toMatchObject({ concept: 'EntityPublicFloat', form: '10-K' });
   });
 
@@ -37,7 +47,12 @@ describe.skipIf(!HAS_SHARED)('parseCompanyFacts', () => {
   it('reads ifrs-full for a foreign filer', () => {
     const r = parseCompanyFacts(read('companyfacts/CIK0001997711.json'), 'lpa');
     expect(r.taxonomies).toContain('ifrs-full');
-    expect(r.metrics.find((m) => m.metric === 'net_income')).toMatchObject({ taxonomy: 'ifrs-full', concept: 'ProfitLoss', form: '20-F', value: -19_426_051 });
+    expect(r.metrics.find((m) => m.metric === 'net_income')).toMatchObject({
+      taxonomy: 'ifrs-full',
+      concept: 'ProfitLoss',
+      form: '20-F',
+      value: -19_426_051,
+    });
   });
 
   it('rejects a file that is not companyfacts with a ParseError naming it', () => {
@@ -47,7 +62,10 @@ describe.skipIf(!HAS_SHARED)('parseCompanyFacts', () => {
 
 describe.skipIf(!HAS_SHARED)('parseEightK', () => {
   it('turns NVIDIA item 5.02 into a leadership-change item with its summary', () => {
-    const k = parseEightK(read('filings/8-K/1045810/000104581026000024/nvda-20260302.htm'), 'nvda', { cik: 1045810, accession: '0001045810-26-000024' });
+    const k = parseEightK(read('filings/8-K/1045810/000104581026000024/nvda-20260302.htm'), 'nvda', {
+      cik: 1045810,
+      accession: '0001045810-26-000024',
+    });
     expect(k.items.map((i) => i.item)).toEqual(['5.02', '9.01']);
     expect(k.items[0]).toMatchObject({ event_type: 'leadership_change' });
     expect(k.event_date).toBe('2026-03-02');
@@ -62,7 +80,10 @@ describe.skipIf(!HAS_SHARED)('parseEightK', () => {
 
   it('maps pre-2004 item numbers (Apple 2004: Item 12 → 2.02, Item 7 → 9.01)', () => {
     const k = parseEightK(read('filings/8k-earnings/320193/000110465904019574/0001104659-04-019574.txt'), 'aapl-2004');
-    expect(k.items.map((i) => [i.item, i.original_item])).toEqual([['2.02', '12'], ['9.01', '7']]);
+    expect(k.items.map((i) => [i.item, i.original_item])).toEqual([
+      ['2.02', '12'],
+      ['9.01', '7'],
+    ]);
   });
 
   it('reads a Disney 2012 item 2.02 from an edgar-crawler document', () => {
@@ -90,7 +111,14 @@ describe.skipIf(!HAS_SHARED)('parseEdgarIndex', () => {
   it('parses pipe-delimited master, fixed-width form and wrapped-header company files', () => {
     const m = parseEdgarIndex(read('index/daily/master.20200103.idx'), 'm');
     expect(m.kind).toBe('master');
-    expect(m.rows[0]).toEqual({ cik: 1000229, company_name: 'CORE LABORATORIES N V', form: '4', date_filed: '2020-01-03', file_name: 'edgar/data/1000229/0001209191-20-000788.txt', accession: '0001209191-20-000788' });
+    expect(m.rows[0]).toEqual({
+      cik: 1000229,
+      company_name: 'CORE LABORATORIES N V',
+      form: '4',
+      date_filed: '2020-01-03',
+      file_name: 'edgar/data/1000229/0001209191-20-000788.txt',
+      accession: '0001209191-20-000788',
+    });
     const f = parseEdgarIndex(read('index/daily/form.20200318.idx'), 'f');
     expect(f.kind).toBe('form');
     expect(f.rows[2]).toMatchObject({ form: '1-A POS', cik: 1749817, date_filed: '2020-03-18' });
@@ -169,9 +197,18 @@ describe.skipIf(!HAS_SHARED)('parseTenK', () => {
 describe.skipIf(!HAS_SHARED)('classifyDocument and pathHints', () => {
   it('classifies by content and reads CIK/accession from EDGAR paths', () => {
     expect(classifyDocument(read('filings/10-K/nvda-10-k-2025-02-26.html').toString('utf8')).kind).toBe('10-K');
-    expect(classifyDocument(read('filings/def14a/320193/000130817923000019/laap2023_def14a.htm.document.txt').toString('utf8'))).toEqual({ kind: 'other', form: 'DEF 14A' });
-    expect(pathHints('filings/8-K/1045810/000104581026000024/nvda-20260302.htm')).toMatchObject({ cik: 1045810, accession: '0001045810-26-000024' });
-    expect(pathHints('filings/edgar-crawler-8k/1001039_8K_2012_0001193125-12-043763.htm')).toMatchObject({ cik: 1001039, accession: '0001193125-12-043763' });
+    expect(classifyDocument(read('filings/def14a/320193/000130817923000019/laap2023_def14a.htm.document.txt').toString('utf8'))).toEqual({
+      kind: 'other',
+      form: 'DEF 14A',
+    });
+    expect(pathHints('filings/8-K/1045810/000104581026000024/nvda-20260302.htm')).toMatchObject({
+      cik: 1045810,
+      accession: '0001045810-26-000024',
+    });
+    expect(pathHints('filings/edgar-crawler-8k/1001039_8K_2012_0001193125-12-043763.htm')).toMatchObject({
+      cik: 1001039,
+      accession: '0001193125-12-043763',
+    });
     expect(pathHints('filings/10-K/aapl-10-k-2024-11-01.html')).toMatchObject({ cik: null, date: '2024-11-01' });
     expect(pathHints('filings/10-K/0000950153-99-001234.html')).toMatchObject({ accession: '0000950153-99-001234', date: null });
   });

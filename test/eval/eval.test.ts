@@ -16,20 +16,34 @@ import { SIGNAL_PATTERNS } from '../../ingest/edgar/signals.ts';
 
 const CORPUS = path.join(FIXTURES, 'sec', 'corpus');
 const floorsFile = path.join(REPO_ROOT, 'test', 'eval', 'floors.json');
-const floors: Record<string, number> = existsSync(floorsFile) ? JSON.parse(readFileSync(floorsFile, 'utf8')).floors ?? {} : {};
+const floors: Record<string, number> = existsSync(floorsFile) ? (JSON.parse(readFileSync(floorsFile, 'utf8')).floors ?? {}) : {};
 
 describe('extraction eval: scoring rules', () => {
   it('matches an evidence window to the labelled sentence that contains it, not to a heading inside it', () => {
     const labels = [
       { sentence: 'Limited Market Portfolio Restructuring', label: 'near_miss' },
-      { sentence: 'During the period, the Company completed this limited market portfolio restructuring and recorded incremental restructuring charges of $801 million after tax, comprised primarily of non-cash charges.', label: 'hit' },
+      {
+        sentence:
+          'During the period, the Company completed this limited market portfolio restructuring and recorded incremental restructuring charges of $801 million after tax, comprised primarily of non-cash charges.',
+        label: 'hit',
+      },
     ];
-    expect(matchLabel(labels, '...the Company completed this limited market portfolio restructuring and recorded incremental restructuring charges of $801 million...')?.label).toBe('hit');
+    expect(
+      matchLabel(
+        labels,
+        '...the Company completed this limited market portfolio restructuring and recorded incremental restructuring charges of $801 million...',
+      )?.label,
+    ).toBe('hit');
     expect(matchLabel(labels, 'Something else entirely about restructuring charges.')).toBeUndefined();
   });
 
   it('fails a metric below its target unless a floor accepts it', () => {
-    const r = { signals: { x: { precision: 0.5, recall: 0.8 } }, events: { all: { precision: 1, recall: 1 } }, product_launch: { precision: 1 }, profile: { employees: { precision: 1, recall: 1 }, executive_officers: { precision: 1, recall: 1 } } } as unknown as EvalResult;
+    const r = {
+      signals: { x: { precision: 0.5, recall: 0.8 } },
+      events: { all: { precision: 1, recall: 1 } },
+      product_launch: { precision: 1 },
+      profile: { employees: { precision: 1, recall: 1 }, executive_officers: { precision: 1, recall: 1 } },
+    } as unknown as EvalResult;
     expect(checkTargets(r).find((t) => t.metric === 'signals.x.precision')?.ok).toBe(false);
     expect(checkTargets(r, { 'signals.x.precision': 0.5 }).find((t) => t.metric === 'signals.x.precision')?.ok).toBe(true);
     expect(checkTargets(r, { 'signals.x.precision': 0.6 }).find((t) => t.metric === 'signals.x.precision')?.ok).toBe(false);
@@ -50,8 +64,12 @@ describe.skipIf(!HAS_SHARED)('extraction eval on the real corpus', () => {
   it('serves the measured precision and recall of every signal type in the pattern table', () => {
     for (const p of SIGNAL_PATTERNS) {
       const m = r.signals[p.type];
-      expect({ type: p.type, precision: p.measured.precision, recall: p.measured.recall, hits: p.measured.hits })
-        .toEqual({ type: p.type, precision: m.precision, recall: m.recall, hits: m.tp + m.fp });
+      expect({ type: p.type, precision: p.measured.precision, recall: p.measured.recall, hits: p.measured.hits }).toEqual({
+        type: p.type,
+        precision: m.precision,
+        recall: m.recall,
+        hits: m.tp + m.fp,
+      });
     }
   });
 

@@ -19,7 +19,11 @@ describe('carrier routes over a generated FMCSA sample', () => {
   beforeAll(async () => {
     dataDir = await tempDir('fmcsa-svc-');
     inputDir = await tempDir('fmcsa-svc-in-');
-    await ensureSample(inputDir, { scale: 'small', seed: 42, generators: [{ name: 'fmcsa', generate: (o) => generateFmcsaSample({ ...o, carriers: CARRIERS }) }] });
+    await ensureSample(inputDir, {
+      scale: 'small',
+      seed: 42,
+      generators: [{ name: 'fmcsa', generate: (o) => generateFmcsaSample({ ...o, carriers: CARRIERS }) }],
+    });
     const config = testConfig(dataDir);
     await ingestAll(config, [fmcsaPipeline], inputDir);
     svc = await buildTestService(config, ['fmcsa']);
@@ -37,9 +41,13 @@ describe('carrier routes over a generated FMCSA sample', () => {
     const rev = (await readFile(path.join(inputDir, 'fmcsa/licensing/revocation_2026_11_20.txt'), 'utf8')).split('\n');
     expect(rev[1]).toMatch(/^"MC\d+","0\d{7}","COMMON","\d\d\/\d\d\/\d{4}","(IN)?VOLUNTARY REVOCATION","\d\d\/\d\d\/\d{4}"$/);
     const again: string[] = [];
-    for await (const f of generateFmcsaSample({ scale: 'small', seed: 42, carriers: 50 })) if (f.path.endsWith('.csv') && typeof f.content !== 'string' && !(f.content instanceof Uint8Array)) for await (const c of f.content as AsyncIterable<string>) again.push(String(c));
+    for await (const f of generateFmcsaSample({ scale: 'small', seed: 42, carriers: 50 }))
+      if (f.path.endsWith('.csv') && typeof f.content !== 'string' && !(f.content instanceof Uint8Array))
+        for await (const c of f.content as AsyncIterable<string>) again.push(String(c));
     const once: string[] = [];
-    for await (const f of generateFmcsaSample({ scale: 'small', seed: 42, carriers: 50 })) if (f.path.endsWith('.csv') && typeof f.content !== 'string' && !(f.content instanceof Uint8Array)) for await (const c of f.content as AsyncIterable<string>) once.push(String(c));
+    for await (const f of generateFmcsaSample({ scale: 'small', seed: 42, carriers: 50 }))
+      if (f.path.endsWith('.csv') && typeof f.content !== 'string' && !(f.content instanceof Uint8Array))
+        for await (const c of f.content as AsyncIterable<string>) once.push(String(c));
     expect(again.join('')).toBe(once.join(''));
   });
 
@@ -47,7 +55,9 @@ describe('carrier routes over a generated FMCSA sample', () => {
     const { body } = await getJson(svc.app, '/api/fmcsa/status');
     expect(body.datasets.find((d: any) => d.dataset === 'census').records).toBe(CARRIERS);
     const r = svc.deps.readers.fmcsa;
-    const [s] = await r.query(`SELECT avg((inspections_24m > 0)::INT) AS inspected, sum(driver_oos_24m) / sum(driver_inspections_24m) AS drv, sum(vehicle_oos_24m) / sum(vehicle_inspections_24m) AS veh, count(*) FILTER (WHERE shared_with_revoked_carriers > 0)::INTEGER AS chameleons FROM carrier_risk`);
+    const [s] = await r.query(
+      `SELECT avg((inspections_24m > 0)::INT) AS inspected, sum(driver_oos_24m) / sum(driver_inspections_24m) AS drv, sum(vehicle_oos_24m) / sum(vehicle_inspections_24m) AS veh, count(*) FILTER (WHERE shared_with_revoked_carriers > 0)::INTEGER AS chameleons FROM carrier_risk`,
+    );
     expect(Number(s.inspected)).toBeGreaterThan(0.12);
     expect(Number(s.inspected)).toBeLessThan(0.3);
     expect(Number(s.drv)).toBeGreaterThan(0.035);
@@ -95,7 +105,9 @@ describe('carrier routes over a generated FMCSA sample', () => {
     const reader = svc.deps.readers.fmcsa;
     const store = reader.packed('carrier_snapshot');
     expect(store?.size).toBe(CARRIERS);
-    const cols = (await reader.query('SELECT name FROM carrier_snapshot_columns ORDER BY pos')).map((r) => `"${String(r.name)}"`).join(', ');
+    const cols = (await reader.query('SELECT name FROM carrier_snapshot_columns ORDER BY pos'))
+      .map((r) => `"${String(r.name)}"`)
+      .join(', ');
     const first = SAMPLE_DOT_BASE;
     const last = SAMPLE_DOT_BASE + CARRIERS - 1;
     for (const dot of [first, first + 1, SAMPLE_DOT_BASE + 1234, last]) {
@@ -114,7 +126,9 @@ describe('carrier routes over a generated FMCSA sample', () => {
   it('GET /api/carrier/{dot} gives the census row with the risk columns exactly as the SQL join of carriers and carrier_risk', async () => {
     const reader = svc.deps.readers.fmcsa;
     for (const dot of [SAMPLE_DOT_BASE, SAMPLE_DOT_BASE + 777, SAMPLE_DOT_BASE + CARRIERS - 1]) {
-      const [joined] = await reader.query(await readFile(new URL('../../service/carriers/get-carrier.sql', import.meta.url), 'utf8'), { dot });
+      const [joined] = await reader.query(await readFile(new URL('../../service/carriers/get-carrier.sql', import.meta.url), 'utf8'), {
+        dot,
+      });
       const res = await getJson(svc.app, `/api/carrier/${dot}`);
       expect(res.status).toBe(200);
       const { authority: _a, insurance: _i, usage_meta: _u, ...body } = res.body;
@@ -125,16 +139,21 @@ describe('carrier routes over a generated FMCSA sample', () => {
 
   it('reads the parquet-only tables through views (carriers, crashes, inspections, carrier_risk are not in serving.duckdb)', async () => {
     const m = svc.deps.readers.fmcsa.manifest!;
-    for (const t of ['carriers', 'crashes', 'inspections', 'inspection_units', 'violations', 'carrier_risk']) expect(m.tables[t].storage).toBe('parquet');
+    for (const t of ['carriers', 'crashes', 'inspections', 'inspection_units', 'violations', 'carrier_risk'])
+      expect(m.tables[t].storage).toBe('parquet');
     expect(m.tables.sms_basics.storage).toBeUndefined();
     // carrier_risk has the score query's columns, not the DDL placeholder's.
     expect((await svc.deps.readers.fmcsa.query('SELECT count(*)::INTEGER AS n FROM carrier_snapshot_columns'))[0].n).toBeGreaterThan(70);
-    const [{ n }] = await svc.deps.readers.fmcsa.query('SELECT count(*)::INTEGER AS n FROM carriers c JOIN carrier_risk r USING (dot_number)');
+    const [{ n }] = await svc.deps.readers.fmcsa.query(
+      'SELECT count(*)::INTEGER AS n FROM carriers c JOIN carrier_risk r USING (dot_number)',
+    );
     expect(n).toBe(CARRIERS);
   });
 
   it('answers safety, crashes (by dot and vin), inspections and enforcement', async () => {
-    const [{ dot_number: dot }] = await svc.deps.readers.fmcsa.query(`SELECT dot_number FROM carrier_risk WHERE crashes_24m > 0 AND inspections_24m > 2 ORDER BY dot_number LIMIT 1`);
+    const [{ dot_number: dot }] = await svc.deps.readers.fmcsa.query(
+      `SELECT dot_number FROM carrier_risk WHERE crashes_24m > 0 AND inspections_24m > 2 ORDER BY dot_number LIMIT 1`,
+    );
     const safety = await getJson(svc.app, `/api/safety?dot=${dot}`);
     expect(safety.body.basics).toHaveLength(7);
     const crashes = await getJson(svc.app, `/api/crashes?dot=${dot}`);

@@ -34,8 +34,16 @@ describe.skipIf(!HAS_SHARED)('FMCSA downloads (in process, replay server)', { ti
     dirs.push(dataDir);
     const inputDir = path.join(dataDir, 'input');
     const revocationUrl = `${replay.baseUrl}/fmcsa-files/licensing/revocation_2024_08_06.txt`;
-    const config = (extra: Record<string, string> = {}) => testConfig(dataDir, { FMCSA_DATASETS: 'kjg3-diqy', FMCSA_DOWNLOAD_URLS: revocationUrl, FMCSA_PORTAL_BASE_URL: replay.baseUrl, FMCSA_DOWNLOAD_IDLE_MS: '2000', ...extra });
-    const run = (cfg = config()) => runPipelineInProcess(fmcsaPipeline, { config: cfg, log: silentLogger, inputDir, backoffMs: 1, attempts: 2 });
+    const config = (extra: Record<string, string> = {}) =>
+      testConfig(dataDir, {
+        FMCSA_DATASETS: 'kjg3-diqy',
+        FMCSA_DOWNLOAD_URLS: revocationUrl,
+        FMCSA_PORTAL_BASE_URL: replay.baseUrl,
+        FMCSA_DOWNLOAD_IDLE_MS: '2000',
+        ...extra,
+      });
+    const run = (cfg = config()) =>
+      runPipelineInProcess(fmcsaPipeline, { config: cfg, log: silentLogger, inputDir, backoffMs: 1, attempts: 2 });
 
     // Night 1: both downloaded, streamed, hashed, ingested.
     let from = replay.hits.length;
@@ -45,8 +53,18 @@ describe.skipIf(!HAS_SHARED)('FMCSA downloads (in process, replay server)', { ti
     const bytes = await readFile(census);
     expect(bytes.equals(await readFile(fixture('fmcsa/census/sms_input_census_kjg3-diqy_sample1000.csv')))).toBe(true);
     const meta = JSON.parse(await readFile(`${census}.meta.json`, 'utf8'));
-    expect(meta).toMatchObject({ source_url: `${replay.baseUrl}${portalExportPath('kjg3-diqy')}`, sha256: sha256Hex(bytes), bytes: bytes.length, etag: expect.stringMatching(/^"/) });
-    expect(replay.hits.slice(from).map((h) => `${h.status} ${h.path}`).sort()).toEqual(['200 /api/views/kjg3-diqy/rows.csv', '200 /fmcsa-files/licensing/revocation_2024_08_06.txt']);
+    expect(meta).toMatchObject({
+      source_url: `${replay.baseUrl}${portalExportPath('kjg3-diqy')}`,
+      sha256: sha256Hex(bytes),
+      bytes: bytes.length,
+      etag: expect.stringMatching(/^"/),
+    });
+    expect(
+      replay.hits
+        .slice(from)
+        .map((h) => `${h.status} ${h.path}`)
+        .sort(),
+    ).toEqual(['200 /api/views/kjg3-diqy/rows.csv', '200 /fmcsa-files/licensing/revocation_2024_08_06.txt']);
     let reader = await SnapshotReader.open(dataDir, 'fmcsa', { poolSize: 1 });
     try {
       expect((await reader.query(`SELECT count(*)::INTEGER AS n FROM carriers`))[0]!.n).toBe(1000);
@@ -74,7 +92,9 @@ describe.skipIf(!HAS_SHARED)('FMCSA downloads (in process, replay server)', { ti
     // Night 4: the SMS zip arrives cut short: rejected (no end of central directory), nothing published.
     const zipPath = '/fmcsa-files/sms/SMS_C_PassProperty_2016Sep.zip';
     replay.fault(zipPath, { times: 5, mode: 'truncate' });
-    await expect(run(config({ FMCSA_DOWNLOAD_URLS: `${revocationUrl},${replay.baseUrl}${zipPath}` }))).rejects.toThrow(/truncated zip.*position/);
+    await expect(run(config({ FMCSA_DOWNLOAD_URLS: `${revocationUrl},${replay.baseUrl}${zipPath}` }))).rejects.toThrow(
+      /truncated zip.*position/,
+    );
     expect((await readCurrentManifest(dataDir, 'fmcsa'))!.snapshot_id).toBe(published);
     expect(await listSnapshots(dataDir, 'fmcsa')).toEqual([published]);
   });

@@ -88,7 +88,16 @@ describe.skipIf(!HAS_SHARED)('fmcsa pipeline on the real fixtures', () => {
 
   it('keeps census DOT fields (golden: first row of the 1,000 sample)', async () => {
     const [row] = await reader.query(`SELECT * EXCLUDE (content_sha256) FROM carriers WHERE dot_number = $dot`, { dot: 2769350 });
-    expect(row).toMatchObject({ dot_number: 2769350, legal_name: 'FREDY O GARCIA GONZALEZ', mcs150_date: '2019-10-01', add_date: '2015-07-01', phone: '(310) 617-5164', email_address: 'frany25garcia@gmail.com', hm_flag: false, power_units: 1 });
+    expect(row).toMatchObject({
+      dot_number: 2769350,
+      legal_name: 'FREDY O GARCIA GONZALEZ',
+      mcs150_date: '2019-10-01',
+      add_date: '2015-07-01',
+      phone: '(310) 617-5164',
+      email_address: 'frany25garcia@gmail.com',
+      hm_flag: false,
+      power_units: 1,
+    });
     await expect(JSON.stringify(row, null, 2)).toMatchFileSnapshot('../golden/fmcsa/census-2769350.json');
   });
 
@@ -101,8 +110,16 @@ describe.skipIf(!HAS_SHARED)('fmcsa pipeline on the real fixtures', () => {
     await expect(JSON.stringify(joined, null, 2)).toMatchFileSnapshot('../golden/fmcsa/sms-joined-census.json');
     const snap = await getRiskSnapshot(reader, String(joined.dot_number));
     expect(snap.features.inspections_24m).toBe(Number(joined.insp_total));
-    expect(snap.inputs.map((i) => i.dataset).sort()).toEqual(['fmcsa/li-revocation', 'fmcsa/sms-input-census', 'fmcsa/sms-input-census', 'fmcsa/sms-pass-property', 'fmcsa/sms-pass-property']);
-    await expect(JSON.stringify({ features: snap.features, assessment: snap.assessment }, null, 2)).toMatchFileSnapshot('../golden/fmcsa/risk-snapshot-sms-joined.json');
+    expect(snap.inputs.map((i) => i.dataset).sort()).toEqual([
+      'fmcsa/li-revocation',
+      'fmcsa/sms-input-census',
+      'fmcsa/sms-input-census',
+      'fmcsa/sms-pass-property',
+      'fmcsa/sms-pass-property',
+    ]);
+    await expect(JSON.stringify({ features: snap.features, assessment: snap.assessment }, null, 2)).toMatchFileSnapshot(
+      '../golden/fmcsa/risk-snapshot-sms-joined.json',
+    );
     const safety = await getCarrierSafety(reader, Number(joined.dot_number));
     expect(safety.basics.map((b) => b.basic)).toHaveLength(7);
     expect(safety.percentiles_public).toBe(false);
@@ -110,7 +127,14 @@ describe.skipIf(!HAS_SHARED)('fmcsa pipeline on the real fixtures', () => {
 
   it('normalises L&I revocations: padded DOT, MM/DD/YYYY dates, involuntary flag (golden)', async () => {
     const rows = await reader.query(`SELECT * EXCLUDE (source_file) FROM revocations WHERE docket_number = 'MC368053'`);
-    expect(rows[0]).toMatchObject({ docket_number: 'MC368053', dot_number: 830331, authority_type: 'COMMON', serve_date: '2024-06-26', effective_date: '2024-07-26', involuntary: true });
+    expect(rows[0]).toMatchObject({
+      docket_number: 'MC368053',
+      dot_number: 830331,
+      authority_type: 'COMMON',
+      serve_date: '2024-06-26',
+      effective_date: '2024-07-26',
+      involuntary: true,
+    });
     await expect(JSON.stringify(rows, null, 2)).toMatchFileSnapshot('../golden/fmcsa/revocation-mc368053.json');
     const [{ n }] = await reader.query(`SELECT count(*)::INTEGER AS n FROM revocations WHERE involuntary`);
     expect(n).toBe(1916);
@@ -121,7 +145,11 @@ describe.skipIf(!HAS_SHARED)('fmcsa pipeline on the real fixtures', () => {
     expect(rows).toHaveLength(1500);
     const mismatched = rows.filter((r) => {
       const a = assessCarrier(featuresFromRow(r));
-      return a.risk_score !== r.risk_score || a.recommendation !== r.recommendation || a.red_flags.map((f) => f.code).join() !== (r.red_flag_codes as string[]).join();
+      return (
+        a.risk_score !== r.risk_score ||
+        a.recommendation !== r.recommendation ||
+        a.red_flags.map((f) => f.code).join() !== (r.red_flag_codes as string[]).join()
+      );
     });
     expect(mismatched).toEqual([]);
   });

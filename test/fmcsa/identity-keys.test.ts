@@ -11,7 +11,10 @@ import { loadSql, queryRows } from '../../lib/warehouse/duckdb.ts';
  * path for the usual phone and street forms: these cases pin that the result
  * equals the documented rule.
  */
-const FEATURES_SQL = loadSql('../../jobs/fmcsa/derive-risk-features.sql', import.meta.url).replace('/*BASICS_OVER_THRESHOLD*/0', basicsOverThresholdSql());
+const FEATURES_SQL = loadSql('../../jobs/fmcsa/derive-risk-features.sql', import.meta.url).replace(
+  '/*BASICS_OVER_THRESHOLD*/0',
+  basicsOverThresholdSql(),
+);
 const TABLES_SQL = loadSql('../../jobs/fmcsa/tables.sql', import.meta.url);
 
 let db: DuckDBInstance;
@@ -74,8 +77,12 @@ beforeAll(async () => {
   await conn.run(
     `INSERT INTO carriers (dot_number, legal_name, phone, email_address, phy_street, phy_zip, status_code, add_date, mcs150_date, power_units, census_format) VALUES ${values.join(', ')}`,
   );
-  await conn.run(`INSERT INTO revocations (dot_number, docket_number, revocation_type, serve_date, effective_date, involuntary) VALUES (141, 'MC1', 'INVOLUNTARY REVOCATION', DATE '2026-01-01', DATE '2026-02-01', true)`);
-  await conn.run(`INSERT INTO crashes (crash_id, dot_number, report_date, vin) VALUES (1, 152, DATE '2026-03-01', '1FUJGLDR0CLBP8834'), (2, 153, DATE '2026-03-01', 'ABC123'), (3, 154, DATE '2026-03-01', 'ABC123')`);
+  await conn.run(
+    `INSERT INTO revocations (dot_number, docket_number, revocation_type, serve_date, effective_date, involuntary) VALUES (141, 'MC1', 'INVOLUNTARY REVOCATION', DATE '2026-01-01', DATE '2026-02-01', true)`,
+  );
+  await conn.run(
+    `INSERT INTO crashes (crash_id, dot_number, report_date, vin) VALUES (1, 152, DATE '2026-03-01', '1FUJGLDR0CLBP8834'), (2, 153, DATE '2026-03-01', 'ABC123'), (3, 154, DATE '2026-03-01', 'ABC123')`,
+  );
   await conn.run(`INSERT INTO inspections (inspection_id, dot_number, insp_date, insp_level_id) VALUES (10, 151, DATE '2026-04-01', 1)`);
   await conn.run(`INSERT INTO inspection_units (inspection_id, insp_unit_id, vin) VALUES (10, 1, '1FUJGLDR0CLBP8834')`);
   await conn.run(FEATURES_SQL);

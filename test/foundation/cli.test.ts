@@ -15,7 +15,8 @@ const run = promisify(execFile);
 
 async function digestOf(files: Iterable<SampleFile> | AsyncIterable<SampleFile>): Promise<string> {
   const out: Array<[string, string]> = [];
-  for await (const f of files) out.push([f.path, typeof f.content === 'string' ? f.content : Buffer.from(f.content as Uint8Array).toString('base64')]);
+  for await (const f of files)
+    out.push([f.path, typeof f.content === 'string' ? f.content : Buffer.from(f.content as Uint8Array).toString('base64')]);
   return hashCanonical(out);
 }
 
@@ -39,13 +40,22 @@ describe('npm run sql', () => {
   afterAll(async () => removeDir(root));
 
   it('runs ad-hoc SQL over the current parquet snapshot and prints a table', async () => {
-    const { stdout } = await run(process.execPath, ['--import', 'tsx', 'jobs/cli/sql.cli.ts', "SELECT ticker, status FROM registry.company_lookup WHERE ticker = 'AAPL'"], { cwd: REPO_ROOT, env: { ...process.env, DATA_DIR: path.join(root, 'data') } });
+    const { stdout } = await run(
+      process.execPath,
+      ['--import', 'tsx', 'jobs/cli/sql.cli.ts', "SELECT ticker, status FROM registry.company_lookup WHERE ticker = 'AAPL'"],
+      { cwd: REPO_ROOT, env: { ...process.env, DATA_DIR: path.join(root, 'data') } },
+    );
     expect(stdout).toContain('│ ticker │ status │');
     expect(stdout).toContain('│ AAPL   │ active │');
     expect(stdout).toContain('1 row');
   });
 
   it('exits non-zero with the DuckDB message on bad SQL', async () => {
-    await expect(run(process.execPath, ['--import', 'tsx', 'jobs/cli/sql.cli.ts', 'SELECT * FROM nope'], { cwd: REPO_ROOT, env: { ...process.env, DATA_DIR: path.join(root, 'data') } })).rejects.toMatchObject({ code: 1 });
+    await expect(
+      run(process.execPath, ['--import', 'tsx', 'jobs/cli/sql.cli.ts', 'SELECT * FROM nope'], {
+        cwd: REPO_ROOT,
+        env: { ...process.env, DATA_DIR: path.join(root, 'data') },
+      }),
+    ).rejects.toMatchObject({ code: 1 });
   });
 });

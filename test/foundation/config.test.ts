@@ -4,7 +4,13 @@ import { ConfigError, loadConfig } from '../../lib/config.ts';
 describe('loadConfig', () => {
   it('works with an empty environment (embedded defaults)', () => {
     const c = loadConfig({}, '/srv/app');
-    expect(c).toMatchObject({ PORT: 8787, dataDir: '/srv/app/data', inputDir: '/srv/app/data/sample/small', usesSample: true, SEC_RATE_LIMIT: 9 });
+    expect(c).toMatchObject({
+      PORT: 8787,
+      dataDir: '/srv/app/data',
+      inputDir: '/srv/app/data/sample/small',
+      usesSample: true,
+      SEC_RATE_LIMIT: 9,
+    });
     expect(c.REDIS_URL).toBeUndefined();
     expect(c.signingKeyPath).toBe('/srv/app/data/keys/ed25519.pem');
   });

@@ -14,8 +14,17 @@ describe.skipIf(!HAS_SHARED)('parseTickers on the real SEC ticker files', () => 
     expect(parsed.format).toBe('company_tickers_exchange');
     expect(parsed.rows).toHaveLength(10218);
     expect(parsed.rejects).toEqual([]);
-    expect(parsed.rows[1]).toEqual({ cik: 320193, cik_padded: '0000320193', ticker: 'AAPL', name: 'Apple Inc.', exchange: 'Nasdaq', rank: 1 });
-    await expect(JSON.stringify(parsed.rows.slice(0, 25), null, 1)).toMatchFileSnapshot('../golden/foundation/company_tickers_exchange.head.json');
+    expect(parsed.rows[1]).toEqual({
+      cik: 320193,
+      cik_padded: '0000320193',
+      ticker: 'AAPL',
+      name: 'Apple Inc.',
+      exchange: 'Nasdaq',
+      rank: 1,
+    });
+    await expect(JSON.stringify(parsed.rows.slice(0, 25), null, 1)).toMatchFileSnapshot(
+      '../golden/foundation/company_tickers_exchange.head.json',
+    );
   });
   it('keeps all 16 Fannie Mae tickers under one CIK and null exchanges', () => {
     const parsed = parseTickers(read('sec/tickers/company_tickers_exchange.json'), 'x');
@@ -37,12 +46,23 @@ describe.skipIf(!HAS_SHARED)('parseTickers on the real SEC ticker files', () => 
 describe.skipIf(!HAS_SHARED)('parseSubmissions on real EDGAR submissions', () => {
   it('maps Apple identity and each recent filing to one row', async () => {
     const p = parseSubmissions(read('sec/submissions/CIK0000320193.json'), 'CIK0000320193.json');
-    expect(p.company).toMatchObject({ cik: 320193, cik_padded: '0000320193', name: 'Apple Inc.', sic: '3571', sic_description: 'Electronic Computers', state_of_incorporation: 'CA', fiscal_year_end: '0926', tickers: ['AAPL'] });
+    expect(p.company).toMatchObject({
+      cik: 320193,
+      cik_padded: '0000320193',
+      name: 'Apple Inc.',
+      sic: '3571',
+      sic_description: 'Electronic Computers',
+      state_of_incorporation: 'CA',
+      fiscal_year_end: '0926',
+      tickers: ['AAPL'],
+    });
     expect(p.company.business_address).toMatchObject({ city: 'CUPERTINO', state_or_country: 'CA' });
     expect(p.company.filing_pages).toEqual(['CIK0000320193-submissions-001.json']);
     expect(p.filings.length).toBeGreaterThan(900);
     expect(p.rejects).toEqual([]);
-    await expect(JSON.stringify({ company: p.company, first_filings: p.filings.slice(0, 5) }, null, 1)).toMatchFileSnapshot('../golden/foundation/submissions-aapl.rows.json');
+    await expect(JSON.stringify({ company: p.company, first_filings: p.filings.slice(0, 5) }, null, 1)).toMatchFileSnapshot(
+      '../golden/foundation/submissions-aapl.rows.json',
+    );
   });
   it('handles a CIK with many tickers (Fannie Mae, 16 OTC tickers)', () => {
     const p = parseSubmissions(read('sec/submissions/CIK0000310522.json'), 'x');
@@ -79,7 +99,14 @@ describe('parseSubmissions on bad input', () => {
     expect(() => parseTickers('', 'empty.json')).toThrow(/empty file/);
   });
   it('rejects a filing with a malformed accession and keeps the rest', () => {
-    const doc = { cik: '1', name: 'X', filings: { recent: { accessionNumber: ['0000000001-24-000001', 'garbage'], filingDate: ['2024-01-02', '2024-01-03'], form: ['8-K', '8-K'] }, files: [] } };
+    const doc = {
+      cik: '1',
+      name: 'X',
+      filings: {
+        recent: { accessionNumber: ['0000000001-24-000001', 'garbage'], filingDate: ['2024-01-02', '2024-01-03'], form: ['8-K', '8-K'] },
+        files: [],
+      },
+    };
     const p = parseSubmissions(JSON.stringify(doc), 'x.json');
     expect(p.filings).toHaveLength(1);
     expect(p.rejects).toHaveLength(1);

@@ -31,9 +31,15 @@ describe('runPipelineInProcess (registry over the small sample)', () => {
     expect(m.tables.companies.rows).toBe(300);
     expect(m.tables.company_lookup.rows).toBeGreaterThanOrEqual(300);
     const reader = await SnapshotReader.open(config.dataDir, 'registry');
-    const [aapl] = await reader.query(`SELECT l.status, c.origin FROM company_lookup l JOIN companies c USING (cik) WHERE l.ticker = $t`, { t: 'AAPL' });
+    const [aapl] = await reader.query(`SELECT l.status, c.origin FROM company_lookup l JOIN companies c USING (cik) WHERE l.ticker = $t`, {
+      t: 'AAPL',
+    });
     expect(aapl.status).toBe('active');
-    expect(JSON.parse(String(aapl.origin))).toMatchObject({ kind: 'record', source: 'sec-edgar/submissions', source_url: 'https://data.sec.gov/submissions/CIK0000320193.json' });
+    expect(JSON.parse(String(aapl.origin))).toMatchObject({
+      kind: 'record',
+      source: 'sec-edgar/submissions',
+      source_url: 'https://data.sec.gov/submissions/CIK0000320193.json',
+    });
     const [jwn] = await reader.query(`SELECT status FROM company_lookup WHERE ticker = $t`, { t: 'JWN' });
     expect(jwn.status).not.toBe('active');
     await reader.close();
@@ -84,7 +90,9 @@ describe('runPipelineInProcess (registry over the small sample)', () => {
     const dir = path.join(root, 'bad-tickers');
     await cp(inputDir, dir, { recursive: true });
     await writeFile(path.join(dir, 'sec', 'tickers', 'company_tickers_exchange.json'), '{"fields": ["cik"], "data": [[1,');
-    await expect(runPipelineInProcess(registryPipeline, { config, log: silentLogger, inputDir: dir, backoffMs: 1 })).rejects.toThrow(RunFailedError);
+    await expect(runPipelineInProcess(registryPipeline, { config, log: silentLogger, inputDir: dir, backoffMs: 1 })).rejects.toThrow(
+      RunFailedError,
+    );
     expect(await readCurrentPointer(config.dataDir, 'registry')).toEqual(before);
   });
 });
@@ -94,7 +102,13 @@ describe('runPipelineInProcess retry policy', () => {
   const testPipeline: Pipeline = {
     domain: { domain: 'retrytest', tablesSql: 'CREATE TABLE IF NOT EXISTS t (k VARCHAR);' },
     async plan() {
-      return { inputDigest: String(Math.random()), children: [{ step: 'flaky', key: 'flaky', data: { k: 'flaky' } }, { step: 'broken', key: 'broken', data: { k: 'broken' } }] };
+      return {
+        inputDigest: String(Math.random()),
+        children: [
+          { step: 'flaky', key: 'flaky', data: { k: 'flaky' } },
+          { step: 'broken', key: 'broken', data: { k: 'broken' } },
+        ],
+      };
     },
     steps: {
       flaky: {
@@ -120,7 +134,11 @@ describe('runPipelineInProcess retry policy', () => {
     const config = testConfig(path.join(root, 'data3'));
     const report = await runPipelineInProcess(testPipeline, { config, log: silentLogger, attempts: 3, backoffMs: 1 });
     expect(calls).toEqual({ flaky: 3, broken: 1 });
-    expect(report.children.find((c) => c.key === 'broken')).toMatchObject({ status: 'failed', error_kind: 'parse', error: 'bad bytes (broken.csv, line 7)' });
+    expect(report.children.find((c) => c.key === 'broken')).toMatchObject({
+      status: 'failed',
+      error_kind: 'parse',
+      error: 'bad bytes (broken.csv, line 7)',
+    });
     expect(report.children.find((c) => c.key === 'flaky')).toMatchObject({ status: 'completed', rows: 1 });
     expect(report.snapshot_id).toBeTruthy();
   });

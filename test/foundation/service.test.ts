@@ -26,7 +26,11 @@ describe('GET /api/company/{ticker}', () => {
   it('serves the layer-0 identity card with a verifiable origin leaf', async () => {
     const { status, body } = await getJson(svc.app, '/api/company/AAPL');
     expect(status).toBe(200);
-    expect(body).toMatchObject({ schema: 'proofline/sec-company/v1', layer: 0, identity: { name: 'Apple Inc.', cik: 320193, ticker: 'AAPL', exchange: 'Nasdaq', status: 'active', headquarters: 'Cupertino, CA' } });
+    expect(body).toMatchObject({
+      schema: 'proofline/sec-company/v1',
+      layer: 0,
+      identity: { name: 'Apple Inc.', cik: 320193, ticker: 'AAPL', exchange: 'Nasdaq', status: 'active', headquarters: 'Cupertino, CA' },
+    });
     expect(verifyLeaf(body.origin)).toBe(true);
     expect(body.origin.source_url).toBe('https://data.sec.gov/submissions/CIK0000320193.json');
   });
@@ -63,7 +67,10 @@ describe('GET /api/health', () => {
     expect(typeof body.uptime_seconds).toBe('number');
   });
   it('is degraded with reasons when a snapshot is stale or a dependency is down', async () => {
-    const stale = await buildTestService(svc.config, ['registry'], { now: () => new Date(Date.now() + 72 * 3600_000), probes: { redis: async () => false } });
+    const stale = await buildTestService(svc.config, ['registry'], {
+      now: () => new Date(Date.now() + 72 * 3600_000),
+      probes: { redis: async () => false },
+    });
     const { body } = await getJson(stale.app, '/api/health');
     expect(body.status).toBe('degraded');
     expect(body.reasons.join(' ')).toMatch(/registry: snapshot is .* hours old/);

@@ -39,7 +39,11 @@ async function publish(runId: string, items: object[], notes?: object[]) {
 
 describe('publishRun', () => {
   it('publishes typed rows, hashes every table file and switches CURRENT', async () => {
-    const r = await publish('run-1', [{ id: 1, name: 'a', d: '2024-01-02', tags: ['x'], big: 9007199254740993n }, { id: 2 }], [{ id: 1, body: 'n' }]);
+    const r = await publish(
+      'run-1',
+      [{ id: 1, name: 'a', d: '2024-01-02', tags: ['x'], big: 9007199254740993n }, { id: 2 }],
+      [{ id: 1, body: 'n' }],
+    );
     const ptr = await readCurrentPointer(dir, 'demo');
     expect(ptr?.snapshot_id).toBe(r.manifest.snapshot_id);
     expect(r.manifest.tables.items.rows).toBe(2);
@@ -51,7 +55,9 @@ describe('publishRun', () => {
 
   it('serves the snapshot read-only with BIGINT as strings and integer-bound ids', async () => {
     const reader = await SnapshotReader.open(dir, 'demo');
-    expect(await reader.query('SELECT id, name, d, tags, big FROM items WHERE id = $id', { id: 1 })).toEqual([{ id: 1, name: 'a', d: '2024-01-02', tags: ['x'], big: '9007199254740993' }]);
+    expect(await reader.query('SELECT id, name, d, tags, big FROM items WHERE id = $id', { id: 1 })).toEqual([
+      { id: 1, name: 'a', d: '2024-01-02', tags: ['x'], big: '9007199254740993' },
+    ]);
     await reader.close();
   });
 
@@ -107,7 +113,10 @@ describe('publishRun', () => {
 describe('acquireWriterLock', () => {
   it('takes over a lock whose owner process is dead', async () => {
     await mkdir(path.dirname(writerLockPath(dir, 'demo')), { recursive: true });
-    await writeFile(writerLockPath(dir, 'demo'), JSON.stringify({ host: (await import('node:os')).hostname(), pid: 2 ** 22 + 12345, acquired_at: '', run_id: 'dead' }));
+    await writeFile(
+      writerLockPath(dir, 'demo'),
+      JSON.stringify({ host: (await import('node:os')).hostname(), pid: 2 ** 22 + 12345, acquired_at: '', run_id: 'dead' }),
+    );
     const release = await acquireWriterLock(dir, 'demo', 'me', 2000);
     await release();
   });

@@ -32,7 +32,10 @@ export interface FakeEdgar {
   close(): Promise<void>;
 }
 
-export async function startFakeEdgar(root: string, opts: { failures?: Record<string, { times: number; status?: number; body?: string }> } = {}): Promise<FakeEdgar> {
+export async function startFakeEdgar(
+  root: string,
+  opts: { failures?: Record<string, { times: number; status?: number; body?: string }> } = {},
+): Promise<FakeEdgar> {
   const hits: FakeEdgarHit[] = [];
   const seen = new Map<string, number>();
   const server: Server = createServer((req, res) => {
@@ -49,15 +52,28 @@ export async function startFakeEdgar(root: string, opts: { failures?: Record<str
     if (fail && n <= fail.times) return send(fail.status ?? 503, fail.body ?? 'service unavailable');
     const sub = /^\/submissions\/(CIK\d{10}(?:-submissions-\d{3})?\.json)$/.exec(p);
     const facts = /^\/api\/xbrl\/companyfacts\/(CIK\d{10}\.json)$/.exec(p);
-    const file = sub ? path.join(root, 'submissions', sub[1]!) : facts ? path.join(root, 'companyfacts', facts[1]!) : p === '/files/company_tickers_exchange.json' ? path.join(root, 'tickers', 'company_tickers_exchange.json') : null;
+    const file = sub
+      ? path.join(root, 'submissions', sub[1]!)
+      : facts
+        ? path.join(root, 'companyfacts', facts[1]!)
+        : p === '/files/company_tickers_exchange.json'
+          ? path.join(root, 'tickers', 'company_tickers_exchange.json')
+          : null;
     if (!file) return send(404, 'not found');
-    readFile(file).then((b) => send(200, b), () => send(404, 'not found'));
+    readFile(file).then(
+      (b) => send(200, b),
+      () => send(404, 'not found'),
+    );
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return {
     baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
     hits,
     count: (p) => hits.filter((h) => h.path === p).length,
-    close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections?.();
+        server.close(() => r());
+      }),
   };
 }

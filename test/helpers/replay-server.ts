@@ -68,7 +68,8 @@ export interface ReplayServer {
 /** Portal dataset ids with a recorded export in the fixtures. */
 const PORTAL: Record<string, string> = { 'kjg3-diqy': 'census/sms_input_census_kjg3-diqy_sample1000.csv' };
 
-const HTML_ERROR = '<!DOCTYPE html><html><head><title>Service Unavailable</title></head><body><h1>We are performing maintenance</h1></body></html>';
+const HTML_ERROR =
+  '<!DOCTYPE html><html><head><title>Service Unavailable</title></head><body><h1>We are performing maintenance</h1></body></html>';
 
 function walkFiles(dir: string, out: string[] = []): string[] {
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -128,7 +129,8 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
   const indexByDay = new Map<string, Buffer>();
   const byDay = new Map<string, Array<{ cik: number; name: string; form: string; accession: string }>>();
   for (const [accession, s] of submissions) {
-    for (const cik of s.ciks) byDay.set(s.filed, [...(byDay.get(s.filed) ?? []), { cik, name: s.names.get(cik) ?? '', form: s.form, accession }]);
+    for (const cik of s.ciks)
+      byDay.set(s.filed, [...(byDay.get(s.filed) ?? []), { cik, name: s.names.get(cik) ?? '', form: s.form, accession }]);
   }
   for (const [day, rows] of byDay) indexByDay.set(day, Buffer.from(masterIndexOf(day, rows)));
   for (const [day, file] of realIndex) indexByDay.set(day, readFileSync(file));
@@ -145,7 +147,12 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
   const bulkZip = (kind: 'submissions' | 'companyfacts') => {
     if (!zips.has(kind)) {
       const dir = path.join(secRoot, kind);
-      const entries = Object.fromEntries(readdirSync(dir).filter((n) => /^CIK\d{10}(-submissions-\d{3})?\.json$/.test(n)).sort().map((n) => [n, new Uint8Array(readFileSync(path.join(dir, n)))]));
+      const entries = Object.fromEntries(
+        readdirSync(dir)
+          .filter((n) => /^CIK\d{10}(-submissions-\d{3})?\.json$/.test(n))
+          .sort()
+          .map((n) => [n, new Uint8Array(readFileSync(path.join(dir, n)))]),
+      );
       zips.set(kind, Buffer.from(zipSync(entries, { level: 6 })));
     }
     return zips.get(kind)!;
@@ -172,14 +179,16 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
     };
     const view = /^\/api\/views\/([a-z0-9]{4}-[a-z0-9]{4})\/rows\.csv$/.exec(p);
     if (view) return PORTAL[view[1]!] ? read(path.join(fixturesRoot, 'fmcsa', PORTAL[view[1]!]!), 'text/csv') : null;
-    if (p.startsWith('/fmcsa-files/') && !p.includes('..')) return read(path.join(fixturesRoot, 'fmcsa', decodeURIComponent(p.slice('/fmcsa-files/'.length))), 'application/octet-stream');
+    if (p.startsWith('/fmcsa-files/') && !p.includes('..'))
+      return read(path.join(fixturesRoot, 'fmcsa', decodeURIComponent(p.slice('/fmcsa-files/'.length))), 'application/octet-stream');
     const ir = /^\/ir\/([A-Za-z0-9_.-]+\.pdf)$/.exec(p);
     if (ir) return read(path.join(secRoot, 'transcripts', 'pdf', ir[1]!), 'application/pdf');
     if (p === '/Archives/edgar/daily-index/bulkdata/submissions.zip') return { body: bulkZip('submissions'), type: 'application/zip' };
     if (p === '/Archives/edgar/daily-index/xbrl/companyfacts.zip') return { body: bulkZip('companyfacts'), type: 'application/zip' };
     if (sub) return read(path.join(secRoot, 'submissions', sub[1]!), 'application/json');
     if (facts) return read(path.join(secRoot, 'companyfacts', facts[1]!), 'application/json');
-    if (p === '/files/company_tickers_exchange.json') return read(path.join(secRoot, 'tickers', 'company_tickers_exchange.json'), 'application/json');
+    if (p === '/files/company_tickers_exchange.json')
+      return read(path.join(secRoot, 'tickers', 'company_tickers_exchange.json'), 'application/json');
     if (idx) {
       const body = indexByDay.get(`${idx[3]}-${idx[4]}-${idx[5]}`);
       return body ? { body, type: 'text/plain' } : null;
@@ -214,7 +223,11 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
       if (!found) return send(404, 'not found');
       // A body cut in half, delivered as a complete chunked response: nothing at the transport level says so.
       hit.status = 200;
-      res.writeHead(200, { 'content-type': found.type, 'transfer-encoding': 'chunked', etag: `"${createHash('sha256').update(found.body).digest('hex').slice(0, 32)}"` });
+      res.writeHead(200, {
+        'content-type': found.type,
+        'transfer-encoding': 'chunked',
+        etag: `"${createHash('sha256').update(found.body).digest('hex').slice(0, 32)}"`,
+      });
       res.end(found.body.subarray(0, Math.floor(found.body.length / 2)));
       return;
     }
@@ -234,7 +247,10 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
     override: (p, body) => overrides.set(p, typeof body === 'string' ? Buffer.from(body) : body),
     restore: (p) => overrides.delete(p),
     maxSecRate(windowMs = 1000) {
-      const times = hits.filter(isSec).map((h) => h.at).sort((a, b) => a - b);
+      const times = hits
+        .filter(isSec)
+        .map((h) => h.at)
+        .sort((a, b) => a - b);
       let best = 0;
       for (let i = 0, j = 0; i < times.length; i++) {
         while (times[i]! - times[j]! >= windowMs) j++;
@@ -242,7 +258,14 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
       }
       return best;
     },
-    world: { indexDays: [...indexByDay.keys()].sort(), submissions: new Map([...submissions].map(([a, s]) => [a, { file: s.file, ciks: s.ciks, form: s.form, filed: s.filed }])) },
-    close: () => new Promise((r) => { server.closeAllConnections?.(); server.close(() => r()); }),
+    world: {
+      indexDays: [...indexByDay.keys()].sort(),
+      submissions: new Map([...submissions].map(([a, s]) => [a, { file: s.file, ciks: s.ciks, form: s.form, filed: s.filed }])),
+    },
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections?.();
+        server.close(() => r());
+      }),
   };
 }

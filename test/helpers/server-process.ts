@@ -18,7 +18,17 @@ export interface ServerProcess {
 export async function startServerProcess(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
   const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'service/main.ts')], {
     cwd: REPO_ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', ADMIN_TOKEN: 'test-admin-token', FMCSA_WEBKEY: '', REDIS_URL: '', ...env },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'silent',
+      ADMIN_TOKEN: 'test-admin-token',
+      FMCSA_WEBKEY: '',
+      REDIS_URL: '',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let err = '';

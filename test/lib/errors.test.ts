@@ -63,7 +63,10 @@ describe('the error tree', () => {
       isError: true,
       content: [{ type: 'text', text: 'freight_carrier_vet failed: insufficient credits {"balance":0}' }],
     });
-    expect(toolErrorOf('x', new Error('secret path /etc'))).toEqual({ isError: true, content: [{ type: 'text', text: 'x failed: internal error' }] });
+    expect(toolErrorOf('x', new Error('secret path /etc'))).toEqual({
+      isError: true,
+      content: [{ type: 'text', text: 'x failed: internal error' }],
+    });
     expect(publicMessage(new Error('secret'))).toBe('internal error');
   });
 });
@@ -84,7 +87,10 @@ describe('the snapshot reader', () => {
     const reader = await SnapshotReader.open(dir, 'demo', { pollMs: 20, log: { warn: (obj: unknown) => void warnings.push(obj) } });
     // A pointer naming a snapshot whose manifest is missing: the refresh fails on every poll.
     await mkdir(path.dirname(currentPointerPath(dir, 'demo')), { recursive: true });
-    await writeFile(currentPointerPath(dir, 'demo'), JSON.stringify({ snapshot_id: 'missing', run_id: 'r', published_at: '2026-01-01T00:00:00Z' }));
+    await writeFile(
+      currentPointerPath(dir, 'demo'),
+      JSON.stringify({ snapshot_id: 'missing', run_id: 'r', published_at: '2026-01-01T00:00:00Z' }),
+    );
     await expect.poll(() => warnings.length, { timeout: 5000 }).toBeGreaterThan(0);
     expect(warnings[0]).toMatchObject({ domain: 'demo' });
     await reader.close();

@@ -30,13 +30,21 @@ describe('sha256Hex', () => {
   it('pins the hash of a nested object with numbers and unicode', () => {
     const doc = { name: 'Société Générale', cik: 320193, values: [1.25, -0, 1e21], nested: { b: true, a: null } };
     expect(canonicalJson(doc)).toBe('{"cik":320193,"name":"Société Générale","nested":{"a":null,"b":true},"values":[1.25,0,1e+21]}');
-    expect(hashCanonical(doc)).toBe(sha256Hex('{"cik":320193,"name":"Société Générale","nested":{"a":null,"b":true},"values":[1.25,0,1e+21]}'));
+    expect(hashCanonical(doc)).toBe(
+      sha256Hex('{"cik":320193,"name":"Société Générale","nested":{"a":null,"b":true},"values":[1.25,0,1e+21]}'),
+    );
     expect(hashCanonical(doc)).toMatchInlineSnapshot(`"6297b63b901d07579250033012b063f8ea6c09bb16589ff2d568954d90af08f4"`);
   });
 });
 
 describe('origin leaves', () => {
-  const src = { source: 'sec-edgar/submissions', source_url: 'https://data.sec.gov/submissions/CIK0000320193.json', retrieved_at: null, content_sha256: 'a'.repeat(64), byte_size: 10 };
+  const src = {
+    source: 'sec-edgar/submissions',
+    source_url: 'https://data.sec.gov/submissions/CIK0000320193.json',
+    retrieved_at: null,
+    content_sha256: 'a'.repeat(64),
+    byte_size: 10,
+  };
   it('pins a source leaf hash (golden)', () => {
     const leaf = createSourceLeaf(src);
     expect(leaf.leaf_hash).toMatchInlineSnapshot(`"12b0992bce8e10d67ee284beff07f0363bf4bbd7250b494afac203d08dffb4d0"`);
@@ -57,8 +65,24 @@ describe('origin leaves', () => {
   });
   it('walks and verifies a chain to its root', async () => {
     const root = createSourceLeaf(src);
-    const a = createLeaf({ kind: 'quote_day', source: 'q', source_url: null, retrieved_at: null, content_sha256: null, record_sha256: hashCanonical({ d: 1 }), parent: root.leaf_hash });
-    const b = createLeaf({ kind: 'quote_day', source: 'q', source_url: null, retrieved_at: null, content_sha256: null, record_sha256: hashCanonical({ d: 2 }), parent: a.leaf_hash });
+    const a = createLeaf({
+      kind: 'quote_day',
+      source: 'q',
+      source_url: null,
+      retrieved_at: null,
+      content_sha256: null,
+      record_sha256: hashCanonical({ d: 1 }),
+      parent: root.leaf_hash,
+    });
+    const b = createLeaf({
+      kind: 'quote_day',
+      source: 'q',
+      source_url: null,
+      retrieved_at: null,
+      content_sha256: null,
+      record_sha256: hashCanonical({ d: 2 }),
+      parent: a.leaf_hash,
+    });
     const store = new Map([root, a, b].map((l) => [l.leaf_hash, l]));
     const ok = await verifyChain(b.leaf_hash, (h) => store.get(h));
     expect(ok).toMatchObject({ valid: true, problem: null });

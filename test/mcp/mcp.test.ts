@@ -15,8 +15,18 @@ let dots: number[];
 let vin: string;
 
 const EXPECTED_TOOLS = [
-  'freight_attestation', 'freight_carrier_lookup', 'freight_carrier_safety', 'freight_carrier_vet', 'freight_compare_carriers', 'freight_crash_by_vin',
-  'freight_crash_history', 'freight_enforcement_history', 'freight_inspection_history', 'freight_red_flag_search', 'freight_status', 'freight_vetting_history',
+  'freight_attestation',
+  'freight_carrier_lookup',
+  'freight_carrier_safety',
+  'freight_carrier_vet',
+  'freight_compare_carriers',
+  'freight_crash_by_vin',
+  'freight_crash_history',
+  'freight_enforcement_history',
+  'freight_inspection_history',
+  'freight_red_flag_search',
+  'freight_status',
+  'freight_vetting_history',
 ];
 
 async function connect(headers: Record<string, string> = {}): Promise<Client> {
@@ -30,11 +40,27 @@ async function connect(headers: Record<string, string> = {}): Promise<Client> {
 }
 
 beforeAll(async () => {
-  w = await buildWorld({}, { options: { publicBaseUrl: 'http://proofline.test', snapshotStaleHours: 48, version: '0.0.0-test', dataDir: '', mcpAllowedOrigins: ['https://app.example'] } });
+  w = await buildWorld(
+    {},
+    {
+      options: {
+        publicBaseUrl: 'http://proofline.test',
+        snapshotStaleHours: 48,
+        version: '0.0.0-test',
+        dataDir: '',
+        mcpAllowedOrigins: ['https://app.example'],
+      },
+    },
+  );
   w.svc.deps.options.dataDir = w.config.dataDir;
-  const rows = await w.svc.deps.readers.fmcsa!.query('SELECT c.dot_number FROM carriers c WHERE EXISTS (SELECT 1 FROM crashes x WHERE x.dot_number = c.dot_number) ORDER BY c.dot_number LIMIT 3');
+  const rows = await w.svc.deps.readers.fmcsa!.query(
+    'SELECT c.dot_number FROM carriers c WHERE EXISTS (SELECT 1 FROM crashes x WHERE x.dot_number = c.dot_number) ORDER BY c.dot_number LIMIT 3',
+  );
   dots = rows.map((r) => Number(r.dot_number));
-  vin = String((await w.svc.deps.readers.fmcsa!.query("SELECT vin FROM crashes WHERE vin IS NOT NULL AND length(vin) = 17 ORDER BY vin LIMIT 1"))[0]!.vin);
+  vin = String(
+    (await w.svc.deps.readers.fmcsa!.query('SELECT vin FROM crashes WHERE vin IS NOT NULL AND length(vin) = 17 ORDER BY vin LIMIT 1'))[0]!
+      .vin,
+  );
   client = await connect();
 }, 120_000);
 afterAll(async () => {
@@ -78,7 +104,11 @@ describe('MCP tools', () => {
   it('vets a carrier (one credit), then finds the record in the vetting history', async () => {
     const v = await call('freight_carrier_vet', { dot_number: dots[1], broker_id: 'mcp-broker' });
     expect(v.isError, v.content[0]?.text).toBeFalsy();
-    expect(v.structuredContent).toMatchObject({ dot_number: dots[1], snapshot_available: true, credits: { account_id: 'broker:mcp-broker', balance: 29 } });
+    expect(v.structuredContent).toMatchObject({
+      dot_number: dots[1],
+      snapshot_available: true,
+      credits: { account_id: 'broker:mcp-broker', balance: 29 },
+    });
     const h = await call('freight_vetting_history', { dot: dots[1] });
     expect(h.structuredContent!.records.map((r: { vetting_id: string }) => r.vetting_id)).toContain(v.structuredContent!.vetting_id);
     const one = await call('freight_vetting_history', { vetting_id: v.structuredContent!.vetting_id });
@@ -129,9 +159,17 @@ describe('MCP transport rules', () => {
 
   it('forbids a disallowed Origin and admits an allow-listed one', async () => {
     const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} });
-    const bad = await rpc({ method: 'POST', headers: { ...json, origin: 'http://evil.example', 'mcp-protocol-version': '2025-11-25' }, body });
+    const bad = await rpc({
+      method: 'POST',
+      headers: { ...json, origin: 'http://evil.example', 'mcp-protocol-version': '2025-11-25' },
+      body,
+    });
     expect(bad.status).toBe(403);
-    const ok = await rpc({ method: 'POST', headers: { ...json, origin: 'https://app.example', 'mcp-protocol-version': '2025-11-25' }, body });
+    const ok = await rpc({
+      method: 'POST',
+      headers: { ...json, origin: 'https://app.example', 'mcp-protocol-version': '2025-11-25' },
+      body,
+    });
     expect(ok.status).toBe(200);
     expect(ok.headers.get('access-control-allow-origin')).toBe('https://app.example');
   });

@@ -61,15 +61,23 @@ describe.skipIf(!HAS_REDIS)('/admin/queues (Bull Board)', () => {
     const html = await page.text();
     expect(html).toMatch(/<base href="\/admin\/queues\/?"/);
     const asset = html.match(/static\/js\/main[^"']+\.js/)![0];
-    const js = await svc.app.fetch(new Request(`http://proofline.test/admin/queues/${asset}`, { headers: { authorization: `Bearer ${TOKEN}` } }));
+    const js = await svc.app.fetch(
+      new Request(`http://proofline.test/admin/queues/${asset}`, { headers: { authorization: `Bearer ${TOKEN}` } }),
+    );
     expect(js.status).toBe(200);
     expect(js.headers.get('content-type')).toMatch(/javascript/);
 
-    const api = await getJson(svc.app, '/admin/queues/api/queues?activeQueue=' + encodeURIComponent(`${prefix}-opstest`) + '&status=waiting', { headers: { authorization: `Bearer ${TOKEN}` } });
+    const api = await getJson(
+      svc.app,
+      '/admin/queues/api/queues?activeQueue=' + encodeURIComponent(`${prefix}-opstest`) + '&status=waiting',
+      { headers: { authorization: `Bearer ${TOKEN}` } },
+    );
     expect(api.status).toBe(200);
     const names = (api.body.queues as Array<{ name: string }>).map((q) => q.name);
     expect(names).toEqual(expect.arrayContaining([`${prefix}-opstest`, `${prefix}-registry`, `${prefix}-sec`]));
-    const q = (api.body.queues as Array<{ name: string; jobs: Array<{ id: string; name: string }> }>).find((x) => x.name === `${prefix}-opstest`)!;
+    const q = (api.body.queues as Array<{ name: string; jobs: Array<{ id: string; name: string }> }>).find(
+      (x) => x.name === `${prefix}-opstest`,
+    )!;
     expect(q.jobs.map((j) => j.id)).toEqual(expect.arrayContaining(['opstest:plan:opstest-dash-run']));
   });
 
@@ -79,7 +87,9 @@ describe.skipIf(!HAS_REDIS)('/admin/queues (Bull Board)', () => {
     expect(r.headers.get('location')).toBe('/admin/queues');
     const cookie = r.headers.get('set-cookie')!;
     expect(cookie).toMatch(/HttpOnly/);
-    const ok = await svc.app.fetch(new Request('http://proofline.test/admin/queues/api/queues', { headers: { cookie: cookie.split(';')[0]! } }));
+    const ok = await svc.app.fetch(
+      new Request('http://proofline.test/admin/queues/api/queues', { headers: { cookie: cookie.split(';')[0]! } }),
+    );
     expect(ok.status).toBe(200);
   });
 });

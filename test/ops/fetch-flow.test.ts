@@ -43,16 +43,30 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)('registry fetch step in the BullMQ fl
     for (const d of dirs) await removeDir(d);
   });
 
-  async function setup(name: string, failures: Record<string, { times: number; status?: number; body?: string }> = {}, extraEnv: Record<string, string> = {}) {
+  async function setup(
+    name: string,
+    failures: Record<string, { times: number; status?: number; body?: string }> = {},
+    extraEnv: Record<string, string> = {},
+  ) {
     const edgar = await startFakeEdgar(fixture('sec'), { failures });
     servers.push(edgar);
     const dataDir = await tempDir(`proofline-ops-fetch-${name}-`);
     dirs.push(dataDir);
     const inputDir = path.join(dataDir, 'input');
     const env = {
-      REDIS_URL: REDIS_URL!, DATA_DIR: dataDir, INPUT_DIR: inputDir, QUEUE_PREFIX: uniquePrefix(name), WORKER_CONCURRENCY: '1',
-      SEC_USER_AGENT: UA, SEC_WWW_BASE_URL: edgar.baseUrl, SEC_DATA_BASE_URL: edgar.baseUrl, SEC_RATE_LIMIT: '10',
-      EDGAR_FETCH_CIKS: CIKS, EDGAR_FETCH_TICKERS: '1', EDGAR_FETCH_BATCH: '2', ...extraEnv,
+      REDIS_URL: REDIS_URL!,
+      DATA_DIR: dataDir,
+      INPUT_DIR: inputDir,
+      QUEUE_PREFIX: uniquePrefix(name),
+      WORKER_CONCURRENCY: '1',
+      SEC_USER_AGENT: UA,
+      SEC_WWW_BASE_URL: edgar.baseUrl,
+      SEC_DATA_BASE_URL: edgar.baseUrl,
+      SEC_RATE_LIMIT: '10',
+      EDGAR_FETCH_CIKS: CIKS,
+      EDGAR_FETCH_TICKERS: '1',
+      EDGAR_FETCH_BATCH: '2',
+      ...extraEnv,
     };
     return { edgar, dataDir, inputDir, env, config: testConfig(dataDir, env) };
   }
@@ -65,10 +79,15 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)('registry fetch step in the BullMQ fl
   async function runJobs(config: ReturnType<typeof testConfig>, runId: string) {
     const all: Job[] = [];
     for (const q of ['registry', 'sec']) {
-      for (const j of await getQueue(config, q).getJobs(['completed', 'failed', 'active', 'wait', 'waiting-children', 'delayed'], 0, 1000)) if (j.id?.includes(runId)) all.push(j);
+      for (const j of await getQueue(config, q).getJobs(['completed', 'failed', 'active', 'wait', 'waiting-children', 'delayed'], 0, 1000))
+        if (j.id?.includes(runId)) all.push(j);
     }
     const step = (j: Job) => j.name.split(':')[1]!;
-    return { all, fetch: all.filter((j) => step(j) === 'fetch'), parse: all.filter((j) => !['fetch', 'plan', 'publish'].includes(step(j))) };
+    return {
+      all,
+      fetch: all.filter((j) => step(j) === 'fetch'),
+      parse: all.filter((j) => !['fetch', 'plan', 'publish'].includes(step(j))),
+    };
   }
 
   it('runs each fetch and parse job exactly once on 3 workers, parse after its fetches, publish once after all', async () => {
@@ -80,8 +99,12 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)('registry fetch step in the BullMQ fl
 
     // 1 ticker file + 3 CIK batches × (submissions, companyfacts): 7 fetch jobs; parse: tickers, submissions, companyfacts.
     expect(fetch.map((j) => j.id!.split('~')[1]).sort()).toEqual([
-      'edgar-fetch-companyfacts-0000310522-2', 'edgar-fetch-companyfacts-0000789019-2', 'edgar-fetch-companyfacts-0001318605-2',
-      'edgar-fetch-submissions-0000310522-2', 'edgar-fetch-submissions-0000789019-2', 'edgar-fetch-submissions-0001318605-2',
+      'edgar-fetch-companyfacts-0000310522-2',
+      'edgar-fetch-companyfacts-0000789019-2',
+      'edgar-fetch-companyfacts-0001318605-2',
+      'edgar-fetch-submissions-0000310522-2',
+      'edgar-fetch-submissions-0000789019-2',
+      'edgar-fetch-submissions-0001318605-2',
       'edgar-fetch-tickers',
     ]);
     expect(parse.map((j) => j.name).sort()).toEqual(['registry:companyfacts', 'registry:submissions', 'registry:tickers']);
@@ -138,7 +161,11 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)('registry fetch step in the BullMQ fl
 
   it('on the SEC 403 rate-limit page, pauses every SEC request and hands the fetch job back without using an attempt', async () => {
     const page = readFileSync(fixture('sec/filings/errors/sec-rate-exceeded-403.html'), 'utf8');
-    const { edgar, inputDir, env, config } = await setup('403', { '/submissions/CIK0000310522.json': { times: 1, status: 403, body: page } }, { SEC_403_PAUSE_MS: '2000' });
+    const { edgar, inputDir, env, config } = await setup(
+      '403',
+      { '/submissions/CIK0000310522.json': { times: 1, status: 403, body: page } },
+      { SEC_403_PAUSE_MS: '2000' },
+    );
     workers = [await startWorkerProcess(env, ['--no-schedules', '--domains', 'registry'])];
     const { runId } = await enqueueRun(config, 'registry', { inputDir });
     await waitPublished(config, runId);

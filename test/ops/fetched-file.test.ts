@@ -23,10 +23,20 @@ describe('writeFetchedFile', () => {
     dirs.push(dir);
     const file = path.join(dir, 'a', 'b.json');
     const bytes = Buffer.from('{"x":1}');
-    const w = await writeFetchedFile(file, bytes, { source_url: 'https://example.test/b.json', retrieved_at: '2026-01-01T00:00:00.000Z', sha256: sha256Hex(bytes) });
+    const w = await writeFetchedFile(file, bytes, {
+      source_url: 'https://example.test/b.json',
+      retrieved_at: '2026-01-01T00:00:00.000Z',
+      sha256: sha256Hex(bytes),
+    });
     expect(w.sha256).toBe(sha256Hex(bytes));
     expect(await readFile(file, 'utf8')).toBe('{"x":1}');
-    expect(await readFile(`${file}.meta.json`, 'utf8')).toBe(JSON.stringify({ source_url: 'https://example.test/b.json', retrieved_at: '2026-01-01T00:00:00.000Z', sha256: sha256Hex(bytes) }, null, 2));
+    expect(await readFile(`${file}.meta.json`, 'utf8')).toBe(
+      JSON.stringify(
+        { source_url: 'https://example.test/b.json', retrieved_at: '2026-01-01T00:00:00.000Z', sha256: sha256Hex(bytes) },
+        null,
+        2,
+      ),
+    );
     expect(await readCompleteFetched(file)).not.toBeNull();
 
     const big = path.join(dir, 'big.csv');

@@ -14,7 +14,17 @@ import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 import { opstestPipeline } from './fixtures/opstest.pipeline.ts';
-import { itemLines, killAllWorkers, readExecLog, startWorkerProcess, uniquePrefix, waitFor, waitForCompleted, writeItems, type WorkerProcess } from './ops-helpers.ts';
+import {
+  itemLines,
+  killAllWorkers,
+  readExecLog,
+  startWorkerProcess,
+  uniquePrefix,
+  waitFor,
+  waitForCompleted,
+  writeItems,
+  type WorkerProcess,
+} from './ops-helpers.ts';
 
 describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 180_000 }, () => {
   let workers: WorkerProcess[] = [];
@@ -39,7 +49,11 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 18
 
   async function waitPublished(config: ReturnType<typeof testConfig>, runId: string) {
     const job = await waitForCompleted(getQueue(config, 'opstest'), jobIdFor('opstest', 'publish', runId), 90_000, 'the publish job');
-    return job.returnvalue as { snapshot_id: string; children: number; failed_children: Array<{ step: string; key: string; error: string }> };
+    return job.returnvalue as {
+      snapshot_id: string;
+      children: number;
+      failed_children: Array<{ step: string; key: string; error: string }>;
+    };
   }
 
   async function snapshotSummary(dataDir: string) {
@@ -72,8 +86,14 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 18
     const log = await readExecLog(dataDir);
     const keys = ['slow-a.csv', 'slow-b.csv', 'slow-c.csv', 'slow-d.csv', 'slow-e.csv', 'slow-f.csv'];
     for (const k of keys) {
-      expect(log.filter((e) => e.event === 'start' && e.key === k), k).toHaveLength(1);
-      expect(log.filter((e) => e.event === 'done' && e.key === k), k).toHaveLength(1);
+      expect(
+        log.filter((e) => e.event === 'start' && e.key === k),
+        k,
+      ).toHaveLength(1);
+      expect(
+        log.filter((e) => e.event === 'done' && e.key === k),
+        k,
+      ).toHaveLength(1);
     }
     // Publish ran once, after every child finished.
     const publishAt = log.findIndex((e) => e.event === 'publish');
@@ -115,7 +135,11 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 18
   });
 
   it('retries the job of a killed worker on another worker and publishes a complete snapshot', async () => {
-    const { dataDir, inputDir, env, config } = await setup('kill', { OPS_TEST_SLOW_MS: '2500', JOB_LOCK_MS: '1500', JOB_STALLED_INTERVAL_MS: '500' });
+    const { dataDir, inputDir, env, config } = await setup('kill', {
+      OPS_TEST_SLOW_MS: '2500',
+      JOB_LOCK_MS: '1500',
+      JOB_STALLED_INTERVAL_MS: '500',
+    });
     await writeItems(inputDir, {
       'a.csv': itemLines(0, 5),
       'b.csv': itemLines(5, 10),
@@ -124,7 +148,11 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 18
     });
     workers = await Promise.all([0, 1, 2].map(() => startWorkerProcess(env)));
     const { runId } = await enqueueRun(config, 'opstest', { inputDir });
-    const started = await waitFor(async () => (await readExecLog(dataDir)).find((e) => e.event === 'start' && e.key === 'slow-x.csv'), 90_000, 'the slow job to start');
+    const started = await waitFor(
+      async () => (await readExecLog(dataDir)).find((e) => e.event === 'start' && e.key === 'slow-x.csv'),
+      90_000,
+      'the slow job to start',
+    );
     const victim = workers.find((w) => w.pid === started.pid)!;
     expect(victim).toBeDefined();
     victim.proc.kill('SIGKILL');
@@ -139,6 +167,11 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 18
     expect(log.filter((e) => e.event === 'publish')).toHaveLength(1);
     const snap = await snapshotSummary(dataDir);
     expect(snap.summary).toEqual({ n: 25, id_sum: (24 * 25) / 2 });
-    expect(snap.files).toEqual([{ file: 'a.csv', n: 5 }, { file: 'b.csv', n: 5 }, { file: 'c.csv', n: 5 }, { file: 'slow-x.csv', n: 10 }]);
+    expect(snap.files).toEqual([
+      { file: 'a.csv', n: 5 },
+      { file: 'b.csv', n: 5 },
+      { file: 'c.csv', n: 5 },
+      { file: 'slow-x.csv', n: 10 },
+    ]);
   });
 });

@@ -61,15 +61,32 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)('nightly registry flow on BullMQ agai
     dirs.push(dataDir);
     const inputDir = path.join(dataDir, 'input');
     const env = {
-      REDIS_URL: REDIS_URL!, DATA_DIR: dataDir, INPUT_DIR: inputDir, QUEUE_PREFIX: uniquePrefix('nightly'), WORKER_CONCURRENCY: '1',
-      SEC_USER_AGENT: UA, SEC_WWW_BASE_URL: replay.baseUrl, SEC_DATA_BASE_URL: replay.baseUrl, SEC_RATE_LIMIT: '10', SEC_403_PAUSE_MS: '2000', SEC_TIMEOUT_MS: '4000',
-      EDGAR_DAILY_INDEX: '1', EDGAR_FETCH_CIKS: Object.keys(FILINGS).join(','), EDGAR_FETCH_BATCH: '1',
-      EDGAR_DAILY_SINCE: '2025-03-05', EDGAR_DAILY_UNTIL: '2025-03-18',
-      JOB_LOCK_MS: '1500', JOB_STALLED_INTERVAL_MS: '500',
+      REDIS_URL: REDIS_URL!,
+      DATA_DIR: dataDir,
+      INPUT_DIR: inputDir,
+      QUEUE_PREFIX: uniquePrefix('nightly'),
+      WORKER_CONCURRENCY: '1',
+      SEC_USER_AGENT: UA,
+      SEC_WWW_BASE_URL: replay.baseUrl,
+      SEC_DATA_BASE_URL: replay.baseUrl,
+      SEC_RATE_LIMIT: '10',
+      SEC_403_PAUSE_MS: '2000',
+      SEC_TIMEOUT_MS: '4000',
+      EDGAR_DAILY_INDEX: '1',
+      EDGAR_FETCH_CIKS: Object.keys(FILINGS).join(','),
+      EDGAR_FETCH_BATCH: '1',
+      EDGAR_DAILY_SINCE: '2025-03-05',
+      EDGAR_DAILY_UNTIL: '2025-03-18',
+      JOB_LOCK_MS: '1500',
+      JOB_STALLED_INTERVAL_MS: '500',
     };
     const config = testConfig(dataDir, env);
     replay.fault(dailyIndexUrlPath('2025-03-10'), { times: 2, status: 503 });
-    replay.fault(urlOf(1327811), { times: 1, status: 403, body: readFileSync(fixture('sec/filings/errors/sec-rate-exceeded-403.html'), 'utf8') });
+    replay.fault(urlOf(1327811), {
+      times: 1,
+      status: 403,
+      body: readFileSync(fixture('sec/filings/errors/sec-rate-exceeded-403.html'), 'utf8'),
+    });
     replay.fault(urlOf(1158463), { times: 1, mode: 'truncate' });
     replay.fault(urlOf(1387467), { times: 1, mode: 'hang' });
     replay.fault(urlOf(1617553), { times: 1, mode: 'hang' });
@@ -79,15 +96,28 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)('nightly registry flow on BullMQ agai
     const { runId } = await enqueueRun(config, 'registry', { inputDir });
 
     // SIGKILL the worker that is downloading 1617553's filing (its request hangs until the kill).
-    await waitFor(async () => replay.hits.slice(from).some((h) => h.path === urlOf(1617553)), 120_000, 'the request for the filing to kill during');
+    await waitFor(
+      async () => replay.hits.slice(from).some((h) => h.path === urlOf(1617553)),
+      120_000,
+      'the request for the filing to kill during',
+    );
     const secQueue = getQueue(config, SEC_QUEUE);
-    const active = await waitFor(async () => (await secQueue.getJobs(['active'])).find((j) => JSON.stringify(j.data).includes(FILINGS[1617553]!)), 5_000, 'the active fetch job');
+    const active = await waitFor(
+      async () => (await secQueue.getJobs(['active'])).find((j) => JSON.stringify(j.data).includes(FILINGS[1617553]!)),
+      5_000,
+      'the active fetch job',
+    );
     const victim = workers.find((w) => active.processedBy?.endsWith(`:${w.pid}`))!;
     expect(victim, `processedBy ${active.processedBy}`).toBeDefined();
     victim.proc.kill('SIGKILL');
     await victim.exited;
 
-    const publish = await waitForCompleted(getQueue(config, 'registry'), jobIdFor('registry', 'publish', runId), 240_000, 'the registry publish job');
+    const publish = await waitForCompleted(
+      getQueue(config, 'registry'),
+      jobIdFor('registry', 'publish', runId),
+      240_000,
+      'the registry publish job',
+    );
     expect((publish.returnvalue as { failed_children: unknown[] }).failed_children).toEqual([]);
     const hits = replay.hits.slice(from);
 
@@ -103,16 +133,25 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)('nightly registry flow on BullMQ agai
     expect(replay.maxSecRate()).toBeLessThanOrEqual(10);
 
     // Every filing on disk is whole, parsed once, published once.
-    for (const [cik, acc] of Object.entries(FILINGS)) expect(completeSubmissionProblem(await readFile(filingFile(path.join(inputDir, 'sec'), Number(cik), acc)))).toBeNull();
+    for (const [cik, acc] of Object.entries(FILINGS))
+      expect(completeSubmissionProblem(await readFile(filingFile(path.join(inputDir, 'sec'), Number(cik), acc)))).toBeNull();
     expect(await listSnapshots(dataDir, 'registry')).toHaveLength(1);
     expect(await readDailyCursor(dataDir)).toBe('2025-03-18');
-    const docJobs: Job[] = (await getQueue(config, 'registry').getJobs(['completed'], 0, 1000)).filter((j) => j.name === 'registry:documents' && j.id?.includes(runId));
+    const docJobs: Job[] = (await getQueue(config, 'registry').getJobs(['completed'], 0, 1000)).filter(
+      (j) => j.name === 'registry:documents' && j.id?.includes(runId),
+    );
     expect(docJobs.length).toBeGreaterThan(0);
     for (const j of docJobs) expect(j.attemptsStarted, j.id).toBe(1);
     const reader = await SnapshotReader.open(dataDir, 'registry', { poolSize: 1 });
     try {
-      const roles = await reader.query(`SELECT cik, count(DISTINCT accession)::INTEGER AS n FROM people_roles WHERE source_kind = 'ownership' GROUP BY cik ORDER BY cik`);
-      expect(roles.map((r) => [Number(r.cik), r.n])).toEqual(Object.keys(FILINGS).map((c) => [Number(c), 1]).sort((a, b) => a[0]! - b[0]!));
+      const roles = await reader.query(
+        `SELECT cik, count(DISTINCT accession)::INTEGER AS n FROM people_roles WHERE source_kind = 'ownership' GROUP BY cik ORDER BY cik`,
+      );
+      expect(roles.map((r) => [Number(r.cik), r.n])).toEqual(
+        Object.keys(FILINGS)
+          .map((c) => [Number(c), 1])
+          .sort((a, b) => a[0]! - b[0]!),
+      );
     } finally {
       await reader.close();
     }
@@ -121,7 +160,12 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)('nightly registry flow on BullMQ agai
     const before = (await readCurrentManifest(dataDir, 'registry'))!.snapshot_id;
     const from2 = replay.hits.length;
     const second = await enqueueRun(config, 'registry', { inputDir });
-    const plan2 = await waitForCompleted(getQueue(config, 'registry'), jobIdFor('registry', 'plan', second.runId), 120_000, 'the second plan job');
+    const plan2 = await waitForCompleted(
+      getQueue(config, 'registry'),
+      jobIdFor('registry', 'plan', second.runId),
+      120_000,
+      'the second plan job',
+    );
     expect(plan2.returnvalue).toEqual({ skipped: true, plan_rejects: [] });
     expect(replay.hits.slice(from2)).toEqual([]);
     expect((await readCurrentManifest(dataDir, 'registry'))!.snapshot_id).toBe(before);

@@ -32,21 +32,30 @@ process.on('exit', () => {
 
 /** SIGKILLs every worker process this test file started and waits for them. */
 export async function killAllWorkers(): Promise<void> {
-  await Promise.all([...started].map((p) => new Promise<void>((resolve) => {
-    if (p.exitCode !== null || p.signalCode !== null) return resolve();
-    p.once('exit', () => resolve());
-    p.kill('SIGKILL');
-  })));
+  await Promise.all(
+    [...started].map(
+      (p) =>
+        new Promise<void>((resolve) => {
+          if (p.exitCode !== null || p.signalCode !== null) return resolve();
+          p.once('exit', () => resolve());
+          p.kill('SIGKILL');
+        }),
+    ),
+  );
   started.clear();
 }
 
 /** Starts `node --import tsx jobs/cli/worker.cli.ts` and resolves once it consumes its queues. */
 export async function startWorkerProcess(env: Record<string, string>, args: string[] = ['--no-schedules']): Promise<WorkerProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'jobs/cli/worker.cli.ts'), '--pipelines-module', TEST_PIPELINE_MODULE, ...args], {
-    cwd: REPO_ROOT,
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const proc = spawn(
+    process.execPath,
+    ['--import', 'tsx', path.join(REPO_ROOT, 'jobs/cli/worker.cli.ts'), '--pipelines-module', TEST_PIPELINE_MODULE, ...args],
+    {
+      cwd: REPO_ROOT,
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   started.add(proc);
   let out = '';
   proc.stdout!.on('data', (d) => (out += d));
@@ -55,10 +64,16 @@ export async function startWorkerProcess(env: Record<string, string>, args: stri
   await new Promise<void>((resolve, reject) => {
     const t = setTimeout(() => reject(new Error(`worker did not start in 90 s:\n${out}`)), 90_000);
     const check = () => {
-      if (/worker \d+ consuming/.test(out)) { clearTimeout(t); resolve(); }
+      if (/worker \d+ consuming/.test(out)) {
+        clearTimeout(t);
+        resolve();
+      }
     };
     proc.stdout!.on('data', check);
-    void exited.then((code) => { clearTimeout(t); reject(new Error(`worker exited with ${code} before starting:\n${out}`)); });
+    void exited.then((code) => {
+      clearTimeout(t);
+      reject(new Error(`worker exited with ${code} before starting:\n${out}`));
+    });
   });
   return {
     proc,
@@ -94,10 +109,15 @@ export interface ExecEntry {
 /** Parsed DATA_DIR/exec.log of the test pipeline, in write order. */
 export async function readExecLog(dataDir: string): Promise<ExecEntry[]> {
   const text = await readFile(path.join(dataDir, 'exec.log'), 'utf8').catch(() => '');
-  return text.split('\n').filter(Boolean).map((l) => {
-    const parts = l.split(' ');
-    return parts.length === 3 ? { event: parts[0]!, key: parts[1]!, pid: Number(parts[2]) } : { event: parts[0]!, key: null, pid: Number(parts[1]) };
-  });
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => {
+      const parts = l.split(' ');
+      return parts.length === 3
+        ? { event: parts[0]!, key: parts[1]!, pid: Number(parts[2]) }
+        : { event: parts[0]!, key: null, pid: Number(parts[1]) };
+    });
 }
 
 /** Polls `fn` until it returns a truthy value, or throws after `timeoutMs`. */
@@ -118,11 +138,15 @@ export async function waitFor<T>(fn: () => Promise<T | null | undefined | false>
  * return value.
  */
 export async function waitForCompleted(queue: Queue, id: string, timeoutMs: number, what: string): Promise<Job> {
-  return waitFor(async () => {
-    const j = await queue.getJob(id);
-    if (!j) return null;
-    const state = await j.getState();
-    if (state === 'failed') throw new Error(`${what} failed: ${j.failedReason}`);
-    return state === 'completed' ? queue.getJob(id) : null;
-  }, timeoutMs, what);
+  return waitFor(
+    async () => {
+      const j = await queue.getJob(id);
+      if (!j) return null;
+      const state = await j.getState();
+      if (state === 'failed') throw new Error(`${what} failed: ${j.failedReason}`);
+      return state === 'completed' ? queue.getJob(id) : null;
+    },
+    timeoutMs,
+    what,
+  );
 }

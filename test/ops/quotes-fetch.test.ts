@@ -51,7 +51,13 @@ describe.skipIf(!HAS_SHARED)('quotes fetch step (Polygon)', { timeout: 120_000 }
   it('fetches each ticker into the input directory before parsing it, and publishes', async () => {
     const dataDir = path.join(dir, 'data');
     const inputDir = path.join(dir, 'input');
-    const config = testConfig(dataDir, { POLYGON_API_KEY: 'secret-key', POLYGON_BASE_URL: base, QUOTES_FETCH_TICKERS: 'AAPL ZZZZ', QUOTES_FETCH_DAYS: '5', POLYGON_RATE_PER_MIN: '600' });
+    const config = testConfig(dataDir, {
+      POLYGON_API_KEY: 'secret-key',
+      POLYGON_BASE_URL: base,
+      QUOTES_FETCH_TICKERS: 'AAPL ZZZZ',
+      QUOTES_FETCH_DAYS: '5',
+      POLYGON_RATE_PER_MIN: '600',
+    });
     const report = await runPipelineInProcess(quotesPipeline, { config, log: silentLogger, inputDir, force: true, backoffMs: 1 });
     const to = new Date().toISOString().slice(0, 10);
     const keys = report.children.map((c) => `${c.step}:${c.key}`).sort();
@@ -60,17 +66,24 @@ describe.skipIf(!HAS_SHARED)('quotes fetch step (Polygon)', { timeout: 120_000 }
     expect(keys[1]).toMatch(new RegExp(`^fetch:polygon-fetch-ZZZZ-\\d{4}-\\d{2}-\\d{2}-${to}$`));
     expect(keys[2]).toMatch(new RegExp(`^polygon:polygon/AAPL_\\d{4}-\\d{2}-\\d{2}_${to}_adjusted\\.json$`));
     expect(keys[3]).toMatch(/^polygon:polygon\/ZZZZ_/);
-    const failed = report.children.filter((c) => c.status === 'failed').map((c) => c.step).sort();
+    const failed = report.children
+      .filter((c) => c.status === 'failed')
+      .map((c) => c.step)
+      .sort();
     // ZZZZ: its fetch job failed at once (404 is terminal), so its parse child failed without running.
     expect(failed).toEqual(['fetch', 'polygon']);
-    expect(report.children.find((c) => c.step === 'polygon' && c.status === 'failed')!.error).toMatch(/^fetch polygon-fetch-ZZZZ-.* failed/);
+    expect(report.children.find((c) => c.step === 'polygon' && c.status === 'failed')!.error).toMatch(
+      /^fetch polygon-fetch-ZZZZ-.* failed/,
+    );
     expect(seen.every((u) => u.includes('apiKey=secret-key'))).toBe(true);
     const reader = await SnapshotReader.open(dataDir, 'quotes', { poolSize: 1 });
     try {
       const rows = await reader.query(`SELECT quote_date::VARCHAR AS d FROM quote_bars ORDER BY quote_date`);
       expect(rows.map((r) => r.d)).toEqual(['2005-04-01', '2005-04-04']);
       const [src] = await reader.query(`SELECT source_url, retrieved_at FROM sources`);
-      expect(String(src!.source_url)).toMatch(new RegExp(`^${base}/v2/aggs/ticker/AAPL/range/1/day/\\d{4}-\\d{2}-\\d{2}/${to}\\?adjusted=true`));
+      expect(String(src!.source_url)).toMatch(
+        new RegExp(`^${base}/v2/aggs/ticker/AAPL/range/1/day/\\d{4}-\\d{2}-\\d{2}/${to}\\?adjusted=true`),
+      );
       expect(String(src!.source_url)).not.toContain('secret-key');
       expect(src!.retrieved_at).toMatch(/^\d{4}-\d{2}-\d{2}T/);
     } finally {

@@ -7,15 +7,28 @@ import { uniquePrefix } from './ops-helpers.ts';
 
 describe.skipIf(!HAS_REDIS)('acquireRedisLock', () => {
   let redis: Redis;
-  beforeAll(() => { redis = new Redis(REDIS_URL!); });
-  afterAll(async () => { await redis.quit(); });
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL!);
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
 
   it('serialises holders: the second waits until the first releases', async () => {
     const key = `${uniquePrefix('lock')}:publish`;
     const order: string[] = [];
     await Promise.all([
-      withRedisLock(redis, key, async () => { order.push('a+'); await new Promise((r) => setTimeout(r, 300)); order.push('a-'); }),
-      new Promise((r) => setTimeout(r, 50)).then(() => withRedisLock(redis, key, async () => { order.push('b+'); order.push('b-'); })),
+      withRedisLock(redis, key, async () => {
+        order.push('a+');
+        await new Promise((r) => setTimeout(r, 300));
+        order.push('a-');
+      }),
+      new Promise((r) => setTimeout(r, 50)).then(() =>
+        withRedisLock(redis, key, async () => {
+          order.push('b+');
+          order.push('b-');
+        }),
+      ),
     ]);
     expect(order).toEqual(['a+', 'a-', 'b+', 'b-']);
     expect(await redis.exists(key)).toBe(0);

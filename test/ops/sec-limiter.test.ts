@@ -50,13 +50,23 @@ describe.skipIf(!HAS_SHARED)('isSecRateLimitPage', () => {
 
 describe.skipIf(!HAS_REDIS)('RedisRateLimiter', () => {
   let redis: Redis;
-  beforeAll(() => { redis = new Redis(REDIS_URL!); });
-  afterAll(async () => { await redis.quit(); });
+  beforeAll(() => {
+    redis = new Redis(REDIS_URL!);
+  });
+  afterAll(async () => {
+    await redis.quit();
+  });
 
   it('admits at most max per window and makes the rest wait', async () => {
     const limiter = new RedisRateLimiter(redis, { key: `${uniquePrefix('lim')}:sec`, max: 5, windowMs: 400 });
     const times: number[] = [];
-    await Promise.all(Array.from({ length: 12 }, async () => { const release = await limiter.acquire(); times.push(Date.now()); release(); }));
+    await Promise.all(
+      Array.from({ length: 12 }, async () => {
+        const release = await limiter.acquire();
+        times.push(Date.now());
+        release();
+      }),
+    );
     times.sort((a, b) => a - b);
     // 12 acquisitions at 5 per 400 ms need at least two full windows.
     expect(times[11]! - times[0]!).toBeGreaterThanOrEqual(790);
@@ -86,56 +96,75 @@ describe.skipIf(!HAS_REDIS)('RedisRateLimiter', () => {
   });
 });
 
-describe.skipIf(!HAS_REDIS || !HAS_SHARED)('SEC limit across 4 worker processes, through the registry fetch step', { timeout: 180_000 }, () => {
-  let edgar: FakeEdgar;
-  let workers: WorkerProcess[] = [];
-  let dataDir: string;
-  // 45 CIKs, each served the same small real submissions file (the parse dedupes companies by CIK).
-  const ciks = Array.from({ length: 45 }, (_, i) => 1_000_000 + i);
-  beforeAll(async () => {
-    registerExtraPipelines([opstestPipeline]);
-    dataDir = await tempDir('proofline-ops-sec-');
-    const root = path.join(dataDir, 'edgar');
-    await mkdir(path.join(root, 'submissions'), { recursive: true });
-    const body = readFileSync(fixture('sec/submissions/CIK0001800903.json'));
-    for (const cik of ciks) await writeFile(path.join(root, 'submissions', `CIK${String(cik).padStart(10, '0')}.json`), body);
-    edgar = await startFakeEdgar(root);
-  });
-  afterEach(async () => {
-    await killAllWorkers();
-    workers = [];
-    await closeQueues();
-  });
-  afterAll(async () => {
-    await edgar.close();
-    await removeDir(dataDir);
-  });
+describe.skipIf(!HAS_REDIS || !HAS_SHARED)(
+  'SEC limit across 4 worker processes, through the registry fetch step',
+  { timeout: 180_000 },
+  () => {
+    let edgar: FakeEdgar;
+    let workers: WorkerProcess[] = [];
+    let dataDir: string;
+    // 45 CIKs, each served the same small real submissions file (the parse dedupes companies by CIK).
+    const ciks = Array.from({ length: 45 }, (_, i) => 1_000_000 + i);
+    beforeAll(async () => {
+      registerExtraPipelines([opstestPipeline]);
+      dataDir = await tempDir('proofline-ops-sec-');
+      const root = path.join(dataDir, 'edgar');
+      await mkdir(path.join(root, 'submissions'), { recursive: true });
+      const body = readFileSync(fixture('sec/submissions/CIK0001800903.json'));
+      for (const cik of ciks) await writeFile(path.join(root, 'submissions', `CIK${String(cik).padStart(10, '0')}.json`), body);
+      edgar = await startFakeEdgar(root);
+    });
+    afterEach(async () => {
+      await killAllWorkers();
+      workers = [];
+      await closeQueues();
+    });
+    afterAll(async () => {
+      await edgar.close();
+      await removeDir(dataDir);
+    });
 
-  it('keeps the fake EDGAR server at or under 10 requests in any one-second window', async () => {
-    const inputDir = path.join(dataDir, 'input');
-    const env = {
-      REDIS_URL: REDIS_URL!, DATA_DIR: dataDir, INPUT_DIR: inputDir, QUEUE_PREFIX: uniquePrefix('sec'), WORKER_CONCURRENCY: '2',
-      SEC_USER_AGENT: 'Proofline Tests tests@proofline.example', SEC_WWW_BASE_URL: edgar.baseUrl, SEC_DATA_BASE_URL: edgar.baseUrl, SEC_RATE_LIMIT: '9',
-      EDGAR_FETCH_CIKS: ciks.join(','), EDGAR_FETCH_KINDS: 'submissions', EDGAR_FETCH_BATCH: '5',
-    };
-    const config = testConfig(dataDir, env);
-    workers = await Promise.all([0, 1, 2, 3].map(() => startWorkerProcess(env, ['--no-schedules', '--domains', 'registry'])));
-    const { runId } = await enqueueRun(config, 'registry', { inputDir });
-    await waitFor(async () => {
-      const j = await getQueue(config, 'registry').getJob(jobIdFor('registry', 'publish', runId));
-      if (j && (await j.getState()) === 'failed') throw new Error(`publish failed: ${j.failedReason}`);
-      return j && (await j.getState()) === 'completed';
-    }, 120_000, 'the publish job');
-    const hits = edgar.hits.map((h) => h.at);
-    expect(hits).toHaveLength(45);
-    const t0 = Math.min(...hits);
-    expect(maxPerSecond(hits), JSON.stringify(hits.map((h) => h - t0))).toBeLessThanOrEqual(10);
-    // The 9 fetch jobs (5 CIKs each) really ran on the SEC queue in several processes.
-    const fetchJobs = (await getQueue(config, 'sec').getJobs(['completed'], 0, 100)).filter((j) => j.id?.includes(runId) && j.name === 'registry:fetch');
-    expect(fetchJobs).toHaveLength(9);
-    expect(new Set(fetchJobs.map((j) => j.processedBy)).size).toBeGreaterThan(1);
-  });
-});
+    it('keeps the fake EDGAR server at or under 10 requests in any one-second window', async () => {
+      const inputDir = path.join(dataDir, 'input');
+      const env = {
+        REDIS_URL: REDIS_URL!,
+        DATA_DIR: dataDir,
+        INPUT_DIR: inputDir,
+        QUEUE_PREFIX: uniquePrefix('sec'),
+        WORKER_CONCURRENCY: '2',
+        SEC_USER_AGENT: 'Proofline Tests tests@proofline.example',
+        SEC_WWW_BASE_URL: edgar.baseUrl,
+        SEC_DATA_BASE_URL: edgar.baseUrl,
+        SEC_RATE_LIMIT: '9',
+        EDGAR_FETCH_CIKS: ciks.join(','),
+        EDGAR_FETCH_KINDS: 'submissions',
+        EDGAR_FETCH_BATCH: '5',
+      };
+      const config = testConfig(dataDir, env);
+      workers = await Promise.all([0, 1, 2, 3].map(() => startWorkerProcess(env, ['--no-schedules', '--domains', 'registry'])));
+      const { runId } = await enqueueRun(config, 'registry', { inputDir });
+      await waitFor(
+        async () => {
+          const j = await getQueue(config, 'registry').getJob(jobIdFor('registry', 'publish', runId));
+          if (j && (await j.getState()) === 'failed') throw new Error(`publish failed: ${j.failedReason}`);
+          return j && (await j.getState()) === 'completed';
+        },
+        120_000,
+        'the publish job',
+      );
+      const hits = edgar.hits.map((h) => h.at);
+      expect(hits).toHaveLength(45);
+      const t0 = Math.min(...hits);
+      expect(maxPerSecond(hits), JSON.stringify(hits.map((h) => h - t0))).toBeLessThanOrEqual(10);
+      // The 9 fetch jobs (5 CIKs each) really ran on the SEC queue in several processes.
+      const fetchJobs = (await getQueue(config, 'sec').getJobs(['completed'], 0, 100)).filter(
+        (j) => j.id?.includes(runId) && j.name === 'registry:fetch',
+      );
+      expect(fetchJobs).toHaveLength(9);
+      expect(new Set(fetchJobs.map((j) => j.processedBy)).size).toBeGreaterThan(1);
+    });
+  },
+);
 
 describe.skipIf(!HAS_REDIS)('SEC 403 rate-limit page', { timeout: 180_000 }, () => {
   let server: Server;
@@ -167,14 +196,24 @@ describe.skipIf(!HAS_REDIS)('SEC 403 rate-limit page', { timeout: 180_000 }, () 
     const inputDir = path.join(dataDir, 'input');
     await mkdir(inputDir, { recursive: true });
     await writeFile(path.join(inputDir, 'fetch.json'), JSON.stringify(['/a.json', '/b.json', '/c.json']));
-    const env = { REDIS_URL: REDIS_URL!, DATA_DIR: dataDir, QUEUE_PREFIX: uniquePrefix('403'), SEC_DATA_BASE_URL: baseUrl, SEC_403_PAUSE_MS: '2000' };
+    const env = {
+      REDIS_URL: REDIS_URL!,
+      DATA_DIR: dataDir,
+      QUEUE_PREFIX: uniquePrefix('403'),
+      SEC_DATA_BASE_URL: baseUrl,
+      SEC_403_PAUSE_MS: '2000',
+    };
     const config = testConfig(dataDir, env);
     workers = [await startWorkerProcess(env)];
     const { runId } = await enqueueRun(config, 'opstest', { inputDir });
-    await waitFor(async () => {
-      const j = await getQueue(config, 'opstest').getJob(jobIdFor('opstest', 'publish', runId));
-      return j && (await j.getState()) === 'completed';
-    }, 90_000, 'the publish job');
+    await waitFor(
+      async () => {
+        const j = await getQueue(config, 'opstest').getJob(jobIdFor('opstest', 'publish', runId));
+        return j && (await j.getState()) === 'completed';
+      },
+      90_000,
+      'the publish job',
+    );
     expect(hits.map((h) => h.status)).toEqual([403, 200, 200, 200]);
     // Nobody called the SEC during the pause.
     expect(hits[1]!.at - hits[0]!.at).toBeGreaterThanOrEqual(1900);

@@ -8,7 +8,18 @@ import type { QuoteBar } from '../../ingest/quotes/quote.schema.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
 
 const src = { source: 'alpaca/bars-1day-adjusted', source_url: null, retrieved_at: null, content_sha256: 'a'.repeat(64) };
-const bar = (d: string, close: number): QuoteBar => ({ ticker: 'TEST', quote_date: d, adjustment: 'raw', open: 10, high: 11.5, low: 9.25, close, volume: 1000, vwap: 10.123456, trade_count: 12 });
+const bar = (d: string, close: number): QuoteBar => ({
+  ticker: 'TEST',
+  quote_date: d,
+  adjustment: 'raw',
+  open: 10,
+  high: 11.5,
+  low: 9.25,
+  close,
+  volume: 1000,
+  vwap: 10.123456,
+  trade_count: 12,
+});
 
 describe('leafTemplate', () => {
   it('hashes exactly like createLeaf (RFC 8785), with escapes and nulls', () => {
@@ -30,7 +41,10 @@ describe('chainBars', () => {
     expect(chain[0].leaf.parent).toBe(createSourceLeaf({ ...src, byte_size: 0 }).leaf_hash);
     expect(chain[1].leaf.parent).toBe(chain[0].leaf.leaf_hash);
     expect(chain[0].leaf.record_sha256).toBe(hashCanonical(quoteRecord(chain[0].bar)));
-    const all = new Map<string, OriginLeaf>([...chain.map((c) => [c.leaf.leaf_hash, c.leaf] as const), [createSourceLeaf({ ...src, byte_size: 0 }).leaf_hash, createSourceLeaf({ ...src, byte_size: 0 })]]);
+    const all = new Map<string, OriginLeaf>([
+      ...chain.map((c) => [c.leaf.leaf_hash, c.leaf] as const),
+      [createSourceLeaf({ ...src, byte_size: 0 }).leaf_hash, createSourceLeaf({ ...src, byte_size: 0 })],
+    ]);
     const v = await verifyChain(chain[2].leaf.leaf_hash, (h) => all.get(h));
     expect(v).toMatchObject({ valid: true, problem: null });
     expect(v.leaves).toHaveLength(4);
@@ -63,8 +77,14 @@ describe('QuoteChainFold', () => {
 
 describe('detectQuoteCsvFormat', () => {
   it('recognises both Alpaca layouts and rejects others with the file name', () => {
-    expect(detectQuoteCsvFormat('Date,symbol,Open,High,Low,Close,Volume,Trades,VWAP', 'a.csv')).toMatchObject({ format: 'alpaca-daily', adjustment: 'split_dividend' });
-    expect(detectQuoteCsvFormat('timestamp,symbol,open,high,low,close,volume,vwap,trade_count\r', 'b.csv')).toMatchObject({ format: 'alpaca-sdk', adjustment: 'raw' });
+    expect(detectQuoteCsvFormat('Date,symbol,Open,High,Low,Close,Volume,Trades,VWAP', 'a.csv')).toMatchObject({
+      format: 'alpaca-daily',
+      adjustment: 'split_dividend',
+    });
+    expect(detectQuoteCsvFormat('timestamp,symbol,open,high,low,close,volume,vwap,trade_count\r', 'b.csv')).toMatchObject({
+      format: 'alpaca-sdk',
+      adjustment: 'raw',
+    });
     expect(() => detectQuoteCsvFormat('date,price', 'c.csv')).toThrow(/c.csv|unrecognised/);
   });
 });
@@ -81,7 +101,10 @@ describe.skipIf(!HAS_SHARED)('parsePolygonAggs on the real mocks', () => {
     expect(sha256Hex(bytes)).toMatch(/^[a-f0-9]{64}$/);
   });
   it('reads the grouped response, whose results name their tickers', () => {
-    const p = parsePolygonAggs(readFileSync(fixture('sec/quotes/polygon-mocks/v2__aggs__grouped__locale__us__market__stocks__2005-04-04_adjusted-true.json')), 'g.json');
+    const p = parsePolygonAggs(
+      readFileSync(fixture('sec/quotes/polygon-mocks/v2__aggs__grouped__locale__us__market__stocks__2005-04-04_adjusted-true.json')),
+      'g.json',
+    );
     expect(p.bars).toEqual([expect.objectContaining({ ticker: 'GIK', quote_date: '2020-10-14', close: 10.02 })]);
   });
 });

@@ -45,7 +45,11 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
     // file → the children's leaves are published as they are, sorted at publish.
     const a = path.join(dir, 'a');
     await linkQuoteFixtures(a, files);
-    const mix = ['TSLA', 'AMD'].map((t) => readFileSync(fixture(`sec/quotes/alpaca-daily/${t}_1Day.csv`), 'utf8').trim().split('\n'));
+    const mix = ['TSLA', 'AMD'].map((t) =>
+      readFileSync(fixture(`sec/quotes/alpaca-daily/${t}_1Day.csv`), 'utf8')
+        .trim()
+        .split('\n'),
+    );
     await writeInput(a, 'mix/TSLA_AMD.csv', [mix[0][0], ...mix[0].slice(1), ...mix[1].slice(1)].join('\n') + '\n');
     fastPlan = await ingestLogged(testConfig(path.join(dir, 'data-a')), a);
     // Run B: the same files plus one more MSFT raw day in a second file → that chain spans two files → general fold.
@@ -53,7 +57,11 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
     await linkQuoteFixtures(b, files);
     await writeInput(b, 'mix/TSLA_AMD.csv', readFileSync(path.join(a, 'quotes', 'mix/TSLA_AMD.csv'), 'utf8'));
     const header = readFileSync(fixture('sec/quotes/alpaca-sdk/MSFT.csv'), 'utf8').split('\n')[0];
-    await writeInput(b, 'zz-tail/MSFT_tail.csv', `${header}\n2025-10-31 04:00:00+00:00,MSFT,528.88,529.32,514.43,517.81,34006405.0,520.2,700000.0\n`);
+    await writeInput(
+      b,
+      'zz-tail/MSFT_tail.csv',
+      `${header}\n2025-10-31 04:00:00+00:00,MSFT,528.88,529.32,514.43,517.81,34006405.0,520.2,700000.0\n`,
+    );
     generalPlan = await ingestLogged(testConfig(path.join(dir, 'data-b')), b);
     fast = await SnapshotReader.open(path.join(dir, 'data-a'), 'quotes', { poolSize: 1 });
     general = await SnapshotReader.open(path.join(dir, 'data-b'), 'quotes', { poolSize: 1 });
@@ -74,10 +82,14 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
 
   it('publishes byte-identical leaves, day indexes, keys and flags on both paths', async () => {
     const a = await fast.query(`${BARS} ORDER BY ticker, adjustment, quote_date`);
-    const b = await general.query(`${BARS} WHERE NOT (ticker = 'MSFT' AND quote_date = DATE '2025-10-31') ORDER BY ticker, adjustment, quote_date`);
+    const b = await general.query(
+      `${BARS} WHERE NOT (ticker = 'MSFT' AND quote_date = DATE '2025-10-31') ORDER BY ticker, adjustment, quote_date`,
+    );
     expect(a.length).toBeGreaterThan(2000);
     expect(b).toEqual(a);
-    expect(await disjoint.query(`${BARS} WHERE ticker <> 'QQQ' ORDER BY ticker, adjustment, quote_date`)).toEqual(a.filter((r) => r.ticker !== 'AMD' && r.ticker !== 'TSLA'));
+    expect(await disjoint.query(`${BARS} WHERE ticker <> 'QQQ' ORDER BY ticker, adjustment, quote_date`)).toEqual(
+      a.filter((r) => r.ticker !== 'AMD' && r.ticker !== 'TSLA'),
+    );
     const [tail] = await general.query(`SELECT day_index FROM quote_bars WHERE ticker = 'MSFT' AND quote_date = DATE '2025-10-31'`);
     const [last] = await fast.query(`SELECT max(day_index) AS d FROM quote_bars WHERE ticker = 'MSFT'`);
     expect(tail.day_index).toBe(Number(last.d) + 1);
@@ -88,7 +100,8 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
     const tm = manifest.tables.quote_bars;
     expect(Object.keys(tm.files ?? {})).toHaveLength(4);
     const files = tableFilePaths(snapshotDir(path.join(dir, 'data-c'), 'quotes', manifest.snapshot_id), 'quote_bars', tm);
-    const fromParquet = await disjoint.query(`SELECT ticker, adjustment, CAST(quote_date AS VARCHAR) AS quote_date, day_index, leaf_hash, leaf_key::VARCHAR AS leaf_key, flags
+    const fromParquet =
+      await disjoint.query(`SELECT ticker, adjustment, CAST(quote_date AS VARCHAR) AS quote_date, day_index, leaf_hash, leaf_key::VARCHAR AS leaf_key, flags
       FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}])`);
     expect(fromParquet).toEqual(await disjoint.query(`${BARS} ORDER BY ticker, adjustment, quote_date`));
     expect(tm.rows).toBe(fromParquet.length);
@@ -119,7 +132,9 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
       expect(await ingestLogged(testConfig(data), input)).toMatch(/plan: general \(a file repeats a key\)/);
       const reader = await SnapshotReader.open(data, 'quotes', { poolSize: 1 });
       try {
-        expect((await reader.query(`SELECT reason FROM rejects`)).map((r) => String(r.reason))).toEqual([expect.stringMatching(/^duplicate bar for QQQ/)]);
+        expect((await reader.query(`SELECT reason FROM rejects`)).map((r) => String(r.reason))).toEqual([
+          expect.stringMatching(/^duplicate bar for QQQ/),
+        ]);
         expect(await reader.query(`SELECT reason FROM quote_leaf_history`)).toEqual([{ reason: 'superseded_in_input' }]);
         expect((await verifyQuoteChain(reader, 'QQQ')).chains[0]).toMatchObject({ days: 3, valid: true });
       } finally {
@@ -129,17 +144,26 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
   });
 
   it('rejects an unparseable row with its line and chains the rows around it', async () => {
-    expect(await disjoint.query(`SELECT file, line::INTEGER AS line, raw FROM rejects`)).toEqual([{ file: 'bad/QQQ_bad.csv', line: 3, raw: expect.stringContaining('n/a') }]);
-    expect((await disjoint.query(`SELECT day_index FROM quote_bars WHERE ticker = 'QQQ' ORDER BY quote_date`)).map((r) => r.day_index)).toEqual([0, 1]);
+    expect(await disjoint.query(`SELECT file, line::INTEGER AS line, raw FROM rejects`)).toEqual([
+      { file: 'bad/QQQ_bad.csv', line: 3, raw: expect.stringContaining('n/a') },
+    ]);
+    expect(
+      (await disjoint.query(`SELECT day_index FROM quote_bars WHERE ticker = 'QQQ' ORDER BY quote_date`)).map((r) => r.day_index),
+    ).toEqual([0, 1]);
     expect((await verifyQuoteChain(disjoint, 'QQQ')).valid).toBe(true);
   });
 
-  it.each([['sorted at publish', () => fast], ['concatenated', () => disjoint]] as const)('stores quote_bars in key order and quote_leaf_keys for every bar on the fast path (%s)', async (_, reader) => {
+  it.each([
+    ['sorted at publish', () => fast],
+    ['concatenated', () => disjoint],
+  ] as const)('stores quote_bars in key order and quote_leaf_keys for every bar on the fast path (%s)', async (_, reader) => {
     const [o] = await reader().query(`SELECT count(*) FILTER (WHERE NOT ok)::INTEGER AS out_of_order FROM (
       SELECT coalesce((ticker, adjustment, quote_date) > lag((ticker, adjustment, quote_date)) OVER (ORDER BY n), true) AS ok
       FROM (SELECT *, row_number() OVER () AS n FROM quote_bars))`);
     expect(o.out_of_order).toBe(0);
-    const [k] = await reader().query(`SELECT (SELECT count(*) FROM quote_leaf_keys)::INTEGER AS keys, (SELECT count(*) FROM quote_bars)::INTEGER AS bars`);
+    const [k] = await reader().query(
+      `SELECT (SELECT count(*) FROM quote_leaf_keys)::INTEGER AS keys, (SELECT count(*) FROM quote_bars)::INTEGER AS bars`,
+    );
     expect(k.keys).toBe(k.bars);
   });
 });

@@ -37,16 +37,28 @@ describe.skipIf(!HAS_SHARED)('market-wide quotes from Polygon grouped daily (rep
     dirs.push(dataDir);
     const inputDir = path.join(dataDir, 'input');
     const config = testConfig(dataDir, {
-      POLYGON_API_KEY: 'test-key', POLYGON_BASE_URL: replay.baseUrl, POLYGON_RATE_PER_MIN: '600',
-      QUOTES_FETCH_GROUPED: '1', QUOTES_GROUPED_SERIES: 'adjusted', QUOTES_FETCH_UNTIL: '2005-04-05', QUOTES_FETCH_DAYS: '3',
+      POLYGON_API_KEY: 'test-key',
+      POLYGON_BASE_URL: replay.baseUrl,
+      POLYGON_RATE_PER_MIN: '600',
+      QUOTES_FETCH_GROUPED: '1',
+      QUOTES_GROUPED_SERIES: 'adjusted',
+      QUOTES_FETCH_UNTIL: '2005-04-05',
+      QUOTES_FETCH_DAYS: '3',
     });
     const run = () => runPipelineInProcess(quotesPipeline, { config, log: silentLogger, inputDir, backoffMs: 1 });
 
     // Run 1: 2005-04-03 is a Sunday (not asked); 04-04 is recorded; 04-05 is not available (404): reported.
     let from = replay.hits.length;
     const r1 = await run();
-    expect(replay.hits.slice(from).map((h) => `${h.status} ${h.path}`).sort()).toEqual([`200 ${GROUPED('2005-04-04')}`, `404 ${GROUPED('2005-04-05')}`]);
-    expect(r1.children.filter((c) => c.status === 'failed').map((c) => c.key)).toEqual(expect.arrayContaining(['polygon-grouped-2005-04-05-adjusted']));
+    expect(
+      replay.hits
+        .slice(from)
+        .map((h) => `${h.status} ${h.path}`)
+        .sort(),
+    ).toEqual([`200 ${GROUPED('2005-04-04')}`, `404 ${GROUPED('2005-04-05')}`]);
+    expect(r1.children.filter((c) => c.status === 'failed').map((c) => c.key)).toEqual(
+      expect.arrayContaining(['polygon-grouped-2005-04-05-adjusted']),
+    );
     let reader = await SnapshotReader.open(dataDir, 'quotes', { poolSize: 1 });
     try {
       const bars = await reader.query(`SELECT ticker, quote_date::VARCHAR AS d FROM quote_bars ORDER BY ticker`);
@@ -56,7 +68,12 @@ describe.skipIf(!HAS_SHARED)('market-wide quotes from Polygon grouped daily (rep
     }
 
     // Run 2: the source now has 04-05: only that day is asked for (04-04 is on disk).
-    const body = JSON.parse(readFileSync(fixture('sec/quotes/polygon-mocks/v2__aggs__grouped__locale__us__market__stocks__2005-04-04_adjusted-true.json'), 'utf8'));
+    const body = JSON.parse(
+      readFileSync(
+        fixture('sec/quotes/polygon-mocks/v2__aggs__grouped__locale__us__market__stocks__2005-04-04_adjusted-true.json'),
+        'utf8',
+      ),
+    );
     body.results[0].t += 86_400_000;
     replay.override(GROUPED('2005-04-05'), JSON.stringify(body));
     from = replay.hits.length;

@@ -34,30 +34,51 @@ describe.skipIf(!HAS_SHARED)('quote market context from the registry (real NVDA 
     expect(status).toBe(200);
     expect(body.name).toMatch(/NVIDIA/i);
     // The fixture's latest bar (2026-02-13) predates its latest shares fact (2026-05-15): the count as of the quote is older.
-    const [latest] = await svc.deps.readers.registry.query(`SELECT value, period_end::VARCHAR AS period_end FROM company_facts WHERE cik = 1045810 AND metric = 'shares_outstanding'`);
-    const [asOf] = await svc.deps.readers.registry.query(`SELECT value, period_end::VARCHAR AS period_end, filed::VARCHAR AS filed FROM company_share_counts
-      WHERE cik = 1045810 AND period_end <= $d ORDER BY period_end DESC LIMIT 1`, { d: body.quote_date });
+    const [latest] = await svc.deps.readers.registry.query(
+      `SELECT value, period_end::VARCHAR AS period_end FROM company_facts WHERE cik = 1045810 AND metric = 'shares_outstanding'`,
+    );
+    const [asOf] = await svc.deps.readers.registry.query(
+      `SELECT value, period_end::VARCHAR AS period_end, filed::VARCHAR AS filed FROM company_share_counts
+      WHERE cik = 1045810 AND period_end <= $d ORDER BY period_end DESC LIMIT 1`,
+      { d: body.quote_date },
+    );
     expect(String(latest.period_end) > body.quote_date).toBe(true);
     expect(String(asOf.period_end) < String(latest.period_end)).toBe(true);
     const shares = Number(asOf.value);
-    expect(body.market_context).toMatchObject({ shares_outstanding: shares, shares_as_of: asOf.period_end, shares_filed: asOf.filed, market_cap: Math.round(shares * body.quote.close) });
+    expect(body.market_context).toMatchObject({
+      shares_outstanding: shares,
+      shares_as_of: asOf.period_end,
+      shares_filed: asOf.filed,
+      market_cap: Math.round(shares * body.quote.close),
+    });
     expect(body.market_context.note).toMatch(/shares outstanding as of \d{4}-\d{2}-\d{2} .*on or before the quote date/);
-    await expect(JSON.stringify({ quote_date: body.quote_date, adjustment: body.adjustment, close: body.quote.close, market_context: body.market_context }, null, 2) + '\n')
-      .toMatchFileSnapshot('../golden/quotes/nvda-market-context.json');
+    await expect(
+      JSON.stringify(
+        { quote_date: body.quote_date, adjustment: body.adjustment, close: body.quote.close, market_context: body.market_context },
+        null,
+        2,
+      ) + '\n',
+    ).toMatchFileSnapshot('../golden/quotes/nvda-market-context.json');
     const byCik = await getJson(svc.app, '/api/company/1045810/quote');
     expect(byCik.body.ticker).toBe('NVDA');
   });
 
   it('takes the count of an earlier quote date from the fact in force then, and the earliest fact before any filing', async () => {
     const registry = svc.deps.readers.registry;
-    const history = await registry.query(`SELECT value, period_end::VARCHAR AS period_end FROM company_share_counts WHERE cik = 1045810 ORDER BY period_end`);
+    const history = await registry.query(
+      `SELECT value, period_end::VARCHAR AS period_end FROM company_share_counts WHERE cik = 1045810 ORDER BY period_end`,
+    );
     expect(history.length).toBeGreaterThan(10);
     const mid = history[Math.floor(history.length / 2)];
     // A date between two period ends uses the earlier one; the period end itself counts as "on or before".
     const next = history[Math.floor(history.length / 2) + 1];
     const between = new Date(Date.parse(String(next.period_end)) - 86_400_000).toISOString().slice(0, 10);
     const mc = await marketContext(registry, 1045810, 100, between, 'raw');
-    expect(mc).toMatchObject({ shares_as_of: mid.period_end, shares_outstanding: Number(mid.value), market_cap: Math.round(Number(mid.value) * 100) });
+    expect(mc).toMatchObject({
+      shares_as_of: mid.period_end,
+      shares_outstanding: Number(mid.value),
+      market_cap: Math.round(Number(mid.value) * 100),
+    });
     expect((await marketContext(registry, 1045810, 100, String(next.period_end), 'raw')).shares_as_of).toBe(next.period_end);
     const early = await marketContext(registry, 1045810, 100, '1999-01-04', 'raw');
     expect(early.shares_as_of).toBe(history[0].period_end);

@@ -32,7 +32,9 @@ describe.skipIf(!HAS_SHARED)('quotes pipeline on the real fixtures', () => {
   });
 
   it('flags the NVDA 2024-06-10 bad print and keeps its values', async () => {
-    const [bar] = await reader.query(`SELECT high::VARCHAR AS high, close::VARCHAR AS close, flags FROM quote_bars WHERE ticker = 'NVDA' AND quote_date = DATE '2024-06-10'`);
+    const [bar] = await reader.query(
+      `SELECT high::VARCHAR AS high, close::VARCHAR AS close, flags FROM quote_bars WHERE ticker = 'NVDA' AND quote_date = DATE '2024-06-10'`,
+    );
     expect(bar).toEqual({ high: '195.850000', close: '121.730000', flags: ['high_above_range'] });
   });
 });

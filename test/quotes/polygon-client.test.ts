@@ -38,7 +38,13 @@ describe.skipIf(!HAS_SHARED)('PolygonClient against a local server replaying the
   it('fetches daily aggregates with the key, retries a 503, records the URL without the key, and the pipeline chains the saved file', async () => {
     const dir = await tempDir();
     try {
-      const client = new PolygonClient({ baseUrl: base, apiKey: 'secret-key', userAgent: 'Proofline test', limiter: { acquire: async () => undefined }, backoffMs: 1 });
+      const client = new PolygonClient({
+        baseUrl: base,
+        apiKey: 'secret-key',
+        userAgent: 'Proofline test',
+        limiter: { acquire: async () => undefined },
+        backoffMs: 1,
+      });
       const file = await client.saveDailyAggs(path.join(dir, 'input', 'quotes'), 'AAPL', '2005-04-01', '2005-04-04', true);
       expect(seen).toHaveLength(2);
       expect(seen[1]).toContain('apiKey=secret-key');

@@ -44,18 +44,34 @@ describe.skipIf(!HAS_SHARED)('quote endpoints and chain verification on the real
     expect(body.quotes.map((q: any) => q.quote_date)).toEqual(['2021-02-22', '2021-02-19', '2021-02-18']);
     const csv = threeDayCsv();
     const src = { source: 'alpaca/bars-1day-adjusted', source_url: null, retrieved_at: null, content_sha256: sha256Hex(csv) };
-    const pure = chainBars(body.quotes.map((q: any) => ({ ticker: 'AAPL', quote_date: q.quote_date, adjustment: 'split_dividend', ...q.quote })), src);
+    const pure = chainBars(
+      body.quotes.map((q: any) => ({ ticker: 'AAPL', quote_date: q.quote_date, adjustment: 'split_dividend', ...q.quote })),
+      src,
+    );
     expect(body.quotes[0].origin.leaf_hash).toBe(pure[2].leaf.leaf_hash);
     expect(body.quotes[2].origin.parent).toBe(createSourceLeaf({ ...src, byte_size: 0 }).leaf_hash);
     expect(body.quotes[0].origin.parent).toBe(body.quotes[1].origin.leaf_hash);
-    await expect(JSON.stringify(body.quotes.map((q: any) => ({ quote_date: q.quote_date, quote: q.quote, origin: q.origin })), null, 2) + '\n').toMatchFileSnapshot('../golden/quotes/aapl-3day-chain.json');
+    await expect(
+      JSON.stringify(
+        body.quotes.map((q: any) => ({ quote_date: q.quote_date, quote: q.quote, origin: q.origin })),
+        null,
+        2,
+      ) + '\n',
+    ).toMatchFileSnapshot('../golden/quotes/aapl-3day-chain.json');
     expect(body.quotes[0].origin.leaf_hash).toMatchInlineSnapshot(`"1b053ef301612795f9242b998170990d7ab00b6526ebcb241d43c07c317fc513"`);
   });
 
   it('serves the latest bar with its series, flags and a verified origin', async () => {
     const { status, body } = await getJson(svc.app, '/api/company/NVDA/quote');
     expect(status).toBe(200);
-    expect(body).toMatchObject({ schema: 'proofline/stock-quote/v1', ticker: 'NVDA', quote_date: '2026-02-13', adjustment: 'split_dividend', quote: { close: 182.81, trade_count: 2577092 }, origin_verified: true });
+    expect(body).toMatchObject({
+      schema: 'proofline/stock-quote/v1',
+      ticker: 'NVDA',
+      quote_date: '2026-02-13',
+      adjustment: 'split_dividend',
+      quote: { close: 182.81, trade_count: 2577092 },
+      origin_verified: true,
+    });
     expect(body.market_context.market_cap).toBeNull();
     expect(body.market_context.note).toMatch(/registry/);
   });
@@ -122,12 +138,17 @@ describe.skipIf(!HAS_SHARED)('quote forks', () => {
       const lines = csv.trimEnd().split('\n');
       await writeInput(input, 'a/AAPL.csv', csv);
       // A later file corrects 2021-02-19's close by one cent and repeats 2021-02-22 unchanged (a duplicate).
-      const fixedLine = lines[2].replace(/,(\d+\.\d+),(\d+\.\d+),(\d+\.\d+),(\d+\.\d+),/, (_m, o, h, l, c) => `,${o},${h},${l},${(Number(c) + 0.01).toFixed(2)},`);
+      const fixedLine = lines[2].replace(
+        /,(\d+\.\d+),(\d+\.\d+),(\d+\.\d+),(\d+\.\d+),/,
+        (_m, o, h, l, c) => `,${o},${h},${l},${(Number(c) + 0.01).toFixed(2)},`,
+      );
       await writeInput(input, 'b/AAPL-fix.csv', [lines[0], fixedLine, lines[3]].join('\n') + '\n');
       const report = await ingestQuotes(testConfig(dataDir), input);
       expect(report.failed_children).toBe(0);
       let reader = await SnapshotReader.open(dataDir, 'quotes', { poolSize: 1 });
-      const hist = await reader.query(`SELECT quote_date::VARCHAR AS d, reason, superseded_by IS NOT NULL AS has_successor FROM quote_leaf_history`);
+      const hist = await reader.query(
+        `SELECT quote_date::VARCHAR AS d, reason, superseded_by IS NOT NULL AS has_successor FROM quote_leaf_history`,
+      );
       expect(hist).toEqual([{ d: '2021-02-19', reason: 'superseded_in_input', has_successor: true }]);
       const rejects = await reader.query(`SELECT file, reason FROM rejects WHERE reason LIKE 'duplicate%'`);
       expect(rejects).toEqual([{ file: 'b/AAPL-fix.csv', reason: expect.stringContaining('2021-02-22') }]);
@@ -144,7 +165,9 @@ describe.skipIf(!HAS_SHARED)('quote forks', () => {
       await removeDir(path.join(input, 'quotes', 'b'));
       await ingestQuotes(testConfig(dataDir), input);
       reader = await SnapshotReader.open(dataDir, 'quotes', { poolSize: 1 });
-      const h2 = await reader.query(`SELECT quote_date::VARCHAR AS d, reason, fork_date::VARCHAR AS fork FROM quote_leaf_history ORDER BY quote_date, reason`);
+      const h2 = await reader.query(
+        `SELECT quote_date::VARCHAR AS d, reason, fork_date::VARCHAR AS fork FROM quote_leaf_history ORDER BY quote_date, reason`,
+      );
       expect(h2).toEqual([
         { d: '2021-02-19', reason: 'corrected', fork: '2021-02-19' },
         { d: '2021-02-19', reason: 'superseded_in_input', fork: '2021-02-19' },

@@ -6,8 +6,31 @@ import { quoteRecord } from '../../ingest/quotes/chain.ts';
 import { canonicalJson } from '../../lib/hash.ts';
 
 // Prices of every scale, signs, the DECIMAL(18,6) extremes and NULL vwap / trade_count.
-const PRICES = ['0', '5', '5.000000', '4.7', '4.70', '4.75', '121.73', '100.1', '100.10', '195.85', '0.5', '-0.5', '-12.340000', '0.000001',
-  '0.00001', '0.0001', '1.000001', '12.3456', '99999.99999', '123456789012.123456', '999999999999.999999', '-999999999999.999999', '1000000'];
+const PRICES = [
+  '0',
+  '5',
+  '5.000000',
+  '4.7',
+  '4.70',
+  '4.75',
+  '121.73',
+  '100.1',
+  '100.10',
+  '195.85',
+  '0.5',
+  '-0.5',
+  '-12.340000',
+  '0.000001',
+  '0.00001',
+  '0.0001',
+  '1.000001',
+  '12.3456',
+  '99999.99999',
+  '123456789012.123456',
+  '999999999999.999999',
+  '-999999999999.999999',
+  '1000000',
+];
 
 describe('RECORD_JSON_SQL', () => {
   let db: DuckDBInstance;
@@ -31,22 +54,60 @@ describe('RECORD_JSON_SQL', () => {
       const want = String(r.d).replace(/0+$/, '').replace(/\.$/, '');
       expect(String(r.rec)).toContain(`"close":${want},`);
     }
-    expect(rows.map((r) => String(r.rec).match(/"close":([^,]+),/)![1])).toEqual(['0', '5', '5', '4.7', '4.7', '4.75', '121.73', '100.1', '100.1', '195.85', '0.5', '-0.5', '-12.34',
-      '0.000001', '0.00001', '0.0001', '1.000001', '12.3456', '99999.99999', '123456789012.123456', '999999999999.999999', '-999999999999.999999', '1000000']);
+    expect(rows.map((r) => String(r.rec).match(/"close":([^,]+),/)![1])).toEqual([
+      '0',
+      '5',
+      '5',
+      '4.7',
+      '4.7',
+      '4.75',
+      '121.73',
+      '100.1',
+      '100.1',
+      '195.85',
+      '0.5',
+      '-0.5',
+      '-12.34',
+      '0.000001',
+      '0.00001',
+      '0.0001',
+      '1.000001',
+      '12.3456',
+      '99999.99999',
+      '123456789012.123456',
+      '999999999999.999999',
+      '-999999999999.999999',
+      '1000000',
+    ]);
   });
 
   it('equals the RFC 8785 text of quoteRecord for prices that are exact JS numbers', async () => {
-    const rows = await queryRows(conn, `SELECT ticker, CAST(close AS VARCHAR) AS p, vwap IS NULL AS no_vwap, trade_count, ${RECORD_JSON_SQL} AS rec FROM i`);
+    const rows = await queryRows(
+      conn,
+      `SELECT ticker, CAST(close AS VARCHAR) AS p, vwap IS NULL AS no_vwap, trade_count, ${RECORD_JSON_SQL} AS rec FROM i`,
+    );
     for (const r of rows.filter((x) => Math.abs(Number(x.p)) < 1e9)) {
       const n = Number(r.p);
-      const bar = { ticker: String(r.ticker), quote_date: '2024-06-10', adjustment: 'raw' as const, open: n, high: n, low: n, close: n, volume: 100, vwap: r.no_vwap ? null : n, trade_count: r.trade_count === null ? null : Number(r.trade_count) };
+      const bar = {
+        ticker: String(r.ticker),
+        quote_date: '2024-06-10',
+        adjustment: 'raw' as const,
+        open: n,
+        high: n,
+        low: n,
+        close: n,
+        volume: 100,
+        vwap: r.no_vwap ? null : n,
+        trade_count: r.trade_count === null ? null : Number(r.trade_count),
+      };
       expect(String(r.rec)).toBe(canonicalJson(quoteRecord(bar as never)));
     }
   });
 });
 
 describe('inDateOrder', () => {
-  const rec = (d: string) => `{"adjustment":"raw","close":1,"high":1,"low":1,"open":1,"quote_date":"${d}","ticker":"X","trade_count":null,"volume":1,"vwap":null}`;
+  const rec = (d: string) =>
+    `{"adjustment":"raw","close":1,"high":1,"low":1,"open":1,"quote_date":"${d}","ticker":"X","trade_count":null,"volume":1,"vwap":null}`;
   it('accepts strictly ascending dates and rejects a repeat or a step back', () => {
     expect(inDateOrder([rec('2024-01-02'), rec('2024-01-03'), rec('2025-01-01')])).toBe(true);
     expect(inDateOrder([rec('2024-01-03'), rec('2024-01-02')])).toBe(false);

@@ -34,7 +34,12 @@ describe.skipIf(!HAS_SHARED)('backfill from the bulk archives (replay server)', 
   const setup = async () => {
     const dataDir = await tempDir('proofline-backfill-');
     dirs.push(dataDir);
-    const config = testConfig(dataDir, { SEC_USER_AGENT: UA, SEC_WWW_BASE_URL: replay.baseUrl, SEC_DATA_BASE_URL: replay.baseUrl, SEC_RATE_LIMIT: '10' });
+    const config = testConfig(dataDir, {
+      SEC_USER_AGENT: UA,
+      SEC_WWW_BASE_URL: replay.baseUrl,
+      SEC_DATA_BASE_URL: replay.baseUrl,
+      SEC_RATE_LIMIT: '10',
+    });
     return { inputDir: path.join(dataDir, 'input'), client: EdgarClient.fromConfig(config) };
   };
 
@@ -46,7 +51,11 @@ describe.skipIf(!HAS_SHARED)('backfill from the bulk archives (replay server)', 
     const files = (await readdir(path.join(inputDir, 'sec', 'submissions'))).filter((f) => !f.endsWith('.meta.json')).sort();
     expect(files).toEqual(['CIK0000320193.json', 'CIK0001045810.json', 'CIK0001318605-submissions-001.json', 'CIK0001318605.json']);
     const meta = JSON.parse(await readFile(path.join(inputDir, 'sec', 'submissions', 'CIK0000320193.json.meta.json'), 'utf8'));
-    expect(meta).toMatchObject({ source_url: 'https://data.sec.gov/submissions/CIK0000320193.json', archive: `${replay.baseUrl}${BULK_PATHS.submissions}`, archive_entry: 'CIK0000320193.json' });
+    expect(meta).toMatchObject({
+      source_url: 'https://data.sec.gov/submissions/CIK0000320193.json',
+      archive: `${replay.baseUrl}${BULK_PATHS.submissions}`,
+      archive_entry: 'CIK0000320193.json',
+    });
     const from = replay.hits.length;
     const again = await backfillBulkArchive(client, 'submissions', { inputDir, universe, log: silentLogger });
     expect(again.unchanged).toBe(true);
@@ -56,7 +65,9 @@ describe.skipIf(!HAS_SHARED)('backfill from the bulk archives (replay server)', 
   it('stops with the URL and position on an archive cut short, and the rerun completes it', async () => {
     const { inputDir, client } = await setup();
     replay.fault(BULK_PATHS.submissions, { times: 1, mode: 'truncate' });
-    await expect(backfillBulkArchive(client, 'submissions', { inputDir, universe: null, log: silentLogger })).rejects.toThrow(/submissions\.zip: archive cut short at byte \d+/);
+    await expect(backfillBulkArchive(client, 'submissions', { inputDir, universe: null, log: silentLogger })).rejects.toThrow(
+      /submissions\.zip: archive cut short at byte \d+/,
+    );
     const dir = path.join(inputDir, 'sec', 'submissions');
     const first = (await readdir(dir)).filter((f) => f.endsWith('.json') && !f.endsWith('.meta.json'));
     expect(first.length).toBeGreaterThan(0);

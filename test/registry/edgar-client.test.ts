@@ -28,14 +28,25 @@ function startServer(): Promise<{ server: Server; base: string; requests: Incomi
     const p = url.split('?')[0];
     const sub = /^\/submissions\/(CIK\d{10})\.json$/.exec(p);
     const facts = /^\/api\/xbrl\/companyfacts\/(CIK\d{10})\.json$/.exec(p);
-    const file = sub ? fixture(`sec/submissions/${sub[1]}.json`) : facts ? fixture(`sec/companyfacts/${facts[1]}.json`) : p === '/files/company_tickers_exchange.json' ? fixture('sec/tickers/company_tickers_exchange.json') : null;
+    const file = sub
+      ? fixture(`sec/submissions/${sub[1]}.json`)
+      : facts
+        ? fixture(`sec/companyfacts/${facts[1]}.json`)
+        : p === '/files/company_tickers_exchange.json'
+          ? fixture('sec/tickers/company_tickers_exchange.json')
+          : null;
     if (!file) return void res.writeHead(404).end('not found');
-    readFileP(file).then((b) => res.writeHead(200, { 'content-type': 'application/json' }).end(b), () => res.writeHead(404).end('not found'));
+    readFileP(file).then(
+      (b) => res.writeHead(200, { 'content-type': 'application/json' }).end(b),
+      () => res.writeHead(404).end('not found'),
+    );
   });
-  return new Promise((resolve) => server.listen(0, '127.0.0.1', () => {
-    const a = server.address() as { port: number };
-    resolve({ server, base: `http://127.0.0.1:${a.port}`, requests, hits });
-  }));
+  return new Promise((resolve) =>
+    server.listen(0, '127.0.0.1', () => {
+      const a = server.address() as { port: number };
+      resolve({ server, base: `http://127.0.0.1:${a.port}`, requests, hits });
+    }),
+  );
 }
 
 class CountingLimiter implements RateLimiter {
@@ -60,7 +71,8 @@ describe.skipIf(!HAS_SHARED)('EdgarClient', () => {
     await new Promise((r) => srv.server.close(r));
     await removeDir(dir);
   });
-  const client = (limiter: RateLimiter, extra = {}) => new EdgarClient({ userAgent: UA, wwwBaseUrl: srv.base, dataBaseUrl: srv.base, limiter, backoffMs: 1, pauseMs: 50, ...extra });
+  const client = (limiter: RateLimiter, extra = {}) =>
+    new EdgarClient({ userAgent: UA, wwwBaseUrl: srv.base, dataBaseUrl: srv.base, limiter, backoffMs: 1, pauseMs: 50, ...extra });
 
   it('refuses to start a live fetch without a declared SEC_USER_AGENT', () => {
     expect(() => new EdgarClient({ userAgent: undefined })).toThrow(InvalidInputError);
@@ -73,7 +85,12 @@ describe.skipIf(!HAS_SHARED)('EdgarClient', () => {
     expect(report.failed).toEqual([]);
     // GOOGL has no submissions fixture: reported as missing, the rest lands.
     expect(report.missing.map((m) => m.url)).toEqual([`${srv.base}/submissions/CIK0001652044.json`]);
-    expect(report.written.map((f) => path.relative(dir, f)).sort()).toEqual(['sec/companyfacts/CIK0000320193.json', 'sec/companyfacts/CIK0001652044.json', 'sec/submissions/CIK0000320193.json', 'sec/tickers/company_tickers_exchange.json']);
+    expect(report.written.map((f) => path.relative(dir, f)).sort()).toEqual([
+      'sec/companyfacts/CIK0000320193.json',
+      'sec/companyfacts/CIK0001652044.json',
+      'sec/submissions/CIK0000320193.json',
+      'sec/tickers/company_tickers_exchange.json',
+    ]);
     expect(limiter.calls).toBe(5);
     expect(srv.requests.every((r) => r.headers['user-agent'] === UA)).toBe(true);
     const meta = JSON.parse(await readFileP(path.join(dir, 'sec/submissions/CIK0000320193.json.meta.json'), 'utf8'));
@@ -112,7 +129,13 @@ describe.skipIf(!HAS_SHARED)('EdgarClient', () => {
 
   it('does not retry a plain 403 (rejected User-Agent)', async () => {
     const limiter = new CountingLimiter();
-    const c = new EdgarClient({ userAgent: 'Nobody nobody@example.com', dataBaseUrl: srv.base, limiter, backoffMs: 1, fetch: (u, init) => fetch(u, { ...init, headers: { 'user-agent': 'anonymous' } }) });
+    const c = new EdgarClient({
+      userAgent: 'Nobody nobody@example.com',
+      dataBaseUrl: srv.base,
+      limiter,
+      backoffMs: 1,
+      fetch: (u, init) => fetch(u, { ...init, headers: { 'user-agent': 'anonymous' } }),
+    });
     await expect(c.submissions(320193)).rejects.toMatchObject({ context: expect.objectContaining({ status: 403 }) });
     expect(limiter.pauses).toEqual([]);
   });

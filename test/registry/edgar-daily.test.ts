@@ -32,7 +32,10 @@ describe('completeSubmissionProblem', () => {
   it('accepts a whole complete submission and names a cut-short one and an HTML page', () => {
     expect(completeSubmissionProblem('<SEC-DOCUMENT>0001-26-1.txt : 2026\n<DOCUMENT>x</DOCUMENT>\n</SEC-DOCUMENT>\n')).toBeNull();
     expect(completeSubmissionProblem('<SEC-DOCUMENT>0001-26-1.txt : 2026\n<DOCUMENT>x')).toMatchObject({ kind: 'truncated', position: 46 });
-    expect(completeSubmissionProblem('<!DOCTYPE html><html><body>maintenance</body></html>')).toMatchObject({ kind: 'not-a-submission', position: 0 });
+    expect(completeSubmissionProblem('<!DOCTYPE html><html><body>maintenance</body></html>')).toMatchObject({
+      kind: 'not-a-submission',
+      position: 0,
+    });
   });
   it('names the day, quarter and file of a daily index', () => {
     expect(dailyIndexUrlPath('2026-02-25')).toBe('/Archives/edgar/daily-index/2026/QTR1/master.20260225.idx');
@@ -59,7 +62,15 @@ describe.skipIf(!HAS_SHARED)('EDGAR daily increment (in process, replay server)'
     dirs.push(dataDir);
     const inputDir = path.join(dataDir, 'input');
     const config = (env: Record<string, string>) =>
-      testConfig(dataDir, { SEC_USER_AGENT: UA, SEC_WWW_BASE_URL: replay.baseUrl, SEC_DATA_BASE_URL: replay.baseUrl, SEC_RATE_LIMIT: '10', SEC_TIMEOUT_MS: '1500', EDGAR_DAILY_INDEX: '1', ...env });
+      testConfig(dataDir, {
+        SEC_USER_AGENT: UA,
+        SEC_WWW_BASE_URL: replay.baseUrl,
+        SEC_DATA_BASE_URL: replay.baseUrl,
+        SEC_RATE_LIMIT: '10',
+        SEC_TIMEOUT_MS: '1500',
+        EDGAR_DAILY_INDEX: '1',
+        ...env,
+      });
     return { dataDir, inputDir, config };
   };
   const night = async (cfg: ReturnType<Awaited<ReturnType<typeof setup>>['config']>, inputDir: string) => {
@@ -77,18 +88,27 @@ describe.skipIf(!HAS_SHARED)('EDGAR daily increment (in process, replay server)'
     expect(n1.report.failed_children).toBe(0);
     expect(await readDailyCursor(dataDir)).toBe('2026-02-25');
     const p1 = n1.hits.map((h) => h.path);
-    expect(p1.filter((p) => p.includes('/daily-index/'))).toEqual(['2026-02-23', '2026-02-24', '2026-02-25', '2026-02-26'].map(dailyIndexUrlPath));
+    expect(p1.filter((p) => p.includes('/daily-index/'))).toEqual(
+      ['2026-02-23', '2026-02-24', '2026-02-25', '2026-02-26'].map(dailyIndexUrlPath),
+    );
     expect(p1).toContain(`/Archives/edgar/data/${NVDA}/${EARNINGS_8K}.txt`);
     expect(p1).toContain('/submissions/CIK0001045810.json');
     // An 8-K brings no companyfacts (only a new 10-K/10-Q does).
     expect(p1.some((p) => p.startsWith('/api/xbrl/companyfacts/'))).toBe(false);
     expect(n1.hits.every((h) => h.userAgent === UA)).toBe(true);
     const file = filingFile(path.join(inputDir, 'sec'), NVDA, EARNINGS_8K);
-    expect(JSON.parse(await readFile(`${file}.meta.json`, 'utf8'))).toMatchObject({ source_url: `${replay.baseUrl}/Archives/edgar/data/${NVDA}/${EARNINGS_8K}.txt`, accession: EARNINGS_8K, form: '8-K' });
+    expect(JSON.parse(await readFile(`${file}.meta.json`, 'utf8'))).toMatchObject({
+      source_url: `${replay.baseUrl}/Archives/edgar/data/${NVDA}/${EARNINGS_8K}.txt`,
+      accession: EARNINGS_8K,
+      form: '8-K',
+    });
 
     let reader = await SnapshotReader.open(dataDir, 'registry', { poolSize: 1 });
     try {
-      const events = await reader.query(`SELECT item, acceptance_et, json_extract_string(origin, '$.source_url') AS url FROM doc_events WHERE accession = $a ORDER BY item`, { a: EARNINGS_8K });
+      const events = await reader.query(
+        `SELECT item, acceptance_et, json_extract_string(origin, '$.source_url') AS url FROM doc_events WHERE accession = $a ORDER BY item`,
+        { a: EARNINGS_8K },
+      );
       expect(events.map((e) => e.item)).toContain('2.02');
       // The SGML header's Eastern acceptance time, and the leaf names the URL it was fetched from.
       expect(events[0]!.acceptance_et).toBe('2026-02-25T16:31:25');
@@ -139,7 +159,10 @@ describe.skipIf(!HAS_SHARED)('EDGAR daily increment (in process, replay server)'
     const removed = [...replay.world.submissions].find(([, s]) => s.filed === '2025-03-12')!;
     const removedPath = `/Archives/edgar/data/1158463/${removed[0]}.txt`;
     replay.override(removedPath, null);
-    const n = await night(config({ EDGAR_FETCH_CIKS: '1835856,1327811,1158463', EDGAR_DAILY_SINCE: '2025-03-05', EDGAR_DAILY_UNTIL: '2025-03-14' }), inputDir);
+    const n = await night(
+      config({ EDGAR_FETCH_CIKS: '1835856,1327811,1158463', EDGAR_DAILY_SINCE: '2025-03-05', EDGAR_DAILY_UNTIL: '2025-03-14' }),
+      inputDir,
+    );
     replay.restore(removedPath);
     expect(n.report.failed_children).toBe(0);
     expect(n.hits.some((h) => h.path === '/files/company_tickers_exchange.json')).toBe(false);
@@ -167,7 +190,9 @@ describe.skipIf(!HAS_SHARED)('EDGAR daily increment (in process, replay server)'
     const before = await readCurrentManifest(dataDir, 'registry');
     replay.fault(dailyIndexUrlPath('2026-02-25'), { times: 1, mode: 'html200' });
     const n = await night(config({ EDGAR_FETCH_CIKS: String(NVDA), EDGAR_DAILY_UNTIL: '2026-02-26' }), inputDir);
-    expect(n.report.plan_rejects).toEqual([{ file: `${replay.baseUrl}${dailyIndexUrlPath('2026-02-25')}`, reason: expect.stringMatching(/not an EDGAR index file/) }]);
+    expect(n.report.plan_rejects).toEqual([
+      { file: `${replay.baseUrl}${dailyIndexUrlPath('2026-02-25')}`, reason: expect.stringMatching(/not an EDGAR index file/) },
+    ]);
     // Nothing after the bad day was read: no filing fetched, nothing published, the cursor stays before it.
     expect(n.hits.map((h) => h.path)).toEqual(['2026-02-23', '2026-02-24', '2026-02-25'].map(dailyIndexUrlPath));
     expect(n.report.skipped).toBe(true);
@@ -185,7 +210,10 @@ describe.skipIf(!HAS_SHARED)('EDGAR daily increment (in process, replay server)'
     body.splice(at, 0, 'ACME HOLDINGS|INC|1045810|8-K|20260225|edgar/data/1045810/0001045810-26-999999.txt');
     replay.override(idx, body.join('\n'));
     try {
-      const n = await night(config({ EDGAR_FETCH_CIKS: String(NVDA), EDGAR_DAILY_SINCE: '2026-02-25', EDGAR_DAILY_UNTIL: '2026-02-25' }), inputDir);
+      const n = await night(
+        config({ EDGAR_FETCH_CIKS: String(NVDA), EDGAR_DAILY_SINCE: '2026-02-25', EDGAR_DAILY_UNTIL: '2026-02-25' }),
+        inputDir,
+      );
       expect(n.report.failed_children).toBe(0);
       expect(n.hits.map((h) => h.path)).toContain(`/Archives/edgar/data/${NVDA}/${EARNINGS_8K}.txt`);
     } finally {
@@ -194,7 +222,9 @@ describe.skipIf(!HAS_SHARED)('EDGAR daily increment (in process, replay server)'
     const reader = await SnapshotReader.open(dataDir, 'registry', { poolSize: 1 });
     try {
       const rj = await reader.query(`SELECT file, line::INTEGER AS line, reason FROM rejects WHERE dataset = 'sec-edgar/index'`);
-      expect(rj).toEqual([{ file: 'index/daily/2026/QTR1/master.20260225.idx', line: at + 1, reason: 'expected 5 pipe-delimited fields, found 6' }]);
+      expect(rj).toEqual([
+        { file: 'index/daily/2026/QTR1/master.20260225.idx', line: at + 1, reason: 'expected 5 pipe-delimited fields, found 6' },
+      ]);
     } finally {
       await reader.close();
     }

@@ -45,7 +45,13 @@ describe.skipIf(!HAS_SHARED)('registry fetch step (in process)', { timeout: 120_
   const setup = async (env: Record<string, string>) => {
     const dataDir = await tempDir('proofline-registry-fetch-');
     dirs.push(dataDir);
-    const config = testConfig(dataDir, { SEC_USER_AGENT: UA, SEC_WWW_BASE_URL: edgar.baseUrl, SEC_DATA_BASE_URL: edgar.baseUrl, SEC_RATE_LIMIT: '10', ...env });
+    const config = testConfig(dataDir, {
+      SEC_USER_AGENT: UA,
+      SEC_WWW_BASE_URL: edgar.baseUrl,
+      SEC_DATA_BASE_URL: edgar.baseUrl,
+      SEC_RATE_LIMIT: '10',
+      ...env,
+    });
     return { dataDir, inputDir: path.join(dataDir, 'input'), config };
   };
 
@@ -60,10 +66,17 @@ describe.skipIf(!HAS_SHARED)('registry fetch step (in process)', { timeout: 120_
   });
 
   it('fetches, retries a transient failure alone, skips a 404 and publishes leaves naming the fetch URL', async () => {
-    const { dataDir, inputDir, config } = await setup({ EDGAR_FETCH_CIKS: '320193,1045810,789019,1652044', EDGAR_FETCH_TICKERS: '1', EDGAR_FETCH_BATCH: '2' });
+    const { dataDir, inputDir, config } = await setup({
+      EDGAR_FETCH_CIKS: '320193,1045810,789019,1652044',
+      EDGAR_FETCH_TICKERS: '1',
+      EDGAR_FETCH_BATCH: '2',
+    });
     // A stale companyfacts file of a CIK EDGAR no longer serves (789019 has only a .json.gz fixture) is removed, not parsed.
     await mkdir(path.join(inputDir, 'sec', 'companyfacts'), { recursive: true });
-    await writeFile(path.join(inputDir, 'sec', 'companyfacts', 'CIK0000789019.json'), await readFile(fixture('sec/companyfacts/CIK0000320193.json')));
+    await writeFile(
+      path.join(inputDir, 'sec', 'companyfacts', 'CIK0000789019.json'),
+      await readFile(fixture('sec/companyfacts/CIK0000320193.json')),
+    );
     const report = await runPipelineInProcess(registryPipeline, { config, log: silentLogger, inputDir, force: true, backoffMs: 1 });
     expect(report.skipped).toBe(false);
     const fetchOutcomes = report.children.filter((c) => c.step === 'fetch');
@@ -86,7 +99,9 @@ describe.skipIf(!HAS_SHARED)('registry fetch step (in process)', { timeout: 120_
 
     const reader = await SnapshotReader.open(dataDir, 'registry', { poolSize: 1 });
     try {
-      const companies = await reader.query(`SELECT cik, json_extract_string(origin, '$.source_url') AS url, json_extract_string(origin, '$.retrieved_at') AS at FROM companies ORDER BY cik`);
+      const companies = await reader.query(
+        `SELECT cik, json_extract_string(origin, '$.source_url') AS url, json_extract_string(origin, '$.retrieved_at') AS at FROM companies ORDER BY cik`,
+      );
       expect(companies.map((c) => Number(c.cik))).toEqual([320193, 789019, 1045810]);
       expect(edgar.count('/submissions/CIK0001652044.json')).toBe(1);
       for (const c of companies) {

@@ -49,7 +49,8 @@ describe('registry layers on the small sample', () => {
   });
 
   it('ingests every sample layer without rejects', async () => {
-    const [r] = await reader.query(`SELECT (SELECT count(*) FROM rejects)::INTEGER AS rejects, (SELECT count(*) FROM documents WHERE status = 'failed')::INTEGER AS failed,
+    const [r] =
+      await reader.query(`SELECT (SELECT count(*) FROM rejects)::INTEGER AS rejects, (SELECT count(*) FROM documents WHERE status = 'failed')::INTEGER AS failed,
       (SELECT count(DISTINCT cik) FROM signal_hits)::INTEGER AS signal_companies, (SELECT count(*) FROM index_entries)::INTEGER AS index_rows,
       (SELECT count(*) FROM company_facts)::INTEGER AS facts`);
     expect(r).toMatchObject({ rejects: 0, failed: 0 });
@@ -80,12 +81,20 @@ describe('registry layers on the small sample', () => {
     expect(earnings.predicted[0].date > earnings.confirmed[0].date).toBe(true);
     const filings = (await getJson(svc.app, '/api/company/AAPL/filings?form=8-K&limit=5000')).body;
     expect(filings.limit_clamped).toEqual({ requested: 5000, max: 1000 });
-    expect(filings.filings.every((f: { form: string; document_url: string }) => f.form === '8-K' && f.document_url.startsWith('https://www.sec.gov/Archives/edgar/data/320193/'))).toBe(true);
+    expect(
+      filings.filings.every(
+        (f: { form: string; document_url: string }) =>
+          f.form === '8-K' && f.document_url.startsWith('https://www.sec.gov/Archives/edgar/data/320193/'),
+      ),
+    ).toBe(true);
   });
 
-  it('layers 1 and 2 keep to their token budgets with a leaf hash per row, each the hash of the row\'s full leaf and stored for /api/verify', async () => {
+  it("layers 1 and 2 keep to their token budgets with a leaf hash per row, each the hash of the row's full leaf and stored for /api/verify", async () => {
     const tokens = (b: Record<string, unknown>) => Math.round(JSON.stringify({ ...b, usage_meta: undefined }).length / 4); // ~4 characters a token
-    for (const [layer, budget] of [['profile', 2000], ['timeline', 2500]] as const) {
+    for (const [layer, budget] of [
+      ['profile', 2000],
+      ['timeline', 2500],
+    ] as const) {
       const compact = (await getJson(svc.app, `/api/company/AAPL/${layer}`)).body;
       const full = (await getJson(svc.app, `/api/company/AAPL/${layer}?origins=full`)).body;
       expect(tokens(compact), layer).toBeLessThan(budget);
@@ -109,7 +118,10 @@ describe('registry layers on the small sample', () => {
       expect(hashes.length, layer).toBeGreaterThan(5);
       expect(hashes, layer).toEqual(leaves.map((l) => l.leaf_hash));
       // /api/verify looks leaves up in origin_leaves: every row's hash is there.
-      const stored = await reader.query(`SELECT count(DISTINCT leaf_hash)::INTEGER AS n FROM origin_leaves WHERE list_contains(from_json($hashes, '["VARCHAR"]'), leaf_hash)`, { hashes: JSON.stringify(hashes) });
+      const stored = await reader.query(
+        `SELECT count(DISTINCT leaf_hash)::INTEGER AS n FROM origin_leaves WHERE list_contains(from_json($hashes, '["VARCHAR"]'), leaf_hash)`,
+        { hashes: JSON.stringify(hashes) },
+      );
       expect(stored[0]!.n, layer).toBe(new Set(hashes).size);
     }
     expect((await getJson(svc.app, '/api/company/AAPL/profile?origins=all')).body).toMatchObject({ status: 400, parameter: 'origins' });
@@ -122,7 +134,15 @@ describe('registry layers on the small sample', () => {
     expect(linked.length).toBeGreaterThan(0);
     for (const l of linked) {
       expect(String(l.person_key)).toBe(`cik${l.person_cik}`);
-      expect(String(l.listed).replace(/[^A-Za-z ]/g, '').toLowerCase()).toBe(String(l.filer).replace(/[^A-Za-z ]/g, '').toLowerCase());
+      expect(
+        String(l.listed)
+          .replace(/[^A-Za-z ]/g, '')
+          .toLowerCase(),
+      ).toBe(
+        String(l.filer)
+          .replace(/[^A-Za-z ]/g, '')
+          .toLowerCase(),
+      );
     }
     // /api/person finds the person by either spelling, with the roles of both sources.
     for (const spelling of [String(linked[0]!.listed), String(linked[0]!.filer)]) {
@@ -132,12 +152,16 @@ describe('registry layers on the small sample', () => {
       expect(new Set(p.body.career.map((c: { source: string }) => c.source)), spelling).toEqual(new Set(['10-K', 'ownership']));
     }
     // A listed name that no reporting owner of the company has keeps its name key and no CIK.
-    const unlinked = await reader.query(`SELECT person_key, person_cik FROM people WHERE source_kind = '10-K' AND person_cik IS NULL LIMIT 5`);
+    const unlinked = await reader.query(
+      `SELECT person_key, person_cik FROM people WHERE source_kind = '10-K' AND person_cik IS NULL LIMIT 5`,
+    );
     for (const u of unlinked) expect(String(u.person_key)).not.toMatch(/^cik/);
   });
 
   it('finds a person by partial name across the companies where they sit', async () => {
-    const [top] = await reader.query(`SELECT person_name FROM people WHERE role_type = 'director' GROUP BY person_name ORDER BY count(DISTINCT cik) DESC, person_name LIMIT 1`);
+    const [top] = await reader.query(
+      `SELECT person_name FROM people WHERE role_type = 'director' GROUP BY person_name ORDER BY count(DISTINCT cik) DESC, person_name LIMIT 1`,
+    );
     const last = String(top.person_name).split(' ').slice(-2).join(' ');
     const { status, body } = await getJson(svc.app, `/api/person/${encodeURIComponent(last.toLowerCase())}`);
     expect(status).toBe(200);
@@ -156,7 +180,9 @@ describe('registry layers on the small sample', () => {
     const both = (await getJson(svc.app, '/api/signals?type=ai_adoption&also=capex_increase&min_strength=2&limit=500')).body;
     expect(both.limit_clamped).toEqual({ requested: 500, max: 200 });
     expect(both.signals.length).toBeGreaterThan(0);
-    expect(both.signals.every((s: { signal_type: string; strength: number }) => s.signal_type === 'ai_adoption' && s.strength >= 2)).toBe(true);
+    expect(both.signals.every((s: { signal_type: string; strength: number }) => s.signal_type === 'ai_adoption' && s.strength >= 2)).toBe(
+      true,
+    );
     const nyse = (await getJson(svc.app, '/api/signals?type=litigation_risk&exchange=nyse&limit=3')).body;
     expect(nyse.returned).toBe(3);
     expect(nyse.signals.every((s: { exchange: string }) => s.exchange === 'NYSE')).toBe(true);

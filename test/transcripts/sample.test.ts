@@ -26,7 +26,9 @@ describe('quotes and transcripts over the small sample (PDFs written by pdfkit)'
   });
 
   it('parses every sample PDF with its participants, sections and fetch → PDF → extraction chain', async () => {
-    const rows = await svc.deps.readers.transcripts.query(`SELECT ticker, format, qa_present, qa_questions, json_array_length(speakers) AS speakers, fetch_origin IS NOT NULL AS fetched FROM transcripts ORDER BY ticker, format`);
+    const rows = await svc.deps.readers.transcripts.query(
+      `SELECT ticker, format, qa_present, qa_questions, json_array_length(speakers) AS speakers, fetch_origin IS NOT NULL AS fetched FROM transcripts ORDER BY ticker, format`,
+    );
     expect(rows.filter((r) => r.format === 'pdf')).toHaveLength(6);
     for (const r of rows.filter((x) => x.format === 'pdf')) {
       expect(r.fetched).toBe(true);

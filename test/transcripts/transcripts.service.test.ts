@@ -32,12 +32,40 @@ describe.skipIf(!HAS_SHARED || !HAS_OPENSSL)('transcript endpoints over the real
   beforeAll(async () => {
     dir = await tempDir();
     const input = path.join(dir, 'input');
-    await copyTranscriptFixtures(input, TRANSCRIPT_FIXTURES.filter(([f]) => !f.startsWith('pdf/CRCL')));
+    await copyTranscriptFixtures(
+      input,
+      TRANSCRIPT_FIXTURES.filter(([f]) => !f.startsWith('pdf/CRCL')),
+    );
     // A local HTTPS "investor-relations site" with a self-signed certificate made for this test.
     const key = path.join(dir, 'key.pem');
     const cert = path.join(dir, 'cert.pem');
-    execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
-    const der = Buffer.from(readFileSync(cert, 'utf8').replace(/-----[^-]+-----/g, '').replace(/\s+/g, ''), 'base64');
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'rsa:2048',
+        '-nodes',
+        '-keyout',
+        key,
+        '-out',
+        cert,
+        '-days',
+        '1',
+        '-subj',
+        '/CN=localhost',
+        '-addext',
+        'subjectAltName=DNS:localhost,IP:127.0.0.1',
+      ],
+      { stdio: 'ignore' },
+    );
+    const der = Buffer.from(
+      readFileSync(cert, 'utf8')
+        .replace(/-----[^-]+-----/g, '')
+        .replace(/\s+/g, ''),
+      'base64',
+    );
     certFingerprint = createHash('sha256').update(der).digest('hex').toUpperCase().match(/../g)!.join(':');
     const pdf = readFileSync(fixture('sec/transcripts/pdf/CRCL_2025Q3.pdf'));
     server = https.createServer({ key: readFileSync(key), cert: readFileSync(cert) }, (req, res) => {
@@ -50,12 +78,19 @@ describe.skipIf(!HAS_SHARED || !HAS_OPENSSL)('transcript endpoints over the real
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
     const port = (server.address() as AddressInfo).port;
-    const { record } = await saveIrDocument(`https://127.0.0.1:${port}/files/CRCL_2025Q3.pdf`, path.join(input, 'transcripts', 'pdf'), 'CRCL_2025Q3.pdf', { userAgent: 'Proofline test', ca: readFileSync(cert) });
+    const { record } = await saveIrDocument(
+      `https://127.0.0.1:${port}/files/CRCL_2025Q3.pdf`,
+      path.join(input, 'transcripts', 'pdf'),
+      'CRCL_2025Q3.pdf',
+      { userAgent: 'Proofline test', ca: readFileSync(cert) },
+    );
     expect(record.content_sha256).toBe(sha256Hex(pdf));
     const report = await ingestTranscripts(testConfig(path.join(dir, 'data')), input);
     expect(report.children.filter((c) => c.status === 'failed').map((c) => c.error)).toEqual([]);
     svc = await buildTestService(testConfig(path.join(dir, 'data')), ['transcripts']);
-    const rows = await svc.deps.readers.transcripts.query(`SELECT leaf_hash, kind, source, source_url, retrieved_at, content_sha256, record_sha256, parent FROM origin_leaves`);
+    const rows = await svc.deps.readers.transcripts.query(
+      `SELECT leaf_hash, kind, source, source_url, retrieved_at, content_sha256, record_sha256, parent FROM origin_leaves`,
+    );
     leaves = new Map(rows.map((r) => [String(r.leaf_hash), { ...(r as any), alg: 'sha256', canon: 'rfc8785' }]));
   }, 120_000);
   afterAll(async () => {
@@ -68,7 +103,12 @@ describe.skipIf(!HAS_SHARED || !HAS_OPENSSL)('transcript endpoints over the real
     const { status, body } = await getJson(svc.app, '/api/company/CRCL/transcripts');
     expect(status).toBe(200);
     const t = body.transcripts[0];
-    expect(t.fetch_origin).toMatchObject({ kind: 'fetch', source: 'ir-site', parent: null, content_sha256: sha256Hex(readFileSync(fixture('sec/transcripts/pdf/CRCL_2025Q3.pdf'))) });
+    expect(t.fetch_origin).toMatchObject({
+      kind: 'fetch',
+      source: 'ir-site',
+      parent: null,
+      content_sha256: sha256Hex(readFileSync(fixture('sec/transcripts/pdf/CRCL_2025Q3.pdf'))),
+    });
     expect(t.source_origin.parent).toBe(t.fetch_origin.leaf_hash);
     expect(t.origin.parent).toBe(t.source_origin.leaf_hash);
     expect(t.markdown_origin.parent).toBe(t.source_origin.leaf_hash);
@@ -78,13 +118,20 @@ describe.skipIf(!HAS_SHARED || !HAS_OPENSSL)('transcript endpoints over the real
     expect(fetch.tls.fingerprint256).toBe(certFingerprint);
     expect(fetch.remote_address).toBe('127.0.0.1');
     expect(fetch.addresses).toContain('127.0.0.1');
-    expect((await verifyChain(t.origin.leaf_hash, (h) => leaves.get(h))).leaves.map((l) => l.kind)).toEqual(['extraction', 'source', 'fetch']);
+    expect((await verifyChain(t.origin.leaf_hash, (h) => leaves.get(h))).leaves.map((l) => l.kind)).toEqual([
+      'extraction',
+      'source',
+      'fetch',
+    ]);
   });
 
   it('serves AAPL calls with speakers and Q&A counts, the NVDA call without Q&A, MSFT with its call dates', async () => {
     const aapl = await getJson(svc.app, '/api/company/AAPL/transcripts');
     expect(aapl.body).toMatchObject({ schema: 'proofline/sec-transcripts/v1', ticker: 'AAPL', transcript_count: 2 });
-    expect(aapl.body.transcripts.map((t: any) => [t.fiscal_year, t.fiscal_quarter, t.call_date])).toEqual([[2023, 1, '2023-02-02'], [2022, 1, '2022-01-27']]);
+    expect(aapl.body.transcripts.map((t: any) => [t.fiscal_year, t.fiscal_quarter, t.call_date])).toEqual([
+      [2023, 1, '2023-02-02'],
+      [2022, 1, '2022-01-27'],
+    ]);
     const nvda = await getJson(svc.app, '/api/company/NVDA/transcripts');
     expect(nvda.body.transcripts[0]).toMatchObject({ qa_present: false, qa_questions: 0, call_date: '2024-08-28' });
     const msft = await getJson(svc.app, '/api/company/MSFT/transcripts');
@@ -114,7 +161,9 @@ describe.skipIf(!HAS_SHARED || !HAS_OPENSSL)('transcript endpoints over the real
 
 describe('IR client without a server', () => {
   it('maps a refused connection to SourceUnavailableError', async () => {
-    await expect(saveIrDocument('https://127.0.0.1:1/x.pdf', '/tmp', 'x.pdf', { userAgent: 'test', timeoutMs: 2000 })).rejects.toThrow(/failed|timeout/);
+    await expect(saveIrDocument('https://127.0.0.1:1/x.pdf', '/tmp', 'x.pdf', { userAgent: 'test', timeoutMs: 2000 })).rejects.toThrow(
+      /failed|timeout/,
+    );
     expect(existsSync('/tmp/x.pdf')).toBe(false);
   });
 });

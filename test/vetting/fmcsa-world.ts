@@ -42,7 +42,10 @@ export async function buildWorld(env: Record<string, string> = {}, extra: Partia
   const state = await StateStore.open(stateDbPath(config.dataDir));
   const svc = await buildTestService(config, ['fmcsa'], { state, ...extra });
   return {
-    root, config, svc, state,
+    root,
+    config,
+    svc,
+    state,
     async close() {
       await svc.close();
       await (svc.deps.state ?? state).close().catch(() => undefined);

@@ -11,7 +11,11 @@ import { getJson } from '../helpers/app.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
 import { buildWorld, WORLD_CARRIERS, type World } from './fmcsa-world.ts';
 
-const post = (body: unknown, headers: Record<string, string> = {}) => ({ method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+const post = (body: unknown, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});
 
 let w: World;
 let dots: number[];
@@ -34,7 +38,12 @@ describe('POST /api/vet', () => {
     expect(r.status).toBe(200);
     const rec = r.body;
     expect(rec.vetting_id).toMatch(/^VET-\d{8}-[0-9A-F]{12}$/);
-    expect(rec).toMatchObject({ dot_number: dots[0], broker_id: 'acme', snapshot_available: true, live_refresh: { status: 'not_configured' } });
+    expect(rec).toMatchObject({
+      dot_number: dots[0],
+      broker_id: 'acme',
+      snapshot_available: true,
+      live_refresh: { status: 'not_configured' },
+    });
     expect(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']).toContain(rec.risk_level);
     expect(['APPROVE', 'CAUTION', 'REJECT']).toContain(rec.recommendation);
     expect(Array.isArray(rec.red_flags) && Array.isArray(rec.basics)).toBe(true);
@@ -45,11 +54,14 @@ describe('POST /api/vet', () => {
     expect(sha256Hex(one.body.snapshot_json)).toBe(rec.data_hash);
     const snap = JSON.parse(one.body.snapshot_json);
     expect(snap.inputs.length).toBeGreaterThan(0);
-    for (const i of snap.inputs) expect(Object.keys(i)).toEqual(expect.arrayContaining(['dataset', 'as_of', 'retrieved_at', 'content_sha256']));
+    for (const i of snap.inputs)
+      expect(Object.keys(i)).toEqual(expect.arrayContaining(['dataset', 'as_of', 'retrieved_at', 'content_sha256']));
     // The signature covers the record fields; `credits` and the API layer's `usage_meta` are not part of it.
     const { signature, credits: _c, usage_meta: _u, ...signed } = rec;
     expect(verifyCanonical(w.svc.deps.signingKey!.publicKey, signed, signature.value)).toBe(true);
-    expect(verifyCanonical(w.svc.deps.signingKey!.publicKey, { ...signed, risk_score: signed.risk_score + 1 }, signature.value)).toBe(false);
+    expect(verifyCanonical(w.svc.deps.signingKey!.publicKey, { ...signed, risk_score: signed.risk_score + 1 }, signature.value)).toBe(
+      false,
+    );
   });
 
   it('names FMCSA as the source in usage_meta, and SAFER as the place to confirm a carrier', async () => {
@@ -89,7 +101,12 @@ describe('POST /api/vet-preview', () => {
     expect(p.body).toMatchObject({ preview: true, vetting_id: null, snapshot_available: false, dot_number: dots[2] });
     expect(sha256Hex(p.body.snapshot_json)).toBe(p.body.data_hash);
     const v = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[2], broker_id: 'preview-check' }));
-    expect(v.body).toMatchObject({ risk_score: p.body.risk_score, risk_level: p.body.risk_level, recommendation: p.body.recommendation, red_flags: p.body.red_flags });
+    expect(v.body).toMatchObject({
+      risk_score: p.body.risk_score,
+      risk_level: p.body.risk_level,
+      recommendation: p.body.recommendation,
+      red_flags: p.body.red_flags,
+    });
     expect(v.body.credits.balance).toBe(29);
     expect((await getJson(w.svc.app, `/api/vetting?dot=${dots[2]}`)).body.count).toBe(1);
   });
@@ -98,7 +115,8 @@ describe('POST /api/vet-preview', () => {
 describe('credits', () => {
   it('gives a free account 30 credits, then answers 402 with a clear body', async () => {
     const broker = 'free-runner';
-    for (let i = 0; i < 30; i++) expect((await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[i % dots.length], broker_id: broker }))).status).toBe(200);
+    for (let i = 0; i < 30; i++)
+      expect((await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[i % dots.length], broker_id: broker }))).status).toBe(200);
     const r = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[0], broker_id: broker }));
     expect(r.status).toBe(402);
     expect(r.body).toMatchObject({ status: 402, account_id: `broker:${broker}`, balance: 0, required: 1 });
@@ -109,7 +127,9 @@ describe('credits', () => {
 
   it('never double-spends under concurrent requests', async () => {
     const broker = 'racer';
-    const rs = await Promise.all(Array.from({ length: 40 }, (_, i) => getJson(w.svc.app, '/api/vet', post({ dot_number: dots[i % dots.length], broker_id: broker }))));
+    const rs = await Promise.all(
+      Array.from({ length: 40 }, (_, i) => getJson(w.svc.app, '/api/vet', post({ dot_number: dots[i % dots.length], broker_id: broker }))),
+    );
     expect(rs.filter((r) => r.status === 200)).toHaveLength(30);
     expect(rs.filter((r) => r.status === 402)).toHaveLength(10);
   });
@@ -121,13 +141,19 @@ describe('credits', () => {
     const ek = keys.bigco;
     const e = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[3], broker_id: 'bigco' }, { authorization: `Bearer ${ek}` }));
     expect(e.body.credits).toMatchObject({ plan: 'enterprise', balance: null, charged: 1 });
-    expect((await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[3], broker_id: 'x' }, { authorization: 'Bearer pl_nope' }))).status).toBe(401);
+    expect(
+      (await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[3], broker_id: 'x' }, { authorization: 'Bearer pl_nope' }))).status,
+    ).toBe(401);
   });
 });
 
 describe('POST /api/batch-vet', () => {
   it('reports per-DOT results and charges one credit per record made', async () => {
-    const r = await getJson(w.svc.app, '/api/batch-vet', post({ dot_numbers: [dots[4], String(dots[5]), 99_999_997, 'x1'], broker_id: 'batcher' }));
+    const r = await getJson(
+      w.svc.app,
+      '/api/batch-vet',
+      post({ dot_numbers: [dots[4], String(dots[5]), 99_999_997, 'x1'], broker_id: 'batcher' }),
+    );
     expect(r.status).toBe(200);
     expect(r.body).toMatchObject({ requested: 4, succeeded: 2, failed: 2, credits: { balance: 28, charged: 2 } });
     expect(r.body.results.map((x: { status: string; http_status?: number }) => x.http_status ?? x.status)).toEqual(['ok', 'ok', 404, 400]);
@@ -146,7 +172,11 @@ describe('POST /api/batch-vet', () => {
     expect(big.status).toBe(400);
     expect(big.body).toMatchObject({ plan: 'free', batch_limit: 10 });
     const key = keys['small-pack'];
-    const short = await getJson(w.svc.app, '/api/batch-vet', post({ dot_numbers: dots.slice(0, 4), broker_id: 'small' }, { authorization: `Bearer ${key}` }));
+    const short = await getJson(
+      w.svc.app,
+      '/api/batch-vet',
+      post({ dot_numbers: dots.slice(0, 4), broker_id: 'small' }, { authorization: `Bearer ${key}` }),
+    );
     expect(short.status).toBe(402);
     expect(short.body).toMatchObject({ balance: 3, required: 4 });
     const vetted = await w.state.query("SELECT count(*)::INTEGER AS n FROM vetting_records WHERE account_id = 'small-pack'");
@@ -174,7 +204,12 @@ describe('live refresh', () => {
 
   it('records a fallback to the warehouse when QCMobile times out', async () => {
     mode = 'hang';
-    w.svc.deps.liveRefresher = createLiveRefresher({ FMCSA_WEBKEY: 'secret-key', FMCSA_BASE_URL: url, FMCSA_TIMEOUT_MS: 200, HTTP_USER_AGENT: 'test' });
+    w.svc.deps.liveRefresher = createLiveRefresher({
+      FMCSA_WEBKEY: 'secret-key',
+      FMCSA_BASE_URL: url,
+      FMCSA_TIMEOUT_MS: 200,
+      HTTP_USER_AGENT: 'test',
+    });
     try {
       const r = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[6], broker_id: 'live' }));
       expect(r.status).toBe(200);
@@ -190,14 +225,22 @@ describe('live refresh', () => {
 
   it.skipIf(!HAS_SHARED)('overlays the live QCMobile carrier and records it as an input', async () => {
     mode = 'fixture';
-    w.svc.deps.liveRefresher = createLiveRefresher({ FMCSA_WEBKEY: 'secret-key', FMCSA_BASE_URL: url, FMCSA_TIMEOUT_MS: 2000, HTTP_USER_AGENT: 'test' });
+    w.svc.deps.liveRefresher = createLiveRefresher({
+      FMCSA_WEBKEY: 'secret-key',
+      FMCSA_BASE_URL: url,
+      FMCSA_TIMEOUT_MS: 2000,
+      HTTP_USER_AGENT: 'test',
+    });
     try {
       const r = await getJson(w.svc.app, '/api/vet-preview', post({ dot_number: dots[7] }));
       expect(r.body.live_refresh.status).toBe('refreshed');
       expect(r.body.carrier).toMatchObject({ legal_name: 'VERIHA TRUCKING INC', allowed_to_operate: 'Y', safety_rating: 'S' });
       const snap = JSON.parse(r.body.snapshot_json);
       const live = snap.inputs.find((i: { dataset: string }) => i.dataset === 'qcmobile/carriers');
-      expect(live).toMatchObject({ as_of: '2021-02-28T06:33:31.490+0000', content_sha256: sha256Hex(readFileSync(fixture('fmcsa/qcmobile/carriers_158121.json'))) });
+      expect(live).toMatchObject({
+        as_of: '2021-02-28T06:33:31.490+0000',
+        content_sha256: sha256Hex(readFileSync(fixture('fmcsa/qcmobile/carriers_158121.json'))),
+      });
       expect(live.retrieved_at).toMatch(/^\d{4}-/);
       expect(r.body.snapshot_json).not.toContain('secret-key');
     } finally {
@@ -211,7 +254,11 @@ describe('GET /api/status and /api/attestation', () => {
     const s = await getJson(w.svc.app, '/api/status');
     expect(s.status).toBe(200);
     expect(s.body.status).toBe('ok');
-    expect(s.body.database_version).toMatchObject({ duckdb: expect.stringMatching(/^v?\d/), fmcsa_snapshot_id: w.svc.deps.readers.fmcsa!.manifest!.snapshot_id, risk_model: expect.any(String) });
+    expect(s.body.database_version).toMatchObject({
+      duckdb: expect.stringMatching(/^v?\d/),
+      fmcsa_snapshot_id: w.svc.deps.readers.fmcsa!.manifest!.snapshot_id,
+      risk_model: expect.any(String),
+    });
     expect(s.body.tables.find((t: { table: string }) => t.table === 'carriers').rows).toBe(WORLD_CARRIERS);
     expect(s.body.datasets.datasets.length).toBeGreaterThan(0);
     expect(s.body.datasets.datasets[0]).toHaveProperty('as_of');
@@ -240,7 +287,15 @@ describe('GET /api/status and /api/attestation', () => {
 describe('care documents bound to a vetting record', () => {
   it('binds the vetting data_hash into the creation record', async () => {
     const v = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[8], broker_id: 'care-binder' }));
-    const c = await getJson(w.svc.app, '/api/care', post({ shipment: { ref: 'BOL-9', commodity: 'produce', value_usd: 12000 }, parties: { broker: 'care-binder', carrier: { dot_number: dots[8] } }, vetting_id: v.body.vetting_id }));
+    const c = await getJson(
+      w.svc.app,
+      '/api/care',
+      post({
+        shipment: { ref: 'BOL-9', commodity: 'produce', value_usd: 12000 },
+        parties: { broker: 'care-binder', carrier: { dot_number: dots[8] } },
+        vetting_id: v.body.vetting_id,
+      }),
+    );
     expect(c.status).toBe(201);
     expect(c.body).toMatchObject({ vetting_id: v.body.vetting_id, vetting_data_hash: v.body.data_hash });
     expect((await getJson(w.svc.app, `/api/care/${c.body.document_id}/verify`)).body.valid).toBe(true);

@@ -36,7 +36,11 @@ describe('writePackedStore and PackedStore', () => {
     expect(info.bytes).toBe((await readFile(path.join(dir, 'rows.tsv'))).length);
     const store = await PackedStore.open(dir, 'rows');
     try {
-      const expected = new Map((await conn.runAndReadAll(`SELECT k, json_array(k, s, d)::VARCHAR AS v FROM r`)).getRows().map((row) => [Number(row[0]), String(row[1])]));
+      const expected = new Map(
+        (await conn.runAndReadAll(`SELECT k, json_array(k, s, d)::VARCHAR AS v FROM r`))
+          .getRows()
+          .map((row) => [Number(row[0]), String(row[1])]),
+      );
       expect(store.size).toBe(4);
       expect(await store.get(3)).toBe(expected.get(3)); // first
       expect(await store.get(70)).toBe(expected.get(70)); // last
@@ -51,10 +55,19 @@ describe('writePackedStore and PackedStore', () => {
   });
 
   it('sorts a large unordered index by key (radix sort over both 16-bit halves and negative keys)', async () => {
-    await writePackedStore(conn, `SELECT k, k::VARCHAR FROM (SELECT (hash(i) % 400000000)::INTEGER - 200000000 AS k FROM range(50000) t(i)) GROUP BY k ORDER BY hash(k)`, dir, 'big');
+    await writePackedStore(
+      conn,
+      `SELECT k, k::VARCHAR FROM (SELECT (hash(i) % 400000000)::INTEGER - 200000000 AS k FROM range(50000) t(i)) GROUP BY k ORDER BY hash(k)`,
+      dir,
+      'big',
+    );
     const store = await PackedStore.open(dir, 'big');
     try {
-      const keys = (await conn.runAndReadAll(`SELECT DISTINCT (hash(i) % 400000000)::INTEGER - 200000000 AS k FROM range(50000) t(i) ORDER BY k`)).getRows().map((r) => Number(r[0]));
+      const keys = (
+        await conn.runAndReadAll(`SELECT DISTINCT (hash(i) % 400000000)::INTEGER - 200000000 AS k FROM range(50000) t(i) ORDER BY k`)
+      )
+        .getRows()
+        .map((r) => Number(r[0]));
       expect(store.size).toBe(keys.length);
       for (const key of [keys[0], keys[1], keys[keys.length >> 1], keys[keys.length - 1]]) expect(await store.get(key)).toBe(String(key));
       expect(await store.get(keys[0] - 1)).toBeNull();
@@ -66,7 +79,12 @@ describe('writePackedStore and PackedStore', () => {
 
   it('indexes lines cut by the read buffer and a value longer than the buffer (16 MB)', async () => {
     // 40 values of 1 MB put line ends on both sides of every 16 MB read; one value of 20 MB needs a bigger buffer.
-    await writePackedStore(conn, `SELECT i::INTEGER, '"' || repeat(chr(97 + (i % 26)::INTEGER), CASE WHEN i = 20 THEN 20000000 ELSE 1000003 + i END) || '"' FROM range(40) t(i)`, dir, 'long');
+    await writePackedStore(
+      conn,
+      `SELECT i::INTEGER, '"' || repeat(chr(97 + (i % 26)::INTEGER), CASE WHEN i = 20 THEN 20000000 ELSE 1000003 + i END) || '"' FROM range(40) t(i)`,
+      dir,
+      'long',
+    );
     const store = await PackedStore.open(dir, 'long');
     try {
       expect(store.size).toBe(40);
@@ -95,7 +113,11 @@ describe('writePackedStore and PackedStore', () => {
 });
 
 describe('packed stores of published snapshots', () => {
-  const spec: DomainSpec = { domain: 'pk', tablesSql: `CREATE TABLE IF NOT EXISTS things (id INTEGER, label VARCHAR);`, replaceTables: ['things'] };
+  const spec: DomainSpec = {
+    domain: 'pk',
+    tablesSql: `CREATE TABLE IF NOT EXISTS things (id INTEGER, label VARCHAR);`,
+    replaceTables: ['things'],
+  };
   async function publish(runId: string, rows: Array<{ id: number; label: string }>) {
     const run = await StagingRun.open(dir, spec, runId);
     await run.writeRows('things', 'all', rows);
@@ -107,13 +129,19 @@ describe('packed stores of published snapshots', () => {
   }
 
   it('opens the snapshot store with the reader and drops it on swap', async () => {
-    await publish('run-1', [{ id: 1, label: 'one' }, { id: 2, label: 'two' }]);
+    await publish('run-1', [
+      { id: 1, label: 'one' },
+      { id: 2, label: 'two' },
+    ]);
     const reader = await SnapshotReader.open(dir, 'pk', { poolSize: 1 });
     try {
       const first = reader.packed('things_json')!;
       expect(await first.get(2)).toBe('"two"');
       expect(reader.packed('nope')).toBeNull();
-      await publish('run-2', [{ id: 2, label: 'deux' }, { id: 3, label: 'trois' }]);
+      await publish('run-2', [
+        { id: 2, label: 'deux' },
+        { id: 3, label: 'trois' },
+      ]);
       expect(await reader.refresh()).toBe(true);
       const second = reader.packed('things_json')!;
       expect(second).not.toBe(first);

@@ -48,7 +48,11 @@ async function stage(runId: string, parts: Array<{ key: string; rows: Array<{ do
     }
     const values = p.rows.map((r) => `(${r.n}, ${quoteLiteral(r.kind)}, ${r.dot})`).join(', ');
     const target = run.partPath('events', p.key);
-    await run.withScratch((conn) => conn.run(`COPY (SELECT n::INTEGER AS n, kind, dot::BIGINT AS dot FROM (VALUES ${values}) t(n, kind, dot)) TO ${quoteLiteral(target)} (FORMAT parquet)`));
+    await run.withScratch((conn) =>
+      conn.run(
+        `COPY (SELECT n::INTEGER AS n, kind, dot::BIGINT AS dot FROM (VALUES ${values}) t(n, kind, dot)) TO ${quoteLiteral(target)} (FORMAT parquet)`,
+      ),
+    );
   }
   await run.recordSource({ ...src, content_sha256: sha256Hex(runId) });
   return run;
@@ -58,7 +62,11 @@ async function servingTables(snapshot: string): Promise<string[]> {
   const db = await DuckDBInstance.create(path.join(snapshot, 'serving.duckdb'), { access_mode: 'READ_ONLY' });
   const conn = await db.connect();
   try {
-    return (await conn.runAndReadAll(`SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() ORDER BY 1`)).getRows().map((r) => String(r[0]));
+    return (
+      await conn.runAndReadAll(`SELECT table_name FROM information_schema.tables WHERE table_catalog = current_database() ORDER BY 1`)
+    )
+      .getRows()
+      .map((r) => String(r[0]));
   } finally {
     conn.closeSync();
     db.closeSync();
@@ -67,11 +75,22 @@ async function servingTables(snapshot: string): Promise<string[]> {
 
 describe('publishRun with parquet-only tables', () => {
   it('refuses a common table as parquet-only', () => {
-    expect(() => defineDomain({ domain: 'x', tables: './parquet-tables.test.ts', base: import.meta.url, parquetTables: ['sources'] })).toThrow(/common tables/);
+    expect(() =>
+      defineDomain({ domain: 'x', tables: './parquet-tables.test.ts', base: import.meta.url, parquetTables: ['sources'] }),
+    ).toThrow(/common tables/);
   });
 
   it('makes a single conforming part the table file itself, keeps it out of serving.duckdb and hashes it', async () => {
-    const run = await stage('run-1', [{ key: 'a', rows: [{ dot: 2, kind: 'x', n: 5 }, { dot: 1, kind: 'y', n: 7 }, { dot: 2, kind: 'z', n: 1 }] }]);
+    const run = await stage('run-1', [
+      {
+        key: 'a',
+        rows: [
+          { dot: 2, kind: 'x', n: 5 },
+          { dot: 1, kind: 'y', n: 7 },
+          { dot: 2, kind: 'z', n: 1 },
+        ],
+      },
+    ]);
     const part = run.partPath('events', 'a');
     const partInode = (await stat(part)).ino;
     const r = await publishRun(run, { keep: 3, inputDigest: 'run-1', derive });
@@ -89,8 +108,13 @@ describe('publishRun with parquet-only tables', () => {
   it('serves parquet-only tables through views in the reader (renamed snapshot directory) and in the sql CLI views', async () => {
     const reader = await SnapshotReader.open(dir, 'pq', { poolSize: 2 });
     try {
-      expect(await reader.query('SELECT dot, n FROM events WHERE dot = $dot ORDER BY n', { dot: 2 })).toEqual([{ dot: 2, n: '1' }, { dot: 2, n: '5' }]);
-      expect(await reader.query('SELECT e.kind, t.n AS total FROM events e JOIN totals t USING (dot) WHERE dot = $dot', { dot: 1 })).toEqual([{ kind: 'y', total: '7' }]);
+      expect(await reader.query('SELECT dot, n FROM events WHERE dot = $dot ORDER BY n', { dot: 2 })).toEqual([
+        { dot: 2, n: '1' },
+        { dot: 2, n: '5' },
+      ]);
+      expect(
+        await reader.query('SELECT e.kind, t.n AS total FROM events e JOIN totals t USING (dot) WHERE dot = $dot', { dot: 1 }),
+      ).toEqual([{ kind: 'y', total: '7' }]);
       // Every pooled connection has the view (queries run concurrently on both).
       const counts = await Promise.all([1, 2, 3, 4].map(() => reader.query('SELECT count(*)::INTEGER AS c FROM events')));
       expect(counts.map((c) => c[0].c)).toEqual([3, 3, 3, 3]);
@@ -106,7 +130,14 @@ describe('publishRun with parquet-only tables', () => {
   it('publishes several parts as a directory, rewriting only the part whose columns differ from the DDL', async () => {
     const run = await stage('run-2', [
       { key: 'a', rows: [{ dot: 1, kind: 'a', n: 1 }] },
-      { key: 'b', rows: [{ dot: 3, kind: 'b', n: 2 }, { dot: 4, kind: 'c', n: 3 }], raw: true },
+      {
+        key: 'b',
+        rows: [
+          { dot: 3, kind: 'b', n: 2 },
+          { dot: 4, kind: 'c', n: 3 },
+        ],
+        raw: true,
+      },
     ]);
     const r = await publishRun(run, { keep: 3, inputDigest: 'run-2', derive });
     const tm = r.manifest.tables.events;
@@ -122,7 +153,9 @@ describe('publishRun with parquet-only tables', () => {
     try {
       // The rewritten part has the DDL's types and order (dot INTEGER, n BIGINT → string).
       expect(await reader.query('SELECT * FROM events ORDER BY dot')).toEqual([
-        { dot: 1, kind: 'a', n: '1' }, { dot: 3, kind: 'b', n: '2' }, { dot: 4, kind: 'c', n: '3' },
+        { dot: 1, kind: 'a', n: '1' },
+        { dot: 3, kind: 'b', n: '2' },
+        { dot: 4, kind: 'c', n: '3' },
       ]);
     } finally {
       await reader.close();
@@ -133,7 +166,16 @@ describe('publishRun with parquet-only tables', () => {
     const before = (await readCurrentPointer(dir, 'pq'))!;
     const beforeManifest = (await readCurrentManifest(dir, 'pq'))!;
     const run = await stage('run-3', [{ key: 'a', rows: [{ dot: 9, kind: 'q', n: 9 }] }]);
-    await expect(publishRun(run, { keep: 3, inputDigest: 'run-3', derive, onStep: (s) => { if (s === 'indexed') throw new Error('crash'); } })).rejects.toThrow('crash');
+    await expect(
+      publishRun(run, {
+        keep: 3,
+        inputDigest: 'run-3',
+        derive,
+        onStep: (s) => {
+          if (s === 'indexed') throw new Error('crash');
+        },
+      }),
+    ).rejects.toThrow('crash');
     expect(await readCurrentPointer(dir, 'pq')).toEqual(before);
     const reader = await SnapshotReader.open(dir, 'pq', { poolSize: 1 });
     try {
@@ -152,7 +194,16 @@ describe('publishRun with parquet-only tables', () => {
   });
 
   it('lets derive replace a parquet-only table (one new file, projected to the DDL)', async () => {
-    const run = await stage('run-4', [{ key: 'a', rows: [{ dot: 5, kind: 'dup', n: 1 }, { dot: 5, kind: 'dup', n: 2 }, { dot: 6, kind: 'one', n: 3 }] }]);
+    const run = await stage('run-4', [
+      {
+        key: 'a',
+        rows: [
+          { dot: 5, kind: 'dup', n: 1 },
+          { dot: 5, kind: 'dup', n: 2 },
+          { dot: 6, kind: 'one', n: 3 },
+        ],
+      },
+    ]);
     const r = await publishRun(run, {
       keep: 3,
       inputDigest: 'run-4',
