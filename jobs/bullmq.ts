@@ -266,7 +266,7 @@ async function collectOutcomes(job: Job, run: StagingRun, runId: string): Promis
     const step = jobKey.slice(0, at).split(':').pop()!;
     const key = jobKey.slice(at + runId.length + 2);
     const prev = byKey.get(id(step, key));
-    if (!prev || prev.status !== 'failed')
+    if (prev?.status !== 'failed')
       byKey.set(id(step, key), {
         step,
         key,

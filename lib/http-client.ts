@@ -18,6 +18,7 @@ export interface RateLimiter {
    * release callback, which the client calls once the response has arrived (or
    * failed), so the slot covers the request's whole flight (lib/sec-limiter.ts).
    */
+  // biome-ignore lint/suspicious/noConfusingVoidType: a limiter without a release callback resolves to nothing
   acquire(signal?: AbortSignal): Promise<void | (() => void)>;
 }
 

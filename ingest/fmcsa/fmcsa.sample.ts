@@ -394,7 +394,7 @@ function crashRows(seed: number, c: SampleCarrier, out: string[]): void {
   for (const k of sampleCrashes(seed, c)) {
     k.vehicles.forEach((unit, seq) => {
       const r: (string | number)[] = new Array(CRASH_HEADER.length).fill('');
-      r[idx.CHANGE_DATE] = ymd(k.daysAgo - 3 > 0 ? k.daysAgo - 3 : 0);
+      r[idx.CHANGE_DATE] = ymd(Math.max(k.daysAgo - 3, 0));
       r[idx.CRASH_ID] = k.id;
       r[idx.REPORT_STATE] = c.state;
       r[idx.REPORT_NUMBER] = `${c.state}${String(k.id).padStart(10, '0')}`;

@@ -44,7 +44,7 @@ export function findQuarter(text: string): { quarter: number; year: number } | n
   const b = /\b(first|second|third|fourth)[- ]quarter(?:\s+(?:of\s+)?(?:fiscal\s+(?:year\s+)?)?(\d{4}))?/i.exec(text);
   const c: Array<[number, { quarter: number; year: number }]> = [];
   if (a) c.push([a.index, { quarter: Number(a[1]), year: Number(a[2]) }]);
-  if (b && b[2]) c.push([b.index, { quarter: ORD[b[1].toLowerCase()], year: Number(b[2]) }]);
+  if (b?.[2]) c.push([b.index, { quarter: ORD[b[1].toLowerCase()], year: Number(b[2]) }]);
   c.sort((x, y) => x[0] - y[0]);
   return c[0]?.[1] ?? null;
 }
@@ -136,7 +136,7 @@ export function parseTranscriptText(
   let sawSections = false;
   let cur: Turn | null = null;
   let pendingTitleOf: Participant | null = null;
-  const start = end >= 0 ? end : 0;
+  const start = Math.max(end, 0);
   for (let i = start; i < lines.length; i++) {
     const l = lines[i];
     if (SECTION_PREPARED.test(l)) {

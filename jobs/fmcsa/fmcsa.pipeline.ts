@@ -13,7 +13,6 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { once } from 'node:events';
 import { Unzip, UnzipInflate } from 'fflate';
 import { z } from 'zod';
 import { ParseError } from '../../lib/errors.ts';

@@ -68,17 +68,16 @@ export async function fetchIrDocument(url: string, opts: IrFetchOptions): Promis
         let tls: FetchRecord['tls'] = null;
         if (typeof sock.getPeerCertificate === 'function') {
           const c = sock.getPeerCertificate();
-          tls =
-            c && c.fingerprint256
-              ? {
-                  fingerprint256: c.fingerprint256,
-                  subject: c.subject?.CN ? String(c.subject.CN) : null,
-                  issuer: c.issuer?.CN ? String(c.issuer.CN) : null,
-                  valid_from: c.valid_from,
-                  valid_to: c.valid_to,
-                  protocol: sock.getProtocol?.() ?? null,
-                }
-              : null;
+          tls = c?.fingerprint256
+            ? {
+                fingerprint256: c.fingerprint256,
+                subject: c.subject?.CN ? String(c.subject.CN) : null,
+                issuer: c.issuer?.CN ? String(c.issuer.CN) : null,
+                valid_from: c.valid_from,
+                valid_to: c.valid_to,
+                protocol: sock.getProtocol?.() ?? null,
+              }
+            : null;
         }
         const status = res.statusCode ?? 0;
         const chunks: Buffer[] = [];

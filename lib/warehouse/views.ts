@@ -6,7 +6,6 @@
  * snapshot's parquet (a directory table as the list of its part files).
  */
 import { readdir } from 'node:fs/promises';
-import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { openDatabase, quoteIdentifier, quoteLiteral } from './duckdb.ts';
 import { snapshotDir, warehouseDir } from './layout.ts';

@@ -227,6 +227,7 @@ export class DiscoveryPublisher {
 
     // The archive lists every other file's versions; it cannot list itself, so it is signed but not recorded.
     const records = state.records.map((r) => ({ ...r }));
+    // biome-ignore lint/complexity/useMathMinMax: publishedAt is an ISO-8601 string; the latest sorts last
     const archiveGenerated = records.reduce((m, r) => (r.publishedAt > m ? r.publishedAt : m), '');
     const archiveDoc = buildArchive(ctx, archiveGenerated || now, records);
     const archiveHash = computeContentHash(archiveDoc);

@@ -116,7 +116,7 @@ export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
     }
     if (req.method !== 'POST')
       return rpcError(405, -32000, 'Method not allowed: this stateless MCP endpoint accepts POST only.', { allow: 'POST', ...cors });
-    let body: unknown = undefined;
+    let body: unknown;
     if ((req.headers.get('content-type') ?? '').includes('application/json')) {
       const text = await req.text();
       try {

@@ -107,7 +107,7 @@ function answerThroughApp(app: H3, req: IncomingMessage, res: ServerResponse, lo
 export function createNodeListener(app: H3, layer: HotAnswerer | undefined, log: Logger): RequestListener {
   return (req, res) => {
     const url = req.url;
-    if (layer && req.method === 'GET' && url !== undefined && url.startsWith('/api/')) {
+    if (layer && req.method === 'GET' && url?.startsWith('/api/')) {
       let hot: ReturnType<HotAnswerer['answerFromCache']>;
       try {
         hot = layer.answerFromCache(new NodeLayerRequest(req.headers, url, req.socket.remoteAddress));

@@ -47,7 +47,7 @@ function parseJson(v: unknown): unknown {
 function withOrigin(rows: Row[]): Array<Record<string, unknown>> {
   return rows.map((r) => {
     const o = parseJson(r.origin) as Record<string, unknown> | null;
-    return { ...r, origin: o && o.leaf_hash ? o : null };
+    return { ...r, origin: o?.leaf_hash ? o : null };
   });
 }
 
@@ -131,16 +131,14 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string, o
       revenue: metric('revenue'),
       net_income: metric('net_income'),
     },
-    people: people
-      .slice(0, 15)
-      .map((p) => ({
-        name: p.person_name,
-        role: p.role,
-        role_type: p.role_type,
-        since: p.first_seen,
-        last_seen: p.last_seen,
-        ...rowOrigin(p.origin, mode),
-      })),
+    people: people.slice(0, 15).map((p) => ({
+      name: p.person_name,
+      role: p.role,
+      role_type: p.role_type,
+      since: p.first_seen,
+      last_seen: p.last_seen,
+      ...rowOrigin(p.origin, mode),
+    })),
     products: latest
       .filter((f) => f.fact_type === 'product')
       .map((f) => ({ name: f.value, evidence: f.evidence, accession: f.accession, ...rowOrigin(f.origin, mode) })),

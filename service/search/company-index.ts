@@ -81,15 +81,13 @@ export function searchCompanyIndex(index: IndexedCompany[], q: string, tokens: s
       (a.c.name < b.c.name ? -1 : a.c.name > b.c.name ? 1 : 0) ||
       (a.c.ticker < b.c.ticker ? -1 : 1),
   );
-  return hits
-    .slice(0, limit)
-    .map(({ c, score }) => ({
-      ticker: c.ticker,
-      cik: c.cik,
-      name: c.name,
-      exchange: c.exchange,
-      status: c.status,
-      sic_description: c.sic_description,
-      score,
-    }));
+  return hits.slice(0, limit).map(({ c, score }) => ({
+    ticker: c.ticker,
+    cik: c.cik,
+    name: c.name,
+    exchange: c.exchange,
+    status: c.status,
+    sic_description: c.sic_description,
+    score,
+  }));
 }

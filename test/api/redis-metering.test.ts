@@ -13,9 +13,9 @@ import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 
 describe.skipIf(!HAS_REDIS)('Redis hourly counters', () => {
-  let dirs: string[] = [];
-  let clients: Redis[] = [];
-  let services: UsageService[] = [];
+  const dirs: string[] = [];
+  const clients: Redis[] = [];
+  const services: UsageService[] = [];
   const prefix = `proofline-test:${process.pid}:${Date.now()}:`;
   beforeAll(async () => {
     for (let i = 0; i < 2; i++) {

@@ -65,7 +65,7 @@ describe.skipIf(!HAS_SHARED)('FMCSA downloads (in process, replay server)', { ti
         .map((h) => `${h.status} ${h.path}`)
         .sort(),
     ).toEqual(['200 /api/views/kjg3-diqy/rows.csv', '200 /fmcsa-files/licensing/revocation_2024_08_06.txt']);
-    let reader = await SnapshotReader.open(dataDir, 'fmcsa', { poolSize: 1 });
+    const reader = await SnapshotReader.open(dataDir, 'fmcsa', { poolSize: 1 });
     try {
       expect((await reader.query(`SELECT count(*)::INTEGER AS n FROM carriers`))[0]!.n).toBe(1000);
       expect((await reader.query(`SELECT count(*)::INTEGER AS n FROM revocations`))[0]!.n).toBeGreaterThan(2000);

@@ -19,7 +19,7 @@ import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
 import { startFakeEdgar, type FakeEdgar } from '../helpers/fake-edgar.ts';
 import { opstestPipeline } from './fixtures/opstest.pipeline.ts';
-import { killAllWorkers, readExecLog, startWorkerProcess, uniquePrefix, waitFor, type WorkerProcess } from './ops-helpers.ts';
+import { killAllWorkers, startWorkerProcess, uniquePrefix, waitFor, type WorkerProcess } from './ops-helpers.ts';
 
 /** Most requests seen in any window [t, t + 1000 ms). */
 function maxPerSecond(times: number[]): number {

@@ -21,7 +21,7 @@ import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { readCurrentManifest } from '../../lib/warehouse/snapshot.ts';
 import { startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
-import { FIXTURES, fixture, HAS_SHARED } from '../helpers/shared.ts';
+import { FIXTURES, HAS_SHARED } from '../helpers/shared.ts';
 
 const UA = 'Proofline Tests tests@proofline.example';
 const NVDA = 1045810;
