@@ -117,6 +117,7 @@ export interface StepContext<P = unknown> extends BaseContext {
   runner?: 'in-process' | 'bullmq';
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a pipeline lists steps of different payload types; each step's zod schema types its own payload
 export interface PipelineStep<P = any> {
   payload: z.ZodType<P>;
   process(ctx: StepContext<P>): Promise<StepResult>;

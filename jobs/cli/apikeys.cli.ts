@@ -15,7 +15,7 @@ function usage(msg?: string): never {
 }
 
 const [cmd, ...rest] = process.argv.slice(2);
-let config;
+let config: ReturnType<typeof loadConfig>;
 try {
   config = loadConfig(process.env);
 } catch (e) {

@@ -51,6 +51,7 @@ export function hasIntegrityProblem(r: DiscoveryReport): boolean {
 
 export async function main(argv: string[]): Promise<number> {
   const args = argv[0] === 'discover' ? argv.slice(1) : argv;
+  // biome-ignore lint/suspicious/noImplicitAnyLet: typed by the parseArgs overload assigned below
   let parsed;
   try {
     parsed = parseArgs({

@@ -1,6 +1,6 @@
 /**
  * `npm run eval`: extraction precision and recall on the real filings corpus
- * against the committed development set (bench/extraction-eval.ts, labels in
+ * against the committed development set (jobs/eval/extraction-eval.ts, labels in
  * test/eval/labels/, rules in docs/signal-labelling-rules.md). Prints the
  * figures per signal type, 8-K event type and profile field, every false hit
  * and miss (file, section, sentence), writes bench/results/eval.json, and
@@ -13,7 +13,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { checkTargets, evaluateExtraction, type Score } from '../../bench/extraction-eval.ts';
+import { checkTargets, evaluateExtraction, type Score } from '../eval/extraction-eval.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const arg = (name: string) => {

@@ -51,12 +51,18 @@ export function readArchive(doc: unknown, archiveUrl: string, warnings: string[]
   }
   const out: ArchiveRecord[] = [];
   const ids = new Set<string>();
-  raw.forEach((r, i) => {
-    if (!isObj(r)) return warnings.push(`archive record ${i} is not an object`);
+  for (const [i, r] of raw.entries()) {
+    if (!isObj(r)) {
+      warnings.push(`archive record ${i} is not an object`);
+      continue;
+    }
     const versionId = str(r.versionId);
     const resource = str(r.resource);
     const contentHash = str(r.contentHash);
-    if (!versionId || !resource || !contentHash) return warnings.push(`archive record ${i} lacks versionId, resource or contentHash`);
+    if (!versionId || !resource || !contentHash) {
+      warnings.push(`archive record ${i} lacks versionId, resource or contentHash`);
+      continue;
+    }
     if (!/^sha256:[0-9a-f]{64}$/.test(contentHash)) warnings.push(`archive record ${versionId}: contentHash is not sha256:<64 hex>`);
     if (!str(r.publishedAt)) warnings.push(`archive record ${versionId} lacks publishedAt`);
     if (ids.has(versionId)) warnings.push(`archive versionId ${versionId} is not unique`);
@@ -69,7 +75,7 @@ export function readArchive(doc: unknown, archiveUrl: string, warnings: string[]
       supersedes: str(r.supersedes),
       assertionType: str(r.assertionType),
     });
-  });
+  }
   for (const r of out) {
     if (r.supersedes && !ids.has(r.supersedes)) warnings.push(`archive record ${r.versionId} supersedes unknown version ${r.supersedes}`);
     const walk = walkChain(out, r, () => false);

@@ -221,7 +221,9 @@ async function packedRiskRow(fmcsa: SnapshotReader, dot: number): Promise<Row | 
   if (text == null) return null;
   const values = JSON.parse(text) as Json[];
   const row: Row = {};
-  columns.forEach((c, i) => (row[c] = values[i]));
+  columns.forEach((c, i) => {
+    row[c] = values[i];
+  });
   return row;
 }
 

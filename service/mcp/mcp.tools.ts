@@ -25,6 +25,7 @@ export interface ToolDef {
   description: string;
   input: z.ZodObject;
   output: z.ZodObject;
+  // biome-ignore lint/suspicious/noExplicitAny: args were validated by the tool's own zod input schema before run is called
   run(ctx: ToolContext, args: any): Promise<Record<string, unknown>>;
 }
 

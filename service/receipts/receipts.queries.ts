@@ -39,7 +39,7 @@ export async function findLeaf(readers: Record<string, SnapshotReader>, leafHash
   for (const [domain, reader] of Object.entries(readers)) {
     if (!reader.manifest) continue;
     published++;
-    let rows;
+    let rows: Awaited<ReturnType<typeof reader.query>>;
     try {
       rows = await reader.query(FIND_LEAF, { leaf_hash: leafHash });
     } catch (e) {

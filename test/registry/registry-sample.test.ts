@@ -18,8 +18,9 @@ import { buildRegistryApp, getJson } from './layers-app.ts';
 
 /** Every `origin` object anywhere in a response. */
 function origins(v: unknown, out: unknown[] = []): unknown[] {
-  if (Array.isArray(v)) v.forEach((x) => origins(x, out));
-  else if (v && typeof v === 'object') {
+  if (Array.isArray(v)) {
+    for (const x of v) origins(x, out);
+  } else if (v && typeof v === 'object') {
     for (const [k, x] of Object.entries(v)) {
       if (k === 'origin' && x !== null) out.push(x);
       else origins(x, out);
@@ -104,8 +105,9 @@ describe('registry layers on the small sample', () => {
       const hashes: string[] = [];
       const leaves: Array<{ leaf_hash: string }> = [];
       const walk = (a: unknown, b: unknown): void => {
-        if (Array.isArray(a)) a.forEach((x, i) => walk(x, (b as unknown[])[i]));
-        else if (a && typeof a === 'object') {
+        if (Array.isArray(a)) {
+          for (const [i, x] of a.entries()) walk(x, (b as unknown[])[i]);
+        } else if (a && typeof a === 'object') {
           for (const [k, v] of Object.entries(a)) {
             if (k === 'origin_leaf') {
               hashes.push(v as string);

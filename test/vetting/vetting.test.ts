@@ -189,7 +189,7 @@ describe('live refresh', () => {
   let url: string;
   let mode: 'fixture' | 'hang' = 'hang';
   beforeAll(async () => {
-    server = createServer((req, res) => {
+    server = createServer((_req, res) => {
       if (mode === 'hang') return; // never answers: the refresher must time out
       const body = readFileSync(fixture('fmcsa/qcmobile/carriers_158121.json'));
       res.writeHead(200, { 'content-type': 'application/json' }).end(body);
