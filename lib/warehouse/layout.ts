@@ -35,10 +35,6 @@ export function stagingDir(dataDir: string, domain: string, runId: string): stri
 export function writerLockPath(dataDir: string, domain: string): string {
   return path.join(domainDir(dataDir, domain), 'writer.lock');
 }
-/** Directory for server-owned durable state (vetting records, care documents, credits, query log). */
-export function stateDir(dataDir: string): string {
-  return path.join(dataDir, 'state');
-}
 /** Scratch space for DuckDB spills. */
 export function tempDir(dataDir: string): string {
   return path.join(dataDir, 'tmp');

@@ -25,7 +25,7 @@
  * next run cleans an abandoned staging directory.
  */
 import { createReadStream } from 'node:fs';
-import { copyFile, link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { createSha256Stream, hashCanonical } from '../hash.ts';
@@ -520,12 +520,4 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
   } finally {
     await release();
   }
-}
-
-/** True when a path exists. */
-export async function exists(p: string): Promise<boolean> {
-  return stat(p).then(
-    () => true,
-    () => false,
-  );
 }

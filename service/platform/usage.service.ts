@@ -265,7 +265,6 @@ export function buildUsageMeta(id: ClientIdentity, m: Metered, baseUrl: string, 
     tier_recommendation: tierRecommendation(id, m),
   };
 }
-export type UsageMeta = ReturnType<typeof buildUsageMeta>;
 
 interface MetaTemplate {
   /** `{"source":…,"current_tier":…` */
