@@ -30,8 +30,6 @@ const SQL = {
   carrier: loadSql('./get-carrier.sql', import.meta.url),
   carrierCensus: loadSql('./get-carrier-census.sql', import.meta.url),
   risk: /* sql */ `SELECT * FROM carrier_risk WHERE dot_number = $dot`,
-  /** Snapshots published before the packed store (packed/carrier_snapshot) kept the packed row in this table. */
-  snapshot: /* sql */ `SELECT v FROM carrier_snapshot WHERE dot_number = $dot`,
   snapshotColumns: /* sql */ `SELECT name FROM carrier_snapshot_columns ORDER BY pos`,
   authority: /* sql */ `SELECT * EXCLUDE (source_file) FROM authority WHERE dot_number = $dot ORDER BY docket_number`,
   insurance: loadSql('./get-insurance.sql', import.meta.url),
@@ -215,9 +213,8 @@ async function riskRow(fmcsa: SnapshotReader, dot: number): Promise<Row> {
 async function packedRiskRow(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
   const { columns } = await snapshotMeta(fmcsa);
   const store = fmcsa.packed('carrier_snapshot');
-  let text: string | null;
-  if (store) text = await store.get(dot);
-  else text = ((await fmcsa.query(SQL.snapshot, { dot }))[0]?.v as string | undefined) ?? null;
+  if (!store) return null;
+  const text = await store.get(dot);
   if (text == null) return null;
   const values = JSON.parse(text) as Json[];
   const row: Row = {};
@@ -440,11 +437,9 @@ export interface RiskSnapshot {
 export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | string): Promise<RiskSnapshot> {
   const dot = parseDot(dotRaw);
   const { status, sources } = await snapshotMeta(fmcsa);
-  // The carrier_risk row as one JSON array (carrier_risk column order), packed at publish and read by
-  // DOT without DuckDB (binary search + one positioned read); snapshots published before the packed
-  // store existed still have the carrier_snapshot table.
-  const row = await packedRiskRow(fmcsa, dot);
-  if (!row) throw notFound(dot);
+  // The carrier_risk row: from the packed store (one JSON array in carrier_risk column order, read by DOT
+  // without DuckDB: binary search + one positioned read), else from carrier_risk by SQL.
+  const row = await riskRow(fmcsa, dot);
   const features = featuresFromRow(row);
   const asOf = new Map(status.map((s) => [String(s.dataset), (s.as_of as string | null) ?? null]));
   const inputs = sources.map((s) => ({
