@@ -5,42 +5,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidInputError } from '../../lib/errors.ts';
-import { PgStateStore } from '../../service/platform/state.postgres.ts';
-import { insertRowsSql, StateStore, stateDbPath, updateRowsSql } from '../../service/platform/state.store.ts';
-import { removeDir, tempDir } from '../helpers/env.ts';
-import { freshDatabase, HAS_POSTGRES } from '../helpers/postgres.ts';
+import { insertRowsSql, type StateStore, updateRowsSql } from '../../service/platform/state.store.ts';
+import { STATE_BACKENDS } from '../helpers/state-backends.ts';
 
 const INSERT_META = insertRowsSql('state_meta', { key: 'VARCHAR', value: 'VARCHAR' });
 const UPDATE_META = updateRowsSql('state_meta', 'key', { key: 'VARCHAR', value: 'VARCHAR' });
 
-/** Opens a fresh store of one backend; the returned function closes and removes it. */
-type Opener = () => Promise<{ store: StateStore; dispose: () => Promise<void> }>;
-
-const backends: Array<{ name: string; skip: boolean; open: Opener }> = [
-  {
-    name: 'embedded DuckDB',
-    skip: false,
-    open: async () => {
-      const dir = await tempDir('proofline-store-');
-      const store = await StateStore.open(stateDbPath(dir));
-      return { store, dispose: async () => (await store.close(), await removeDir(dir)) };
-    },
-  },
-  {
-    name: 'PostgreSQL',
-    skip: !HAS_POSTGRES,
-    open: async () => {
-      const db = await freshDatabase();
-      const store = await PgStateStore.open(db.url);
-      return { store, dispose: async () => (await store.close(), await db.drop()) };
-    },
-  },
-];
-
 const itRun = it;
 const itSkip = it.skip;
 
-describe.each(backends)('StateStore group commit ($name)', ({ skip, open }) => {
+describe.each(STATE_BACKENDS)('StateStore group commit ($name)', ({ skip, open }) => {
   let store: StateStore;
   let dispose: () => Promise<void>;
   beforeAll(async () => {
