@@ -50,6 +50,12 @@ export const configSchema = z.object({
     .describe(
       'Redis for BullMQ queues, the shared SEC and Polygon limiters, locks and rate-limit counters; unset: jobs run in process, counters in memory.',
     ),
+  DATABASE_URL: z
+    .url({ protocol: /^postgres(ql)?$/ })
+    .optional()
+    .describe(
+      'PostgreSQL for the durable state (vetting records, credits, custody chains, receipts, idempotency keys): every API process writes; unset: the embedded DuckDB file under DATA_DIR/state, owned by one process.',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')

@@ -11,6 +11,8 @@ export interface Health {
   version: string;
   db: Record<string, { snapshot_id: string | null; published_at: string | null; age_hours: number | null; stale: boolean }>;
   dependencies: Record<string, 'up' | 'down'>;
+  /** Where the durable state lives: `duckdb` (embedded file), `postgres` (DATABASE_URL; also under dependencies), or null. */
+  state_backend: 'duckdb' | 'postgres' | null;
   reasons: string[];
 }
 
@@ -37,6 +39,12 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     dependencies[name] = up ? 'up' : 'down';
     if (!up) reasons.push(`${name} is down`);
   }
+  if (deps.state?.backend === 'postgres') {
+    // Every node writes to PostgreSQL: while it is down, state-backed writes answer 503 with Retry-After.
+    const h = await deps.state.health();
+    dependencies.postgres = h.up ? 'up' : 'down';
+    if (!h.up) reasons.push(`postgres (state database) is down: vetting, care, credits and receipts answer 503 (${h.detail})`);
+  }
   const heldBy = deps.state ? null : deps.stateHeldBy?.();
   if (heldBy) {
     dependencies.state = 'down';
@@ -49,6 +57,7 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     version: deps.options.version,
     db,
     dependencies,
+    state_backend: deps.state?.backend ?? null,
     reasons,
   };
 }

@@ -5,16 +5,19 @@
  * Bearer) naming a paid account, or runs on the broker_id's free account,
  * created on first use with the Free plan's signup credits.
  *
- * Every function taking a `StateTx` runs inside the state store's single
- * writer queue, so a balance check and the debit that follows it cannot
- * interleave with another request's (no double spending). Checks throw before
- * the operation's first write (see state.store.ts).
+ * Every function taking a `StateTx` runs inside a state store transaction
+ * that holds the account's lock (`tx.lock('acct:<id>')`, taken before the
+ * balance is read), so a balance check and the debit that follows it cannot
+ * interleave with another request's, on this node or any other (no double
+ * spending). Checks throw before the operation's first write (see state.store.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, NotFoundError, PaymentRequiredError } from '../../lib/errors.ts';
 import { createApiKey, hashApiKey } from '../../lib/api-keys.ts';
-import { insertRowsSql, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
+import { insertRowsSql, loadStatements, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
+
+const SQL = loadStatements('./vetting.state.sql', import.meta.url, ['account_by_id', 'account_by_key']);
 
 /** Plans: credits at signup and the largest batch one /api/batch-vet call may carry. */
 export const PLANS = {
@@ -67,11 +70,12 @@ const INSERT_LEDGER = insertRowsSql('credit_ledger', {
   created_at: 'VARCHAR',
 });
 
-/** Reads an account inside the writer transaction (cached across the group). */
+/** Locks and reads an account inside the writer transaction (cached while the lock holds). */
 export async function readAccount(tx: StateTx, accountId: string): Promise<Account | null> {
   const k = acctKey(accountId);
+  await tx.lock(k);
   if (tx.cache.has(k)) return tx.cache.get(k) as Account | null;
-  const rows = await tx.read('SELECT account_id, plan, balance, created_at FROM accounts WHERE account_id = $id', { id: accountId });
+  const rows = await tx.read(SQL.account_by_id, [accountId]);
   const a = rows[0]
     ? {
         account_id: String(rows[0].account_id),
@@ -86,6 +90,7 @@ export async function readAccount(tx: StateTx, accountId: string): Promise<Accou
 
 /** Creates an account (with its plan's signup credits and a ledger line). Throws if it exists. */
 export async function createAccount(tx: StateTx, accountId: string, plan: PlanId, now: Date): Promise<Account> {
+  await tx.lock(acctKey(accountId));
   const at = now.toISOString();
   const credits = PLANS[plan].signup_credits;
   tx.defer(INSERT_ACCOUNT, { account_id: accountId, plan, balance: credits, api_key_sha256: null, created_at: at, updated_at: at });
@@ -119,7 +124,7 @@ export async function resolveAccount(tx: StateTx, auth: { apiKey?: string | null
     const ck = `key:${h}`;
     let accountId = tx.cache.get(ck) as string | null | undefined;
     if (accountId === undefined) {
-      const rows = await tx.read('SELECT account_id FROM accounts WHERE api_key_sha256 = $h', { h });
+      const rows = await tx.read(SQL.account_by_key, [h]);
       accountId = rows[0] ? String(rows[0].account_id) : null;
       tx.cache.set(ck, accountId);
     }
@@ -206,6 +211,7 @@ export async function issueApiKey(
     throw new InvalidInputError(`account ${accountId} does not exist: grant credits first`, { response: { parameter: 'account' } });
   const { secret, record } = await createApiKey(dataDir, { label: `credits:${accountId}`, hourlyLimit: opts.hourlyLimit ?? null });
   await store.write(async (tx) => {
+    await tx.lock(acctKey(accountId));
     tx.defer(UPDATE_KEY, { account_id: accountId, api_key_sha256: hashApiKey(secret), updated_at: now.toISOString() }, accountId);
     // key → account entries may now be stale (a rebinding replaces the account's previous key). Only those:
     // balances and chain heads in the cache may hold this group's not yet flushed values.
@@ -216,7 +222,7 @@ export async function issueApiKey(
 
 /** Reads an account's balance outside a transaction (committed state). */
 export async function getAccount(store: StateStore, accountId: string): Promise<Account | null> {
-  const rows = await store.query('SELECT account_id, plan, balance, created_at FROM accounts WHERE account_id = $id', { id: accountId });
+  const rows = await store.query(SQL.account_by_id, [accountId]);
   return rows[0]
     ? {
         account_id: String(rows[0].account_id),

@@ -27,7 +27,7 @@ import {
   type RedFlag,
   type RiskAssessment,
 } from '../../ingest/fmcsa/risk-model.ts';
-import { insertRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
+import { insertRowsSql, loadStatements, type StateStore, type StateTx } from '../platform/state.store.ts';
 import { assertBatchSize, assertCanPay, debit, getAccount, freeAccountId, PLANS, resolveAccount, type Account } from './credits.ts';
 import { overlayLiveCarrier, redactWebKey, type LiveRefresher } from './live-refresh.ts';
 import { loadRiskSnapshot, type SnapshotInput } from './risk-source.ts';
@@ -234,6 +234,8 @@ async function precheck(vd: VettingDeps, auth: Auth, n: number): Promise<void> {
   if (a) assertCanPay(a, n);
 }
 
+const SQL = loadStatements('./vetting.state.sql', import.meta.url, ['history_by_dot', 'record_by_id']);
+
 const INSERT_VETTING = insertRowsSql('vetting_records', {
   vetting_id: 'VARCHAR',
   dot_number: 'BIGINT',
@@ -363,10 +365,7 @@ export async function getVettingHistory(
   dot: number,
   limit: number,
 ): Promise<{ dot_number: number; count: number; records: SignedVetting[] }> {
-  const rows = await store.query(
-    'SELECT record_json, signature, key_id FROM vetting_records WHERE dot_number = $dot ORDER BY vetting_date DESC, vetting_id DESC LIMIT $limit',
-    { dot, limit },
-  );
+  const rows = await store.query(SQL.history_by_dot, [dot, limit]);
   const records = rows.map((r) => ({
     ...(JSON.parse(String(r.record_json)) as VettingRecord),
     signature: { alg: 'Ed25519' as const, key_id: String(r.key_id), value: String(r.signature) },
@@ -376,9 +375,7 @@ export async function getVettingHistory(
 
 /** One record with its stored `snapshot_json` (the bytes `data_hash` is computed over). */
 export async function getVettingRecord(store: StateStore, id: string): Promise<SignedVetting & { snapshot_json: string }> {
-  const rows = await store.query('SELECT record_json, snapshot_json, signature, key_id FROM vetting_records WHERE vetting_id = $id', {
-    id,
-  });
+  const rows = await store.query(SQL.record_by_id, [id]);
   const r = rows[0];
   if (!r) throw new NotFoundError(`vetting record ${id} does not exist`, { response: { vetting_id: id } });
   return {
