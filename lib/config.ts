@@ -288,6 +288,14 @@ export const configSchema = z.object({
     .describe(
       'Abuse guard of carrier lookups, which are unlimited on every plan (vetting specification, Limits): requests per clock hour of one client (key, else IP) to FMCSA data before 429; docs/limits.md.',
     ),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(30_000)
+    .describe(
+      'Time a client has to send a whole request (headers and body) before the server answers 408 and closes the connection (node `requestTimeout`; headers alone: at most 10 s). docs/limits.md.',
+    ),
   REDIS_COMMAND_TIMEOUT_MS: z.coerce
     .number()
     .int()
