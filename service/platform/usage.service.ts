@@ -129,11 +129,13 @@ export class UsageService {
       this.byIp.clear();
       this.memoGeneration = this.keys.generation;
     }
-    if (authorization) {
+    if (authorization !== null && authorization !== undefined) {
       const known = this.byAuthorization.get(authorization)?.[agent];
       if (known) return known;
       const token = bearerTokenOf(authorization);
-      if (token) {
+      // A presented Authorization that is not `Bearer <key>` (empty, `Bearer` alone, Basic) is a 401, never the free tier.
+      if (!token) throw new InvalidApiKeyError("the Authorization header is not 'Bearer <key>'");
+      {
         const rec = this.keys.lookup(token);
         if (!rec) throw new InvalidApiKeyError('invalid or revoked API key');
         const id: ClientIdentity = {
