@@ -286,6 +286,30 @@ export const configSchema = z.object({
     .min(1)
     .default(10_000)
     .describe('Requests per clock hour of a Pro API key without a limit of its own.'),
+  LOOKUP_GUARD_PER_HOUR: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(20_000)
+    .describe(
+      'Abuse guard of carrier lookups, which are unlimited on every plan (vetting specification, Limits): requests per clock hour of one client (key, else IP) to FMCSA data before 429; docs/limits.md.',
+    ),
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(30_000)
+    .describe(
+      'Time a client has to send a whole request (headers and body) before the server answers 408 and closes the connection (node `requestTimeout`; headers alone: at most 10 s). docs/limits.md.',
+    ),
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(10)
+    .default(250)
+    .describe(
+      'Deadline of one Redis call on the request path (rate counters); past it the request is counted in memory and Redis is left alone for 2 s (circuit breaker).',
+    ),
 
   // Operations (jobs/bullmq.ts, jobs/schedules.ts): queue names are `<QUEUE_PREFIX>-<domain>`.
   QUEUE_PREFIX: z

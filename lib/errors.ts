@@ -10,6 +10,8 @@
  * | ParseError             | parse            | terminal (no retry) | 422  | -32603   |
  * | NotFoundError          | not_found        | terminal            | 404  | -32602 (tool error) |
  * | InvalidInputError      | invalid_input    | terminal            | 400  | -32602   |
+ * | PayloadTooLargeError   | invalid_input    | terminal            | 413  | -32602   |
+ * | RateLimitedError       | rate_limited     | retried             | 429  | -32004   |
  * | InvalidApiKeyError     | unauthorized     | terminal            | 401  | -32001   |
  * | PaymentRequiredError   | payment_required | terminal            | 402  | -32002   |
  * | ConflictError          | conflict         | terminal            | 409  | -32003   |
@@ -32,6 +34,7 @@ export type ErrorKind =
   | 'unauthorized'
   | 'payment_required'
   | 'conflict'
+  | 'rate_limited'
   | 'config'
   | 'unexpected';
 
@@ -97,6 +100,21 @@ export class InvalidInputError extends PipelineError {
   override readonly httpStatus: number = 400;
   override readonly rpcCode: number = -32602;
   override readonly retryable: boolean = false;
+}
+
+/** A request body over its route's limit (HTTP 413; the limit is named in the message and `context.response`). */
+export class PayloadTooLargeError extends InvalidInputError {
+  override readonly code: string = 'proofline:payload-too-large';
+  override readonly httpStatus: number = 413;
+}
+
+/** A client over its hourly limit on a door that is not answered by the /api layer itself (/ai/query, /mcp): HTTP 429. */
+export class RateLimitedError extends PipelineError {
+  override readonly code: string = 'proofline:rate-limited';
+  override readonly kind: ErrorKind = 'rate_limited';
+  override readonly httpStatus: number = 429;
+  override readonly rpcCode: number = -32004;
+  override readonly retryable: boolean = true;
 }
 
 /** An API key that is unknown or revoked (never silently downgraded to the free tier). */

@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { createApp } from './app.ts';
-import { createNodeListener } from './platform/node-listener.ts';
+import { ConnectionTracker, createNodeListener, serverTimeouts } from './platform/node-listener.ts';
 import { discoveryOptions } from './discovery/discovery.options.ts';
 import type { Readers, ServiceDeps } from './platform/deps.ts';
 import { stateDbPath } from './platform/state.store.ts';
@@ -100,8 +100,11 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   const t0 = Date.now();
   await Promise.all(deps.warmups ?? []);
   if (deps.warmups?.length) log.info({ ms: Date.now() - t0 }, 'warm-up done (search indexes)');
-  // node:http with the API layer's hot path in front of h3 (service/platform/node-listener.ts).
-  const server = createServer(createNodeListener(app, deps.apiLayer, log));
+  // node:http with the API layer's hot path in front of h3 (service/platform/node-listener.ts), under deliberate
+  // timeouts (docs/limits.md): a slow sender holds its memory for at most HTTP_REQUEST_TIMEOUT_MS, not node's 300 s.
+  const server = createServer(serverTimeouts(config.HTTP_REQUEST_TIMEOUT_MS));
+  const connections = new ConnectionTracker(server);
+  server.on('request', connections.wrap(createNodeListener(app, deps.apiLayer, log)));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.PORT, config.HOST, () => resolve());
@@ -118,8 +121,9 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   return {
     url,
     async close() {
-      // Stops accepting, closes idle keep-alive sockets, resolves once in-flight requests have finished.
-      await new Promise<void>((resolve) => server.close(() => resolve()));
+      // Stops accepting, closes idle sockets now and each busy one after its current answer (Connection: close),
+      // resolves once in-flight requests have finished (ConnectionTracker).
+      await connections.drain();
       for (const r of Object.values(deps.readers)) await r.close();
       await deps.stateClaim.close();
       await deps.usage?.close();

@@ -1,8 +1,26 @@
 /**
- * Service health: `healthy` when every domain has a fresh snapshot and every
- * configured dependency answers; `degraded` with reasons otherwise.
+ * Service health and readiness (issue 21 item 4, issue 25 item 1).
+ *
+ * - Liveness (`GET /api/health`): always answers 200 while the process can
+ *   answer, with `status` healthy or degraded and the reasons. Each dependency
+ *   probe runs in parallel under its own deadline (PROBE_DEADLINE_MS), so the
+ *   answer never waits longer than that on a dependency; a probe that misses
+ *   it is reported `slow`, one that fails `down`.
+ * - Readiness (`GET /api/ready`): 503 until every served domain has a
+ *   snapshot open and the state store is owned and answers within the
+ *   deadline; 200 afterwards. A hung Redis does not make the service unready
+ *   (metering fails open), it makes it degraded.
+ *
+ * Neither route is metered (api-middleware.ts, UNMETERED_PATHS): a probe every
+ * few seconds must never exhaust a client's hourly limit.
  */
 import type { ServiceDeps } from '../platform/deps.ts';
+import type { BreakerReport } from '../platform/deadline.ts';
+
+/** How long health waits on any one dependency probe. */
+export const PROBE_DEADLINE_MS = 500;
+
+export type DependencyStatus = 'up' | 'down' | 'slow';
 
 export interface Health {
   status: 'healthy' | 'degraded';
@@ -10,10 +28,37 @@ export interface Health {
   timestamp: string;
   version: string;
   db: Record<string, { snapshot_id: string | null; published_at: string | null; age_hours: number | null; stale: boolean }>;
-  dependencies: Record<string, 'up' | 'down'>;
+  dependencies: Record<string, DependencyStatus>;
+  /** Per dependency with a request-path deadline: its circuit breaker and how many requests failed open (issue 25). */
+  dependency_detail: Record<string, Partial<BreakerReport> & { probe_ms?: number; counted_in_memory?: number }>;
   /** Where the durable state lives: `duckdb` (embedded file), `postgres` (DATABASE_URL; also under dependencies), or null. */
   state_backend: 'duckdb' | 'postgres' | null;
   reasons: string[];
+}
+
+/** Runs `probe` under the deadline: up, down (false or rejected) or slow (no answer in time), with its duration. */
+async function probeWithDeadline(probe: () => Promise<boolean>): Promise<{ status: DependencyStatus; ms: number }> {
+  const t0 = performance.now();
+  let timer: NodeJS.Timeout | undefined;
+  const status = await Promise.race([
+    probe().then(
+      (ok): DependencyStatus => (ok ? 'up' : 'down'),
+      (): DependencyStatus => 'down',
+    ),
+    new Promise<DependencyStatus>((r) => {
+      timer = setTimeout(() => r('slow'), PROBE_DEADLINE_MS);
+      timer.unref?.();
+    }),
+  ]);
+  clearTimeout(timer);
+  return { status, ms: Math.round(performance.now() - t0) };
+}
+
+/** Whether the state store answers a trivial query within the deadline (null: this process does not own one). */
+async function probeState(deps: ServiceDeps): Promise<DependencyStatus | null> {
+  const store = deps.state;
+  if (!store) return null;
+  return (await probeWithDeadline(async () => (await store.query('SELECT 1 AS ok')).length === 1)).status;
 }
 
 export async function getHealth(deps: ServiceDeps): Promise<Health> {
@@ -34,16 +79,44 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     };
   }
   const dependencies: Health['dependencies'] = {};
-  for (const [name, probe] of Object.entries(deps.probes ?? {})) {
-    const up = await Promise.race([probe().catch(() => false), new Promise<boolean>((r) => setTimeout(() => r(false), 1000).unref())]);
-    dependencies[name] = up ? 'up' : 'down';
-    if (!up) reasons.push(`${name} is down`);
+  const detail: Health['dependency_detail'] = {};
+  const probes = Object.entries(deps.probes ?? {});
+  const [results, state] = await Promise.all([
+    Promise.all(probes.map(async ([name, probe]) => [name, await probeWithDeadline(probe)] as const)),
+    probeState(deps),
+  ]);
+  const breakers: Record<string, BreakerReport & { counted_in_memory?: number }> = { ...deps.usage?.dependencyReport() };
+  const qc = deps.liveRefresher?.breaker?.report();
+  if (qc) breakers.qcmobile = qc;
+  for (const [name, r] of results) {
+    dependencies[name] = r.status;
+    detail[name] = { ...breakers[name], probe_ms: r.ms };
+    if (r.status === 'slow') reasons.push(`${name} is slow: no answer within ${PROBE_DEADLINE_MS} ms (requests count in memory meanwhile)`);
+    else if (r.status === 'down') reasons.push(`${name} is down`);
   }
-  if (deps.state?.backend === 'postgres') {
+  for (const [name, b] of Object.entries(breakers)) {
+    detail[name] ??= { ...b };
+    if (b.state !== 'closed' && (dependencies[name] === 'up' || dependencies[name] === undefined))
+      reasons.push(`${name} missed its ${b.timeout_ms} ms deadline recently (circuit ${b.state}): ${b.last_failure}`);
+  }
+  if (state) {
+    dependencies.state = state;
+    if (state !== 'up') reasons.push(`state store is ${state}: vetting, care and credits may answer 503`);
+  }
+  const store = deps.state;
+  if (store?.backend === 'postgres') {
     // Every node writes to PostgreSQL: while it is down, state-backed writes answer 503 with Retry-After.
-    const h = await deps.state.health();
-    dependencies.postgres = h.up ? 'up' : 'down';
-    if (!h.up) reasons.push(`postgres (state database) is down: vetting, care, credits and receipts answer 503 (${h.detail})`);
+    // Probed under the same deadline as every other dependency (issue 25).
+    let detailText = '';
+    const r = await probeWithDeadline(async () => {
+      const h = await store.health();
+      detailText = h.detail ?? '';
+      return h.up;
+    });
+    dependencies.postgres = r.status;
+    detail.postgres = { probe_ms: r.ms };
+    if (r.status !== 'up')
+      reasons.push(`postgres (state database) is ${r.status}: vetting, care, credits and receipts answer 503 (${detailText})`);
   }
   const heldBy = deps.state ? null : deps.stateHeldBy?.();
   if (heldBy) {
@@ -57,7 +130,29 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     version: deps.options.version,
     db,
     dependencies,
+    dependency_detail: detail,
     state_backend: deps.state?.backend ?? null,
     reasons,
   };
+}
+
+export interface Readiness {
+  ready: boolean;
+  snapshots: Record<string, boolean>;
+  state_store: DependencyStatus | 'not_owned' | 'not_configured';
+  reasons: string[];
+}
+
+/** Readiness: every served domain has a snapshot open, and the state store is owned here and answers in time. */
+export async function getReadiness(deps: ServiceDeps): Promise<Readiness> {
+  const reasons: string[] = [];
+  const snapshots: Record<string, boolean> = {};
+  for (const [domain, reader] of Object.entries(deps.readers)) {
+    snapshots[domain] = reader.manifest !== null && reader.manifest !== undefined;
+    if (!snapshots[domain]) reasons.push(`${domain}: no snapshot open yet`);
+  }
+  const probed = await probeState(deps);
+  const state_store: Readiness['state_store'] = probed ?? (deps.stateHeldBy?.() ? 'not_owned' : 'not_configured');
+  if (state_store !== 'up') reasons.push(`state store ${state_store.replace('_', ' ')}`);
+  return { ready: reasons.length === 0, snapshots, state_store, reasons };
 }

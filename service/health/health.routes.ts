@@ -1,17 +1,44 @@
-/** GET /api/health: always 200 with `status` healthy or degraded (load balancers read the body). */
+/**
+ * GET /api/health (liveness: always 200 with `status` healthy or degraded;
+ * load balancers read the body) and GET /api/ready (readiness: 200 or 503).
+ * Neither is metered (service/platform/api-middleware.ts).
+ */
 import type { H3 } from 'h3';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { describeRoute } from '../platform/route-registry.ts';
-import { getHealth } from './health.queries.ts';
+import { getHealth, getReadiness } from './health.queries.ts';
 
 describeRoute({
   method: 'GET',
   path: '/api/health',
   family: 'health',
-  summary: 'Service health: healthy or degraded (with reasons: stale snapshot, Redis down), uptime, snapshot ages',
-  responseDescription: '{status, uptime_seconds, timestamp, version, db, dependencies, reasons}',
+  metered: false,
+  summary:
+    'Liveness and health (never metered): 200 while the process answers, status healthy or degraded with reasons (stale snapshot, Redis down or slow); waits at most 500 ms on any dependency',
+  responseDescription: '{status, uptime_seconds, timestamp, version, db, dependencies, dependency_detail, reasons}',
+});
+
+describeRoute({
+  method: 'GET',
+  path: '/api/ready',
+  family: 'health',
+  metered: false,
+  summary: 'Readiness (never metered): 503 until every served snapshot is open and the state store answers, then 200',
+  responseDescription: '{ready, snapshots, state_store, reasons}',
+  statuses: [503],
 });
 
 export function registerHealthRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/health', () => getHealth(deps));
+  app.get('/api/ready', async () => {
+    const r = await getReadiness(deps);
+    return new Response(JSON.stringify(r), {
+      status: r.ready ? 200 : 503,
+      headers: {
+        'content-type': 'application/json; charset=utf-8',
+        'cache-control': 'no-store',
+        ...(r.ready ? {} : { 'retry-after': '5' }),
+      },
+    });
+  });
 }

@@ -16,7 +16,9 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { H3 } from 'h3';
 import { z } from 'zod';
-import { PipelineError, publicMessage } from '../../lib/errors.ts';
+import { httpStatusFor, PipelineError, publicMessage } from '../../lib/errors.ts';
+import { MCP_BODY_LIMIT, readBodyText } from '../platform/body.ts';
+import { findJsonProblem } from '../../lib/json-guard.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { creditKeyOf } from '../platform/guards.ts';
@@ -118,12 +120,16 @@ export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
       return rpcError(405, -32000, 'Method not allowed: this stateless MCP endpoint accepts POST only.', { allow: 'POST', ...cors });
     let body: unknown;
     if ((req.headers.get('content-type') ?? '').includes('application/json')) {
-      const text = await req.text();
+      const text = await readBodyText(req, MCP_BODY_LIMIT).catch((e: unknown) => e as Error);
+      if (text instanceof Error)
+        return rpcError(httpStatusFor(text), -32600, `Invalid Request: ${text.message}`, { ...cors, connection: 'close' });
       try {
         body = JSON.parse(text);
       } catch {
         return rpcError(400, -32700, 'Parse error: the body is not valid JSON', cors);
       }
+      const problem = findJsonProblem(text);
+      if (problem) return rpcError(400, -32602, `Invalid params: '${problem.path}': ${problem.problem}`, cors);
       if (Array.isArray(body))
         return rpcError(400, -32600, 'Invalid Request: JSON-RPC batches are not supported (MCP 2025-06-18 and later)', cors);
       if (body && typeof body === 'object' && !('method' in body) && !('result' in body) && !('error' in body))

@@ -3,6 +3,7 @@
  *
  * - /api/*: metering (metering.ts): identity, hourly limit, usage_meta,
  *   RateLimit headers, one query-log row; an unknown or revoked key is a 401.
+ *   /api/health and /api/ready are never metered (UNMETERED_PATHS).
  * - Hot cache: 200 and 404 bodies of snapshot-determined GET routes
  *   (CACHEABLE_PREFIXES) are served from memory (hot-path.ts); the cache is
  *   dropped on every snapshot swap.
@@ -34,6 +35,9 @@ import {
 
 /** Non-/api documents that get ETag, compression and CORS (no metering). */
 const DOCUMENT_PATHS = new Set(['/openapi.json', '/docs', '/.well-known/proofline-keys.json']);
+
+/** /api routes that are never metered: probes every few seconds must not spend a client's limit, nor wait on Redis (issue 21 item 4). */
+export const UNMETERED_PATHS = new Set(['/api/health', '/api/ready']);
 
 const kNotFound = Symbol.for('h3.notFound');
 
@@ -175,6 +179,7 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
     if (pathname.startsWith('/mcp')) return next();
     if (method === 'OPTIONS') return toFastResponse({ status: 204, headers: { ...PREFLIGHT_HEADERS }, body: null });
     const isApi = pathname.startsWith('/api/') || pathname === '/api';
+    if (UNMETERED_PATHS.has(pathname)) return next();
     const req = new EventLayerRequest(event);
     if (!isApi) {
       if (!DOCUMENT_PATHS.has(pathname) || (method !== 'GET' && method !== 'HEAD')) return next();

@@ -11,6 +11,7 @@ import type { StateStore } from './state.store.ts';
 import type { SigningKey } from '../../lib/keys.ts';
 import type { ResponseCache } from './response-cache.ts';
 import type { UsageService } from './usage.service.ts';
+import type { BreakerReport } from './deadline.ts';
 
 // Ports the composition root fills with family implementations (service/vetting/live-refresh.ts,
 // service/admin/queue-dashboard.ts): declared here so the platform never imports a family.
@@ -29,6 +30,8 @@ export interface LiveCarrier {
 /** Live FMCSA refresh of one carrier. */
 export interface LiveRefresher {
   fetchCarrier(dot: number): Promise<LiveCarrier>;
+  /** Its deadline and circuit breaker (service/platform/deadline.ts), reported by /api/health. */
+  breaker?: { report(): BreakerReport };
 }
 
 /** The Bull Board queue dashboard (service/admin/queue-dashboard.ts). */

@@ -11,6 +11,8 @@ import { HTTPError, getQuery, type H3Event } from 'h3';
 import { z } from 'zod';
 import { classifyError, httpStatusFor, InvalidInputError, PipelineError, publicMessage } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
+import { DEFAULT_BODY_LIMIT, readBodyText } from './body.ts';
+import { findJsonProblem } from '../../lib/json-guard.ts';
 
 /** Builds the JSON error response for any thrown value (h3's onError hands us HTTPError wrapping ours as `cause`). */
 export function errorResponse(err: unknown, log?: Logger): Response {
@@ -33,6 +35,8 @@ export function errorResponse(err: unknown, log?: Logger): Response {
   if (classifyError(e) === 'transient') body.retry_after_seconds = 5;
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (status === 503) headers['retry-after'] = '5';
+  // A refused body is not read further: close the connection rather than drain the rest (issue 25).
+  if (status === 413) headers.connection = 'close';
   return new Response(JSON.stringify(body), { status, headers });
 }
 
@@ -69,17 +73,27 @@ export function parseQuery<S extends z.ZodType>(event: H3Event, schema: S): z.in
   return res.data;
 }
 
-/** Validates a JSON body with a zod schema; malformed JSON and wrong shapes are 400s naming the field. */
-export async function parseBody<S extends z.ZodType>(event: H3Event, schema: S): Promise<z.infer<S>> {
+/**
+ * Validates a JSON body with a zod schema; malformed JSON, JSON the canonical
+ * hashing cannot represent (lib/json-guard.ts) and wrong shapes are 400s
+ * naming the field. The body is read under `limitBytes` (413 past it,
+ * enforced while streaming: body.ts).
+ */
+export async function parseBody<S extends z.ZodType>(event: H3Event, schema: S, opts: { limitBytes?: number } = {}): Promise<z.infer<S>> {
   const ct = event.req.headers.get('content-type') ?? '';
   if (!ct.includes('application/json'))
     throw new InvalidInputError('request body must be JSON (Content-Type: application/json)', { response: { parameter: 'body' } });
+  const text = await readBodyText(event.req, opts.limitBytes ?? DEFAULT_BODY_LIMIT);
   let json: unknown;
   try {
-    json = await event.req.json();
+    json = JSON.parse(text);
   } catch {
     throw new InvalidInputError('request body is not valid JSON', { response: { parameter: 'body' } });
   }
+  // What the canonical hashing cannot take as sent is a 400 naming the field, before anything is hashed or written.
+  const problem = findJsonProblem(text);
+  if (problem)
+    throw new InvalidInputError(`invalid field '${problem.path}': ${problem.problem}`, { response: { parameter: problem.path } });
   const res = schema.safeParse(json);
   if (!res.success) {
     const issue = res.error.issues[0];

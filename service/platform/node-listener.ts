@@ -21,11 +21,74 @@
  * normalisation), so a raw target that hits one is already normal; any other
  * spelling misses and goes through h3, which normalises it.
  */
-import type { IncomingHttpHeaders, IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { IncomingHttpHeaders, IncomingMessage, RequestListener, Server, ServerOptions, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { H3 } from 'h3';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { Logger } from '../../lib/log.ts';
 import { layerResponseOf, type HotAnswerer, type LayerRequest, type LayerResponse } from './response-finish.ts';
+
+/** How long an idle keep-alive connection stays open (node `keepAliveTimeout`). */
+export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
+/** How long a client has to send its request headers (node `headersTimeout`), at most. */
+export const HEADERS_TIMEOUT_MS = 10_000;
+
+/**
+ * The server's deliberate timeouts (docs/limits.md): a whole request within
+ * `requestTimeoutMs` (408 and the connection closed after it), its headers
+ * within HEADERS_TIMEOUT_MS, both checked every second (node checks every
+ * 30 s by default, which would let a slow sender overstay by that much).
+ */
+export function serverTimeouts(requestTimeoutMs: number): ServerOptions {
+  return {
+    requestTimeout: requestTimeoutMs,
+    headersTimeout: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs),
+    keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
+    connectionsCheckingInterval: 1000,
+  };
+}
+
+/**
+ * Graceful shutdown of a node:http server (issue 25): `drain()` stops
+ * accepting, destroys every connection without a request in progress (idle
+ * keep-alives, and sockets that never sent a request, which node's own
+ * `closeIdleConnections` leaves open), and makes every answer still in
+ * progress close its connection (`Connection: close`). Resolves once the
+ * server has closed.
+ */
+export class ConnectionTracker {
+  private readonly active = new Map<Socket, number>();
+  private closing = false;
+
+  constructor(private readonly server: Server) {
+    server.on('connection', (s: Socket) => {
+      this.active.set(s, 0);
+      s.once('close', () => this.active.delete(s));
+    });
+  }
+
+  /** Wraps the request listener to count requests in progress per socket. */
+  wrap(listener: RequestListener): RequestListener {
+    return (req, res) => {
+      const s = req.socket;
+      this.active.set(s, (this.active.get(s) ?? 0) + 1);
+      res.once('close', () => {
+        const n = (this.active.get(s) ?? 1) - 1;
+        if (this.active.has(s)) this.active.set(s, n);
+        if (this.closing && n === 0) s.destroy();
+      });
+      if (this.closing) res.setHeader('connection', 'close');
+      listener(req, res);
+    };
+  }
+
+  async drain(): Promise<void> {
+    this.closing = true;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    for (const [s, n] of this.active) if (n === 0) s.destroy();
+    await closed;
+  }
+}
 
 const UNAVAILABLE: LayerResponse = {
   status: 503,

@@ -18,7 +18,15 @@ export async function buildUsageDeps(config: Config, log: Logger): Promise<Usage
   let redis: Redis | undefined;
   if (config.REDIS_URL) {
     // Never queue commands while disconnected: a down Redis must fail fast (metering falls back to memory, health says degraded).
-    redis = new Redis(config.REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 1, enableOfflineQueue: false, connectTimeout: 2000 });
+    // commandTimeout: a Redis that keeps its socket open but stops answering (SIGSTOP, a black hole) rejects each
+    // command after REDIS_COMMAND_TIMEOUT_MS instead of queueing it until Redis is back (issue 25).
+    redis = new Redis(config.REDIS_URL, {
+      lazyConnect: true,
+      maxRetriesPerRequest: 1,
+      enableOfflineQueue: false,
+      connectTimeout: 2000,
+      commandTimeout: config.REDIS_COMMAND_TIMEOUT_MS,
+    });
     redis.on('error', (err) => log.debug({ err: err.message }, 'redis (metering) error'));
     await redis
       .connect()
@@ -32,6 +40,7 @@ export async function buildUsageDeps(config: Config, log: Logger): Promise<Usage
     log,
     freeHourlyLimit: config.RATE_LIMIT_FREE_PER_HOUR,
     proHourlyLimit: config.RATE_LIMIT_PRO_PER_HOUR,
+    redisTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
   });
   if (redis) {
     const r = redis;

@@ -14,6 +14,7 @@ import { bearerTokenOf } from './http.ts';
 import type { Logger } from '../../lib/log.ts';
 import { AGENT_TYPES, classifyAgent, type AgentType } from './agent-type.ts';
 import { QueryLog, type QueryLogEntry } from './query-log.ts';
+import { CircuitBreaker, type BreakerReport } from './deadline.ts';
 import { MemoryRateCounter, RedisRateCounter, WINDOW_SECONDS, type RateCounter } from './rate-counter.ts';
 
 export const DEFAULT_FREE_HOURLY_LIMIT = 500;
@@ -49,6 +50,8 @@ export interface UsageOptions {
   log?: Logger;
   /** Query-log flush interval. */
   flushMs?: number;
+  /** Deadline of one Redis counter call in ms (REDIS_COMMAND_TIMEOUT_MS; default 250). */
+  redisTimeoutMs?: number;
 }
 
 /** Thrown by identify() for a presented but unknown or revoked key (answered 401). */
@@ -106,7 +109,9 @@ export class UsageService {
   static async create(opts: UsageOptions): Promise<UsageService> {
     const keys = new ApiKeyStore(opts.dataDir);
     await keys.load();
-    const counter = opts.redis ? new RedisRateCounter(opts.redis) : new MemoryRateCounter();
+    const counter = opts.redis
+      ? new RedisRateCounter(opts.redis, undefined, new CircuitBreaker('redis', { timeoutMs: opts.redisTimeoutMs ?? 250 }))
+      : new MemoryRateCounter();
     const queryLog = await QueryLog.open(path.join(opts.dataDir, 'state', 'query-log.duckdb'), { log: opts.log, flushMs: opts.flushMs });
     return new UsageService(keys, counter, queryLog, opts);
   }
@@ -124,11 +129,13 @@ export class UsageService {
       this.byIp.clear();
       this.memoGeneration = this.keys.generation;
     }
-    if (authorization) {
+    if (authorization !== null && authorization !== undefined) {
       const known = this.byAuthorization.get(authorization)?.[agent];
       if (known) return known;
       const token = bearerTokenOf(authorization);
-      if (token) {
+      // A presented Authorization that is not `Bearer <key>` (empty, `Bearer` alone, Basic) is a 401, never the free tier.
+      if (!token) throw new InvalidApiKeyError("the Authorization header is not 'Bearer <key>'");
+      {
         const rec = this.keys.lookup(token);
         if (!rec) throw new InvalidApiKeyError('invalid or revoked API key');
         const id: ClientIdentity = {
@@ -170,6 +177,12 @@ export class UsageService {
       reset_seconds: windowStart + WINDOW_SECONDS - nowS,
       over_limit: n > id.hourly_limit,
     };
+  }
+
+  /** The Redis counters' deadline state and how many requests were counted in memory instead (for /api/health). */
+  dependencyReport(): Record<string, BreakerReport & { counted_in_memory: number }> {
+    const c = this.counter;
+    return c instanceof RedisRateCounter ? { redis: { ...c.breaker.report(), counted_in_memory: c.countedInMemory } } : {};
   }
 
   /** Queues one query-log row (never awaited by requests). */

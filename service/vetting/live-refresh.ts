@@ -11,6 +11,8 @@
  */
 import type { Config } from '../../lib/config.ts';
 import { createQcMobileClient } from '../../lib/qcmobile-client.ts';
+import { NotFoundError } from '../../lib/errors.ts';
+import { CircuitBreaker } from '../platform/deadline.ts';
 import type { CarrierFeatures } from '../../ingest/fmcsa/risk-model.ts';
 import type { LiveRefresher } from '../platform/deps.ts';
 
@@ -39,9 +41,18 @@ export function createLiveRefresher(
     attempts: 1,
     fetch: fetchImpl,
   });
+  // Deadline + circuit breaker (issue 25): after 3 straight failures QCMobile is not called for 30 s, so a
+  // hung FMCSA costs vettings nothing (they fall back to the warehouse snapshot and say so in live_refresh).
+  const breaker = new CircuitBreaker('qcmobile', {
+    timeoutMs: config.FMCSA_TIMEOUT_MS + 500,
+    failuresToOpen: 3,
+    openMs: 30_000,
+    isAnswer: (e) => e instanceof NotFoundError,
+  });
   return {
+    breaker,
     async fetchCarrier(dot) {
-      const r = await client.getCarrier(dot);
+      const r = await breaker.run(() => client.getCarrier(dot));
       if (!r.data) throw new Error(`QCMobile has no carrier for DOT ${dot}`);
       return {
         carrier: r.data as unknown as Record<string, unknown>,

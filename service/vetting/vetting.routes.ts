@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
+import { BATCH_BODY_LIMIT } from '../platform/body.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
   batchVet,
@@ -116,7 +117,7 @@ export function registerVettingRoutes(app: H3, deps: ServiceDeps): void {
   });
 
   app.post('/api/batch-vet', async (event) => {
-    const body = await parseBody(event, batchVetInput);
+    const body = await parseBody(event, batchVetInput, { limitBytes: BATCH_BODY_LIMIT });
     const vd = await vettingDepsOf(deps);
     return batchVet(vd, body.dot_numbers, { brokerId: body.broker_id, apiKey: creditKeyOf(event) });
   });

@@ -80,8 +80,8 @@ describe('usage metering', () => {
     expect(verifyLeaf(body.origin)).toBe(true);
   });
   it('counts requests per client within the hour', async () => {
-    const a = (await getJson(svc.app, '/api/health', { headers: { 'x-forwarded-for': '1.1.1.1' } })).body.usage_meta.requests_this_hour;
-    const b = (await getJson(svc.app, '/api/health')).body.usage_meta.requests_this_hour;
+    const a = (await getJson(svc.app, '/api/stats', { headers: { 'x-forwarded-for': '1.1.1.1' } })).body.usage_meta.requests_this_hour;
+    const b = (await getJson(svc.app, '/api/stats')).body.usage_meta.requests_this_hour;
     expect(b).toBe(a + 1);
   });
   it('classifies the user agent', async () => {
@@ -92,7 +92,7 @@ describe('usage metering', () => {
       ['Mozilla/5.0 (compatible; PerplexityBot/1.0)', 'perplexitybot'],
       ['Mozilla/5.0 (compatible; Googlebot/2.1)', 'other_bot'],
     ]) {
-      expect((await getJson(svc.app, '/api/health', ua(agent!))).body.usage_meta.agent_type).toBe(type);
+      expect((await getJson(svc.app, '/api/stats', ua(agent!))).body.usage_meta.agent_type).toBe(type);
     }
   });
   it('gives a Pro key its higher limit and rejects a revoked key with 401', async () => {
@@ -413,6 +413,15 @@ describe('GET /api/health', () => {
     const s = await getJson(later, '/api/health');
     expect(s.body.status).toBe('degraded');
     expect(s.body.reasons.join(' ')).toMatch(/registry: snapshot is .* hours old/);
+  });
+  it('is never metered, and a probe that does not answer is reported slow within its deadline', async () => {
+    const hung = createApp({ ...svc.deps, probes: { redis: () => new Promise<boolean>(() => {}) }, responseCache: undefined });
+    const r = await getJson(hung, '/api/health');
+    expect(r.status).toBe(200);
+    expect(r.body.usage_meta).toBeUndefined();
+    expect(r.headers.get('ratelimit-limit')).toBeNull();
+    expect(r.body).toMatchObject({ status: 'degraded', dependencies: { redis: 'slow' } });
+    expect(r.body.reasons.join(' ')).toMatch(/redis is slow: no answer within 500 ms/);
   });
 });
 

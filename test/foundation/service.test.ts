@@ -6,6 +6,7 @@ import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
 import { verifyLeaf } from '../../lib/origin.ts';
 import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { StateStore, stateDbPath } from '../../service/platform/state.store.ts';
 
 let root: string;
 let svc: TestService;
@@ -76,6 +77,25 @@ describe('GET /api/health', () => {
     expect(body.reasons.join(' ')).toMatch(/registry: snapshot is .* hours old/);
     expect(body.reasons).toContain('redis is down');
     await stale.close();
+  });
+});
+
+describe('GET /api/ready', () => {
+  it('is 503 until the snapshots are open and the state store answers, then 200; never metered', async () => {
+    const before = await getJson(svc.app, '/api/ready');
+    expect(before.status).toBe(503);
+    expect(before.body).toMatchObject({ ready: false, snapshots: { registry: true }, state_store: 'not_configured' });
+    expect(before.body.usage_meta).toBeUndefined();
+    const dir = await tempDir();
+    const state = await StateStore.open(stateDbPath(dir));
+    const withState = await buildTestService(svc.config, ['registry'], { state });
+    const after = await getJson(withState.app, '/api/ready');
+    expect(after.status).toBe(200);
+    expect(after.body).toMatchObject({ ready: true, state_store: 'up', reasons: [] });
+    expect((await getJson(withState.app, '/api/health')).body.dependencies.state).toBe('up');
+    await withState.close();
+    await state.close();
+    await removeDir(dir);
   });
 });
 

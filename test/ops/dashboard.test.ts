@@ -87,6 +87,12 @@ describe.skipIf(!HAS_REDIS)('/admin/queues (Bull Board)', () => {
     expect(r.headers.get('location')).toBe('/admin/queues');
     const cookie = r.headers.get('set-cookie')!;
     expect(cookie).toMatch(/HttpOnly/);
+    expect(cookie).not.toContain(TOKEN); // a digest, never the raw admin token
+    expect(cookie).not.toMatch(/Secure/); // plain HTTP here
+    const https = await svc.app.fetch(
+      new Request(`http://proofline.test/admin/queues?token=${TOKEN}`, { headers: { 'x-forwarded-proto': 'https' } }),
+    );
+    expect(https.headers.get('set-cookie')).toMatch(/; Secure/);
     const ok = await svc.app.fetch(
       new Request('http://proofline.test/admin/queues/api/queues', { headers: { cookie: cookie.split(';')[0]! } }),
     );

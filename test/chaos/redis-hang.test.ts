@@ -1,0 +1,100 @@
+/**
+ * Chaos: a Redis that stops answering without closing its socket (SIGSTOP,
+ * like a network black hole), and a Redis restarted, under a real API server
+ * process (issue 25). Metered answers keep flowing within 1 s (the counter's
+ * deadline is 250 ms, then its circuit stays open and requests count in
+ * memory), /api/health answers degraded naming Redis, and once Redis is back
+ * counting returns to it.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, tempDir } from '../helpers/env.ts';
+import { HAS_REDIS_SERVER, type RedisProcess, startRedis, stopRedis } from '../helpers/redis-process.ts';
+import { exited, type ServerProcess, startServerProcess } from '../helpers/server-process.ts';
+
+/** GET with a client-side bound, so a hang fails the test instead of stalling it. */
+async function timedGet(url: string, boundMs = 1000): Promise<{ status: number; ms: number; body: any; headers: Headers }> {
+  const t0 = performance.now();
+  const res = await fetch(url, { signal: AbortSignal.timeout(boundMs) });
+  const body = await res.json();
+  return { status: res.status, ms: performance.now() - t0, body, headers: res.headers };
+}
+
+async function until(check: () => Promise<boolean>, ms = 10_000): Promise<boolean> {
+  const end = Date.now() + ms;
+  while (Date.now() < end) {
+    if (await check().catch(() => false)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+describe.skipIf(!HAS_REDIS_SERVER)('chaos: Redis paused and restarted under load', () => {
+  let dir: string;
+  let redis: RedisProcess;
+  let server: ServerProcess;
+  beforeAll(async () => {
+    dir = await tempDir();
+    redis = await startRedis();
+    server = await startServerProcess(dir, { REDIS_URL: redis.url });
+  }, 60_000);
+  afterAll(async () => {
+    server?.proc.kill('SIGTERM');
+    if (server) await exited(server.proc);
+    await stopRedis(redis);
+    await removeDir(dir);
+  });
+
+  it('keeps answering within 1 s while Redis is stopped with SIGSTOP, health degraded naming Redis, and recovers on SIGCONT', async () => {
+    // A metered route (an unknown /api path is counted, then answered 404): every answer carries RateLimit headers.
+    const url = `${server.url}/api/no-such-route`;
+    const first = await timedGet(url, 5000);
+    expect(first.status).toBe(404);
+    expect(first.headers.get('ratelimit-remaining')).not.toBeNull();
+    expect((await timedGet(`${server.url}/api/health`, 5000)).body.dependencies.redis).toBe('up');
+
+    redis.proc.kill('SIGSTOP');
+    // 40 requests in 4 waves of 10 concurrent: none waits on the stopped Redis past the deadline.
+    for (let wave = 0; wave < 4; wave++) {
+      const answers = await Promise.all(Array.from({ length: 10 }, () => timedGet(url)));
+      for (const a of answers) {
+        expect(a.status).toBe(404);
+        expect(a.ms).toBeLessThan(1000);
+      }
+    }
+    const health = await timedGet(`${server.url}/api/health`);
+    expect(health.status).toBe(200);
+    expect(health.body.status).toBe('degraded');
+    expect(['slow', 'down']).toContain(health.body.dependencies.redis);
+    expect(health.body.reasons.join(' ')).toMatch(/redis/);
+    expect(health.body.dependency_detail.redis.counted_in_memory).toBeGreaterThan(0);
+
+    redis.proc.kill('SIGCONT');
+    expect(
+      await until(async () => {
+        const h = await timedGet(`${server.url}/api/health`);
+        await timedGet(url); // a request lets the breaker's trial call through
+        // (The data directory has no snapshot, so health stays degraded for that reason alone.)
+        return h.body.dependencies.redis === 'up' && h.body.dependency_detail.redis.state === 'closed';
+      }),
+    ).toBe(true);
+  }, 60_000);
+
+  it('keeps answering while Redis is killed and restarted, and counts in Redis again once it is back', async () => {
+    const url = `${server.url}/api/no-such-route`;
+    const port = redis.port;
+    await stopRedis(redis);
+    for (let i = 0; i < 10; i++) expect((await timedGet(url)).status).toBe(404);
+    expect((await timedGet(`${server.url}/api/health`)).body.dependencies.redis).toBe('down');
+    redis = await startRedis(port);
+    const client = new Redis(redis.url, { lazyConnect: true });
+    await client.connect();
+    expect(
+      await until(async () => {
+        await timedGet(url);
+        return (await client.keys('proofline:rl:*')).length > 0;
+      }, 20_000),
+    ).toBe(true);
+    client.disconnect();
+  }, 60_000);
+});
