@@ -229,7 +229,7 @@ suite('every API node writes to one PostgreSQL', () => {
         await fetch(`${a.url}/api/health`),
       );
       expect(health).toMatchObject({ status: 'degraded', state_backend: 'postgres' });
-      expect(health.dependencies.postgres).toBe('down');
+      expect(['down', 'slow']).toContain(health.dependencies.postgres);
       await proxy.up();
       // Writes resume once the database is reachable again (the driver reconnects on the next statement).
       let resumed = 0;
