@@ -89,17 +89,31 @@ export interface LiveRefreshOutcome {
   reason: string | null;
 }
 
-/** The signed vetting record (what `signature` covers). */
+/** One BASIC of `basics_detail`: the risk model's result with its contract category key. */
+export type BasicDetail = BasicResult & { category: string };
+
+/**
+ * The signed vetting record (what `signature` covers). Spec 001 (`001_2c993ec8aa6fda8f.txt`, "Vetting record")
+ * fixes `carrier` (string, the carrier's name), `red_flags` (array of string) and `basics` (object of numeric
+ * scores keyed by snake_case category); the richer data sits beside each in a `*_detail` field, never in its place.
+ */
 export interface VettingRecord {
   vetting_id: string | null;
   dot_number: number;
   broker_id: string | null;
-  carrier: CarrierSummary;
+  /** The carrier's legal name (`USDOT <n>` when the census gives none). */
+  carrier: string;
+  carrier_detail: CarrierSummary;
   risk_score: number;
   risk_level: RiskAssessment['risk_level'];
   recommendation: RiskAssessment['recommendation'];
-  red_flags: RedFlag[];
-  basics: BasicResult[];
+  /** One readable sentence per red flag (the `message` of `red_flags_detail`), empty when there are none. */
+  red_flags: string[];
+  red_flags_detail: RedFlag[];
+  /** The SMS measure of each BASIC, keyed by category; BASICs without a published measure are left out. */
+  basics: Record<string, number>;
+  /** All seven BASICs: category, FMCSA name, measure, percentile, threshold, exceeded, alert. */
+  basics_detail: BasicDetail[];
   model_version: string;
   data_hash: string;
   vetting_date: string;
@@ -178,16 +192,20 @@ export async function computeVetting(vd: VettingDeps, dot: number, brokerId: str
     assessment,
   };
   const snapshot_json = canonicalJson(snapshot);
+  const contract = contractFields(dot, summarise(features, liveCarrier), assessment);
   const record: VettingRecord = {
     vetting_id: null,
     dot_number: dot,
     broker_id: brokerId,
-    carrier: summarise(features, liveCarrier),
+    carrier: contract.carrier,
+    carrier_detail: contract.carrier_detail,
     risk_score: assessment.risk_score,
     risk_level: assessment.risk_level,
     recommendation: assessment.recommendation,
-    red_flags: assessment.red_flags,
-    basics: assessment.basics,
+    red_flags: contract.red_flags,
+    red_flags_detail: contract.red_flags_detail,
+    basics: contract.basics,
+    basics_detail: contract.basics_detail,
     model_version: assessment.model_version,
     data_hash: sha256Hex(snapshot_json),
     vetting_date,
@@ -195,6 +213,33 @@ export async function computeVetting(vd: VettingDeps, dot: number, brokerId: str
     snapshot_available: false,
   };
   return { record, snapshot_json };
+}
+
+/** `Hours-of-Service Compliance` → `hours_of_service_compliance`: the FMCSA BASIC name, snake_cased (spec 001: `unsafe_driving`, `crash_indicator`). */
+export function basicCategory(basic: string): string {
+  return basic
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+}
+
+/** The contract fields of a vetting record (spec 001 types) and their detail companions. */
+export function contractFields(
+  dot: number,
+  carrier: CarrierSummary,
+  a: Pick<RiskAssessment, 'red_flags' | 'basics'>,
+): Pick<VettingRecord, 'carrier' | 'carrier_detail' | 'red_flags' | 'red_flags_detail' | 'basics' | 'basics_detail'> {
+  const basics_detail = a.basics.map((b) => ({ category: basicCategory(b.basic), ...b }));
+  const basics: Record<string, number> = {};
+  for (const b of basics_detail) if (typeof b.measure === 'number' && Number.isFinite(b.measure)) basics[b.category] = b.measure;
+  return {
+    carrier: carrier.legal_name?.trim() || `USDOT ${dot}`,
+    carrier_detail: carrier,
+    red_flags: a.red_flags.map((f) => f.message),
+    red_flags_detail: a.red_flags,
+    basics,
+    basics_detail,
+  };
 }
 
 function newVettingId(now: Date): string {

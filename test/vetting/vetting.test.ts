@@ -46,7 +46,22 @@ describe('POST /api/vet', () => {
     });
     expect(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']).toContain(rec.risk_level);
     expect(['APPROVE', 'CAUTION', 'REJECT']).toContain(rec.recommendation);
-    expect(Array.isArray(rec.red_flags) && Array.isArray(rec.basics)).toBe(true);
+    // Spec 001 types: carrier a string, red_flags strings, basics numbers keyed by snake_case category.
+    expect(rec.carrier).toBe(rec.carrier_detail.legal_name);
+    expect(rec.red_flags).toEqual(rec.red_flags_detail.map((f: { message: string }) => f.message));
+    for (const [k, v] of Object.entries(rec.basics)) {
+      expect(k).toMatch(/^[a-z_]+$/);
+      expect(typeof v).toBe('number');
+    }
+    expect(rec.basics_detail.map((b: { category: string }) => b.category)).toEqual([
+      'unsafe_driving',
+      'hours_of_service_compliance',
+      'driver_fitness',
+      'controlled_substances_alcohol',
+      'vehicle_maintenance',
+      'hazardous_materials_compliance',
+      'crash_indicator',
+    ]);
     expect(new Date(rec.vetting_date).toISOString()).toBe(rec.vetting_date);
     expect(rec.credits).toMatchObject({ account_id: 'broker:acme', plan: 'free', balance: 29, charged: 1 });
     const one = await getJson(w.svc.app, `/api/vetting?id=${rec.vetting_id}`);
@@ -234,7 +249,8 @@ describe('live refresh', () => {
     try {
       const r = await getJson(w.svc.app, '/api/vet-preview', post({ dot_number: dots[7] }));
       expect(r.body.live_refresh.status).toBe('refreshed');
-      expect(r.body.carrier).toMatchObject({ legal_name: 'VERIHA TRUCKING INC', allowed_to_operate: 'Y', safety_rating: 'S' });
+      expect(r.body.carrier).toBe('VERIHA TRUCKING INC');
+      expect(r.body.carrier_detail).toMatchObject({ legal_name: 'VERIHA TRUCKING INC', allowed_to_operate: 'Y', safety_rating: 'S' });
       const snap = JSON.parse(r.body.snapshot_json);
       const live = snap.inputs.find((i: { dataset: string }) => i.dataset === 'qcmobile/carriers');
       expect(live).toMatchObject({
