@@ -28,7 +28,17 @@ import {
   type RiskAssessment,
 } from '../../ingest/fmcsa/risk-model.ts';
 import { insertRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
-import { assertBatchSize, assertCanPay, debit, getAccount, freeAccountId, PLANS, resolveAccount, type Account } from './credits.ts';
+import {
+  assertBatchSize,
+  assertCanPay,
+  debit,
+  getAccount,
+  freeAccountId,
+  PLANS,
+  resolveAccount,
+  type Account,
+  type PlanId,
+} from './credits.ts';
 import { overlayLiveCarrier, redactWebKey, type LiveRefresher } from './live-refresh.ts';
 import { loadRiskSnapshot, type SnapshotInput } from './risk-source.ts';
 
@@ -63,10 +73,8 @@ export const brokerIdSchema = z
 export const vetInput = z.object({ dot_number: dotNumberSchema, broker_id: brokerIdSchema });
 export const previewInput = z.object({ dot_number: dotNumberSchema, broker_id: brokerIdSchema.optional() });
 export const batchVetInput = z.object({
-  dot_numbers: z
-    .array(z.union([z.string(), z.number()]))
-    .min(1)
-    .max(5000),
+  // No schema cap: the plan's batch limit applies (Enterprise: none, spec 001 Limits).
+  dot_numbers: z.array(z.union([z.string(), z.number()])).min(1),
   broker_id: brokerIdSchema,
 });
 
@@ -254,6 +262,56 @@ function sign(vd: VettingDeps, record: VettingRecord): SignedVetting {
 export async function previewVetting(vd: VettingDeps, dot: number): Promise<VettingRecord & { preview: true; snapshot_json: string }> {
   const c = await computeVetting(vd, dot, null);
   return { preview: true, ...c.record, snapshot_json: c.snapshot_json };
+}
+
+/** One plan of the published price list (GET /api/plans, /docs#vetting-plans). */
+export interface PublishedPlan {
+  plan: PlanId;
+  label: string;
+  price: string;
+  price_usd: number | null;
+  usd_per_credit: number | null;
+  lookups: 'unlimited';
+  vettings: string;
+  purchase_credits: { min: number; max: number } | null;
+  batch_limit: number | null;
+}
+
+/** The plans and prices of spec 001's Limits table, as served at GET /api/plans and on /docs. */
+export function listPlans(): {
+  currency: 'USD';
+  rules: string[];
+  plans: PublishedPlan[];
+} {
+  const vettings: Record<PlanId, string> = {
+    free: '30 credits granted at signup',
+    payg: 'buy 1 to 99 credits',
+    pack_100: '100 credits',
+    pack_500: '500 credits',
+    enterprise: 'volume pricing, unlimited credits',
+  };
+  return {
+    currency: 'USD',
+    rules: [
+      'There are no subscriptions or monthly fees.',
+      'Each vetting record consumes one credit; previews, lookups and history are free.',
+      'Credits never expire.',
+    ],
+    plans: (Object.keys(PLANS) as PlanId[]).map((id) => {
+      const p = PLANS[id];
+      return {
+        plan: id,
+        label: p.label,
+        price: p.price,
+        price_usd: p.price_usd,
+        usd_per_credit: p.usd_per_credit,
+        lookups: 'unlimited',
+        vettings: vettings[id],
+        purchase_credits: p.purchase ? { ...p.purchase } : null,
+        batch_limit: p.batch_limit,
+      };
+    }),
+  };
 }
 
 export interface Auth {

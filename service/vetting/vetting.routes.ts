@@ -16,6 +16,7 @@ import {
   vettingDepsOf,
   getVettingHistory,
   getVettingRecord,
+  listPlans,
   previewInput,
   previewVetting,
   vetInput,
@@ -96,7 +97,16 @@ describeRoute({
   statuses: [400, 401, 402, 503],
 });
 
+describeRoute({
+  method: 'GET',
+  path: '/api/plans',
+  family: 'vetting',
+  summary: 'Vetting plans and prices: Free, pay as you go, 100-pack, 500-pack, Enterprise (credits, purchase sizes, batch limits)',
+});
+
 export function registerVettingRoutes(app: H3, deps: ServiceDeps): void {
+  app.get('/api/plans', () => listPlans());
+
   app.post('/api/vet', async (event) => {
     const body = await parseBody(event, vetInput);
     const vd = await vettingDepsOf(deps);
