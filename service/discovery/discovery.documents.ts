@@ -61,6 +61,15 @@ export const CACHE_SECONDS: Record<string, number> = {
 const SAFETY =
   'Read-only. Facts derived from public SEC EDGAR and FMCSA records, each with a SHA-256 origin leaf back to its source file; not investment, legal or safety advice.';
 
+/**
+ * Claims about /mcp, true as served (spec 002 capability `safety` and `rateLimit` are free text, so they must not
+ * overstate): not read-only, because freight_carrier_vet writes a signed vetting record and spends a credit.
+ */
+const MCP_SAFETY =
+  "Not read-only: freight_carrier_vet writes a signed vetting record and spends one credit of the paying account (the request's Authorization: Bearer API key, else the broker_id's free account with 30 signup credits; plans at /api/plans). The other tools only read public FMCSA records and the service's own vetting records; not legal or safety advice.";
+const MCP_RATE_LIMIT =
+  'Lookups are not counted against an hourly quota; each vetting record made by freight_carrier_vet costs one credit (plans: /api/plans).';
+
 export const CORE_CONCEPTS = [
   {
     term: 'origin leaf',
@@ -155,8 +164,11 @@ export function buildManifest(ctx: DiscoveryContext, generated: string) {
     capabilities: {
       knowledge: capability(`${b}${PATHS.knowledge}`),
       feed: capability(`${b}${PATHS.feed}`),
-      query: { ...capability(`${b}${PATHS.query}`), rateLimit: 'as /api: see RateLimit-* response headers' },
-      mcp: { ...capability(`${b}${PATHS.mcp}`, hasRoute(ctx, PATHS.mcp)), rateLimit: 'as /api: see RateLimit-* response headers' },
+      query: {
+        ...capability(`${b}${PATHS.query}`),
+        rateLimit: 'No per-request quota (/ai/query is not counted against the /api hourly limit).',
+      },
+      mcp: { ...capability(`${b}${PATHS.mcp}`, hasRoute(ctx, PATHS.mcp)), rateLimit: MCP_RATE_LIMIT, safety: MCP_SAFETY },
       archive: capability(`${b}${PATHS.archive}`),
     },
     pages: { url: `${b}${PATHS.pages}`, format: 'ai-page-manifest' },

@@ -108,6 +108,11 @@ describe('publisher: /.well-known/ai and its files', () => {
       expect(c.available).toBe(true);
       expect((await svc.app.fetch(new Request(c.url))).status, c.url).toBe(200);
     }
+    // Only true claims (issue 19): /mcp is not read-only (freight_carrier_vet writes a record and spends a credit)
+    // and is not metered like /api; /ai/query is not metered either.
+    expect(m.capabilities.mcp.safety).not.toMatch(/^read-only/i);
+    expect(m.capabilities.mcp.safety).toMatch(/freight_carrier_vet writes a signed vetting record and spends one credit/);
+    for (const name of ['mcp', 'query']) expect(m.capabilities[name].rateLimit, name).not.toMatch(/as \/api|RateLimit-/);
     // MCP is declared available exactly when this app has an /mcp route.
     const routes = ((svc.app as any)['~routes'] as { route?: string }[]).map((r) => r.route);
     expect(m.capabilities.mcp).toMatchObject({ url: `${BASE}/mcp`, available: routes.includes('/mcp') });
