@@ -460,6 +460,22 @@ export async function batchVet(
   });
 }
 
+/**
+ * A stored record as served. Records stored before the spec 001 types (carrier an object, red_flags objects, basics
+ * an array) are served in the contract shape, with the exact stored form beside as `signed_record`: the signature
+ * covers that form (canonical JSON of `signed_record`), not the upgraded fields.
+ */
+export function recordFromStored(json: string): VettingRecord & { signed_record?: Record<string, unknown> } {
+  const r = JSON.parse(json) as Record<string, unknown>;
+  if (typeof r.carrier === 'string') return r as unknown as VettingRecord;
+  const carrier = (r.carrier ?? {}) as CarrierSummary;
+  const contract = contractFields(Number(r.dot_number), carrier, {
+    red_flags: Array.isArray(r.red_flags) ? (r.red_flags as RedFlag[]) : [],
+    basics: Array.isArray(r.basics) ? (r.basics as BasicResult[]) : [],
+  });
+  return { ...(r as unknown as VettingRecord), ...contract, signed_record: r };
+}
+
 /** A carrier's vetting history, newest first (records without their snapshots). */
 export async function getVettingHistory(
   store: StateStore,
@@ -471,7 +487,7 @@ export async function getVettingHistory(
     { dot, limit },
   );
   const records = rows.map((r) => ({
-    ...(JSON.parse(String(r.record_json)) as VettingRecord),
+    ...recordFromStored(String(r.record_json)),
     signature: { alg: 'Ed25519' as const, key_id: String(r.key_id), value: String(r.signature) },
   }));
   return { dot_number: dot, count: records.length, records };
@@ -485,7 +501,7 @@ export async function getVettingRecord(store: StateStore, id: string): Promise<S
   const r = rows[0];
   if (!r) throw new NotFoundError(`vetting record ${id} does not exist`, { response: { vetting_id: id } });
   return {
-    ...(JSON.parse(String(r.record_json)) as VettingRecord),
+    ...recordFromStored(String(r.record_json)),
     signature: { alg: 'Ed25519', key_id: String(r.key_id), value: String(r.signature) },
     snapshot_json: String(r.snapshot_json),
   };

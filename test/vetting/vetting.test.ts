@@ -7,6 +7,7 @@ import { tableFilePath } from '../../service/attestation/attestation.queries.ts'
 import { verifyCanonical } from '../../lib/keys.ts';
 import { grantCredits, issueApiKey, runCreditsCommand } from '../../service/vetting/credits.ts';
 import { createLiveRefresher } from '../../service/vetting/live-refresh.ts';
+import { recordFromStored } from '../../service/vetting/vetting.queries.ts';
 import { getJson } from '../helpers/app.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
 import { buildWorld, WORLD_CARRIERS, type World } from './fmcsa-world.ts';
@@ -106,6 +107,39 @@ describe('POST /api/vet', () => {
     expect((await getJson(w.svc.app, '/api/vet', post({ dot_number: 1 }))).status).toBe(400);
     expect((await getJson(w.svc.app, '/api/vetting')).status).toBe(400);
     expect((await getJson(w.svc.app, '/api/vetting?id=VET-20260101-000000000000')).status).toBe(404);
+  });
+});
+
+describe('records stored before the spec 001 types', () => {
+  it('are served in the contract shape, the signed stored form kept beside as signed_record', () => {
+    const legacy = {
+      vetting_id: 'VET-20261120-000000000001',
+      dot_number: 7,
+      broker_id: 'old',
+      carrier: { dot_number: 7, legal_name: 'OLD CARRIER LLC' },
+      risk_score: 20,
+      risk_level: 'MODERATE',
+      recommendation: 'CAUTION',
+      red_flags: [{ code: 'X', severity: 'medium', message: 'Something.' }],
+      basics: [
+        { basic: 'Unsafe Driving', measure: 1.5, percentile: null, threshold: 65, exceeded: false, alert: null },
+        { basic: 'Crash Indicator', measure: null, percentile: null, threshold: 65, exceeded: false, alert: null },
+      ],
+      snapshot_available: true,
+    };
+    const r = recordFromStored(JSON.stringify(legacy));
+    expect(r).toMatchObject({
+      carrier: 'OLD CARRIER LLC',
+      carrier_detail: legacy.carrier,
+      red_flags: ['Something.'],
+      red_flags_detail: legacy.red_flags,
+      basics: { unsafe_driving: 1.5 },
+      signed_record: legacy,
+    });
+    expect(r.basics_detail.map((b) => b.category)).toEqual(['unsafe_driving', 'crash_indicator']);
+    // Records in the contract shape are served as stored.
+    const current = { ...legacy, carrier: 'OLD CARRIER LLC', red_flags: ['Something.'], basics: { unsafe_driving: 1.5 } };
+    expect(recordFromStored(JSON.stringify(current))).toEqual(current);
   });
 });
 
