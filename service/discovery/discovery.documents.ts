@@ -116,8 +116,8 @@ const PRODUCTS: { name: string; description: string; match: RegExp }[] = [
   },
   {
     name: 'Carrier vetting API',
-    description: 'FMCSA carriers: search, safety BASICs, crashes, inspections, enforcement, signed vetting records.',
-    match: /^\/api\/(carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet)\b/,
+    description: 'FMCSA carriers: search, safety BASICs, crashes, inspections, enforcement, signed vetting records, plans and prices.',
+    match: /^\/api\/(carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet|plans)\b/,
   },
   { name: 'Proof of care', description: 'Tamper-evident custody chains for shipments, verifiable by anyone.', match: /^\/api\/care\b/ },
   {
