@@ -2,7 +2,8 @@
  * `npm run credits -- <command>`: administers credit accounts in the state
  * database (DATA_DIR/state/proofline-state.duckdb).
  *
- *   grant <account> <n> [--plan free|payg|pack_100|pack_500|enterprise]   add n credits (creates the account)
+ *   grant <account> <n> [--plan payg|pack_100|pack_500|enterprise]        record a purchase of n credits (creates the account);
+ *                                                                         payg sells 1-99, pack_100 exactly 100, pack_500 exactly 500
  *   key <account>                                                         issue an API key bound to the account (printed once)
  *   show <account>                                                        balance and plan
  *

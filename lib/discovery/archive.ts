@@ -31,22 +31,26 @@ export function resourceKey(ref: string, base: string): string {
   }
 }
 
-/** Records of an archive document (member `records`, or legacy `versions`/`entries`), with warnings for every defect. */
+/**
+ * Records of an archive document: spec 002 ("Archive file") puts them under `archive`; the non-standard
+ * `records`, `versions` and `entries` members are still read, with a warning naming the drift.
+ */
 export function readArchive(doc: unknown, archiveUrl: string, warnings: string[]): ArchiveRecord[] {
   if (!isObj(doc)) {
     warnings.push('archive is not a JSON object');
     return [];
   }
   if (doc.standard !== 'ai-archive') warnings.push(`archive standard is ${JSON.stringify(doc.standard ?? null)}, expected "ai-archive"`);
-  const raw = Array.isArray(doc.records)
-    ? doc.records
-    : Array.isArray(doc.versions)
-      ? doc.versions
-      : Array.isArray(doc.entries)
-        ? doc.entries
-        : null;
+  let raw: unknown[] | null = Array.isArray(doc.archive) ? doc.archive : null;
+  if (!raw)
+    for (const legacy of ['records', 'versions', 'entries'] as const)
+      if (Array.isArray(doc[legacy])) {
+        warnings.push(`archive records are under "${legacy}", spec 002 puts them under "archive"`);
+        raw = doc[legacy] as unknown[];
+        break;
+      }
   if (!raw) {
-    warnings.push('archive has no records array');
+    warnings.push('archive has no "archive" array of records');
     return [];
   }
   const out: ArchiveRecord[] = [];

@@ -267,7 +267,9 @@ export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | s
     legal_name: f.legal_name,
     carrier_class: f.carrier_class,
     safety_rating: f.safety_rating,
-    sms_data_available: hasData(status, 'sms'),
+    // True only when this carrier has an SMS row: a loaded SMS file without this carrier in it is no SMS data for it.
+    sms_data_available: hasData(status, 'sms') && sms.length > 0,
+    sms_dataset_loaded: hasData(status, 'sms'),
     sms_segment: (sms[0]?.segment as string | undefined) ?? null,
     percentiles_public: f.carrier_class === 'passenger',
     note:

@@ -4,6 +4,7 @@
  * rules every endpoint shares (errors, limits, caching, receipts, pricing).
  */
 import { withDiscoveryLink } from '../platform/discovery-html.ts';
+import { listPlans } from '../vetting/vetting.queries.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 
 const esc = (s: unknown) => String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -60,6 +61,16 @@ table{border-collapse:collapse;width:100%;margin:.5rem 0}td,th{border:1px solid 
 <tr><td>Free</td><td>no key; counted per IP address</td><td>${limits.free} requests per hour</td></tr>
 <tr><td>Pro</td><td><code>Authorization: Bearer &lt;key&gt;</code></td><td>${limits.pro} requests per hour (per key; can be raised per key)</td></tr></table>
 <p>Commercial use requires validating each figure against the primary SEC filing. Contact the operator for a Pro key.</p>
+<h3 id="vetting-plans">Carrier vetting plans</h3>
+<p>Machine-readable: <a href="/api/plans"><code>/api/plans</code></a>. Vetting records are paid in credits; ${listPlans()
+    .rules.map(esc)
+    .join(' ')}</p>
+<table><tr><th>plan</th><th>price</th><th>lookups</th><th>vettings</th><th>batch size</th></tr>${listPlans()
+    .plans.map(
+      (p) =>
+        `<tr><td>${esc(p.label)} <code>${esc(p.plan)}</code></td><td>${esc(p.price)}</td><td>${esc(p.lookups)}</td><td>${esc(p.vettings)}</td><td>${p.batch_limit === null ? 'unlimited' : esc(p.batch_limit)}</td></tr>`,
+    )
+    .join('')}</table>
 <h2>Endpoints</h2>
 <table><tr><th>method</th><th>path</th><th>what</th></tr>${rows.join('')}</table>
 ${sections.join('\n')}
