@@ -176,7 +176,10 @@ describe.each(STATE_BACKENDS)('proof of care ($name state store)', ({ skip, open
       svc.deps.state = state;
     } else {
       // PostgreSQL: an attacker with database access edits rows around the service.
-      await state.write(async (tx) => (await tx.write(tamper), await tx.write(remove)));
+      await state.write(async (tx) => {
+        await tx.write(tamper);
+        await tx.write(remove);
+      });
     }
     const v = await getJson(svc.app, `/api/care/${id}/verify`);
     expect(v.body.valid).toBe(false);

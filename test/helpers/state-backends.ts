@@ -24,7 +24,14 @@ export const STATE_BACKENDS: StateBackend[] = [
       const dir = await tempDir('proofline-store-');
       const file = stateDbPath(dir);
       const store = await StateStore.open(file);
-      return { store, file, dispose: async () => (await store.close().catch(() => undefined), await removeDir(dir)) };
+      return {
+        store,
+        file,
+        dispose: async () => {
+          await store.close().catch(() => undefined);
+          await removeDir(dir);
+        },
+      };
     },
   },
   {
@@ -33,7 +40,13 @@ export const STATE_BACKENDS: StateBackend[] = [
     open: async () => {
       const db = await freshDatabase();
       const store = await PgStateStore.open(db.url);
-      return { store, dispose: async () => (await store.close().catch(() => undefined), await db.drop()) };
+      return {
+        store,
+        dispose: async () => {
+          await store.close().catch(() => undefined);
+          await db.drop();
+        },
+      };
     },
   },
 ];
