@@ -144,9 +144,10 @@ export interface Pipeline {
    * Incremental runs (lib/warehouse/incremental.ts): an input whose SHA-256 and `parser` equal the current
    * snapshot's ledger entry is not parsed; publish carries its rows. `parser` versions what the steps make of
    * an input (bump it when parsing changes). `carryTables`: tables of `replaceTables` that children write and
-   * publish must carry (derived tables are rebuilt, never carried).
+   * publish must carry (derived tables are rebuilt, never carried); `carryVia`: tables whose rows name no
+   * input, carried with another table's rows (lib/warehouse/publish.ts, CarryOptions.via).
    */
-  incremental?: { parser: string; carryTables?: string[] };
+  incremental?: { parser: string; carryTables?: string[]; carryVia?: Record<string, { key: string; table: string }> };
   /** SQL/JS run inside the serving database at publish, after parts load. */
   derive?(conn: DuckDBConnection, ctx: DeriveContext & BaseContext): Promise<void>;
   /** Facts recorded in the manifest's `meta` (used by /ai/feed.json and /api/status). */

@@ -226,7 +226,12 @@ export async function processPublish(
     keep: ctx.config.SNAPSHOT_KEEP,
     carry:
       incState?.carry && pipeline.incremental
-        ? { reuseSha256: incState.reuse_sha256, reuseFiles: incState.reuse_files, tables: pipeline.incremental.carryTables }
+        ? {
+            reuseSha256: incState.reuse_sha256,
+            reuseFiles: incState.reuse_files,
+            tables: pipeline.incremental.carryTables,
+            via: pipeline.incremental.carryVia,
+          }
         : undefined,
     memoryLimit: ctx.config.DUCKDB_MEMORY_LIMIT,
     threads: ctx.config.DUCKDB_THREADS,

@@ -94,6 +94,7 @@ export class IncrementalPlanner {
   /** Candidates for reuse (path → entry); confirmed in `finish` once every path of a SHA-256 is known. */
   private readonly candidates = new Map<string, { file: string; entry: LedgerEntry }>();
   private readonly parsedFiles = new Set<string>();
+  private readonly byFile = new Map<string, LedgerEntry>();
 
   constructor(
     readonly inputDir: string,
@@ -101,6 +102,11 @@ export class IncrementalPlanner {
     previous: LedgerEntry[] | null,
   ) {
     this.previous = new Map((previous ?? []).map((e) => [e.path, e]));
+  }
+
+  /** Paths (relative to the input directory) the previous ledger records. */
+  previousPaths(): string[] {
+    return [...this.previous.keys()];
   }
 
   /** Whether there is a previous ledger to reuse from. */
@@ -129,6 +135,7 @@ export class IncrementalPlanner {
         files.slice(i, i + parallel).map(async (file) => {
           const entry = await this.entryFor(file);
           this.entries.set(entry.path, entry);
+          this.byFile.set(file, entry);
           const prev = this.previous.get(entry.path);
           if (prev && prev.sha256 === entry.sha256 && prev.parser === this.parser) this.candidates.set(entry.path, { file, entry });
           else this.parsedFiles.add(file);
@@ -148,13 +155,34 @@ export class IncrementalPlanner {
   }
 
   /**
-   * The files to parse, once every input was passed to `partition`: the new and changed ones, plus reusable
-   * ones whose SHA-256 another previous path had and lost (see the module comment).
+   * The files to parse, once every input was passed to `partition`: the new and changed ones, those passed to
+   * `require`, and reusable ones sharing a SHA-256 with any of those or with a previous path that changed or
+   * went (see the module comment). May be called again after `require`.
    */
   settle(): Set<string> {
     const unsafe = this.unsafeShas();
-    for (const { file, entry } of this.candidates.values()) if (unsafe.has(entry.sha256)) this.parsedFiles.add(file);
-    return this.parsedFiles;
+    for (;;) {
+      for (const f of this.parsedFiles) {
+        const e = this.byFile.get(f);
+        if (e) unsafe.add(e.sha256);
+      }
+      let grew = false;
+      for (const { file, entry } of this.candidates.values()) {
+        if (!this.parsedFiles.has(file) && unsafe.has(entry.sha256)) {
+          this.parsedFiles.add(file);
+          grew = true;
+        }
+      }
+      if (!grew) return this.parsedFiles;
+    }
+  }
+
+  /**
+   * Marks files as parsed by this run although unchanged: inputs parsed together with a changed one (a
+   * transcript of several files, a file another one's rows depend on). Call `settle` afterwards.
+   */
+  require(files: Iterable<string>): void {
+    for (const f of files) this.parsedFiles.add(f);
   }
 
   /** What publish needs (written to the run directory by the plan stage). */

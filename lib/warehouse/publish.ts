@@ -109,6 +109,11 @@ export interface CarryOptions {
    * tables are rebuilt by `derive` and never carried.
    */
   tables?: string[];
+  /**
+   * Tables whose rows name no input, carried with the rows of another table: `{topics: {key: 'transcript_key',
+   * table: 'transcripts'}}` carries the previous topics whose `transcript_key` a carried transcript has.
+   */
+  via?: Record<string, { key: string; table: string }>;
 }
 
 export interface PublishResult {
@@ -247,6 +252,10 @@ async function openServing(run: StagingRun, opts: PublishOptions): Promise<Publi
     withParts: new Set(),
     carry: opts.carry ?? null,
   };
+  if (s.carry && s.parquetOnly.size) {
+    closeServing(s);
+    throw new Error(`${run.domain} has parquet-only tables: incremental carry is not supported for them`);
+  }
   try {
     await conn.run(`SET preserve_insertion_order = false`);
     await conn.run(domainTablesSql(run.spec));
@@ -462,16 +471,23 @@ async function carryTable(s: PublishSession, t: string, prev: string): Promise<b
     return true;
   }
   if (s.replace.has(t) && !carry.tables?.includes(t)) return false;
-  const cols = new Set((await parquetColumns(s.conn, [prev])).map((c) => c.name));
-  const where = cols.has('content_sha256')
-    ? `content_sha256 IN (SELECT sha FROM _carry_sha)`
-    : cols.has('origin_leaf_hash')
-      ? `origin_leaf_hash IN (SELECT leaf_hash FROM _carry_leaf)`
-      : null;
-  if (!where)
-    throw new Error(`table ${t} of ${s.run.domain} names no input (content_sha256, origin_leaf_hash): it cannot be carried incrementally`);
-  await s.conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM ${from} WHERE ${where}`);
+  await s.conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM ${from} WHERE ${await carryWhere(s, t, prev)}`);
   return true;
+}
+
+/** The WHERE clause selecting a previous table's rows of reused inputs (see `carryTable`). */
+async function carryWhere(s: PublishSession, t: string, prev: string): Promise<string> {
+  const cols = new Set((await parquetColumns(s.conn, [prev])).map((c) => c.name));
+  if (cols.has('content_sha256')) return `content_sha256 IN (SELECT sha FROM _carry_sha)`;
+  if (cols.has('origin_leaf_hash')) return `origin_leaf_hash IN (SELECT leaf_hash FROM _carry_leaf)`;
+  const via = s.carry?.via?.[t];
+  const viaPrev = via ? previousTablePath(s, via.table) : null;
+  if (via && viaPrev) {
+    const k = quoteIdentifier(via.key);
+    return `${k} IN (SELECT ${k} FROM read_parquet(${quoteLiteral(viaPrev)}, union_by_name = true) WHERE ${await carryWhere(s, via.table, viaPrev)})`;
+  }
+  if (via) return 'false';
+  throw new Error(`table ${t} of ${s.run.domain} names no input (content_sha256, origin_leaf_hash): it cannot be carried incrementally`);
 }
 
 /** Phase 4: the domain's derive step inside the serving database (it may replace or link parquet-only tables and write packed stores). */
