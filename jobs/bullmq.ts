@@ -381,7 +381,8 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
         ],
       });
       jobLog.info({ children: plan.children.length, fetch_jobs: plan.fetches?.length ?? 0 }, 'flow added');
-      return { children: plan.children.length, fetch_jobs: plan.fetches?.length ?? 0 };
+      // Incremental counts (inputs parsed, reused, removed) show in `npm run jobs -- inspect <plan job>`.
+      return { children: plan.children.length, fetch_jobs: plan.fetches?.length ?? 0, incremental: plan.meta?.incremental ?? null };
     }
     if (stage === 'publish') {
       const data = job.data as PublishJobData;
@@ -416,6 +417,7 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
           snapshot_id: published.manifest.snapshot_id,
           tables: Object.keys(published.manifest.tables).length,
           children: outcomes.length,
+          incremental: published.manifest.meta.incremental ?? null,
           failed_children: outcomes.filter((o) => o.status === 'failed').map((o) => ({ step: o.step, key: o.key, error: o.error })),
         };
       } finally {
