@@ -9,7 +9,7 @@
  *       → extraction leaf (kind `extraction`, record = the JSON extraction) and markdown leaf (record = the markdown text)
  *         → fact leaves (kind `record`, parent = extraction leaf)
  *
- * Inputs under `<inputDir>/transcripts/`: `pdf/*.pdf`, `earningscall/TICKER_YYYY_Qn.levelN*.json` (parts of one call
+ * Inputs under `<inputDir>/transcripts/`: `pdf/*.pdf`, `html/*.html` (IR pages), `earningscall/TICKER_YYYY_Qn.levelN*.json` (parts of one call
  * are merged; `TICKER.events.json` gives call dates), `motley/*.json`, `markdown/*.md`.
  */
 import path from 'node:path';
@@ -26,6 +26,7 @@ import {
 } from '../../ingest/transcripts/earningscall.ts';
 import { buildExtraction, renderTranscriptMarkdown } from '../../ingest/transcripts/extract.ts';
 import { parseMotleyTranscript } from '../../ingest/transcripts/motley.ts';
+import { parseTranscriptHtml } from '../../ingest/transcripts/html-transcript.ts';
 import { extractPdfPages } from '../../ingest/transcripts/pdf-text.ts';
 import { parseTranscriptMarkdown, parseTranscriptText } from '../../ingest/transcripts/text-transcript.ts';
 import type { ParsedTranscript } from '../../ingest/transcripts/transcript.schema.ts';
@@ -212,6 +213,11 @@ async function processPdf(ctx: StepContext<z.infer<typeof filePayload>>): Promis
   return writeTranscript(ctx.run, parsed, src, meta);
 }
 
+async function processHtml(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
+  const { bytes, src, meta } = await readInput(ctx.data.file, 'transcripts/html', null);
+  return writeTranscript(ctx.run, parseTranscriptHtml(bytes, ctx.data.rel, transcriptFileHint(path.basename(ctx.data.file))), src, meta);
+}
+
 async function processMotley(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
   const { bytes, src, meta } = await readInput(ctx.data.file, 'transcripts/motley-json', null);
   return writeTranscript(ctx.run, parseMotleyTranscript(bytes, path.basename(ctx.data.file)), src, meta);
@@ -281,7 +287,8 @@ export const transcriptsPipeline: Pipeline = {
     for (const f of ctx.fetches) {
       if (f.step !== IR_FETCH_STEP) continue;
       const out = f.outputs[0]!;
-      children.push({ step: 'pdf', key: path.relative(dir, out), data: { file: out, rel: path.relative(dir, out) }, after: [f.key] });
+      const step = out.endsWith('.html') ? 'html' : 'pdf';
+      children.push({ step, key: path.relative(dir, out), data: { file: out, rel: path.relative(dir, out) }, after: [f.key] });
     }
     const rejects: Array<{ file: string; reason: string }> = [];
     const calls = new Map<string, string[]>();
@@ -291,6 +298,7 @@ export const transcriptsPipeline: Pipeline = {
       const rel = path.relative(dir, f);
       const name = path.basename(f);
       if (/\.pdf$/i.test(name)) single.push({ step: 'pdf', key: rel, data: { file: f, rel } });
+      else if (/\.html?$/i.test(name)) single.push({ step: 'html', key: rel, data: { file: f, rel } });
       else if (/\.md$/i.test(name)) single.push({ step: 'markdown', key: rel, data: { file: f, rel } });
       else if (/^[A-Z][A-Z0-9.\-]*\.events\.json$/i.test(name)) {
         events.set(name.split('.')[0].toUpperCase(), f);
@@ -303,7 +311,8 @@ export const transcriptsPipeline: Pipeline = {
       else
         rejects.push({
           file: rel,
-          reason: 'not a transcript input (expected *.pdf, *.md, TICKER_YYYY_Qn.levelN.json, TICKER.events.json or TICKER_qN_YYYY.json)',
+          reason:
+            'not a transcript input (expected *.pdf, *.html, *.md, TICKER_YYYY_Qn.levelN.json, TICKER.events.json or TICKER_qN_YYYY.json)',
         });
     }
     const callChildren: ChildJob[] = [];
@@ -339,6 +348,7 @@ export const transcriptsPipeline: Pipeline = {
   },
   steps: {
     pdf: { payload: filePayload, process: processPdf },
+    html: { payload: filePayload, process: processHtml },
     motley: { payload: filePayload, process: processMotley },
     markdown: { payload: filePayload, process: processMarkdown },
     earningscall: { payload: callPayload, process: processEarningsCall },
