@@ -147,6 +147,8 @@ export interface PlanJobData {
   runId: string;
   inputDir: string;
   force: boolean;
+  /** Parse every input, reusing none from the current snapshot (`npm run ingest -- --full`). */
+  full?: boolean;
   /** Plan fetch jobs when a remote source is configured (default true; `npm run ingest -- --no-fetch` sets false). */
   fetch?: boolean;
 }
@@ -184,14 +186,20 @@ export interface JobFailure {
 export async function enqueueRun(
   config: Config,
   domain: string,
-  opts: { inputDir?: string; force?: boolean; runId?: string; fetch?: boolean } = {},
+  opts: { inputDir?: string; force?: boolean; runId?: string; fetch?: boolean; full?: boolean } = {},
 ): Promise<{ runId: string; jobId: string }> {
   resolvePipeline(domain);
   const runId = opts.runId ?? newRunIdFor(domain);
   const jobId = jobIdFor(domain, 'plan', runId);
   await getQueue(config, domain).add(
     jobName(domain, 'plan'),
-    { runId, inputDir: opts.inputDir ?? config.inputDir, force: opts.force ?? false, fetch: opts.fetch ?? true } satisfies PlanJobData,
+    {
+      runId,
+      inputDir: opts.inputDir ?? config.inputDir,
+      force: opts.force ?? false,
+      fetch: opts.fetch ?? true,
+      ...(opts.full ? { full: true } : {}),
+    } satisfies PlanJobData,
     {
       jobId,
       attempts: CHILD_ATTEMPTS,
@@ -316,6 +324,7 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
         log: jobLog,
         force: data.force,
         fetch: data.fetch,
+        full: data.full,
       });
       if (skipped) return { skipped: true, plan_rejects: plan.rejects ?? [] };
       await job.updateProgress(50);
@@ -372,7 +381,8 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
         ],
       });
       jobLog.info({ children: plan.children.length, fetch_jobs: plan.fetches?.length ?? 0 }, 'flow added');
-      return { children: plan.children.length, fetch_jobs: plan.fetches?.length ?? 0 };
+      // Incremental counts (inputs parsed, reused, removed) show in `npm run jobs -- inspect <plan job>`.
+      return { children: plan.children.length, fetch_jobs: plan.fetches?.length ?? 0, incremental: plan.meta?.incremental ?? null };
     }
     if (stage === 'publish') {
       const data = job.data as PublishJobData;
@@ -407,6 +417,7 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
           snapshot_id: published.manifest.snapshot_id,
           tables: Object.keys(published.manifest.tables).length,
           children: outcomes.length,
+          incremental: published.manifest.meta.incremental ?? null,
           failed_children: outcomes.filter((o) => o.status === 'failed').map((o) => ({ step: o.step, key: o.key, error: o.error })),
         };
       } finally {

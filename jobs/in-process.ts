@@ -29,6 +29,8 @@ export interface InProcessOptions {
   inputDir?: string;
   runId?: string;
   force?: boolean;
+  /** Parse every input, reusing none from the current snapshot (an incremental pipeline's full run). */
+  full?: boolean;
   attempts?: number;
   backoffMs?: number;
   concurrency?: number;
@@ -52,7 +54,15 @@ export async function runPipelineInProcess(pipeline: Pipeline, opts: InProcessOp
   const runId = opts.runId ?? newRunId(domain);
   const log = opts.log.child({ run_id: runId, domain });
   const inputDir = opts.inputDir ?? opts.config.inputDir;
-  const planned = await planRun(pipeline, { config: opts.config, runId, inputDir, log, force: opts.force, fetch: opts.fetch });
+  const planned = await planRun(pipeline, {
+    config: opts.config,
+    runId,
+    inputDir,
+    log,
+    force: opts.force,
+    fetch: opts.fetch,
+    full: opts.full,
+  });
   const plan = planned.plan;
   if (planned.skipped) {
     const planRejects = plan.rejects ?? [];
@@ -170,6 +180,7 @@ export async function runPipelineInProcess(pipeline: Pipeline, opts: InProcessOp
     failed_children: failed,
     children: outcomes,
     plan_rejects: plan.rejects ?? [],
+    ...(plan.meta?.incremental ? { incremental: plan.meta.incremental as RunReport['incremental'] } : {}),
     duration_ms: Date.now() - started,
   };
 }

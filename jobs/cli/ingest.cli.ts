@@ -1,5 +1,8 @@
 /**
- * `npm run ingest -- [domain ...] [--force] [--input DIR] [--no-fetch]`
+ * `npm run ingest -- [domain ...] [--force] [--full] [--input DIR] [--no-fetch]`
+ *
+ * `--force` runs even when the inputs equal the current snapshot's; `--full` parses every input (an
+ * incremental domain otherwise reuses the rows of inputs whose SHA-256 the current snapshot recorded).
  *
  * A domain with a remote source configured (EDGAR_FETCH_*, QUOTES_FETCH_TICKERS)
  * fetches first (fetch → parse → publish); `--no-fetch` reads local inputs only.
@@ -20,6 +23,7 @@ const { values, positionals } = parseArgs({
   allowPositionals: true,
   options: {
     force: { type: 'boolean', default: false },
+    full: { type: 'boolean', default: false },
     input: { type: 'string' },
     'in-process': { type: 'boolean', default: false },
     'no-fetch': { type: 'boolean', default: false },
@@ -34,7 +38,12 @@ if (!values.input && config.usesSample) await ensureSample(config.inputDir, { sc
 if (config.REDIS_URL && !values['in-process']) {
   const { enqueueRun, closeQueues } = await import('../bullmq.ts');
   for (const p of selected) {
-    const { runId, jobId } = await enqueueRun(config, p.domain.domain, { inputDir, force: values.force, fetch: !values['no-fetch'] });
+    const { runId, jobId } = await enqueueRun(config, p.domain.domain, {
+      inputDir,
+      force: values.force,
+      full: values.full,
+      fetch: !values['no-fetch'],
+    });
     console.log(`enqueued ${p.domain.domain} run ${runId} (job ${jobId})`);
   }
   await closeQueues();
@@ -48,6 +57,7 @@ if (config.REDIS_URL && !values['in-process']) {
         log,
         inputDir,
         force: values.force,
+        full: values.full,
         fetch: !values['no-fetch'],
         onProgress: progress,
       });
@@ -59,6 +69,7 @@ if (config.REDIS_URL && !values['in-process']) {
           snapshot_id: r.snapshot_id,
           rows: r.rows,
           rejects: r.rejects,
+          incremental: r.incremental,
           failed_children: r.children.filter((c) => c.status === 'failed').map((c) => ({ key: c.key, error: c.error })),
           duration_ms: r.duration_ms,
         }),
