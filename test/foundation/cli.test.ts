@@ -42,7 +42,7 @@ describe('npm run sql', () => {
   it('runs ad-hoc SQL over the current parquet snapshot and prints a table', async () => {
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', 'jobs/cli/sql.cli.ts', "SELECT ticker, status FROM registry.company_lookup WHERE ticker = 'AAPL'"],
+      ['--import', 'tsx', 'jobs/cli/proofline.cli.ts', 'sql', "SELECT ticker, status FROM registry.company_lookup WHERE ticker = 'AAPL'"],
       { cwd: REPO_ROOT, env: { ...process.env, DATA_DIR: path.join(root, 'data') } },
     );
     expect(stdout).toContain('│ ticker │ status │');
@@ -52,7 +52,7 @@ describe('npm run sql', () => {
 
   it('exits non-zero with the DuckDB message on bad SQL', async () => {
     await expect(
-      run(process.execPath, ['--import', 'tsx', 'jobs/cli/sql.cli.ts', 'SELECT * FROM nope'], {
+      run(process.execPath, ['--import', 'tsx', 'jobs/cli/proofline.cli.ts', 'sql', 'SELECT * FROM nope'], {
         cwd: REPO_ROOT,
         env: { ...process.env, DATA_DIR: path.join(root, 'data') },
       }),

@@ -32,7 +32,7 @@ beforeAll(async () => {
 afterAll(async () => removeDir(root));
 
 function startIngest(): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'jobs/cli/ingest.cli.ts', 'registry', '--force', '--input', inputDir], {
+  return spawn(process.execPath, ['--import', 'tsx', 'jobs/cli/proofline.cli.ts', 'ingest', 'registry', '--force', '--input', inputDir], {
     cwd: REPO_ROOT,
     env: { ...process.env, DATA_DIR: dataDir, REDIS_URL: '', LOG_LEVEL: 'silent' },
     stdio: 'ignore',
