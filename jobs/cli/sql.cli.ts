@@ -121,7 +121,7 @@ export async function runSql(sqlArgs: string[], opts: SqlOptions): Promise<numbe
         if (cmd === '.tables') console.log(tables.join('\n'));
         else if (cmd === '.schema') {
           if (!arg) throw new UsageError('usage: .schema TABLE');
-          printResult(await query(conn, `DESCRIBE ${qualifiedName(arg, tables)}`, 0), {}, 0);
+          printResult(await query(conn, `DESCRIBE ${qualifiedName(arg, tables)}`, 0), opts, 0);
         } else if (cmd === '.help') console.log(".tables  .schema TABLE  .quit   SQL statements end with ';'");
         else throw new UsageError(`unknown command ${cmd} (.help)`);
       } catch (e) {
