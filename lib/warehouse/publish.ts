@@ -44,6 +44,7 @@ import {
   type SnapshotManifest,
   type TableManifest,
 } from './snapshot.ts';
+import { linkCurrentSnapshot, writeCurrentSql } from './views.ts';
 import type { StagingRun } from './staging.ts';
 
 /** Tables that accumulate across snapshots instead of being replaced. */
@@ -477,6 +478,10 @@ async function finalizeSnapshot(
   await rename(run.dir, finalDir);
   await opts.onStep?.('renamed');
   await writeCurrentPointer(dataDir, domain, { snapshot_id: snapshotId, run_id: run.runId, published_at: manifest.published_at });
+  // The stable paths for outside readers (docs/operations.md#warehouse-paths), after CURRENT: they never name a
+  // snapshot that is not published.
+  await linkCurrentSnapshot(dataDir, domain, snapshotId);
+  await writeCurrentSql(dataDir);
   await rm(path.join(finalDir, 'parts'), { recursive: true, force: true });
   const pruned = await pruneSnapshots(dataDir, domain, opts.keep);
   return { manifest, dir: finalDir, pruned };
