@@ -28,7 +28,7 @@
 import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { FlowProducer, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { FlowProducer, Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Config } from '../lib/config.ts';
 import { classifyError, isTerminal, SourceUnavailableError } from '../lib/errors.ts';
@@ -208,6 +208,50 @@ export async function enqueueRun(
     },
   );
   return { runId, jobId };
+}
+
+/** How an enqueued run ended (`proofline ingest --wait`). */
+export interface RunOutcome {
+  status: 'published' | 'skipped' | 'failed';
+  snapshot_id?: string;
+  failed_children?: Array<{ step: string; key: string; error?: string }>;
+  /** The stage that failed and BullMQ's failed reason. */
+  stage?: 'plan' | 'publish';
+  reason?: string;
+}
+
+/**
+ * Waits for the run `runId` of `domain` to end: its plan job, then (unless the plan skipped the run because its
+ * inputs were unchanged) its publish job, through BullMQ's queue events. A required child failing for good fails
+ * the publish job (failParentOnFailure), so the publish job's end is the run's end.
+ */
+export async function waitForRun(config: Config, domain: string, runId: string): Promise<RunOutcome> {
+  const queue = getQueue(config, domain);
+  const events = new QueueEvents(queue.name, { connection: redisConnection(requireRedis(config)) });
+  try {
+    await events.waitUntilReady();
+    const waitFor = async (stage: 'plan' | 'publish') => {
+      const job = await Job.fromId(queue, jobIdFor(domain, stage, runId));
+      if (!job) return { error: `${stage} job ${jobIdFor(domain, stage, runId)} not found` };
+      try {
+        return { value: (await job.waitUntilFinished(events)) as Record<string, unknown> | null };
+      } catch (e) {
+        return { error: (e as Error).message };
+      }
+    };
+    const plan = await waitFor('plan');
+    if ('error' in plan) return { status: 'failed', stage: 'plan', reason: plan.error };
+    if (plan.value?.skipped) return { status: 'skipped' };
+    const publish = await waitFor('publish');
+    if ('error' in publish) return { status: 'failed', stage: 'publish', reason: publish.error };
+    return {
+      status: 'published',
+      snapshot_id: publish.value?.snapshot_id as string,
+      failed_children: (publish.value?.failed_children ?? []) as RunOutcome['failed_children'],
+    };
+  } finally {
+    await events.close();
+  }
 }
 
 function compactTime(ms: number): string {

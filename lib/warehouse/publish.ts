@@ -25,7 +25,7 @@
  * next run cleans an abandoned staging directory.
  */
 import { createReadStream } from 'node:fs';
-import { copyFile, link, mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { createSha256Stream, hashCanonical } from '../hash.ts';
@@ -44,6 +44,7 @@ import {
   type SnapshotManifest,
   type TableManifest,
 } from './snapshot.ts';
+import { linkCurrentSnapshot, writeCurrentSql } from './views.ts';
 import type { StagingRun } from './staging.ts';
 
 /** Tables that accumulate across snapshots instead of being replaced. */
@@ -568,6 +569,10 @@ async function finalizeSnapshot(
   await rename(run.dir, finalDir);
   await opts.onStep?.('renamed');
   await writeCurrentPointer(dataDir, domain, { snapshot_id: snapshotId, run_id: run.runId, published_at: manifest.published_at });
+  // The stable paths for outside readers (docs/operations.md#warehouse-paths), after CURRENT: they never name a
+  // snapshot that is not published.
+  await linkCurrentSnapshot(dataDir, domain, snapshotId);
+  await writeCurrentSql(dataDir);
   await rm(path.join(finalDir, 'parts'), { recursive: true, force: true });
   const pruned = await pruneSnapshots(dataDir, domain, opts.keep);
   return { manifest, dir: finalDir, pruned };

@@ -8,6 +8,7 @@
  * with a plain "no data yet" message: absence of data is never reported as a
  * clean record.
  */
+import { decodeCursor, nextCursorOf } from '../platform/pagination.ts';
 import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
 import { hashCanonical } from '../../lib/hash.ts';
 import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
@@ -82,7 +83,10 @@ export interface SearchCarriersQuery {
   state?: string;
   /** Default 20, max 100: larger values are clamped and the result says so (`limit_clamped`). */
   limit?: number;
+  /** Rows to skip (kept for existing clients; `cursor` is the paging scheme of every list route). */
   offset?: number;
+  /** `next_cursor` of the previous page (service/platform/pagination.ts). */
+  cursor?: string;
 }
 
 /**
@@ -93,7 +97,14 @@ export interface SearchCarriersQuery {
 export async function searchCarriers(
   fmcsa: SnapshotReader,
   q: SearchCarriersQuery,
-): Promise<{ total: number; limit: number; limit_clamped?: { requested: number; max: number }; offset: number; results: Row[] }> {
+): Promise<{
+  total: number;
+  limit: number;
+  limit_clamped?: { requested: number; max: number };
+  offset: number;
+  results: Row[];
+  next_cursor: string | null;
+}> {
   const dot = q.dot != null && q.dot !== '' ? parseDot(q.dot) : null;
   const mc = q.mc ? parseDocket(q.mc) : null;
   const name = q.name?.trim() ? q.name.trim().toLowerCase() : null;
@@ -104,10 +115,18 @@ export async function searchCarriers(
   if (dot == null && !mc && !name && !state)
     throw new InvalidInputError('give at least one of name, dot, mc or state', { response: { parameter: 'name' } });
   const { limit, clamped } = clampLimit(q.limit, 20, 100);
-  const offset = Math.max(0, Math.trunc(q.offset ?? 0));
+  const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
+  const offset = q.cursor ? decodeCursor(q.cursor, snapshotId) : Math.max(0, Math.trunc(q.offset ?? 0));
   const rows = await fmcsa.query(SQL.search, { dot, mc, name, state, limit, offset });
   const total = rows.length ? Number(rows[0].total) : 0;
-  return { total, limit, ...(clamped ? { limit_clamped: clamped } : {}), offset, results: rows.map(({ total: _t, rank: _r, ...r }) => r) };
+  return {
+    total,
+    limit,
+    ...(clamped ? { limit_clamped: clamped } : {}),
+    offset,
+    results: rows.map(({ total: _t, rank: _r, ...r }) => r),
+    next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
+  };
 }
 
 /** Carrier identity (census row + L&I authority dockets and insurance filings, money in thousands), or NotFoundError. */
@@ -475,7 +494,8 @@ const RULE_CODES = new Set(RISK_RULES.map((r) => r.code));
 
 /** Carriers carrying a red flag (optionally one code, one state), highest score first. */
 /** `limit`: default 50, max 500 (larger values are clamped and the result says so). */
-export async function searchRedFlags(fmcsa: SnapshotReader, q: { code?: string; state?: string; limit?: number }) {
+/** `cursor`: `next_cursor` of the previous page; the answer's `next_cursor` is null on the last page. */
+export async function searchRedFlags(fmcsa: SnapshotReader, q: { code?: string; state?: string; limit?: number; cursor?: string }) {
   const code = q.code?.trim() ? q.code.trim().toUpperCase() : null;
   if (code && !RULE_CODES.has(code))
     throw new InvalidInputError(`unknown red flag code '${code}'; known: ${[...RULE_CODES].join(', ')}`, {
@@ -485,14 +505,18 @@ export async function searchRedFlags(fmcsa: SnapshotReader, q: { code?: string; 
   if (state && !/^[A-Z]{2}$/.test(state))
     throw new InvalidInputError(`'state' must be a 2-letter code`, { response: { parameter: 'state' } });
   const { limit, clamped } = clampLimit(q.limit, 50, 500);
-  const rows = await fmcsa.query(SQL.redFlags, { code, state, limit });
+  const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
+  const offset = decodeCursor(q.cursor, snapshotId);
+  const rows = await fmcsa.query(SQL.redFlags, { code, state, limit, offset });
+  const total = rows.length ? Number(rows[0].total) : 0;
   return {
     code,
     state,
-    total: rows.length ? Number(rows[0].total) : 0,
+    total,
     limit,
     ...(clamped ? { limit_clamped: clamped } : {}),
     results: rows.map(({ total: _t, ...r }) => r),
+    next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
   };
 }
 

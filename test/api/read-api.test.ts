@@ -262,7 +262,8 @@ describe('GET /api/verify/{leaf_hash}', () => {
         [
           '--import',
           'tsx',
-          path.join(REPO_ROOT, 'jobs/cli/verify-receipts.cli.ts'),
+          path.join(REPO_ROOT, 'jobs/cli/proofline.cli.ts'),
+          'verify-receipts',
           path.join(dir, f),
           '--keys',
           path.join(dir, 'keys.json'),
