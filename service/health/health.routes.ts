@@ -9,7 +9,8 @@ describeRoute({
   path: '/api/health',
   family: 'health',
   summary: 'Service health: healthy or degraded (with reasons: stale snapshot, Redis down), uptime, snapshot ages',
-  responseDescription: '{status, uptime_seconds, timestamp, version, db, dependencies, reasons}',
+  responseDescription:
+    '{status, uptime_seconds, timestamp, version, db (ok | stale | no_snapshot | none), db_detail (per domain), dependencies, reasons}',
 });
 
 export function registerHealthRoutes(app: H3, deps: ServiceDeps): void {

@@ -70,6 +70,94 @@ function rowOrigin(origin: unknown, mode: RowOrigins): { origin: unknown } | { o
   return { origin_leaf: typeof h === 'string' ? h : null };
 }
 
+/** `career[].period` (spec 000: a string): `YYYY-MM-DD to YYYY-MM-DD`, or the one date when both are the same. */
+export function periodText(from: unknown, to: unknown): string {
+  const f = from == null ? null : String(from);
+  const t = to == null ? null : String(to);
+  if (f && t) return f === t ? f : `${f} to ${t}`;
+  return f ?? t ?? 'unknown';
+}
+
+/** Abbreviations of officer titles, expanded so that two spellings of one role compare equal. */
+const ROLE_ABBREVIATIONS: Array<[RegExp, string]> = [
+  [/\bceo\b/g, 'chief executive officer'],
+  [/\bcfo\b/g, 'chief financial officer'],
+  [/\bcoo\b/g, 'chief operating officer'],
+  [/\bcto\b/g, 'chief technology officer'],
+  [/\bcao\b/g, 'chief accounting officer'],
+  [/\bclo\b/g, 'chief legal officer'],
+  [/\bgc\b/g, 'general counsel'],
+  [/\bevp\b/g, 'executive vice president'],
+  [/\bsvp\b/g, 'senior vice president'],
+  [/\bvp\b/g, 'vice president'],
+  [/\bsr\b/g, 'senior'],
+  [/\bexec\b/g, 'executive'],
+  [/\bpres\b/g, 'president'],
+  [/\bchrm\b|\bchmn\b/g, 'chairman'],
+  [/\bdir\b/g, 'director'],
+];
+
+/**
+ * The comparison key of a role title: lower case, `&` as `and`, punctuation dropped, abbreviations expanded
+ * ("President and CEO" = "President & Chief Executive Officer" = "president and chief executive officer").
+ */
+export function roleKey(role: unknown): string {
+  let k = String(role ?? '')
+    .toLowerCase()
+    .replace(/&/g, ' and ')
+    .replace(/[^\p{L}\p{N} ]/gu, ' ');
+  for (const [re, full] of ROLE_ABBREVIATIONS) k = k.replace(re, full);
+  return k.replace(/\s+/g, ' ').trim();
+}
+
+const ROLE_TYPE_RANK: Record<string, number> = { executive_officer: 0, officer: 1, director: 2, ten_percent_owner: 3, other: 4 };
+
+/**
+ * One row per person and role (issue 19): rows of the same `person_key` whose roles have the same `roleKey`
+ * (a Form 4 "President and CEO" and a 10-K "President and Chief Executive Officer") are merged. The merged row is
+ * the row with the fullest spelling of the role (its accession, source and origin), with the longest spelling of
+ * the name, the most specific role type, the earliest first_seen and latest last_seen of the group;
+ * `also_reported_as` lists the other rows' spellings with their accessions. Order: each group's first row.
+ */
+export function mergeSameRoles(rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  const groups = new Map<string, Array<Record<string, unknown>>>();
+  for (const r of rows) {
+    const k = `${r.person_key ?? r.person_name}|${r.cik ?? ''}|${roleKey(r.role)}`;
+    const g = groups.get(k);
+    if (g) g.push(r);
+    else groups.set(k, [r]);
+  }
+  const longest = (vals: unknown[]) => vals.map((v) => String(v ?? '')).reduce((a, b) => (b.length > a.length ? b : a), '');
+  const out: Array<Record<string, unknown>> = [];
+  for (const g of groups.values()) {
+    if (g.length === 1) {
+      out.push(g[0]);
+      continue;
+    }
+    // The row shown is the one with the fullest spelling of the role (its accession, source and origin).
+    const shown = g.reduce((a, b) => (String(b.role ?? '').length > String(a.role ?? '').length ? b : a));
+    const dates = (key: string) =>
+      g
+        .map((r) => r[key])
+        .filter((v): v is string => v != null)
+        .map(String)
+        .sort();
+    const firsts = dates('first_seen');
+    const lasts = dates('last_seen');
+    out.push({
+      ...shown,
+      person_name: longest(g.map((r) => r.person_name)),
+      role_type: g.map((r) => String(r.role_type)).sort((a, b) => (ROLE_TYPE_RANK[a] ?? 9) - (ROLE_TYPE_RANK[b] ?? 9))[0],
+      first_seen: firsts[0] ?? null,
+      last_seen: lasts[lasts.length - 1] ?? null,
+      also_reported_as: g
+        .filter((r) => r !== shown)
+        .map((r) => ({ name: r.person_name, role: r.role, accession: r.accession, source: r.source_kind })),
+    });
+  }
+  return out;
+}
+
 function companyHead(c: CompanyRecord, layer: number | null) {
   return {
     schema: COMPANY_SCHEMA_ID,
@@ -93,7 +181,7 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string, o
   const [facts, metrics, people, affiliations] = await Promise.all([
     registry.query(Q.profileFacts, { cik }).then(withOrigin),
     registry.query(Q.metrics, { cik }).then(withOrigin),
-    registry.query(Q.people, { cik }).then(withOrigin),
+    registry.query(Q.people, { cik }).then(withOrigin).then(mergeSameRoles),
     registry.query(Q.affiliations, { cik }),
   ]);
   const latestAcc = facts[0]?.accession ?? null;
@@ -270,7 +358,10 @@ export async function getCompanyEarnings(registry: SnapshotReader, ref: string) 
 /** Executives and board members of one company. */
 export async function getCompanyPeople(registry: SnapshotReader, ref: string) {
   const c = await findCompany(registry, ref);
-  const rows = await registry.query(Q.people, { cik: Number(c.cik) }).then(withOrigin);
+  const rows = await registry
+    .query(Q.people, { cik: Number(c.cik) })
+    .then(withOrigin)
+    .then(mergeSameRoles);
   const shape = (p: Record<string, unknown>) => ({
     name: p.person_name,
     role: p.role,
@@ -279,6 +370,7 @@ export async function getCompanyPeople(registry: SnapshotReader, ref: string) {
     last_seen: p.last_seen,
     accession: p.accession,
     source: p.source_kind,
+    ...(p.also_reported_as ? { also_reported_as: p.also_reported_as } : {}),
     origin: p.origin,
   });
   return {
@@ -300,7 +392,7 @@ export async function getPerson(registry: SnapshotReader, name: string) {
     .trim();
   if (q.length < 2)
     throw new InvalidInputError("invalid parameter 'name': give at least 2 letters or digits", { response: { parameter: 'name' } });
-  const rows = withOrigin(await registry.query(Q.person, { q }));
+  const rows = mergeSameRoles(withOrigin(await registry.query(Q.person, { q })));
   if (rows.length === 0)
     throw new NotFoundError(`no person matching '${q}'`, {
       response: { name: q, hint: 'names come from Forms 3/4/5 and 10-K executive lists; try a last name' },
@@ -318,9 +410,13 @@ export async function getPerson(registry: SnapshotReader, name: string) {
     cik: r.cik,
     role: r.role,
     role_type: r.role_type,
-    period: { from: r.first_seen, to: r.last_seen },
+    // Spec 000: `period` is a string, `YYYY-MM-DD to YYYY-MM-DD` (the first and last filing dates the role was seen
+    // in; one date when both are the same); the two dates are also in `period_detail`.
+    period: periodText(r.first_seen, r.last_seen),
+    period_detail: { from: r.first_seen, to: r.last_seen },
     accession: r.accession,
     source: r.source_kind,
+    ...(r.also_reported_as ? { also_reported_as: r.also_reported_as } : {}),
     origin: r.origin,
   }));
   return {
@@ -363,15 +459,19 @@ function checkType(name: string, v: string | undefined): SignalType | null {
   return v as SignalType;
 }
 
-/** Signals: with no filter, the index of signal types with counts; else the matching hits. */
-export async function listSignals(registry: SnapshotReader, q: SignalQuery) {
+/**
+ * Signals (spec 000 rule 2): with no parameters at all, the index of signal types with counts; with any parameter
+ * (also `limit` alone), the matching hits. `given` is how many query parameters the request carried (the route
+ * passes it, so an unrecognised parameter also asks for results); by default, the number of fields set in `q`.
+ */
+export async function listSignals(registry: SnapshotReader, q: SignalQuery, given?: number) {
   const type = checkType('type', q.type);
   const also = checkType('also', q.also);
   if (also && !type)
     throw new InvalidInputError("invalid parameter 'also': needs 'type' (companies having both signals)", {
       response: { parameter: 'also' },
     });
-  const filtered = q.ticker !== undefined || type || q.exchange !== undefined || q.min_strength !== undefined;
+  const filtered = (given ?? Object.values(q).filter((v) => v !== undefined).length) > 0;
   if (!filtered) {
     const idx = await registry.query(Q.signalIndex);
     return {

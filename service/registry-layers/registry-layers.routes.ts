@@ -3,7 +3,7 @@
  * /earnings, /people; /api/person/{name}; /api/signals. Thin: parse, call the
  * transport-free query, return JSON.
  */
-import { getRouterParam, type H3 } from 'h3';
+import { getQuery, getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
@@ -96,7 +96,8 @@ describeRoute({
   method: 'GET',
   path: '/api/signals',
   family: 'company',
-  summary: 'Signals from 10-K risk factors and MD&A; no parameters: index of signal types with counts',
+  summary:
+    'Signals from 10-K risk factors and MD&A; no parameters at all: index of signal types with counts; any parameter (also limit alone): the matching signals',
   query: signalsQuery,
   statuses: [400, 503],
 });
@@ -110,5 +111,5 @@ export function registerRegistryLayerRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/company/:ticker/earnings', (e) => getCompanyEarnings(reg(), ticker(e)));
   app.get('/api/company/:ticker/people', (e) => getCompanyPeople(reg(), ticker(e)));
   app.get('/api/person/:name', (e) => getPerson(reg(), getRouterParam(e, 'name') ?? ''));
-  app.get('/api/signals', (e) => listSignals(reg(), parseQuery(e, signalsQuery)));
+  app.get('/api/signals', (e) => listSignals(reg(), parseQuery(e, signalsQuery), Object.keys(getQuery(e)).length));
 }

@@ -49,7 +49,7 @@ describe.skipIf(!HAS_SHARED)('registry ingest of ../shared/fixtures/sec', () => 
   });
 
   it('AAPL identity fields', async () => {
-    const { status, body } = await getJson(svc.app, '/api/company/AAPL');
+    const { status, body } = await getJson(svc.app, '/api/company/AAPL?detail=full');
     expect(status).toBe(200);
     await expect(JSON.stringify(body.identity, null, 2) + '\n').toMatchFileSnapshot('../golden/edgar/aapl-identity.json');
     expect(verifyLeaf(body.origin)).toBe(true);
