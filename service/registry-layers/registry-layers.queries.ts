@@ -62,12 +62,23 @@ function withOrigin(rows: Row[]): Array<Record<string, unknown>> {
  */
 export type RowOrigins = 'hash' | 'full';
 export const ROW_ORIGINS_NOTE =
-  'rows carry origin_leaf (a leaf hash): GET /api/verify/{origin_leaf} returns the leaf, its chain and a signed receipt; ?origins=full puts each whole leaf in origin';
+  'origin_leaf is a leaf hash: GET /api/verify/{origin_leaf} gives the leaf and a signed receipt; origins=full inlines leaves';
 
 function rowOrigin(origin: unknown, mode: RowOrigins): { origin: unknown } | { origin_leaf: string | null } {
   if (mode === 'full') return { origin };
   const h = (origin as { leaf_hash?: unknown } | null)?.leaf_hash;
   return { origin_leaf: typeof h === 'string' ? h : null };
+}
+
+/**
+ * `person.notes` (spec 000: a string; search matches people on name or notes): how many roles at which companies,
+ * the roles, and where they were read. The search index (service/search/text-index.ts) builds the same text.
+ */
+export function personNotes(p: { roles: string[]; companies: string[]; sources: string[] }): string {
+  const roles = [...new Set(p.roles)];
+  const cos = p.companies.filter(Boolean);
+  const sources = [...new Set(p.sources)].sort().map((s) => (s === 'ownership' ? 'Forms 3/4/5' : '10-K executive lists'));
+  return `${p.roles.length} role${p.roles.length === 1 ? '' : 's'} at ${cos.length} compan${cos.length === 1 ? 'y' : 'ies'} (${cos.slice(0, 5).join(', ')}${cos.length > 5 ? ', ...' : ''}): ${roles.slice(0, 5).join('; ')}${roles.length > 5 ? '; ...' : ''}; from ${sources.join(' and ')}`;
 }
 
 /** `career[].period` (spec 000: a string): `YYYY-MM-DD to YYYY-MM-DD`, or the one date when both are the same. */
@@ -173,9 +184,18 @@ function companyOrigin(c: CompanyRecord, rows: Array<Record<string, unknown>> = 
   return parseJson(c.origin) ?? rows.find((r) => r.origin)?.origin ?? null;
 }
 
+/**
+ * The token-budgeted layers' two sizes (spec 000: profile about 800 tokens, timeline about 2000): the default answer
+ * keeps to the budget; `detail=full` adds what it leaves out (evidence sentences, accessions, filing metadata,
+ * EDGAR URLs, every person and affiliation). Pinned by test/contract/spec-000.test.ts.
+ */
+export type LayerDetail = 'default' | 'full';
+const PROFILE_DEFAULT = { people: 5, affiliations: 3 };
+
 /** Layer 1 (~800 tokens): people, products, partnerships, affiliations and key facts; rows' provenance per `origins` (RowOrigins). */
-export async function getCompanyProfile(registry: SnapshotReader, ref: string, opts: { origins?: RowOrigins } = {}) {
+export async function getCompanyProfile(registry: SnapshotReader, ref: string, opts: { origins?: RowOrigins; detail?: LayerDetail } = {}) {
   const mode = opts.origins ?? 'hash';
+  const full = opts.detail === 'full';
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
   const [facts, metrics, people, affiliations] = await Promise.all([
@@ -189,28 +209,31 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string, o
   const employees = latest.find((f) => f.fact_type === 'employees');
   const metric = (m: string) => {
     const x = metrics.find((r) => r.metric === m);
-    return x
-      ? {
-          value: Number(x.value),
-          unit: x.unit,
-          as_of: x.period_end,
-          concept: `${x.taxonomy}:${x.concept}`,
-          form: x.form,
-          filed: x.filed,
-          accession: x.accession,
-          is_amendment: x.is_amendment,
-          ...rowOrigin(x.origin, mode),
-        }
-      : null;
+    if (!x) return null;
+    if (!full) return { value: Number(x.value), as_of: x.period_end, ...rowOrigin(x.origin, mode) };
+    return {
+      value: Number(x.value),
+      unit: x.unit,
+      as_of: x.period_end,
+      concept: `${x.taxonomy}:${x.concept}`,
+      form: x.form,
+      filed: x.filed,
+      accession: x.accession,
+      is_amendment: x.is_amendment,
+      ...rowOrigin(x.origin, mode),
+    };
   };
+  const products = latest.filter((f) => f.fact_type === 'product');
+  const partnerships = latest.filter((f) => f.fact_type === 'partnership');
+  const shownPeople = people.slice(0, full ? 15 : PROFILE_DEFAULT.people);
+  const shownAffiliations = full ? affiliations : affiliations.slice(0, PROFILE_DEFAULT.affiliations);
   return {
     ...companyHead(c, 1),
     key_facts: {
       employees: employees
         ? {
             value: Number(employees.numeric_value),
-            evidence: employees.evidence,
-            accession: employees.accession,
+            ...(full ? { evidence: employees.evidence, accession: employees.accession } : {}),
             ...rowOrigin(employees.origin, mode),
           }
         : null,
@@ -219,36 +242,47 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string, o
       revenue: metric('revenue'),
       net_income: metric('net_income'),
     },
-    people: people.slice(0, 15).map((p) => ({
+    people: shownPeople.map((p) => ({
       name: p.person_name,
       role: p.role,
       role_type: p.role_type,
       since: p.first_seen,
-      last_seen: p.last_seen,
+      ...(full ? { last_seen: p.last_seen } : {}),
       ...rowOrigin(p.origin, mode),
     })),
-    products: latest
-      .filter((f) => f.fact_type === 'product')
-      .map((f) => ({ name: f.value, evidence: f.evidence, accession: f.accession, ...rowOrigin(f.origin, mode) })),
-    partnerships: latest
-      .filter((f) => f.fact_type === 'partnership')
-      .map((f) => ({ partner: f.value, evidence: f.evidence, accession: f.accession, ...rowOrigin(f.origin, mode) })),
-    affiliations: affiliations.map((a) => ({
+    products: products.map((f) => ({
+      name: f.value,
+      ...(full ? { evidence: f.evidence, accession: f.accession } : {}),
+      ...rowOrigin(f.origin, mode),
+    })),
+    partnerships: partnerships.map((f) => ({
+      partner: f.value,
+      ...(full ? { evidence: f.evidence, accession: f.accession } : {}),
+      ...rowOrigin(f.origin, mode),
+    })),
+    affiliations: shownAffiliations.map((a) => ({
       person: a.person_name,
       company: a.company_name,
       ticker: a.ticker,
       role: a.role,
-      role_type: a.role_type,
-      last_seen: a.last_seen,
+      ...(full ? { role_type: a.role_type, last_seen: a.last_seen } : {}),
     })),
+    // What the default answer leaves out, and the one parameter that brings it (spec 000: layer 1, about 800 tokens).
+    totals: { people: people.length, affiliations: affiliations.length },
+    ...(full ? {} : { detail: 'detail=full: evidence, accessions, every person and affiliation' }),
     ...(mode === 'hash' ? { origins_note: ROW_ORIGINS_NOTE } : {}),
     origin: companyOrigin(c, [...facts, ...metrics]),
   };
 }
 
 /** Layer 2 (~2000 tokens): acquisitions, launches, leadership changes, financial milestones from 8-K items; rows' provenance per `origins` (RowOrigins). */
-export async function getCompanyTimeline(registry: SnapshotReader, ref: string, opts: { limit?: number; origins?: RowOrigins } = {}) {
+export async function getCompanyTimeline(
+  registry: SnapshotReader,
+  ref: string,
+  opts: { limit?: number; origins?: RowOrigins; detail?: LayerDetail } = {},
+) {
   const mode = opts.origins ?? 'hash';
+  const full = opts.detail === 'full';
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
   const { limit, clamped } = clampLimit(opts.limit, 20, 200);
@@ -268,10 +302,11 @@ export async function getCompanyTimeline(registry: SnapshotReader, ref: string, 
       summary: e.summary,
       accession: e.accession,
       form: e.form,
-      document_url: e.document_url,
+      ...(full ? { document_url: e.document_url } : {}),
       basis: e.basis,
       ...rowOrigin(e.origin, mode),
     })),
+    ...(full ? {} : { detail: "detail=full adds each event's EDGAR document URL; limit= gives more events" }),
     ...(clamped ? { limit_clamped: clamped } : {}),
     ...(mode === 'hash' ? { origins_note: ROW_ORIGINS_NOTE } : {}),
     origin: companyOrigin(c, events),
@@ -403,7 +438,6 @@ export async function getPerson(registry: SnapshotReader, name: string) {
   const exact = (g: Array<Record<string, unknown>>) => Number(g.some((r) => r.name_key === q));
   const groups = [...byKey.values()].sort((a, b) => exact(b) - exact(a) || b.length - a.length);
   const main = groups[0];
-  const companies = new Set(main.map((r) => r.cik));
   const career = main.map((r) => ({
     company: r.company_name,
     ticker: r.ticker,
@@ -424,7 +458,11 @@ export async function getPerson(registry: SnapshotReader, name: string) {
     person: {
       name: main[0].person_name,
       cik: main[0].person_cik ?? null,
-      notes: `${career.length} role${career.length === 1 ? '' : 's'} at ${companies.size} compan${companies.size === 1 ? 'y' : 'ies'}, from ${[...new Set(main.map((r) => r.source_kind))].map((s) => (s === 'ownership' ? 'Forms 3/4/5' : '10-K executive lists')).join(' and ')}`,
+      notes: personNotes({
+        roles: career.map((r) => String(r.role)),
+        companies: [...new Set(main.map((r) => String(r.company_name)))],
+        sources: main.map((r) => String(r.source_kind)),
+      }),
     },
     career,
     other_matches: groups

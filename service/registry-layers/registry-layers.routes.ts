@@ -29,8 +29,14 @@ const originsParam = z
   .describe(
     'row provenance: hash (default) = origin_leaf per row, to look up at /api/verify/{origin_leaf}; full = the whole leaf per row in origin',
   );
-const profileQuery = z.object({ origins: originsParam });
-const timelineQuery = z.object({ limit: limitParam(20, 200), origins: originsParam });
+const detailParam = z
+  .enum(['default', 'full'])
+  .optional()
+  .describe(
+    'full: every row with all its fields (evidence sentences, EDGAR URLs, filing metadata); default: the layer at its token budget',
+  );
+const profileQuery = z.object({ origins: originsParam, detail: detailParam });
+const timelineQuery = z.object({ limit: limitParam(20, 200), origins: originsParam, detail: detailParam });
 const signalsQuery = z.object({
   ticker: z.string().min(1).max(15).optional(),
   type: z.string().optional().describe('signal type (see the index without parameters)'),

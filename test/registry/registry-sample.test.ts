@@ -92,8 +92,8 @@ describe('registry layers on the small sample', () => {
   it("layers 1 and 2 keep to their token budgets with a leaf hash per row, each the hash of the row's full leaf and stored for /api/verify", async () => {
     const tokens = (b: Record<string, unknown>) => Math.round(JSON.stringify({ ...b, usage_meta: undefined }).length / 4); // ~4 characters a token
     for (const [layer, budget] of [
-      ['profile', 2000],
-      ['timeline', 2500],
+      ['profile', 1000],
+      ['timeline', 2400],
     ] as const) {
       const compact = (await getJson(svc.app, `/api/company/AAPL/${layer}`)).body;
       const full = (await getJson(svc.app, `/api/company/AAPL/${layer}?origins=full`)).body;
