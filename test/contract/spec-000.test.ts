@@ -213,6 +213,26 @@ describe(`${SPEC_000}: untyped resources answer with the specified statuses`, ()
   });
 });
 
+describe(`${SPEC_000}: content the specification describes`, () => {
+  it('the filing index: a filing whose document was not fetched is never `extracted`', async () => {
+    const { filings } = (await get('/api/company/AAPL/filings')).body;
+    expect(filings.length).toBeGreaterThan(0);
+    for (const f of filings) {
+      if (f.extraction_reason === 'document not fetched yet') expect(f.extraction_status, f.accession).toBe('pending');
+      if (f.extraction_status === 'extracted') expect(f.extraction_reason, f.accession).not.toBe('document not fetched yet');
+    }
+  });
+
+  it('the timeline has product launches beside 8-K milestones; people are one row per person and role', async () => {
+    const timeline = (await get('/api/company/AAPL/timeline?limit=200')).body;
+    expect(timeline.events.map((e: { type: string }) => e.type)).toEqual(expect.arrayContaining(['product_launch', 'financial_results']));
+    const people = (await get('/api/company/AAPL/people')).body;
+    const keys = people.executives.map((p: { name: string; role: string }) => `${p.name.replace(/\./g, '')}|${p.role}`);
+    expect(new Set(keys).size).toBe(keys.length);
+    expect(keys.filter((k: string) => k.startsWith('Daniel A Jones|President'))).toHaveLength(1);
+  });
+});
+
 describe(`${SPEC_000}: layer sizes (about 200, 800 and 2,000 tokens on AAPL), detail one parameter away`, () => {
   it.each([
     ['identity', '/api/company/AAPL', '/api/company/AAPL?detail=full'],
