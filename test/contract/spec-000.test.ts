@@ -233,6 +233,20 @@ describe(`${SPEC_000}: content the specification describes`, () => {
   });
 });
 
+describe(`${SPEC_000}: tiers`, () => {
+  it('Pro is described as what is served (higher limits, the registered key commercial use needs), benchmarks not claimed', async () => {
+    const res = await svc.app.fetch(new Request('http://proofline.test/docs'));
+    const html = await res.text();
+    expect(html).toContain('id="pricing"');
+    expect(html).toContain('id="license"');
+    expect(html).toMatch(/Aggregated benchmarks are not offered on any tier/);
+    const meta = (await get('/api/company/AAPL')).body.usage_meta;
+    expect(meta.pricing).toMatch(/\/docs#pricing$/);
+    expect(meta.license).toMatch(/\/docs#license$/);
+    expect(meta.upsell).not.toMatch(/benchmark/i);
+  });
+});
+
 describe(`${SPEC_000}: layer sizes (about 200, 800 and 2,000 tokens on AAPL), detail one parameter away`, () => {
   it.each([
     ['identity', '/api/company/AAPL', '/api/company/AAPL?detail=full'],
