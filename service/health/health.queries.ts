@@ -27,7 +27,13 @@ export interface Health {
   uptime_seconds: number;
   timestamp: string;
   version: string;
-  db: Record<string, { snapshot_id: string | null; published_at: string | null; age_hours: number | null; stale: boolean }>;
+  /**
+   * Spec 000 `db` (a string): `ok` when every served domain has a snapshot younger than the staleness limit,
+   * `stale` when one is older, `no_snapshot` when one has none yet (the worst wins), `none` when no domain is served.
+   * The per-domain detail is in `db_detail`.
+   */
+  db: 'ok' | 'stale' | 'no_snapshot' | 'none';
+  db_detail: Record<string, { snapshot_id: string | null; published_at: string | null; age_hours: number | null; stale: boolean }>;
   dependencies: Record<string, DependencyStatus>;
   /** Per dependency with a request-path deadline: its circuit breaker and how many requests failed open (issue 25). */
   dependency_detail: Record<string, Partial<BreakerReport> & { probe_ms?: number; counted_in_memory?: number }>;
@@ -64,13 +70,19 @@ async function probeState(deps: ServiceDeps): Promise<DependencyStatus | null> {
 export async function getHealth(deps: ServiceDeps): Promise<Health> {
   const now = deps.now();
   const reasons: string[] = [];
-  const db: Health['db'] = {};
+  const db: Health['db_detail'] = {};
+  let dbState: Health['db'] = Object.keys(deps.readers).length ? 'ok' : 'none';
   for (const [domain, reader] of Object.entries(deps.readers)) {
     const m = reader.manifest;
     const age = m ? (now.getTime() - Date.parse(m.published_at)) / 3600_000 : null;
     const stale = age === null || age > deps.options.snapshotStaleHours;
-    if (!m) reasons.push(`${domain}: no snapshot published yet`);
-    else if (stale) reasons.push(`${domain}: snapshot is ${age!.toFixed(1)} hours old (limit ${deps.options.snapshotStaleHours})`);
+    if (!m) {
+      reasons.push(`${domain}: no snapshot published yet`);
+      dbState = 'no_snapshot';
+    } else if (stale) {
+      if (dbState !== 'no_snapshot') dbState = 'stale';
+      reasons.push(`${domain}: snapshot is ${age!.toFixed(1)} hours old (limit ${deps.options.snapshotStaleHours})`);
+    }
     db[domain] = {
       snapshot_id: m?.snapshot_id ?? null,
       published_at: m?.published_at ?? null,
@@ -128,7 +140,8 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     uptime_seconds: Math.round((now.getTime() - deps.startedAt.getTime()) / 1000),
     timestamp: now.toISOString(),
     version: deps.options.version,
-    db,
+    db: dbState,
+    db_detail: db,
     dependencies,
     dependency_detail: detail,
     state_backend: deps.state?.backend ?? null,

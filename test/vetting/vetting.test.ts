@@ -86,7 +86,7 @@ describe('POST /api/vet', () => {
       expect(r.status, path).toBe(200);
       expect(r.body.usage_meta.source, path).toMatch(/FMCSA/);
       expect(r.body.usage_meta.trust_status, path).toMatch(/safer\.fmcsa\.dot\.gov/);
-      expect(r.body.usage_meta.license, path).toMatch(/^FMCSA data is a U\.S\. government work/);
+      expect(r.body.usage_meta.license_notice, path).toMatch(/^FMCSA data is a U\.S\. government work/);
     }
   });
 
