@@ -5,6 +5,7 @@
  */
 import { SCHEMA_VERSION, SPEC_VERSION } from '../../lib/discovery/manifest.ts';
 import type { SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
+import type { McpToolSummary } from '../mcp/mcp.queries.ts';
 
 export interface OrgIdentity {
   name: string;
@@ -29,6 +30,8 @@ export interface DiscoveryContext {
   releaseSeenAt: string;
   signerAddress: string | null;
   carrierQueries: boolean;
+  /** The MCP tools this instance serves (empty without /mcp), from the one tool registry (mcp.queries.ts). */
+  mcpTools: McpToolSummary[];
 }
 
 export const PATHS = {
@@ -141,6 +144,24 @@ function capability(url: string, available = true) {
   return { available, url, auth: 'none', rateLimit: 'none', languages: ['en'], safety: SAFETY };
 }
 
+/**
+ * The MCP capability: endpoint, transport and every tool with its one-line description and parameters, generated
+ * from the tool registry, so it cannot drift from tools/list; the safety text names the tools that write.
+ */
+function mcpCapability(ctx: DiscoveryContext) {
+  const writers = ctx.mcpTools.filter((t) => !t.read_only).map((t) => t.name);
+  return {
+    ...capability(`${ctx.base}${PATHS.mcp}`, hasRoute(ctx, PATHS.mcp)),
+    rateLimit: 'as /api: see RateLimit-* response headers',
+    transport: 'http',
+    protocol: 'MCP over Streamable HTTP (JSON-RPC 2.0), stateless',
+    safety: writers.length
+      ? `Read-only except ${writers.join(', ')}, which creates a signed vetting record and costs 1 credit per call. ${SAFETY.replace(/^Read-only\. /, '')}`
+      : SAFETY,
+    tools: ctx.mcpTools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters, readOnly: t.read_only })),
+  };
+}
+
 /** `/.well-known/ai` without `generated` and `_signature`. */
 export function buildManifest(ctx: DiscoveryContext, generated: string) {
   const b = ctx.base;
@@ -156,7 +177,7 @@ export function buildManifest(ctx: DiscoveryContext, generated: string) {
       knowledge: capability(`${b}${PATHS.knowledge}`),
       feed: capability(`${b}${PATHS.feed}`),
       query: { ...capability(`${b}${PATHS.query}`), rateLimit: 'as /api: see RateLimit-* response headers' },
-      mcp: { ...capability(`${b}${PATHS.mcp}`, hasRoute(ctx, PATHS.mcp)), rateLimit: 'as /api: see RateLimit-* response headers' },
+      mcp: mcpCapability(ctx),
       archive: capability(`${b}${PATHS.archive}`),
     },
     pages: { url: `${b}${PATHS.pages}`, format: 'ai-page-manifest' },
@@ -358,6 +379,10 @@ export function buildLlmsTxt(ctx: DiscoveryContext): string {
   lines.push(`- [Feed](${b}${PATHS.feed}): published ingest runs and releases`);
   lines.push(`- [Archive](${b}${PATHS.archive}): every version of every discovery file`);
   lines.push(`- [Query contract](${b}${PATHS.query}): registry${ctx.carrierQueries ? ' and carrier' : ''} lookups`);
+  if (ctx.mcpTools.length) {
+    lines.push('', '## MCP tools', '', `Endpoint: ${b}${PATHS.mcp} (MCP over Streamable HTTP, JSON-RPC 2.0, stateless).`, '');
+    for (const t of ctx.mcpTools) lines.push(`- ${t.name}(${t.parameters.join(', ')}): ${t.description}`);
+  }
   lines.push('', '## Products', '');
   for (const p of productsOf(ctx)) lines.push(`- ${p.name}: ${p.description} (${p.endpoints.length} endpoints)`);
   lines.push('', '## Concepts', '');
