@@ -8,6 +8,7 @@
  * --strict portability rules, every argument is described, resources and
  * prompts answer.
  */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,6 +22,7 @@ import { transcriptsPipeline } from '../../jobs/transcripts/transcripts.pipeline
 import { TOOLS } from '../../service/mcp/mcp.queries.ts';
 import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { REPO_ROOT } from '../helpers/shared.ts';
 import { connectClient, leafRecomputes, leavesIn, lintTools, schemaProblems, type ToolResult } from './mcp-helpers.ts';
 
 let root: string;
@@ -197,6 +199,12 @@ describe('tool contracts', () => {
       expect(JSON.stringify(t.outputSchema)).not.toMatch(/"type":\[/);
     }
     expect(client.getInstructions()).toMatch(/sec_verify/);
+  });
+
+  it('is documented: docs/mcp.md names every registry tool and the freight tools are in vetting-and-care.md', async () => {
+    const mcpDoc = await readFile(path.join(REPO_ROOT, 'docs/mcp.md'), 'utf8');
+    const vetDoc = await readFile(path.join(REPO_ROOT, 'docs/vetting-and-care.md'), 'utf8');
+    for (const t of TOOLS) expect(t.name.startsWith('sec_') ? mcpDoc : vetDoc, t.name).toContain(`| \`${t.name}\` |`);
   });
 
   it('serves the identity-card and risk-model resources and the prompts', async () => {
