@@ -152,7 +152,8 @@ export const FREIGHT_TOOLS: ToolDef[] = [
       credits: obj({ account_id: str, plan: str, balance: nullable(int), charged: int }),
     }),
     // Writes a new record and spends a credit, deletes nothing; repeating it makes another record (not idempotent).
-    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false },
+    // Open world: with FMCSA_WEBKEY set it refreshes the carrier from FMCSA's live QCMobile API first.
+    annotations: { readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true },
     meter: 'vetting',
     run: async (ctx, a) => {
       const { record, credits } = await createVetting(await vettingDepsOf(ctx.deps), toDot(a.dot_number), {
@@ -278,7 +279,8 @@ export const FREIGHT_TOOLS: ToolDef[] = [
       ),
       lowest_risk_dot: int.optional(),
     }),
-    annotations: READ_ONLY,
+    // Reads only; with FMCSA_WEBKEY set each preview refreshes the carrier from FMCSA's live API (open world).
+    annotations: { ...READ_ONLY, openWorldHint: true },
     meter: 'lookup',
     run: async ({ deps }, a) => {
       const vd = await vettingDepsOf(deps);
