@@ -11,10 +11,13 @@
  * (DuckDB: one read-write process per file), so when it holds the file this
  * CLI sends the command to the server's POST /admin/credits instead
  * (needs ADMIN_TOKEN, and PUBLIC_BASE_URL/PORT pointing at the server).
+ * With DATABASE_URL (the PostgreSQL state store) every process writes: the
+ * CLI writes to the database directly, whether servers run or not.
  */
 import { loadConfig } from '../../lib/config.ts';
 import { planIdSchema, runCreditsCommand, type CreditsCommand, type PlanId } from '../../service/vetting/credits.ts';
 import { StateStore, stateDbPath } from '../../service/platform/state.store.ts';
+import { PgStateStore } from '../../service/platform/state.postgres.ts';
 import { isLockConflict } from '../../service/platform/state.claim.ts';
 
 const USAGE =
@@ -51,7 +54,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   }
   let store: StateStore | null = null;
   try {
-    store = await StateStore.open(stateDbPath(config.dataDir));
+    store = config.DATABASE_URL ? await PgStateStore.open(config.DATABASE_URL) : await StateStore.open(stateDbPath(config.dataDir));
   } catch (e) {
     if (!isLockConflict(e)) throw e;
     if (!config.ADMIN_TOKEN) {
