@@ -208,7 +208,7 @@ export class DuckDbStateStore implements StateStore {
           batch.rows.set(key ?? `#${rowSeq++}`, row);
         },
         // One writer runs every operation in turn: nothing can interleave, so there is nothing to lock.
-        lock: async () => undefined,
+        lock: async () => false,
         cache: this.cache,
       };
       try {

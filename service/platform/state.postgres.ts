@@ -270,9 +270,10 @@ export class PgStateStore implements StateStore {
               batch.rows.set(key ?? `#${rowSeq++}`, row);
             },
             lock: async (key) => {
-              if (locked.has(key)) return;
+              if (locked.has(key)) return false;
               await exec('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
               locked.add(key);
+              return true;
             },
             cache,
           };

@@ -70,13 +70,9 @@ const INSERT_LEDGER = insertRowsSql('credit_ledger', {
   created_at: 'VARCHAR',
 });
 
-/** Locks and reads an account inside the writer transaction (cached while the lock holds). */
-export async function readAccount(tx: StateTx, accountId: string): Promise<Account | null> {
-  const k = acctKey(accountId);
-  await tx.lock(k);
-  if (tx.cache.has(k)) return tx.cache.get(k) as Account | null;
+async function selectAccount(tx: StateTx, accountId: string): Promise<Account | null> {
   const rows = await tx.read(SQL.account_by_id, [accountId]);
-  const a = rows[0]
+  return rows[0]
     ? {
         account_id: String(rows[0].account_id),
         plan: rows[0].plan as PlanId,
@@ -84,6 +80,19 @@ export async function readAccount(tx: StateTx, accountId: string): Promise<Accou
         created_at: String(rows[0].created_at),
       }
     : null;
+}
+
+/**
+ * Reads an account inside the writer transaction, under the account's lock
+ * unless its plan is unlimited (nothing to debit, so nothing to race on: every
+ * node vets on it without waiting for the others). Cached while valid.
+ */
+export async function readAccount(tx: StateTx, accountId: string): Promise<Account | null> {
+  const k = acctKey(accountId);
+  if (tx.cache.has(k)) return tx.cache.get(k) as Account | null;
+  let a = await selectAccount(tx, accountId);
+  // A balance is decided on under the lock: re-read it once the lock is ours (another node may have just debited it).
+  if (!(a && PLANS[a.plan].unlimited) && (await tx.lock(k))) a = await selectAccount(tx, accountId);
   tx.cache.set(k, a);
   return a;
 }
@@ -184,6 +193,7 @@ export async function grantCredits(store: StateStore, accountId: string, n: numb
   if (!Number.isInteger(n) || n < 0)
     throw new InvalidInputError('credits to grant must be a non-negative integer', { response: { parameter: 'n' } });
   return store.write(async (tx) => {
+    await tx.lock(acctKey(accountId)); // before the read: a grant changes even an unlimited account
     const at = now.toISOString();
     const a = (await readAccount(tx, accountId)) ?? (await createAccount(tx, accountId, plan ?? 'payg', now));
     const next: Account = { ...a, plan: plan ?? a.plan, balance: a.balance + n };
