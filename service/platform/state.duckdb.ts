@@ -209,6 +209,11 @@ export class DuckDbStateStore implements StateStore {
         },
         // One writer runs every operation in turn: nothing can interleave, so there is nothing to lock.
         lock: async () => false,
+        readLocked: async (_key, reads) => {
+          const out: Row[][] = [];
+          for (const [sql, params] of reads) out.push(await this.writer.query(sql, positional(params)));
+          return out;
+        },
         cache: this.cache,
       };
       try {

@@ -255,6 +255,12 @@ export class PgStateStore implements StateStore {
             throw e;
           }
         };
+        const lock = async (key: string): Promise<boolean> => {
+          if (locked.has(key)) return false;
+          locked.add(key);
+          await exec('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+          return true;
+        };
         for (const op of group) {
           let wrote = false;
           const tx: StateTx = {
@@ -269,11 +275,11 @@ export class PgStateStore implements StateStore {
               if (!batch) deferred.set(stmt.id, (batch = { stmt, rows: new Map() }));
               batch.rows.set(key ?? `#${rowSeq++}`, row);
             },
-            lock: async (key) => {
-              if (locked.has(key)) return false;
-              await exec('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
-              locked.add(key);
-              return true;
+            lock,
+            // Pipelined: the lock and the reads leave in one write; PostgreSQL runs the reads once the lock is granted.
+            readLocked: async (key, reads) => {
+              const [, ...rows] = await Promise.all([lock(key), ...reads.map(([text, params]) => exec(text, params))]);
+              return rows as Row[][];
             },
             cache,
           };

@@ -42,6 +42,12 @@ export interface StateTx {
    */
   lock(key: string): Promise<boolean>;
   /**
+   * `lock(key)`, then `reads`, each seeing what was committed before the lock
+   * was granted. PostgreSQL sends them together (one round trip: the server
+   * runs them in order, the reads after the lock); embedded: plain reads.
+   */
+  readLocked(key: string, reads: ReadonlyArray<readonly [sql: string, params?: SqlParams]>): Promise<Row[][]>;
+  /**
    * Values valid while this transaction's view holds (chain heads, balances,
    * key bindings). Embedded: shared across groups (one writer). PostgreSQL: one
    * group only, since other nodes write between groups.
