@@ -4,7 +4,8 @@
  *
  * - POST /api/vet and POST /api/care/{id}/event against 1, then 2 real API
  *   server processes (requests spread round-robin), every 2xx acknowledged
- *   after its COMMIT with synchronous_commit on;
+ *   after its COMMIT with synchronous_commit on; and against one process with
+ *   the embedded store, in the same run (same machine load) for comparison;
  * - the same rows inserted by `pgbench` with plain SQL (one transaction per
  *   vetting: INSERT the record + UPDATE the balance; per event: lock the
  *   document row, INSERT the event, UPDATE the head), same row sizes, same
@@ -17,6 +18,7 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +31,7 @@ import { loadConfig } from '../lib/config.ts';
 import { silentLogger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { PgStateStore } from '../service/platform/state.postgres.ts';
+import { StateStore, stateDbPath } from '../service/platform/state.store.ts';
 import { grantCredits, issueApiKey } from '../service/vetting/credits.ts';
 import { writeResult } from './bench-kit.ts';
 
@@ -142,20 +145,32 @@ const result: Record<string, unknown> = {
   shared_machine: 'API processes, PostgreSQL, pgbench and the load generator share these cores',
 };
 try {
+  // The embedded store in the same run (same machine load), for comparison: a fresh state directory (API keys
+  // live there too, so this comes first), its own key.
+  await rm(path.join(dataDir, 'state'), { recursive: true, force: true });
+  const embedded = await StateStore.open(stateDbPath(dataDir));
+  await grantCredits(embedded, 'bench-enterprise', 0, 'enterprise', new Date());
+  const { api_key: embeddedKey } = await issueApiKey(embedded, dataDir, 'bench-enterprise', new Date(), { hourlyLimit: 100_000_000 });
+  await embedded.close();
   const store = await PgStateStore.open(dbUrl);
   await grantCredits(store, 'bench-enterprise', 0, 'enterprise', new Date());
   const { api_key } = await issueApiKey(store, dataDir, 'bench-enterprise', new Date(), { hourlyLimit: 100_000_000 });
   await store.close();
-  const headers = { 'content-type': 'application/json', authorization: `Bearer ${api_key}`, 'accept-encoding': 'identity' };
 
-  for (const nodes of [1, 2]) {
-    const servers = await Promise.all(Array.from({ length: nodes }, () => startServer(dbUrl)));
+  const modes = [
+    { name: 'embedded_1_node', nodes: 1, url: '', key: embeddedKey },
+    { name: 'api_1_node', nodes: 1, url: dbUrl, key: api_key },
+    { name: 'api_2_nodes', nodes: 2, url: dbUrl, key: api_key },
+  ];
+  for (const { name, nodes, url, key } of modes) {
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${key}`, 'accept-encoding': 'identity' };
+    const servers = await Promise.all(Array.from({ length: nodes }, () => startServer(url)));
     const post = (i: number, p: string, body: unknown) =>
       fetch(`${servers[i % nodes]!.url}${p}`, { method: 'POST', headers, body: JSON.stringify(body) });
     await load(300, 16, async (i) =>
       (await post(i, '/api/vet', { dot_number: dots[(i * 7919) % dots.length], broker_id: 'bench' })).ok ? 1 : null,
     );
-    console.log(`[${nodes} node${nodes > 1 ? 's' : ''}] POST /api/vet × ${VETS}, ${CONCURRENCY} in flight`);
+    console.log(`[${name}] POST /api/vet × ${VETS}, ${CONCURRENCY} in flight`);
     const vets = await load(VETS, CONCURRENCY, async (i) => {
       const r = await post(i, '/api/vet', { dot_number: dots[(i * 104_729) % dots.length], broker_id: 'bench' });
       return r.status === 200 ? ((await r.json()) as { vetting_id: string }).vetting_id : (await r.text(), null);
@@ -163,14 +178,14 @@ try {
     const docs: string[] = [];
     for (let i = 0; i < CONCURRENCY; i++) {
       const r = await post(i, '/api/care', {
-        shipment: { ref: `BENCH-${nodes}-${i}`, commodity: 'general freight', value_usd: 10_000 },
+        shipment: { ref: `BENCH-${name}-${i}`, commodity: 'general freight', value_usd: 10_000 },
         parties: { broker: 'bench', carrier: 'bench-carrier' },
       });
       const id = ((await r.json()) as { document_id: string }).document_id;
       docs.push(id);
       for (const stage of ['TENDER', 'PICKUP_HANDOFF']) await post(i, `/api/care/${id}/event`, { stage, actor: 'bench' });
     }
-    console.log(`[${nodes} node${nodes > 1 ? 's' : ''}] POST /api/care/{id}/event × ${EVENTS} over ${docs.length} documents`);
+    console.log(`[${name}] POST /api/care/{id}/event × ${EVENTS} over ${docs.length} documents`);
     const events = await load(EVENTS, CONCURRENCY, async (i) => {
       const r = await post(i, `/api/care/${docs[i % docs.length]}/event`, {
         stage: 'IN_TRANSIT',
@@ -181,7 +196,7 @@ try {
     });
     for (const s of servers) s.proc.kill('SIGTERM');
     await Promise.all(servers.map((s) => new Promise((r) => s.proc.once('exit', r))));
-    result[`api_${nodes}_node${nodes > 1 ? 's' : ''}`] = { vet: summary(vets, VETS), care_event: summary(events, EVENTS) };
+    result[name] = { vet: summary(vets, VETS), care_event: summary(events, EVENTS) };
   }
 
   // Every acknowledged write is in the database, and the row sizes pgbench will write.
