@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, NotFoundError, PaymentRequiredError } from '../../lib/errors.ts';
 import { createApiKey, hashApiKey } from '../../lib/api-keys.ts';
+import { apiKeyRepositoryFor } from '../platform/api-keys.state.ts';
 import { insertRowsSql, loadStatements, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
 
 const SQL = loadStatements('./vetting.state.sql', import.meta.url, ['account_by_id', 'account_by_key']);
@@ -219,7 +220,11 @@ export async function issueApiKey(
   const existing = await getAccount(store, accountId);
   if (!existing)
     throw new InvalidInputError(`account ${accountId} does not exist: grant credits first`, { response: { parameter: 'account' } });
-  const { secret, record } = await createApiKey(dataDir, { label: `credits:${accountId}`, hourlyLimit: opts.hourlyLimit ?? null });
+  const { secret, record } = await createApiKey(dataDir, {
+    label: `credits:${accountId}`,
+    hourlyLimit: opts.hourlyLimit ?? null,
+    repository: apiKeyRepositoryFor(store), // PostgreSQL state: in the database, for every node
+  });
   await store.write(async (tx) => {
     await tx.lock(acctKey(accountId));
     tx.defer(UPDATE_KEY, { account_id: accountId, api_key_sha256: hashApiKey(secret), updated_at: now.toISOString() }, accountId);

@@ -115,6 +115,32 @@ suite('every API node writes to one PostgreSQL', () => {
     expect(new Set(ok.map((r) => r.body.vetting_id)).size).toBe(30);
   }, 120_000);
 
+  it('accepts an API key issued on one node on every node (keys in the database, not the key file)', async () => {
+    const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
+    const admin = { authorization: 'Bearer test-admin-token' };
+    expect((await fetch(`${a.url}/admin/credits`, post({ op: 'grant', account: 'acme-pro', n: 5, plan: 'pack_100' }, admin))).status).toBe(
+      200,
+    );
+    const issued = await json<{ api_key: string; key_id: string }>(
+      await fetch(`${a.url}/admin/credits`, post({ op: 'key', account: 'acme-pro' }, admin)),
+    );
+    const [row] = await sql`SELECT count(*)::int AS n FROM api_keys WHERE key_id = ${issued.key_id}`;
+    expect(row!.n).toBe(1);
+    // Node b re-reads the keys every 2 s: the key works there once it has.
+    let status = 0;
+    for (let i = 0; i < 20 && status !== 200; i++) {
+      const r = await fetch(
+        `${b.url}/api/vet`,
+        post({ dot_number: dots[0], broker_id: 'pro-broker' }, { authorization: `Bearer ${issued.api_key}` }),
+      );
+      status = r.status;
+      const body = await json<{ credits?: { account_id: string } }>(r);
+      if (status === 200) expect(body.credits?.account_id).toBe('acme-pro');
+      else await new Promise((res) => setTimeout(res, 500));
+    }
+    expect(status).toBe(200);
+  }, 60_000);
+
   it('chains receipts whichever node answers, and the offline verifier accepts the chain', async () => {
     const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
     const receipts: Receipt[] = [];
