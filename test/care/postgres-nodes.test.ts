@@ -11,8 +11,9 @@
  * - receipts chain across nodes (prev_nonce resolved by the other node) and
  *   the offline verifier accepts the whole chain;
  * - kill -9 of a node during a write storm loses nothing it acknowledged;
- * - the database going away mid-storm gives 503 with Retry-After (never a
- *   500), /api/health says degraded, and writes resume when it is back.
+ * - PostgreSQL stopped mid-storm (a server of the test's own) gives 503 with
+ *   Retry-After (never a 500), /api/health says degraded, and writes resume
+ *   when it is started again.
  */
 import path from 'node:path';
 import postgres from 'postgres';
@@ -21,9 +22,8 @@ import { sha256Hex } from '../../lib/hash.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { verifyReceiptChain, type PublicJwk, type Receipt } from '../../service/receipts/receipt-chain.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
-import { freshDatabase, HAS_POSTGRES } from '../helpers/postgres.ts';
+import { freshDatabase, HAS_POSTGRES, startOwnCluster } from '../helpers/postgres.ts';
 import { exited, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
-import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
 const post = (body: unknown, headers: Record<string, string> = {}) => ({
@@ -214,13 +214,12 @@ suite('every API node writes to one PostgreSQL', () => {
     }
   }, 120_000);
 
-  it('answers 503 with Retry-After while the database is unreachable, reports degraded, and resumes', async () => {
-    const target = new URL(db.url);
-    const proxy: TcpProxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+  it('answers 503 with Retry-After while PostgreSQL is stopped mid-storm, reports degraded, and resumes when it is started', async () => {
+    // A server of this test's own, stopped (pg_ctl stop -m fast) and started again while two nodes write.
+    const cluster = await startOwnCluster();
     try {
-      const via = new URL(db.url);
-      via.port = String(proxy.port);
-      const [a, b] = await Promise.all([start(via.toString()), start(via.toString())]);
+      const [a, b] = await Promise.all([start(cluster.url), start(cluster.url)]);
+      const alive = () => [a, b].map((n) => (n.proc.exitCode === null ? 'up' : `exited: ${n.stderr().slice(-500)}`));
       const id = (
         await json<{ document_id: string }>(
           await fetch(
@@ -246,8 +245,9 @@ suite('every API node writes to one PostgreSQL', () => {
       };
       const before = Array.from({ length: 40 }, (_, i) => append(i % 2 ? a : b, i));
       await new Promise((r) => setTimeout(r, 20));
-      await proxy.down();
+      await cluster.stop();
       await Promise.all(before);
+      expect(alive()).toEqual(['up', 'up']);
       const during = await Promise.all(Array.from({ length: 10 }, (_, i) => append(i % 2 ? a : b, 100 + i)));
       expect(during.length).toBe(10);
       expect(statuses.slice(-10).every((s) => s === 503)).toBe(true);
@@ -256,7 +256,7 @@ suite('every API node writes to one PostgreSQL', () => {
       );
       expect(health).toMatchObject({ status: 'degraded', state_backend: 'postgres' });
       expect(health.dependencies.postgres).toBe('down');
-      await proxy.up();
+      await cluster.start();
       // Writes resume once the database is reachable again (the driver reconnects on the next statement).
       let resumed = 0;
       for (let i = 0; i < 20 && resumed < 4; i++) {
@@ -282,7 +282,7 @@ suite('every API node writes to one PostgreSQL', () => {
       const stored = new Map(full.events.map((e) => [e.seq, e.hash]));
       for (const [seq, hash] of acked) expect(stored.get(seq)).toBe(hash);
     } finally {
-      await proxy.close();
+      await cluster.destroy();
     }
   }, 120_000);
 });
