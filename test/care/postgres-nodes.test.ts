@@ -141,6 +141,20 @@ suite('every API node writes to one PostgreSQL', () => {
     expect(status).toBe(200);
   }, 60_000);
 
+  it('answers a POST retried on another node with the same Idempotency-Key with the first answer', async () => {
+    const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
+    const body = { dot_number: dots[1], broker_id: 'idem-broker' };
+    const first = await fetch(`${a.url}/api/vet`, post(body, { 'idempotency-key': 'vet-retry-1' }));
+    expect(first.status).toBe(200);
+    const again = await fetch(`${b.url}/api/vet`, post(body, { 'idempotency-key': 'vet-retry-1' }));
+    expect(again.status).toBe(200);
+    expect(again.headers.get('idempotent-replayed')).toBe('true');
+    const [v1, v2] = [await json<{ vetting_id: string }>(first), await json<{ vetting_id: string }>(again)];
+    expect(v2.vetting_id).toBe(v1.vetting_id);
+    const [row] = await sql`SELECT count(*)::int AS n FROM vetting_records WHERE account_id = 'broker:idem-broker'`;
+    expect(row!.n).toBe(1);
+  }, 60_000);
+
   it('chains receipts whichever node answers, and the offline verifier accepts the chain', async () => {
     const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
     const receipts: Receipt[] = [];
