@@ -4,6 +4,11 @@
  * temp file + rename), so a leaked state file does not leak usable keys.
  * The admin CLI (`npm run apikeys`) writes the file; servers read it and pick
  * up changes within a couple of seconds (they re-check its mtime).
+ *
+ * With the PostgreSQL state store (DATABASE_URL) the records live in the
+ * database instead, so every API node on every machine sees the same keys:
+ * callers pass an `ApiKeyRepository` (service/platform/api-keys.state.ts) and
+ * servers re-read it on the same schedule.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
@@ -29,6 +34,14 @@ interface KeyFile {
 }
 
 export const KEY_PREFIX = 'pl_';
+
+/** Key records kept somewhere other than the key file (the PostgreSQL state store). */
+export interface ApiKeyRepository {
+  list(): Promise<ApiKeyRecord[]>;
+  add(record: ApiKeyRecord): Promise<void>;
+  /** Marks an active key revoked at `at`; false when no such active key exists. */
+  revoke(keyId: string, at: string): Promise<boolean>;
+}
 
 /** Path of the key file inside a data directory. */
 export function apiKeysPath(dataDir: string): string {
@@ -60,10 +73,8 @@ export function hashApiKey(secret: string): string {
 /** Creates a key; returns the secret (shown once) and the stored record. */
 export async function createApiKey(
   dataDir: string,
-  opts: { label: string; hourlyLimit?: number | null },
+  opts: { label: string; hourlyLimit?: number | null; repository?: ApiKeyRepository },
 ): Promise<{ secret: string; record: ApiKeyRecord }> {
-  const file = apiKeysPath(dataDir);
-  const data = await readKeyFile(file);
   const keyId = `${KEY_PREFIX}${randomBytes(4).toString('hex')}`;
   const secret = `${keyId}_${randomBytes(24).toString('base64url')}`;
   const record: ApiKeyRecord = {
@@ -75,13 +86,20 @@ export async function createApiKey(
     created_at: new Date().toISOString(),
     revoked_at: null,
   };
+  if (opts.repository) {
+    await opts.repository.add(record);
+    return { secret, record };
+  }
+  const file = apiKeysPath(dataDir);
+  const data = await readKeyFile(file);
   data.keys.push(record);
   await writeKeyFile(file, data);
   return { secret, record };
 }
 
 /** Revokes a key by id; returns false when no such active key exists. */
-export async function revokeApiKey(dataDir: string, keyId: string): Promise<boolean> {
+export async function revokeApiKey(dataDir: string, keyId: string, repository?: ApiKeyRepository): Promise<boolean> {
+  if (repository) return repository.revoke(keyId, new Date().toISOString());
   const file = apiKeysPath(dataDir);
   const data = await readKeyFile(file);
   const rec = data.keys.find((k) => k.key_id === keyId && !k.revoked_at);
@@ -92,13 +110,15 @@ export async function revokeApiKey(dataDir: string, keyId: string): Promise<bool
 }
 
 /** Every key record (hashes only). */
-export async function listApiKeys(dataDir: string): Promise<ApiKeyRecord[]> {
+export async function listApiKeys(dataDir: string, repository?: ApiKeyRepository): Promise<ApiKeyRecord[]> {
+  if (repository) return repository.list();
   return (await readKeyFile(apiKeysPath(dataDir))).keys;
 }
 
 /**
- * Server-side view of the key file: lookups are a Map hit; the file is
- * re-read when its mtime changes (checked at most every `recheckMs`).
+ * Server-side view of the key file (or repository): lookups are a Map hit;
+ * the file is re-read when its mtime changes, a repository re-listed, at most
+ * every `recheckMs`.
  */
 export class ApiKeyStore {
   private byHash = new Map<string, ApiKeyRecord>();
@@ -110,13 +130,26 @@ export class ApiKeyStore {
   /** Bumped each time the key set is re-read: whatever was derived from earlier lookups (memoised identities) is stale. */
   generation = 0;
 
+  private repoSignature = '';
+
   constructor(
     readonly dataDir: string,
     private readonly recheckMs = 2000,
+    private readonly repository?: ApiKeyRepository,
   ) {}
 
-  /** Loads the file now (call once at startup). */
+  /** Loads the file (or repository) now (call once at startup). */
   async load(): Promise<void> {
+    if (this.repository) {
+      this.lastCheck = Date.now();
+      const keys = await this.repository.list();
+      const signature = JSON.stringify(keys.map((k) => [k.key_id, k.revoked_at, k.hourly_limit]));
+      if (signature === this.repoSignature) return;
+      this.byHash = new Map(keys.filter((k) => !k.revoked_at).map((k) => [k.key_sha256, k]));
+      this.repoSignature = signature;
+      this.generation++;
+      return;
+    }
     const file = apiKeysPath(this.dataDir);
     const st = await stat(file).catch(() => null);
     const m = st ? st.mtimeMs : 0;
