@@ -23,6 +23,7 @@ import type { ServiceDeps } from '../platform/deps.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { creditKeyOf } from '../platform/guards.ts';
 import { TOOLS, type ToolContext } from './mcp.tools.ts';
+import { meterMcpCall, withUsageMeta } from './mcp.metering.ts';
 
 describeRoute({
   method: 'POST',
@@ -135,11 +136,13 @@ export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
       if (body && typeof body === 'object' && !('method' in body) && !('result' in body) && !('error' in body))
         return rpcError(400, -32600, 'Invalid Request: missing method', cors);
     }
+    const gate = await meterMcpCall(deps, event, body, cors); // one metering rule for every door (mcp.metering.ts)
+    if (gate && 'refused' in gate) return gate.refused;
     const server = buildMcpServer({ deps, apiKey: creditKeyOf(event) });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
-      const res = await transport.handleRequest(req, body === undefined ? undefined : { parsedBody: body });
+      const res = await withUsageMeta(await transport.handleRequest(req, body === undefined ? undefined : { parsedBody: body }), gate);
       if (!origin) return res;
       const headers = new Headers(res.headers);
       for (const [k, v] of Object.entries(cors)) headers.set(k, v);
