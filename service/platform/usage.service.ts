@@ -216,6 +216,7 @@ export class UsageService {
   }
 
   async close(): Promise<void> {
+    this.keys.close();
     await this.counter.close();
     await this.queryLog.close();
     for (const fn of this.closers) await fn();
