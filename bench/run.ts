@@ -13,6 +13,7 @@ export const benches: string[] = [
   'fmcsa', // FMCSA full-scale ingest vs DuckDB alone, risk snapshot serving (bench/fmcsa.bench.ts)
   'api', // read API: identity card vs bare node:http, search, quote (bench/api.bench.ts)
   'discovery', // /.well-known/ai build, serving, tier-3 verification, full agent run (bench/discovery.bench.ts)
+  'hostile', // honest care writers while a hostile writer repeats unhashable and 100 MB bodies; server RSS (bench/hostile.bench.ts)
   'vet', // durable writes over HTTP: POST /api/vet and POST /api/care/{id}/event, store-only appends (bench/vet.bench.ts)
   'registry', // full-scale EDGAR sample ingested in process: time, rows/s, peak RSS (bench/registry.bench.ts)
   'quotes', // 8,000 tickers × 10 years of daily bars (~20M rows) ingested with origin chains (bench/quotes.bench.ts)
