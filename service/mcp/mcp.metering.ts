@@ -19,7 +19,7 @@ import { type DoorMetered, doorRequestOf, meterDoor, usageOf } from '../platform
 import type { MeterClass } from '../platform/usage.service.ts';
 
 /** The `_meta` key of the limit information. */
-export const USAGE_META_KEY = 'proofline/usage';
+const USAGE_META_KEY = 'proofline/usage';
 
 /** The metering class of a tool: registry tools are named `sec_*`, everything else reads carrier data. */
 export function meterClassOfTool(name: string): MeterClass {
