@@ -35,7 +35,7 @@ function rpcAnswer(status: number, payload: unknown, headers: Record<string, str
 /** Counts a `tools/call` (null for any other message), or answers it: 401 for a bad key, a tool error over the limit. */
 export async function meterMcpCall(deps: ServiceDeps, event: H3Event, body: unknown, cors: Record<string, string>): Promise<Gate> {
   const msg = body as { method?: unknown; id?: unknown; params?: { name?: unknown } } | undefined;
-  if (!msg || msg.method !== 'tools/call') return null;
+  if (msg?.method !== 'tools/call') return null;
   const tool = typeof msg.params?.name === 'string' ? msg.params.name : '';
   try {
     const counted = await meterDoor(deps, await usageOf(deps), doorRequestOf(event.req, `/mcp#${tool}`), meterClassOfTool(tool));
