@@ -17,16 +17,22 @@ export const benches: string[] = [
   'vet', // durable writes over HTTP: POST /api/vet and POST /api/care/{id}/event, store-only appends (bench/vet.bench.ts)
   'registry', // full-scale EDGAR sample ingested in process: time, rows/s, peak RSS (bench/registry.bench.ts)
   'quotes', // 8,000 tickers × 10 years of daily bars (~20M rows) ingested with origin chains (bench/quotes.bench.ts)
+  'nightly', // incremental registry nights: full run, a 1 % next day, no change; --full for 8,200 companies (bench/nightly.bench.ts)
 ];
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-const filters = process.argv.slice(2);
+// Names select benchmarks; `--flags` are passed to each selected benchmark (`npm run bench -- nightly --full`).
+const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
+const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
 const selected = benches.filter((b) => filters.length === 0 || filters.some((f) => b.includes(f)));
 if (selected.length === 0) console.log(`no benchmark matches ${filters.join(' ')}; known: ${benches.join(', ')}`);
 let failed = 0;
 for (const b of selected) {
   console.log(`\n=== bench ${b}`);
-  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(here, `${b}.bench.ts`)], { stdio: 'inherit', env: process.env });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', path.join(here, `${b}.bench.ts`), ...flags], {
+    stdio: 'inherit',
+    env: process.env,
+  });
   if (r.status !== 0) failed++;
 }
 process.exit(failed ? 1 : 0);

@@ -150,7 +150,9 @@ const events = await load(EVENTS, CONCURRENCY, async (i) => {
     actor: { name: 'eld' },
     evidence: { ping: i, lat: 41.8, lon: -87.6 },
   });
-  return r.status === 201 ? ((await r.json()) as { hash: string }).hash : (await r.text(), null);
+  if (r.status === 201) return ((await r.json()) as { hash: string }).hash;
+  await r.text();
+  return null;
 });
 
 const rssMb = (() => {

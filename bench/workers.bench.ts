@@ -99,7 +99,7 @@ async function prepareRunInput(dir: string): Promise<string> {
 function startWorker(env: Record<string, string>): Promise<ChildProcess> {
   const proc = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(ROOT, 'jobs/cli/worker.cli.ts'), '--no-schedules', '--domains', domains.join(',')],
+    ['--import', 'tsx', path.join(ROOT, 'jobs/cli/proofline.cli.ts'), 'worker', '--no-schedules', '--domains', domains.join(',')],
     { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   return new Promise((resolve, reject) => {

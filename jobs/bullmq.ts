@@ -28,7 +28,7 @@
 import { copyFile, mkdir, rename, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import path from 'node:path';
-import { FlowProducer, Queue, UnrecoverableError, Worker, type Job } from 'bullmq';
+import { FlowProducer, Job, Queue, QueueEvents, UnrecoverableError, Worker } from 'bullmq';
 import { Redis } from 'ioredis';
 import type { Config } from '../lib/config.ts';
 import { classifyError, isTerminal, SourceUnavailableError } from '../lib/errors.ts';
@@ -147,6 +147,8 @@ export interface PlanJobData {
   runId: string;
   inputDir: string;
   force: boolean;
+  /** Parse every input, reusing none from the current snapshot (`npm run ingest -- --full`). */
+  full?: boolean;
   /** Plan fetch jobs when a remote source is configured (default true; `npm run ingest -- --no-fetch` sets false). */
   fetch?: boolean;
 }
@@ -184,14 +186,20 @@ export interface JobFailure {
 export async function enqueueRun(
   config: Config,
   domain: string,
-  opts: { inputDir?: string; force?: boolean; runId?: string; fetch?: boolean } = {},
+  opts: { inputDir?: string; force?: boolean; runId?: string; fetch?: boolean; full?: boolean } = {},
 ): Promise<{ runId: string; jobId: string }> {
   resolvePipeline(domain);
   const runId = opts.runId ?? newRunIdFor(domain);
   const jobId = jobIdFor(domain, 'plan', runId);
   await getQueue(config, domain).add(
     jobName(domain, 'plan'),
-    { runId, inputDir: opts.inputDir ?? config.inputDir, force: opts.force ?? false, fetch: opts.fetch ?? true } satisfies PlanJobData,
+    {
+      runId,
+      inputDir: opts.inputDir ?? config.inputDir,
+      force: opts.force ?? false,
+      fetch: opts.fetch ?? true,
+      ...(opts.full ? { full: true } : {}),
+    } satisfies PlanJobData,
     {
       jobId,
       attempts: CHILD_ATTEMPTS,
@@ -200,6 +208,50 @@ export async function enqueueRun(
     },
   );
   return { runId, jobId };
+}
+
+/** How an enqueued run ended (`proofline ingest --wait`). */
+export interface RunOutcome {
+  status: 'published' | 'skipped' | 'failed';
+  snapshot_id?: string;
+  failed_children?: Array<{ step: string; key: string; error?: string }>;
+  /** The stage that failed and BullMQ's failed reason. */
+  stage?: 'plan' | 'publish';
+  reason?: string;
+}
+
+/**
+ * Waits for the run `runId` of `domain` to end: its plan job, then (unless the plan skipped the run because its
+ * inputs were unchanged) its publish job, through BullMQ's queue events. A required child failing for good fails
+ * the publish job (failParentOnFailure), so the publish job's end is the run's end.
+ */
+export async function waitForRun(config: Config, domain: string, runId: string): Promise<RunOutcome> {
+  const queue = getQueue(config, domain);
+  const events = new QueueEvents(queue.name, { connection: redisConnection(requireRedis(config)) });
+  try {
+    await events.waitUntilReady();
+    const waitFor = async (stage: 'plan' | 'publish') => {
+      const job = await Job.fromId(queue, jobIdFor(domain, stage, runId));
+      if (!job) return { error: `${stage} job ${jobIdFor(domain, stage, runId)} not found` };
+      try {
+        return { value: (await job.waitUntilFinished(events)) as Record<string, unknown> | null };
+      } catch (e) {
+        return { error: (e as Error).message };
+      }
+    };
+    const plan = await waitFor('plan');
+    if ('error' in plan) return { status: 'failed', stage: 'plan', reason: plan.error };
+    if (plan.value?.skipped) return { status: 'skipped' };
+    const publish = await waitFor('publish');
+    if ('error' in publish) return { status: 'failed', stage: 'publish', reason: publish.error };
+    return {
+      status: 'published',
+      snapshot_id: publish.value?.snapshot_id as string,
+      failed_children: (publish.value?.failed_children ?? []) as RunOutcome['failed_children'],
+    };
+  } finally {
+    await events.close();
+  }
 }
 
 function compactTime(ms: number): string {
@@ -316,6 +368,7 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
         log: jobLog,
         force: data.force,
         fetch: data.fetch,
+        full: data.full,
       });
       if (skipped) return { skipped: true, plan_rejects: plan.rejects ?? [] };
       await job.updateProgress(50);
@@ -372,7 +425,8 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
         ],
       });
       jobLog.info({ children: plan.children.length, fetch_jobs: plan.fetches?.length ?? 0 }, 'flow added');
-      return { children: plan.children.length, fetch_jobs: plan.fetches?.length ?? 0 };
+      // Incremental counts (inputs parsed, reused, removed) show in `npm run jobs -- inspect <plan job>`.
+      return { children: plan.children.length, fetch_jobs: plan.fetches?.length ?? 0, incremental: plan.meta?.incremental ?? null };
     }
     if (stage === 'publish') {
       const data = job.data as PublishJobData;
@@ -407,6 +461,7 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
           snapshot_id: published.manifest.snapshot_id,
           tables: Object.keys(published.manifest.tables).length,
           children: outcomes.length,
+          incremental: published.manifest.meta.incremental ?? null,
           failed_children: outcomes.filter((o) => o.status === 'failed').map((o) => ({ step: o.step, key: o.key, error: o.error })),
         };
       } finally {

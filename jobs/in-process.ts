@@ -30,6 +30,8 @@ export interface InProcessOptions {
   inputDir?: string;
   runId?: string;
   force?: boolean;
+  /** Parse every input, reusing none from the current snapshot (an incremental pipeline's full run). */
+  full?: boolean;
   attempts?: number;
   backoffMs?: number;
   concurrency?: number;
@@ -68,7 +70,15 @@ async function runInProcess(
   r: { started: number; domain: string; runId: string; log: Logger; inputDir: string },
 ): Promise<RunReport> {
   const { started, domain, runId, log, inputDir } = r;
-  const planned = await planRun(pipeline, { config: opts.config, runId, inputDir, log, force: opts.force, fetch: opts.fetch });
+  const planned = await planRun(pipeline, {
+    config: opts.config,
+    runId,
+    inputDir,
+    log,
+    force: opts.force,
+    fetch: opts.fetch,
+    full: opts.full,
+  });
   const plan = planned.plan;
   if (planned.skipped) {
     const planRejects = plan.rejects ?? [];
@@ -186,6 +196,7 @@ async function runInProcess(
     failed_children: failed,
     children: outcomes,
     plan_rejects: plan.rejects ?? [],
+    ...(plan.meta?.incremental ? { incremental: plan.meta.incremental as RunReport['incremental'] } : {}),
     duration_ms: Date.now() - started,
   };
 }

@@ -21,6 +21,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { Config } from '../lib/config.ts';
 import type { Logger } from '../lib/log.ts';
 import type { DomainSpec } from '../lib/warehouse/domain.ts';
+import type { IncrementalPlanner } from '../lib/warehouse/incremental.ts';
 import type { DeriveContext } from '../lib/warehouse/publish.ts';
 import type { SnapshotManifest } from '../lib/warehouse/snapshot.ts';
 import type { StagingRun } from '../lib/warehouse/staging.ts';
@@ -102,6 +103,11 @@ export interface PlanContext extends BaseContext {
    * child's `after`. Empty when no remote source is configured (or fetching is off for the run).
    */
   fetches: FetchJob[];
+  /**
+   * Set for a pipeline with `incremental` on a run that plans children (not when publish digests the inputs
+   * again): `plan` passes every local input to `partition`, then plans children for `settle()`'s files only.
+   */
+  incremental?: IncrementalPlanner;
 }
 
 export interface StepContext<P = unknown> extends BaseContext {
@@ -117,6 +123,7 @@ export interface StepContext<P = unknown> extends BaseContext {
   runner?: 'in-process' | 'bullmq';
 }
 
+// biome-ignore lint/suspicious/noExplicitAny: a pipeline lists steps of different payload types; each step's zod schema types its own payload
 export interface PipelineStep<P = any> {
   payload: z.ZodType<P>;
   process(ctx: StepContext<P>): Promise<StepResult>;
@@ -134,6 +141,14 @@ export interface Pipeline {
   fetch?(ctx: Omit<PlanContext, 'fetches'>): Promise<FetchJob[] | FetchPlan>;
   plan(ctx: PlanContext): Promise<Plan>;
   steps: Record<string, PipelineStep>;
+  /**
+   * Incremental runs (lib/warehouse/incremental.ts): an input whose SHA-256 and `parser` equal the current
+   * snapshot's ledger entry is not parsed; publish carries its rows. `parser` versions what the steps make of
+   * an input (bump it when parsing changes). `carryTables`: tables of `replaceTables` that children write and
+   * publish must carry (derived tables are rebuilt, never carried); `carryVia`: tables whose rows name no
+   * input, carried with another table's rows (lib/warehouse/publish.ts, CarryOptions.via).
+   */
+  incremental?: { parser: string; carryTables?: string[]; carryVia?: Record<string, { key: string; table: string }> };
   /** SQL/JS run inside the serving database at publish, after parts load. */
   derive?(conn: DuckDBConnection, ctx: DeriveContext & BaseContext): Promise<void>;
   /** Facts recorded in the manifest's `meta` (used by /ai/feed.json and /api/status). */

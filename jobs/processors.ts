@@ -8,6 +8,14 @@ import type { Config } from '../lib/config.ts';
 import { InvalidInputError } from '../lib/errors.ts';
 import { hashCanonical } from '../lib/hash.ts';
 import type { Logger } from '../lib/log.ts';
+import {
+  completeLedger,
+  IncrementalPlanner,
+  LEDGER_FILE,
+  readLedger,
+  STATE_FILE,
+  type IncrementalState,
+} from '../lib/warehouse/incremental.ts';
 import { publishRun, type PublishResult } from '../lib/warehouse/publish.ts';
 import { pruneStaging, readCurrentManifest } from '../lib/warehouse/snapshot.ts';
 import { StagingRun } from '../lib/warehouse/staging.ts';
@@ -34,6 +42,8 @@ export interface RunReport {
   failed_children: number;
   children: ChildOutcome[];
   plan_rejects: Array<{ file: string; reason: string }>;
+  /** Inputs parsed, reused from the current snapshot, and removed since it (incremental pipelines). */
+  incremental?: { parsed: number; reused: number; removed: number };
   duration_ms: number;
 }
 
@@ -49,7 +59,7 @@ function stagingOptions(config: Config) {
  */
 export async function processPlan(
   pipeline: Pipeline,
-  ctx: { config: Config; runId: string; inputDir: string; log: Logger; force?: boolean; fetch?: boolean },
+  ctx: { config: Config; runId: string; inputDir: string; log: Logger; force?: boolean; fetch?: boolean; full?: boolean },
 ): Promise<Plan | null> {
   const { plan, skipped } = await planRun(pipeline, ctx);
   return skipped ? null : plan;
@@ -61,7 +71,7 @@ export async function processPlan(
  */
 export async function planRun(
   pipeline: Pipeline,
-  ctx: { config: Config; runId: string; inputDir: string; log: Logger; force?: boolean; fetch?: boolean },
+  ctx: { config: Config; runId: string; inputDir: string; log: Logger; force?: boolean; fetch?: boolean; full?: boolean },
 ): Promise<{ plan: Plan; skipped: boolean }> {
   const { domain } = pipeline.domain;
   await pruneStaging(ctx.config.dataDir, domain, 6 * 3600_000, [ctx.runId]);
@@ -69,15 +79,25 @@ export async function planRun(
   const fetched = ctx.fetch !== false && pipeline.fetch ? await pipeline.fetch(base) : [];
   const fetchPlan: FetchPlan = Array.isArray(fetched) ? { fetches: fetched } : fetched;
   const fetches = fetchPlan.fetches;
-  const planned = await pipeline.plan({ ...base, fetches });
+  const current = await readCurrentManifest(ctx.config.dataDir, domain);
+  const incremental = pipeline.incremental
+    ? new IncrementalPlanner(
+        ctx.inputDir,
+        pipeline.incremental.parser,
+        // `full`: parse every input (the ledger is still written, so the next run can be incremental).
+        ctx.full ? null : await readLedger(ctx.config.dataDir, domain, current),
+      )
+    : undefined;
+  const planned = await pipeline.plan({ ...base, fetches, incremental });
   const plan = linkFetches(domain, planned, fetches);
+  const incState = incremental?.state(fetches.flatMap((f) => f.outputs));
+  if (incState) plan.meta = { ...(plan.meta ?? {}), incremental: incState.counts };
   if (fetchPlan.rejects?.length) plan.rejects = [...(plan.rejects ?? []), ...fetchPlan.rejects];
   if (fetchPlan.meta) plan.meta = { ...(plan.meta ?? {}), ...fetchPlan.meta };
   if (fetches.length) {
     plan.inputDigest = hashCanonical({ local: planned.inputDigest, fetches: fetches.map((f) => f.key), run: ctx.runId });
     ctx.log.info({ domain, fetch_jobs: fetches.length, children: plan.children.length }, 'fetching from the configured remote source');
   }
-  const current = await readCurrentManifest(ctx.config.dataDir, domain);
   if (!ctx.force && current?.input_digest === plan.inputDigest) {
     ctx.log.info(
       { domain, snapshot_id: current.snapshot_id, plan_rejects: plan.rejects?.length ?? 0 },
@@ -88,6 +108,10 @@ export async function planRun(
   }
   const run = await StagingRun.open(ctx.config.dataDir, pipeline.domain, ctx.runId, stagingOptions(ctx.config));
   await run.writeJson('plan', plan);
+  if (incState) {
+    await run.writeJson(STATE_FILE.replace(/\.json$/, ''), incState);
+    ctx.log.info({ domain, ...incState.counts }, 'incremental plan: inputs parsed, reused, removed');
+  }
   return { plan, skipped: false };
 }
 
@@ -190,8 +214,25 @@ export async function processPublish(
     ? (await pipeline.plan({ config: ctx.config, runId: ctx.runId, log: ctx.log, inputDir: ctx.refreshDigest.inputDir, fetches: [] }))
         .inputDigest
     : ctx.inputDigest;
+  // Incremental: the snapshot records its inputs (the plan's, plus the files fetched by this run) and carries
+  // the previous rows of reused inputs (lib/warehouse/incremental.ts).
+  const incState = await readFile(path.join(run.dir, STATE_FILE), 'utf8').then(
+    (t) => JSON.parse(t) as IncrementalState,
+    () => null,
+  );
+  if (incState)
+    await run.writeJson(LEDGER_FILE.replace(/\.json$/, ''), { parser: incState.parser, inputs: await completeLedger(incState) });
   return publishRun(run, {
     keep: ctx.config.SNAPSHOT_KEEP,
+    carry:
+      incState?.carry && pipeline.incremental
+        ? {
+            reuseSha256: incState.reuse_sha256,
+            reuseFiles: incState.reuse_files,
+            tables: pipeline.incremental.carryTables,
+            via: pipeline.incremental.carryVia,
+          }
+        : undefined,
     memoryLimit: ctx.config.DUCKDB_MEMORY_LIMIT,
     threads: ctx.config.DUCKDB_THREADS,
     inputDigest,

@@ -16,7 +16,7 @@
 import { CronExpressionParser } from 'cron-parser';
 import type { Config } from '../lib/config.ts';
 import { InvalidInputError } from '../lib/errors.ts';
-import { getQueue, getRedis, knownPipelines, queueName } from './bullmq.ts';
+import { getQueue, getRedis, knownPipelines } from './bullmq.ts';
 import { jobName } from './pipeline.ts';
 
 /** Domain → config field of its cron. Domains without a registered pipeline are skipped when applying. */
@@ -163,5 +163,3 @@ export async function resetSchedule(config: Config, domain: string): Promise<voi
 export async function countSchedulers(config: Config, domain: string): Promise<number> {
   return getQueue(config, domain).getJobSchedulersCount();
 }
-
-export { queueName };

@@ -50,6 +50,12 @@ export const configSchema = z.object({
     .describe(
       'Redis for BullMQ queues, the shared SEC and Polygon limiters, locks and rate-limit counters; unset: jobs run in process, counters in memory.',
     ),
+  DATABASE_URL: z
+    .url({ protocol: /^postgres(ql)?$/ })
+    .optional()
+    .describe(
+      'PostgreSQL for the durable state (vetting records, credits, custody chains, receipts, idempotency keys): every API process writes; unset: the embedded DuckDB file under DATA_DIR/state, owned by one process.',
+    ),
   LOG_LEVEL: z
     .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
     .default('info')
@@ -332,7 +338,7 @@ export const configSchema = z.object({
     .default('30 17 * * 1-5')
     .describe('Quotes: weekdays after the 16:00 ET close and end-of-day settlement.'),
   TRANSCRIPTS_IR_URLS: optionalString.describe(
-    'Transcripts fetch step: investor-relations transcript PDFs to fetch, comma separated TICKER_YYYYQn=URL entries (e.g. INTC_2025Q3=https://www.intc.com/.../Q3-2025-transcript.pdf). Each is fetched once with the IR client (fetch record: URL, time, TLS certificate, addresses) into INPUT_DIR/transcripts/pdf/TICKER_YYYYQn.pdf on the transcripts schedule; one already on disk is not fetched again.',
+    'Transcripts fetch step: investor-relations transcripts to fetch, PDF or HTML, comma separated TICKER_YYYYQn=URL entries (e.g. INTC_2025Q3=https://www.intc.com/.../Q3-2025-transcript.pdf). Each is fetched once with the IR client (fetch record: URL, time, TLS certificate, addresses) on the transcripts schedule: a URL whose path ends in .pdf into INPUT_DIR/transcripts/pdf/TICKER_YYYYQn.pdf, any other as an HTML page into INPUT_DIR/transcripts/html/TICKER_YYYYQn.html; one already on disk is not fetched again.',
   ),
   SCHEDULE_TRANSCRIPTS_CRON: z.string().default('0 6 * * *').describe('Transcripts: daily.'),
   SCHEDULE_FMCSA_CRON: z.string().default('0 5 * * 0').describe('FMCSA census: weekly, Sunday morning.'),

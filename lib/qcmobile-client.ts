@@ -175,6 +175,7 @@ export function parseCarrierBody(env: Envelope): QcCarrier | null {
 
 export function parseBasicsBody(env: Envelope): QcBasic[] {
   return asArray(env.content).map((x) => {
+    // biome-ignore lint/suspicious/noExplicitAny: untyped JSON of the source; every field read is coerced (String(), Number()) where it is used
     const b = (x.basic ?? {}) as Record<string, any>;
     return {
       basicsId: num(b.basicsType?.basicsId ?? b.id?.basicsId),

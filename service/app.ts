@@ -7,6 +7,7 @@ import { H3 } from 'h3';
 import { registerCompanyRoutes } from './company/company.routes.ts';
 import { registerRegistryLayerRoutes } from './registry-layers/registry-layers.routes.ts';
 import { registerCarrierRoutes } from './carriers/carriers.routes.ts';
+import { registerExportRoutes } from './export/export.routes.ts';
 import { registerCareRoutes } from './care/care.routes.ts';
 import { registerVettingRoutes } from './vetting/vetting.routes.ts';
 import { registerCreditsRoutes } from './vetting/credits.routes.ts';
@@ -45,6 +46,7 @@ export function createApp(deps: ServiceDeps): H3 {
   registerQuotesRoutes(app, deps);
   registerTranscriptsRoutes(app, deps);
   registerCarrierRoutes(app, deps);
+  registerExportRoutes(app, deps);
   registerVettingRoutes(app, deps);
   registerCareRoutes(app, deps);
   registerCreditsRoutes(app, deps);

@@ -15,6 +15,7 @@ import { discoveryOptions } from './discovery/discovery.options.ts';
 import type { Readers, ServiceDeps } from './platform/deps.ts';
 import { stateDbPath } from './platform/state.store.ts';
 import { claimStateStore, type StateClaim } from './platform/state.claim.ts';
+import { PgStateStore } from './platform/state.postgres.ts';
 import { createLiveRefresher } from './vetting/live-refresh.ts';
 import { loadOrCreateSigningKey } from '../lib/keys.ts';
 import { buildUsageDeps } from './platform/usage.deps.ts';
@@ -38,17 +39,28 @@ export async function openReaders(config: Config, domains = SERVED_DOMAINS, log?
 }
 
 /**
- * The services' dependencies. The state store is claimed, not just opened: a
- * second API process on the same DATA_DIR serves without it (503 for the
- * state-backed endpoints) and takes it over when the owner stops.
+ * The state store: PostgreSQL when DATABASE_URL is set (every process writes;
+ * migrations applied here), else the embedded DuckDB file, claimed, not just
+ * opened: a second API process on the same DATA_DIR serves without it (503
+ * for the state-backed endpoints) and takes it over when the owner stops.
  */
-export async function buildDeps(config: Config, log: Logger): Promise<ServiceDeps & { stateClaim: StateClaim }> {
-  const deps: Partial<ServiceDeps> = {};
-  const stateClaim = await claimStateStore(stateDbPath(config.dataDir), {
+async function openState(config: Config, log: Logger, deps: Partial<ServiceDeps>): Promise<StateClaim> {
+  if (config.DATABASE_URL) {
+    const store = await PgStateStore.open(config.DATABASE_URL);
+    log.info({ backend: 'postgres' }, 'state store: PostgreSQL (DATABASE_URL), migrations applied');
+    return { store, heldBy: null, close: () => store.close() };
+  }
+  return claimStateStore(stateDbPath(config.dataDir), {
     retryMs: config.STATE_CLAIM_RETRY_MS,
     log,
     onAcquired: (store) => (deps.state = store),
   });
+}
+
+/** The services' dependencies. */
+export async function buildDeps(config: Config, log: Logger): Promise<ServiceDeps & { stateClaim: StateClaim }> {
+  const deps: Partial<ServiceDeps> = {};
+  const stateClaim = await openState(config, log, deps);
   return Object.assign(deps, {
     stateClaim,
     readers: await openReaders(config, SERVED_DOMAINS, log),

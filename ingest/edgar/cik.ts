@@ -28,7 +28,3 @@ export function filingFolderUrl(cik: number, accession: string, base = 'https://
 export function filingDocumentUrl(cik: number, accession: string, document: string, base = 'https://www.sec.gov'): string {
   return `${filingFolderUrl(cik, accession, base)}/${document}`;
 }
-
-export function filingIndexUrl(cik: number, accession: string, base = 'https://www.sec.gov'): string {
-  return `${filingFolderUrl(cik, accession, base)}/${accession}-index.html`;
-}

@@ -99,7 +99,9 @@ export function parseEdgarIndex(input: Uint8Array | string, file: string): Parse
     } else {
       const sorted = [...cols].sort((a, b) => a[1] - b[1]);
       const v: Record<string, string> = {};
-      sorted.forEach(([n, at], k) => (v[n] = l.slice(at, k + 1 < sorted.length ? sorted[k + 1][1] : undefined).trim()));
+      sorted.forEach(([n, at], k) => {
+        v[n] = l.slice(at, k + 1 < sorted.length ? sorted[k + 1][1] : undefined).trim();
+      });
       r = validate(v.CIK, v['Company Name'], v['Form Type'], v['Date Filed'], v['File Name']);
     }
     if (typeof r === 'string') rejects.push({ line, reason: r, raw: l.slice(0, 300) });

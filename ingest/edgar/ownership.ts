@@ -100,6 +100,7 @@ export function parseOwnership(input: Uint8Array | string, file: string, hints: 
   const start = raw.indexOf('<ownershipDocument');
   const end = raw.indexOf('</ownershipDocument>');
   if (start < 0 || end < 0) throw new ParseError('no <ownershipDocument> element', { file });
+  // biome-ignore lint/suspicious/noExplicitAny: untyped XML tree of the source; every field read is coerced (String(), Number()) where it is used
   let doc: Record<string, any>;
   try {
     doc = parser.parse(relevantXml(raw.slice(start, end + '</ownershipDocument>'.length))).ownershipDocument;
@@ -113,6 +114,7 @@ export function parseOwnership(input: Uint8Array | string, file: string, hints: 
   const form = str(doc.documentType) ?? header?.form ?? '4';
   const period = str(doc.periodOfReport);
   const roles: OwnershipRole[] = [];
+  // biome-ignore lint/suspicious/noExplicitAny: untyped XML tree of the source; every field read is coerced (String(), Number()) where it is used
   for (const o of (doc.reportingOwner ?? []) as Array<Record<string, any>>) {
     const id = o.reportingOwnerId ?? {};
     const rel = o.reportingOwnerRelationship ?? {};

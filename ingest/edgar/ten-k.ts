@@ -80,7 +80,7 @@ const COUNT = String.raw`(\d[\d,]*(?:\.\d+)?(?:\s+(?:million|thousand))?)`;
  * introduces sub-groups: "more than 16,000 employees had over 10 years of tenure").
  */
 const STAFF = String.raw`(?:active,?\s+)?(?:full[- ]time(?:[- ]equivalent)?\s+|total\s+|regular\s+|global\s+)?(?:employees|team members|associates|colleagues)\b`;
-const QUALIFIER = String.raw`(?:approximately|about|nearly|almost|over|more than|roughly)`;
+const QUALIFIER = '(?:approximately|about|nearly|almost|over|more than|roughly)';
 const EMPLOYEE_STRONG = [
   new RegExp(String.raw`\b(?:had|has|have|employed|employ|employs|a total of)\s+(?:${QUALIFIER}\s+)?${COUNT}\s+${STAFF}`, 'i'),
   new RegExp(String.raw`\b(?:employed|employ|employs)\s+(?:${QUALIFIER}\s+)?${COUNT}\s+(?:people|persons|individuals)\b`, 'i'),
@@ -175,7 +175,7 @@ function readOfficer(lines: string[], j: number): TenKExecutive | null {
     if (age) return officer(m[1], age, m[2].split(/[.,;]\s|\s\|/)[0]);
   }
   // A name alone on its line; its age (alone, "57 | Title", or "2013 | 53") within the next three lines.
-  m = new RegExp(String.raw`^${NAME}$`).exec(l);
+  m = new RegExp(`^${NAME}$`).exec(l);
   if (m && isName(m[1])) {
     for (let k = j + 1; k <= Math.min(j + 3, lines.length - 1); k++) {
       const a = /^(?:(\d{2})|(\d{2})\s*\|\s*(.+)|\d{4}\s*\|\s*(\d{2}))$/.exec(lines[k]);
@@ -184,7 +184,7 @@ function readOfficer(lines: string[], j: number): TenKExecutive | null {
         const age = asAge(a[1] ?? a[2] ?? a[4]);
         if (age) return officer(m[1], age, k === j + 1 || a[3] ? title : lines[j + 1]);
       }
-      if (new RegExp(String.raw`^${NAME}`).test(lines[k]) && isName(lines[k].split(/[|,]/)[0].trim())) break;
+      if (new RegExp(`^${NAME}`).test(lines[k]) && isName(lines[k].split(/[|,]/)[0].trim())) break;
     }
   }
   return null;

@@ -141,11 +141,3 @@ export function detectFormat(headerLine: string): DetectedFormat | null {
   }
   return null;
 }
-
-/** Normalises a DOT number given as number, digits or 8-digit padded string; null when invalid. */
-export function normalizeDot(v: unknown): number | null {
-  const s = typeof v === 'number' ? String(v) : typeof v === 'string' ? v.trim() : '';
-  if (!/^\d{1,8}$/.test(s)) return null;
-  const n = Number(s);
-  return n > 0 ? n : null;
-}

@@ -16,6 +16,8 @@
  * API says "no data", never "clean").
  */
 
+import { z } from 'zod';
+
 /** Model version: bump when a rule, weight or threshold changes (stored with every assessment). */
 export const RISK_MODEL_VERSION = 'fmcsa-risk-2026.11.1';
 
@@ -39,7 +41,8 @@ export const BASICS = [
   { basic: 'Crash Indicator', key: 'crash_ind', group: 'crash_hos_unsafe' },
 ] as const;
 
-export type CarrierClass = 'general' | 'hazmat' | 'passenger';
+export const CarrierClassSchema = z.enum(['general', 'hazmat', 'passenger']);
+export type CarrierClass = z.infer<typeof CarrierClassSchema>;
 
 /**
  * FMCSA intervention thresholds (percentiles): Unsafe Driving, HOS, Crash
@@ -53,61 +56,70 @@ export const BASIC_THRESHOLDS: Record<CarrierClass, Record<(typeof BASICS)[numbe
 };
 
 /** One carrier's feature row (the columns of `carrier_risk`). Null = not known from the published data. */
-export interface CarrierFeatures {
-  dot_number: number;
-  legal_name: string | null;
-  phy_state: string | null;
+export const CarrierFeaturesSchema = z.object({
+  dot_number: z.number(),
+  legal_name: z.string().nullable(),
+  phy_state: z.string().nullable(),
   /** Census STATUS_CODE: A active, I inactive. */
-  status_code: string | null;
-  carrier_class: CarrierClass;
+  status_code: z.string().nullable(),
+  carrier_class: CarrierClassSchema,
   /** L&I operating authority: ACTIVE (any of common/contract/broker A), INACTIVE (dockets, none active), NONE (no docket: private / intrastate). */
-  authority_status: 'ACTIVE' | 'INACTIVE' | 'NONE' | null;
+  authority_status: z.enum(['ACTIVE', 'INACTIVE', 'NONE']).nullable(),
   /** Days since the census ADD_DATE (bulk files carry no authority grant date; documented proxy). */
-  authority_age_days: number | null;
-  revocations_total: number;
+  authority_age_days: z.number().nullable(),
+  revocations_total: z.number(),
   /** Involuntary revocations effective in the last 365 days. */
-  revocations_recent: number;
-  oos_orders_active: number;
-  oos_orders_total: number;
+  revocations_recent: z.number(),
+  oos_orders_active: z.number(),
+  oos_orders_total: z.number(),
   /** S satisfactory, C conditional, U unsatisfactory, null unrated. */
-  safety_rating: string | null;
-  mcs150_age_days: number | null;
-  power_units: number | null;
-  drivers: number | null;
-  inspections_24m: number;
-  driver_inspections_24m: number;
-  driver_oos_24m: number;
-  vehicle_inspections_24m: number;
-  vehicle_oos_24m: number;
-  hazmat_inspections_24m: number;
-  hazmat_oos_24m: number;
+  safety_rating: z.string().nullable(),
+  mcs150_age_days: z.number().nullable(),
+  power_units: z.number().nullable(),
+  drivers: z.number().nullable(),
+  inspections_24m: z.number(),
+  driver_inspections_24m: z.number(),
+  driver_oos_24m: z.number(),
+  vehicle_inspections_24m: z.number(),
+  vehicle_oos_24m: z.number(),
+  hazmat_inspections_24m: z.number(),
+  hazmat_oos_24m: z.number(),
   /** Percent; null when fewer than MIN_INSPECTIONS_FOR_RATE inspections of that kind. */
-  driver_oos_rate: number | null;
-  vehicle_oos_rate: number | null;
-  hazmat_oos_rate: number | null;
-  crashes_24m: number;
-  fatal_crashes_24m: number;
-  injury_crashes_24m: number;
-  towaway_crashes_24m: number;
-  crashes_per_power_unit: number | null;
+  driver_oos_rate: z.number().nullable(),
+  vehicle_oos_rate: z.number().nullable(),
+  hazmat_oos_rate: z.number().nullable(),
+  crashes_24m: z.number(),
+  fatal_crashes_24m: z.number(),
+  injury_crashes_24m: z.number(),
+  towaway_crashes_24m: z.number(),
+  crashes_per_power_unit: z.number().nullable(),
   /** BASIC measures / percentiles / alerts, flat: `<key>_measure`, `<key>_pct`, `<key>_alert`, `<key>_ac`. */
-  basics: Record<string, { measure: number | null; percentile: number | null; alert: boolean | null; acute_critical: boolean | null }>;
+  basics: z.record(
+    z.string(),
+    z.object({
+      measure: z.number().nullable(),
+      percentile: z.number().nullable(),
+      alert: z.boolean().nullable(),
+      acute_critical: z.boolean().nullable(),
+    }),
+  ),
   /** BASICs whose public percentile is at or above the class threshold (or with a published BASIC alert). */
-  basics_over_threshold: number;
+  basics_over_threshold: z.number(),
   /** Acute/Critical violations found in investigations (SMS `*_AC` = Y). */
-  basics_acute_critical: number;
+  basics_acute_critical: z.number(),
   /** BIPD insurance in thousands of dollars (L&I `BIPD_FILE` / `MIN_COV_AMOUNT`). */
-  bipd_on_file_k: number | null;
-  bipd_required_k: number | null;
-  prior_revoke_flag: boolean | null;
+  bipd_on_file_k: z.number().nullable(),
+  bipd_required_k: z.number().nullable(),
+  prior_revoke_flag: z.boolean().nullable(),
   /** Other carriers sharing this carrier's phone, e-mail, physical address, or a VIN. */
-  shared_phone_carriers: number;
-  shared_email_carriers: number;
-  shared_address_carriers: number;
-  shared_vin_carriers: number;
+  shared_phone_carriers: z.number(),
+  shared_email_carriers: z.number(),
+  shared_address_carriers: z.number(),
+  shared_vin_carriers: z.number(),
   /** Of those, carriers that are revoked or under an OOS order (the chameleon pattern). */
-  shared_with_revoked_carriers: number;
-}
+  shared_with_revoked_carriers: z.number(),
+});
+export type CarrierFeatures = z.infer<typeof CarrierFeaturesSchema>;
 
 export type Severity = 'critical' | 'high' | 'medium' | 'low';
 

@@ -147,11 +147,3 @@ export function chainBars(bars: readonly QuoteBar[], src: QuoteSource): Array<{ 
     return { bar, leaf: quoteLeaf(src, parent, rec) };
   });
 }
-
-/** Parses a DECIMAL text ('121.730000') or number into the JS number whose shortest form the record uses. */
-export function decimalNumber(v: unknown): number | null {
-  if (v === null || v === undefined) return null;
-  const n = typeof v === 'number' ? v : Number(v);
-  if (!Number.isFinite(n)) throw new TypeError(`not a finite number: ${String(v)}`);
-  return n;
-}

@@ -174,3 +174,94 @@ export function parsePolygonAggs(bytes: Uint8Array | string, file: string): Pars
 export function round6(x: number): number {
   return Math.round(x * 1e6) / 1e6;
 }
+
+/** One split or cash dividend from Polygon's reference files (`/v3/reference/splits`, `/v3/reference/dividends`). */
+export interface CorporateAction {
+  ticker: string;
+  action: 'split' | 'dividend';
+  /** Split execution date, or the dividend's ex-dividend date: the first day the adjusted series changes. */
+  ex_date: string;
+  split_from: number | null;
+  split_to: number | null;
+  cash_amount: number | null;
+  dividend_type: string | null;
+  declaration_date: string | null;
+  record_date: string | null;
+  pay_date: string | null;
+  frequency: number | null;
+}
+
+export interface ParsedReference {
+  kind: 'splits' | 'dividends';
+  dataset: 'polygon/reference-splits' | 'polygon/reference-dividends';
+  actions: CorporateAction[];
+  rejects: Array<{ line: number | null; reason: string; raw: string | null }>;
+}
+
+const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
+
+/**
+ * Recognises a Polygon splits or dividends reference response (the kind is read from the results' fields:
+ * `split_from`/`split_to`/`execution_date`, or `cash_amount`/`ex_dividend_date`) and parses it; returns null for
+ * any other body (an aggregates response goes to `parsePolygonAggs`). These files are what the adjusted series
+ * rests on: Polygon's adjusted bars divide prices before `ex_date` by `split_to / split_from`. A result lacking
+ * its ticker, date or amounts is a reject (position = result index).
+ */
+export function parsePolygonReference(bytes: Uint8Array | string, _file: string): ParsedReference | null {
+  let doc: { results?: Array<Record<string, unknown>> };
+  try {
+    doc = JSON.parse(typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8'));
+  } catch {
+    return null;
+  }
+  const results = Array.isArray(doc?.results) ? doc.results : null;
+  const first = results?.find((r) => r && typeof r === 'object');
+  if (!results || !first) return null;
+  const kind =
+    'split_from' in first || 'execution_date' in first
+      ? 'splits'
+      : 'cash_amount' in first || 'ex_dividend_date' in first
+        ? 'dividends'
+        : null;
+  if (!kind) return null;
+  const str = (v: unknown) => (typeof v === 'string' && v ? v : null);
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) ? v : null);
+  const date = (v: unknown) => (typeof v === 'string' && ISO_DATE.test(v) ? v : null);
+  const actions: CorporateAction[] = [];
+  const rejects: ParsedReference['rejects'] = [];
+  results.forEach((r, i) => {
+    const ticker = normalizeTicker(String(r?.ticker ?? ''));
+    const base = { ticker, declaration_date: null, record_date: null, pay_date: null, frequency: null };
+    if (kind === 'splits') {
+      const ex = date(r.execution_date);
+      const from = num(r.split_from);
+      const to = num(r.split_to);
+      if (!TICKER_RE.test(ticker) || !ex || !from || !to || from <= 0 || to <= 0) {
+        rejects.push({ line: i, reason: 'split lacks ticker, execution_date, or positive split_from/split_to', raw: JSON.stringify(r) });
+        return;
+      }
+      actions.push({ ...base, action: 'split', ex_date: ex, split_from: from, split_to: to, cash_amount: null, dividend_type: null });
+    } else {
+      const ex = date(r.ex_dividend_date);
+      const cash = num(r.cash_amount);
+      if (!TICKER_RE.test(ticker) || !ex || cash === null || cash < 0) {
+        rejects.push({ line: i, reason: 'dividend lacks ticker, ex_dividend_date or a cash_amount', raw: JSON.stringify(r) });
+        return;
+      }
+      actions.push({
+        ...base,
+        action: 'dividend',
+        ex_date: ex,
+        split_from: null,
+        split_to: null,
+        cash_amount: round6(cash),
+        dividend_type: str(r.dividend_type),
+        declaration_date: date(r.declaration_date),
+        record_date: date(r.record_date),
+        pay_date: date(r.pay_date),
+        frequency: num(r.frequency),
+      });
+    }
+  });
+  return { kind, dataset: kind === 'splits' ? 'polygon/reference-splits' : 'polygon/reference-dividends', actions, rejects };
+}

@@ -8,7 +8,6 @@
 
 /** Which price series a bar belongs to: as traded, or adjusted back for splits and dividends. */
 export type Adjustment = 'raw' | 'split_dividend';
-export const ADJUSTMENTS: readonly Adjustment[] = ['raw', 'split_dividend'];
 
 export interface QuoteBar {
   ticker: string;
@@ -34,7 +33,6 @@ export const QUOTE_FLAGS = {
   low_below_range: 'low more than 20% below min(open, close, vwap): an outlier print',
   vwap_outside_range: 'vwap outside [low, high]',
 } as const;
-export type QuoteFlag = keyof typeof QUOTE_FLAGS;
 
 /** Tickers as stored: upper case, share classes with '-' (BRK-B), at most 15 characters. */
 export const TICKER_RE = /^[A-Z0-9][A-Z0-9.\-]{0,14}$/;

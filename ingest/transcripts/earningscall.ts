@@ -46,7 +46,10 @@ export function earningsCallFileKey(name: string): { ticker: string; year: numbe
   return m ? { ticker: m[1], year: Number(m[2]), quarter: Number(m[3]), level: Number(m[4]) } : null;
 }
 
-function parseJson(bytes: Uint8Array | string, file: string): any {
+// biome-ignore lint/suspicious/noExplicitAny: untyped JSON of the source; every field read is coerced (String(), Number()) where it is used
+type SourceJson = any;
+
+function parseJson(bytes: Uint8Array | string, file: string): SourceJson {
   try {
     return JSON.parse(typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8'));
   } catch (e) {
@@ -66,7 +69,7 @@ export function parseEarningsCallPart(bytes: Uint8Array | string, file: string):
   const part: EarningsCallPart = { file, ticker: key.ticker, level: key.level, event };
   if (typeof d.text === 'string') part.text = d.text;
   if (Array.isArray(d.speakers)) {
-    part.turns = d.speakers.map((s: any, i: number) => {
+    part.turns = d.speakers.map((s: SourceJson, i: number) => {
       if (typeof s.text === 'string') return { speaker: String(s.speaker), text: s.text };
       if (Array.isArray(s.words))
         return {
@@ -83,7 +86,10 @@ export function parseEarningsCallPart(bytes: Uint8Array | string, file: string):
   }
   if (d.speaker_name_map_v2 && typeof d.speaker_name_map_v2 === 'object') {
     part.speaker_map = Object.fromEntries(
-      Object.entries(d.speaker_name_map_v2 as Record<string, any>).map(([k, v]) => [k, { name: String(v.name), title: v.title ?? null }]),
+      Object.entries(d.speaker_name_map_v2 as Record<string, SourceJson>).map(([k, v]) => [
+        k,
+        { name: String(v.name), title: v.title ?? null },
+      ]),
     );
   }
   if (!part.text && !part.turns && !('prepared_remarks' in d))
@@ -167,7 +173,7 @@ export function parseEarningsCallEvents(
   if (!Array.isArray(d.events)) throw new ParseError('no events array', { file });
   return {
     company: d.company_name ?? null,
-    events: d.events.map((e: any) => ({
+    events: d.events.map((e: SourceJson) => ({
       fiscal_year: Number(e.year),
       fiscal_quarter: Number(e.quarter),
       call_date: String(e.conference_date).slice(0, 10),

@@ -23,6 +23,7 @@ export function parseParticipant(s: string): Participant {
 }
 
 export function parseMotleyTranscript(bytes: Uint8Array | string, file: string): ParsedTranscript {
+  // biome-ignore lint/suspicious/noExplicitAny: untyped JSON of the source; every field read is coerced (String(), Number()) where it is used
   let d: any;
   try {
     d = JSON.parse(typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8'));
@@ -31,6 +32,7 @@ export function parseMotleyTranscript(bytes: Uint8Array | string, file: string):
   }
   if (!Array.isArray(d?.prepared_remarks)) throw new ParseError('no prepared_remarks array', { file });
   const m = /([A-Z][A-Z0-9.\-]*)_q([1-4])_(\d{4})/i.exec(file.split('/').pop() ?? file);
+  // biome-ignore lint/suspicious/noExplicitAny: untyped JSON of the source; every field read is coerced (String(), Number()) where it is used
   const toTurns = (xs: any[], section: Turn['section']): Turn[] =>
     (xs ?? []).map((x) => ({ speaker: String(x.speaker ?? '').trim() || null, section, text: String(x.speech ?? '').trim() }));
   // The site appends `Duration: NN minutes` as a last pseudo-speaker: not a turn.

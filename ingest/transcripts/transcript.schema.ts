@@ -4,7 +4,7 @@
  * parsed into, and the JSON extraction built from it (ingest/transcripts/extract.ts).
  */
 
-export type TranscriptFormat = 'earningscall' | 'motley-json' | 'pdf' | 'markdown';
+export type TranscriptFormat = 'earningscall' | 'motley-json' | 'pdf' | 'markdown' | 'html';
 export type Section = 'prepared' | 'qa';
 export type SpeakerRole = 'operator' | 'executive' | 'analyst' | 'unknown';
 

@@ -1,6 +1,6 @@
 /**
  * `proofline discover <url> [options]` (also `npm run discover -- <url>`; the
- * `proofline` command is jobs/cli/discover.bin.mjs, which loads this file through tsx):
+ * `proofline` command, jobs/cli/proofline.cli.ts, hands this subcommand's arguments to `main`):
  * runs the AI discovery agent (lib/discovery) against any site and prints a
  * human summary, or the full report with `--json`.
  *
@@ -49,25 +49,29 @@ export function hasIntegrityProblem(r: DiscoveryReport): boolean {
   );
 }
 
+function parseDiscoverArgs(args: string[]) {
+  return parseArgs({
+    args,
+    allowPositionals: true,
+    options: {
+      json: { type: 'boolean', default: false },
+      'allow-private': { type: 'boolean', default: false },
+      timeout: { type: 'string' },
+      'max-bytes': { type: 'string' },
+      'max-redirects': { type: 'string' },
+      'no-files': { type: 'boolean', default: false },
+      'bookmark-out': { type: 'string' },
+      reverify: { type: 'string' },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+}
+
 export async function main(argv: string[]): Promise<number> {
   const args = argv[0] === 'discover' ? argv.slice(1) : argv;
-  let parsed;
+  let parsed: ReturnType<typeof parseDiscoverArgs>;
   try {
-    parsed = parseArgs({
-      args,
-      allowPositionals: true,
-      options: {
-        json: { type: 'boolean', default: false },
-        'allow-private': { type: 'boolean', default: false },
-        timeout: { type: 'string' },
-        'max-bytes': { type: 'string' },
-        'max-redirects': { type: 'string' },
-        'no-files': { type: 'boolean', default: false },
-        'bookmark-out': { type: 'string' },
-        reverify: { type: 'string' },
-        help: { type: 'boolean', short: 'h', default: false },
-      },
-    });
+    parsed = parseDiscoverArgs(args);
   } catch (e) {
     console.error(`${(e as Error).message}\n${USAGE}`);
     return 2;
@@ -115,8 +119,4 @@ export async function main(argv: string[]): Promise<number> {
     }
     throw e;
   }
-}
-
-if (import.meta.url === `file://${process.argv[1]}`) {
-  process.exitCode = await main(process.argv.slice(2));
 }

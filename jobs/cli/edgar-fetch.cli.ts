@@ -1,5 +1,5 @@
 /**
- * `node --import tsx jobs/cli/edgar-fetch.cli.ts --cik 320193 [--cik N ...] [--tickers] [--out DIR]`
+ * `proofline edgar-fetch --cik 320193 [--cik N ...] [--tickers] [--out DIR]`
  *
  * Runs the registry pipeline's fetch step on its own, in this process: plans
  * the same fetch jobs a run would (jobs/registry/registry-fetch.ts; the
@@ -12,44 +12,38 @@
  * EDGAR_FETCH_CIKS and let `npm run ingest` / the nightly schedule fetch inside the run.
  */
 import path from 'node:path';
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../../lib/config.ts';
 import { createLogger } from '../../lib/log.ts';
 import { closeSecLimiter } from '../../lib/sec-limiter.ts';
 import { EdgarClient } from '../registry/edgar-client.ts';
-import { fetchEdgarBatch, planEdgarFetch, type EdgarFetchPayload } from '../registry/registry-fetch.ts';
+import { type EdgarFetchPayload, fetchEdgarBatch, planEdgarFetch } from '../registry/registry-fetch.ts';
+import { loadCliConfig } from './cli-kit.ts';
 
-const { values } = parseArgs({
-  options: { cik: { type: 'string', multiple: true, default: [] }, out: { type: 'string' }, tickers: { type: 'boolean', default: false } },
-});
-try {
-  const env = {
+export async function runEdgarFetch(opts: { cik?: string[]; out?: string; tickers?: boolean }): Promise<number> {
+  const config = loadCliConfig({
     ...process.env,
-    EDGAR_FETCH_CIKS: values.cik.join(',') || undefined,
-    EDGAR_FETCH_TICKERS: values.tickers ? '1' : undefined,
-  };
-  const config = loadConfig(env);
-  const inputDir = values.out ? path.resolve(values.out) : config.inputDir;
-  const runId = `edgar-fetch-${new Date().toISOString().replace(/[-:.]/g, '').slice(0, 15)}`;
-  const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
-  const planned = await planEdgarFetch({ config, runId, inputDir, log });
-  const jobs = Array.isArray(planned) ? planned : planned.fetches;
-  const client = EdgarClient.fromConfig(config);
-  const report = { jobs: jobs.length, written: 0, missing: [] as string[], failed: [] as Array<{ job: string; reason: string }> };
-  for (const job of jobs) {
-    try {
-      const r = await fetchEdgarBatch(client, job.data as EdgarFetchPayload, { runId });
-      report.written += r.written.length;
-      report.missing.push(...r.missing.map((m) => m.url));
-    } catch (e) {
-      report.failed.push({ job: job.key, reason: (e as Error).message });
+    EDGAR_FETCH_CIKS: (opts.cik ?? []).join(',') || undefined,
+    EDGAR_FETCH_TICKERS: opts.tickers ? '1' : undefined,
+  });
+  try {
+    const inputDir = opts.out ? path.resolve(opts.out) : config.inputDir;
+    const runId = `edgar-fetch-${new Date().toISOString().replace(/[-:.]/g, '').slice(0, 15)}`;
+    const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
+    const planned = await planEdgarFetch({ config, runId, inputDir, log });
+    const jobs = Array.isArray(planned) ? planned : planned.fetches;
+    const client = EdgarClient.fromConfig(config);
+    const report = { jobs: jobs.length, written: 0, missing: [] as string[], failed: [] as Array<{ job: string; reason: string }> };
+    for (const job of jobs) {
+      try {
+        const r = await fetchEdgarBatch(client, job.data as EdgarFetchPayload, { runId });
+        report.written += r.written.length;
+        report.missing.push(...r.missing.map((m) => m.url));
+      } catch (e) {
+        report.failed.push({ job: job.key, reason: (e as Error).message });
+      }
     }
+    console.log(JSON.stringify(report, null, 2));
+    return report.failed.length ? 1 : 0;
+  } finally {
+    await closeSecLimiter();
   }
-  console.log(JSON.stringify(report, null, 2));
-  process.exitCode = report.failed.length ? 1 : 0;
-} catch (e) {
-  console.error((e as Error).message);
-  process.exitCode = 2;
-} finally {
-  await closeSecLimiter();
 }

@@ -1,40 +1,21 @@
 /**
- * `npm run jobs -- failed [--queue DOMAIN] [--limit N] | retry ID [--queue DOMAIN] | inspect ID [--queue DOMAIN]`
+ * `proofline jobs failed [--queue DOMAIN] [--limit N] [--json] | retry ID [--queue DOMAIN] | inspect ID [--queue DOMAIN]`
+ * (alias `npm run jobs -- …`)
  *
  * Operator view of the BullMQ queues. `failed` lists failed jobs of every
- * queue (id, name, attempts, reason, and the kept input of a parse failure);
+ * queue (id, name, attempts, reason, and the kept input of a parse failure) and
+ * exits 1 when there is any (0 when none), so a health check or cron can use it;
  * `inspect` prints a job's data, state, progress, attempts, failure, stack
  * traces and logs; `retry` moves a failed job back to waiting (a
- * whole failed run is re-run with `npm run ingest -- DOMAIN`). IDs are the deterministic job ids
+ * whole failed run is re-run with `proofline ingest DOMAIN`). IDs are the deterministic job ids
  * (`registry:submissions:<run>:<key>`), found in every log line as `job_id`.
  */
-import { parseArgs } from 'node:util';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Job, Queue } from 'bullmq';
-import { loadConfig } from '../../lib/config.ts';
-import { allQueueNames, closeQueues, getQueue, QUEUE_PREFIX } from '../bullmq.ts';
-
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: { queue: { type: 'string' }, limit: { type: 'string', default: '50' }, json: { type: 'boolean', default: false } },
-});
-const config = loadConfig(process.env);
-if (!config.REDIS_URL) {
-  console.error('npm run jobs needs REDIS_URL (jobs live in Redis).');
-  process.exit(2);
-}
-const prefix = `${config.QUEUE_PREFIX ?? QUEUE_PREFIX}-`;
-const queues: Queue[] = (values.queue ? [`${prefix}${values.queue.replace(prefix, '')}`] : allQueueNames(config)).map((n) =>
-  getQueue(config, n.slice(prefix.length)),
-);
-
-async function findJob(id: string): Promise<Job | null> {
-  // A job id starts with its domain; SEC-queue children live in the SEC queue.
-  for (const q of queues) {
-    const j = await q.getJob(id);
-    if (j) return j;
-  }
-  return null;
-}
+import { allQueueNames, closeQueues, getQueue, knownPipelines, QUEUE_PREFIX, registerExtraPipelines, SEC_QUEUE } from '../bullmq.ts';
+import type { Pipeline } from '../pipeline.ts';
+import { loadCliConfig, requireRedis, UsageError } from './cli-kit.ts';
 
 function summary(j: Job) {
   return {
@@ -48,21 +29,44 @@ function summary(j: Job) {
   };
 }
 
-const [cmd = 'failed', id] = positionals;
-let code = 0;
-try {
-  if (cmd === 'failed') {
-    const rows = [];
-    for (const q of queues) for (const j of await q.getFailed(0, Number(values.limit) - 1)) rows.push(summary(j));
-    if (values.json) console.log(JSON.stringify(rows, null, 2));
-    else if (rows.length === 0) console.log('no failed jobs');
-    else
-      for (const r of rows)
-        console.log(
-          `${r.id}\t${r.queue}\tattempts=${r.attempts}\t${r.failed_reason ?? ''}${(r.failure as { kept_copy?: string } | null)?.kept_copy ? `\tkept: ${(r.failure as { kept_copy: string }).kept_copy}` : ''}`,
-        );
-  } else if (cmd === 'inspect' || cmd === 'retry') {
-    if (!id) throw new Error(`usage: npm run jobs -- ${cmd} ID`);
+export async function runJobs(
+  cmd: 'failed' | 'inspect' | 'retry',
+  args: { id?: string; queue?: string; limit?: number; json?: boolean; pipelinesModule?: string },
+): Promise<number> {
+  const config = loadCliConfig();
+  if (args.pipelinesModule)
+    registerExtraPipelines(((await import(pathToFileURL(path.resolve(args.pipelinesModule)).href)) as { pipelines: Pipeline[] }).pipelines);
+  const prefix = `${config.QUEUE_PREFIX ?? QUEUE_PREFIX}-`;
+  if (args.queue) {
+    const known = [...knownPipelines().map((p) => p.domain.domain), SEC_QUEUE];
+    const q = args.queue.replace(prefix, '');
+    if (!known.includes(q)) throw new UsageError(`unknown queue ${args.queue}; known: ${known.join(', ')}`);
+  }
+  await requireRedis(config, 'proofline jobs (jobs live in Redis)');
+  const queues: Queue[] = (args.queue ? [`${prefix}${args.queue.replace(prefix, '')}`] : allQueueNames(config)).map((n) =>
+    getQueue(config, n.slice(prefix.length)),
+  );
+  const findJob = async (id: string): Promise<Job | null> => {
+    for (const q of queues) {
+      const j = await q.getJob(id);
+      if (j) return j;
+    }
+    return null;
+  };
+  try {
+    if (cmd === 'failed') {
+      const rows = [];
+      for (const q of queues) for (const j of await q.getFailed(0, (args.limit ?? 50) - 1)) rows.push(summary(j));
+      if (args.json) console.log(JSON.stringify(rows, null, 2));
+      else if (rows.length === 0) console.log('no failed jobs');
+      else
+        for (const r of rows)
+          console.log(
+            `${r.id}\t${r.queue}\tattempts=${r.attempts}\t${r.failed_reason ?? ''}${(r.failure as { kept_copy?: string } | null)?.kept_copy ? `\tkept: ${(r.failure as { kept_copy: string }).kept_copy}` : ''}`,
+          );
+      return rows.length ? 1 : 0;
+    }
+    const id = args.id!;
     const job = await findJob(id);
     if (!job) throw new Error(`no job ${id} in ${queues.map((q) => q.name).join(', ')}`);
     if (cmd === 'inspect') {
@@ -89,18 +93,14 @@ try {
           2,
         ),
       );
-    } else {
-      const state = await job.getState();
-      if (state !== 'failed') throw new Error(`job ${id} is ${state}, not failed`);
-      await job.retry('failed');
-      console.log(`retrying ${id}`);
+      return 0;
     }
-  } else {
-    throw new Error('usage: npm run jobs -- failed [--queue DOMAIN] | retry ID | inspect ID');
+    const state = await job.getState();
+    if (state !== 'failed') throw new Error(`job ${id} is ${state}, not failed`);
+    await job.retry('failed');
+    console.log(`retrying ${id}`);
+    return 0;
+  } finally {
+    await closeQueues();
   }
-} catch (e) {
-  console.error((e as Error).message);
-  code = 1;
 }
-await closeQueues();
-process.exit(code);

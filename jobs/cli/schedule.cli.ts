@@ -1,67 +1,62 @@
 /**
- * `npm run schedule -- list | apply | set DOMAIN "CRON" [--tz ZONE] | remove DOMAIN | reset DOMAIN`
+ * `proofline schedule list | apply | set DOMAIN "CRON" [--tz ZONE] | remove DOMAIN | reset DOMAIN`
+ * (alias `npm run schedule -- …`)
  *
  * Shows and changes the nightly schedules (BullMQ job schedulers, see
  * jobs/schedules.ts). `set` and `remove` are stored as overrides in Redis and
  * survive re-applying; `reset` returns a domain to its configured schedule;
  * `apply` re-applies configuration + overrides (idempotent; workers do it on start).
  */
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../../lib/config.ts';
 import { closeQueues } from '../bullmq.ts';
+import { pipelines } from '../pipelines.ts';
 import { applySchedules, listSchedules, removeSchedule, resetSchedule, setSchedule } from '../schedules.ts';
+import { loadCliConfig, requireRedis, UsageError } from './cli-kit.ts';
 
-const { values, positionals } = parseArgs({
-  allowPositionals: true,
-  options: { tz: { type: 'string' }, json: { type: 'boolean', default: false } },
-});
-const config = loadConfig(process.env);
-if (!config.REDIS_URL) {
-  console.error('npm run schedule needs REDIS_URL: schedules live in Redis (BullMQ job schedulers).');
-  process.exit(2);
+function checkDomain(domain: string): void {
+  const known = pipelines.map((p) => p.domain.domain);
+  if (!known.includes(domain)) throw new UsageError(`unknown domain ${domain}; known: ${known.join(', ')}`);
 }
-const [cmd = 'list', domain, cron] = positionals;
-const usage = 'usage: npm run schedule -- list | apply | set DOMAIN "CRON" [--tz ZONE] | remove DOMAIN | reset DOMAIN';
-let code = 0;
-try {
-  switch (cmd) {
-    case 'list': {
-      const rows = await listSchedules(config);
-      if (values.json) console.log(JSON.stringify(rows, null, 2));
-      else {
-        console.log(['domain', 'cron', 'tz', 'source', 'in redis', 'next run'].join('\t'));
-        for (const r of rows) {
-          const state = !r.pipeline ? '(no pipeline)' : r.scheduler ? `${r.scheduler.pattern}` : '-';
-          console.log([r.domain, r.cron ?? 'off', r.tz, r.source, state, r.scheduler?.next ?? '-'].join('\t'));
+
+export async function runSchedule(
+  cmd: 'list' | 'apply' | 'set' | 'remove' | 'reset',
+  args: { domain?: string; cron?: string; tz?: string; json?: boolean },
+): Promise<number> {
+  const config = loadCliConfig();
+  if (args.domain) checkDomain(args.domain);
+  await requireRedis(config, 'proofline schedule (schedules live in Redis as BullMQ job schedulers)');
+  try {
+    switch (cmd) {
+      case 'list': {
+        const rows = await listSchedules(config);
+        if (args.json) console.log(JSON.stringify(rows, null, 2));
+        else {
+          console.log(['domain', 'cron', 'tz', 'source', 'in redis', 'next run'].join('\t'));
+          for (const r of rows) {
+            const state = !r.pipeline ? '(no pipeline)' : r.scheduler ? `${r.scheduler.pattern}` : '-';
+            console.log([r.domain, r.cron ?? 'off', r.tz, r.source, state, r.scheduler?.next ?? '-'].join('\t'));
+          }
         }
+        break;
       }
-      break;
+      case 'apply':
+        for (const r of await applySchedules(config))
+          console.log(`${r.domain}\t${r.action}\t${r.cron ?? 'off'}${r.reason ? `\t(${r.reason})` : ''}`);
+        break;
+      case 'set':
+        await setSchedule(config, args.domain!, args.cron!, args.tz ?? config.SCHEDULE_TZ);
+        console.log(`${args.domain}: ${args.cron} (${args.tz ?? config.SCHEDULE_TZ})`);
+        break;
+      case 'remove':
+        await removeSchedule(config, args.domain!);
+        console.log(`${args.domain}: off`);
+        break;
+      case 'reset':
+        await resetSchedule(config, args.domain!);
+        console.log(`${args.domain}: back to configuration`);
+        break;
     }
-    case 'apply':
-      for (const r of await applySchedules(config))
-        console.log(`${r.domain}\t${r.action}\t${r.cron ?? 'off'}${r.reason ? `\t(${r.reason})` : ''}`);
-      break;
-    case 'set':
-      if (!domain || !cron) throw new Error(usage);
-      await setSchedule(config, domain, cron, values.tz ?? config.SCHEDULE_TZ);
-      console.log(`${domain}: ${cron} (${values.tz ?? config.SCHEDULE_TZ})`);
-      break;
-    case 'remove':
-      if (!domain) throw new Error(usage);
-      await removeSchedule(config, domain);
-      console.log(`${domain}: off`);
-      break;
-    case 'reset':
-      if (!domain) throw new Error(usage);
-      await resetSchedule(config, domain);
-      console.log(`${domain}: back to configuration`);
-      break;
-    default:
-      throw new Error(usage);
+    return 0;
+  } finally {
+    await closeQueues();
   }
-} catch (e) {
-  console.error((e as Error).message);
-  code = 1;
 }
-await closeQueues();
-process.exit(code);

@@ -1,5 +1,5 @@
 /**
- * `npm run verify-receipts -- receipts.json --keys proofline-keys.json`
+ * `proofline verify-receipts receipts.json --keys proofline-keys.json` (alias `npm run verify-receipts -- …`)
  *
  * Offline check of a chain of verification receipts with only the public key
  * set (the JSON served at /.well-known/proofline-keys.json, saved to a file;
@@ -9,46 +9,30 @@
  * Exit status: 0 valid, 1 invalid, 2 usage error.
  */
 import { readFileSync } from 'node:fs';
-import { extractReceipts, verifyReceiptChain, type PublicJwk } from '../../service/receipts/receipt-chain.ts';
+import { extractReceipts, type PublicJwk, verifyReceiptChain } from '../../service/receipts/receipt-chain.ts';
+import { UsageError } from './cli-kit.ts';
 
-function usage(msg?: string): never {
-  if (msg) console.error(msg);
-  console.error('usage: npm run verify-receipts -- <receipts.json> (--keys <jwks.json> | --key-x <x> --kid <key_id>)');
-  process.exit(2);
+export async function runVerifyReceipts(file: string, opts: { keys?: string; keyX?: string; kid?: string }): Promise<number> {
+  let keys: PublicJwk[];
+  if (opts.keys) {
+    try {
+      keys = (JSON.parse(readFileSync(opts.keys, 'utf8')) as { keys: PublicJwk[] }).keys;
+    } catch (e) {
+      throw new UsageError(`cannot read keys: ${(e as Error).message}`);
+    }
+  } else if (opts.keyX && opts.kid) keys = [{ kty: 'OKP', crv: 'Ed25519', x: opts.keyX, kid: opts.kid }];
+  else throw new UsageError('give --keys <jwks.json>, or --key-x and --kid');
+  if (!Array.isArray(keys) || keys.length === 0) throw new UsageError('the key file has no keys');
+  let doc: unknown;
+  try {
+    doc = JSON.parse(readFileSync(file, 'utf8'));
+  } catch (e) {
+    console.error(`INVALID: cannot parse ${file}: ${(e as Error).message}`);
+    return 1;
+  }
+  const check = verifyReceiptChain(extractReceipts(doc), keys);
+  for (const r of check.results)
+    console.log(`${r.ok ? 'ok     ' : 'INVALID'} #${r.index} ${r.nonce ?? '-'}${r.problem ? `: ${r.problem}` : ''}`);
+  console.log(check.valid ? `VALID: chain of ${check.results.length} receipt(s)` : 'INVALID chain');
+  return check.valid ? 0 : 1;
 }
-
-const args = process.argv.slice(2);
-let file: string | undefined;
-let keysFile: string | undefined;
-let keyX: string | undefined;
-let kid: string | undefined;
-for (let i = 0; i < args.length; i++) {
-  const a = args[i]!;
-  if (a === '--keys') keysFile = args[++i];
-  else if (a === '--key-x') keyX = args[++i];
-  else if (a === '--kid') kid = args[++i];
-  else if (a.startsWith('--')) usage(`unknown option ${a}`);
-  else file = a;
-}
-if (!file) usage('missing receipts file');
-let keys: PublicJwk[];
-try {
-  if (keysFile) keys = (JSON.parse(readFileSync(keysFile, 'utf8')) as { keys: PublicJwk[] }).keys;
-  else if (keyX && kid) keys = [{ kty: 'OKP', crv: 'Ed25519', x: keyX, kid }];
-  else usage('give --keys <jwks.json>, or --key-x and --kid');
-  if (!Array.isArray(keys) || keys.length === 0) usage('the key file has no keys');
-} catch (e) {
-  usage(`cannot read keys: ${(e as Error).message}`);
-}
-let doc: unknown;
-try {
-  doc = JSON.parse(readFileSync(file, 'utf8'));
-} catch (e) {
-  console.error(`INVALID: cannot parse ${file}: ${(e as Error).message}`);
-  process.exit(1);
-}
-const check = verifyReceiptChain(extractReceipts(doc), keys);
-for (const r of check.results)
-  console.log(`${r.ok ? 'ok     ' : 'INVALID'} #${r.index} ${r.nonce ?? '-'}${r.problem ? `: ${r.problem}` : ''}`);
-console.log(check.valid ? `VALID: chain of ${check.results.length} receipt(s)` : 'INVALID chain');
-process.exit(check.valid ? 0 : 1);

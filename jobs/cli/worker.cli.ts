@@ -1,12 +1,12 @@
 /**
- * `npm run worker [-- --no-schedules] [--concurrency N] [--domains a,b]`
+ * `proofline worker [--no-schedules] [--concurrency N] [--domains a,b]` (alias `npm run worker -- …`)
  *
  * Starts BullMQ workers for every domain queue and the SEC queue (needs
  * REDIS_URL). Run any number of these, on one or several machines sharing
  * Redis and DATA_DIR: each job goes to exactly one worker. On start it applies
  * the configured schedules (idempotent; `--no-schedules` skips). SIGTERM/SIGINT
- * let running jobs finish (`worker.close()`), then exit; a second signal, or
- * WORKER_SHUTDOWN_MS (default 5 min) passing, exits at once and the unfinished
+ * let running jobs finish (`worker.close()`), then exit 0; a second signal, or
+ * WORKER_SHUTDOWN_MS (default 5 min) passing, exits 1 at once and the unfinished
  * jobs are retried by another worker once their locks expire.
  *
  * `--pipelines-module FILE` loads extra pipelines (a module exporting
@@ -14,72 +14,69 @@
  */
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { parseArgs } from 'node:util';
-import { loadConfig } from '../../lib/config.ts';
 import { createLogger } from '../../lib/log.ts';
 import { closeSecLimiter } from '../../lib/sec-limiter.ts';
-import { closePolygonLimiter } from '../quotes/quotes-fetch.ts';
 import { registerExtraPipelines, startWorkers } from '../bullmq.ts';
 import type { Pipeline } from '../pipeline.ts';
+import { closePolygonLimiter } from '../quotes/quotes-fetch.ts';
 import { applySchedules } from '../schedules.ts';
+import { loadCliConfig, requireRedis } from './cli-kit.ts';
 
-const { values } = parseArgs({
-  options: {
-    'no-schedules': { type: 'boolean', default: false },
-    concurrency: { type: 'string' },
-    domains: { type: 'string' },
-    'pipelines-module': { type: 'string' },
-  },
-});
-const config = loadConfig(process.env);
-if (!config.REDIS_URL) {
-  console.error(
-    'npm run worker needs REDIS_URL (e.g. redis://127.0.0.1:6379). Without Redis, `npm start` and `npm run ingest` run jobs in process.',
-  );
-  process.exit(2);
+export interface WorkerOptions {
+  schedules?: boolean;
+  concurrency?: number;
+  domains?: string;
+  pipelinesModule?: string;
 }
-const log = createLogger(config.LOG_LEVEL, { role: 'worker', pid: process.pid });
-if (values['pipelines-module']) {
-  const mod = (await import(pathToFileURL(path.resolve(values['pipelines-module'])).href)) as { pipelines: Pipeline[] };
-  registerExtraPipelines(mod.pipelines);
-}
-if (!values['no-schedules']) {
-  const applied = await applySchedules(config);
-  log.info({ schedules: applied }, 'schedules applied');
-}
-const set = startWorkers(config, log, {
-  concurrency: values.concurrency ? Number(values.concurrency) : config.WORKER_CONCURRENCY,
-  domains: values.domains
-    ?.split(',')
-    .map((d) => d.trim())
-    .filter(Boolean),
-});
-await Promise.all(set.workers.map((w) => w.waitUntilReady()));
-log.info({ queues: set.workers.map((w) => w.name) }, 'workers started');
-console.log(`worker ${process.pid} consuming ${set.workers.map((w) => w.name).join(', ')}`);
 
-let stopping = false;
-const stop = async (signal: string) => {
-  if (stopping) {
-    log.warn({ signal }, 'second signal: exiting now; unfinished jobs are retried elsewhere after their locks expire');
-    process.exit(1);
+/** Runs the workers until SIGTERM/SIGINT; never resolves (the signal handler exits the process). */
+export async function runWorker(opts: WorkerOptions): Promise<number> {
+  const config = loadCliConfig();
+  await requireRedis(config, 'proofline worker');
+  const log = createLogger(config.LOG_LEVEL, { role: 'worker', pid: process.pid });
+  if (opts.pipelinesModule) {
+    const mod = (await import(pathToFileURL(path.resolve(opts.pipelinesModule)).href)) as { pipelines: Pipeline[] };
+    registerExtraPipelines(mod.pipelines);
   }
-  stopping = true;
-  log.info({ signal }, 'closing workers (running jobs finish first)');
-  const limit = setTimeout(
-    () => {
-      log.warn('shutdown timeout: exiting with jobs still running; they will be retried');
+  if (opts.schedules !== false) {
+    const applied = await applySchedules(config);
+    log.info({ schedules: applied }, 'schedules applied');
+  }
+  const set = startWorkers(config, log, {
+    concurrency: opts.concurrency ?? config.WORKER_CONCURRENCY,
+    domains: opts.domains
+      ?.split(',')
+      .map((d) => d.trim())
+      .filter(Boolean),
+  });
+  await Promise.all(set.workers.map((w) => w.waitUntilReady()));
+  log.info({ queues: set.workers.map((w) => w.name) }, 'workers started');
+  console.log(`worker ${process.pid} consuming ${set.workers.map((w) => w.name).join(', ')}`);
+
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) {
+      log.warn({ signal }, 'second signal: exiting now; unfinished jobs are retried elsewhere after their locks expire');
       process.exit(1);
-    },
-    Number(process.env.WORKER_SHUTDOWN_MS ?? 300_000),
-  );
-  limit.unref();
-  await set.close();
-  await closeSecLimiter();
-  await closePolygonLimiter();
-  log.info('workers closed');
-  log.flush?.();
-  process.exit(0);
-};
-process.on('SIGTERM', () => void stop('SIGTERM'));
-process.on('SIGINT', () => void stop('SIGINT'));
+    }
+    stopping = true;
+    log.info({ signal }, 'closing workers (running jobs finish first)');
+    const limit = setTimeout(
+      () => {
+        log.warn('shutdown timeout: exiting with jobs still running; they will be retried');
+        process.exit(1);
+      },
+      Number(process.env.WORKER_SHUTDOWN_MS ?? 300_000),
+    );
+    limit.unref();
+    await set.close();
+    await closeSecLimiter();
+    await closePolygonLimiter();
+    log.info('workers closed');
+    log.flush?.();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop('SIGTERM'));
+  process.on('SIGINT', () => void stop('SIGINT'));
+  return new Promise<number>(() => undefined);
+}

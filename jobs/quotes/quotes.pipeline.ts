@@ -30,7 +30,9 @@ import { loadSql, queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts'
 import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { toPartKey } from '../../lib/warehouse/layout.ts';
 import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
-import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
+import { detectQuoteCsvFormat, parsePolygonAggs, parsePolygonReference, type ParsedReference } from '../../ingest/quotes/formats.ts';
+import { createRecordLeaf, type OriginLeaf } from '../../lib/origin.ts';
+import type { IngestedSource } from '../../lib/warehouse/staging.ts';
 import {
   BAR_ROW_GROUP,
   KEY_ROW_GROUP,
@@ -151,9 +153,35 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
   };
 }
 
+/** A Polygon reference file's splits or dividends, each row with its record leaf (parent: the file's source leaf). */
+async function writeCorporateActions(
+  ctx: StepContext<z.infer<typeof filePayload>>,
+  parsed: ParsedReference,
+  src: IngestedSource,
+  rel: string,
+): Promise<StepResult> {
+  const leaves: OriginLeaf[] = [];
+  const rows = parsed.actions.map((a, i) => {
+    const leaf = createRecordLeaf(a, src);
+    leaves.push(leaf);
+    return { ...a, dataset: parsed.dataset, content_sha256: src.content_sha256, origin_leaf_hash: leaf.leaf_hash, file: rel, line: i };
+  });
+  await ctx.run.writeRows('quote_corporate_actions', rel, rows);
+  await ctx.run.writeLeaves(`actions-${rel}`, leaves, 'quote_corporate_actions');
+  await ctx.run.writeRejects(
+    rel,
+    parsed.rejects.map((r) => ({ dataset: parsed.dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })),
+  );
+  await ctx.run.recordSource(src, { rows: rows.length, rejects: parsed.rejects.length }, rel);
+  return { rows: rows.length, rejects: parsed.rejects.length, detail: { format: `polygon-reference-${parsed.kind}` } };
+}
+
 async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
   const { file, rel } = ctx.data;
   const input = await readInput(file, 'polygon', null);
+  // A splits or dividends reference file is read into quote_corporate_actions, never rejected as "not an aggregates response".
+  const reference = parsePolygonReference(input.bytes, rel);
+  if (reference) return writeCorporateActions(ctx, reference, { ...input.src, source: reference.dataset }, rel);
   const probe = parsePolygonAggs(input.bytes, rel);
   // The dataset (raw or adjusted aggregates) is known only after parsing.
   const src = { ...input.src, source: probe.dataset };

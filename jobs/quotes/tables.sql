@@ -75,3 +75,25 @@ CREATE TABLE IF NOT EXISTS quote_leaf_history (
   fork_date       DATE NOT NULL,      -- first date of this ticker+adjustment where the chains diverge
   recorded_run_id VARCHAR NOT NULL
 );
+
+-- Splits and cash dividends from Polygon's reference files (/v3/reference/splits, /v3/reference/dividends), read by
+-- the polygon step (ingest/quotes/formats.ts parsePolygonReference): what the adjusted series rests on. One row per
+-- action and file; carried forward by a run that reads no reference file.
+CREATE TABLE IF NOT EXISTS quote_corporate_actions (
+  ticker            VARCHAR NOT NULL,
+  action            VARCHAR NOT NULL,   -- 'split' | 'dividend'
+  ex_date           DATE NOT NULL,      -- split execution date or ex-dividend date
+  split_from        DOUBLE,
+  split_to          DOUBLE,
+  cash_amount       DECIMAL(18,6),
+  dividend_type     VARCHAR,
+  declaration_date  DATE,
+  record_date       DATE,
+  pay_date          DATE,
+  frequency         INTEGER,
+  dataset           VARCHAR NOT NULL,
+  content_sha256    VARCHAR NOT NULL,
+  origin_leaf_hash  VARCHAR NOT NULL,
+  file              VARCHAR NOT NULL,
+  line              BIGINT NOT NULL
+);

@@ -202,6 +202,10 @@ SELECT l.cik, l.accession, l.form, l.filing_date, l.report_date, l.acceptance_da
             THEN 'https://www.sec.gov/Archives/edgar/data/' || l.cik || '/' || replace(l.accession, '-', '') || '/' || l.primary_document END,
        'https://www.sec.gov/Archives/edgar/data/' || l.cik || '/' || replace(l.accession, '-', '') || '/' || l.accession || '-index.html',
        coalesce(d.status, CASE WHEN regexp_matches(l.form, '^(8-K|10-K|3|4|5)(/A)?$|^10-K405$|^10-KT$') THEN 'pending' ELSE 'skipped' END),
-       coalesce(d.reason, CASE WHEN regexp_matches(l.form, '^(8-K|10-K|3|4|5)(/A)?$|^10-K405$|^10-KT$') THEN 'document not fetched yet' ELSE 'no extractor for form ' || l.form END),
+       -- A filing with a parsed document keeps that document's reason (NULL when it was extracted cleanly); only a
+       -- filing without one says "document not fetched yet", and it is then `pending`, never `extracted` (issue 19).
+       CASE WHEN d.status IS NOT NULL THEN d.reason
+            WHEN regexp_matches(l.form, '^(8-K|10-K|3|4|5)(/A)?$|^10-K405$|^10-KT$') THEN 'document not fetched yet'
+            ELSE 'no extractor for form ' || l.form END,
        l.listed_in, l.origin_leaf_hash
 FROM listed l LEFT JOIN doc d ON d.cik = l.cik AND d.accession = l.accession;

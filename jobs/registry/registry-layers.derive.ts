@@ -33,6 +33,7 @@ export async function deriveLayers(conn: DuckDBConnection): Promise<void> {
     `CREATE OR REPLACE TABLE documents AS SELECT * FROM documents QUALIFY row_number() OVER (PARTITION BY content_sha256 ORDER BY document) = 1`,
   );
   await conn.run(loadSql('./derive-layers.sql', import.meta.url));
+  await conn.run(loadSql('./derive-product-launches.sql', import.meta.url));
 }
 
 export async function deriveAfterLookup(conn: DuckDBConnection): Promise<void> {

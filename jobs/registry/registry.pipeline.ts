@@ -216,9 +216,13 @@ function fetchedChildren(fetches: FetchJob[], secDir: string): ChildJob[] {
   return children;
 }
 
+/** Version of what the registry makes of its inputs: the plan digest's salt and the incremental ledger's parser (see plan). */
+export const REGISTRY_PARSER = 'registry-v3';
+
 export const registryPipeline: Pipeline = {
   domain: registryDomain,
   fetch: planEdgarFetch,
+  incremental: { parser: REGISTRY_PARSER },
   async plan(ctx) {
     const secDir = path.join(ctx.inputDir, 'sec');
     // Files the fetch jobs will (re)write are read by the children that wait for them, never as local inputs.
@@ -226,8 +230,22 @@ export const registryPipeline: Pipeline = {
     const local = (files: string[]) => (fetched.size ? files.filter((f) => !fetched.has(f)) : files);
     const tickerFiles = local(await scanInputs(path.join(secDir, 'tickers'), /\.json$/));
     const subFiles = local(await scanInputs(path.join(secDir, 'submissions'), /^CIK\d{10}(-submissions-\d{3})?\.json$/));
+    const factFiles = local(await scanInputs(path.join(secDir, 'companyfacts'), COMPANYFACTS_RE));
+    const docFiles = local([
+      ...(await scanInputs(path.join(secDir, 'filings'), DOCUMENT_RE)),
+      ...(await scanInputs(path.join(secDir, 'ownership'), DOCUMENT_RE)),
+    ]);
+    const indexFiles = await scanInputs(path.join(secDir, 'index'), INDEX_RE);
+    const all = [...tickerFiles, ...subFiles, ...factFiles, ...docFiles, ...indexFiles];
+    // Incremental: only new and changed inputs get children; publish carries the rows of the others.
+    let parse = (_f: string) => true;
+    if (ctx.incremental) {
+      await ctx.incremental.partition(all);
+      const changed = ctx.incremental.settle();
+      parse = (f) => changed.has(f);
+    }
     const children: ChildJob[] = fetchedChildren(ctx.fetches, secDir);
-    for (const f of tickerFiles) {
+    for (const f of tickerFiles.filter(parse)) {
       const name = path.basename(f);
       const dated = tickerSnapshotDate(name, '');
       children.push({
@@ -239,7 +257,7 @@ export const registryPipeline: Pipeline = {
     }
     // Keep a CIK's main file and its overflow pages in one batch.
     const byCik = new Map<string, string[]>();
-    for (const f of subFiles) {
+    for (const f of subFiles.filter(parse)) {
       const cik = path.basename(f).slice(3, 13);
       byCik.set(cik, [...(byCik.get(cik) ?? []), f]);
     }
@@ -253,26 +271,22 @@ export const registryPipeline: Pipeline = {
     }
     if (batch.length) children.push({ step: 'submissions', key: batchKey(batch), data: { files: batch } });
     // Layers: companyfacts, filing documents (8-K, 10-K, ownership) and EDGAR index files.
-    const factFiles = local(await scanInputs(path.join(secDir, 'companyfacts'), COMPANYFACTS_RE));
-    for (let i = 0; i < factFiles.length; i += SUBMISSIONS_BATCH) {
-      const files = factFiles.slice(i, i + SUBMISSIONS_BATCH);
+    const factParse = factFiles.filter(parse);
+    for (let i = 0; i < factParse.length; i += SUBMISSIONS_BATCH) {
+      const files = factParse.slice(i, i + SUBMISSIONS_BATCH);
       children.push({ step: 'companyfacts', key: `facts-${batchKey(files)}`, data: { files } });
     }
-    const docFiles = local([
-      ...(await scanInputs(path.join(secDir, 'filings'), DOCUMENT_RE)),
-      ...(await scanInputs(path.join(secDir, 'ownership'), DOCUMENT_RE)),
-    ]);
-    for (let i = 0; i < docFiles.length; i += DOCUMENTS_BATCH) {
-      const files = docFiles.slice(i, i + DOCUMENTS_BATCH);
+    const docParse = docFiles.filter(parse);
+    for (let i = 0; i < docParse.length; i += DOCUMENTS_BATCH) {
+      const files = docParse.slice(i, i + DOCUMENTS_BATCH);
       children.push({ step: 'documents', key: `docs-${batchKey(files)}`, data: { files, root: secDir } });
     }
-    const indexFiles = await scanInputs(path.join(secDir, 'index'), INDEX_RE);
-    for (const f of indexFiles) children.push({ step: 'index', key: `index-${path.relative(secDir, f)}`, data: { file: f, root: secDir } });
-    const all = [...tickerFiles, ...subFiles, ...factFiles, ...docFiles, ...indexFiles];
+    for (const f of indexFiles.filter(parse))
+      children.push({ step: 'index', key: `index-${path.relative(secDir, f)}`, data: { file: f, root: secDir } });
     // The salt versions what the pipeline makes of the inputs: bump it when parsing or derive SQL changes, so a
     // snapshot built by older code is rebuilt on the next run instead of skipped as unchanged (v3: 10-K executive
     // names linked to the company's Form 3/4/5 filers in derive-people-signals.sql).
-    return { inputDigest: await digestScanned(ctx.inputDir, all, 'registry-v3'), children };
+    return { inputDigest: await digestScanned(ctx.inputDir, all, REGISTRY_PARSER), children };
   },
   steps: {
     tickers: { payload: tickersPayload, process: processTickers },

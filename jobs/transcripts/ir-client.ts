@@ -59,7 +59,7 @@ export async function fetchIrDocument(url: string, opts: IrFetchOptions): Promis
     const req = mod.get(
       u,
       {
-        headers: { 'user-agent': opts.userAgent, accept: 'application/pdf,*/*' },
+        headers: { 'user-agent': opts.userAgent, accept: 'application/pdf,text/html;q=0.9,*/*;q=0.8' },
         timeout: opts.timeoutMs ?? 30_000,
         ...(opts.ca ? { ca: opts.ca } : {}),
       },

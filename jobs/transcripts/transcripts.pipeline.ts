@@ -9,7 +9,7 @@
  *       → extraction leaf (kind `extraction`, record = the JSON extraction) and markdown leaf (record = the markdown text)
  *         → fact leaves (kind `record`, parent = extraction leaf)
  *
- * Inputs under `<inputDir>/transcripts/`: `pdf/*.pdf`, `earningscall/TICKER_YYYY_Qn.levelN*.json` (parts of one call
+ * Inputs under `<inputDir>/transcripts/`: `pdf/*.pdf`, `html/*.html` (IR pages), `earningscall/TICKER_YYYY_Qn.levelN*.json` (parts of one call
  * are merged; `TICKER.events.json` gives call dates), `motley/*.json`, `markdown/*.md`.
  */
 import path from 'node:path';
@@ -26,6 +26,7 @@ import {
 } from '../../ingest/transcripts/earningscall.ts';
 import { buildExtraction, renderTranscriptMarkdown } from '../../ingest/transcripts/extract.ts';
 import { parseMotleyTranscript } from '../../ingest/transcripts/motley.ts';
+import { parseTranscriptHtml } from '../../ingest/transcripts/html-transcript.ts';
 import { extractPdfPages } from '../../ingest/transcripts/pdf-text.ts';
 import { parseTranscriptMarkdown, parseTranscriptText } from '../../ingest/transcripts/text-transcript.ts';
 import type { ParsedTranscript } from '../../ingest/transcripts/transcript.schema.ts';
@@ -212,6 +213,11 @@ async function processPdf(ctx: StepContext<z.infer<typeof filePayload>>): Promis
   return writeTranscript(ctx.run, parsed, src, meta);
 }
 
+async function processHtml(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
+  const { bytes, src, meta } = await readInput(ctx.data.file, 'transcripts/html', null);
+  return writeTranscript(ctx.run, parseTranscriptHtml(bytes, ctx.data.rel, transcriptFileHint(path.basename(ctx.data.file))), src, meta);
+}
+
 async function processMotley(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
   const { bytes, src, meta } = await readInput(ctx.data.file, 'transcripts/motley-json', null);
   return writeTranscript(ctx.run, parseMotleyTranscript(bytes, path.basename(ctx.data.file)), src, meta);
@@ -264,6 +270,13 @@ async function processEvents(ctx: StepContext<z.infer<typeof filePayload>>): Pro
 export const transcriptsPipeline: Pipeline = {
   domain: transcriptsDomain,
   fetch: planIrFetch,
+  // Every table is written by the children (none is derived from scratch); topics name no input and go with
+  // their transcript. A changed file's duplicate of another input's call reappears only when that one is re-parsed.
+  incremental: {
+    parser: 'transcripts-v1',
+    carryTables: ['transcripts', 'transcript_facts', 'transcript_topics', 'transcript_call_dates'],
+    carryVia: { transcript_topics: { key: 'transcript_key', table: 'transcripts' } },
+  },
   async plan(ctx) {
     const dir = path.join(ctx.inputDir, 'transcripts');
     const fetched = new Set(ctx.fetches.flatMap((f) => f.outputs));
@@ -274,38 +287,68 @@ export const transcriptsPipeline: Pipeline = {
     for (const f of ctx.fetches) {
       if (f.step !== IR_FETCH_STEP) continue;
       const out = f.outputs[0]!;
-      children.push({ step: 'pdf', key: path.relative(dir, out), data: { file: out, rel: path.relative(dir, out) }, after: [f.key] });
+      const step = out.endsWith('.html') ? 'html' : 'pdf';
+      children.push({ step, key: path.relative(dir, out), data: { file: out, rel: path.relative(dir, out) }, after: [f.key] });
     }
     const rejects: Array<{ file: string; reason: string }> = [];
     const calls = new Map<string, string[]>();
     const events = new Map<string, string>();
+    const single: ChildJob[] = [];
     for (const f of files) {
       const rel = path.relative(dir, f);
       const name = path.basename(f);
-      if (/\.pdf$/i.test(name)) children.push({ step: 'pdf', key: rel, data: { file: f, rel } });
-      else if (/\.md$/i.test(name)) children.push({ step: 'markdown', key: rel, data: { file: f, rel } });
+      if (/\.pdf$/i.test(name)) single.push({ step: 'pdf', key: rel, data: { file: f, rel } });
+      else if (/\.html?$/i.test(name)) single.push({ step: 'html', key: rel, data: { file: f, rel } });
+      else if (/\.md$/i.test(name)) single.push({ step: 'markdown', key: rel, data: { file: f, rel } });
       else if (/^[A-Z][A-Z0-9.\-]*\.events\.json$/i.test(name)) {
         events.set(name.split('.')[0].toUpperCase(), f);
-        children.push({ step: 'events', key: rel, data: { file: f, rel } });
+        single.push({ step: 'events', key: rel, data: { file: f, rel } });
       } else if (earningsCallFileKey(name)) {
         const k = earningsCallFileKey(name)!;
         const key = `${k.ticker}_${k.year}_Q${k.quarter}`;
         calls.set(key, [...(calls.get(key) ?? []), f]);
-      } else if (/_q[1-4]_\d{4}\.json$/i.test(name)) children.push({ step: 'motley', key: rel, data: { file: f, rel } });
+      } else if (/_q[1-4]_\d{4}\.json$/i.test(name)) single.push({ step: 'motley', key: rel, data: { file: f, rel } });
       else
         rejects.push({
           file: rel,
-          reason: 'not a transcript input (expected *.pdf, *.md, TICKER_YYYY_Qn.levelN.json, TICKER.events.json or TICKER_qN_YYYY.json)',
+          reason:
+            'not a transcript input (expected *.pdf, *.html, *.md, TICKER_YYYY_Qn.levelN.json, TICKER.events.json or TICKER_qN_YYYY.json)',
         });
     }
+    const callChildren: ChildJob[] = [];
     for (const [key, fs] of calls) {
       const sorted = fs.sort((a, b) => path.basename(a).localeCompare(path.basename(b)));
-      children.push({ step: 'earningscall', key, data: { key, files: sorted, events: events.get(key.split('_')[0]) ?? null } });
+      callChildren.push({ step: 'earningscall', key, data: { key, files: sorted, events: events.get(key.split('_')[0]) ?? null } });
     }
+    // Incremental: a call's parts are parsed together, and with its ticker's events file (call dates) when that
+    // changed or went; only children with an input to parse are planned.
+    let parse = (_f: string) => true;
+    if (ctx.incremental) {
+      const inc = ctx.incremental;
+      await inc.partition(files.filter((f) => !rejects.some((r) => r.file === path.relative(dir, f))));
+      let changed = inc.settle();
+      const prevEvents = new Set(
+        inc
+          .previousPaths()
+          .filter((p) => /\.events\.json$/i.test(p))
+          .map((p) => path.basename(p).split('.')[0].toUpperCase()),
+      );
+      for (const c of callChildren) {
+        const d = c.data as z.infer<typeof callPayload>;
+        const ticker = d.key.split('_')[0];
+        const eventsMoved = d.events ? changed.has(d.events) : prevEvents.has(ticker);
+        if (eventsMoved || d.files.some((f) => changed.has(f))) inc.require(d.files);
+      }
+      changed = inc.settle();
+      parse = (f) => changed.has(f);
+    }
+    for (const c of single) if (parse((c.data as { file: string }).file)) children.push(c);
+    for (const c of callChildren) if ((c.data as z.infer<typeof callPayload>).files.some(parse)) children.push(c);
     return { inputDigest: await digestInputs(ctx.inputDir, all, 'transcripts-v1'), children, rejects };
   },
   steps: {
     pdf: { payload: filePayload, process: processPdf },
+    html: { payload: filePayload, process: processHtml },
     motley: { payload: filePayload, process: processMotley },
     markdown: { payload: filePayload, process: processMarkdown },
     earningscall: { payload: callPayload, process: processEarningsCall },

@@ -31,32 +31,42 @@ export function resourceKey(ref: string, base: string): string {
   }
 }
 
-/** Records of an archive document (member `records`, or legacy `versions`/`entries`), with warnings for every defect. */
+/**
+ * Records of an archive document: spec 002 ("Archive file") puts them under `archive`; the non-standard
+ * `records`, `versions` and `entries` members are still read, with a warning naming the drift.
+ */
 export function readArchive(doc: unknown, archiveUrl: string, warnings: string[]): ArchiveRecord[] {
   if (!isObj(doc)) {
     warnings.push('archive is not a JSON object');
     return [];
   }
   if (doc.standard !== 'ai-archive') warnings.push(`archive standard is ${JSON.stringify(doc.standard ?? null)}, expected "ai-archive"`);
-  const raw = Array.isArray(doc.records)
-    ? doc.records
-    : Array.isArray(doc.versions)
-      ? doc.versions
-      : Array.isArray(doc.entries)
-        ? doc.entries
-        : null;
+  let raw: unknown[] | null = Array.isArray(doc.archive) ? doc.archive : null;
+  if (!raw)
+    for (const legacy of ['records', 'versions', 'entries'] as const)
+      if (Array.isArray(doc[legacy])) {
+        warnings.push(`archive records are under "${legacy}", spec 002 puts them under "archive"`);
+        raw = doc[legacy] as unknown[];
+        break;
+      }
   if (!raw) {
-    warnings.push('archive has no records array');
+    warnings.push('archive has no "archive" array of records');
     return [];
   }
   const out: ArchiveRecord[] = [];
   const ids = new Set<string>();
-  raw.forEach((r, i) => {
-    if (!isObj(r)) return warnings.push(`archive record ${i} is not an object`);
+  for (const [i, r] of raw.entries()) {
+    if (!isObj(r)) {
+      warnings.push(`archive record ${i} is not an object`);
+      continue;
+    }
     const versionId = str(r.versionId);
     const resource = str(r.resource);
     const contentHash = str(r.contentHash);
-    if (!versionId || !resource || !contentHash) return warnings.push(`archive record ${i} lacks versionId, resource or contentHash`);
+    if (!versionId || !resource || !contentHash) {
+      warnings.push(`archive record ${i} lacks versionId, resource or contentHash`);
+      continue;
+    }
     if (!/^sha256:[0-9a-f]{64}$/.test(contentHash)) warnings.push(`archive record ${versionId}: contentHash is not sha256:<64 hex>`);
     if (!str(r.publishedAt)) warnings.push(`archive record ${versionId} lacks publishedAt`);
     if (ids.has(versionId)) warnings.push(`archive versionId ${versionId} is not unique`);
@@ -69,7 +79,7 @@ export function readArchive(doc: unknown, archiveUrl: string, warnings: string[]
       supersedes: str(r.supersedes),
       assertionType: str(r.assertionType),
     });
-  });
+  }
   for (const r of out) {
     if (r.supersedes && !ids.has(r.supersedes)) warnings.push(`archive record ${r.versionId} supersedes unknown version ${r.supersedes}`);
     const walk = walkChain(out, r, () => false);

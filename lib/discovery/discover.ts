@@ -19,7 +19,7 @@ import { readArchive, resourceKey, type ArchiveRecord } from './archive.ts';
 import { bodyJson, bodyText, DiscoveryFetchError, fetchGuarded, type FetchedResource, type FetchLimits } from './fetch.ts';
 import { findLinkHeaders, findLinkTags, isJsonType, type LinkCandidate } from './link.ts';
 import { checkManifestShape, normalizeManifest, type NormalizedManifest } from './manifest.ts';
-import { checkManifestConformance } from './manifest.schema.ts';
+import { checkFileConformance, checkManifestConformance } from './manifest.schema.ts';
 import { verifyDocument, type DocumentVerdict, type VerifyOptions } from './verify.ts';
 
 export type DiscoveryStep = 'well-known' | 'link-tag' | 'link-header';
@@ -40,6 +40,8 @@ export interface FileReport {
   verdict: DocumentVerdict | null;
   /** Whether the archive lists the file's current hash for this resource (null: no archive). */
   inArchive: boolean | null;
+  /** Strict conformance of the file to spec 002 (null when it was not a JSON object). */
+  conformance: { valid: boolean; issues: string[] } | null;
   error: string | null;
 }
 
@@ -69,6 +71,11 @@ export interface DiscoveryReport {
   files: FileReport[];
   pages: PageCheck[];
   archive: ArchiveRecord[] | null;
+  /**
+   * The agent's conformance verdict over everything it read: the manifest and each companion file, issues prefixed
+   * with the file's role. A publisher whose files break a spec 002 type is not conforming.
+   */
+  conformance: { valid: boolean; issues: string[] } | null;
   warnings: string[];
 }
 
@@ -101,6 +108,10 @@ function rejectReason(r: FetchedResource): string | null {
   return shape.ok ? null : shape.reason;
 }
 
+function conformanceOf(issues: string[]): { valid: boolean; issues: string[] } {
+  return { valid: issues.length === 0, issues };
+}
+
 /** Runs the discovery algorithm against `target` (a site origin or page URL) and verifies what it finds. */
 export async function discover(target: string, opts: DiscoverOptions = {}): Promise<DiscoveryReport> {
   const observedAt = (opts.now ?? (() => new Date()))().toISOString();
@@ -115,6 +126,7 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
     files: [],
     pages: [],
     archive: null,
+    conformance: null,
     warnings: [],
   };
   let targetUrl: URL;
@@ -226,6 +238,7 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
       cors: f.res.headers.get('access-control-allow-origin'),
     },
   };
+  report.conformance = conformanceOf(issues.map((i) => `manifest: ${i}`));
   if (opts.followFiles === false) return report;
 
   // Files the manifest points to.
@@ -247,6 +260,7 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
         contentType: null,
         verdict: null,
         inArchive: null,
+        conformance: null,
         error: `${r.code}: ${r.message}`,
       });
       continue;
@@ -261,9 +275,14 @@ export async function discover(target: string, opts: DiscoverOptions = {}): Prom
       contentType: r.headers.get('content-type'),
       verdict: isDoc ? verifyDocument(json, r.url, { observedAt, isRevoked: opts.isRevoked }) : null,
       inArchive: null,
+      conformance: isDoc ? conformanceOf(checkFileConformance(t.role, json)) : null,
       error: isDoc ? null : r.status !== 200 ? `HTTP ${r.status}` : 'not a JSON object',
     });
   }
+  report.conformance = conformanceOf([
+    ...issues.map((i) => `manifest: ${i}`),
+    ...report.files.flatMap((f) => (f.conformance?.issues ?? []).map((i) => `${f.role}: ${i}`)),
+  ]);
 
   const feedFile = report.files.find((x) => x.role === 'feed' && x.verdict);
   const feedDoc = docs.get('feed') as Record<string, unknown> | undefined;

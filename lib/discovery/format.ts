@@ -28,8 +28,9 @@ export function formatReport(r: DiscoveryReport): string {
     `Publisher:   ${m.normalized.organization.name ?? '?'} (${m.normalized.organization.domain ?? '?'}), spec ${m.normalized.specVersion ?? '?'}`,
   );
   out.push(`Manifest:    ${line(m)}`);
+  const c = r.conformance ?? m.conformance;
   out.push(
-    `Spec 1.1.1:  ${m.conformance.valid ? 'conforms' : `does not conform (${m.conformance.issues.length} issues: ${m.conformance.issues.slice(0, 3).join('; ')}${m.conformance.issues.length > 3 ? '; …' : ''})`}`,
+    `Spec 1.1.1:  ${c.valid ? 'conforms' : `does not conform (${c.issues.length} issues: ${c.issues.slice(0, 3).join('; ')}${c.issues.length > 3 ? '; …' : ''})`}`,
   );
   for (const f of r.files)
     out.push(

@@ -9,7 +9,8 @@
 
 export const SPEC_VERSION = '1.1.1-draft';
 export const SCHEMA_VERSION = '2026-02';
-export const CAPABILITY_NAMES = ['knowledge', 'feed', 'query', 'mcp', 'archive'] as const;
+/** The capability keys of spec 002, plus `pages` (the signed page manifest "is advertised in capabilities"). */
+export const CAPABILITY_NAMES = ['knowledge', 'feed', 'query', 'mcp', 'archive', 'pages'] as const;
 export type CapabilityName = (typeof CAPABILITY_NAMES)[number];
 
 export interface Capability {
@@ -30,8 +31,10 @@ export interface NormalizedManifest {
   organization: { name: string | null; domain: string | null; mission: string | null; sector: string[] };
   coreConcepts: { term: string; definition: string }[];
   capabilities: Partial<Record<CapabilityName, Capability>>;
-  /** URL of the page manifest (`pages.url`), when declared. */
+  /** URL of the page manifest (`capabilities.pages.url`; legacy: an object-valued `pages.url`), when declared. */
   pagesUrl: string | null;
+  /** The site map (`pages` array): path, title and purpose of each page. */
+  siteMap: { path: string; title: string | null; purpose: string | null }[];
 }
 
 export type ShapeCheck = { ok: true; warnings: string[] } | { ok: false; reason: string };
@@ -137,6 +140,19 @@ export function normalizeManifest(doc: Record<string, unknown>, baseUrl: string,
   for (const k of Object.keys(caps))
     if (!(CAPABILITY_NAMES as readonly string[]).includes(k) && !/_available$/.test(k)) warnings.push(`unknown capability "${k}" ignored`);
 
+  let pagesUrl = capabilities.pages?.available ? capabilities.pages.url : null;
+  if (!pagesUrl && isObj(doc.pages)) {
+    pagesUrl = resolveUrl(doc.pages.url, baseUrl);
+    if (pagesUrl)
+      warnings.push(
+        '"pages" is an object pointing at the page manifest; spec 002 makes it the site map array and advertises the page manifest in capabilities',
+      );
+  }
+  const siteMap = (Array.isArray(doc.pages) ? doc.pages : [])
+    .filter((p): p is Record<string, unknown> => isObj(p) && str(p.path) !== null)
+    .map((p) => ({ path: p.path as string, title: str(p.title), purpose: str(p.purpose) }));
+  if (doc.humanReadable !== undefined && typeof doc.humanReadable !== 'string') warnings.push('"humanReadable" is not a string (a link)');
+
   const specVersion = str(doc.specVersion) ?? str(doc.version);
   if (specVersion && !/^1\.1\.1(-draft)?$/.test(specVersion)) warnings.push(`specVersion ${specVersion} is not 1.1.1; read leniently`);
   const schemaVersion = str(doc.schemaVersion);
@@ -152,6 +168,7 @@ export function normalizeManifest(doc: Record<string, unknown>, baseUrl: string,
     organization: { name: str(org.name), domain: str(org.domain), mission: str(org.mission), sector },
     coreConcepts,
     capabilities,
-    pagesUrl: resolveUrl(isObj(doc.pages) ? doc.pages.url : undefined, baseUrl),
+    pagesUrl,
+    siteMap,
   };
 }

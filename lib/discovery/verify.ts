@@ -110,8 +110,9 @@ function diagnoseLegacy(body: Record<string, unknown>, published: string): Docum
 
 function collectAssertions(doc: unknown, path: string, out: AssertionUse[], depth: number): void {
   if (depth > 8 || out.length > 500) return;
-  if (Array.isArray(doc)) doc.forEach((v, i) => collectAssertions(v, `${path}[${i}]`, out, depth + 1));
-  else if (isObj(doc)) {
+  if (Array.isArray(doc)) {
+    for (const [i, v] of doc.entries()) collectAssertions(v, `${path}[${i}]`, out, depth + 1);
+  } else if (isObj(doc)) {
     if (typeof doc.assertionType === 'string') {
       const declared = doc.assertionType;
       const type = declared in ASSERTION_WEIGHTS && declared !== 'unknown' ? declared : 'unknown';

@@ -130,11 +130,6 @@ export async function queryRows(conn: DuckDBConnection, sql: string, params?: Pa
   }
 }
 
-/** Runs a multi-statement script (DDL files). No parameters. */
-export async function runScript(conn: DuckDBConnection, sql: string): Promise<void> {
-  await conn.run(sql);
-}
-
 /**
  * A fixed pool of connections to one database. Each connection has its own
  * prepared-statement cache and serves one caller at a time: a prepared

@@ -11,6 +11,11 @@
  *   DATA_DIR/warehouse/<domain>/snapshots/<snapshot_id>/packed/<name>.{tsv,idx}  (packed record stores, packed-store.ts)
  *   DATA_DIR/warehouse/<domain>/staging/<run_id>/parts/<table>/<key>.parquet
  *   DATA_DIR/warehouse/<domain>/writer.lock                      (held while publishing)
+ *   DATA_DIR/warehouse/current/<domain>  → ../<domain>/snapshots/<snapshot_id>   (symlink, swapped by rename at publish)
+ *   DATA_DIR/warehouse/current.sql                               (CREATE VIEW per table over current/<domain>/tables/…)
+ *
+ * The `current/` links and `current.sql` are the stable paths for DuckDB CLI, Python and other readers
+ * (docs/operations.md#warehouse-paths); the service itself reads through CURRENT and the manifest.
  */
 import path from 'node:path';
 
@@ -23,6 +28,14 @@ export function domainDir(dataDir: string, domain: string): string {
 export function currentPointerPath(dataDir: string, domain: string): string {
   return path.join(domainDir(dataDir, domain), 'CURRENT');
 }
+/** The stable link to a domain's current snapshot directory (`warehouse/current/<domain>`). */
+export function currentLinkPath(dataDir: string, domain: string): string {
+  return path.join(warehouseDir(dataDir), 'current', domain);
+}
+/** CREATE VIEW statements over every domain's current tables (`duckdb -init DATA_DIR/warehouse/current.sql`). */
+export function currentSqlPath(dataDir: string): string {
+  return path.join(warehouseDir(dataDir), 'current.sql');
+}
 export function snapshotsDir(dataDir: string, domain: string): string {
   return path.join(domainDir(dataDir, domain), 'snapshots');
 }
@@ -34,10 +47,6 @@ export function stagingDir(dataDir: string, domain: string, runId: string): stri
 }
 export function writerLockPath(dataDir: string, domain: string): string {
   return path.join(domainDir(dataDir, domain), 'writer.lock');
-}
-/** Directory for server-owned durable state (vetting records, care documents, credits, query log). */
-export function stateDir(dataDir: string): string {
-  return path.join(dataDir, 'state');
 }
 /** Scratch space for DuckDB spills. */
 export function tempDir(dataDir: string): string {

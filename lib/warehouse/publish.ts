@@ -25,7 +25,7 @@
  * next run cleans an abandoned staging directory.
  */
 import { createReadStream } from 'node:fs';
-import { copyFile, link, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { createSha256Stream, hashCanonical } from '../hash.ts';
@@ -44,6 +44,7 @@ import {
   type SnapshotManifest,
   type TableManifest,
 } from './snapshot.ts';
+import { linkCurrentSnapshot, writeCurrentSql } from './views.ts';
 import type { StagingRun } from './staging.ts';
 
 /** Tables that accumulate across snapshots instead of being replaced. */
@@ -89,8 +90,31 @@ export interface PublishOptions {
   /** Builds derived tables inside the serving database after the parts are loaded. */
   derive?: (conn: DuckDBConnection, ctx: DeriveContext) => Promise<void>;
   lockTimeoutMs?: number;
+  /**
+   * Incremental run (lib/warehouse/incremental.ts): rows of the previous snapshot whose input is reused are
+   * carried into the new one beside the run's parts; every other previous row is dropped (its input changed or
+   * is gone). Without it, a table with parts takes only its parts (a full run).
+   */
+  carry?: CarryOptions;
   /** Test hook: called between steps so a test can simulate a crash. */
   onStep?: (step: 'loaded' | 'derived' | 'exported' | 'indexed' | 'renamed') => Promise<void> | void;
+}
+
+export interface CarryOptions {
+  /** SHA-256 of the reused inputs. */
+  reuseSha256: string[];
+  /** Reused input paths (absolute and relative): their previous `rejects` rows are carried. */
+  reuseFiles: string[];
+  /**
+   * Tables of `replaceTables` that the children write (not derived at publish) and are carried too; derived
+   * tables are rebuilt by `derive` and never carried.
+   */
+  tables?: string[];
+  /**
+   * Tables whose rows name no input, carried with the rows of another table: `{topics: {key: 'transcript_key',
+   * table: 'transcripts'}}` carries the previous topics whose `transcript_key` a carried transcript has.
+   */
+  via?: Record<string, { key: string; table: string }>;
 }
 
 export interface PublishResult {
@@ -171,6 +195,7 @@ interface PublishSession {
   /** Hashing (Node) of parquet-only tables, overlapping with DuckDB's work on the next phases. */
   hashing: Map<string, Promise<TableManifest>>;
   withParts: Set<string>;
+  carry: CarryOptions | null;
 }
 
 /** Absolute path (or glob, for a directory table) of a table's parquet in the previous snapshot, or null. */
@@ -226,7 +251,12 @@ async function openServing(run: StagingRun, opts: PublishOptions): Promise<Publi
     parquetDdl: new Map(),
     hashing: new Map(),
     withParts: new Set(),
+    carry: opts.carry ?? null,
   };
+  if (s.carry && s.parquetOnly.size) {
+    closeServing(s);
+    throw new Error(`${run.domain} has parquet-only tables: incremental carry is not supported for them`);
+  }
   try {
     await conn.run(`SET preserve_insertion_order = false`);
     await conn.run(domainTablesSql(run.spec));
@@ -374,11 +404,14 @@ async function linkParquetOnlyTables(s: PublishSession): Promise<void> {
  */
 async function loadServingTables(s: PublishSession): Promise<void> {
   const { conn, run } = s;
+  if (s.carry) await createCarrySets(s, s.carry);
   for (const t of await baseTables(conn)) {
     const q = quoteIdentifier(t);
     const parts = s.withParts.has(t) ? quoteLiteral(path.join(run.dir, 'parts', t, '*.parquet')) : null;
     const prev = previousTablePath(s, t);
-    if (t === 'origin_leaves') {
+    if (s.carry && prev && (await carryTable(s, t, prev))) {
+      if (parts) await conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM read_parquet(${parts}, union_by_name = true)`);
+    } else if (t === 'origin_leaves') {
       const sources = [
         prev ? `SELECT *, 0 AS _prio FROM read_parquet(${quoteLiteral(prev)})` : null,
         parts ? `SELECT *, 1 AS _prio FROM read_parquet(${parts}, union_by_name = true)` : null,
@@ -397,6 +430,65 @@ async function loadServingTables(s: PublishSession): Promise<void> {
       await conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM read_parquet(${quoteLiteral(prev)}, union_by_name = true)`);
     }
   }
+}
+
+/**
+ * The reused inputs as temp tables of the serving connection: `_carry_sha` (SHA-256), `_carry_file` (paths) and
+ * `_carry_leaf` (leaf hashes of the previous snapshot's origin leaves resting on a reused input).
+ */
+async function createCarrySets(s: PublishSession, carry: CarryOptions): Promise<void> {
+  const file = path.join(s.run.dir, 'carry.ndjson');
+  const lines = [
+    ...carry.reuseSha256.map((v) => JSON.stringify({ k: 's', v })),
+    ...carry.reuseFiles.map((v) => JSON.stringify({ k: 'f', v })),
+  ];
+  await writeFile(file, lines.length ? `${lines.join('\n')}\n` : '');
+  const src = lines.length
+    ? `read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = {'k': 'VARCHAR', 'v': 'VARCHAR'})`
+    : `(SELECT NULL::VARCHAR AS k, NULL::VARCHAR AS v WHERE false)`;
+  await s.conn.run(`CREATE OR REPLACE TEMP TABLE _carry_sha AS SELECT DISTINCT v AS sha FROM ${src} WHERE k = 's'`);
+  await s.conn.run(`CREATE OR REPLACE TEMP TABLE _carry_file AS SELECT DISTINCT v AS file FROM ${src} WHERE k = 'f'`);
+  const leaves = previousTablePath(s, 'origin_leaves');
+  await s.conn.run(
+    leaves
+      ? `CREATE OR REPLACE TEMP TABLE _carry_leaf AS SELECT DISTINCT leaf_hash FROM read_parquet(${quoteLiteral(leaves)}) WHERE content_sha256 IN (SELECT sha FROM _carry_sha)`
+      : `CREATE OR REPLACE TEMP TABLE _carry_leaf AS SELECT NULL::VARCHAR AS leaf_hash WHERE false`,
+  );
+}
+
+/**
+ * Incremental carry of one serving table: inserts the previous snapshot's rows of reused inputs and returns
+ * true, or returns false when the table is not carried (cumulative tables, derived tables). A carried table
+ * must name its input (`content_sha256` or `origin_leaf_hash`); one that cannot is an error, never a silent
+ * full copy.
+ */
+async function carryTable(s: PublishSession, t: string, prev: string): Promise<boolean> {
+  const carry = s.carry!;
+  if (CUMULATIVE.has(t)) return false;
+  const q = quoteIdentifier(t);
+  const from = `read_parquet(${quoteLiteral(prev)}, union_by_name = true)`;
+  if (PER_RUN.has(t)) {
+    await s.conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM ${from} WHERE file IN (SELECT file FROM _carry_file)`);
+    return true;
+  }
+  if (s.replace.has(t) && !carry.tables?.includes(t)) return false;
+  await s.conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM ${from} WHERE ${await carryWhere(s, t, prev)}`);
+  return true;
+}
+
+/** The WHERE clause selecting a previous table's rows of reused inputs (see `carryTable`). */
+async function carryWhere(s: PublishSession, t: string, prev: string): Promise<string> {
+  const cols = new Set((await parquetColumns(s.conn, [prev])).map((c) => c.name));
+  if (cols.has('content_sha256')) return `content_sha256 IN (SELECT sha FROM _carry_sha)`;
+  if (cols.has('origin_leaf_hash')) return `origin_leaf_hash IN (SELECT leaf_hash FROM _carry_leaf)`;
+  const via = s.carry?.via?.[t];
+  const viaPrev = via ? previousTablePath(s, via.table) : null;
+  if (via && viaPrev) {
+    const k = quoteIdentifier(via.key);
+    return `${k} IN (SELECT ${k} FROM read_parquet(${quoteLiteral(viaPrev)}, union_by_name = true) WHERE ${await carryWhere(s, via.table, viaPrev)})`;
+  }
+  if (via) return 'false';
+  throw new Error(`table ${t} of ${s.run.domain} names no input (content_sha256, origin_leaf_hash): it cannot be carried incrementally`);
 }
 
 /** Phase 4: the domain's derive step inside the serving database (it may replace or link parquet-only tables and write packed stores). */
@@ -477,6 +569,10 @@ async function finalizeSnapshot(
   await rename(run.dir, finalDir);
   await opts.onStep?.('renamed');
   await writeCurrentPointer(dataDir, domain, { snapshot_id: snapshotId, run_id: run.runId, published_at: manifest.published_at });
+  // The stable paths for outside readers (docs/operations.md#warehouse-paths), after CURRENT: they never name a
+  // snapshot that is not published.
+  await linkCurrentSnapshot(dataDir, domain, snapshotId);
+  await writeCurrentSql(dataDir);
   await rm(path.join(finalDir, 'parts'), { recursive: true, force: true });
   const pruned = await pruneSnapshots(dataDir, domain, opts.keep);
   return { manifest, dir: finalDir, pruned };
@@ -520,12 +616,4 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
   } finally {
     await release();
   }
-}
-
-/** True when a path exists. */
-export async function exists(p: string): Promise<boolean> {
-  return stat(p).then(
-    () => true,
-    () => false,
-  );
 }

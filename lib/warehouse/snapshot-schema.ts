@@ -31,19 +31,3 @@ export function snapshotSchema(reader: SnapshotReader): Promise<SchemaMap> {
   schema.catch(() => cache.delete(reader));
   return schema;
 }
-
-/** The first of `candidates` that exists in `schema` and has all `required` columns. */
-export function pickTable(schema: SchemaMap, candidates: string[], required: string[] = []): string | null {
-  for (const t of candidates) {
-    const cols = schema.get(t);
-    if (cols && required.every((c) => cols.has(c))) return t;
-  }
-  return null;
-}
-
-/** The first of `candidates` that is a column of `table`. */
-export function pickColumn(schema: SchemaMap, table: string, candidates: string[]): string | null {
-  const cols = schema.get(table);
-  if (!cols) return null;
-  return candidates.find((c) => cols.has(c)) ?? null;
-}

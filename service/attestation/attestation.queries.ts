@@ -135,7 +135,7 @@ export async function getAttestation(fmcsa: SnapshotReader | undefined, key: Sig
     if (p)
       for (const [f, ts] of fileTables)
         if (f === p || p.endsWith(`/${f}`) || f.endsWith(`/${path.basename(p)}`) || path.basename(f) === path.basename(p))
-          ts.forEach((t) => out.add(t));
+          for (const t of ts) out.add(t);
     return [...out].sort();
   };
   const body: Omit<Attestation, 'signature'> = {

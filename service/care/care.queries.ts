@@ -1,15 +1,17 @@
 /**
  * Proof-of-care documents: transport-free functions behind /api/care.
- * Writes go through the state store's single writer queue, so appends to one
- * document are serialised (each reads the head the previous one wrote: no
- * fork) and acknowledged only after their transaction committed durably.
+ * Writes go through the state store; an append takes the document's lock
+ * (`tx.lock('care:<id>')`, an advisory transaction lock on PostgreSQL) before
+ * reading its head, so appends to one document are serialised across every
+ * API node (each reads the head the previous one committed: no fork, no
+ * repeated seq) and acknowledged only after their transaction committed durably.
  * There is deliberately no update or delete function: the chain is append-only.
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, NotFoundError, StageOrderError } from '../../lib/errors.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
-import { insertRowsSql, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
+import { insertRowsSql, loadStatements, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
 import {
   CARE_STAGES,
   checkStageOrder,
@@ -24,6 +26,14 @@ import {
   type VerifyResult,
 } from './care.chain.ts';
 
+const SQL = loadStatements('./care.state.sql', import.meta.url, [
+  'vetting_hash',
+  'head',
+  'stages',
+  'document',
+  'events',
+  'recent_documents',
+]);
 const MAX_JSON_CHARS = 32_768;
 const party = z.union([
   z.string().trim().min(1).max(200),
@@ -122,7 +132,7 @@ export async function createCareDocument(store: StateStore, input: CreateCareInp
   return store.write(async (tx) => {
     let vettingHash: string | null = null;
     if (input.vetting_id) {
-      const rows = await tx.read('SELECT data_hash FROM vetting_records WHERE vetting_id = $id', { id: input.vetting_id });
+      const rows = await tx.read(SQL.vetting_hash, [input.vetting_id]);
       if (!rows[0])
         throw new NotFoundError(`vetting record ${input.vetting_id} does not exist`, {
           response: { vetting_id: input.vetting_id, parameter: 'vetting_id' },
@@ -175,11 +185,12 @@ interface Head {
 
 async function readHead(tx: StateTx, id: string): Promise<Head> {
   const k = `care:${id}`;
+  await tx.lock(k);
   const cached = tx.cache.get(k) as Head | undefined;
   if (cached) return cached;
-  const docs = await tx.read('SELECT event_count, head_hash FROM care_documents WHERE document_id = $id', { id });
+  const docs = await tx.read(SQL.head, [id]);
   if (!docs[0]) throw new NotFoundError(`care document ${id} does not exist`, { response: { document_id: id } });
-  const stages = (await tx.read('SELECT stage FROM care_events WHERE document_id = $id ORDER BY seq', { id })).map((r) => String(r.stage));
+  const stages = (await tx.read(SQL.stages, [id])).map((r) => String(r.stage));
   const head = { event_count: Number(docs[0].event_count), head_hash: String(docs[0].head_hash), stages };
   tx.cache.set(k, head);
   return head;
@@ -273,9 +284,9 @@ async function loadStored(
   store: StateStore,
   id: string,
 ): Promise<{ doc: StoredDocument; events: StoredEvent[]; lastStage: string | null }> {
-  const docs = await store.query('SELECT * FROM care_documents WHERE document_id = $id', { id });
+  const docs = await store.query(SQL.document, [id]);
   if (!docs[0]) throw new NotFoundError(`care document ${id} does not exist`, { response: { document_id: id } });
-  const events = (await store.query('SELECT * FROM care_events WHERE document_id = $id ORDER BY seq', { id })).map(toStoredEvent);
+  const events = (await store.query(SQL.events, [id])).map(toStoredEvent);
   return { doc: toStoredDocument(docs[0]), events, lastStage: docs[0].last_stage === null ? null : String(docs[0].last_stage) };
 }
 
@@ -323,7 +334,7 @@ export async function listCareDocuments(
   store: StateStore,
   limit: number,
 ): Promise<Array<Omit<CareDocument, 'creation_hash'> & { creation_hash: string }>> {
-  const rows = await store.query('SELECT * FROM care_documents ORDER BY created_at DESC, document_id DESC LIMIT $limit', { limit });
+  const rows = await store.query(SQL.recent_documents, [limit]);
   return rows.map((r) => {
     const d = toStoredDocument(r);
     return {

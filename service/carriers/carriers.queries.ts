@@ -8,6 +8,7 @@
  * with a plain "no data yet" message: absence of data is never reported as a
  * clean record.
  */
+import { decodeCursor, nextCursorOf } from '../platform/pagination.ts';
 import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
 import { hashCanonical } from '../../lib/hash.ts';
 import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
@@ -30,8 +31,6 @@ const SQL = {
   carrier: loadSql('./get-carrier.sql', import.meta.url),
   carrierCensus: loadSql('./get-carrier-census.sql', import.meta.url),
   risk: /* sql */ `SELECT * FROM carrier_risk WHERE dot_number = $dot`,
-  /** Snapshots published before the packed store (packed/carrier_snapshot) kept the packed row in this table. */
-  snapshot: /* sql */ `SELECT v FROM carrier_snapshot WHERE dot_number = $dot`,
   snapshotColumns: /* sql */ `SELECT name FROM carrier_snapshot_columns ORDER BY pos`,
   authority: /* sql */ `SELECT * EXCLUDE (source_file) FROM authority WHERE dot_number = $dot ORDER BY docket_number`,
   insurance: loadSql('./get-insurance.sql', import.meta.url),
@@ -84,7 +83,10 @@ export interface SearchCarriersQuery {
   state?: string;
   /** Default 20, max 100: larger values are clamped and the result says so (`limit_clamped`). */
   limit?: number;
+  /** Rows to skip (kept for existing clients; `cursor` is the paging scheme of every list route). */
   offset?: number;
+  /** `next_cursor` of the previous page (service/platform/pagination.ts). */
+  cursor?: string;
 }
 
 /**
@@ -95,7 +97,14 @@ export interface SearchCarriersQuery {
 export async function searchCarriers(
   fmcsa: SnapshotReader,
   q: SearchCarriersQuery,
-): Promise<{ total: number; limit: number; limit_clamped?: { requested: number; max: number }; offset: number; results: Row[] }> {
+): Promise<{
+  total: number;
+  limit: number;
+  limit_clamped?: { requested: number; max: number };
+  offset: number;
+  results: Row[];
+  next_cursor: string | null;
+}> {
   const dot = q.dot != null && q.dot !== '' ? parseDot(q.dot) : null;
   const mc = q.mc ? parseDocket(q.mc) : null;
   const name = q.name?.trim() ? q.name.trim().toLowerCase() : null;
@@ -106,10 +115,18 @@ export async function searchCarriers(
   if (dot == null && !mc && !name && !state)
     throw new InvalidInputError('give at least one of name, dot, mc or state', { response: { parameter: 'name' } });
   const { limit, clamped } = clampLimit(q.limit, 20, 100);
-  const offset = Math.max(0, Math.trunc(q.offset ?? 0));
+  const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
+  const offset = q.cursor ? decodeCursor(q.cursor, snapshotId) : Math.max(0, Math.trunc(q.offset ?? 0));
   const rows = await fmcsa.query(SQL.search, { dot, mc, name, state, limit, offset });
   const total = rows.length ? Number(rows[0].total) : 0;
-  return { total, limit, ...(clamped ? { limit_clamped: clamped } : {}), offset, results: rows.map(({ total: _t, rank: _r, ...r }) => r) };
+  return {
+    total,
+    limit,
+    ...(clamped ? { limit_clamped: clamped } : {}),
+    offset,
+    results: rows.map(({ total: _t, rank: _r, ...r }) => r),
+    next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
+  };
 }
 
 /** Carrier identity (census row + L&I authority dockets and insurance filings, money in thousands), or NotFoundError. */
@@ -215,13 +232,14 @@ async function riskRow(fmcsa: SnapshotReader, dot: number): Promise<Row> {
 async function packedRiskRow(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
   const { columns } = await snapshotMeta(fmcsa);
   const store = fmcsa.packed('carrier_snapshot');
-  let text: string | null;
-  if (store) text = await store.get(dot);
-  else text = ((await fmcsa.query(SQL.snapshot, { dot }))[0]?.v as string | undefined) ?? null;
+  if (!store) return null;
+  const text = await store.get(dot);
   if (text == null) return null;
   const values = JSON.parse(text) as Json[];
   const row: Row = {};
-  columns.forEach((c, i) => (row[c] = values[i]));
+  columns.forEach((c, i) => {
+    row[c] = values[i];
+  });
   return row;
 }
 
@@ -268,7 +286,9 @@ export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | s
     legal_name: f.legal_name,
     carrier_class: f.carrier_class,
     safety_rating: f.safety_rating,
-    sms_data_available: hasData(status, 'sms'),
+    // True only when this carrier has an SMS row: a loaded SMS file without this carrier in it is no SMS data for it.
+    sms_data_available: hasData(status, 'sms') && sms.length > 0,
+    sms_dataset_loaded: hasData(status, 'sms'),
     sms_segment: (sms[0]?.segment as string | undefined) ?? null,
     percentiles_public: f.carrier_class === 'passenger',
     note:
@@ -438,11 +458,9 @@ export interface RiskSnapshot {
 export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | string): Promise<RiskSnapshot> {
   const dot = parseDot(dotRaw);
   const { status, sources } = await snapshotMeta(fmcsa);
-  // The carrier_risk row as one JSON array (carrier_risk column order), packed at publish and read by
-  // DOT without DuckDB (binary search + one positioned read); snapshots published before the packed
-  // store existed still have the carrier_snapshot table.
-  const row = await packedRiskRow(fmcsa, dot);
-  if (!row) throw notFound(dot);
+  // The carrier_risk row: from the packed store (one JSON array in carrier_risk column order, read by DOT
+  // without DuckDB: binary search + one positioned read), else from carrier_risk by SQL.
+  const row = await riskRow(fmcsa, dot);
   const features = featuresFromRow(row);
   const asOf = new Map(status.map((s) => [String(s.dataset), (s.as_of as string | null) ?? null]));
   const inputs = sources.map((s) => ({
@@ -476,7 +494,8 @@ const RULE_CODES = new Set(RISK_RULES.map((r) => r.code));
 
 /** Carriers carrying a red flag (optionally one code, one state), highest score first. */
 /** `limit`: default 50, max 500 (larger values are clamped and the result says so). */
-export async function searchRedFlags(fmcsa: SnapshotReader, q: { code?: string; state?: string; limit?: number }) {
+/** `cursor`: `next_cursor` of the previous page; the answer's `next_cursor` is null on the last page. */
+export async function searchRedFlags(fmcsa: SnapshotReader, q: { code?: string; state?: string; limit?: number; cursor?: string }) {
   const code = q.code?.trim() ? q.code.trim().toUpperCase() : null;
   if (code && !RULE_CODES.has(code))
     throw new InvalidInputError(`unknown red flag code '${code}'; known: ${[...RULE_CODES].join(', ')}`, {
@@ -486,14 +505,18 @@ export async function searchRedFlags(fmcsa: SnapshotReader, q: { code?: string; 
   if (state && !/^[A-Z]{2}$/.test(state))
     throw new InvalidInputError(`'state' must be a 2-letter code`, { response: { parameter: 'state' } });
   const { limit, clamped } = clampLimit(q.limit, 50, 500);
-  const rows = await fmcsa.query(SQL.redFlags, { code, state, limit });
+  const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
+  const offset = decodeCursor(q.cursor, snapshotId);
+  const rows = await fmcsa.query(SQL.redFlags, { code, state, limit, offset });
+  const total = rows.length ? Number(rows[0].total) : 0;
   return {
     code,
     state,
-    total: rows.length ? Number(rows[0].total) : 0,
+    total,
     limit,
     ...(clamped ? { limit_clamped: clamped } : {}),
     results: rows.map(({ total: _t, ...r }) => r),
+    next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
   };
 }
 

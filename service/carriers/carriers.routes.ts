@@ -1,16 +1,17 @@
 /**
  * Carrier endpoints (FMCSA domain). Query parameters:
  *
- *   GET /api/carriers?name=&dot=&mc=&state=&limit=20&offset=0   search (at least one of name, dot, mc, state)
+ *   GET /api/carriers?name=&dot=&mc=&state=&limit=20&cursor=    search (at least one of name, dot, mc, state)
  *   GET /api/carrier/{dot}                                      identity, L&I authority and insurance
  *   GET /api/carrier/{dot}/snapshot                             risk snapshot: features, assessment, inputs
  *   GET /api/safety?dot=                                        seven BASICs with thresholds and flags
  *   GET /api/crashes?dot=  or  ?vin=                            crashes (one row per vehicle)
  *   GET /api/inspections?dot=                                   inspections, violations, units, OOS rates
  *   GET /api/enforcement?dot=                                   OOS orders, enforcement cases, revocations
- *   GET /api/red-flags?code=&state=&limit=50                    carriers with a red flag, highest score first
+ *   GET /api/red-flags?code=&state=&limit=50&cursor=            carriers with a red flag, highest score first
  *   GET /api/fmcsa/status                                       record counts and as-of dates per dataset
  *
+ * Both lists page with `limit` + `cursor`: `next` / `next_cursor` in the body, `Link: rel="next"` (platform/pagination.ts).
  * A bad parameter is a 400 naming it; an unknown DOT a 404 `{error, dot}`.
  */
 import { getRouterParam, type H3 } from 'h3';
@@ -18,6 +19,7 @@ import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
 import { limitParam, parseQuery } from '../platform/http.ts';
+import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
   getCarrier,
@@ -38,13 +40,15 @@ const searchQuery = z.object({
   mc: z.string().optional().describe('MC/MX/FF docket (MC123456)'),
   state: z.string().optional().describe('2-letter physical state'),
   limit: limitParam(20, 100),
-  offset: z.coerce.number().int().min(0).default(0),
+  offset: z.coerce.number().int().min(0).default(0).describe('rows to skip (prefer cursor)'),
+  cursor: cursorParam,
 });
 const crashQuery = z.object({ dot: z.string().optional().describe('USDOT number'), vin: z.string().optional().describe('vehicle VIN') });
 const redFlagQuery = z.object({
   code: z.string().optional().describe('red-flag code (CAPS_SNAKE_CASE)'),
   state: z.string().optional().describe('2-letter physical state'),
   limit: limitParam(50, 500),
+  cursor: cursorParam,
 });
 const dotParam = { dot: 'USDOT number' };
 
@@ -52,9 +56,10 @@ describeRoute({
   method: 'GET',
   path: '/api/carriers',
   family: 'carriers',
-  summary: 'Carrier search (at least one filter): name contains, ranked exact > prefix > contains, then fleet size → {total, results}',
+  summary:
+    'Carrier search (at least one filter): name contains, ranked exact > prefix > contains, then fleet size → {total, results, next}',
   query: searchQuery,
-  statuses: [400, 503],
+  statuses: [400, 409, 503],
 });
 describeRoute({
   method: 'GET',
@@ -108,9 +113,9 @@ describeRoute({
   method: 'GET',
   path: '/api/red-flags',
   family: 'carriers',
-  summary: 'Carriers with a red flag, highest score first',
+  summary: 'Carriers with a red flag, highest score first → {total, results, next} (page with cursor)',
   query: redFlagQuery,
-  statuses: [400, 503],
+  statuses: [400, 409, 503],
 });
 describeRoute({
   method: 'GET',
@@ -122,13 +127,14 @@ describeRoute({
 
 export function registerCarrierRoutes(app: H3, deps: ServiceDeps): void {
   const fmcsa = () => readerFor(deps, 'fmcsa');
-  app.get('/api/carriers', (e) => searchCarriers(fmcsa(), parseQuery(e, searchQuery)));
+  const base = () => deps.options.publicBaseUrl;
+  app.get('/api/carriers', async (e) => pagedResponse(e, await searchCarriers(fmcsa(), parseQuery(e, searchQuery)), base()));
   app.get('/api/carrier/:dot', (e) => getCarrier(fmcsa(), getRouterParam(e, 'dot') ?? ''));
   app.get('/api/carrier/:dot/snapshot', (e) => getRiskSnapshot(fmcsa(), getRouterParam(e, 'dot') ?? ''));
   app.get('/api/safety', (e) => getCarrierSafety(fmcsa(), parseQuery(e, dotQuery).dot));
   app.get('/api/crashes', (e) => getCrashes(fmcsa(), parseQuery(e, crashQuery)));
   app.get('/api/inspections', (e) => getInspections(fmcsa(), parseQuery(e, dotQuery).dot));
   app.get('/api/enforcement', (e) => getEnforcement(fmcsa(), parseQuery(e, dotQuery).dot));
-  app.get('/api/red-flags', (e) => searchRedFlags(fmcsa(), parseQuery(e, redFlagQuery)));
+  app.get('/api/red-flags', async (e) => pagedResponse(e, await searchRedFlags(fmcsa(), parseQuery(e, redFlagQuery)), base()));
   app.get('/api/fmcsa/status', () => getDatasetStatus(fmcsa()));
 }

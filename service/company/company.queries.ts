@@ -7,6 +7,8 @@ import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 
 const FIND = loadSql('./find-company.sql', import.meta.url);
 const HINTS = loadSql('./company-hints.sql', import.meta.url);
+const LATEST_CLOSE = loadSql('./latest-close.sql', import.meta.url);
+const SHARES_AS_OF = loadSql('./shares-asof.sql', import.meta.url);
 
 export const COMPANY_SCHEMA_ID = 'proofline/sec-company/v1';
 
@@ -55,14 +57,83 @@ function titleCase(s: string | null | undefined): string | null {
   return s.toLowerCase().replace(/\b[a-z]/g, (c) => c.toUpperCase());
 }
 
-/** Layer 0: the identity card (about 200 tokens). */
-export function buildIdentityCard(c: CompanyRecord, baseUrl: string) {
+/** How the summary names a company of each `identity.status` (spec 000: active, inactive, acquired, delisted). */
+const STATUS_PHRASE: Record<string, string> = {
+  active: 'is an SEC registrant',
+  inactive: 'is an inactive SEC registrant',
+  acquired: 'is a former SEC registrant, since acquired,',
+  delisted: 'is a delisted SEC registrant',
+};
+
+/** The summary's verb phrase for a status; an unknown status is named, with the right article. */
+export function statusPhrase(status: unknown): string {
+  const s = String(status ?? 'unknown');
+  return STATUS_PHRASE[s] ?? `is ${/^[aeiou]/i.test(s) ? 'an' : 'a'} ${s} SEC registrant`;
+}
+
+/** Market capitalisation for the identity card: latest raw close × shares outstanding as of that close. */
+export interface IdentityMarketCap {
+  market_cap_usd: number;
+  close: number;
+  quote_date: string;
+  shares_outstanding: number;
+  shares_as_of: string;
+}
+
+/**
+ * `peak_metrics.market_cap_usd` (spec 000, a number): the latest raw close of the company's ticker (quotes
+ * domain) × its EDGAR shares outstanding as of that date (registry), the same rule as the /quote market context.
+ * Null only when this instance serves no quotes, the ticker has no bars, or EDGAR gives no share count.
+ */
+export async function getIdentityMarketCap(
+  registry: SnapshotReader,
+  quotes: SnapshotReader | undefined,
+  c: CompanyRecord,
+): Promise<IdentityMarketCap | null> {
+  if (!quotes) return null;
+  let bar: Record<string, unknown> | undefined;
+  let shares: Record<string, unknown> | undefined;
+  try {
+    [bar] = await quotes.query(LATEST_CLOSE, { ticker: String(c.ticker) });
+    if (!bar) return null;
+    [shares] = await registry.query(SHARES_AS_OF, { cik: Number(c.cik), as_of: String(bar.quote_date) });
+  } catch (e) {
+    if (e instanceof NotFoundError || e instanceof InvalidInputError) throw e;
+    return null; // a snapshot without these tables (older layout): the card still answers, without a market cap
+  }
+  if (!shares) return null;
+  const close = Number(bar.close);
+  const n = Number(shares.value);
+  return {
+    market_cap_usd: Math.round(n * close),
+    close,
+    quote_date: String(bar.quote_date),
+    shares_outstanding: n,
+    shares_as_of: String(shares.period_end),
+  };
+}
+
+/** The identity card's two sizes: the default (about 200 tokens, spec 000 layer 0) and `detail=full`. */
+export type IdentityDetail = 'default' | 'full';
+
+/**
+ * Layer 0: the identity card. The default answer is about 200 tokens (spec 000): the specification's fields,
+ * and `origin` as the leaf's hash and source (`GET /api/verify/{leaf_hash}` returns the whole leaf, its chain and
+ * a signed receipt). `detail=full` adds `cik_padded`, `fiscal_year_end`, `status_reason`, the market-cap basis and
+ * the whole origin leaf. `identity.cik` is the CIK as a string of digits without leading zeros (spec 000).
+ */
+export function buildIdentityCard(
+  c: CompanyRecord,
+  baseUrl: string,
+  opts: { marketCap?: IdentityMarketCap | null; detail?: IdentityDetail } = {},
+) {
+  const full = opts.detail === 'full';
   const addr = parseJson<Record<string, string | null>>(c.business_address);
   const headquarters = addr ? [titleCase(addr.city), addr.state_or_country].filter(Boolean).join(', ') || null : null;
   const ticker = String(c.ticker);
   const name = String(c.name);
   const parts = [
-    `${name} (${c.exchange ? `${c.exchange}: ` : ''}${ticker}) is ${c.status === 'active' ? 'an SEC registrant' : `a ${c.status} SEC registrant`}`,
+    `${name} (${c.exchange ? `${c.exchange}: ` : ''}${ticker}) ${statusPhrase(c.status)}`,
     c.sic_description ? ` in ${String(c.sic_description).toLowerCase()} (SIC ${c.sic})` : '',
     headquarters ? `, headquartered in ${headquarters}` : '',
     c.state_of_incorporation ? `, incorporated in ${c.state_of_incorporation_description ?? c.state_of_incorporation}` : '',
@@ -75,32 +146,44 @@ export function buildIdentityCard(c: CompanyRecord, baseUrl: string) {
     c.status as string,
   ].filter((x): x is string => Boolean(x));
   const self = `${baseUrl}/api/company/${encodeURIComponent(ticker)}`;
+  const origin = parseJson<Record<string, unknown>>(c.origin);
+  const mc = opts.marketCap ?? null;
   return {
     schema: COMPANY_SCHEMA_ID,
     layer: 0,
     identity: {
       name,
-      cik: Number(c.cik),
-      cik_padded: c.cik_padded,
+      cik: String(Number(c.cik)),
+      ...(full ? { cik_padded: c.cik_padded } : {}),
       ticker,
       exchange: c.exchange ?? null,
       sic: c.sic ?? null,
       sic_description: c.sic_description ?? null,
       state_of_incorporation: c.state_of_incorporation ?? null,
       headquarters,
-      fiscal_year_end: c.fiscal_year_end ?? null,
+      ...(full ? { fiscal_year_end: c.fiscal_year_end ?? null } : {}),
       status: c.status,
-      status_reason: c.status_reason,
+      ...(full ? { status_reason: c.status_reason } : {}),
     },
     summary: parts.join(''),
-    // employees: the latest 10-K Item 1 figure (registry profile_facts); market cap needs quotes (filled by that layer).
-    peak_metrics: { market_cap_usd: null as number | null, employees: c.employees == null ? null : Number(c.employees) },
+    // employees: the latest 10-K Item 1 figure (registry profile_facts); market cap: getIdentityMarketCap.
+    peak_metrics: {
+      market_cap_usd: mc ? mc.market_cap_usd : null,
+      employees: c.employees == null ? null : Number(c.employees),
+      ...(full
+        ? {
+            market_cap_basis: mc
+              ? `close ${mc.close} (raw) of ${mc.quote_date} × ${mc.shares_outstanding} shares outstanding as of ${mc.shares_as_of}`
+              : null,
+          }
+        : {}),
+    },
     tags,
     deeper: {
       profile: `${self}/profile`,
       timeline: `${self}/timeline`,
       filings: `${self}/filings`,
     },
-    origin: parseJson(c.origin),
+    origin: full || !origin ? origin : { leaf_hash: origin.leaf_hash, source: origin.source },
   };
 }

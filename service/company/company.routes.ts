@@ -1,9 +1,20 @@
 /** GET /api/company/{ticker}: layer 0 identity card (a CIK is accepted too). */
 import { getRouterParam, type H3 } from 'h3';
+import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
+import { parseQuery } from '../platform/http.ts';
 import { describeRoute } from '../platform/route-registry.ts';
-import { buildIdentityCard, findCompany } from './company.queries.ts';
+import { buildIdentityCard, findCompany, getIdentityMarketCap } from './company.queries.ts';
+
+const cardQuery = z.object({
+  detail: z
+    .enum(['default', 'full'])
+    .optional()
+    .describe(
+      'full adds cik_padded, fiscal_year_end, status_reason, the market-cap basis and the whole origin leaf (default: about 200 tokens)',
+    ),
+});
 
 describeRoute({
   method: 'GET',
@@ -11,12 +22,16 @@ describeRoute({
   family: 'company',
   summary: 'Layer 0 identity card (about 200 tokens); a CIK is accepted too',
   params: { ticker: 'ticker (AAPL, BRK-B) or CIK' },
+  query: cardQuery,
   statuses: [400, 404, 503],
 });
 
 export function registerCompanyRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/company/:ticker', async (event) => {
-    const company = await findCompany(readerFor(deps, 'registry'), getRouterParam(event, 'ticker') ?? '');
-    return buildIdentityCard(company, deps.options.publicBaseUrl);
+    const q = parseQuery(event, cardQuery);
+    const registry = readerFor(deps, 'registry');
+    const company = await findCompany(registry, getRouterParam(event, 'ticker') ?? '');
+    const marketCap = await getIdentityMarketCap(registry, deps.readers.quotes, company);
+    return buildIdentityCard(company, deps.options.publicBaseUrl, { marketCap, detail: q.detail });
   });
 }

@@ -61,6 +61,15 @@ export const CACHE_SECONDS: Record<string, number> = {
 const SAFETY =
   'Read-only. Facts derived from public SEC EDGAR and FMCSA records, each with a SHA-256 origin leaf back to its source file; not investment, legal or safety advice.';
 
+/**
+ * Claims about /mcp, true as served (spec 002 capability `safety` and `rateLimit` are free text, so they must not
+ * overstate): not read-only, because freight_carrier_vet writes a signed vetting record and spends a credit.
+ */
+const MCP_SAFETY =
+  "Not read-only: freight_carrier_vet writes a signed vetting record and spends one credit of the paying account (the request's Authorization: Bearer API key, else the broker_id's free account with 30 signup credits; plans at /api/plans). The other tools only read public FMCSA records and the service's own vetting records; not legal or safety advice.";
+const MCP_RATE_LIMIT =
+  "One metering rule with /api (docs/limits.md): each tools/call counts; registry tools (sec_*) against the hourly limit of the client's tier, carrier tools against the lookup abuse guard (carrier lookups are unlimited on every plan); each result's _meta['proofline/usage'] gives the count. Each vetting record made by freight_carrier_vet also costs one credit (plans: /api/plans).";
+
 export const CORE_CONCEPTS = [
   {
     term: 'origin leaf',
@@ -107,8 +116,8 @@ const PRODUCTS: { name: string; description: string; match: RegExp }[] = [
   },
   {
     name: 'Carrier vetting API',
-    description: 'FMCSA carriers: search, safety BASICs, crashes, inspections, enforcement, signed vetting records.',
-    match: /^\/api\/(carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet)\b/,
+    description: 'FMCSA carriers: search, safety BASICs, crashes, inspections, enforcement, signed vetting records, plans and prices.',
+    match: /^\/api\/(carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet|plans)\b/,
   },
   { name: 'Proof of care', description: 'Tamper-evident custody chains for shipments, verifiable by anyone.', match: /^\/api\/care\b/ },
   {
@@ -150,16 +159,24 @@ export function buildManifest(ctx: DiscoveryContext, generated: string) {
     schemaVersion: SCHEMA_VERSION,
     standard: 'ai-discovery',
     generated,
-    organization: { ...ctx.org },
+    // Tier 3 (spec 002 "organization object"): digitalName is the address that signs these files.
+    organization: { ...ctx.org, ...(ctx.signerAddress ? { digitalName: ctx.signerAddress } : {}) },
     coreConcepts: CORE_CONCEPTS,
     capabilities: {
       knowledge: capability(`${b}${PATHS.knowledge}`),
       feed: capability(`${b}${PATHS.feed}`),
-      query: { ...capability(`${b}${PATHS.query}`), rateLimit: 'as /api: see RateLimit-* response headers' },
-      mcp: { ...capability(`${b}${PATHS.mcp}`, hasRoute(ctx, PATHS.mcp)), rateLimit: 'as /api: see RateLimit-* response headers' },
+      query: {
+        ...capability(`${b}${PATHS.query}`),
+        rateLimit:
+          "One metering rule with /api (docs/limits.md): a company query counts against the hourly limit of the client's tier, a carrier query against the lookup abuse guard (carrier lookups are unlimited on every plan); RateLimit-* response headers give the count.",
+      },
+      mcp: { ...capability(`${b}${PATHS.mcp}`, hasRoute(ctx, PATHS.mcp)), rateLimit: MCP_RATE_LIMIT, safety: MCP_SAFETY },
       archive: capability(`${b}${PATHS.archive}`),
+      // Spec 002: "The signed page manifest is advertised in capabilities".
+      pages: capability(`${b}${PATHS.pages}`),
     },
-    pages: { url: `${b}${PATHS.pages}`, format: 'ai-page-manifest' },
+    // Spec 002: `pages` is an array, the site map with the semantic purpose of each page.
+    pages: siteMap(ctx),
     // The API families this instance actually registers (registry, vetting, care, MCP, ...), with their routes.
     applications: productsOf(ctx).map((p) => ({ ...p, baseUrl: b })),
     technology: {
@@ -171,12 +188,34 @@ export function buildManifest(ctx: DiscoveryContext, generated: string) {
         receiptAlgorithm: 'Ed25519 over RFC 8785 canonical JSON',
       },
     },
-    humanReadable: { home: `${b}${PATHS.home}`, llmsTxt: `${b}${PATHS.llms}` },
+    // Spec 002: humanReadable is a string, the link to a human-readable explanation.
+    humanReadable: `${b}${PATHS.home}`,
+    llmsTxt: `${b}${PATHS.llms}`,
   };
 }
 
+/** The manifest's site map (spec 002 `pages`: array with each page's purpose); routes this instance does not serve are left out. */
+export function siteMap(ctx: DiscoveryContext): { path: string; title: string; purpose: string }[] {
+  const pages = [
+    { path: PATHS.home, title: `${ctx.org.name} home`, purpose: 'Human overview of the products, with links for AI agents' },
+    { path: '/docs', title: 'API reference', purpose: 'Every REST endpoint with its parameters, errors, limits and pricing' },
+    { path: '/openapi.json', title: 'OpenAPI description', purpose: 'Machine-readable OpenAPI 3.1 description of the REST API' },
+    { path: '/api/plans', title: 'Vetting plans', purpose: 'Carrier vetting plans, prices, purchase sizes and batch limits' },
+    { path: PATHS.llms, title: 'llms.txt', purpose: 'Plain-text summary of the service for language models' },
+    { path: PATHS.knowledge, title: 'Knowledge', purpose: 'Summary, glossary, products and technology of the service' },
+    { path: PATHS.feed, title: 'Feed', purpose: 'Published data snapshots and releases, newest first' },
+    { path: PATHS.archive, title: 'Archive', purpose: 'Every version of every discovery file, with supersession lineage' },
+    { path: PATHS.pages, title: 'Page manifest', purpose: 'Content hashes of the bytes served at each page' },
+    { path: PATHS.query, title: 'Query contract', purpose: 'Request and response contract of the structured query endpoint' },
+  ];
+  const routed = new Set(['/docs', '/openapi.json', '/api/plans']);
+  return pages.filter((p) => !routed.has(p.path) || hasRoute(ctx, p.path));
+}
+
+/** `/ai/knowledge.json`: the recommended sections of spec 002 with its keys (summary, glossary, products, technology). */
 export function buildKnowledge(ctx: DiscoveryContext, generated: string) {
   const domains = [...new Set(ctx.snapshots.map((s) => s.domain))].sort();
+  const products = productsOf(ctx);
   return {
     specVersion: SPEC_VERSION,
     schemaVersion: SCHEMA_VERSION,
@@ -184,30 +223,52 @@ export function buildKnowledge(ctx: DiscoveryContext, generated: string) {
     organization: { name: ctx.org.name, domain: ctx.org.domain },
     summary: {
       assertionType: 'official-policy',
-      text: `${ctx.org.name}: ${ctx.org.mission} Every fact is served with a SHA-256 origin leaf back to the public source file it came from.`,
+      oneLiner: `${ctx.org.name}: ${ctx.org.mission}`,
+      elevator: `${ctx.org.name} serves ${products.map((p) => p.name).join(', ')}. Every fact is served with a SHA-256 origin leaf back to the public source file it came from.`,
+      forAI:
+        'Cite the origin leaf (leaf_hash) with any figure you repeat; /api/verify/{leaf_hash} returns a signed receipt. Data is public-record derived; confirm on the primary source (SEC EDGAR, FMCSA SAFER) before relying on it.',
       publishedDomains: domains,
     },
-    glossary: { assertionType: 'technical-documentation', terms: CORE_CONCEPTS },
-    products: { assertionType: 'technical-documentation', items: productsOf(ctx) },
+    glossary: {
+      assertionType: 'technical-documentation',
+      terms: CORE_CONCEPTS.map((c) => ({
+        term: c.term,
+        definition: c.definition,
+        synonyms: GLOSSARY_EXTRA[c.term]?.synonyms ?? [],
+        category: GLOSSARY_EXTRA[c.term]?.category ?? 'concept',
+      })),
+    },
+    products: {
+      assertionType: 'technical-documentation',
+      items: products.map((p) => ({
+        name: p.name,
+        description: p.description,
+        status: 'live',
+        features: p.endpoints,
+        endpoints: p.endpoints,
+      })),
+    },
     technology: {
       assertionType: 'technical-documentation',
-      items: [
-        {
-          name: 'Warehouse',
-          description: 'Parquet files per domain snapshot (the record), indexed DuckDB serving copies, atomic CURRENT pointer swaps.',
-        },
-        { name: 'Provenance', description: 'Origin leaves: SHA-256 over RFC 8785 canonical JSON, chained to source-file leaves.' },
-        { name: 'Receipts', description: `Ed25519 signatures; public keys at ${ctx.base}${PATHS.keys}.` },
-        {
-          name: 'Discovery signatures',
-          description: ctx.signerAddress
-            ? `Tier 3: EIP-191 personal_sign by ${ctx.signerAddress} over each file's contentHash.`
-            : 'Tier 2: contentHash only (no secp256k1 key configured).',
-        },
-      ],
+      blockchain: ctx.signerAddress
+        ? `Tier 3 discovery signatures: EIP-191 personal_sign by ${ctx.signerAddress} over each file's contentHash; no on-chain anchoring.`
+        : 'None: tier 2 discovery files (contentHash only, no secp256k1 key configured); no on-chain anchoring.',
+      security: `Origin leaves: SHA-256 over RFC 8785 canonical JSON, chained to source-file leaves; Ed25519-signed receipts and vetting records, public keys at ${ctx.base}${PATHS.keys}.`,
+      architecture:
+        'Parquet files per domain snapshot (the record), indexed DuckDB serving copies, atomic CURRENT pointer swaps; a single-writer state store for vetting records and custody chains.',
     },
   };
 }
+
+/** Glossary synonyms and categories (spec 002 knowledge `glossary`: term, definition, synonyms, category). */
+const GLOSSARY_EXTRA: Record<string, { synonyms: string[]; category: string }> = {
+  'origin leaf': { synonyms: ['origin', 'provenance leaf'], category: 'provenance' },
+  'content hash': { synonyms: ['contentHash'], category: 'provenance' },
+  snapshot: { synonyms: ['warehouse snapshot'], category: 'data' },
+  'identity card': { synonyms: ['layer 0'], category: 'registry' },
+  'vetting record': { synonyms: ['carrier vetting'], category: 'vetting' },
+  'custody chain': { synonyms: ['proof of care', 'care document'], category: 'custody' },
+};
 
 function num(v: unknown): number {
   return typeof v === 'number' ? v : Number(v) || 0;
@@ -223,6 +284,8 @@ export function buildFeed(ctx: DiscoveryContext, generated: string) {
       title: `${s.domain} snapshot ${s.snapshot_id} published`,
       url: `${ctx.base}${PATHS.feed}#snapshot:${s.domain}:${s.snapshot_id}`,
       published: s.published_at,
+      category: 'data-release',
+      tags: ['snapshot', s.domain],
       assertionType: 'technical-documentation',
       summary: `Ingest run ${s.run_id} published ${tables.length} ${s.domain} tables with ${rows} rows in total.`,
       keyFacts: [
@@ -240,6 +303,8 @@ export function buildFeed(ctx: DiscoveryContext, generated: string) {
     title: `${ctx.org.name} ${ctx.version} in service`,
     url: `${ctx.base}${PATHS.home}`,
     published: ctx.releaseSeenAt,
+    category: 'release',
+    tags: ['release', ctx.version],
     assertionType: 'technical-documentation',
     summary: `Version ${ctx.version} serving ${productsOf(ctx).length} product families.`,
     keyFacts: [`version: ${ctx.version}`, ...productsOf(ctx).map((p) => `${p.name}: ${p.endpoints.length} endpoints`)],
@@ -335,8 +400,9 @@ export function buildArchive(ctx: DiscoveryContext, generated: string, records: 
     specVersion: SPEC_VERSION,
     schemaVersion: SCHEMA_VERSION,
     generated,
-    organization: { name: ctx.org.name, domain: ctx.org.domain },
-    records,
+    // Spec 002 "Archive file": organization (name, digitalName at tier 3) and the records under `archive`.
+    organization: { name: ctx.org.name, domain: ctx.org.domain, ...(ctx.signerAddress ? { digitalName: ctx.signerAddress } : {}) },
+    archive: records,
   };
 }
 

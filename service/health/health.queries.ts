@@ -27,10 +27,18 @@ export interface Health {
   uptime_seconds: number;
   timestamp: string;
   version: string;
-  db: Record<string, { snapshot_id: string | null; published_at: string | null; age_hours: number | null; stale: boolean }>;
+  /**
+   * Spec 000 `db` (a string): `ok` when every served domain has a snapshot younger than the staleness limit,
+   * `stale` when one is older, `no_snapshot` when one has none yet (the worst wins), `none` when no domain is served.
+   * The per-domain detail is in `db_detail`.
+   */
+  db: 'ok' | 'stale' | 'no_snapshot' | 'none';
+  db_detail: Record<string, { snapshot_id: string | null; published_at: string | null; age_hours: number | null; stale: boolean }>;
   dependencies: Record<string, DependencyStatus>;
   /** Per dependency with a request-path deadline: its circuit breaker and how many requests failed open (issue 25). */
   dependency_detail: Record<string, Partial<BreakerReport> & { probe_ms?: number; counted_in_memory?: number }>;
+  /** Where the durable state lives: `duckdb` (embedded file), `postgres` (DATABASE_URL; also under dependencies), or null. */
+  state_backend: 'duckdb' | 'postgres' | null;
   reasons: string[];
 }
 
@@ -62,13 +70,19 @@ async function probeState(deps: ServiceDeps): Promise<DependencyStatus | null> {
 export async function getHealth(deps: ServiceDeps): Promise<Health> {
   const now = deps.now();
   const reasons: string[] = [];
-  const db: Health['db'] = {};
+  const db: Health['db_detail'] = {};
+  let dbState: Health['db'] = Object.keys(deps.readers).length ? 'ok' : 'none';
   for (const [domain, reader] of Object.entries(deps.readers)) {
     const m = reader.manifest;
     const age = m ? (now.getTime() - Date.parse(m.published_at)) / 3600_000 : null;
     const stale = age === null || age > deps.options.snapshotStaleHours;
-    if (!m) reasons.push(`${domain}: no snapshot published yet`);
-    else if (stale) reasons.push(`${domain}: snapshot is ${age!.toFixed(1)} hours old (limit ${deps.options.snapshotStaleHours})`);
+    if (!m) {
+      reasons.push(`${domain}: no snapshot published yet`);
+      dbState = 'no_snapshot';
+    } else if (stale) {
+      if (dbState !== 'no_snapshot') dbState = 'stale';
+      reasons.push(`${domain}: snapshot is ${age!.toFixed(1)} hours old (limit ${deps.options.snapshotStaleHours})`);
+    }
     db[domain] = {
       snapshot_id: m?.snapshot_id ?? null,
       published_at: m?.published_at ?? null,
@@ -101,6 +115,21 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     dependencies.state = state;
     if (state !== 'up') reasons.push(`state store is ${state}: vetting, care and credits may answer 503`);
   }
+  const store = deps.state;
+  if (store?.backend === 'postgres') {
+    // Every node writes to PostgreSQL: while it is down, state-backed writes answer 503 with Retry-After.
+    // Probed under the same deadline as every other dependency (issue 25).
+    let detailText = '';
+    const r = await probeWithDeadline(async () => {
+      const h = await store.health();
+      detailText = h.detail ?? '';
+      return h.up;
+    });
+    dependencies.postgres = r.status;
+    detail.postgres = { probe_ms: r.ms };
+    if (r.status !== 'up')
+      reasons.push(`postgres (state database) is ${r.status}: vetting, care, credits and receipts answer 503 (${detailText})`);
+  }
   const heldBy = deps.state ? null : deps.stateHeldBy?.();
   if (heldBy) {
     dependencies.state = 'down';
@@ -111,9 +140,11 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     uptime_seconds: Math.round((now.getTime() - deps.startedAt.getTime()) / 1000),
     timestamp: now.toISOString(),
     version: deps.options.version,
-    db,
+    db: dbState,
+    db_detail: db,
     dependencies,
     dependency_detail: detail,
+    state_backend: deps.state?.backend ?? null,
     reasons,
   };
 }

@@ -15,7 +15,8 @@ describeRoute({
   metered: false,
   summary:
     'Liveness and health (never metered): 200 while the process answers, status healthy or degraded with reasons (stale snapshot, Redis down or slow); waits at most 500 ms on any dependency',
-  responseDescription: '{status, uptime_seconds, timestamp, version, db, dependencies, dependency_detail, reasons}',
+  responseDescription:
+    '{status, uptime_seconds, timestamp, version, db (ok | stale | no_snapshot | none), db_detail (per domain), dependencies, dependency_detail, state_backend, reasons}',
 });
 
 describeRoute({

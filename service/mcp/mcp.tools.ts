@@ -25,6 +25,7 @@ export interface ToolDef {
   description: string;
   input: z.ZodObject;
   output: z.ZodObject;
+  // biome-ignore lint/suspicious/noExplicitAny: args were validated by the tool's own zod input schema before run is called
   run(ctx: ToolContext, args: any): Promise<Record<string, unknown>>;
 }
 
@@ -49,12 +50,15 @@ const vettingRecord = z
     vetting_id: z.string().nullable(),
     dot_number: z.number(),
     broker_id: z.string().nullable(),
-    carrier: anyObject,
+    carrier: z.string(),
+    carrier_detail: anyObject,
     risk_score: z.number(),
     risk_level: z.enum(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']),
     recommendation: z.enum(['APPROVE', 'CAUTION', 'REJECT']),
-    red_flags: z.array(flag),
-    basics: z.array(anyObject),
+    red_flags: z.array(z.string()),
+    red_flags_detail: z.array(flag),
+    basics: z.record(z.string(), z.number()),
+    basics_detail: z.array(anyObject),
     model_version: z.string(),
     data_hash: z.string(),
     vetting_date: z.string(),
@@ -219,7 +223,7 @@ export const TOOLS: ToolDef[] = [
           risk_score: z.number().nullable(),
           risk_level: z.string().nullable(),
           recommendation: z.string().nullable(),
-          red_flags: z.array(flag),
+          red_flags: z.array(z.string()),
           data_hash: z.string().nullable(),
           error: z.string().nullable(),
         }),
@@ -236,7 +240,7 @@ export const TOOLS: ToolDef[] = [
             const p = await previewVetting(vd, d);
             return {
               dot_number: d,
-              legal_name: p.carrier.legal_name,
+              legal_name: p.carrier_detail.legal_name,
               risk_score: p.risk_score,
               risk_level: p.risk_level,
               recommendation: p.recommendation,

@@ -4,6 +4,7 @@
  * rules every endpoint shares (errors, limits, caching, receipts, pricing).
  */
 import { withDiscoveryLink } from '../platform/discovery-html.ts';
+import { listPlans } from '../vetting/vetting.queries.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 
 const esc = (s: unknown) => String(s ?? '').replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
@@ -52,14 +53,26 @@ table{border-collapse:collapse;width:100%;margin:.5rem 0}td,th{border:1px solid 
 <ul>
 <li><b>Provenance.</b> Data-bearing responses carry an <code>origin</code> leaf; <code>leaf_hash</code> = SHA-256 of the RFC 8785 JSON of the leaf without <code>leaf_hash</code>. <code>/api/verify/{leaf_hash}</code> returns the leaf, its parent chain and an Ed25519-signed receipt; pass <code>prev_nonce</code> to chain receipts. Public keys: <a href="/.well-known/proofline-keys.json"><code>/.well-known/proofline-keys.json</code></a>. Offline check: <code>npm run verify-receipts -- receipts.json --keys proofline-keys.json</code>.</li>
 <li><b>Errors.</b> Every 4xx/5xx body is <code>{error, status, ...}</code>: 400 names the <code>parameter</code>; 404 adds what was looked up and a <code>hint</code>; 429 and 503 send <code>Retry-After</code>. Unknown query parameters are ignored. A <code>limit</code> (or <code>days</code>) above its maximum is clamped and the body says so in <code>limit_clamped: {requested, max}</code>.</li>
-<li><b>Usage.</b> Every /api JSON body ends with <code>usage_meta</code> (tier, requests this hour, limit, remaining, agent type, license, trust status) and every /api response has <code>RateLimit-Limit</code>, <code>RateLimit-Remaining</code>, <code>RateLimit-Reset</code>, <code>RateLimit-Policy</code>. <code>trust_status</code>: confirm the accession number on <a href="https://www.sec.gov/edgar/search/">sec.gov</a> before relying on a figure; on carrier and vetting paths the source, license and trust status name FMCSA, and a carrier is confirmed on <a href="https://safer.fmcsa.dot.gov/">FMCSA SAFER</a>; on proof-of-care paths they describe the parties' own records (<code>self_reported</code>: recompute the chain at <code>/api/care/{id}/verify</code>).</li>
+<li><b>Usage.</b> Every /api JSON body ends with <code>usage_meta</code> (tier, requests this hour, limit, remaining, agent type, license and pricing URLs, trust status) and every /api response has <code>RateLimit-Limit</code>, <code>RateLimit-Remaining</code>, <code>RateLimit-Reset</code>, <code>RateLimit-Policy</code>. <code>trust_status</code>: confirm the accession number on <a href="https://www.sec.gov/edgar/search/">sec.gov</a> before relying on a figure; on carrier and vetting paths the source, license and trust status name FMCSA, and a carrier is confirmed on <a href="https://safer.fmcsa.dot.gov/">FMCSA SAFER</a>; on proof-of-care paths they describe the parties' own records (<code>self_reported</code>: recompute the chain at <code>/api/care/{id}/verify</code>).</li>
 <li><b>Caching.</b> Responses carry a weak <code>ETag</code> over the data (not <code>usage_meta</code>); send <code>If-None-Match</code> for a <code>304</code>. Bodies of 1 KiB or more are compressed with brotli or gzip per <code>Accept-Encoding</code>. CORS: any origin may <code>GET</code>.</li>
 </ul>
 <h2 id="pricing">Tiers and pricing</h2>
 <table><tr><th>tier</th><th>how</th><th>limit</th></tr>
 <tr><td>Free</td><td>no key; counted per IP address</td><td>${limits.free} requests per hour</td></tr>
 <tr><td>Pro</td><td><code>Authorization: Bearer &lt;key&gt;</code></td><td>${limits.pro} requests per hour (per key; can be raised per key)</td></tr></table>
-<p>Commercial use requires validating each figure against the primary SEC filing. Contact the operator for a Pro key.</p>
+<p>What a Pro key gives, and only this: a higher hourly limit (above), and the registered key that commercial use requires: reading is free, but citing data as verified and any commercial or high-volume use need a registered key and validating each figure against the primary SEC filing (the accession number on sec.gov). Aggregated benchmarks are not offered on any tier. Contact the operator for a Pro key.</p>
+<h3 id="vetting-plans">Carrier vetting plans</h3>
+<p>Machine-readable: <a href="/api/plans"><code>/api/plans</code></a>. Vetting records are paid in credits; ${listPlans()
+    .rules.map(esc)
+    .join(' ')}</p>
+<table><tr><th>plan</th><th>price</th><th>lookups</th><th>vettings</th><th>batch size</th></tr>${listPlans()
+    .plans.map(
+      (p) =>
+        `<tr><td>${esc(p.label)} <code>${esc(p.plan)}</code></td><td>${esc(p.price)}</td><td>${esc(p.lookups)}</td><td>${esc(p.vettings)}</td><td>${p.batch_limit === null ? 'unlimited' : esc(p.batch_limit)}</td></tr>`,
+    )
+    .join('')}</table>
+<h2 id="license">License</h2>
+<p><code>usage_meta.license</code> points here; <code>usage_meta.license_notice</code> repeats the sentence for the data served. SEC EDGAR and FMCSA data are U.S. government works (public domain). Proofline's compilation, origin leaves, receipts, risk scores and vetting records are licensed CC BY 4.0 (<a href="https://creativecommons.org/licenses/by/4.0/">creativecommons.org/licenses/by/4.0</a>). Proof-of-care events belong to the parties who appended them; the chain hashes and receipts are CC BY 4.0.</p>
 <h2>Endpoints</h2>
 <table><tr><th>method</th><th>path</th><th>what</th></tr>${rows.join('')}</table>
 ${sections.join('\n')}

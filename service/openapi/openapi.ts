@@ -45,15 +45,16 @@ const usageMetaSchema: Json = {
       ],
     },
     validation_required_for_commercial_use: { type: 'boolean' },
-    license: { type: 'string' },
-    pricing: { type: 'string' },
+    license: { type: 'string', format: 'uri', description: 'URL of the license terms (/docs#license)' },
+    license_notice: { type: 'string', description: 'the license terms of the data served, in one sentence' },
+    pricing: { type: 'string', format: 'uri', description: 'URL of the tiers and their prices (/docs#pricing)' },
     trust_status: {
       type: 'string',
       description:
         'tells the client where to confirm the data at its primary source: the accession number on sec.gov (registry), the USDOT record on FMCSA SAFER (carrier and vetting paths), the custody chain at /api/care/{id}/verify (proof-of-care paths, self_reported)',
     },
     commercial_use_notice: { type: 'string' },
-    upsell: { type: ['string', 'null'] },
+    upsell: { type: 'string' },
     tier_recommendation: { enum: ['free', 'pro'] },
   },
   required: [
@@ -65,6 +66,7 @@ const usageMetaSchema: Json = {
     'agent_type',
     'validation_required_for_commercial_use',
     'license',
+    'license_notice',
     'pricing',
     'trust_status',
     'commercial_use_notice',

@@ -10,11 +10,15 @@
  * - Conditional GET, compression and CORS for GET/HEAD, OPTIONS preflights
  *   (response-finish.ts); `/mcp` is left to its own origin policy.
  * - Unknown /api paths answer the same `{error, status}` 404 shape as the rest.
+ * - A POST with `Idempotency-Key` is answered once per key, client and path;
+ *   a retry gets the first answer again (idempotency.ts).
  */
+import { createHash } from 'node:crypto';
 import type { H3, H3Event } from 'h3';
 import type { ServiceDeps } from './deps.ts';
 import { ApiLayer } from './hot-path.ts';
 import { errorResponse } from './http.ts';
+import { answerIdempotently, checkIdempotencyKey } from './idempotency.ts';
 import { meteredHeaders, meterRequest, usageMetaText } from './metering.ts';
 import { etagOf, isCacheable, type CachedResponse } from './response-cache.ts';
 import {
@@ -124,6 +128,42 @@ class EventLayerRequest implements LayerRequest {
 }
 
 /**
+ * Runs a POST once per Idempotency-Key (scope: the request's credential and
+ * path): JSON answers below 500 are kept and replayed with
+ * `Idempotent-Replayed: true`; anything else is answered as is.
+ */
+async function runIdempotently(
+  event: H3Event,
+  deps: ServiceDeps,
+  rawKey: string,
+  pathname: string,
+  run: () => Promise<Outcome>,
+  headers: Record<string, string>,
+): Promise<Outcome> {
+  let outcome: Outcome | null = null;
+  try {
+    const key = checkIdempotencyKey(rawKey);
+    // The body is read from a clone: the handler still reads the original.
+    const body = await event.req.clone().text();
+    const credential = createHash('sha256')
+      .update(event.req.headers.get('authorization') ?? '')
+      .digest('hex');
+    const { answer, replayed } = await answerIdempotently(deps.state!, `${credential} POST ${pathname}`, key, body, deps.now, async () => {
+      outcome = await run();
+      return outcome.json !== null ? { status: outcome.status, contentType: outcome.contentType, json: outcome.json } : null;
+    });
+    if (replayed && answer) {
+      headers['idempotent-replayed'] = 'true';
+      return { status: answer.status, json: answer.json, raw: null, contentType: answer.contentType, headers: null, ticker: null };
+    }
+    return outcome ?? run();
+  } catch (e) {
+    // A failure of the key's own bookkeeping (bad key, in flight, database down) after the handler ran keeps its answer.
+    return outcome ?? toOutcome(event, errorResponse(e, deps.log), pathname, deps);
+  }
+}
+
+/**
  * Installs the layer on `app` and returns it (service/main.ts uses it for the
  * node:http hot path). Creates `deps.usage` (in-memory counters, query log
  * under DATA_DIR/state) and `deps.responseCache` when main.ts did not, and
@@ -171,13 +211,17 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
       out = { status: hit.status, json: hit.json, raw: null, contentType: hit.contentType, headers: null, ticker: hit.ticker };
     } else {
       const gen = cache.generation;
-      let val: unknown;
-      try {
-        val = await next();
-      } catch (e) {
-        val = errorResponse(e, deps.log);
-      }
-      out = await toOutcome(event, val, pathname, deps);
+      const run = async (): Promise<Outcome> => {
+        let val: unknown;
+        try {
+          val = await next();
+        } catch (e) {
+          val = errorResponse(e, deps.log);
+        }
+        return toOutcome(event, val, pathname, deps);
+      };
+      const idemKey = method === 'POST' && deps.state ? req.header('idempotency-key') : null;
+      out = idemKey !== null ? await runIdempotently(event, deps, idemKey, pathname, run, headers) : await run();
       if (cacheable) {
         headers['x-proofline-cache'] = 'miss';
         // 404s of these routes depend only on the snapshot too (unknown ticker, person): cached alike, never with an ETag.

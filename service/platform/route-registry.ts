@@ -68,8 +68,3 @@ export function describeRouteIfAbsent(doc: RouteDoc): void {
 export function listRoutes(): RouteDoc[] {
   return [...routes.values()].sort((a, b) => (a.path === b.path ? a.method.localeCompare(b.method) : a.path.localeCompare(b.path)));
 }
-
-/** Converts an OpenAPI path (`/api/company/{ticker}`) to an h3 route (`/api/company/:ticker`). */
-export function toH3Path(openApiPath: string): string {
-  return openApiPath.replace(/\{([^}]+)\}/g, ':$1');
-}

@@ -14,7 +14,8 @@
  * conflict and is thrown: the process must not start half-working for that.
  */
 import type { Logger } from '../../lib/log.ts';
-import { StateStore, type StateStoreOptions } from './state.store.ts';
+import { DuckDbStateStore, type DuckDbStateStoreOptions } from './state.duckdb.ts';
+import type { StateStore } from './state.store.ts';
 
 /** DuckDB's message when another process holds the file's lock (IO Error: Could not set lock on file ...). */
 const LOCK_CONFLICT = /Could not set lock on file/;
@@ -40,7 +41,7 @@ export interface StateClaim {
   close(): Promise<void>;
 }
 
-export interface ClaimOptions extends StateStoreOptions {
+export interface ClaimOptions extends DuckDbStateStoreOptions {
   /** Delay between attempts while another process holds the store (default 5 s). */
   retryMs?: number;
   log?: Logger;
@@ -63,7 +64,7 @@ export async function claimStateStore(file: string, opts: ClaimOptions = {}): Pr
 
   const tryOpen = async (): Promise<boolean> => {
     try {
-      store = await StateStore.open(file, storeOpts);
+      store = await DuckDbStateStore.open(file, storeOpts);
       heldBy = null;
       return true;
     } catch (e) {

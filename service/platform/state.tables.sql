@@ -64,3 +64,14 @@ CREATE TABLE IF NOT EXISTS care_events (
   PRIMARY KEY (document_id, seq)
 );
 CREATE INDEX IF NOT EXISTS vetting_records_by_dot ON vetting_records (dot_number);
+-- Idempotent POSTs: the first answer to an Idempotency-Key (service/platform/idempotency.ts). status NULL = in flight.
+CREATE TABLE IF NOT EXISTS idempotency_keys (
+  scope          VARCHAR NOT NULL,
+  key            VARCHAR NOT NULL,
+  request_sha256 VARCHAR NOT NULL,
+  status         INTEGER,
+  content_type   VARCHAR,
+  body           VARCHAR,
+  created_at     VARCHAR NOT NULL,
+  PRIMARY KEY (scope, key)
+);

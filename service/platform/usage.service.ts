@@ -291,18 +291,20 @@ export function buildUsageMeta(id: ClientIdentity, m: Metered, baseUrl: string, 
     remaining: m.remaining,
     agent_type: id.agent_type,
     validation_required_for_commercial_use: true,
-    license: p.license,
+    // Spec 000: `license` and `pricing` are URLs; the license text is `license_notice`, beside them.
+    license: `${baseUrl}/docs#license`,
+    license_notice: p.license,
     pricing: `${baseUrl}/docs#pricing`,
     trust_status: p.trust_status,
     commercial_use_notice: p.commercial_use_notice,
+    // Spec 000: a string on every tier (a Pro client is told what its key already gives).
     upsell:
       id.tier === 'free'
         ? `Pro API keys raise the limit from ${id.hourly_limit} to ${proHourlyLimit} requests per hour: ${baseUrl}/docs#pricing`
-        : null,
+        : `Pro key: ${id.hourly_limit} requests per hour; a higher limit per key on request: ${baseUrl}/docs#pricing`,
     tier_recommendation: tierRecommendation(id, m),
   };
 }
-export type UsageMeta = ReturnType<typeof buildUsageMeta>;
 
 interface MetaTemplate {
   /** `{"source":…,"current_tier":…` */

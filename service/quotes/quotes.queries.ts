@@ -130,6 +130,8 @@ export interface ResolvedTicker {
   ticker: string;
   name: string | null;
   cik: number | null;
+  /** The identity card's `peak_metrics.employees` (latest 10-K Item 1 figure), or null. */
+  employees?: number | null;
 }
 
 /**
@@ -142,7 +144,12 @@ export async function resolveQuoteTicker(registry: SnapshotReader | undefined, r
   if (registry) {
     try {
       const c = await findCompany(registry, raw);
-      return { ticker: String(c.ticker), name: (c.name as string | null) ?? null, cik: c.cik == null ? null : Number(c.cik) };
+      return {
+        ticker: String(c.ticker),
+        name: (c.name as string | null) ?? null,
+        cik: c.cik == null ? null : Number(c.cik),
+        employees: c.employees == null ? null : Number(c.employees),
+      };
     } catch (e) {
       if (!(e instanceof NotFoundError) && !(e instanceof PipelineError && e.code === 'proofline:source-unavailable')) throw e;
       if (!ref.ticker) throw e;
@@ -181,8 +188,11 @@ export interface MarketContext {
   shares_as_of: string | null;
   /** When that fact was filed (form and accession are in `note` and `origin`). */
   shares_filed: string | null;
+  /** Spec 000 `market_context.employees` (an integer): the identity card's figure, else EDGAR dei:EntityNumberOfEmployees. */
   employees: number | null;
   employees_as_of: string | null;
+  /** Where `employees` comes from: `10-K Item 1` (the identity card's figure) or `companyfacts`. */
+  employees_source: string | null;
   /** What the numbers rest on, or why they are missing. */
   note: string;
   origin: unknown;
@@ -204,14 +214,19 @@ export async function marketContext(
   close: number,
   quoteDate: string,
   adjustment: Adjustment,
+  cardEmployees: number | null = null,
 ): Promise<MarketContext> {
+  const card = {
+    employees: cardEmployees,
+    employees_as_of: null,
+    employees_source: cardEmployees === null ? null : '10-K Item 1 (the identity card figure)',
+  };
   const empty = (note: string): MarketContext => ({
     market_cap: null,
     shares_outstanding: null,
     shares_as_of: null,
     shares_filed: null,
-    employees: null,
-    employees_as_of: null,
+    ...card,
     note,
     origin: null,
   });
@@ -233,7 +248,11 @@ export async function marketContext(
   }
   const shares = asOf ?? rows.find((r) => r.metric === 'shares_outstanding');
   const emp = rows.find((r) => r.metric === 'employees');
-  const employees = { employees: emp ? Number(emp.value) : null, employees_as_of: emp ? String(emp.period_end) : null };
+  // The identity card's figure first (spec 000: market_context.employees is the integer the card shows).
+  const employees =
+    cardEmployees !== null || !emp
+      ? card
+      : { employees: Math.round(Number(emp.value)), employees_as_of: String(emp.period_end), employees_source: 'companyfacts' };
   if (!shares) return { ...empty('no shares-outstanding fact in EDGAR companyfacts for this company'), ...employees };
   const n = Number(shares.value);
   const periodEnd = String(shares.period_end);
@@ -271,7 +290,7 @@ export async function getLatestQuote(d: QuoteQueryDeps, rawTicker: string, opts:
     adjustment,
     quote: day.quote,
     flags: day.flags,
-    market_context: await marketContext(d.registry, t.cik, day.quote.close, day.quote_date, adjustment),
+    market_context: await marketContext(d.registry, t.cik, day.quote.close, day.quote_date, adjustment, t.employees ?? null),
     origin: day.origin,
     origin_verified: day.origin_verified,
   };

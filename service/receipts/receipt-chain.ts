@@ -82,26 +82,51 @@ export interface ChainCheck {
 export function verifyReceiptChain(receipts: unknown[], keys: PublicJwk[]): ChainCheck {
   const results: ChainCheck['results'] = [];
   let prev: Receipt | null = null;
-  receipts.forEach((raw, index) => {
+  for (const [index, raw] of receipts.entries()) {
     const fail = (problem: string) => results.push({ index, nonce: (raw as Receipt | null)?.nonce ?? null, ok: false, problem });
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return fail('not an object');
+    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+      fail('not an object');
+      continue;
+    }
     const r = raw as Receipt;
     const fields = Object.keys(r).sort().join(',');
-    if (fields !== RECEIPT_FIELDS.join(',')) return fail(`unexpected field set: ${fields}`);
-    if (!/^[a-f0-9]{64}$/.test(String(r.leaf_hash))) return fail('leaf_hash is not 64 lower-case hex');
-    if (typeof r.found !== 'boolean') return fail('found is not a boolean');
+    if (fields !== RECEIPT_FIELDS.join(',')) {
+      fail(`unexpected field set: ${fields}`);
+      continue;
+    }
+    if (!/^[a-f0-9]{64}$/.test(String(r.leaf_hash))) {
+      fail('leaf_hash is not 64 lower-case hex');
+      continue;
+    }
+    if (typeof r.found !== 'boolean') {
+      fail('found is not a boolean');
+      continue;
+    }
     const key = keys.find((k) => k.kid === r.key_id);
-    if (!key) return fail(`no public key with kid ${r.key_id}`);
-    if (!verifySignature(key, r)) return fail('signature does not verify');
+    if (!key) {
+      fail(`no public key with kid ${r.key_id}`);
+      continue;
+    }
+    if (!verifySignature(key, r)) {
+      fail('signature does not verify');
+      continue;
+    }
     if (prev) {
-      if (r.prev_nonce !== prev.nonce) return fail(`prev_nonce ${r.prev_nonce} is not the previous receipt's nonce ${prev.nonce}`);
-      if (r.prev_receipt_hash !== hashReceipt(prev)) return fail('prev_receipt_hash does not match the previous receipt');
+      if (r.prev_nonce !== prev.nonce) {
+        fail(`prev_nonce ${r.prev_nonce} is not the previous receipt's nonce ${prev.nonce}`);
+        continue;
+      }
+      if (r.prev_receipt_hash !== hashReceipt(prev)) {
+        fail('prev_receipt_hash does not match the previous receipt');
+        continue;
+      }
     } else if ((r.prev_nonce === null) !== (r.prev_receipt_hash === null)) {
-      return fail('prev_nonce and prev_receipt_hash must both be set or both be null');
+      fail('prev_nonce and prev_receipt_hash must both be set or both be null');
+      continue;
     }
     results.push({ index, nonce: r.nonce, ok: true, problem: null });
     prev = r;
-  });
+  }
   const allOk = results.length === receipts.length && results.every((x) => x.ok);
   return { valid: allOk && receipts.length > 0, results };
 }

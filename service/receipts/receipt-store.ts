@@ -1,5 +1,7 @@
 /**
- * Durable record of issued receipts: an append-only JSONL file owned by the
+ * Durable record of issued receipts. With the PostgreSQL state store
+ * (DATABASE_URL) it is the `receipts` table (StateReceiptLog below), shared by
+ * every API node. Embedded default: an append-only JSONL file owned by the
  * server (`DATA_DIR/state/receipts.jsonl`), one receipt per line, so a chain
  * can continue from a nonce issued before a restart. Lookups are a Map hit;
  * a nonce not in memory reads what the file gained since the last read
@@ -14,11 +16,63 @@
  */
 import { appendFile, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
+import { insertRowsSql, loadStatements, type StateStore } from '../platform/state.store.ts';
 import { hashReceipt, type Receipt } from './receipt-chain.ts';
+
+/** Where issued receipts are kept: what `prev_nonce` is resolved against. */
+export interface ReceiptLog {
+  /** The hash of the receipt issued with `nonce`, or null when none was. */
+  receiptHash(nonce: string): Promise<string | null>;
+  /** Records a receipt durably before it is returned to the client. */
+  append(r: Receipt): Promise<void>;
+}
+
+const SQL = loadStatements('./receipts.state.sql', import.meta.url, ['receipt_hash']);
+const INSERT_RECEIPT = insertRowsSql('receipts', {
+  nonce: 'VARCHAR',
+  prev_nonce: 'VARCHAR',
+  receipt_hash: 'VARCHAR',
+  receipt_json: 'VARCHAR',
+  verified_at: 'VARCHAR',
+});
+
+/**
+ * Receipts in the PostgreSQL state store (DATABASE_URL): every API node
+ * appends to and resolves from one table, so a chain continues whichever node
+ * answers the next lookup. A receipt is committed (synchronous_commit) before
+ * it is returned. Hashes of receipts seen by this process are kept in memory.
+ */
+export class StateReceiptLog implements ReceiptLog {
+  private readonly byNonce = new Map<string, string>();
+
+  constructor(private readonly store: StateStore) {}
+
+  async receiptHash(nonce: string): Promise<string | null> {
+    const h = this.byNonce.get(nonce);
+    if (h) return h;
+    const rows = await this.store.query(SQL.receipt_hash, [nonce]);
+    return rows[0] ? String(rows[0].receipt_hash) : null;
+  }
+
+  async append(r: Receipt): Promise<void> {
+    const hash = hashReceipt(r);
+    await this.store.write(async (tx) =>
+      tx.defer(INSERT_RECEIPT, {
+        nonce: r.nonce,
+        prev_nonce: r.prev_nonce,
+        receipt_hash: hash,
+        receipt_json: JSON.stringify(r),
+        verified_at: r.verified_at,
+      }),
+    );
+    if (this.byNonce.size > 100_000) this.byNonce.clear();
+    this.byNonce.set(r.nonce, hash);
+  }
+}
 
 const CHUNK_BYTES = 1 << 20;
 
-export class ReceiptStore {
+export class ReceiptStore implements ReceiptLog {
   private readonly byNonce = new Map<string, string>();
   /** Bytes of the file parsed so far (up to the end of its last complete line). */
   private offset = 0;

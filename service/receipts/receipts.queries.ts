@@ -18,7 +18,7 @@ import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { findQuoteLeaf } from '../quotes/quotes.queries.ts';
 import { hashReceipt, type Receipt, type UnsignedReceipt } from './receipt-chain.ts';
-import { ReceiptStore } from './receipt-store.ts';
+import { ReceiptStore, StateReceiptLog, type ReceiptLog } from './receipt-store.ts';
 
 const FIND_LEAF = /* sql */ `SELECT leaf_hash, 'sha256' AS alg, 'rfc8785' AS canon, kind, source, source_url, retrieved_at,
   content_sha256, record_sha256, parent, table_name
@@ -39,7 +39,7 @@ export async function findLeaf(readers: Record<string, SnapshotReader>, leafHash
   for (const [domain, reader] of Object.entries(readers)) {
     if (!reader.manifest) continue;
     published++;
-    let rows;
+    let rows: Awaited<ReturnType<typeof reader.query>>;
     try {
       rows = await reader.query(FIND_LEAF, { leaf_hash: leafHash });
     } catch (e) {
@@ -58,7 +58,7 @@ export async function findLeaf(readers: Record<string, SnapshotReader>, leafHash
 
 interface ReceiptContext {
   key: SigningKey;
-  store: ReceiptStore;
+  store: ReceiptLog;
 }
 const contexts = new WeakMap<ServiceDeps, Promise<ReceiptContext>>();
 
@@ -68,7 +68,8 @@ export function receiptContext(deps: ServiceDeps): Promise<ReceiptContext> {
   if (!c) {
     c = (async () => ({
       key: deps.signingKey ?? (deps.signingKey = await loadOrCreateSigningKey(path.join(deps.options.dataDir, 'keys', 'ed25519.pem'))),
-      store: ReceiptStore.forDataDir(deps.options.dataDir),
+      // PostgreSQL state (DATABASE_URL): one receipt table for every node; embedded: DATA_DIR/state/receipts.jsonl.
+      store: deps.state?.backend === 'postgres' ? new StateReceiptLog(deps.state) : ReceiptStore.forDataDir(deps.options.dataDir),
     }))();
     contexts.set(deps, c);
   }

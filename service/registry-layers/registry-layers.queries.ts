@@ -62,12 +62,111 @@ function withOrigin(rows: Row[]): Array<Record<string, unknown>> {
  */
 export type RowOrigins = 'hash' | 'full';
 export const ROW_ORIGINS_NOTE =
-  'rows carry origin_leaf (a leaf hash): GET /api/verify/{origin_leaf} returns the leaf, its chain and a signed receipt; ?origins=full puts each whole leaf in origin';
+  'origin_leaf is a leaf hash: GET /api/verify/{origin_leaf} gives the leaf and a signed receipt; origins=full inlines leaves';
 
 function rowOrigin(origin: unknown, mode: RowOrigins): { origin: unknown } | { origin_leaf: string | null } {
   if (mode === 'full') return { origin };
   const h = (origin as { leaf_hash?: unknown } | null)?.leaf_hash;
   return { origin_leaf: typeof h === 'string' ? h : null };
+}
+
+/**
+ * `person.notes` (spec 000: a string; search matches people on name or notes): how many roles at which companies,
+ * the roles, and where they were read. The search index (service/search/text-index.ts) builds the same text.
+ */
+export function personNotes(p: { roles: string[]; companies: string[]; sources: string[] }): string {
+  const roles = [...new Set(p.roles)];
+  const cos = p.companies.filter(Boolean);
+  const sources = [...new Set(p.sources)].sort().map((s) => (s === 'ownership' ? 'Forms 3/4/5' : '10-K executive lists'));
+  return `${p.roles.length} role${p.roles.length === 1 ? '' : 's'} at ${cos.length} compan${cos.length === 1 ? 'y' : 'ies'} (${cos.slice(0, 5).join(', ')}${cos.length > 5 ? ', ...' : ''}): ${roles.slice(0, 5).join('; ')}${roles.length > 5 ? '; ...' : ''}; from ${sources.join(' and ')}`;
+}
+
+/** `career[].period` (spec 000: a string): `YYYY-MM-DD to YYYY-MM-DD`, or the one date when both are the same. */
+export function periodText(from: unknown, to: unknown): string {
+  const f = from == null ? null : String(from);
+  const t = to == null ? null : String(to);
+  if (f && t) return f === t ? f : `${f} to ${t}`;
+  return f ?? t ?? 'unknown';
+}
+
+/** Abbreviations of officer titles, expanded so that two spellings of one role compare equal. */
+const ROLE_ABBREVIATIONS: Array<[RegExp, string]> = [
+  [/\bceo\b/g, 'chief executive officer'],
+  [/\bcfo\b/g, 'chief financial officer'],
+  [/\bcoo\b/g, 'chief operating officer'],
+  [/\bcto\b/g, 'chief technology officer'],
+  [/\bcao\b/g, 'chief accounting officer'],
+  [/\bclo\b/g, 'chief legal officer'],
+  [/\bgc\b/g, 'general counsel'],
+  [/\bevp\b/g, 'executive vice president'],
+  [/\bsvp\b/g, 'senior vice president'],
+  [/\bvp\b/g, 'vice president'],
+  [/\bsr\b/g, 'senior'],
+  [/\bexec\b/g, 'executive'],
+  [/\bpres\b/g, 'president'],
+  [/\bchrm\b|\bchmn\b/g, 'chairman'],
+  [/\bdir\b/g, 'director'],
+];
+
+/**
+ * The comparison key of a role title: lower case, `&` as `and`, punctuation dropped, abbreviations expanded
+ * ("President and CEO" = "President & Chief Executive Officer" = "president and chief executive officer").
+ */
+export function roleKey(role: unknown): string {
+  let k = String(role ?? '')
+    .toLowerCase()
+    .replace(/&/g, ' and ')
+    .replace(/[^\p{L}\p{N} ]/gu, ' ');
+  for (const [re, full] of ROLE_ABBREVIATIONS) k = k.replace(re, full);
+  return k.replace(/\s+/g, ' ').trim();
+}
+
+const ROLE_TYPE_RANK: Record<string, number> = { executive_officer: 0, officer: 1, director: 2, ten_percent_owner: 3, other: 4 };
+
+/**
+ * One row per person and role (issue 19): rows of the same `person_key` whose roles have the same `roleKey`
+ * (a Form 4 "President and CEO" and a 10-K "President and Chief Executive Officer") are merged. The merged row is
+ * the row with the fullest spelling of the role (its accession, source and origin), with the longest spelling of
+ * the name, the most specific role type, the earliest first_seen and latest last_seen of the group;
+ * `also_reported_as` lists the other rows' spellings with their accessions. Order: each group's first row.
+ */
+export function mergeSameRoles(rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
+  const groups = new Map<string, Array<Record<string, unknown>>>();
+  for (const r of rows) {
+    const k = `${r.person_key ?? r.person_name}|${r.cik ?? ''}|${roleKey(r.role)}`;
+    const g = groups.get(k);
+    if (g) g.push(r);
+    else groups.set(k, [r]);
+  }
+  const longest = (vals: unknown[]) => vals.map((v) => String(v ?? '')).reduce((a, b) => (b.length > a.length ? b : a), '');
+  const out: Array<Record<string, unknown>> = [];
+  for (const g of groups.values()) {
+    if (g.length === 1) {
+      out.push(g[0]);
+      continue;
+    }
+    // The row shown is the one with the fullest spelling of the role (its accession, source and origin).
+    const shown = g.reduce((a, b) => (String(b.role ?? '').length > String(a.role ?? '').length ? b : a));
+    const dates = (key: string) =>
+      g
+        .map((r) => r[key])
+        .filter((v): v is string => v != null)
+        .map(String)
+        .sort();
+    const firsts = dates('first_seen');
+    const lasts = dates('last_seen');
+    out.push({
+      ...shown,
+      person_name: longest(g.map((r) => r.person_name)),
+      role_type: g.map((r) => String(r.role_type)).sort((a, b) => (ROLE_TYPE_RANK[a] ?? 9) - (ROLE_TYPE_RANK[b] ?? 9))[0],
+      first_seen: firsts[0] ?? null,
+      last_seen: lasts[lasts.length - 1] ?? null,
+      also_reported_as: g
+        .filter((r) => r !== shown)
+        .map((r) => ({ name: r.person_name, role: r.role, accession: r.accession, source: r.source_kind })),
+    });
+  }
+  return out;
 }
 
 function companyHead(c: CompanyRecord, layer: number | null) {
@@ -85,15 +184,24 @@ function companyOrigin(c: CompanyRecord, rows: Array<Record<string, unknown>> = 
   return parseJson(c.origin) ?? rows.find((r) => r.origin)?.origin ?? null;
 }
 
+/**
+ * The token-budgeted layers' two sizes (spec 000: profile about 800 tokens, timeline about 2000): the default answer
+ * keeps to the budget; `detail=full` adds what it leaves out (evidence sentences, accessions, filing metadata,
+ * EDGAR URLs, every person and affiliation). Pinned by test/contract/spec-000.test.ts.
+ */
+export type LayerDetail = 'default' | 'full';
+const PROFILE_DEFAULT = { people: 5, affiliations: 3 };
+
 /** Layer 1 (~800 tokens): people, products, partnerships, affiliations and key facts; rows' provenance per `origins` (RowOrigins). */
-export async function getCompanyProfile(registry: SnapshotReader, ref: string, opts: { origins?: RowOrigins } = {}) {
+export async function getCompanyProfile(registry: SnapshotReader, ref: string, opts: { origins?: RowOrigins; detail?: LayerDetail } = {}) {
   const mode = opts.origins ?? 'hash';
+  const full = opts.detail === 'full';
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
   const [facts, metrics, people, affiliations] = await Promise.all([
     registry.query(Q.profileFacts, { cik }).then(withOrigin),
     registry.query(Q.metrics, { cik }).then(withOrigin),
-    registry.query(Q.people, { cik }).then(withOrigin),
+    registry.query(Q.people, { cik }).then(withOrigin).then(mergeSameRoles),
     registry.query(Q.affiliations, { cik }),
   ]);
   const latestAcc = facts[0]?.accession ?? null;
@@ -101,28 +209,31 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string, o
   const employees = latest.find((f) => f.fact_type === 'employees');
   const metric = (m: string) => {
     const x = metrics.find((r) => r.metric === m);
-    return x
-      ? {
-          value: Number(x.value),
-          unit: x.unit,
-          as_of: x.period_end,
-          concept: `${x.taxonomy}:${x.concept}`,
-          form: x.form,
-          filed: x.filed,
-          accession: x.accession,
-          is_amendment: x.is_amendment,
-          ...rowOrigin(x.origin, mode),
-        }
-      : null;
+    if (!x) return null;
+    if (!full) return { value: Number(x.value), as_of: x.period_end, ...rowOrigin(x.origin, mode) };
+    return {
+      value: Number(x.value),
+      unit: x.unit,
+      as_of: x.period_end,
+      concept: `${x.taxonomy}:${x.concept}`,
+      form: x.form,
+      filed: x.filed,
+      accession: x.accession,
+      is_amendment: x.is_amendment,
+      ...rowOrigin(x.origin, mode),
+    };
   };
+  const products = latest.filter((f) => f.fact_type === 'product');
+  const partnerships = latest.filter((f) => f.fact_type === 'partnership');
+  const shownPeople = people.slice(0, full ? 15 : PROFILE_DEFAULT.people);
+  const shownAffiliations = full ? affiliations : affiliations.slice(0, PROFILE_DEFAULT.affiliations);
   return {
     ...companyHead(c, 1),
     key_facts: {
       employees: employees
         ? {
             value: Number(employees.numeric_value),
-            evidence: employees.evidence,
-            accession: employees.accession,
+            ...(full ? { evidence: employees.evidence, accession: employees.accession } : {}),
             ...rowOrigin(employees.origin, mode),
           }
         : null,
@@ -131,36 +242,47 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string, o
       revenue: metric('revenue'),
       net_income: metric('net_income'),
     },
-    people: people.slice(0, 15).map((p) => ({
+    people: shownPeople.map((p) => ({
       name: p.person_name,
       role: p.role,
       role_type: p.role_type,
       since: p.first_seen,
-      last_seen: p.last_seen,
+      ...(full ? { last_seen: p.last_seen } : {}),
       ...rowOrigin(p.origin, mode),
     })),
-    products: latest
-      .filter((f) => f.fact_type === 'product')
-      .map((f) => ({ name: f.value, evidence: f.evidence, accession: f.accession, ...rowOrigin(f.origin, mode) })),
-    partnerships: latest
-      .filter((f) => f.fact_type === 'partnership')
-      .map((f) => ({ partner: f.value, evidence: f.evidence, accession: f.accession, ...rowOrigin(f.origin, mode) })),
-    affiliations: affiliations.map((a) => ({
+    products: products.map((f) => ({
+      name: f.value,
+      ...(full ? { evidence: f.evidence, accession: f.accession } : {}),
+      ...rowOrigin(f.origin, mode),
+    })),
+    partnerships: partnerships.map((f) => ({
+      partner: f.value,
+      ...(full ? { evidence: f.evidence, accession: f.accession } : {}),
+      ...rowOrigin(f.origin, mode),
+    })),
+    affiliations: shownAffiliations.map((a) => ({
       person: a.person_name,
       company: a.company_name,
       ticker: a.ticker,
       role: a.role,
-      role_type: a.role_type,
-      last_seen: a.last_seen,
+      ...(full ? { role_type: a.role_type, last_seen: a.last_seen } : {}),
     })),
+    // What the default answer leaves out, and the one parameter that brings it (spec 000: layer 1, about 800 tokens).
+    totals: { people: people.length, affiliations: affiliations.length },
+    ...(full ? {} : { detail: 'detail=full: evidence, accessions, every person and affiliation' }),
     ...(mode === 'hash' ? { origins_note: ROW_ORIGINS_NOTE } : {}),
     origin: companyOrigin(c, [...facts, ...metrics]),
   };
 }
 
 /** Layer 2 (~2000 tokens): acquisitions, launches, leadership changes, financial milestones from 8-K items; rows' provenance per `origins` (RowOrigins). */
-export async function getCompanyTimeline(registry: SnapshotReader, ref: string, opts: { limit?: number; origins?: RowOrigins } = {}) {
+export async function getCompanyTimeline(
+  registry: SnapshotReader,
+  ref: string,
+  opts: { limit?: number; origins?: RowOrigins; detail?: LayerDetail } = {},
+) {
   const mode = opts.origins ?? 'hash';
+  const full = opts.detail === 'full';
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
   const { limit, clamped } = clampLimit(opts.limit, 20, 200);
@@ -180,10 +302,11 @@ export async function getCompanyTimeline(registry: SnapshotReader, ref: string, 
       summary: e.summary,
       accession: e.accession,
       form: e.form,
-      document_url: e.document_url,
+      ...(full ? { document_url: e.document_url } : {}),
       basis: e.basis,
       ...rowOrigin(e.origin, mode),
     })),
+    ...(full ? {} : { detail: "detail=full adds each event's EDGAR document URL; limit= gives more events" }),
     ...(clamped ? { limit_clamped: clamped } : {}),
     ...(mode === 'hash' ? { origins_note: ROW_ORIGINS_NOTE } : {}),
     origin: companyOrigin(c, events),
@@ -270,7 +393,10 @@ export async function getCompanyEarnings(registry: SnapshotReader, ref: string) 
 /** Executives and board members of one company. */
 export async function getCompanyPeople(registry: SnapshotReader, ref: string) {
   const c = await findCompany(registry, ref);
-  const rows = await registry.query(Q.people, { cik: Number(c.cik) }).then(withOrigin);
+  const rows = await registry
+    .query(Q.people, { cik: Number(c.cik) })
+    .then(withOrigin)
+    .then(mergeSameRoles);
   const shape = (p: Record<string, unknown>) => ({
     name: p.person_name,
     role: p.role,
@@ -279,6 +405,7 @@ export async function getCompanyPeople(registry: SnapshotReader, ref: string) {
     last_seen: p.last_seen,
     accession: p.accession,
     source: p.source_kind,
+    ...(p.also_reported_as ? { also_reported_as: p.also_reported_as } : {}),
     origin: p.origin,
   });
   return {
@@ -300,7 +427,7 @@ export async function getPerson(registry: SnapshotReader, name: string) {
     .trim();
   if (q.length < 2)
     throw new InvalidInputError("invalid parameter 'name': give at least 2 letters or digits", { response: { parameter: 'name' } });
-  const rows = withOrigin(await registry.query(Q.person, { q }));
+  const rows = mergeSameRoles(withOrigin(await registry.query(Q.person, { q })));
   if (rows.length === 0)
     throw new NotFoundError(`no person matching '${q}'`, {
       response: { name: q, hint: 'names come from Forms 3/4/5 and 10-K executive lists; try a last name' },
@@ -311,16 +438,19 @@ export async function getPerson(registry: SnapshotReader, name: string) {
   const exact = (g: Array<Record<string, unknown>>) => Number(g.some((r) => r.name_key === q));
   const groups = [...byKey.values()].sort((a, b) => exact(b) - exact(a) || b.length - a.length);
   const main = groups[0];
-  const companies = new Set(main.map((r) => r.cik));
   const career = main.map((r) => ({
     company: r.company_name,
     ticker: r.ticker,
     cik: r.cik,
     role: r.role,
     role_type: r.role_type,
-    period: { from: r.first_seen, to: r.last_seen },
+    // Spec 000: `period` is a string, `YYYY-MM-DD to YYYY-MM-DD` (the first and last filing dates the role was seen
+    // in; one date when both are the same); the two dates are also in `period_detail`.
+    period: periodText(r.first_seen, r.last_seen),
+    period_detail: { from: r.first_seen, to: r.last_seen },
     accession: r.accession,
     source: r.source_kind,
+    ...(r.also_reported_as ? { also_reported_as: r.also_reported_as } : {}),
     origin: r.origin,
   }));
   return {
@@ -328,7 +458,11 @@ export async function getPerson(registry: SnapshotReader, name: string) {
     person: {
       name: main[0].person_name,
       cik: main[0].person_cik ?? null,
-      notes: `${career.length} role${career.length === 1 ? '' : 's'} at ${companies.size} compan${companies.size === 1 ? 'y' : 'ies'}, from ${[...new Set(main.map((r) => r.source_kind))].map((s) => (s === 'ownership' ? 'Forms 3/4/5' : '10-K executive lists')).join(' and ')}`,
+      notes: personNotes({
+        roles: career.map((r) => String(r.role)),
+        companies: [...new Set(main.map((r) => String(r.company_name)))],
+        sources: main.map((r) => String(r.source_kind)),
+      }),
     },
     career,
     other_matches: groups
@@ -363,15 +497,19 @@ function checkType(name: string, v: string | undefined): SignalType | null {
   return v as SignalType;
 }
 
-/** Signals: with no filter, the index of signal types with counts; else the matching hits. */
-export async function listSignals(registry: SnapshotReader, q: SignalQuery) {
+/**
+ * Signals (spec 000 rule 2): with no parameters at all, the index of signal types with counts; with any parameter
+ * (also `limit` alone), the matching hits. `given` is how many query parameters the request carried (the route
+ * passes it, so an unrecognised parameter also asks for results); by default, the number of fields set in `q`.
+ */
+export async function listSignals(registry: SnapshotReader, q: SignalQuery, given?: number) {
   const type = checkType('type', q.type);
   const also = checkType('also', q.also);
   if (also && !type)
     throw new InvalidInputError("invalid parameter 'also': needs 'type' (companies having both signals)", {
       response: { parameter: 'also' },
     });
-  const filtered = q.ticker !== undefined || type || q.exchange !== undefined || q.min_strength !== undefined;
+  const filtered = (given ?? Object.values(q).filter((v) => v !== undefined).length) > 0;
   if (!filtered) {
     const idx = await registry.query(Q.signalIndex);
     return {

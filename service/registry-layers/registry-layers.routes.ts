@@ -3,7 +3,7 @@
  * /earnings, /people; /api/person/{name}; /api/signals. Thin: parse, call the
  * transport-free query, return JSON.
  */
-import { getRouterParam, type H3 } from 'h3';
+import { getQuery, getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
@@ -29,8 +29,14 @@ const originsParam = z
   .describe(
     'row provenance: hash (default) = origin_leaf per row, to look up at /api/verify/{origin_leaf}; full = the whole leaf per row in origin',
   );
-const profileQuery = z.object({ origins: originsParam });
-const timelineQuery = z.object({ limit: limitParam(20, 200), origins: originsParam });
+const detailParam = z
+  .enum(['default', 'full'])
+  .optional()
+  .describe(
+    'full: every row with all its fields (evidence sentences, EDGAR URLs, filing metadata); default: the layer at its token budget',
+  );
+const profileQuery = z.object({ origins: originsParam, detail: detailParam });
+const timelineQuery = z.object({ limit: limitParam(20, 200), origins: originsParam, detail: detailParam });
 const signalsQuery = z.object({
   ticker: z.string().min(1).max(15).optional(),
   type: z.string().optional().describe('signal type (see the index without parameters)'),
@@ -96,7 +102,8 @@ describeRoute({
   method: 'GET',
   path: '/api/signals',
   family: 'company',
-  summary: 'Signals from 10-K risk factors and MD&A; no parameters: index of signal types with counts',
+  summary:
+    'Signals from 10-K risk factors and MD&A; no parameters at all: index of signal types with counts; any parameter (also limit alone): the matching signals',
   query: signalsQuery,
   statuses: [400, 503],
 });
@@ -110,5 +117,5 @@ export function registerRegistryLayerRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/company/:ticker/earnings', (e) => getCompanyEarnings(reg(), ticker(e)));
   app.get('/api/company/:ticker/people', (e) => getCompanyPeople(reg(), ticker(e)));
   app.get('/api/person/:name', (e) => getPerson(reg(), getRouterParam(e, 'name') ?? ''));
-  app.get('/api/signals', (e) => listSignals(reg(), parseQuery(e, signalsQuery)));
+  app.get('/api/signals', (e) => listSignals(reg(), parseQuery(e, signalsQuery), Object.keys(getQuery(e)).length));
 }

@@ -5,6 +5,10 @@
  * costs well under a millisecond, instead of a DuckDB scan per request
  * (DuckDB point/scan queries top out near 1,100/s here: tech.md).
  *
+ * What is matched (spec 000: companies match on name, summary and tags): the ticker, the name, every fact the
+ * identity card's summary states (SIC code and description, headquarters city and state, state of incorporation,
+ * exchange, status) and its tags (SIC description, exchange, filer category, status).
+ *
  * Ranking: exact ticker 100, exact name 95, name prefix 80, name contains the
  * whole query 60, name contains the first token 40, other fields 20; +5 for an
  * active company; ties by the SEC ticker file's order (market value), then name.
@@ -55,7 +59,13 @@ export function companyIndex(reader: SnapshotReader): Promise<IndexedCompany[]> 
 }
 
 /** Ranked companies matching every token; `q` is the whole lower-cased query. */
-export function searchCompanyIndex(index: IndexedCompany[], q: string, tokens: string[], limit: number): CompanyHit[] {
+export function searchCompanyIndex(
+  index: IndexedCompany[],
+  q: string,
+  tokens: string[],
+  limit: number,
+  count?: { total: number },
+): CompanyHit[] {
   const hits: Array<{ c: IndexedCompany; score: number }> = [];
   const t0 = tokens[0]!;
   outer: for (const c of index) {
@@ -81,6 +91,7 @@ export function searchCompanyIndex(index: IndexedCompany[], q: string, tokens: s
       (a.c.name < b.c.name ? -1 : a.c.name > b.c.name ? 1 : 0) ||
       (a.c.ticker < b.c.ticker ? -1 : 1),
   );
+  if (count) count.total = hits.length;
   return hits.slice(0, limit).map(({ c, score }) => ({
     ticker: c.ticker,
     cik: c.cik,

@@ -45,9 +45,10 @@ export async function searchRegistry(registry: SnapshotReader, opts: SearchOptio
   const q = query.toLowerCase();
   const [companies, text] = await Promise.all([companyIndex(registry), textIndexes(registry)]);
   const byCik = cikMapOf(companies);
-  const companyHits = searchCompanyIndex(companies, q, tokens, opts.limit);
-  const people = searchPeople(text.people, q, tokens, opts.limit, text.peopleWords);
-  const events = searchEvents(text.events, q, tokens, opts.limit, text.eventWords);
+  const counts = { companies: { total: 0 }, people: { total: 0 }, events: { total: 0 } };
+  const companyHits = searchCompanyIndex(companies, q, tokens, opts.limit, counts.companies);
+  const people = searchPeople(text.people, q, tokens, opts.limit, text.peopleWords, counts.people);
+  const events = searchEvents(text.events, q, tokens, opts.limit, text.eventWords, counts.events);
   return {
     query,
     results: {
@@ -78,6 +79,8 @@ export async function searchRegistry(registry: SnapshotReader, opts: SearchOptio
         };
       }),
     },
-    total: companyHits.length + people.length + events.length,
+    // Spec 000: `total` is the number of matches (every list), not the number returned (at most `limit` a list).
+    total: counts.companies.total + counts.people.total + counts.events.total,
+    totals: { companies: counts.companies.total, people: counts.people.total, events: counts.events.total },
   };
 }

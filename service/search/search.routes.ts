@@ -69,7 +69,8 @@ describeRoute({
   response: z.object({
     query: z.string(),
     results: z.object({ companies: z.array(company), people: z.array(person), events: z.array(event) }),
-    total: z.number(),
+    total: z.number().describe('number of matches of all three lists, not the number returned'),
+    totals: z.object({ companies: z.number(), people: z.number(), events: z.number() }),
     limit: z.number(),
     limit_clamped: z.object({ requested: z.number(), max: z.number() }).optional(),
   }),

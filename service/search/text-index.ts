@@ -9,6 +9,7 @@
  * Tables absent from the snapshot give empty indexes; a table above
  * MAX_ROWS is not loaded (empty results, logged) to bound memory.
  */
+import { personNotes } from '../registry-layers/registry-layers.queries.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { snapshotSchema } from '../../lib/warehouse/snapshot-schema.ts';
 import { WordIndex } from './word-index.ts';
@@ -83,7 +84,10 @@ async function build(reader: SnapshotReader): Promise<TextIndexes> {
       hasPeople && (await countRows(reader, 'people')) <= MAX_ROWS
         ? reader.query(/* sql */ `SELECT arg_max(person_name, coalesce(last_seen, DATE '1900-01-01')) AS name, list(DISTINCT person_name ORDER BY person_name) AS names,
                  any_value(CAST(person_cik AS VARCHAR)) AS person_cik,
-                 ${hasNotes ? 'any_value(notes)' : 'NULL'} AS notes,
+                 ${hasNotes ? 'any_value(notes)' : 'NULL'} AS stored_notes,
+                 list(role ORDER BY role) AS all_roles,
+                 list(DISTINCT company_name ORDER BY company_name) FILTER (WHERE company_name IS NOT NULL) AS companies,
+                 list(source_kind) AS sources,
                  list(DISTINCT ticker ORDER BY ticker) FILTER (WHERE ticker IS NOT NULL) AS tickers,
                  list(DISTINCT role ORDER BY role) AS roles
                FROM people GROUP BY person_key`)
@@ -122,15 +126,26 @@ async function build(reader: SnapshotReader): Promise<TextIndexes> {
             ? 1
             : 0,
   );
-  const people: PersonDoc[] = peopleRows.map((r) => ({
-    name: String(r.name),
-    person_cik: (r.person_cik as string | null) ?? null,
-    notes: (r.notes as string | null) ?? null,
-    tickers: (r.tickers as string[] | null) ?? [],
-    roles: (r.roles as string[] | null) ?? [],
-    lnames: ((r.names as string[] | null) ?? [String(r.name)]).map((n) => n.toLowerCase()),
-    lnotes: r.notes ? String(r.notes).toLowerCase() : '',
-  }));
+  // Spec 000: people match on name or notes. Notes are the text /api/person/{name} shows (personNotes), or the
+  // table's own notes column where a snapshot has one.
+  const people: PersonDoc[] = peopleRows.map((r) => {
+    const notes =
+      (r.stored_notes as string | null) ??
+      personNotes({
+        roles: ((r.all_roles as unknown[] | null) ?? []).map(String),
+        companies: ((r.companies as unknown[] | null) ?? []).map(String),
+        sources: ((r.sources as unknown[] | null) ?? []).map(String),
+      });
+    return {
+      name: String(r.name),
+      person_cik: (r.person_cik as string | null) ?? null,
+      notes,
+      tickers: (r.tickers as string[] | null) ?? [],
+      roles: (r.roles as string[] | null) ?? [],
+      lnames: ((r.names as string[] | null) ?? [String(r.name)]).map((n) => n.toLowerCase()),
+      lnotes: notes.toLowerCase(),
+    };
+  });
   const eventWords = WordIndex.build(events.length, (i) => [events[i]!.ltitle, events[i]!.lsummary, events[i]!.event_type]);
   const peopleWords = WordIndex.build(people.length, (i) => [...people[i]!.lnames, people[i]!.lnotes]);
   return { events, people, eventWords, peopleWords };
@@ -174,20 +189,26 @@ export function searchEvents(
   tokens: string[],
   limit: number,
   words?: WordIndex,
+  count?: { total: number },
 ): Array<{ doc: EventDoc; score: number }> {
   const hi: Array<{ doc: EventDoc; score: number }> = [];
   const lo: Array<{ doc: EventDoc; score: number }> = [];
   // With the word index only the matching events are visited (same order, same answer as the scan).
   const ids = words?.match(tokens);
   const n = ids ? ids.length : events.length;
+  let matched = 0;
   outer: for (let k = 0; k < n; k++) {
     const e = events[ids ? ids[k]! : k]!;
     if (!ids) for (const t of tokens) if (!e.ltitle.includes(t) && !e.lsummary.includes(t) && !e.event_type.includes(t)) continue outer;
+    matched++;
     if (e.ltitle.includes(q)) {
       hi.push({ doc: e, score: 60 });
-      if (hi.length >= limit) break;
+      // Without a count to make, stop once `limit` whole-query title matches are held; with the word index every
+      // visited event matches, so the count is the number of ids.
+      if (hi.length >= limit && (!count || ids)) break;
     } else if (lo.length < limit) lo.push({ doc: e, score: 30 });
   }
+  if (count) count.total = ids ? ids.length : matched;
   return hi.concat(lo).slice(0, limit);
 }
 
@@ -198,16 +219,20 @@ export function searchPeople(
   tokens: string[],
   limit: number,
   words?: WordIndex,
+  count?: { total: number },
 ): Array<{ doc: PersonDoc; score: number }> {
   const top = topN<{ doc: PersonDoc; score: number }>(limit, (a, b) => (a.score !== b.score ? a.score > b.score : a.doc.name < b.doc.name));
   const ids = words?.match(tokens);
   const n = ids ? ids.length : people.length;
+  let matched = 0;
   outer: for (let k = 0; k < n; k++) {
     const p = people[ids ? ids[k]! : k]!;
     if (!ids) for (const t of tokens) if (!p.lnames.some((n) => n.includes(t)) && !p.lnotes.includes(t)) continue outer;
+    matched++;
     let score = 30;
     for (const n of p.lnames) score = Math.max(score, n === q ? 100 : n.startsWith(q) ? 80 : n.includes(q) ? 60 : 30);
     top.offer({ doc: p, score });
   }
+  if (count) count.total = matched;
   return top.items;
 }

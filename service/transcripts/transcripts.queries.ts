@@ -51,6 +51,24 @@ function checkFilters(type?: string, topic?: string): void {
     throw new InvalidInputError(`invalid parameter 'topic': one of ${FACT_TOPICS.join(', ')}`, { response: { parameter: 'topic' } });
 }
 
+/** `transcripts[].speakers` (spec 000: array of string): each speaker's name, in the order of the call. */
+export function speakerNames(speakers: unknown): string[] {
+  if (!Array.isArray(speakers)) return [];
+  return speakers.map((s) =>
+    typeof s === 'string' ? s : String((s as { name?: unknown; id?: unknown }).name ?? (s as { id?: unknown }).id ?? ''),
+  );
+}
+
+/** `transcripts[].key_metrics` (spec 000: array of string): `metric: value` per figure stated on the call, e.g. `revenue: $33.7 billion`. */
+export function keyMetricTexts(metrics: unknown): string[] {
+  if (!Array.isArray(metrics)) return [];
+  return metrics.map((m) => {
+    if (typeof m === 'string') return m;
+    const o = m as { metric?: unknown; value?: unknown };
+    return o.value == null ? String(o.metric ?? '') : `${String(o.metric ?? '')}: ${String(o.value)}`;
+  });
+}
+
 /** GET /api/company/{ticker}/transcripts. 404 with a hint when the ticker has none. */
 export async function getCompanyTranscripts(d: TranscriptQueryDeps, raw: string) {
   const t = await resolve(d, raw);
@@ -72,10 +90,13 @@ export async function getCompanyTranscripts(d: TranscriptQueryDeps, raw: string)
       fiscal_year: r.fiscal_year,
       call_date: r.call_date,
       format: r.format,
-      speakers: json(r.speakers),
+      // Spec 000: speakers and key_metrics are arrays of strings; the parsed objects go beside them (*_detail).
+      speakers: speakerNames(json(r.speakers)),
+      speakers_detail: json(r.speakers) ?? [],
       qa_present: r.qa_present,
       qa_questions: r.qa_questions,
-      key_metrics: json(r.key_metrics),
+      key_metrics: keyMetricTexts(json(r.key_metrics)),
+      key_metrics_detail: json(r.key_metrics) ?? [],
       word_count: r.word_count,
       topics: json(r.topics),
       notes: json(r.notes),
@@ -95,6 +116,12 @@ export async function getCompanyFacts(d: TranscriptQueryDeps, raw: string, q: { 
   const t = await resolve(d, raw);
   const { limit, clamped } = clampLimit(q.limit, 100, FACTS_MAX);
   const rows = await d.transcripts.query(FACTS, { ticker: t.ticker, type: q.type ?? null, topic: q.topic ?? null, limit });
+  // Spec 000: facts of an unknown company are a 404. A ticker the registry does not know is known here only when
+  // it has transcripts (ETFs and non-registrants can); a registry company without transcripts answers 200, empty.
+  if (rows.length === 0 && t.name === null && (await d.transcripts.query(BY_TICKER, { ticker: t.ticker })).length === 0)
+    throw new NotFoundError(`no company or transcripts for '${t.ticker}'`, {
+      response: { ticker: t.ticker, hint: 'search by name at /api/search?q=...' },
+    });
   return {
     schema: TRANSCRIPTS_SCHEMA_ID,
     ticker: t.ticker,

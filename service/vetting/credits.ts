@@ -5,26 +5,91 @@
  * Bearer) naming a paid account, or runs on the broker_id's free account,
  * created on first use with the Free plan's signup credits.
  *
- * Every function taking a `StateTx` runs inside the state store's single
- * writer queue, so a balance check and the debit that follows it cannot
- * interleave with another request's (no double spending). Checks throw before
- * the operation's first write (see state.store.ts).
+ * Every function taking a `StateTx` runs inside a state store transaction
+ * that holds the account's lock (`tx.lock('acct:<id>')`, taken before the
+ * balance is read), so a balance check and the debit that follows it cannot
+ * interleave with another request's, on this node or any other (no double
+ * spending). Checks throw before the operation's first write (see state.store.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, NotFoundError, PaymentRequiredError } from '../../lib/errors.ts';
 import { createApiKey, hashApiKey } from '../../lib/api-keys.ts';
-import { insertRowsSql, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
+import { insertRowsSql, loadStatements, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
 
-/** Plans: credits at signup and the largest batch one /api/batch-vet call may carry. */
+const SQL = loadStatements('./vetting.state.sql', import.meta.url, ['account_by_id', 'account_by_key']);
+
+/**
+ * Plans, as spec 001's Limits table publishes them (`001_2c993ec8aa6fda8f.txt`, "Limits"): prices, what a
+ * purchase may buy (`purchase`: the credits one grant of this plan may carry; null = not bought), credits at
+ * signup and the largest batch one /api/batch-vet call may carry (null = no cap). No subscriptions or monthly
+ * fees; one credit per vetting record; credits never expire.
+ */
 export const PLANS = {
-  free: { label: 'Free', signup_credits: 30, batch_limit: 10, unlimited: false },
-  payg: { label: 'Pay-as-you-go', signup_credits: 0, batch_limit: 100, unlimited: false },
-  pack_100: { label: '100-credit pack', signup_credits: 0, batch_limit: 100, unlimited: false },
-  pack_500: { label: '500-credit pack', signup_credits: 0, batch_limit: 500, unlimited: false },
-  // Enterprise credits are unlimited; the batch limit only bounds one request's size.
-  enterprise: { label: 'Enterprise', signup_credits: 0, batch_limit: 1000, unlimited: true },
-} as const;
+  free: {
+    label: 'Free',
+    price: 'free',
+    price_usd: 0,
+    usd_per_credit: 0,
+    signup_credits: 30,
+    purchase: null,
+    batch_limit: 10,
+    unlimited: false,
+  },
+  payg: {
+    label: 'Pay as you go',
+    price: '$10 per record',
+    price_usd: null,
+    usd_per_credit: 10,
+    signup_credits: 0,
+    purchase: { min: 1, max: 99 },
+    batch_limit: 100,
+    unlimited: false,
+  },
+  pack_100: {
+    label: '100-pack',
+    price: '$900 ($9 per record)',
+    price_usd: 900,
+    usd_per_credit: 9,
+    signup_credits: 0,
+    purchase: { min: 100, max: 100 },
+    batch_limit: 100,
+    unlimited: false,
+  },
+  pack_500: {
+    label: '500-pack',
+    price: '$4,000 ($8 per record)',
+    price_usd: 4000,
+    usd_per_credit: 8,
+    signup_credits: 0,
+    purchase: { min: 500, max: 500 },
+    batch_limit: 500,
+    unlimited: false,
+  },
+  // Enterprise: volume pricing, credits unlimited, batches not capped (spec 001: batch size "unlimited").
+  enterprise: {
+    label: 'Enterprise',
+    price: 'volume pricing',
+    price_usd: null,
+    usd_per_credit: null,
+    signup_credits: 0,
+    purchase: null,
+    batch_limit: null,
+    unlimited: true,
+  },
+} as const satisfies Record<
+  string,
+  {
+    label: string;
+    price: string;
+    price_usd: number | null;
+    usd_per_credit: number | null;
+    signup_credits: number;
+    purchase: { min: number; max: number } | null;
+    batch_limit: number | null;
+    unlimited: boolean;
+  }
+>;
 
 export type PlanId = keyof typeof PLANS;
 export const planIdSchema = z.enum(Object.keys(PLANS) as [PlanId, ...PlanId[]]);
@@ -67,11 +132,12 @@ const INSERT_LEDGER = insertRowsSql('credit_ledger', {
   created_at: 'VARCHAR',
 });
 
-/** Reads an account inside the writer transaction (cached across the group). */
+/** Locks and reads an account inside the writer transaction (cached while the lock holds). */
 export async function readAccount(tx: StateTx, accountId: string): Promise<Account | null> {
   const k = acctKey(accountId);
+  await tx.lock(k);
   if (tx.cache.has(k)) return tx.cache.get(k) as Account | null;
-  const rows = await tx.read('SELECT account_id, plan, balance, created_at FROM accounts WHERE account_id = $id', { id: accountId });
+  const rows = await tx.read(SQL.account_by_id, [accountId]);
   const a = rows[0]
     ? {
         account_id: String(rows[0].account_id),
@@ -86,6 +152,7 @@ export async function readAccount(tx: StateTx, accountId: string): Promise<Accou
 
 /** Creates an account (with its plan's signup credits and a ledger line). Throws if it exists. */
 export async function createAccount(tx: StateTx, accountId: string, plan: PlanId, now: Date): Promise<Account> {
+  await tx.lock(acctKey(accountId));
   const at = now.toISOString();
   const credits = PLANS[plan].signup_credits;
   tx.defer(INSERT_ACCOUNT, { account_id: accountId, plan, balance: credits, api_key_sha256: null, created_at: at, updated_at: at });
@@ -119,7 +186,7 @@ export async function resolveAccount(tx: StateTx, auth: { apiKey?: string | null
     const ck = `key:${h}`;
     let accountId = tx.cache.get(ck) as string | null | undefined;
     if (accountId === undefined) {
-      const rows = await tx.read('SELECT account_id FROM accounts WHERE api_key_sha256 = $h', { h });
+      const rows = await tx.read(SQL.account_by_key, [h]);
       accountId = rows[0] ? String(rows[0].account_id) : null;
       tx.cache.set(ck, accountId);
     }
@@ -147,10 +214,10 @@ export function assertCanPay(account: Account, n: number): void {
   );
 }
 
-/** Throws InvalidInputError when a batch is larger than the plan allows. */
+/** Throws InvalidInputError when a batch is larger than the plan allows (Enterprise: no cap). */
 export function assertBatchSize(account: Account, size: number): void {
-  const limit = PLANS[account.plan].batch_limit;
-  if (size > limit) {
+  const limit: number | null = PLANS[account.plan].batch_limit;
+  if (limit !== null && size > limit) {
     throw new InvalidInputError(
       `batch of ${size} exceeds the ${PLANS[account.plan].label} plan limit of ${limit} DOT numbers per request`,
       {
@@ -174,13 +241,44 @@ export async function debit(tx: StateTx, account: Account, n: number, now: Date)
   return next;
 }
 
-/** Admin: adds `n` credits (creating the account) and optionally changes its plan. */
+/**
+ * Throws InvalidInputError naming the field unless `n` credits are a purchase `plan` sells (spec 001 Limits):
+ * pay-as-you-go 1 to 99, the packs exactly 100 and 500, Enterprise any number (volume pricing); Free is not
+ * bought (its 30 credits come at signup).
+ */
+export function assertPurchase(plan: PlanId, n: number): void {
+  if (!Number.isInteger(n) || n < 0)
+    throw new InvalidInputError('credits to grant must be a non-negative integer', { response: { parameter: 'n' } });
+  const p = PLANS[plan];
+  if (plan === 'enterprise') return;
+  if (p.purchase === null)
+    throw new InvalidInputError(
+      `the ${p.label} plan is not bought (its ${p.signup_credits} credits come at signup): choose payg, pack_100 or pack_500`,
+      {
+        response: { parameter: 'plan', plan },
+      },
+    );
+  if (n < p.purchase.min || n > p.purchase.max)
+    throw new InvalidInputError(
+      p.purchase.min === p.purchase.max
+        ? `the ${p.label} plan sells exactly ${p.purchase.min} credits, got ${n}`
+        : `the ${p.label} plan sells ${p.purchase.min} to ${p.purchase.max} credits, got ${n}`,
+      { response: { parameter: 'n', plan, min: p.purchase.min, max: p.purchase.max, requested: n } },
+    );
+}
+
+/**
+ * Admin: records a purchase of `n` credits on `plan` (default: the account's plan; a new account defaults to
+ * payg), creating the account. The amount must be one the plan sells (assertPurchase), checked before any write.
+ */
 export async function grantCredits(store: StateStore, accountId: string, n: number, plan: PlanId | undefined, now: Date): Promise<Account> {
   if (!Number.isInteger(n) || n < 0)
     throw new InvalidInputError('credits to grant must be a non-negative integer', { response: { parameter: 'n' } });
   return store.write(async (tx) => {
     const at = now.toISOString();
-    const a = (await readAccount(tx, accountId)) ?? (await createAccount(tx, accountId, plan ?? 'payg', now));
+    const existing = await readAccount(tx, accountId);
+    assertPurchase(plan ?? existing?.plan ?? 'payg', n);
+    const a = existing ?? (await createAccount(tx, accountId, plan ?? 'payg', now));
     const next: Account = { ...a, plan: plan ?? a.plan, balance: a.balance + n };
     tx.defer(UPDATE_BALANCE, { account_id: accountId, plan: next.plan, balance: next.balance, updated_at: at }, accountId);
     insertLedger(tx, accountId, n, next.balance, plan ? `grant (plan ${plan})` : 'grant', at);
@@ -206,6 +304,7 @@ export async function issueApiKey(
     throw new InvalidInputError(`account ${accountId} does not exist: grant credits first`, { response: { parameter: 'account' } });
   const { secret, record } = await createApiKey(dataDir, { label: `credits:${accountId}`, hourlyLimit: opts.hourlyLimit ?? null });
   await store.write(async (tx) => {
+    await tx.lock(acctKey(accountId));
     tx.defer(UPDATE_KEY, { account_id: accountId, api_key_sha256: hashApiKey(secret), updated_at: now.toISOString() }, accountId);
     // key → account entries may now be stale (a rebinding replaces the account's previous key). Only those:
     // balances and chain heads in the cache may hold this group's not yet flushed values.
@@ -216,7 +315,7 @@ export async function issueApiKey(
 
 /** Reads an account's balance outside a transaction (committed state). */
 export async function getAccount(store: StateStore, accountId: string): Promise<Account | null> {
-  const rows = await store.query('SELECT account_id, plan, balance, created_at FROM accounts WHERE account_id = $id', { id: accountId });
+  const rows = await store.query(SQL.account_by_id, [accountId]);
   return rows[0]
     ? {
         account_id: String(rows[0].account_id),

@@ -14,9 +14,9 @@ import { createQcMobileClient } from '../../lib/qcmobile-client.ts';
 import { NotFoundError } from '../../lib/errors.ts';
 import { CircuitBreaker } from '../platform/deadline.ts';
 import type { CarrierFeatures } from '../../ingest/fmcsa/risk-model.ts';
-import type { LiveCarrier, LiveRefresher } from '../platform/deps.ts';
+import type { LiveRefresher } from '../platform/deps.ts';
 
-export type { LiveCarrier, LiveRefresher };
+export type { LiveRefresher };
 
 /** Removes the webKey from URLs and messages before they are stored or shown. */
 export function redactWebKey(s: string): string {

@@ -27,8 +27,18 @@ import {
   type RedFlag,
   type RiskAssessment,
 } from '../../ingest/fmcsa/risk-model.ts';
-import { insertRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
-import { assertBatchSize, assertCanPay, debit, getAccount, freeAccountId, PLANS, resolveAccount, type Account } from './credits.ts';
+import { insertRowsSql, loadStatements, type StateStore, type StateTx } from '../platform/state.store.ts';
+import {
+  assertBatchSize,
+  assertCanPay,
+  debit,
+  getAccount,
+  freeAccountId,
+  PLANS,
+  resolveAccount,
+  type Account,
+  type PlanId,
+} from './credits.ts';
 import { overlayLiveCarrier, redactWebKey, type LiveRefresher } from './live-refresh.ts';
 import { loadRiskSnapshot, type SnapshotInput } from './risk-source.ts';
 
@@ -63,10 +73,8 @@ export const brokerIdSchema = z
 export const vetInput = z.object({ dot_number: dotNumberSchema, broker_id: brokerIdSchema });
 export const previewInput = z.object({ dot_number: dotNumberSchema, broker_id: brokerIdSchema.optional() });
 export const batchVetInput = z.object({
-  dot_numbers: z
-    .array(z.union([z.string(), z.number()]))
-    .min(1)
-    .max(5000),
+  // No schema cap: the plan's batch limit applies (Enterprise: none, spec 001 Limits).
+  dot_numbers: z.array(z.union([z.string(), z.number()])).min(1),
   broker_id: brokerIdSchema,
 });
 
@@ -89,17 +97,31 @@ export interface LiveRefreshOutcome {
   reason: string | null;
 }
 
-/** The signed vetting record (what `signature` covers). */
+/** One BASIC of `basics_detail`: the risk model's result with its contract category key. */
+export type BasicDetail = BasicResult & { category: string };
+
+/**
+ * The signed vetting record (what `signature` covers). Spec 001 (`001_2c993ec8aa6fda8f.txt`, "Vetting record")
+ * fixes `carrier` (string, the carrier's name), `red_flags` (array of string) and `basics` (object of numeric
+ * scores keyed by snake_case category); the richer data sits beside each in a `*_detail` field, never in its place.
+ */
 export interface VettingRecord {
   vetting_id: string | null;
   dot_number: number;
   broker_id: string | null;
-  carrier: CarrierSummary;
+  /** The carrier's legal name (`USDOT <n>` when the census gives none). */
+  carrier: string;
+  carrier_detail: CarrierSummary;
   risk_score: number;
   risk_level: RiskAssessment['risk_level'];
   recommendation: RiskAssessment['recommendation'];
-  red_flags: RedFlag[];
-  basics: BasicResult[];
+  /** One readable sentence per red flag (the `message` of `red_flags_detail`), empty when there are none. */
+  red_flags: string[];
+  red_flags_detail: RedFlag[];
+  /** The SMS measure of each BASIC, keyed by category; BASICs without a published measure are left out. */
+  basics: Record<string, number>;
+  /** All seven BASICs: category, FMCSA name, measure, percentile, threshold, exceeded, alert. */
+  basics_detail: BasicDetail[];
   model_version: string;
   data_hash: string;
   vetting_date: string;
@@ -183,16 +205,20 @@ export async function computeVetting(vd: VettingDeps, dot: number, brokerId: str
     assessment,
   };
   const snapshot_json = canonicalJson(snapshot);
+  const contract = contractFields(dot, summarise(features, liveCarrier), assessment);
   const record: VettingRecord = {
     vetting_id: null,
     dot_number: dot,
     broker_id: brokerId,
-    carrier: summarise(features, liveCarrier),
+    carrier: contract.carrier,
+    carrier_detail: contract.carrier_detail,
     risk_score: assessment.risk_score,
     risk_level: assessment.risk_level,
     recommendation: assessment.recommendation,
-    red_flags: assessment.red_flags,
-    basics: assessment.basics,
+    red_flags: contract.red_flags,
+    red_flags_detail: contract.red_flags_detail,
+    basics: contract.basics,
+    basics_detail: contract.basics_detail,
     model_version: assessment.model_version,
     data_hash: sha256Hex(snapshot_json),
     vetting_date,
@@ -200,6 +226,33 @@ export async function computeVetting(vd: VettingDeps, dot: number, brokerId: str
     snapshot_available: false,
   };
   return { record, snapshot_json };
+}
+
+/** `Hours-of-Service Compliance` → `hours_of_service_compliance`: the FMCSA BASIC name, snake_cased (spec 001: `unsafe_driving`, `crash_indicator`). */
+export function basicCategory(basic: string): string {
+  return basic
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '_')
+    .replace(/^_+|_+$/g, '');
+}
+
+/** The contract fields of a vetting record (spec 001 types) and their detail companions. */
+export function contractFields(
+  dot: number,
+  carrier: CarrierSummary,
+  a: Pick<RiskAssessment, 'red_flags' | 'basics'>,
+): Pick<VettingRecord, 'carrier' | 'carrier_detail' | 'red_flags' | 'red_flags_detail' | 'basics' | 'basics_detail'> {
+  const basics_detail = a.basics.map((b) => ({ category: basicCategory(b.basic), ...b }));
+  const basics: Record<string, number> = {};
+  for (const b of basics_detail) if (typeof b.measure === 'number' && Number.isFinite(b.measure)) basics[b.category] = b.measure;
+  return {
+    carrier: carrier.legal_name?.trim() || `USDOT ${dot}`,
+    carrier_detail: carrier,
+    red_flags: a.red_flags.map((f) => f.message),
+    red_flags_detail: a.red_flags,
+    basics,
+    basics_detail,
+  };
 }
 
 function newVettingId(now: Date): string {
@@ -214,6 +267,56 @@ function sign(vd: VettingDeps, record: VettingRecord): SignedVetting {
 export async function previewVetting(vd: VettingDeps, dot: number): Promise<VettingRecord & { preview: true; snapshot_json: string }> {
   const c = await computeVetting(vd, dot, null);
   return { preview: true, ...c.record, snapshot_json: c.snapshot_json };
+}
+
+/** One plan of the published price list (GET /api/plans, /docs#vetting-plans). */
+export interface PublishedPlan {
+  plan: PlanId;
+  label: string;
+  price: string;
+  price_usd: number | null;
+  usd_per_credit: number | null;
+  lookups: 'unlimited';
+  vettings: string;
+  purchase_credits: { min: number; max: number } | null;
+  batch_limit: number | null;
+}
+
+/** The plans and prices of spec 001's Limits table, as served at GET /api/plans and on /docs. */
+export function listPlans(): {
+  currency: 'USD';
+  rules: string[];
+  plans: PublishedPlan[];
+} {
+  const vettings: Record<PlanId, string> = {
+    free: '30 credits granted at signup',
+    payg: 'buy 1 to 99 credits',
+    pack_100: '100 credits',
+    pack_500: '500 credits',
+    enterprise: 'volume pricing, unlimited credits',
+  };
+  return {
+    currency: 'USD',
+    rules: [
+      'There are no subscriptions or monthly fees.',
+      'Each vetting record consumes one credit; previews, lookups and history are free.',
+      'Credits never expire.',
+    ],
+    plans: (Object.keys(PLANS) as PlanId[]).map((id) => {
+      const p = PLANS[id];
+      return {
+        plan: id,
+        label: p.label,
+        price: p.price,
+        price_usd: p.price_usd,
+        usd_per_credit: p.usd_per_credit,
+        lookups: 'unlimited',
+        vettings: vettings[id],
+        purchase_credits: p.purchase ? { ...p.purchase } : null,
+        batch_limit: p.batch_limit,
+      };
+    }),
+  };
 }
 
 export interface Auth {
@@ -238,6 +341,8 @@ async function precheck(vd: VettingDeps, auth: Auth, n: number): Promise<void> {
   const a = await getAccount(vd.store, freeAccountId(auth.brokerId));
   if (a) assertCanPay(a, n);
 }
+
+const SQL = loadStatements('./vetting.state.sql', import.meta.url, ['history_by_dot', 'record_by_id']);
 
 const INSERT_VETTING = insertRowsSql('vetting_records', {
   vetting_id: 'VARCHAR',
@@ -362,18 +467,31 @@ export async function batchVet(
   });
 }
 
+/**
+ * A stored record as served. Records stored before the spec 001 types (carrier an object, red_flags objects, basics
+ * an array) are served in the contract shape, with the exact stored form beside as `signed_record`: the signature
+ * covers that form (canonical JSON of `signed_record`), not the upgraded fields.
+ */
+export function recordFromStored(json: string): VettingRecord & { signed_record?: Record<string, unknown> } {
+  const r = JSON.parse(json) as Record<string, unknown>;
+  if (typeof r.carrier === 'string') return r as unknown as VettingRecord;
+  const carrier = (r.carrier ?? {}) as CarrierSummary;
+  const contract = contractFields(Number(r.dot_number), carrier, {
+    red_flags: Array.isArray(r.red_flags) ? (r.red_flags as RedFlag[]) : [],
+    basics: Array.isArray(r.basics) ? (r.basics as BasicResult[]) : [],
+  });
+  return { ...(r as unknown as VettingRecord), ...contract, signed_record: r };
+}
+
 /** A carrier's vetting history, newest first (records without their snapshots). */
 export async function getVettingHistory(
   store: StateStore,
   dot: number,
   limit: number,
 ): Promise<{ dot_number: number; count: number; records: SignedVetting[] }> {
-  const rows = await store.query(
-    'SELECT record_json, signature, key_id FROM vetting_records WHERE dot_number = $dot ORDER BY vetting_date DESC, vetting_id DESC LIMIT $limit',
-    { dot, limit },
-  );
+  const rows = await store.query(SQL.history_by_dot, [dot, limit]);
   const records = rows.map((r) => ({
-    ...(JSON.parse(String(r.record_json)) as VettingRecord),
+    ...recordFromStored(String(r.record_json)),
     signature: { alg: 'Ed25519' as const, key_id: String(r.key_id), value: String(r.signature) },
   }));
   return { dot_number: dot, count: records.length, records };
@@ -381,13 +499,11 @@ export async function getVettingHistory(
 
 /** One record with its stored `snapshot_json` (the bytes `data_hash` is computed over). */
 export async function getVettingRecord(store: StateStore, id: string): Promise<SignedVetting & { snapshot_json: string }> {
-  const rows = await store.query('SELECT record_json, snapshot_json, signature, key_id FROM vetting_records WHERE vetting_id = $id', {
-    id,
-  });
+  const rows = await store.query(SQL.record_by_id, [id]);
   const r = rows[0];
   if (!r) throw new NotFoundError(`vetting record ${id} does not exist`, { response: { vetting_id: id } });
   return {
-    ...(JSON.parse(String(r.record_json)) as VettingRecord),
+    ...recordFromStored(String(r.record_json)),
     signature: { alg: 'Ed25519', key_id: String(r.key_id), value: String(r.signature) },
     snapshot_json: String(r.snapshot_json),
   };

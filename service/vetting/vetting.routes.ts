@@ -17,6 +17,7 @@ import {
   vettingDepsOf,
   getVettingHistory,
   getVettingRecord,
+  listPlans,
   previewInput,
   previewVetting,
   vetInput,
@@ -42,12 +43,17 @@ const vettingRecordSchema = z.object({
   vetting_id: z.string(),
   dot_number: z.number(),
   broker_id: z.string().nullable(),
-  carrier: z.record(z.string(), z.unknown()),
+  carrier: z.string().describe("the carrier's legal name (spec 001: string)"),
+  carrier_detail: z.record(z.string(), z.unknown()).describe('census summary: state, status, authority, rating, fleet size'),
   risk_score: z.number(),
   risk_level: z.enum(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']),
   recommendation: z.enum(['APPROVE', 'CAUTION', 'REJECT']),
-  red_flags: z.array(z.object({ code: z.string(), severity: z.string(), message: z.string() })),
-  basics: z.array(z.record(z.string(), z.unknown())),
+  red_flags: z.array(z.string()).describe('one sentence per red flag; empty when there are none'),
+  red_flags_detail: z.array(z.object({ code: z.string(), severity: z.string(), message: z.string() })),
+  basics: z
+    .record(z.string(), z.number())
+    .describe('SMS measure per BASIC, keyed by snake_case category (unsafe_driving, crash_indicator, ...)'),
+  basics_detail: z.array(z.record(z.string(), z.unknown())),
   model_version: z.string(),
   data_hash: z.string(),
   vetting_date: z.string(),
@@ -92,7 +98,16 @@ describeRoute({
   statuses: [400, 401, 402, 503],
 });
 
+describeRoute({
+  method: 'GET',
+  path: '/api/plans',
+  family: 'vetting',
+  summary: 'Vetting plans and prices: Free, pay as you go, 100-pack, 500-pack, Enterprise (credits, purchase sizes, batch limits)',
+});
+
 export function registerVettingRoutes(app: H3, deps: ServiceDeps): void {
+  app.get('/api/plans', () => listPlans());
+
   app.post('/api/vet', async (event) => {
     const body = await parseBody(event, vetInput);
     const vd = await vettingDepsOf(deps);

@@ -34,7 +34,7 @@ describe.skipIf(!HAS_SHARED)('read API on real SEC fixtures', () => {
   it('AAPL: identity card, found by search, its origin leaf verifies with a signed receipt', async () => {
     const card = await getJson(svc.app, '/api/company/AAPL');
     expect(card.status).toBe(200);
-    expect(card.body.identity).toMatchObject({ name: 'Apple Inc.', cik: 320193, status: 'active' });
+    expect(card.body.identity).toMatchObject({ name: 'Apple Inc.', cik: '320193', status: 'active' });
     expect((await getJson(svc.app, '/api/search?q=apple')).body.results.companies[0].ticker).toBe('AAPL');
     const v = await getJson(svc.app, `/api/verify/${card.body.origin.leaf_hash}`);
     expect(v.status).toBe(200);
@@ -46,7 +46,7 @@ describe.skipIf(!HAS_SHARED)('read API on real SEC fixtures', () => {
 
   it('NVDA: identity card with semiconductor tags, searchable by them', async () => {
     const card = await getJson(svc.app, '/api/company/NVDA');
-    expect(card.body.identity).toMatchObject({ name: 'NVIDIA CORP', cik: 1045810 });
+    expect(card.body.identity).toMatchObject({ name: 'NVIDIA CORP', cik: '1045810' });
     const r = await getJson(svc.app, '/api/search?q=nvidia');
     expect(r.body.results.companies[0]).toMatchObject({ ticker: 'NVDA', cik: 1045810 });
   });
@@ -55,7 +55,7 @@ describe.skipIf(!HAS_SHARED)('read API on real SEC fixtures', () => {
     for (const t of ['FNMA', 'FNMAS', 'FNMAP', 'FNMFN', 'FNMAT']) {
       const r = await getJson(svc.app, `/api/company/${t}`);
       expect(r.status, t).toBe(200);
-      expect(r.body.identity.cik, t).toBe(310522);
+      expect(r.body.identity.cik, t).toBe('310522');
     }
     expect((await getJson(svc.app, '/api/company/310522')).body.identity.ticker).toBe('FNMA');
     const s = await getJson(svc.app, '/api/search?q=federal%20national%20mortgage');
@@ -65,7 +65,7 @@ describe.skipIf(!HAS_SHARED)('read API on real SEC fixtures', () => {
   it('a delisted company (Activision Blizzard) answers 200 with status delisted and is still searchable', async () => {
     const r = await getJson(svc.app, '/api/company/ATVI');
     expect(r.status).toBe(200);
-    expect(r.body.identity).toMatchObject({ cik: 718877, status: 'delisted' });
+    expect(r.body.identity).toMatchObject({ cik: '718877', status: 'delisted' });
     const s = await getJson(svc.app, '/api/search?q=activision');
     expect(s.body.results.companies[0]).toMatchObject({ ticker: 'ATVI', status: 'delisted' });
   });

@@ -68,7 +68,7 @@ describe('allocBody', () => {
   it('hands out views that never overlap, including across slabs and for large bodies', () => {
     const views = Array.from({ length: 400 }, (_, i) => allocBody(1 + ((i * 977) % 5000)));
     views.push(allocBody(100_000));
-    views.forEach((v, i) => v.fill(i % 251));
-    views.forEach((v, i) => expect(v.every((b) => b === i % 251)).toBe(true));
+    for (const [i, v] of views.entries()) v.fill(i % 251);
+    for (const [i, v] of views.entries()) expect(v.every((b) => b === i % 251)).toBe(true);
   });
 });

@@ -115,9 +115,9 @@ describe('QueryLog', () => {
 
   it('writes the same line from encoded parts (pushEncoded) as from an entry (push)', async () => {
     const log = await QueryLog.open(path.join(dir, 'e', 'query-log.duckdb'), { flushMs: 60_000, spoolMs: 60_000 });
-    const e = { ...entry(7), path: '/api/person/José "q"\\', ticker: 'BRK.B', status: 404, duration_ms: 3.14159 };
+    const e = { ...entry(7), path: '/api/person/José "q"\\', ticker: 'BRK.B', status: 404, duration_ms: 1.23456 };
     expect(toLine(e)).toBe(
-      `{"ts_ms":1795000000007,"client":"key:k1","tier":"pro","agent_type":"claudebot","method":"GET","path":"/api/person/José \\"q\\"\\\\","ticker":"BRK.B","status":404,"duration_ms":3.142}\n`,
+      `{"ts_ms":1795000000007,"client":"key:k1","tier":"pro","agent_type":"claudebot","method":"GET","path":"/api/person/José \\"q\\"\\\\","ticker":"BRK.B","status":404,"duration_ms":1.235}\n`,
     );
     log.push(e);
     log.pushEncoded(
@@ -137,7 +137,7 @@ describe('QueryLog', () => {
         path: e.path,
         ticker: 'BRK.B',
         status: 404,
-        duration_ms: 3.142,
+        duration_ms: 1.235,
       },
     ]);
     expect(log.written).toBe(2);

@@ -56,6 +56,7 @@ describe('usage metering', () => {
         'current_tier',
         'hourly_limit',
         'license',
+        'license_notice',
         'pricing',
         'remaining',
         'requests_this_hour',
@@ -77,7 +78,8 @@ describe('usage metering', () => {
     expect(Number(headers.get('ratelimit-remaining'))).toBe(body.usage_meta.remaining);
     expect(Number(headers.get('ratelimit-reset'))).toBeGreaterThan(0);
     expect(headers.get('ratelimit-policy')).toBe('500;w=3600');
-    expect(verifyLeaf(body.origin)).toBe(true);
+    expect(body.origin.leaf_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(verifyLeaf((await getJson(svc.app, '/api/company/AAPL?detail=full')).body.origin)).toBe(true);
   });
   it('counts requests per client within the hour', async () => {
     const a = (await getJson(svc.app, '/api/stats', { headers: { 'x-forwarded-for': '1.1.1.1' } })).body.usage_meta.requests_this_hour;
@@ -100,7 +102,8 @@ describe('usage metering', () => {
     await svc.deps.usage!.keys.load();
     const ok = await getJson(svc.app, '/api/company/NVDA', { headers: { authorization: `Bearer ${secret}` } });
     expect(ok.status).toBe(200);
-    expect(ok.body.usage_meta).toMatchObject({ current_tier: 'pro', hourly_limit: 20_000, requests_this_hour: 1, upsell: null });
+    expect(ok.body.usage_meta).toMatchObject({ current_tier: 'pro', hourly_limit: 20_000, requests_this_hour: 1 });
+    expect(ok.body.usage_meta.upsell).toMatch(/^Pro key: 20000 requests per hour/);
     await revokeApiKey(svc.config.dataDir, record.key_id);
     await svc.deps.usage!.keys.load();
     const bad = await getJson(svc.app, '/api/company/NVDA', { headers: { authorization: `Bearer ${secret}` } });
@@ -262,7 +265,8 @@ describe('GET /api/verify/{leaf_hash}', () => {
         [
           '--import',
           'tsx',
-          path.join(REPO_ROOT, 'jobs/cli/verify-receipts.cli.ts'),
+          path.join(REPO_ROOT, 'jobs/cli/proofline.cli.ts'),
+          'verify-receipts',
           path.join(dir, f),
           '--keys',
           path.join(dir, 'keys.json'),

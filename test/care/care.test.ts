@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance } from '@duckdb/node-api';
-import { StateStore, stateDbPath } from '../../service/platform/state.store.ts';
+import { StateStore } from '../../service/platform/state.store.ts';
+import { STATE_BACKENDS } from '../helpers/state-backends.ts';
 import { buildTestService, getJson, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { checkStageOrder, verifyChain } from '../../service/care/care.chain.ts';
@@ -11,20 +12,57 @@ const newDoc = {
   parties: { broker: 'acme-brokerage', carrier: { name: 'VERIHA TRUCKING INC', dot_number: 158121 } },
 };
 
-describe('proof of care', () => {
+const itRun = it;
+
+describe.each(STATE_BACKENDS)('proof of care ($name state store)', ({ skip, open }) => {
   let dir: string;
   let svc: TestService;
   let state: StateStore;
+  let dispose: () => Promise<void>;
+  let file: string | undefined;
+  const it = skip ? itRun.skip : itRun;
 
   beforeAll(async () => {
+    if (skip) return;
     dir = await tempDir();
-    state = await StateStore.open(stateDbPath(dir));
+    ({ store: state, dispose, file } = await open());
     svc = await buildTestService(testConfig(dir), [], { state });
   });
   afterAll(async () => {
+    if (skip) return;
     await svc.close();
-    await state.close().catch(() => undefined);
+    await state.close().catch(() => undefined); // the tamper test may have reopened it
+    await dispose();
     await removeDir(dir);
+  });
+
+  it('answers a retried POST with the same Idempotency-Key with the first answer, once', async () => {
+    const withKey = (key: string, body: unknown) => ({
+      ...post(body),
+      headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    });
+    const first = await getJson(svc.app, '/api/care', withKey('create-1', newDoc));
+    expect(first.status).toBe(201);
+    const again = await getJson(svc.app, '/api/care', withKey('create-1', newDoc));
+    expect(again.status).toBe(201);
+    expect(again.body.document_id).toBe(first.body.document_id);
+    const id = first.body.document_id;
+    const event = { stage: 'TENDER', actor: 'dispatch', evidence: {} };
+    const [e1, e2] = await Promise.all([
+      getJson(svc.app, `/api/care/${id}/event`, withKey('ev-1', event)),
+      getJson(svc.app, `/api/care/${id}/event`, withKey('ev-1', event)).catch(() => null),
+    ]);
+    // Two racing requests with one key: one runs; the other gets its answer or 409 (still in flight), never a second event.
+    expect(e1.status).toBe(201);
+    expect([201, 409]).toContain(e2!.status);
+    const retry = await getJson(svc.app, `/api/care/${id}/event`, withKey('ev-1', event));
+    expect(retry.status).toBe(201);
+    expect(retry.body.hash).toBe(e1.body.hash);
+    const doc = await getJson(svc.app, `/api/care/${id}.json`);
+    expect(doc.body.document.event_count).toBe(1);
+    const reused = await getJson(svc.app, `/api/care/${id}/event`, withKey('ev-1', { ...event, actor: 'someone else' }));
+    expect(reused.status).toBe(400);
+    expect(reused.body.parameter).toBe('Idempotency-Key');
   });
 
   it('creates a document and chains events from the creation record', async () => {
@@ -123,16 +161,26 @@ describe('proof of care', () => {
       await getJson(svc.app, `/api/care/${id}/event`, post({ stage, actor: 'a', evidence: { seal: 'SL-1' } }));
     const other = (await getJson(svc.app, '/api/care', post(newDoc))).body.document_id;
     for (const stage of ['TENDER', 'PICKUP_HANDOFF']) await getJson(svc.app, `/api/care/${other}/event`, post({ stage, actor: 'a' }));
-    // Close the server's store, then edit rows through a separate connection, as an attacker with file access would.
-    await state.close();
-    const db = await DuckDBInstance.create(stateDbPath(dir));
-    const conn = await db.connect();
-    await conn.run(`UPDATE care_events SET evidence_json = replace(evidence_json, 'SL-1', 'SL-7') WHERE document_id = '${id}' AND seq = 2`);
-    await conn.run(`DELETE FROM care_events WHERE document_id = '${other}' AND seq = 2`);
-    conn.closeSync();
-    db.closeSync();
-    state = await StateStore.open(stateDbPath(dir));
-    svc.deps.state = state;
+    const tamper = `UPDATE care_events SET evidence_json = replace(evidence_json, 'SL-1', 'SL-7') WHERE document_id = '${id}' AND seq = 2`;
+    const remove = `DELETE FROM care_events WHERE document_id = '${other}' AND seq = 2`;
+    if (file) {
+      // Close the server's store, then edit rows through a separate connection, as an attacker with file access would.
+      await state.close();
+      const db = await DuckDBInstance.create(file);
+      const conn = await db.connect();
+      await conn.run(tamper);
+      await conn.run(remove);
+      conn.closeSync();
+      db.closeSync();
+      state = await StateStore.open(file);
+      svc.deps.state = state;
+    } else {
+      // PostgreSQL: an attacker with database access edits rows around the service.
+      await state.write(async (tx) => {
+        await tx.write(tamper);
+        await tx.write(remove);
+      });
+    }
     const v = await getJson(svc.app, `/api/care/${id}/verify`);
     expect(v.body.valid).toBe(false);
     expect(v.body.events_verified).toBe(1);

@@ -38,7 +38,7 @@ describe('durability across kill -9', () => {
     const base = child.url;
     const grant = await fetch(
       `${base}/admin/credits`,
-      post({ op: 'grant', account: 'acme-enterprise', n: 250, plan: 'pack_500' }, { authorization: 'Bearer test-admin-token' }),
+      post({ op: 'grant', account: 'acme-enterprise', n: 500, plan: 'pack_500' }, { authorization: 'Bearer test-admin-token' }),
     );
     expect(grant.status).toBe(200);
     const docs: string[] = [];
@@ -138,7 +138,7 @@ describe('durability across kill -9', () => {
       post({ op: 'show', account: 'acme-enterprise' }, { authorization: 'Bearer test-admin-token' }),
     );
     expect(((await show.json()) as { account: { balance: number; plan: string } }).account).toMatchObject({
-      balance: 250,
+      balance: 500,
       plan: 'pack_500',
     });
     child.proc.kill('SIGTERM');

@@ -200,13 +200,102 @@ describe('discover: signatures', () => {
   });
 });
 
+describe('discover: the conformance verdict checks the spec 002 types of every file', () => {
+  const feedItem = (extra: Record<string, unknown> = {}) => ({
+    id: 'i1',
+    title: 'Item',
+    url: '/news/1',
+    published: '2026-11-01T00:00:00Z',
+    category: 'news',
+    tags: ['a'],
+    assertionType: 'editorial',
+    summary: 'An item.',
+    keyFacts: ['fact'],
+    relatedConcepts: ['fixture'],
+    ...extra,
+  });
+  async function publisher(broken: boolean) {
+    const s = await site();
+    const cap = (url: string) => ({ available: true, url, auth: 'none', rateLimit: 'none', languages: ['en'], safety: 'none' });
+    s.routes.set(
+      '/.well-known/ai',
+      json(
+        sealed(
+          manifestFor(s.url, {
+            capabilities: {
+              feed: cap('/ai/feed.json'),
+              archive: cap('/.well-known/archive'),
+              ...(broken ? {} : { pages: cap('/ai/pages.json') }),
+            },
+            // Broken: the page manifest pointed at from an object, humanReadable an object.
+            pages: broken ? { url: '/ai/pages.json' } : [{ path: '/', title: 'Home', purpose: 'Overview' }],
+            humanReadable: broken ? { home: '/' } : `${s.url}/`,
+          }),
+        ),
+      ),
+    );
+    const item = broken ? feedItem({ category: undefined, tags: 'a,b' }) : feedItem();
+    s.routes.set('/ai/feed.json', json(sealed({ specVersion: '1.1.1-draft', items: [item] })));
+    const rec = {
+      versionId: 'f1',
+      resource: '/ai/feed.json',
+      contentHash: hashOf(sealed({ specVersion: '1.1.1-draft', items: [item] })),
+      publishedAt: '2026-11-01T00:00:00Z',
+    };
+    s.routes.set(
+      '/.well-known/archive',
+      json(
+        sealed(
+          broken
+            ? { specVersion: '1.1.1-draft', standard: 'ai-archive', organization: { domain: '127.0.0.1' }, records: [rec] }
+            : { specVersion: '1.1.1-draft', standard: 'ai-archive', organization: { name: 'Fixture Co' }, archive: [rec] },
+        ),
+      ),
+    );
+    s.routes.set(
+      '/ai/pages.json',
+      json(
+        sealed({
+          specVersion: '1.1.1-draft',
+          standard: 'ai-page-manifest',
+          pages: [{ path: '/', title: 'Home', assertionType: 'marketing', contentHash: 'sha256:00', format: 'text/html' }],
+        }),
+      ),
+    );
+    return discover(s.url, { ...opts, checkPages: false });
+  }
+
+  it('reports a publisher that speaks the types as conforming, and reads its archive member', async () => {
+    const r = await publisher(false);
+    expect(r.conformance).toEqual({ valid: true, issues: [] });
+    expect(r.archive!.map((a) => a.versionId)).toEqual(['f1']);
+    expect(r.files.find((f) => f.role === 'feed')!.inArchive).toBe(true);
+    expect(r.files.map((f) => f.role)).toEqual(['feed', 'archive', 'pages']);
+  });
+
+  it('does not report a publisher that breaks them as conforming, naming each field', async () => {
+    const r = await publisher(true);
+    expect(r.conformance!.valid).toBe(false);
+    const issues = r.conformance!.issues.join('\n');
+    expect(issues).toMatch(/^manifest: pages: .*expected array/m);
+    expect(issues).toMatch(/^manifest: humanReadable: .*expected string/m);
+    expect(issues).toMatch(/^feed: items\.0\.category: /m);
+    expect(issues).toMatch(/^feed: items\.0\.tags: .*expected array/m);
+    expect(issues).toMatch(/^archive: organization\.name: /m);
+    expect(issues).toMatch(/^archive: archive: .*expected array/m);
+    // Still read leniently: the legacy member gives the records, with a warning.
+    expect(r.archive!.map((a) => a.versionId)).toEqual(['f1']);
+    expect(r.warnings).toContain('archive records are under "records", spec 002 puts them under "archive"');
+  });
+});
+
 describe('reverify: bookmarks', () => {
   async function pinnedSite() {
     const s = await site();
     s.routes.set('/.well-known/ai', json(sealed(manifestFor(s.url))));
     s.routes.set('/ai/knowledge.json', json(knowledgeV(1)));
     const v1 = hashOf(knowledgeV(1));
-    const archive = (records: unknown[]) => json(sealed({ standard: 'ai-archive', generated: '2026-11-05T00:00:00Z', records }));
+    const archive = (records: unknown[]) => json(sealed({ standard: 'ai-archive', generated: '2026-11-05T00:00:00Z', archive: records }));
     s.routes.set(
       '/.well-known/archive',
       archive([{ versionId: 'k1', resource: '/ai/knowledge.json', contentHash: v1, publishedAt: '2026-11-01T00:00:00Z' }]),

@@ -22,7 +22,7 @@ describe('readArchive', () => {
     const records = readArchive(
       {
         standard: 'archive',
-        records: [
+        archive: [
           { versionId: 'a', resource: '/r', contentHash: H(1), publishedAt: '2026-11-01T00:00:00Z' },
           { versionId: 'a', resource: '/r', contentHash: 'md5:x' },
           { versionId: 'c', resource: '/r', contentHash: H(3), publishedAt: 'x', supersedes: 'zz' },
@@ -43,7 +43,21 @@ describe('readArchive', () => {
     expect(warnings.join('\n')).toMatch(/contentHash is not sha256/);
     expect(warnings.join('\n')).toMatch(/supersedes unknown version zz/);
     expect(warnings.join('\n')).toMatch(/record 3 lacks versionId/);
+    expect(warnings.join('\n')).not.toMatch(/under "records"/);
     expect(warnings.join('\n')).toMatch(/record 4 is not an object/);
+  });
+
+  it('reads the records of spec 002 under "archive", and a legacy "records" member with a warning', () => {
+    const rec = { versionId: 'v1', resource: '/ai/feed.json', contentHash: H(1), publishedAt: '2026-11-01T00:00:00Z' };
+    const spec: string[] = [];
+    expect(readArchive({ standard: 'ai-archive', archive: [rec] }, 'https://s.example/.well-known/archive', spec)).toHaveLength(1);
+    expect(spec).toEqual([]);
+    const legacy: string[] = [];
+    expect(readArchive({ standard: 'ai-archive', records: [rec] }, 'https://s.example/.well-known/archive', legacy)).toHaveLength(1);
+    expect(legacy).toEqual(['archive records are under "records", spec 002 puts them under "archive"']);
+    const none: string[] = [];
+    expect(readArchive({ standard: 'ai-archive' }, 'https://s.example/.well-known/archive', none)).toEqual([]);
+    expect(none).toEqual(['archive has no "archive" array of records']);
   });
 });
 

@@ -36,7 +36,7 @@ describe('proofline discover', () => {
     // The `proofline` bin, run from outside the repository.
     const { stdout } = await run(
       process.execPath,
-      [path.join(REPO_ROOT, 'jobs/cli/discover.bin.mjs'), 'discover', site.url, '--allow-private', '--json', '--no-files'],
+      [path.join(REPO_ROOT, 'jobs/cli/proofline.bin.mjs'), 'discover', site.url, '--allow-private', '--json', '--no-files'],
       { cwd: dir },
     );
     const report = JSON.parse(stdout);

@@ -100,7 +100,7 @@ describe('publisher: /.well-known/ai and its files', () => {
     });
     expect(m.coreConcepts.length).toBeGreaterThan(0);
     for (const c of m.coreConcepts) expect(Object.keys(c).sort()).toEqual(['definition', 'term']);
-    expect(Object.keys(m.capabilities).sort()).toEqual(['archive', 'feed', 'knowledge', 'mcp', 'query']);
+    expect(Object.keys(m.capabilities).sort()).toEqual(['archive', 'feed', 'knowledge', 'mcp', 'pages', 'query']);
     for (const [name, c] of Object.entries<any>(m.capabilities)) {
       expect(Object.keys(c).sort(), name).toEqual(['auth', 'available', 'languages', 'rateLimit', 'safety', 'url']);
       expect(typeof c.available).toBe('boolean');
@@ -108,6 +108,13 @@ describe('publisher: /.well-known/ai and its files', () => {
       expect(c.available).toBe(true);
       expect((await svc.app.fetch(new Request(c.url))).status, c.url).toBe(200);
     }
+    // Only true claims (issue 19): /mcp is not read-only (freight_carrier_vet writes a record and spends a credit);
+    // /mcp and /ai/query are metered by the one rule of every door (issue 25): registry reads against the tier,
+    // carrier lookups (unlimited on every plan) against the abuse guard.
+    expect(m.capabilities.mcp.safety).not.toMatch(/^read-only/i);
+    expect(m.capabilities.mcp.safety).toMatch(/freight_carrier_vet writes a signed vetting record and spends one credit/);
+    for (const name of ['mcp', 'query'])
+      expect(m.capabilities[name].rateLimit, name).toMatch(/lookup abuse guard.*unlimited on every plan/);
     // MCP is declared available exactly when this app has an /mcp route.
     const routes = ((svc.app as any)['~routes'] as { route?: string }[]).map((r) => r.route);
     expect(m.capabilities.mcp).toMatchObject({ url: `${BASE}/mcp`, available: routes.includes('/mcp') });
@@ -179,15 +186,15 @@ describe('publisher: /.well-known/ai and its files', () => {
   it('keeps an ai-archive record for every published file with a well-formed hash', async () => {
     const { body: a } = await getJson(svc.app, '/.well-known/archive');
     expect(a.standard).toBe('ai-archive');
-    const ids = a.records.map((r: any) => r.versionId);
+    const ids = a.archive.map((r: any) => r.versionId);
     expect(new Set(ids).size).toBe(ids.length);
-    for (const r of a.records) {
+    for (const r of a.archive) {
       expect(r.contentHash).toMatch(/^sha256:[0-9a-f]{64}$/);
       expect(r.publishedAt).toBeTruthy();
       if (r.supersedes) expect(ids).toContain(r.supersedes);
     }
     const { body: m } = await getJson(svc.app, '/.well-known/ai');
-    expect(a.records.filter((r: any) => r.resource === '/.well-known/ai').at(-1).contentHash).toBe(m._signature.contentHash);
+    expect(a.archive.filter((r: any) => r.resource === '/.well-known/ai').at(-1).contentHash).toBe(m._signature.contentHash);
   });
 
   it('puts the ai-discovery link in the home page head and a Link header on HTML responses (HEAD too)', async () => {
@@ -278,6 +285,15 @@ describe('publisher: /.well-known/ai and its files', () => {
     expect(r.pages.every((p) => p.status === 'match')).toBe(true);
     expect(r.manifest!.warnings).toEqual([]);
     expect(r.manifest!.conformance).toEqual({ valid: true, issues: [] });
+    // The agent's verdict covers every file it read (knowledge, feed, archive, page manifest): all conform.
+    expect(r.conformance).toEqual({ valid: true, issues: [] });
+    expect(r.files.map((f) => [f.role, f.conformance?.valid])).toEqual([
+      ['knowledge', true],
+      ['feed', true],
+      ['archive', true],
+      ['query', true],
+      ['pages', true],
+    ]);
     expect(r.warnings).toEqual([]);
   });
 
@@ -297,15 +313,15 @@ describe('publisher: archive lineage across changes and restarts', () => {
     const org = (mission: string) => ({ org: { name: 'Lineage Co', domain: 'proofline.test', mission, sectors: ['testing'] } });
     const a = await service(org('First mission.'));
     const pinned = createBookmark(await discover(`${BASE}/`, inProcess(a)));
-    const before = (await getJson(a.app, '/.well-known/archive')).body.records.length;
+    const before = (await getJson(a.app, '/.well-known/archive')).body.archive.length;
 
     const b = await service(org('Second mission.')); // "restart" with changed configuration, same DATA_DIR
     const { body: archive } = await getJson(b.app, '/.well-known/archive');
-    const manifestRecords = archive.records.filter((r: any) => r.resource === '/.well-known/ai');
+    const manifestRecords = archive.archive.filter((r: any) => r.resource === '/.well-known/ai');
     const [prev, last] = manifestRecords.slice(-2);
     expect(last.supersedes).toBe(prev.versionId);
     expect(last.contentHash).toBe((await getJson(b.app, '/.well-known/ai')).body._signature.contentHash);
-    expect(archive.records.length).toBeGreaterThan(before);
+    expect(archive.archive.length).toBeGreaterThan(before);
 
     const result = await reverify(pinned, inProcess(b));
     expect(result.verdict).toBe('clean-supersession');
@@ -314,7 +330,7 @@ describe('publisher: archive lineage across changes and restarts', () => {
 
     const c = await service(org('Second mission.')); // plain restart: nothing new, bytes identical
     const again = await getJson(c.app, '/.well-known/archive');
-    expect(again.body.records).toEqual(archive.records);
+    expect(again.body.archive).toEqual(archive.archive);
     expect((await getJson(c.app, '/.well-known/ai')).headers.get('etag')).toBe(
       (await getJson(b.app, '/.well-known/ai')).headers.get('etag'),
     );

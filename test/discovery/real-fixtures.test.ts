@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { discover, verifyDocument } from '../../lib/discovery/index.ts';
+import { checkFileConformance, checkManifestConformance } from '../../lib/discovery/manifest.schema.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
 import { serveSite, type Site } from './discovery-helpers.ts';
 
@@ -67,6 +68,34 @@ describe.skipIf(!HAS_SHARED)('verifyDocument on the real fixture files', () => {
   });
 });
 
+describe.skipIf(!HAS_SHARED)('conformance of the real files to the spec 002 types', () => {
+  const doc = (rel: string) => JSON.parse(read(rel));
+
+  it("accepts the reference manifest's site map array, string humanReadable and pages capability; names what breaks the spec", () => {
+    const issues = checkManifestConformance(doc('rootz-ai-discovery-spec/ai.json'));
+    expect(issues.filter((i) => /^(pages|humanReadable|capabilities|organization)/.test(i))).toEqual([]);
+    expect(issues.map((i) => i.split(':')[0]).sort()).toEqual(['specVersion', 'standard']);
+    const broken = { ...doc('rootz-ai-discovery-spec/ai.json'), pages: { url: '/ai/pages.json' }, humanReadable: { home: '/' } };
+    const more = checkManifestConformance(broken).join('\n');
+    expect(more).toMatch(/^pages: .*expected array/m);
+    expect(more).toMatch(/^humanReadable: .*expected string/m);
+  });
+
+  it('finds the reference feed items carry category and tags but no assertionType, and the proof-site feed has no items', () => {
+    const ref = checkFileConformance('feed', doc('rootz-ai-discovery-spec/feed.json'));
+    expect(ref.length).toBeGreaterThan(0);
+    for (const i of ref) expect(i).toMatch(/^items\.\d+\.assertionType: /);
+    expect(checkFileConformance('feed', doc('rootz-proof-site/feed.json'))).toEqual([
+      'items: Invalid input: expected array, received undefined',
+    ]);
+  });
+
+  it('accepts the reference knowledge sections (arrays of items with the spec keys) and flags partnerships without partner', () => {
+    expect(checkFileConformance('knowledge', doc('rootz-ai-discovery-spec/knowledge.json'))).toEqual([]);
+    expect(checkFileConformance('knowledge', doc('rootz-proof-site/knowledge.json')).map((i) => i.split(':')[0])).toEqual(['partnerships']);
+  });
+});
+
 describe.skipIf(!HAS_SHARED)('discover over the real files served locally', () => {
   let site: Site;
   beforeAll(async () => {
@@ -118,6 +147,11 @@ describe.skipIf(!HAS_SHARED)('discover over the real files served locally', () =
     expect(r.manifest!.conformance.issues.join('\n')).toMatch(/^standard: /m);
     expect(r.manifest!.conformance.issues.join('\n')).toMatch(/^specVersion: /m);
     expect(r.manifest!.hash.status).toBe('mismatch');
+    // The site map is read as an array and the page manifest found through capabilities.pages.
+    expect(r.manifest!.normalized.siteMap[0]).toEqual({ path: '/', title: 'Home', purpose: 'Company overview and core value proposition' });
+    expect(r.manifest!.normalized.pagesUrl).toMatch(/\/ai\/pages\.json$/);
+    expect(r.conformance!.valid).toBe(false);
+    expect(r.conformance!.issues.join('\n')).toMatch(/^feed: items\.0\.assertionType: /m);
     const knowledge = r.files.find((f) => f.role === 'knowledge')!.verdict!;
     expect(knowledge.hash).toMatchObject({ status: 'mismatch', legacyMethod: 'legacy-replacer-array' });
     expect(r.files.find((f) => f.role === 'feed')!.verdict!.hash.status).toBe('mismatch');

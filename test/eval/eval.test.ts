@@ -11,7 +11,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { FIXTURES, HAS_SHARED, REPO_ROOT } from '../helpers/shared.ts';
-import { checkTargets, evaluateExtraction, loadLabels, matchLabel, type EvalResult } from '../../bench/extraction-eval.ts';
+import { checkTargets, evaluateExtraction, loadLabels, matchLabel, type EvalResult } from '../../jobs/eval/extraction-eval.ts';
 import { SIGNAL_PATTERNS } from '../../ingest/edgar/signals.ts';
 
 const CORPUS = path.join(FIXTURES, 'sec', 'corpus');

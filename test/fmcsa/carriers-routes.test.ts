@@ -170,6 +170,20 @@ describe('carrier routes over a generated FMCSA sample', () => {
     expect(enf.body.enforcement_cases.message).toMatch(/not a clean record/);
   });
 
+  it('says sms_data_available: false for a carrier with no SMS row, true only with one', async () => {
+    const fmcsa = svc.deps.readers.fmcsa!;
+    const [without] = await fmcsa.query(
+      'SELECT dot_number FROM carriers WHERE dot_number NOT IN (SELECT dot_number FROM sms_basics) ORDER BY dot_number LIMIT 1',
+    );
+    const [withSms] = await fmcsa.query('SELECT dot_number FROM sms_basics ORDER BY dot_number LIMIT 1');
+    expect(without && withSms).toBeTruthy();
+    const none = await getJson(svc.app, `/api/safety?dot=${without!.dot_number}`);
+    expect(none.body).toMatchObject({ sms_data_available: false, sms_dataset_loaded: true, sms_counts: null, sms_segment: null });
+    const some = await getJson(svc.app, `/api/safety?dot=${withSms!.dot_number}`);
+    expect(some.body).toMatchObject({ sms_data_available: true, sms_dataset_loaded: true });
+    expect(some.body.sms_counts).not.toBeNull();
+  });
+
   it('answers 400 naming the parameter and 404 with the dot', async () => {
     expect(await getJson(svc.app, '/api/safety')).toMatchObject({ status: 400, body: { parameter: 'dot' } });
     expect(await getJson(svc.app, '/api/inspections?dot=12x')).toMatchObject({ status: 400, body: { parameter: 'dot' } });

@@ -7,6 +7,7 @@ import { runPipelineInProcess } from '../../jobs/in-process.ts';
 import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
 import { detectFormat } from '../../ingest/fmcsa/formats.ts';
 import { assessCarrier } from '../../ingest/fmcsa/risk-model.ts';
+import { CarrierFeaturesSchema } from '../../ingest/fmcsa/risk-model.ts';
 import { featuresFromRow, getEnforcement, getRiskSnapshot, getCarrierSafety } from '../../service/carriers/carriers.queries.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
@@ -110,6 +111,8 @@ describe.skipIf(!HAS_SHARED)('fmcsa pipeline on the real fixtures', () => {
     await expect(JSON.stringify(joined, null, 2)).toMatchFileSnapshot('../golden/fmcsa/sms-joined-census.json');
     const snap = await getRiskSnapshot(reader, String(joined.dot_number));
     expect(snap.features.inspections_24m).toBe(Number(joined.insp_total));
+    // The features read back from the published row have exactly the shape of the one schema (no field missing, none extra).
+    expect(CarrierFeaturesSchema.strict().parse(snap.features)).toEqual(snap.features);
     expect(snap.inputs.map((i) => i.dataset).sort()).toEqual([
       'fmcsa/li-revocation',
       'fmcsa/sms-input-census',

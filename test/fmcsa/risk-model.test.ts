@@ -258,7 +258,7 @@ describe('riskScoreSelectSql', () => {
     fc.sample(fc.record({ a: count(3), b: count(40), c: fc.boolean(), d: fc.option(fc.constantFrom('S', 'C', 'U'), { nil: null }) }), {
       numRuns: 60,
       seed: 7,
-    }).forEach((r, i) =>
+    }).forEach((r, i) => {
       carriers.push(
         cleanCarrier({
           dot_number: 2_000_000 + i,
@@ -272,8 +272,8 @@ describe('riskScoreSelectSql', () => {
           crashes_24m: r.a,
           crashes_per_power_unit: r.a ? 1 : null,
         }),
-      ),
-    );
+      );
+    });
     const db = await DuckDBInstance.create(':memory:');
     const conn = await db.connect();
     const flat = carriers.map((c, i) => {

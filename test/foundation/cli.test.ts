@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawnSync } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -42,7 +42,7 @@ describe('npm run sql', () => {
   it('runs ad-hoc SQL over the current parquet snapshot and prints a table', async () => {
     const { stdout } = await run(
       process.execPath,
-      ['--import', 'tsx', 'jobs/cli/sql.cli.ts', "SELECT ticker, status FROM registry.company_lookup WHERE ticker = 'AAPL'"],
+      ['--import', 'tsx', 'jobs/cli/proofline.cli.ts', 'sql', "SELECT ticker, status FROM registry.company_lookup WHERE ticker = 'AAPL'"],
       { cwd: REPO_ROOT, env: { ...process.env, DATA_DIR: path.join(root, 'data') } },
     );
     expect(stdout).toContain('│ ticker │ status │');
@@ -52,10 +52,50 @@ describe('npm run sql', () => {
 
   it('exits non-zero with the DuckDB message on bad SQL', async () => {
     await expect(
-      run(process.execPath, ['--import', 'tsx', 'jobs/cli/sql.cli.ts', 'SELECT * FROM nope'], {
+      run(process.execPath, ['--import', 'tsx', 'jobs/cli/proofline.cli.ts', 'sql', 'SELECT * FROM nope'], {
         cwd: REPO_ROOT,
         env: { ...process.env, DATA_DIR: path.join(root, 'data') },
       }),
     ).rejects.toMatchObject({ code: 1 });
+  });
+
+  const sql = (args: string[], input?: string) =>
+    spawnSync(process.execPath, ['--import', 'tsx', 'jobs/cli/proofline.cli.ts', 'sql', ...args], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DATA_DIR: path.join(root, 'data') },
+      input: input ?? '',
+      encoding: 'utf8',
+    });
+
+  it('prints CSV and JSON, capped by --max-rows with a line on stderr counting the rows left out', () => {
+    const total = Number(sql(['--csv', 'SELECT count(*) AS n FROM registry.company_lookup']).stdout.split('\n')[1]);
+    expect(total).toBeGreaterThan(5);
+    const csv = sql(['--csv', '--max-rows', '3', 'SELECT ticker, status FROM registry.company_lookup ORDER BY ticker']);
+    expect(csv.status).toBe(0);
+    const lines = csv.stdout.trim().split('\n');
+    expect(lines[0]).toBe('ticker,status');
+    expect(lines).toHaveLength(4);
+    expect(csv.stderr).toContain(`${total - 3} more rows left out (--max-rows 3`);
+    const json = sql(['--json', '--max-rows', '0', "SELECT ticker, 'a,\"b' AS q FROM registry.company_lookup"]);
+    const rows = JSON.parse(json.stdout) as Array<{ ticker: string; q: string }>;
+    expect(rows).toHaveLength(total);
+    expect(rows[0]!.q).toBe('a,"b');
+    expect(json.stderr).not.toContain('left out');
+    expect(sql(['--csv', "SELECT 'a,\"b' AS q"]).stdout).toBe('q\n"a,""b"\n');
+  });
+
+  it('reads statements up to ; over several lines, and answers .tables and .schema TABLE', () => {
+    const r = sql(
+      ['--csv'],
+      ".tables\n.schema registry.company_lookup\nSELECT ticker\n  FROM registry.company_lookup\n  WHERE ticker = 'AAPL';\n",
+    );
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('registry.company_lookup\n');
+    expect(r.stdout).toMatch(/column_name,column_type,null/);
+    expect(r.stdout).toMatch(/^ticker,VARCHAR/m);
+    expect(r.stdout).toMatch(/ticker\nAAPL\n/);
+    const bad = sql([], 'SELECT * FROM nope;\n');
+    expect(bad.status).toBe(1);
+    expect(bad.stderr).toContain('nope');
   });
 });

@@ -32,11 +32,15 @@ beforeAll(async () => {
 afterAll(async () => removeDir(root));
 
 function startIngest(): ChildProcess {
-  return spawn(process.execPath, ['--import', 'tsx', 'jobs/cli/ingest.cli.ts', 'registry', '--force', '--input', inputDir], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, REDIS_URL: '', LOG_LEVEL: 'silent' },
-    stdio: 'ignore',
-  });
+  return spawn(
+    process.execPath,
+    ['--import', 'tsx', 'jobs/cli/proofline.cli.ts', 'ingest', 'registry', '--force', '--full', '--input', inputDir],
+    {
+      cwd: REPO_ROOT,
+      env: { ...process.env, DATA_DIR: dataDir, REDIS_URL: '', LOG_LEVEL: 'silent' },
+      stdio: 'ignore',
+    },
+  );
 }
 
 /** Polls until `cond()` holds, then kills the child with SIGKILL. Returns whether the condition was reached before exit. */

@@ -30,10 +30,12 @@ describe('GET /api/company/{ticker}', () => {
     expect(body).toMatchObject({
       schema: 'proofline/sec-company/v1',
       layer: 0,
-      identity: { name: 'Apple Inc.', cik: 320193, ticker: 'AAPL', exchange: 'Nasdaq', status: 'active', headquarters: 'Cupertino, CA' },
+      identity: { name: 'Apple Inc.', cik: '320193', ticker: 'AAPL', exchange: 'Nasdaq', status: 'active', headquarters: 'Cupertino, CA' },
     });
-    expect(verifyLeaf(body.origin)).toBe(true);
-    expect(body.origin.source_url).toBe('https://data.sec.gov/submissions/CIK0000320193.json');
+    const full = (await getJson(svc.app, '/api/company/AAPL?detail=full')).body;
+    expect(full.origin.leaf_hash).toBe(body.origin.leaf_hash);
+    expect(verifyLeaf(full.origin)).toBe(true);
+    expect(full.origin.source_url).toBe('https://data.sec.gov/submissions/CIK0000320193.json');
   });
   it('accepts a CIK, padded or not', async () => {
     for (const ref of ['320193', '0000320193', 'CIK0000320193']) {
@@ -43,7 +45,7 @@ describe('GET /api/company/{ticker}', () => {
     }
   });
   it('is case-insensitive on tickers', async () => {
-    expect((await getJson(svc.app, '/api/company/aapl')).body.identity.cik).toBe(320193);
+    expect((await getJson(svc.app, '/api/company/aapl')).body.identity.cik).toBe('320193');
   });
   it('answers 404 {error, ticker, hint} for an unknown ticker, with close matches', async () => {
     const { status, body } = await getJson(svc.app, '/api/company/AAPLX');
@@ -64,7 +66,8 @@ describe('GET /api/health', () => {
     const { status, body } = await getJson(svc.app, '/api/health');
     expect(status).toBe(200);
     expect(body.status).toBe('healthy');
-    expect(body.db.registry.snapshot_id).toBeTruthy();
+    expect(body.db).toBe('ok');
+    expect(body.db_detail.registry.snapshot_id).toBeTruthy();
     expect(typeof body.uptime_seconds).toBe('number');
   });
   it('is degraded with reasons when a snapshot is stale or a dependency is down', async () => {

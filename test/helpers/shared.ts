@@ -21,6 +21,3 @@ if (!HAS_SHARED) console.warn(`[proofline tests] ${FIXTURES} not found: suites o
 export function fixture(rel: string): string {
   return path.join(FIXTURES, rel);
 }
-
-/** `describe` that runs only when the shared fixtures are present. */
-export { HAS_SHARED as sharedAvailable };

@@ -6,6 +6,7 @@
  * every filing on disk is whole and parsed once into people; the SEC request rate counted at the replay server
  * never exceeds 10 in any second. Run again, it requests nothing and publishes nothing.
  */
+import { readLedger } from '../../lib/warehouse/incremental.ts';
 import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -119,6 +120,13 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)('nightly registry flow on BullMQ agai
       'the registry publish job',
     );
     expect((publish.returnvalue as { failed_children: unknown[] }).failed_children).toEqual([]);
+    // Incremental: a first night parses everything it fetched; the snapshot's ledger lists the fetched files, so the
+    // next night reuses them (registry-incremental.test.ts).
+    const inc = (publish.returnvalue as { incremental: { parsed: number; reused: number } }).incremental;
+    expect(inc.reused).toBe(0);
+    expect(inc.parsed).toBeGreaterThan(0);
+    const ledger = (await readLedger(dataDir, 'registry', await readCurrentManifest(dataDir, 'registry')))!;
+    expect(ledger.some((e) => e.path.startsWith('sec/filings/'))).toBe(true);
     const hits = replay.hits.slice(from);
 
     // Faults: the 503 index retried inside the plan job, the 403 page paused every SEC request for 2 s, the cut-short

@@ -1,5 +1,5 @@
 /**
- * Helpers of the operations suites: real worker processes (`jobs/cli/worker.cli.ts`
+ * Helpers of the operations suites: real worker processes (`proofline worker`
  * with the test pipeline), tiny inputs, the execution log, polling.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -45,11 +45,11 @@ export async function killAllWorkers(): Promise<void> {
   started.clear();
 }
 
-/** Starts `node --import tsx jobs/cli/worker.cli.ts` and resolves once it consumes its queues. */
+/** Starts `node --import tsx jobs/cli/proofline.cli.ts worker` and resolves once it consumes its queues. */
 export async function startWorkerProcess(env: Record<string, string>, args: string[] = ['--no-schedules']): Promise<WorkerProcess> {
   const proc = spawn(
     process.execPath,
-    ['--import', 'tsx', path.join(REPO_ROOT, 'jobs/cli/worker.cli.ts'), '--pipelines-module', TEST_PIPELINE_MODULE, ...args],
+    ['--import', 'tsx', path.join(REPO_ROOT, 'jobs/cli/proofline.cli.ts'), 'worker', '--pipelines-module', TEST_PIPELINE_MODULE, ...args],
     {
       cwd: REPO_ROOT,
       env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', LOG_LEVEL: 'warn', ...env },

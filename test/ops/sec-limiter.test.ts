@@ -101,7 +101,6 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)(
   { timeout: 180_000 },
   () => {
     let edgar: FakeEdgar;
-    let workers: WorkerProcess[] = [];
     let dataDir: string;
     // 45 CIKs, each served the same small real submissions file (the parse dedupes companies by CIK).
     const ciks = Array.from({ length: 45 }, (_, i) => 1_000_000 + i);
@@ -116,7 +115,6 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)(
     });
     afterEach(async () => {
       await killAllWorkers();
-      workers = [];
       await closeQueues();
     });
     afterAll(async () => {
@@ -141,7 +139,7 @@ describe.skipIf(!HAS_REDIS || !HAS_SHARED)(
         EDGAR_FETCH_BATCH: '5',
       };
       const config = testConfig(dataDir, env);
-      workers = await Promise.all([0, 1, 2, 3].map(() => startWorkerProcess(env, ['--no-schedules', '--domains', 'registry'])));
+      await Promise.all([0, 1, 2, 3].map(() => startWorkerProcess(env, ['--no-schedules', '--domains', 'registry'])));
       const { runId } = await enqueueRun(config, 'registry', { inputDir });
       await waitFor(
         async () => {

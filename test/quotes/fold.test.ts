@@ -3,7 +3,9 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import pino from 'pino';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
+import { FLAGS_SQL } from '../../jobs/quotes/quotes-fold.ts';
 import { quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
+import { QUOTE_FLAGS } from '../../ingest/quotes/quote.schema.ts';
 import type { Config } from '../../lib/config.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { readCurrentManifest, tableFilePaths } from '../../lib/warehouse/snapshot.ts';
@@ -165,5 +167,12 @@ describe.skipIf(!HAS_SHARED)('per-file chain folds (children) against the genera
       `SELECT (SELECT count(*) FROM quote_leaf_keys)::INTEGER AS keys, (SELECT count(*) FROM quote_bars)::INTEGER AS bars`,
     );
     expect(k.keys).toBe(k.bars);
+  });
+});
+
+describe('the validation flags', () => {
+  it('are the documented set: every flag the SQL can set has a meaning in QUOTE_FLAGS, and every documented flag can be set', () => {
+    const emitted = [...FLAGS_SQL.matchAll(/THEN '([a-z_]+)'/g)].map((m) => m[1]).sort();
+    expect(emitted).toEqual(Object.keys(QUOTE_FLAGS).sort());
   });
 });

@@ -49,14 +49,14 @@ describe.skipIf(!HAS_SHARED)('registry ingest of ../shared/fixtures/sec', () => 
   });
 
   it('AAPL identity fields', async () => {
-    const { status, body } = await getJson(svc.app, '/api/company/AAPL');
+    const { status, body } = await getJson(svc.app, '/api/company/AAPL?detail=full');
     expect(status).toBe(200);
     await expect(JSON.stringify(body.identity, null, 2) + '\n').toMatchFileSnapshot('../golden/edgar/aapl-identity.json');
     expect(verifyLeaf(body.origin)).toBe(true);
   });
 
   it('NVDA 8-K item 5.02 becomes a leadership-change timeline event read from the document', async () => {
-    const { body } = await getJson(svc.app, '/api/company/NVDA/timeline?origins=full&limit=200');
+    const { body } = await getJson(svc.app, '/api/company/NVDA/timeline?origins=full&detail=full&limit=200');
     const ev = body.events.find((e: { accession: string; item: string }) => e.accession === '0001045810-26-000024' && e.item === '5.02');
     expect(ev).toMatchObject({
       type: 'leadership_change',
@@ -129,7 +129,7 @@ describe.skipIf(!HAS_SHARED)('registry ingest of ../shared/fixtures/sec', () => 
   });
 
   it('Alphabet gets shares outstanding (us-gaap fallback) in its profile', async () => {
-    const { status, body } = await getJson(svc.app, '/api/company/GOOGL/profile?origins=full');
+    const { status, body } = await getJson(svc.app, '/api/company/GOOGL/profile?origins=full&detail=full');
     expect(status).toBe(200);
     expect(body.key_facts.shares_outstanding).toMatchObject({
       value: 12_116_000_000,

@@ -18,8 +18,9 @@ import { buildRegistryApp, getJson } from './layers-app.ts';
 
 /** Every `origin` object anywhere in a response. */
 function origins(v: unknown, out: unknown[] = []): unknown[] {
-  if (Array.isArray(v)) v.forEach((x) => origins(x, out));
-  else if (v && typeof v === 'object') {
+  if (Array.isArray(v)) {
+    for (const x of v) origins(x, out);
+  } else if (v && typeof v === 'object') {
     for (const [k, x] of Object.entries(v)) {
       if (k === 'origin' && x !== null) out.push(x);
       else origins(x, out);
@@ -92,8 +93,8 @@ describe('registry layers on the small sample', () => {
   it("layers 1 and 2 keep to their token budgets with a leaf hash per row, each the hash of the row's full leaf and stored for /api/verify", async () => {
     const tokens = (b: Record<string, unknown>) => Math.round(JSON.stringify({ ...b, usage_meta: undefined }).length / 4); // ~4 characters a token
     for (const [layer, budget] of [
-      ['profile', 2000],
-      ['timeline', 2500],
+      ['profile', 1000],
+      ['timeline', 2400],
     ] as const) {
       const compact = (await getJson(svc.app, `/api/company/AAPL/${layer}`)).body;
       const full = (await getJson(svc.app, `/api/company/AAPL/${layer}?origins=full`)).body;
@@ -104,8 +105,9 @@ describe('registry layers on the small sample', () => {
       const hashes: string[] = [];
       const leaves: Array<{ leaf_hash: string }> = [];
       const walk = (a: unknown, b: unknown): void => {
-        if (Array.isArray(a)) a.forEach((x, i) => walk(x, (b as unknown[])[i]));
-        else if (a && typeof a === 'object') {
+        if (Array.isArray(a)) {
+          for (const [i, x] of a.entries()) walk(x, (b as unknown[])[i]);
+        } else if (a && typeof a === 'object') {
           for (const [k, v] of Object.entries(a)) {
             if (k === 'origin_leaf') {
               hashes.push(v as string);
@@ -149,8 +151,22 @@ describe('registry layers on the small sample', () => {
       const p = await getJson(svc.app, `/api/person/${encodeURIComponent(spelling)}`);
       expect(p.status, spelling).toBe(200);
       expect(p.body.person.cik, spelling).toBe(String(linked[0]!.person_cik));
-      expect(new Set(p.body.career.map((c: { source: string }) => c.source)), spelling).toEqual(new Set(['10-K', 'ownership']));
+      const sources = p.body.career.flatMap((c: { source: string; also_reported_as?: Array<{ source: string }> }) => [
+        c.source,
+        ...(c.also_reported_as ?? []).map((x) => x.source),
+      ]);
+      expect(new Set(sources), spelling).toEqual(new Set(['10-K', 'ownership']));
     }
+    // Two spellings of one role ("President and CEO" on a Form 4, "President and Chief Executive Officer" in the
+    // 10-K) are one row, keeping the full spelling and the other as also_reported_as (issue 19).
+    const jones = (await getJson(svc.app, '/api/person/Daniel%20A%20Jones')).body;
+    const ceo = jones.career.filter((c: { role: string }) => /president/i.test(c.role));
+    expect(ceo).toHaveLength(1);
+    expect(ceo[0]).toMatchObject({ role: 'President and Chief Executive Officer', role_type: 'executive_officer' });
+    expect(ceo[0].also_reported_as).toEqual([expect.objectContaining({ role: 'President and CEO', source: 'ownership' })]);
+    const people = (await getJson(svc.app, '/api/company/AAPL/people')).body;
+    const names = people.executives.map((x: { name: string; role: string }) => `${x.name}|${x.role}`);
+    expect(names.filter((n: string) => /jones/i.test(n))).toEqual(['Daniel A. Jones|President and Chief Executive Officer']);
     // A listed name that no reporting owner of the company has keeps its name key and no CIK.
     const unlinked = await reader.query(
       `SELECT person_key, person_cik FROM people WHERE source_kind = '10-K' AND person_cik IS NULL LIMIT 5`,
@@ -167,7 +183,11 @@ describe('registry layers on the small sample', () => {
     expect(status).toBe(200);
     expect(body.schema).toBe('proofline/sec-person/v1');
     expect(new Set(body.career.map((c: { ticker: string }) => c.ticker)).size).toBeGreaterThan(1);
-    expect(body.career[0]).toMatchObject({ role_type: 'director', period: { from: expect.any(String) } });
+    expect(body.career[0]).toMatchObject({
+      role_type: 'director',
+      period: expect.stringMatching(/^\d{4}-\d{2}-\d{2}( to \d{4}-\d{2}-\d{2})?$/),
+      period_detail: { from: expect.any(String) },
+    });
     const missing = await getJson(svc.app, '/api/person/zzqx%20nobody');
     expect(missing.status).toBe(404);
     expect(missing.body).toMatchObject({ status: 404, name: 'zzqx nobody' });
@@ -175,6 +195,11 @@ describe('registry layers on the small sample', () => {
 
   it('/api/signals: index without params, filters, also, clamp, and 400s naming the parameter', async () => {
     const idx = (await getJson(svc.app, '/api/signals')).body;
+    // Spec 000 rule 2: any parameter (also limit alone) asks for results; only none at all gives the index.
+    const limited = (await getJson(svc.app, '/api/signals?limit=2')).body;
+    expect(limited).toMatchObject({ returned: 2 });
+    expect(limited.types).toBeUndefined();
+    expect(limited.signals).toHaveLength(2);
     expect(idx.types.map((t: { type: string }) => t.type)).toEqual(['capex_increase', 'ai_adoption', 'restructuring', 'litigation_risk']);
     expect(idx.types.every((t: { hits: number }) => t.hits > 0)).toBe(true);
     const both = (await getJson(svc.app, '/api/signals?type=ai_adoption&also=capex_increase&min_strength=2&limit=500')).body;

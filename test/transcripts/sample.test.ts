@@ -39,7 +39,11 @@ describe('quotes and transcripts over the small sample (PDFs written by pdfkit)'
     expect(rows.some((r) => r.format === 'markdown')).toBe(true);
     const { body } = await getJson(svc.app, '/api/company/AAPL/transcripts');
     const pdf = body.transcripts.find((t: any) => t.format === 'pdf');
-    expect(pdf.speakers.filter((s: any) => s.role === 'analyst').length).toBeGreaterThanOrEqual(2);
+    // Spec 000: speakers and key_metrics are arrays of strings; the parsed objects are beside them.
+    expect(pdf.speakers_detail.filter((s: any) => s.role === 'analyst').length).toBeGreaterThanOrEqual(2);
+    expect(pdf.speakers).toEqual(pdf.speakers_detail.map((s: any) => s.name));
+    expect(pdf.key_metrics.every((k: unknown) => typeof k === 'string')).toBe(true);
+    expect(pdf.key_metrics).toHaveLength(pdf.key_metrics_detail.length);
     expect(pdf.origin.parent).toBe(pdf.source_origin.leaf_hash);
     expect(pdf.source_origin.parent).toBe(pdf.fetch_origin.leaf_hash);
   });

@@ -6,8 +6,9 @@ import { hashCanonical, sha256Hex } from '../../lib/hash.ts';
 import { tableFilePath } from '../../service/attestation/attestation.queries.ts';
 import { verifyCanonical } from '../../lib/keys.ts';
 import { verifyLeaf } from '../../lib/origin.ts';
-import { grantCredits, issueApiKey } from '../../service/vetting/credits.ts';
+import { grantCredits, issueApiKey, runCreditsCommand } from '../../service/vetting/credits.ts';
 import { createLiveRefresher } from '../../service/vetting/live-refresh.ts';
+import { recordFromStored } from '../../service/vetting/vetting.queries.ts';
 import { getJson } from '../helpers/app.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
 import { buildWorld, WORLD_CARRIERS, type World } from './fmcsa-world.ts';
@@ -24,9 +25,9 @@ const keys: Record<string, string> = {};
 beforeAll(async () => {
   w = await buildWorld();
   // Keys are issued before the first request: the API layer reads the key file when it starts (then every 2 s).
-  await grantCredits(w.state, 'acme-paid', 5, 'pack_100', new Date());
+  await grantCredits(w.state, 'acme-paid', 5, 'payg', new Date());
   await grantCredits(w.state, 'bigco', 0, 'enterprise', new Date());
-  await grantCredits(w.state, 'small-pack', 3, 'pack_100', new Date());
+  await grantCredits(w.state, 'small-pack', 3, 'payg', new Date());
   for (const a of ['acme-paid', 'bigco', 'small-pack']) keys[a] = (await issueApiKey(w.state, w.config.dataDir, a, new Date())).api_key;
   const rows = await w.svc.deps.readers.fmcsa!.query('SELECT dot_number FROM carriers ORDER BY dot_number LIMIT 12');
   dots = rows.map((r) => Number(r.dot_number));
@@ -47,7 +48,22 @@ describe('POST /api/vet', () => {
     });
     expect(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']).toContain(rec.risk_level);
     expect(['APPROVE', 'CAUTION', 'REJECT']).toContain(rec.recommendation);
-    expect(Array.isArray(rec.red_flags) && Array.isArray(rec.basics)).toBe(true);
+    // Spec 001 types: carrier a string, red_flags strings, basics numbers keyed by snake_case category.
+    expect(rec.carrier).toBe(rec.carrier_detail.legal_name);
+    expect(rec.red_flags).toEqual(rec.red_flags_detail.map((f: { message: string }) => f.message));
+    for (const [k, v] of Object.entries(rec.basics)) {
+      expect(k).toMatch(/^[a-z_]+$/);
+      expect(typeof v).toBe('number');
+    }
+    expect(rec.basics_detail.map((b: { category: string }) => b.category)).toEqual([
+      'unsafe_driving',
+      'hours_of_service_compliance',
+      'driver_fitness',
+      'controlled_substances_alcohol',
+      'vehicle_maintenance',
+      'hazardous_materials_compliance',
+      'crash_indicator',
+    ]);
     expect(new Date(rec.vetting_date).toISOString()).toBe(rec.vetting_date);
     expect(rec.credits).toMatchObject({ account_id: 'broker:acme', plan: 'free', balance: 29, charged: 1 });
     const one = await getJson(w.svc.app, `/api/vetting?id=${rec.vetting_id}`);
@@ -78,7 +94,7 @@ describe('POST /api/vet', () => {
       expect(r.status, path).toBe(200);
       expect(r.body.usage_meta.source, path).toMatch(/FMCSA/);
       expect(r.body.usage_meta.trust_status, path).toMatch(/safer\.fmcsa\.dot\.gov/);
-      expect(r.body.usage_meta.license, path).toMatch(/^FMCSA data is a U\.S\. government work/);
+      expect(r.body.usage_meta.license_notice, path).toMatch(/^FMCSA data is a U\.S\. government work/);
     }
   });
 
@@ -99,6 +115,39 @@ describe('POST /api/vet', () => {
     expect((await getJson(w.svc.app, '/api/vet', post({ dot_number: 1 }))).status).toBe(400);
     expect((await getJson(w.svc.app, '/api/vetting')).status).toBe(400);
     expect((await getJson(w.svc.app, '/api/vetting?id=VET-20260101-000000000000')).status).toBe(404);
+  });
+});
+
+describe('records stored before the spec 001 types', () => {
+  it('are served in the contract shape, the signed stored form kept beside as signed_record', () => {
+    const legacy = {
+      vetting_id: 'VET-20261120-000000000001',
+      dot_number: 7,
+      broker_id: 'old',
+      carrier: { dot_number: 7, legal_name: 'OLD CARRIER LLC' },
+      risk_score: 20,
+      risk_level: 'MODERATE',
+      recommendation: 'CAUTION',
+      red_flags: [{ code: 'X', severity: 'medium', message: 'Something.' }],
+      basics: [
+        { basic: 'Unsafe Driving', measure: 1.5, percentile: null, threshold: 65, exceeded: false, alert: null },
+        { basic: 'Crash Indicator', measure: null, percentile: null, threshold: 65, exceeded: false, alert: null },
+      ],
+      snapshot_available: true,
+    };
+    const r = recordFromStored(JSON.stringify(legacy));
+    expect(r).toMatchObject({
+      carrier: 'OLD CARRIER LLC',
+      carrier_detail: legacy.carrier,
+      red_flags: ['Something.'],
+      red_flags_detail: legacy.red_flags,
+      basics: { unsafe_driving: 1.5 },
+      signed_record: legacy,
+    });
+    expect(r.basics_detail.map((b) => b.category)).toEqual(['unsafe_driving', 'crash_indicator']);
+    // Records in the contract shape are served as stored.
+    const current = { ...legacy, carrier: 'OLD CARRIER LLC', red_flags: ['Something.'], basics: { unsafe_driving: 1.5 } };
+    expect(recordFromStored(JSON.stringify(current))).toEqual(current);
   });
 });
 
@@ -145,13 +194,85 @@ describe('credits', () => {
   it('charges an API key account, unlimited for enterprise, 401 for an unknown key', async () => {
     const key = keys['acme-paid'];
     const r = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[3], broker_id: 'acme' }, { authorization: `Bearer ${key}` }));
-    expect(r.body.credits).toMatchObject({ account_id: 'acme-paid', plan: 'pack_100', balance: 4 });
+    expect(r.body.credits).toMatchObject({ account_id: 'acme-paid', plan: 'payg', balance: 4 });
     const ek = keys.bigco;
     const e = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[3], broker_id: 'bigco' }, { authorization: `Bearer ${ek}` }));
     expect(e.body.credits).toMatchObject({ plan: 'enterprise', balance: null, charged: 1 });
     expect(
       (await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[3], broker_id: 'x' }, { authorization: 'Bearer pl_nope' }))).status,
     ).toBe(401);
+  });
+});
+
+describe('plans and purchases (spec 001 Limits)', () => {
+  it('publishes the five plans with their prices at /api/plans and on /docs', async () => {
+    const r = await getJson(w.svc.app, '/api/plans');
+    expect(r.status).toBe(200);
+    expect(r.body.currency).toBe('USD');
+    expect(r.body.plans.map((p: any) => [p.plan, p.price_usd, p.usd_per_credit, p.lookups, p.purchase_credits, p.batch_limit])).toEqual([
+      ['free', 0, 0, 'unlimited', null, 10],
+      ['payg', null, 10, 'unlimited', { min: 1, max: 99 }, 100],
+      ['pack_100', 900, 9, 'unlimited', { min: 100, max: 100 }, 100],
+      ['pack_500', 4000, 8, 'unlimited', { min: 500, max: 500 }, 500],
+      ['enterprise', null, null, 'unlimited', null, null],
+    ]);
+    expect(r.body.rules.join(' ')).toMatch(/never expire/);
+    const docs = await w.svc.app.fetch(new Request('http://proofline.test/docs'));
+    const html = await docs.text();
+    expect(html).toContain('id="vetting-plans"');
+    for (const price of ['$10 per record', '$900 ($9 per record)', '$4,000 ($8 per record)', 'volume pricing'])
+      expect(html).toContain(price);
+  });
+
+  it('sells pay-as-you-go 1 to 99 credits and the packs exactly 100 and 500; anything else is a 400 naming the field', async () => {
+    const buy = (account: string, n: number, plan?: 'free' | 'payg' | 'pack_100' | 'pack_500' | 'enterprise') =>
+      runCreditsCommand(w.state, w.config.dataDir, { op: 'grant', account, n, plan }).then(
+        (ok) => ({ ok }),
+        (e) => ({ status: e.httpStatus, parameter: e.context?.response?.parameter, message: e.message }),
+      );
+    expect(await buy('buyer-1', 1, 'payg')).toHaveProperty('ok');
+    expect(await buy('buyer-2', 99, 'payg')).toHaveProperty('ok');
+    expect(await buy('buyer-3', 100, 'pack_100')).toHaveProperty('ok');
+    expect(await buy('buyer-4', 500, 'pack_500')).toHaveProperty('ok');
+    expect(await buy('buyer-5', 2500, 'enterprise')).toHaveProperty('ok');
+    for (const [n, plan] of [
+      [0, 'payg'],
+      [100, 'payg'],
+      [99, 'pack_100'],
+      [101, 'pack_100'],
+      [400, 'pack_500'],
+      [1_000_000, 'pack_500'],
+    ] as const)
+      expect(await buy(`bad-${plan}-${n}`, n, plan), `${n} on ${plan}`).toMatchObject({ status: 400, parameter: 'n' });
+    expect(await buy('bad-free', 30, 'free')).toMatchObject({ status: 400, parameter: 'plan' });
+    // Another purchase on an existing account follows its plan: a second 100-pack, not 7 credits.
+    expect(await buy('buyer-3', 7)).toMatchObject({ status: 400, parameter: 'n' });
+    expect(await buy('buyer-3', 100)).toMatchObject({ ok: { account: { plan: 'pack_100', balance: 200 } } });
+    // Over HTTP (the CLI's path while the server runs): the same rule, a 400 naming the field.
+    w.svc.deps.options.adminToken = 'admin-secret';
+    try {
+      const admin = { authorization: 'Bearer admin-secret' };
+      const http = await getJson(w.svc.app, '/admin/credits', post({ op: 'grant', account: 'bad-http', n: 150, plan: 'payg' }, admin));
+      expect(http).toMatchObject({ status: 400, body: { parameter: 'n', min: 1, max: 99, requested: 150 } });
+      expect(http.body.error).toMatch(/1 to 99 credits/);
+      const ok = await getJson(w.svc.app, '/admin/credits', post({ op: 'grant', account: 'buyer-http', n: 500, plan: 'pack_500' }, admin));
+      expect(ok).toMatchObject({ status: 200, body: { account: { plan: 'pack_500', balance: 500 } } });
+    } finally {
+      w.svc.deps.options.adminToken = undefined;
+    }
+    const refused = await w.state.query("SELECT count(*)::INTEGER AS n FROM accounts WHERE account_id LIKE 'bad-%'");
+    expect(refused[0]!.n).toBe(0);
+  });
+
+  it('does not cap an Enterprise batch at 1,000', async () => {
+    const many = Array.from({ length: 1001 }, (_, i) => (i < 2 ? dots[9 + i]! : 'x'));
+    const r = await getJson(
+      w.svc.app,
+      '/api/batch-vet',
+      post({ dot_numbers: many, broker_id: 'bigco' }, { authorization: `Bearer ${keys.bigco}` }),
+    );
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ requested: 1001, succeeded: 2, failed: 999, credits: { plan: 'enterprise', charged: 2 } });
   });
 });
 
@@ -197,7 +318,7 @@ describe('live refresh', () => {
   let url: string;
   let mode: 'fixture' | 'hang' = 'hang';
   beforeAll(async () => {
-    server = createServer((req, res) => {
+    server = createServer((_req, res) => {
       if (mode === 'hang') return; // never answers: the refresher must time out
       const body = readFileSync(fixture('fmcsa/qcmobile/carriers_158121.json'));
       res.writeHead(200, { 'content-type': 'application/json' }).end(body);
@@ -242,7 +363,8 @@ describe('live refresh', () => {
     try {
       const r = await getJson(w.svc.app, '/api/vet-preview', post({ dot_number: dots[7] }));
       expect(r.body.live_refresh.status).toBe('refreshed');
-      expect(r.body.carrier).toMatchObject({ legal_name: 'VERIHA TRUCKING INC', allowed_to_operate: 'Y', safety_rating: 'S' });
+      expect(r.body.carrier).toBe('VERIHA TRUCKING INC');
+      expect(r.body.carrier_detail).toMatchObject({ legal_name: 'VERIHA TRUCKING INC', allowed_to_operate: 'Y', safety_rating: 'S' });
       const snap = JSON.parse(r.body.snapshot_json);
       const live = snap.inputs.find((i: { dataset: string }) => i.dataset === 'qcmobile/carriers');
       expect(live).toMatchObject({

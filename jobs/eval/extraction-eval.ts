@@ -18,10 +18,10 @@
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { classifyDocument, pathHints } from '../ingest/edgar/documents.ts';
-import { EIGHT_K_ITEMS, isTimelineItem, parseEightK } from '../ingest/edgar/eight-k.ts';
-import { companyAliases, detectSignals, evaluateSentence, SIGNAL_PATTERNS, type SignalHit } from '../ingest/edgar/signals.ts';
-import { parseTenK, type ParsedTenK } from '../ingest/edgar/ten-k.ts';
+import { classifyDocument, pathHints } from '../../ingest/edgar/documents.ts';
+import { EIGHT_K_ITEMS, isTimelineItem, parseEightK } from '../../ingest/edgar/eight-k.ts';
+import { companyAliases, detectSignals, evaluateSentence, SIGNAL_PATTERNS, type SignalHit } from '../../ingest/edgar/signals.ts';
+import { parseTenK, type ParsedTenK } from '../../ingest/edgar/ten-k.ts';
 
 export interface SignalLabel {
   file: string;
@@ -77,7 +77,7 @@ export interface EvalResult {
   counts: { ten_k: number; eight_k_filings: number; signal_sentences: number; signal_hit_sentences: number };
 }
 
-const LABEL_DIR = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', 'test', 'eval', 'labels');
+const LABEL_DIR = path.resolve(path.dirname(new URL(import.meta.url).pathname), '..', '..', 'test', 'eval', 'labels');
 
 /** Reads the committed labels. */
 export function loadLabels(dir = LABEL_DIR): Labels {
@@ -215,7 +215,6 @@ export function evaluateExtraction(corpus: string, labels: Labels = loadLabels()
       const hasHit = labelled.some((l) => l.label === 'hit');
       const h = served.get(k);
       if (h) {
-        const ev = normSentence(h.evidence);
         const match = matchLabel(labelled, h.evidence);
         if (match?.label === 'hit') {
           tp++;

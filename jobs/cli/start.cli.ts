@@ -1,25 +1,21 @@
 /**
- * `npm start`: the embedded mode on a fresh clone. Generates the sample data
+ * `npm start` (= `proofline start`): the embedded mode on a fresh clone. Generates the sample data
  * if absent (or uses INPUT_DIR), runs every domain pipeline in process with
  * progress output (a domain whose inputs are unchanged is skipped, so a re-run
  * is fast), then serves the API and prints its URL and example requests.
  */
-import { loadConfig, type Config } from '../../lib/config.ts';
+import type { Config } from '../../lib/config.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startServer } from '../../service/main.ts';
 import { runPipelineInProcess } from '../in-process.ts';
 import { pipelines } from '../pipelines.ts';
 import { createProgressPrinter } from '../progress.ts';
 import { ensureSample } from '../sample.ts';
+import { loadCliConfig } from './cli-kit.ts';
 
-async function main(): Promise<void> {
-  let config: Config;
-  try {
-    config = loadConfig(process.env);
-  } catch (e) {
-    console.error((e as Error).message);
-    process.exit(2);
-  }
+/** Runs until SIGTERM/SIGINT, which drain the server and exit 0; never resolves. */
+export async function runStart(): Promise<number> {
+  const config: Config = loadCliConfig();
   const log = createLogger(config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL);
   if (config.usesSample) {
     const t0 = Date.now();
@@ -54,6 +50,5 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
+  return new Promise<number>(() => undefined);
 }
-
-await main();

@@ -1,0 +1,230 @@
+/**
+ * Incremental runs (issue 18, item 6): an input whose SHA-256 and parser version equal those recorded by the
+ * current snapshot is not parsed again; its rows are carried from the previous snapshot into the new one, and
+ * an input no longer present drops its rows.
+ *
+ * The ledger: every snapshot published by an incremental domain holds `inputs.json` beside its manifest, one
+ * entry per input it covers (path relative to the input directory, SHA-256, size, mtime, parser version).
+ * Planning compares the inputs on disk with it (`IncrementalPlanner.partition`): a file whose path, size and
+ * mtime equal its entry takes the recorded SHA-256 without being read (a stat cache, as git's index does);
+ * any other file is hashed. A file is reused when path, SHA-256 and parser equal the entry's.
+ *
+ * Rows are attributed to inputs by content: every carried table names the SHA-256 of the input its row came
+ * from (`content_sha256`), or an origin leaf (`origin_leaf_hash`) whose `content_sha256` does (lib/origin.ts).
+ * Publish (lib/warehouse/publish.ts, `carry`) keeps the previous rows of the reused SHA-256 set and adds the
+ * run's parts. A SHA-256 is reused only when every previous path with that content is reused, so two files
+ * with the same bytes (one changed or removed) never carry stale rows: the unchanged one is parsed again.
+ */
+import { createReadStream } from 'node:fs';
+import { readFile, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { createSha256Stream } from '../hash.ts';
+import { snapshotDir } from './layout.ts';
+import type { SnapshotManifest } from './snapshot.ts';
+
+/** One input covered by a snapshot. */
+export interface LedgerEntry {
+  /** Relative to the run's input directory, '/'-separated. */
+  path: string;
+  sha256: string;
+  bytes: number;
+  mtime_ms: number;
+  /** The pipeline's parser version when the input was parsed (a bump re-parses everything). */
+  parser: string;
+}
+
+/** What the plan hands to publish through the run directory (`incremental.json`). */
+export interface IncrementalState {
+  parser: string;
+  input_dir: string;
+  /** False when the previous snapshot has no ledger (or there is none): the run is a full one. */
+  carry: boolean;
+  /** Every local input of this run, reused or parsed. */
+  ledger: LedgerEntry[];
+  /** SHA-256 of the reused inputs: their previous rows are carried. */
+  reuse_sha256: string[];
+  /** Reused inputs, absolute and relative: their previous rejects are carried. */
+  reuse_files: string[];
+  /** Files the run's fetch jobs write: hashed at publish and added to the ledger. */
+  fetched_outputs: string[];
+  counts: IncrementalCounts;
+}
+
+export interface IncrementalCounts {
+  /** Inputs parsed by this run: new or changed local files, and every file its fetch jobs write. */
+  parsed: number;
+  reused: number;
+  removed: number;
+}
+
+/** File name of the ledger inside a snapshot (and of the state inside a staging run). */
+export const LEDGER_FILE = 'inputs.json';
+export const STATE_FILE = 'incremental.json';
+
+/** The ledger of a snapshot, or null when it has none (published by a full run of older code). */
+export async function readLedger(dataDir: string, domain: string, manifest: SnapshotManifest | null): Promise<LedgerEntry[] | null> {
+  if (!manifest) return null;
+  try {
+    const parsed = JSON.parse(await readFile(path.join(snapshotDir(dataDir, domain, manifest.snapshot_id), LEDGER_FILE), 'utf8'));
+    return Array.isArray(parsed?.inputs) ? (parsed.inputs as LedgerEntry[]) : null;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+/** SHA-256 and size of a file, streamed. */
+export async function hashFile(file: string): Promise<{ sha256: string; bytes: number }> {
+  const h = createSha256Stream();
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  return h.digest();
+}
+
+function relPath(root: string, file: string): string {
+  return path.relative(root, file).split(path.sep).join('/');
+}
+
+/**
+ * Splits a plan's inputs into those to parse and those reused, and collects the ledger of the run.
+ * One planner per run; `partition` may be called once per input kind (each file at most once).
+ */
+export class IncrementalPlanner {
+  private readonly previous: Map<string, LedgerEntry>;
+  private readonly entries = new Map<string, LedgerEntry>();
+  /** Candidates for reuse (path → entry); confirmed in `finish` once every path of a SHA-256 is known. */
+  private readonly candidates = new Map<string, { file: string; entry: LedgerEntry }>();
+  private readonly parsedFiles = new Set<string>();
+  private readonly byFile = new Map<string, LedgerEntry>();
+
+  constructor(
+    readonly inputDir: string,
+    readonly parser: string,
+    previous: LedgerEntry[] | null,
+  ) {
+    this.previous = new Map((previous ?? []).map((e) => [e.path, e]));
+  }
+
+  /** Paths (relative to the input directory) the previous ledger records. */
+  previousPaths(): string[] {
+    return [...this.previous.keys()];
+  }
+
+  /** Whether there is a previous ledger to reuse from. */
+  get hasPrevious(): boolean {
+    return this.previous.size > 0;
+  }
+
+  private async entryFor(file: string): Promise<LedgerEntry> {
+    const rel = relPath(this.inputDir, file);
+    const st = await stat(file);
+    const mtime = Math.floor(st.mtimeMs);
+    const prev = this.previous.get(rel);
+    if (prev && prev.bytes === st.size && prev.mtime_ms === mtime) return { ...prev, parser: this.parser };
+    const { sha256 } = await hashFile(file);
+    return { path: rel, sha256, bytes: st.size, mtime_ms: mtime, parser: this.parser };
+  }
+
+  /**
+   * Records `files` in the run's ledger. A file is reusable when the previous ledger has the same path,
+   * SHA-256 and parser; whether it is finally reused is decided per SHA-256 once all inputs are known
+   * (`settle`).
+   */
+  async partition(files: string[], parallel = 64): Promise<void> {
+    for (let i = 0; i < files.length; i += parallel) {
+      await Promise.all(
+        files.slice(i, i + parallel).map(async (file) => {
+          const entry = await this.entryFor(file);
+          this.entries.set(entry.path, entry);
+          this.byFile.set(file, entry);
+          const prev = this.previous.get(entry.path);
+          if (prev && prev.sha256 === entry.sha256 && prev.parser === this.parser) this.candidates.set(entry.path, { file, entry });
+          else this.parsedFiles.add(file);
+        }),
+      );
+    }
+  }
+
+  /** SHA-256 values some previous path had that is now changed, removed, or parsed with another parser. */
+  private unsafeShas(): Set<string> {
+    const unsafe = new Set<string>();
+    for (const prev of this.previous.values()) {
+      const now = this.entries.get(prev.path);
+      if (!now || now.sha256 !== prev.sha256 || prev.parser !== this.parser) unsafe.add(prev.sha256);
+    }
+    return unsafe;
+  }
+
+  /**
+   * The files to parse, once every input was passed to `partition`: the new and changed ones, those passed to
+   * `require`, and reusable ones sharing a SHA-256 with any of those or with a previous path that changed or
+   * went (see the module comment). May be called again after `require`.
+   */
+  settle(): Set<string> {
+    const unsafe = this.unsafeShas();
+    for (;;) {
+      for (const f of this.parsedFiles) {
+        const e = this.byFile.get(f);
+        if (e) unsafe.add(e.sha256);
+      }
+      let grew = false;
+      for (const { file, entry } of this.candidates.values()) {
+        if (!this.parsedFiles.has(file) && unsafe.has(entry.sha256)) {
+          this.parsedFiles.add(file);
+          grew = true;
+        }
+      }
+      if (!grew) return this.parsedFiles;
+    }
+  }
+
+  /**
+   * Marks files as parsed by this run although unchanged: inputs parsed together with a changed one (a
+   * transcript of several files, a file another one's rows depend on). Call `settle` afterwards.
+   */
+  require(files: Iterable<string>): void {
+    for (const f of files) this.parsedFiles.add(f);
+  }
+
+  /** What publish needs (written to the run directory by the plan stage). */
+  state(fetchedOutputs: string[] = []): IncrementalState {
+    const parse = this.settle();
+    const reuseSha = new Set<string>();
+    const reuseFiles: string[] = [];
+    let reused = 0;
+    for (const [rel, { file, entry }] of this.candidates) {
+      if (parse.has(file)) continue;
+      reused++;
+      reuseSha.add(entry.sha256);
+      reuseFiles.push(file, rel);
+    }
+    const fetchedRel = new Set(fetchedOutputs.map((f) => relPath(this.inputDir, f)));
+    // A previous input the run fetches again is re-parsed from the new bytes, not removed.
+    const removed = [...this.previous.keys()].filter((p) => !this.entries.has(p) && !fetchedRel.has(p)).length;
+    return {
+      parser: this.parser,
+      input_dir: this.inputDir,
+      carry: this.hasPrevious,
+      ledger: [...this.entries.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+      reuse_sha256: [...reuseSha].sort(),
+      reuse_files: reuseFiles.sort(),
+      fetched_outputs: fetchedOutputs,
+      counts: { parsed: parse.size + fetchedOutputs.length, reused, removed },
+    };
+  }
+}
+
+/**
+ * The ledger a snapshot records: the plan's entries plus the files its fetch jobs wrote (hashed now; a fetch
+ * output the source did not have is absent). Fetched files are inputs of the next run like any other.
+ */
+export async function completeLedger(state: IncrementalState): Promise<LedgerEntry[]> {
+  const byPath = new Map(state.ledger.map((e) => [e.path, e]));
+  for (const file of state.fetched_outputs) {
+    const st = await stat(file).catch(() => null);
+    if (!st?.isFile()) continue;
+    const rel = relPath(state.input_dir, file);
+    const { sha256 } = await hashFile(file);
+    byPath.set(rel, { path: rel, sha256, bytes: st.size, mtime_ms: Math.floor(st.mtimeMs), parser: state.parser });
+  }
+  return [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}

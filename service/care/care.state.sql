@@ -1,0 +1,20 @@
+-- State statements of the proof-of-care family, portable to the embedded DuckDB store and PostgreSQL:
+-- positional parameters, shared types. Loaded by name (loadStatements). Custody events are append-only.
+-- name: vetting_hash
+-- $1 vetting_id → data_hash
+SELECT data_hash FROM vetting_records WHERE vetting_id = $1
+-- name: head
+-- $1 document_id → event_count, head_hash (read after tx.lock('care:<id>'))
+SELECT event_count, head_hash FROM care_documents WHERE document_id = $1
+-- name: stages
+-- $1 document_id → stage of every event in chain order
+SELECT stage FROM care_events WHERE document_id = $1 ORDER BY seq
+-- name: document
+-- $1 document_id → the document row
+SELECT * FROM care_documents WHERE document_id = $1
+-- name: events
+-- $1 document_id → its events in chain order
+SELECT * FROM care_events WHERE document_id = $1 ORDER BY seq
+-- name: recent_documents
+-- $1 limit → documents, newest first
+SELECT * FROM care_documents ORDER BY created_at DESC, document_id DESC LIMIT $1

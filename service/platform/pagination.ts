@@ -1,0 +1,69 @@
+/**
+ * The one pagination scheme of every list route (docs/architecture.md#pagination): `limit` plus an opaque `cursor`.
+ * A page's body carries `next_cursor` (null on the last page) and `next`, the URL of the next page (the request's
+ * URL with `cursor` replaced), and the HTTP answer a `Link: <next>; rel="next"` header (RFC 8288).
+ *
+ * The cursor is base64url JSON `{o: offset, s: snapshot id}`: the position in a deterministic order (every list
+ * query orders by a unique key last) within one snapshot. A cursor of another snapshot is a 409: the rows moved,
+ * so walking on could skip or repeat some; the client restarts from the first page. A malformed cursor is a 400
+ * naming `cursor`. Query functions (shared with MCP) take and return cursors; only routes build URLs and headers.
+ */
+import type { H3Event } from 'h3';
+import { z } from 'zod';
+import { ConflictError, InvalidInputError } from '../../lib/errors.ts';
+
+/** The `cursor` query parameter of every list route. */
+export const cursorParam = z
+  .string()
+  .max(200)
+  .optional()
+  .describe('opaque cursor: `next_cursor` of the previous page (or follow `next` / the Link rel="next" header)');
+
+interface CursorBody {
+  o: number;
+  s: string | null;
+}
+
+export function encodeCursor(offset: number, snapshotId: string | null): string {
+  return Buffer.from(JSON.stringify({ o: offset, s: snapshotId } satisfies CursorBody)).toString('base64url');
+}
+
+/** The offset a cursor stands for (0 without one); throws 400 for a malformed cursor, 409 for another snapshot's. */
+export function decodeCursor(cursor: string | undefined, snapshotId: string | null): number {
+  if (!cursor) return 0;
+  let body: CursorBody;
+  try {
+    body = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as CursorBody;
+  } catch {
+    throw new InvalidInputError("'cursor' is not a cursor of this API", { response: { parameter: 'cursor' } });
+  }
+  if (!body || typeof body !== 'object' || !Number.isInteger(body.o) || body.o < 0)
+    throw new InvalidInputError("'cursor' is not a cursor of this API", { response: { parameter: 'cursor' } });
+  if ((body.s ?? null) !== snapshotId)
+    throw new ConflictError('the snapshot changed since this cursor was issued: start again from the first page', {
+      response: { parameter: 'cursor', snapshot_id: snapshotId },
+    });
+  return body.o;
+}
+
+/** `next_cursor` of a page that started at `offset` and returned `returned` of `total` rows (null on the last page). */
+export function nextCursorOf(offset: number, returned: number, total: number, snapshotId: string | null): string | null {
+  return returned > 0 && offset + returned < total ? encodeCursor(offset + returned, snapshotId) : null;
+}
+
+/**
+ * The HTTP answer of a page: the body with `next` (absolute URL of the next page on `baseUrl`, PUBLIC_BASE_URL, or
+ * null on the last page), and the Link header when there is a next page.
+ */
+export function pagedResponse(event: H3Event, page: { next_cursor: string | null } & Record<string, unknown>, baseUrl: string): Response {
+  let next: string | null = null;
+  if (page.next_cursor) {
+    const u = new URL(event.url.href);
+    u.searchParams.delete('offset');
+    u.searchParams.set('cursor', page.next_cursor);
+    next = `${baseUrl.replace(/\/$/, '')}${u.pathname}${u.search}`;
+  }
+  const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  if (next) headers.link = `<${next}>; rel="next"`;
+  return new Response(JSON.stringify({ ...page, next }), { status: 200, headers });
+}

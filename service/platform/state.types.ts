@@ -1,0 +1,74 @@
+/**
+ * The state store's types (service/platform/state.store.ts explains the
+ * contract; state.duckdb.ts and state.postgres.ts implement it).
+ */
+import type { Row } from '../../lib/warehouse/duckdb.ts';
+
+/** Positional parameters: `$1` is `params[0]`. */
+export type SqlParams = ReadonlyArray<string | number | boolean | bigint | null | undefined>;
+
+/** A batched INSERT or UPDATE of one table's rows, rendered by each backend. Column names come from code, never from input. */
+export interface BatchStatement {
+  readonly kind: 'insert' | 'update';
+  readonly table: string;
+  /** Column → DuckDB type (VARCHAR, BIGINT, INTEGER, DOUBLE); PostgreSQL takes the table's own row type. */
+  readonly columns: Readonly<Record<string, string>>;
+  /** UPDATE only: the key column matched against the table's. */
+  readonly key?: string;
+  /** Identity of the statement within a group (kind, table, columns). */
+  readonly id: string;
+}
+
+/** What an operation sees inside the group transaction. */
+export interface StateTx {
+  /** Reads inside the transaction (sees its own flushed writes, not deferred rows). */
+  read(sql: string, params?: SqlParams): Promise<Row[]>;
+  /** Writes now. After the first write, a throw rolls the group back. */
+  write(sql: string, params?: SqlParams): Promise<void>;
+  /**
+   * Buffers one row for a batch statement; flushed once per group, right
+   * before COMMIT: INSERTs first, then UPDATEs, each in first-use order. With
+   * `key`, a later row with the same key replaces the earlier one (last write
+   * wins: chain heads, balances). Counts as a write.
+   */
+  defer(stmt: BatchStatement, row: Record<string, unknown>, key?: string): void;
+  /**
+   * Takes the lock named `key` until the transaction ends (PostgreSQL: advisory
+   * transaction lock; embedded: nothing to do, one writer). Call it before
+   * reading what the operation decides on. Not a write.
+   */
+  lock(key: string): Promise<void>;
+  /**
+   * Values valid while this transaction's view holds (chain heads, balances,
+   * key bindings). Embedded: shared across groups (one writer). PostgreSQL: one
+   * group only, since other nodes write between groups.
+   */
+  cache: Map<string, unknown>;
+}
+
+/** The database behind the store, as /api/health and /api/status report it. */
+export interface StateHealth {
+  backend: 'duckdb' | 'postgres';
+  up: boolean;
+  /** Why it is down, when it is. */
+  detail: string | null;
+}
+
+export interface StateStore {
+  readonly backend: 'duckdb' | 'postgres';
+  /** Counters for benchmarks and /api/status. */
+  readonly stats: { commits: number; operations: number };
+  /** Read-only query on committed data. */
+  query(sql: string, params?: SqlParams): Promise<Row[]>;
+  /**
+   * Queues `run` and resolves with its result once the transaction containing
+   * it has committed durably. Rejects with the operation's own error, or with
+   * the commit error (then nothing of it was written; a 503 when the database
+   * is unreachable).
+   */
+  write<T>(run: (tx: StateTx) => Promise<T>): Promise<T>;
+  /** Whether the database answers now. */
+  health(): Promise<StateHealth>;
+  /** Waits for queued writes and closes. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,262 @@
+/**
+ * Every node writes (issue 20): real API server processes on one PostgreSQL
+ * database (DATABASE_URL; a fresh database per run), sharing one DATA_DIR
+ * for the warehouse snapshot and signing key. Skipped with a notice without
+ * PostgreSQL, never under REQUIRE_POSTGRES=1 (helpers/postgres.ts).
+ *
+ * - two nodes append 50 custody events each to one document in parallel: one
+ *   linear chain, every seq once, valid;
+ * - vet + credit atomicity under concurrency: an account with N credits gets
+ *   exactly N records, whichever node serves each request;
+ * - receipts chain across nodes (prev_nonce resolved by the other node) and
+ *   the offline verifier accepts the whole chain;
+ * - kill -9 of a node during a write storm loses nothing it acknowledged;
+ * - the database going away mid-storm gives 503 with Retry-After (never a
+ *   500), /api/health says degraded, and writes resume when it is back.
+ */
+import path from 'node:path';
+import postgres from 'postgres';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { sha256Hex } from '../../lib/hash.ts';
+import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { verifyReceiptChain, type PublicJwk, type Receipt } from '../../service/receipts/receipt-chain.ts';
+import { removeDir, tempDir } from '../helpers/env.ts';
+import { freshDatabase, HAS_POSTGRES } from '../helpers/postgres.ts';
+import { exited, startServerProcess, type ServerProcess } from '../helpers/server-process.ts';
+import { startTcpProxy, type TcpProxy } from '../helpers/tcp-proxy.ts';
+import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
+
+const post = (body: unknown, headers: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', ...headers },
+  body: JSON.stringify(body),
+});
+
+async function json<T = Record<string, unknown>>(r: Response): Promise<T> {
+  return (await r.json()) as T;
+}
+
+const suite = HAS_POSTGRES ? describe : describe.skip;
+
+suite('every API node writes to one PostgreSQL', () => {
+  let dir: string;
+  let db: { url: string; drop: () => Promise<void> };
+  let sql: postgres.Sql;
+  const children: ServerProcess[] = [];
+  let dots: number[] = [];
+  const start = async (url = db.url) => {
+    const c = await startServerProcess(dir, { DATABASE_URL: url, RATE_LIMIT_FREE_PER_HOUR: '1000000' });
+    children.push(c);
+    return c;
+  };
+
+  beforeAll(async () => {
+    dir = await tempDir('proofline-pg-nodes-');
+    await ingestSmallFmcsa(path.join(dir, 'src'), dir);
+    const r = await SnapshotReader.open(dir, 'fmcsa', { poolSize: 1 });
+    dots = (await r.query('SELECT dot_number FROM carriers ORDER BY dot_number LIMIT 20')).map((x) => Number(x.dot_number));
+    await r.close();
+    db = await freshDatabase();
+    sql = postgres(db.url, { max: 2, onnotice: () => undefined });
+  }, 180_000);
+  afterAll(async () => {
+    for (const c of children) c.proc.kill('SIGKILL');
+    await Promise.all(children.map((c) => exited(c.proc)));
+    await sql?.end();
+    await db?.drop();
+    await removeDir(dir);
+  });
+
+  it('appends 50 events from each of two nodes to one document as one linear chain that verifies', async () => {
+    const [a, b] = await Promise.all([start(), start()]);
+    const doc = await json<{ document_id: string }>(
+      await fetch(
+        `${a.url}/api/care`,
+        post({ shipment: { ref: 'BOL-PG', commodity: 'steel', value_usd: 1 }, parties: { broker: 'x', carrier: 'y' } }),
+      ),
+    );
+    const id = doc.document_id;
+    for (const stage of ['TENDER', 'PICKUP_HANDOFF'])
+      expect((await fetch(`${b.url}/api/care/${id}/event`, post({ stage, actor: 'ops' }))).status).toBe(201);
+    const appends = [a, b].flatMap((node, n) =>
+      Array.from({ length: 50 }, async (_, i) => {
+        const r = await fetch(`${node.url}/api/care/${id}/event`, post({ stage: 'IN_TRANSIT', actor: `node-${n}`, evidence: { ping: i } }));
+        expect(r.status).toBe(201);
+        return json<{ seq: number; prev_hash: string; hash: string }>(r);
+      }),
+    );
+    const events = await Promise.all(appends);
+    expect(events.map((e) => e.seq).sort((x, y) => x - y)).toEqual(Array.from({ length: 100 }, (_, i) => i + 3));
+    expect(new Set(events.map((e) => e.prev_hash)).size).toBe(100); // no two events on one head: no fork
+    for (const node of [a, b]) {
+      const v = await json(await fetch(`${node.url}/api/care/${id}/verify`));
+      expect(v).toMatchObject({ valid: true, events_verified: 102, problems: [] });
+    }
+  }, 120_000);
+
+  it('makes exactly as many vetting records as an account has credits, across nodes', async () => {
+    const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
+    // A free account has 30 signup credits; 40 vettings race on two nodes.
+    const results = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        fetch(`${(i % 2 ? a : b).url}/api/vet`, post({ dot_number: dots[i % dots.length], broker_id: 'race-broker' })).then(async (r) => ({
+          status: r.status,
+          body: await json<{ vetting_id?: string }>(r),
+        })),
+      ),
+    );
+    const ok = results.filter((r) => r.status === 200);
+    expect(ok.length).toBe(30);
+    expect(results.filter((r) => r.status === 402).length).toBe(10);
+    const [row] = await sql`SELECT count(*)::int AS n FROM vetting_records WHERE account_id = 'broker:race-broker'`;
+    expect(row!.n).toBe(30);
+    const [acct] = await sql`SELECT balance::int AS balance FROM accounts WHERE account_id = 'broker:race-broker'`;
+    expect(acct!.balance).toBe(0);
+    expect(new Set(ok.map((r) => r.body.vetting_id)).size).toBe(30);
+  }, 120_000);
+
+  it('chains receipts whichever node answers, and the offline verifier accepts the chain', async () => {
+    const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
+    const receipts: Receipt[] = [];
+    let prev: string | null = null;
+    for (let i = 0; i < 6; i++) {
+      const node = i % 2 ? b : a;
+      const leaf = sha256Hex(`no such leaf ${i}`);
+      const r = await fetch(`${node.url}/api/verify/${leaf}${prev ? `?prev_nonce=${prev}` : ''}`);
+      expect(r.status).toBe(404); // an unknown leaf still gets a signed found:false receipt
+      const receipt = (await json<{ receipt: Receipt }>(r)).receipt;
+      expect(receipt.prev_nonce).toBe(prev);
+      receipts.push(receipt);
+      prev = receipt.nonce;
+    }
+    const keys = await json<{ keys: PublicJwk[] }>(await fetch(`${a.url}/.well-known/proofline-keys.json`));
+    expect(verifyReceiptChain(receipts, keys.keys).valid).toBe(true);
+  }, 60_000);
+
+  it('keeps every acknowledged write when a node is killed with SIGKILL during a storm', async () => {
+    const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
+    const id = (
+      await json<{ document_id: string }>(
+        await fetch(
+          `${b.url}/api/care`,
+          post({ shipment: { ref: 'BOL-K9', commodity: 'ice', value_usd: 2 }, parties: { broker: 'x', carrier: 'y' } }),
+        ),
+      )
+    ).document_id;
+    for (const stage of ['TENDER', 'PICKUP_HANDOFF'])
+      expect((await fetch(`${b.url}/api/care/${id}/event`, post({ stage, actor: 'ops' }))).status).toBe(201);
+    const acked = new Map<number, string>();
+    const vetted = new Map<string, string>();
+    const storm = Array.from({ length: 120 }, async (_, i) => {
+      const node = i % 2 ? a : b;
+      try {
+        if (i % 4 === 0) {
+          const r = await fetch(`${node.url}/api/vet`, post({ dot_number: dots[i % dots.length], broker_id: `storm-${i % 3}` }));
+          if (r.status === 200) {
+            const v = await json<{ vetting_id: string; data_hash: string }>(r);
+            vetted.set(v.vetting_id, v.data_hash);
+          }
+        } else {
+          const r = await fetch(`${node.url}/api/care/${id}/event`, post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { i } }));
+          if (r.status === 201) {
+            const e = await json<{ seq: number; hash: string }>(r);
+            acked.set(e.seq, e.hash);
+          }
+          expect(r.status).not.toBe(500);
+        }
+      } catch {
+        // the killed node's connections reset: not acknowledged
+      }
+    });
+    await new Promise((r) => setTimeout(r, 40));
+    a.proc.kill('SIGKILL');
+    await Promise.all(storm);
+    await exited(a.proc);
+    expect(acked.size).toBeGreaterThan(0);
+    const restarted = await start();
+    for (const node of [restarted, b]) {
+      const full = await json<{ events: Array<{ seq: number; hash: string }>; verification: { valid: boolean } }>(
+        await fetch(`${node.url}/api/care/${id}.json`),
+      );
+      expect(full.verification.valid).toBe(true);
+      const stored = new Map(full.events.map((e) => [e.seq, e.hash]));
+      for (const [seq, hash] of acked) expect(stored.get(seq)).toBe(hash);
+    }
+    for (const [vid, hash] of vetted) {
+      const v = await json<{ data_hash: string }>(await fetch(`${restarted.url}/api/vetting?id=${vid}`));
+      expect(v.data_hash).toBe(hash);
+    }
+  }, 120_000);
+
+  it('answers 503 with Retry-After while the database is unreachable, reports degraded, and resumes', async () => {
+    const target = new URL(db.url);
+    const proxy: TcpProxy = await startTcpProxy(target.hostname, Number(target.port || 5432));
+    try {
+      const via = new URL(db.url);
+      via.port = String(proxy.port);
+      const [a, b] = await Promise.all([start(via.toString()), start(via.toString())]);
+      const id = (
+        await json<{ document_id: string }>(
+          await fetch(
+            `${a.url}/api/care`,
+            post({ shipment: { ref: 'BOL-DOWN', commodity: 'ore', value_usd: 3 }, parties: { broker: 'x', carrier: 'y' } }),
+          ),
+        )
+      ).document_id;
+      for (const stage of ['TENDER', 'PICKUP_HANDOFF'])
+        expect((await fetch(`${a.url}/api/care/${id}/event`, post({ stage, actor: 'ops' }))).status).toBe(201);
+      const statuses: number[] = [];
+      const acked = new Map<number, string>();
+      const append = async (node: ServerProcess, i: number) => {
+        const r = await fetch(`${node.url}/api/care/${id}/event`, post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { i } }));
+        statuses.push(r.status);
+        if (r.status === 201) {
+          const e = await json<{ seq: number; hash: string }>(r);
+          acked.set(e.seq, e.hash);
+        } else {
+          expect(r.status).toBe(503);
+          expect(r.headers.get('retry-after')).toMatch(/^\d+$/);
+        }
+      };
+      const before = Array.from({ length: 40 }, (_, i) => append(i % 2 ? a : b, i));
+      await new Promise((r) => setTimeout(r, 20));
+      await proxy.down();
+      await Promise.all(before);
+      const during = await Promise.all(Array.from({ length: 10 }, (_, i) => append(i % 2 ? a : b, 100 + i)));
+      expect(during.length).toBe(10);
+      expect(statuses.slice(-10).every((s) => s === 503)).toBe(true);
+      const health = await json<{ status: string; dependencies: Record<string, string>; state_backend: string }>(
+        await fetch(`${a.url}/api/health`),
+      );
+      expect(health).toMatchObject({ status: 'degraded', state_backend: 'postgres' });
+      expect(['down', 'slow']).toContain(health.dependencies.postgres);
+      await proxy.up();
+      // Writes resume once the database is reachable again (the driver reconnects on the next statement).
+      let resumed = 0;
+      for (let i = 0; i < 20 && resumed < 4; i++) {
+        const r = await fetch(
+          `${(i % 2 ? a : b).url}/api/care/${id}/event`,
+          post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { after: i } }),
+        );
+        expect([201, 503]).toContain(r.status);
+        if (r.status === 201) {
+          resumed++;
+          const e = await json<{ seq: number; hash: string }>(r);
+          acked.set(e.seq, e.hash);
+        } else await new Promise((res) => setTimeout(res, 250));
+      }
+      expect(resumed).toBe(4);
+      expect(statuses).not.toContain(500);
+      const healthAfter = await json<{ status: string; dependencies: Record<string, string> }>(await fetch(`${b.url}/api/health`));
+      expect(healthAfter.dependencies.postgres).toBe('up');
+      const full = await json<{ events: Array<{ seq: number; hash: string }>; verification: { valid: boolean } }>(
+        await fetch(`${b.url}/api/care/${id}.json`),
+      );
+      expect(full.verification.valid).toBe(true);
+      const stored = new Map(full.events.map((e) => [e.seq, e.hash]));
+      for (const [seq, hash] of acked) expect(stored.get(seq)).toBe(hash);
+    } finally {
+      await proxy.close();
+    }
+  }, 120_000);
+});

@@ -1,0 +1,120 @@
+/**
+ * Incremental registry runs (issue 18, item 6) on the small deterministic sample: a second run over the same
+ * inputs parses nothing and reuses every input; a run with one changed file parses exactly that file; a removed
+ * input's rows disappear. Each incremental snapshot holds the same rows as a full run over the same inputs.
+ */
+import { cp, readFile, rm, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { runPipelineInProcess } from '../../jobs/in-process.ts';
+import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
+import { ensureSample } from '../../jobs/sample.ts';
+import { scanInputs } from '../../jobs/registry/scan-inputs.ts';
+import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
+import { silentLogger } from '../../lib/log.ts';
+import { readLedger } from '../../lib/warehouse/incremental.ts';
+import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { readCurrentManifest, type SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
+
+/** Columns that name the run or the ingest time, not the data. */
+const VOLATILE = ['run_id', 'first_run_id', 'ingested_at'];
+/** Cumulative tables (every run's sources and leaves are kept) differ by design between a chain of runs and one run. */
+const CUMULATIVE = ['sources', 'origin_leaves'];
+
+async function tableRows(dataDir: string, manifest: SnapshotManifest): Promise<Record<string, string[]>> {
+  const reader = await SnapshotReader.open(dataDir, 'registry', { poolSize: 1 });
+  try {
+    const out: Record<string, string[]> = {};
+    for (const t of Object.keys(manifest.tables).filter((t) => !CUMULATIVE.includes(t))) {
+      const rows = await reader.query(`SELECT * FROM ${t}`);
+      out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !VOLATILE.includes(k))))).sort();
+    }
+    return out;
+  } finally {
+    await reader.close();
+  }
+}
+
+describe('incremental registry runs', () => {
+  let dir: string;
+  let input: string;
+  const run = (dataDir = `${dir}/data`) =>
+    runPipelineInProcess(registryPipeline, {
+      config: testConfig(dataDir),
+      log: silentLogger,
+      inputDir: input,
+      force: true,
+      backoffMs: 1,
+      concurrency: 2,
+    });
+  /** A full run over the same inputs in a fresh warehouse: what the incremental snapshot must equal. */
+  const fullRows = async (name: string) => {
+    const d = `${dir}/${name}`;
+    await run(d);
+    return tableRows(d, (await readCurrentManifest(d, 'registry'))!);
+  };
+  const currentRows = async () => tableRows(`${dir}/data`, (await readCurrentManifest(`${dir}/data`, 'registry'))!);
+  let inputCount = 0;
+
+  beforeAll(async () => {
+    dir = await tempDir('proofline-registry-incremental-');
+    const sample = `${dir}/sample`;
+    await ensureSample(sample, { scale: 'small', seed: 42, generators: [edgarSampleGenerator] });
+    input = `${dir}/input`;
+    await cp(sample, input, { recursive: true, preserveTimestamps: true });
+    const first = await run();
+    expect(first.failed_children).toBe(0);
+    const manifest = (await readCurrentManifest(`${dir}/data`, 'registry'))!;
+    inputCount = (await readLedger(`${dir}/data`, 'registry', manifest))!.length;
+  }, 300_000);
+  afterAll(async () => {
+    await removeDir(dir);
+  });
+
+  it('a first run parses every input and records them in the snapshot ledger', async () => {
+    const manifest = (await readCurrentManifest(`${dir}/data`, 'registry'))!;
+    expect(inputCount).toBeGreaterThan(100);
+    expect(manifest.meta.incremental).toEqual({ parsed: inputCount, reused: 0, removed: 0 });
+  });
+
+  it('a run with nothing changed parses no file, reuses all, and publishes the same rows', async () => {
+    const before = await currentRows();
+    const report = await run();
+    expect(report.children).toEqual([]);
+    const manifest = (await readCurrentManifest(`${dir}/data`, 'registry'))!;
+    expect(manifest.meta.incremental).toEqual({ parsed: 0, reused: inputCount, removed: 0 });
+    expect(await currentRows()).toEqual(before);
+  }, 120_000);
+
+  it('a run with one changed file parses exactly that file and equals a full run over the same inputs', async () => {
+    const subs = await scanInputs(path.join(input, 'sec', 'submissions'), /^CIK\d{10}\.json$/);
+    const file = subs[0]!;
+    const json = JSON.parse(await readFile(file, 'utf8'));
+    json.name = `${json.name} RENAMED`;
+    await writeFile(file, JSON.stringify(json));
+    const report = await run();
+    expect(report.children.map((c) => c.step)).toEqual(['submissions']);
+    const manifest = (await readCurrentManifest(`${dir}/data`, 'registry'))!;
+    expect(manifest.meta.incremental).toEqual({ parsed: 1, reused: inputCount - 1, removed: 0 });
+    const rows = await currentRows();
+    expect(rows.companies.filter((r) => r.includes(' RENAMED'))).toHaveLength(1);
+    expect(rows).toEqual(await fullRows('full-changed'));
+  }, 240_000);
+
+  it("a removed input's rows disappear", async () => {
+    const docs = await scanInputs(path.join(input, 'sec', 'filings'));
+    const doc = docs[0]!;
+    const accession = path.basename(path.dirname(doc));
+    const before = await currentRows();
+    expect(before.documents.some((r) => r.includes(accession))).toBe(true);
+    await rm(doc);
+    await rm(`${doc}.meta.json`, { force: true });
+    await run();
+    const manifest = (await readCurrentManifest(`${dir}/data`, 'registry'))!;
+    expect(manifest.meta.incremental).toEqual({ parsed: 0, reused: inputCount - 1, removed: 1 });
+    const rows = await currentRows();
+    expect(rows.documents.length).toBe(before.documents.length - 1);
+    expect(rows).toEqual(await fullRows('full-removed'));
+  }, 240_000);
+});
