@@ -13,6 +13,7 @@ export const benches: string[] = [
   'fmcsa', // FMCSA full-scale ingest vs DuckDB alone, risk snapshot serving (bench/fmcsa.bench.ts)
   'api', // read API: identity card vs bare node:http, search, quote (bench/api.bench.ts)
   'discovery', // /.well-known/ai build, serving, tier-3 verification, full agent run (bench/discovery.bench.ts)
+  'hostile', // honest care writers while a hostile writer repeats unhashable and 100 MB bodies; server RSS (bench/hostile.bench.ts)
   'vet', // durable writes over HTTP: POST /api/vet and POST /api/care/{id}/event, store-only appends (bench/vet.bench.ts)
   'vet-postgres', // the same with the PostgreSQL state store: 1 and 2 API processes vs pgbench plain SQL (bench/vet-postgres.bench.ts)
   'registry', // full-scale EDGAR sample ingested in process: time, rows/s, peak RSS (bench/registry.bench.ts)

@@ -19,6 +19,7 @@ import type { Config } from '../lib/config.ts';
 import { classifyError, isTerminal, ParseError, PipelineError } from '../lib/errors.ts';
 import type { Logger } from '../lib/log.ts';
 import { StagingRun } from '../lib/warehouse/staging.ts';
+import { clearStagingOwner, markStagingOwner } from '../lib/warehouse/snapshot.ts';
 import { newRunId, type Pipeline } from './pipeline.ts';
 import { planRun, processPublish, processStep, type ChildOutcome, type RunReport } from './processors.ts';
 import type { ProgressEvent } from './progress.ts';
@@ -54,6 +55,21 @@ export async function runPipelineInProcess(pipeline: Pipeline, opts: InProcessOp
   const runId = opts.runId ?? newRunId(domain);
   const log = opts.log.child({ run_id: runId, domain });
   const inputDir = opts.inputDir ?? opts.config.inputDir;
+  // This process owns the run's staging folder: if it is killed, the next run removes the folder at once.
+  await markStagingOwner(opts.config.dataDir, domain, runId);
+  try {
+    return await runInProcess(pipeline, opts, { started, domain, runId, log, inputDir });
+  } finally {
+    await clearStagingOwner(opts.config.dataDir, domain, runId).catch(() => undefined);
+  }
+}
+
+async function runInProcess(
+  pipeline: Pipeline,
+  opts: InProcessOptions,
+  r: { started: number; domain: string; runId: string; log: Logger; inputDir: string },
+): Promise<RunReport> {
+  const { started, domain, runId, log, inputDir } = r;
   const planned = await planRun(pipeline, {
     config: opts.config,
     runId,

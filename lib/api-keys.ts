@@ -2,15 +2,18 @@
  * API keys for the Pro tier. A key is shown once, at creation; only its
  * SHA-256 is stored, in `DATA_DIR/state/api-keys.json` (written atomically:
  * temp file + rename), so a leaked state file does not leak usable keys.
- * The admin CLI (`npm run apikeys`) writes the file; servers read it and pick
- * up changes within a couple of seconds (they re-check its mtime).
+ * The admin CLI (`npm run apikeys`) writes the file; servers pick up changes
+ * before the next request is answered (ApiKeyStore: a file watch marks the
+ * set stale and the next lookup re-reads it synchronously; an unknown key is
+ * checked against the file's mtime before its 401).
  *
  * With the PostgreSQL state store (DATABASE_URL) the records live in the
  * database instead, so every API node on every machine sees the same keys:
  * callers pass an `ApiKeyRepository` (service/platform/api-keys.state.ts) and
- * servers re-read it on the same schedule.
+ * servers re-list it at most every `recheckMs` (2 s; no file to watch).
  */
 import { randomBytes } from 'node:crypto';
+import { type FSWatcher, mkdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256Hex } from './hash.ts';
@@ -116,9 +119,18 @@ export async function listApiKeys(dataDir: string, repository?: ApiKeyRepository
 }
 
 /**
- * Server-side view of the key file (or repository): lookups are a Map hit;
- * the file is re-read when its mtime changes, a repository re-listed, at most
- * every `recheckMs`.
+ * Server-side view of the key file: lookups are a Map hit. Changes apply
+ * before the next request is answered (issue 25):
+ * - a watch on the state directory marks the set stale when the file is
+ *   replaced (the CLI writes a temp file and renames it); the next lookup
+ *   re-reads it synchronously (revocations and new keys alike);
+ * - a key that is not in the set is checked against the file's mtime (one
+ *   stat) before it is refused, so a key created a moment ago is never a 401;
+ * - the mtime is also re-checked every `recheckMs`, for filesystems without
+ *   working watches.
+ *
+ * With a repository (PostgreSQL state) the set is re-listed at most every
+ * `recheckMs` instead; there is no file to watch or stat.
  */
 export class ApiKeyStore {
   private byHash = new Map<string, ApiKeyRecord>();
@@ -127,6 +139,8 @@ export class ApiKeyStore {
   private mtimeMs = -1;
   private lastCheck = 0;
   private checking: Promise<void> | null = null;
+  private stale = false;
+  private watcher: FSWatcher | null = null;
   /** Bumped each time the key set is re-read: whatever was derived from earlier lookups (memoised identities) is stale. */
   generation = 0;
 
@@ -138,33 +152,85 @@ export class ApiKeyStore {
     private readonly repository?: ApiKeyRepository,
   ) {}
 
-  /** Loads the file (or repository) now (call once at startup). */
-  async load(): Promise<void> {
-    if (this.repository) {
-      this.lastCheck = Date.now();
-      const keys = await this.repository.list();
-      const signature = JSON.stringify(keys.map((k) => [k.key_id, k.revoked_at, k.hourly_limit]));
-      if (signature === this.repoSignature) return;
-      this.byHash = new Map(keys.filter((k) => !k.revoked_at).map((k) => [k.key_sha256, k]));
-      this.repoSignature = signature;
-      this.generation++;
-      return;
-    }
-    const file = apiKeysPath(this.dataDir);
-    const st = await stat(file).catch(() => null);
-    const m = st ? st.mtimeMs : 0;
-    this.lastCheck = Date.now();
-    if (m === this.mtimeMs) return;
-    const data = await readKeyFile(file);
+  private get file(): string {
+    return apiKeysPath(this.dataDir);
+  }
+
+  private apply(data: KeyFile, mtimeMs: number): void {
     const next = new Map<string, ApiKeyRecord>();
     for (const k of data.keys) if (!k.revoked_at) next.set(k.key_sha256, k);
     this.byHash = next;
-    this.mtimeMs = m;
+    this.mtimeMs = mtimeMs;
     this.generation++;
   }
 
-  /** Starts a re-read of the file when the last check is older than `recheckMs` (asynchronous; lookups go on meanwhile). */
+  /** Loads the file (or repository) now (call once at startup) and starts watching the file. */
+  async load(): Promise<void> {
+    if (this.repository) return this.loadRepository(this.repository);
+    const st = await stat(this.file).catch(() => null);
+    const m = st ? st.mtimeMs : 0;
+    this.lastCheck = Date.now();
+    this.startWatch();
+    if (m === this.mtimeMs) return;
+    this.apply(await readKeyFile(this.file), m);
+  }
+
+  private async loadRepository(repository: ApiKeyRepository): Promise<void> {
+    this.lastCheck = Date.now();
+    const keys = await repository.list();
+    const signature = JSON.stringify(keys.map((k) => [k.key_id, k.revoked_at, k.hourly_limit]));
+    if (signature === this.repoSignature) return;
+    this.byHash = new Map(keys.filter((k) => !k.revoked_at).map((k) => [k.key_sha256, k]));
+    this.repoSignature = signature;
+    this.generation++;
+  }
+
+  /** Re-reads the file synchronously when its mtime changed (a few µs when it did not); nothing with a repository. */
+  private reloadSyncIfChanged(): void {
+    this.stale = false;
+    if (this.repository) return;
+    this.lastCheck = Date.now();
+    let m = 0;
+    try {
+      m = statSync(this.file).mtimeMs;
+    } catch {
+      m = 0;
+    }
+    if (m === this.mtimeMs) return;
+    let data: KeyFile = { version: 1, keys: [] };
+    try {
+      const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as KeyFile;
+      data = { version: 1, keys: Array.isArray(parsed.keys) ? parsed.keys : [] };
+    } catch (e) {
+      // A file caught mid-write cannot happen (rename is atomic); an unreadable one keeps the previous set.
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return;
+    }
+    this.apply(data, m);
+  }
+
+  private startWatch(): void {
+    if (this.watcher) return;
+    try {
+      const dir = path.dirname(this.file);
+      mkdirSync(dir, { recursive: true });
+      const name = path.basename(this.file);
+      this.watcher = watch(dir, { persistent: false }, (_event, filename) => {
+        if (filename === null || filename === name) this.stale = true;
+      });
+      this.watcher.on('error', () => {
+        this.watcher = null; // fall back to the periodic mtime check
+      });
+    } catch {
+      this.watcher = null;
+    }
+  }
+
+  /** Applies a change the watch saw (synchronously), else re-checks the mtime when the last check is older than `recheckMs`. */
   recheck(): void {
+    if (this.stale) {
+      this.reloadSyncIfChanged();
+      return;
+    }
     if (Date.now() - this.lastCheck > this.recheckMs && !this.checking) {
       this.checking = this.load()
         .catch(() => undefined)
@@ -182,11 +248,21 @@ export class ApiKeyStore {
       if (this.hashMemo.size >= 10_000) this.hashMemo.clear();
       this.hashMemo.set(secret, hash);
     }
+    const hit = this.byHash.get(hash);
+    if (hit) return hit;
+    // Not known: a key created since the last read must not be refused, so look at the file once more.
+    this.reloadSyncIfChanged();
     return this.byHash.get(hash) ?? null;
   }
 
   /** Resolves once any pending re-read has finished (tests). */
   async settle(): Promise<void> {
     await this.checking;
+  }
+
+  /** Stops watching the file. */
+  close(): void {
+    this.watcher?.close();
+    this.watcher = null;
   }
 }

@@ -4,7 +4,8 @@
  * new snapshot, never half of one; a crash at any point leaves the previous
  * snapshot current and intact.
  */
-import { open, readFile, readdir, rename, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { hostname } from 'node:os';
 import path from 'node:path';
 import { currentPointerPath, domainDir, snapshotDir, snapshotsDir } from './layout.ts';
 
@@ -120,18 +121,73 @@ export async function pruneSnapshots(dataDir: string, domain: string, keep: numb
   return doomed;
 }
 
-/** Removes staging directories of runs that are not `keepRunId` and were last touched longer ago than `olderThanMs`. */
+/**
+ * Who runs a staging run in process: `staging/.owners/<run_id>.json` with the
+ * host and PID (kept outside the run's folder, which becomes the snapshot).
+ * Written by the in-process runner before its first part; BullMQ runs have
+ * none (their jobs move between worker processes).
+ */
+interface StagingOwner {
+  host: string;
+  pid: number;
+  started_at: string;
+}
+
+function ownersDir(dataDir: string, domain: string): string {
+  return path.join(domainDir(dataDir, domain), 'staging', '.owners');
+}
+
+/** Records this process as the owner of an in-process run (see pruneStaging). */
+export async function markStagingOwner(dataDir: string, domain: string, runId: string): Promise<void> {
+  const dir = ownersDir(dataDir, domain);
+  await mkdir(dir, { recursive: true });
+  const owner: StagingOwner = { host: hostname(), pid: process.pid, started_at: new Date().toISOString() };
+  await writeFile(path.join(dir, `${runId}.json`), `${JSON.stringify(owner)}\n`);
+}
+
+/** Removes the owner record of a finished run. */
+export async function clearStagingOwner(dataDir: string, domain: string, runId: string): Promise<void> {
+  await rm(path.join(ownersDir(dataDir, domain), `${runId}.json`), { force: true });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'; // exists, owned by someone else
+  }
+}
+
+/**
+ * Removes staging directories of runs other than `keepRunIds` that are
+ * abandoned: run in process by a process of this host that is no longer
+ * alive (a killed `npm run ingest`: cleaned by the next run at once), or, for
+ * any run (BullMQ runs have no owner record), last touched longer ago than
+ * `olderThanMs`.
+ */
 export async function pruneStaging(dataDir: string, domain: string, olderThanMs: number, keepRunIds: string[] = []): Promise<string[]> {
   const dir = path.join(domainDir(dataDir, domain), 'staging');
   const names = await readdir(dir).catch(() => [] as string[]);
   const removed: string[] = [];
+  const host = hostname();
   for (const n of names) {
-    if (keepRunIds.includes(n)) continue;
+    if (n.startsWith('.') || keepRunIds.includes(n)) continue;
+    const owner = await readFile(path.join(ownersDir(dataDir, domain), `${n}.json`), 'utf8')
+      .then((t) => JSON.parse(t) as StagingOwner)
+      .catch(() => null);
+    const deadOwner = owner !== null && owner.host === host && owner.pid !== process.pid && !isAlive(owner.pid);
     const st = await stat(path.join(dir, n)).catch(() => null);
-    if (st && Date.now() - st.mtimeMs > olderThanMs) {
+    if (st && (deadOwner || Date.now() - st.mtimeMs > olderThanMs)) {
       await rm(path.join(dir, n), { recursive: true, force: true });
+      await clearStagingOwner(dataDir, domain, n);
       removed.push(n);
     }
+  }
+  // Owner records whose folder is gone (published or discarded by a run that ended before clearing its record).
+  for (const f of await readdir(ownersDir(dataDir, domain)).catch(() => [] as string[])) {
+    const runId = f.replace(/\.json$/, '');
+    if (!names.includes(runId) && !keepRunIds.includes(runId)) await clearStagingOwner(dataDir, domain, runId);
   }
   return removed;
 }

@@ -73,7 +73,7 @@ const mcpSafety = (writers: string[]) => {
   return `Not read-only: freight_carrier_vet makes a signed vetting record and spends one credit of the paying account (the request's Authorization: Bearer API key, else the broker_id's free account with 30 signup credits; plans at /api/plans)${others.length ? `; ${others.join(', ')} also ${others.length > 1 ? 'write' : 'writes'} the account's own state` : ''}. The other tools only read public SEC EDGAR and FMCSA records and the service's own records; not investment, legal or safety advice.`;
 };
 const MCP_RATE_LIMIT =
-  'Lookups are not counted against an hourly quota; each vetting record made by freight_carrier_vet costs one credit (plans: /api/plans).';
+  "One metering rule with /api (docs/limits.md): each tools/call counts; registry tools (sec_*) against the hourly limit of the client's tier, carrier tools against the lookup abuse guard (carrier lookups are unlimited on every plan); each result's _meta['proofline/usage'] gives the count. Each vetting record made by freight_carrier_vet also costs one credit (plans: /api/plans).";
 
 export const CORE_CONCEPTS = [
   {
@@ -188,7 +188,8 @@ export function buildManifest(ctx: DiscoveryContext, generated: string) {
       feed: capability(`${b}${PATHS.feed}`),
       query: {
         ...capability(`${b}${PATHS.query}`),
-        rateLimit: 'No per-request quota (/ai/query is not counted against the /api hourly limit).',
+        rateLimit:
+          "One metering rule with /api (docs/limits.md): a company query counts against the hourly limit of the client's tier, a carrier query against the lookup abuse guard (carrier lookups are unlimited on every plan); RateLimit-* response headers give the count.",
       },
       mcp: mcpCapability(ctx),
       archive: capability(`${b}${PATHS.archive}`),

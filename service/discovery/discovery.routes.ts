@@ -11,7 +11,8 @@ import { getQuery } from 'h3';
 import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { parseBody } from '../platform/http.ts';
-import { aiQuerySchema, runAiQuery, servesCarrierQueries } from './ai-query.queries.ts';
+import { aiQuerySchema, runAiQuery, servesCarrierQueries, type AiQuery } from './ai-query.queries.ts';
+import { doorRequestOf, meterDoor, usageOf } from '../platform/metering.ts';
 import { registerDiscoveryLinkHeader } from '../platform/discovery-html.ts';
 import { PATHS } from './discovery.documents.ts';
 import { DiscoveryPublisher, type ServedFile } from './discovery.publisher.ts';
@@ -38,11 +39,30 @@ function serveFile(event: H3Event, f: ServedFile): Response {
   return new Response(f.body, { status: 200, headers });
 }
 
-function queryResponse(body: unknown): Response {
+function queryResponse(body: unknown, headers: Record<string, string>): Response {
   return new Response(JSON.stringify(body), {
     status: 200,
-    headers: { 'content-type': 'application/json; charset=utf-8', 'access-control-allow-origin': '*', 'cache-control': 'no-store' },
+    headers: {
+      ...headers,
+      'content-type': 'application/json; charset=utf-8',
+      'access-control-allow-origin': '*',
+      'cache-control': 'no-store',
+    },
   });
+}
+
+/**
+ * /ai/query is metered as the REST routes it mirrors (one rule for every door, docs/limits.md): a company query
+ * counts against the tier's hourly limit, a carrier query against the lookup abuse guard; 429 past it.
+ */
+async function meteredQuery(deps: ServiceDeps, event: H3Event, query: AiQuery): Promise<Response> {
+  const door = await meterDoor(
+    deps,
+    await usageOf(deps),
+    doorRequestOf(event.req, `${PATHS.query}?type=${query.type}`),
+    query.type === 'carrier' ? 'lookup' : 'registry',
+  );
+  return queryResponse(await runAiQuery(deps, query), door.headers);
 }
 
 export function registerDiscoveryRoutes(app: H3, deps: ServiceDeps): DiscoveryPublisher {
@@ -63,8 +83,8 @@ export function registerDiscoveryRoutes(app: H3, deps: ServiceDeps): DiscoveryPu
         response: { parameter: param, contract: `${deps.options.publicBaseUrl}${PATHS.query}` },
       });
     }
-    return queryResponse(await runAiQuery(deps, parsed.data));
+    return meteredQuery(deps, event, parsed.data);
   });
-  app.post(PATHS.query, async (event) => queryResponse(await runAiQuery(deps, await parseBody(event, aiQuerySchema))));
+  app.post(PATHS.query, async (event) => meteredQuery(deps, event, await parseBody(event, aiQuerySchema)));
   return publisher;
 }

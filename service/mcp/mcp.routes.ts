@@ -35,6 +35,7 @@ import { creditKeyOf } from '../platform/guards.ts';
 import { SERVER_INSTRUCTIONS, TOOLS } from './mcp.queries.ts';
 import { getPrompt, PROMPTS, RESOURCE_TEMPLATES, RESOURCES, readResource } from './mcp.resources.ts';
 import { omitNulls, toolJsonSchema, type ToolContext } from './tool-kit.ts';
+import { meterMcpCall, withUsageMeta } from './mcp.metering.ts';
 
 describeRoute({
   method: 'POST',
@@ -89,8 +90,8 @@ export function buildMcpServer(ctx: ToolContext): Server {
         ],
       };
     }
-    // Metering hook: `tool.meter` (registry | lookup | vetting) names the limits this call counts against; the
-    // shared REST/MCP metering rule is applied here and its limit information returned in the result's `_meta`.
+    // Metering happened before the SDK saw the call (meterMcpCall in the POST handler: one rule for every door);
+    // its limit information is added to the result's `_meta` there.
     try {
       const structured = omitNulls(await tool.run(ctx, args.data)) as Record<string, unknown>;
       const checked = tool.output.safeParse(structured);
@@ -183,11 +184,13 @@ export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
       if (body && typeof body === 'object' && !('method' in body) && !('result' in body) && !('error' in body))
         return rpcError(400, -32600, 'Invalid Request: missing method', cors);
     }
+    const gate = await meterMcpCall(deps, event, body, cors); // one metering rule for every door (mcp.metering.ts)
+    if (gate && 'refused' in gate) return gate.refused;
     const server = buildMcpServer({ deps, apiKey: creditKeyOf(event) });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await server.connect(transport);
     try {
-      const res = await transport.handleRequest(req, body === undefined ? undefined : { parsedBody: body });
+      const res = await withUsageMeta(await transport.handleRequest(req, body === undefined ? undefined : { parsedBody: body }), gate);
       if (!origin) return res;
       const headers = new Headers(res.headers);
       for (const [k, v] of Object.entries(cors)) headers.set(k, v);

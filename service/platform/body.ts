@@ -14,7 +14,8 @@ import { InvalidInputError, PayloadTooLargeError } from '../../lib/errors.ts';
 export const DEFAULT_BODY_LIMIT = 1024 * 1024;
 /** A batch of vettings: Enterprise batches are uncapped (vetting specification, Limits), at about 60 bytes an entry. */
 export const BATCH_BODY_LIMIT = 16 * 1024 * 1024;
-export const MCP_BODY_LIMIT = DEFAULT_BODY_LIMIT;
+/** The same size as the default: a JSON-RPC message with one tool call. */
+export const MCP_BODY_LIMIT = 1024 * 1024;
 
 function describeBytes(n: number): string {
   return n % (1024 * 1024) === 0 ? `${n / (1024 * 1024)} MB` : `${n} bytes`;

@@ -34,6 +34,8 @@ export function errorResponse(err: unknown, log?: Logger): Response {
   }
   if (classifyError(e) === 'transient') body.retry_after_seconds = 5;
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
+  // Headers an error carries for its answer (a 429's RateLimit-* and Retry-After: metering.ts meterDoor).
+  if (e instanceof PipelineError && e.context.headers) Object.assign(headers, e.context.headers as Record<string, string>);
   if (status === 503) headers['retry-after'] = '5';
   // A refused body is not read further: close the connection rather than drain the rest (issue 25).
   if (status === 413) headers.connection = 'close';

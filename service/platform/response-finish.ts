@@ -8,6 +8,7 @@
 import { STATUS_CODES } from 'node:http';
 import { brotliCompressSync, constants as zlibConstants, gzipSync } from 'node:zlib';
 import { FastResponse } from 'srvx';
+import type { UsageService } from './usage.service.ts';
 
 export const COMPRESS_MIN_BYTES = 1024;
 export const JSON_TYPE = 'application/json; charset=utf-8';
@@ -80,6 +81,8 @@ export interface LayerRequest {
 /** What answers a metered GET from the hot cache, or null to run the full route (hot-path.ts's ApiLayer). */
 export interface HotAnswerer {
   answerFromCache(req: LayerRequest): LayerResponse | Promise<LayerResponse> | null;
+  /** The usage service the layer meters with (created in memory when main.ts built none): every door meters through it. */
+  getUsage(): Promise<UsageService> | UsageService;
 }
 
 /** A finished response: status, plain header object (lower-case names), body. */

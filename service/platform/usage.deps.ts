@@ -44,6 +44,7 @@ export async function buildUsageDeps(config: Config, log: Logger, state?: StateS
     proHourlyLimit: config.RATE_LIMIT_PRO_PER_HOUR,
     redisTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     keyRepository: apiKeyRepositoryFor(state), // PostgreSQL state: keys shared by every node
+    lookupGuardPerHour: config.LOOKUP_GUARD_PER_HOUR,
   });
   if (redis) {
     const r = redis;

@@ -19,6 +19,19 @@ import { MemoryRateCounter, RedisRateCounter, WINDOW_SECONDS, type RateCounter }
 
 export const DEFAULT_FREE_HOURLY_LIMIT = 500;
 export const DEFAULT_PRO_HOURLY_LIMIT = 10_000;
+/** Abuse guard of carrier lookups (LOOKUP_GUARD_PER_HOUR): lookups are unlimited on every plan (vetting specification, Limits). */
+export const DEFAULT_LOOKUP_GUARD_PER_HOUR = 20_000;
+
+/**
+ * The one metering rule of every door that serves data (REST /api, /ai/query,
+ * /mcp, bulk exports; docs/limits.md): what a request reads decides its count.
+ * - `registry`: SEC registry data (companies, filings, people, signals,
+ *   quotes, transcripts, search, receipts): the tier's hourly limit.
+ * - `lookup`: FMCSA carrier data and the vetting/care services, whose rate the
+ *   vetting specification leaves unlimited on every plan (credits pay for
+ *   vettings): a separate hourly count per client under the abuse guard.
+ */
+export type MeterClass = 'registry' | 'lookup';
 
 export type Tier = 'free' | 'pro';
 
@@ -50,6 +63,8 @@ export interface UsageOptions {
   log?: Logger;
   /** Query-log flush interval. */
   flushMs?: number;
+  /** Abuse guard of lookups per client and hour (LOOKUP_GUARD_PER_HOUR). */
+  lookupGuardPerHour?: number;
   /** Deadline of one Redis counter call in ms (REDIS_COMMAND_TIMEOUT_MS; default 250). */
   redisTimeoutMs?: number;
   /** Where API key records live when not in the key file (PostgreSQL state: service/platform/api-keys.state.ts). */
@@ -87,6 +102,7 @@ function hashIp(ip: string): string {
 export class UsageService {
   readonly freeHourlyLimit: number;
   readonly proHourlyLimit: number;
+  readonly lookupGuardPerHour: number;
   /**
    * The identity of a recent Authorization header (or IP), one per agent type
    * (indexed like AGENT_TYPES): a request from a known client costs a Map hit
@@ -106,6 +122,7 @@ export class UsageService {
   ) {
     this.freeHourlyLimit = opts.freeHourlyLimit ?? DEFAULT_FREE_HOURLY_LIMIT;
     this.proHourlyLimit = opts.proHourlyLimit ?? DEFAULT_PRO_HOURLY_LIMIT;
+    this.lookupGuardPerHour = opts.lookupGuardPerHour ?? DEFAULT_LOOKUP_GUARD_PER_HOUR;
   }
 
   static async create(opts: UsageOptions): Promise<UsageService> {
@@ -164,20 +181,21 @@ export class UsageService {
   }
 
   /** Counts one request against the client's hourly window (synchronous with in-memory counters, a promise with Redis). */
-  meter(id: ClientIdentity, nowMs: number): Metered | Promise<Metered> {
+  meter(id: ClientIdentity, nowMs: number, cls: MeterClass = 'registry'): Metered | Promise<Metered> {
     const nowS = Math.floor(nowMs / 1000);
     const windowStart = nowS - (nowS % WINDOW_SECONDS);
-    const n = this.counter.hit(id.client, windowStart);
-    return typeof n === 'number' ? this.metered(id, n, nowS, windowStart) : n.then((c) => this.metered(id, c, nowS, windowStart));
+    const limit = cls === 'lookup' ? this.lookupGuardPerHour : id.hourly_limit;
+    const n = this.counter.hit(cls === 'lookup' ? `${id.client}|lookup` : id.client, windowStart);
+    return typeof n === 'number' ? this.metered(limit, n, nowS, windowStart) : n.then((c) => this.metered(limit, c, nowS, windowStart));
   }
 
-  private metered(id: ClientIdentity, n: number, nowS: number, windowStart: number): Metered {
+  private metered(limit: number, n: number, nowS: number, windowStart: number): Metered {
     return {
       requests_this_hour: n,
-      hourly_limit: id.hourly_limit,
-      remaining: Math.max(0, id.hourly_limit - n),
+      hourly_limit: limit,
+      remaining: Math.max(0, limit - n),
       reset_seconds: windowStart + WINDOW_SECONDS - nowS,
-      over_limit: n > id.hourly_limit,
+      over_limit: n > limit,
     };
   }
 
@@ -200,6 +218,7 @@ export class UsageService {
   }
 
   async close(): Promise<void> {
+    this.keys.close();
     await this.counter.close();
     await this.queryLog.close();
     for (const fn of this.closers) await fn();
@@ -215,6 +234,11 @@ export class UsageService {
 export type DataSource = 'sec' | 'fmcsa' | 'care';
 const FMCSA_PATH = /^\/api\/(?:carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet)(?:\/|$)/;
 const CARE_PATH = /^\/api\/care(?:\/|$)/;
+
+/** The metering class of an /api pathname: SEC data counts against the tier, FMCSA and care against the lookup guard. */
+export function meterClassOf(pathname: string): MeterClass {
+  return dataSourceOf(pathname) === 'sec' ? 'registry' : 'lookup';
+}
 
 /** The data source of an /api pathname (see DataSource). */
 export function dataSourceOf(pathname: string): DataSource {
@@ -316,7 +340,7 @@ function metaTemplate(id: ClientIdentity, baseUrl: string, proHourlyLimit: numbe
 /** `tier_recommendation`: Pro for Pro clients, and for free clients at 80 % of their limit or over it. */
 export function tierRecommendation(id: ClientIdentity, m: Metered): Tier {
   if (id.tier === 'pro') return 'pro';
-  return m.requests_this_hour >= id.hourly_limit * 0.8 || m.over_limit ? 'pro' : 'free';
+  return m.requests_this_hour >= m.hourly_limit * 0.8 || m.over_limit ? 'pro' : 'free';
 }
 
 /**

@@ -4,6 +4,7 @@
  * the same query and the same risk model.
  */
 import type { CarrierFeatures, RiskAssessment } from '../../ingest/fmcsa/risk-model.ts';
+import type { OriginLeaf } from '../../lib/origin.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { getRiskSnapshot } from '../carriers/carriers.queries.ts';
 
@@ -20,10 +21,15 @@ export interface RiskSnapshot {
   features: CarrierFeatures;
   assessment: RiskAssessment;
   inputs: SnapshotInput[];
+  /**
+   * The origin leaf of the carrier_risk row the features came from: `record_sha256` is the SHA-256 of the RFC 8785
+   * JSON of `features`, `content_sha256` the published carrier_risk parquet file's SHA-256 (its manifest entry).
+   */
+  origin: OriginLeaf;
 }
 
 /** Features, assessment and inputs of one carrier from the current fmcsa snapshot (NotFoundError when unknown). */
 export async function loadRiskSnapshot(fmcsa: SnapshotReader, dot: number): Promise<RiskSnapshot> {
   const r = await getRiskSnapshot(fmcsa, dot);
-  return { features: r.features, assessment: r.assessment, inputs: r.inputs.map((i) => ({ ...i })) };
+  return { features: r.features, assessment: r.assessment, inputs: r.inputs.map((i) => ({ ...i })), origin: r.origin };
 }

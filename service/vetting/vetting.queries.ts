@@ -194,6 +194,11 @@ export async function computeVetting(vd: VettingDeps, dot: number, brokerId: str
       published_at: vd.fmcsa.manifest?.published_at ?? null,
     },
     inputs,
+    // The carrier_risk row's origin leaf (issue 25): data_hash → this snapshot → the leaf → the published parquet
+    // file (content_sha256, the manifest's SHA-256 of tables/carrier_risk.parquet). docs/provenance.md.
+    carrier_risk_origin: base.origin,
+    // The features the leaf's record_sha256 covers, when a live refresh changed them.
+    ...(live.status === 'refreshed' ? { warehouse_features: base.features } : {}),
     live_refresh: live,
     live_carrier: liveCarrier,
     features,

@@ -11,7 +11,7 @@
 import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir } from '../helpers/env.ts';
-import { openIdleConnections, rssOf, sendHugeBody, sendSlowBody } from '../helpers/hostile-client.ts';
+import { openIdleConnections, rssOf, sendHugeBody, sendSlowBody } from '../../bench/hostile-client.ts';
 import { exited, type ServerProcess, startServerProcess } from '../helpers/server-process.ts';
 
 const MB = 1024 * 1024;

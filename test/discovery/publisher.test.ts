@@ -110,11 +110,13 @@ describe('publisher: /.well-known/ai and its files', () => {
       expect(c.available).toBe(true);
       expect((await svc.app.fetch(new Request(c.url))).status, c.url).toBe(200);
     }
-    // Only true claims (issue 19): /mcp is not read-only (freight_carrier_vet writes a record and spends a credit)
-    // and is not metered like /api; /ai/query is not metered either.
+    // Only true claims (issue 19): /mcp is not read-only (freight_carrier_vet writes a record and spends a credit);
+    // /mcp and /ai/query are metered by the one rule of every door (issue 25): registry reads against the tier,
+    // carrier lookups (unlimited on every plan) against the abuse guard.
     expect(m.capabilities.mcp.safety).not.toMatch(/^read-only/i);
     expect(m.capabilities.mcp.safety).toMatch(/freight_carrier_vet makes a signed vetting record and spends one credit/);
-    for (const name of ['mcp', 'query']) expect(m.capabilities[name].rateLimit, name).not.toMatch(/as \/api|RateLimit-/);
+    for (const name of ['mcp', 'query'])
+      expect(m.capabilities[name].rateLimit, name).toMatch(/lookup abuse guard.*unlimited on every plan/);
     // The MCP tools listed are exactly tools/list's (one registry), each with its one-line description; the safety
     // text names the one tool that writes.
     const routesServed = ((svc.app as any)['~routes'] as { route?: string }[]).map((r) => r.route);

@@ -101,5 +101,8 @@ describe('kill -9 during ingest', () => {
     expect(report.snapshot_id).toBeTruthy();
     expect(report.snapshot_id).not.toBe(before);
     await assertIntact(report.snapshot_id!);
+    // The killed runs' staging folders were removed by this run (their process is dead), not left for 6 hours.
+    const staging = path.join(domainDir(dataDir, 'registry'), 'staging');
+    expect(readdirSync(staging).filter((n) => !n.startsWith('.'))).toEqual([]);
   });
 });

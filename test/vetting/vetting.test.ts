@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashCanonical, sha256Hex } from '../../lib/hash.ts';
 import { tableFilePath } from '../../service/attestation/attestation.queries.ts';
 import { verifyCanonical } from '../../lib/keys.ts';
+import { verifyLeaf } from '../../lib/origin.ts';
 import { grantCredits, issueApiKey, runCreditsCommand } from '../../service/vetting/credits.ts';
 import { createLiveRefresher } from '../../service/vetting/live-refresh.ts';
 import { recordFromStored } from '../../service/vetting/vetting.queries.ts';
@@ -70,6 +71,13 @@ describe('POST /api/vet', () => {
     expect(sha256Hex(one.body.snapshot_json)).toBe(rec.data_hash);
     const snap = JSON.parse(one.body.snapshot_json);
     expect(snap.inputs.length).toBeGreaterThan(0);
+    // data_hash → snapshot → the carrier_risk row's origin leaf → the published parquet file (docs/provenance.md).
+    const leaf = snap.carrier_risk_origin;
+    expect(leaf).toMatchObject({ kind: 'snapshot', source: 'fmcsa/carrier_risk' });
+    expect(verifyLeaf(leaf)).toBe(true);
+    expect(leaf.record_sha256).toBe(hashCanonical(snap.features));
+    const parquet = readFileSync(tableFilePath(w.config.dataDir, snap.warehouse.snapshot_id, 'carrier_risk'));
+    expect(leaf.content_sha256).toBe(sha256Hex(parquet));
     for (const i of snap.inputs)
       expect(Object.keys(i)).toEqual(expect.arrayContaining(['dataset', 'as_of', 'retrieved_at', 'content_sha256']));
     // The signature covers the record fields; `credits` and the API layer's `usage_meta` are not part of it.

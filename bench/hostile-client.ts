@@ -1,5 +1,5 @@
 /**
- * Hostile HTTP clients for chaos suites and bench/hostile-writers.ts: a huge
+ * Hostile HTTP clients for test/chaos/ and bench/hostile.bench.ts: a huge
  * body (declared or chunked), a slow sender, idle connections, and the
  * server's resident memory read from /proc.
  */
@@ -104,4 +104,43 @@ export async function openIdleConnections(url: string, n: number): Promise<net.S
 export function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) * 1024 : 0;
+}
+
+/**
+ * `node --import tsx bench/hostile-client.ts <url> <control|unhashable|huge> <clients>`: a hostile writer in its own
+ * process (so the bench's honest clients do not share its CPU), repeating until SIGTERM, then printing the
+ * answers' statuses as JSON on stdout.
+ */
+if (import.meta.url === `file://${process.argv[1]}`) {
+  const [url, kind, clients] = process.argv.slice(2) as [string, string, string];
+  const counts: Record<string, number> = {};
+  let stop = false;
+  process.on('SIGTERM', () => (stop = true));
+  const surrogate = `{"stage":"IN_TRANSIT","actor":"x","evidence":{"note":"\\ud800"}}`;
+  const deep = `{"stage":"IN_TRANSIT","actor":"x","evidence":${'['.repeat(3000)}${']'.repeat(3000)}}`;
+  let flip = 0;
+  const one = async (): Promise<string> => {
+    if (kind === 'control') {
+      // A cheap valid request at the same concurrency: what any client costs, to compare the hostile ones with.
+      const r = await fetch(url.replace(/\/api\/.*$/, '/api/no-such-route'));
+      await r.text();
+      return String(r.status);
+    }
+    if (kind === 'huge') {
+      const a = await sendHugeBody(url, 100 * 1024 * 1024, { declared: false });
+      return String(a.status ?? (a.error?.split(':')[0] || 'no answer'));
+    }
+    const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: flip++ % 2 ? surrogate : deep });
+    await r.text();
+    return String(r.status);
+  };
+  await Promise.all(
+    Array.from({ length: Number(clients) }, async () => {
+      while (!stop) {
+        const s = await one().catch((e: Error) => e.message);
+        counts[s] = (counts[s] ?? 0) + 1;
+      }
+    }),
+  );
+  process.stdout.write(JSON.stringify(counts));
 }

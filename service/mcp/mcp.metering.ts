@@ -1,0 +1,94 @@
+/**
+ * The metering hook of POST /mcp: the same rule as every other door
+ * (service/platform/metering.ts, docs/limits.md). Each `tools/call` is one
+ * counted request: a registry tool (`sec_*`) against the tier's hourly limit,
+ * a freight tool against the lookup abuse guard (carrier lookups are
+ * unlimited on every plan, vetting specification; `freight_carrier_vet` also
+ * spends a credit). Other methods (initialize, tools/list) are not counted.
+ *
+ * The limit information comes back in the tool result's `_meta`
+ * (`_meta["proofline/usage"]`: tier, meter_class, requests_this_hour,
+ * hourly_limit, remaining, reset_seconds) and in RateLimit-* headers; over the
+ * limit the call is a tool error (`isError: true`) with the same `_meta`, and
+ * an unknown or malformed API key is HTTP 401 (JSON-RPC -32001), as on /api.
+ */
+import type { H3Event } from 'h3';
+import { InvalidApiKeyError, RateLimitedError } from '../../lib/errors.ts';
+import type { ServiceDeps } from '../platform/deps.ts';
+import { type DoorMetered, doorRequestOf, meterDoor, usageOf } from '../platform/metering.ts';
+import type { MeterClass } from '../platform/usage.service.ts';
+
+/** The `_meta` key of the limit information. */
+const USAGE_META_KEY = 'proofline/usage';
+
+/** The metering class of a tool: registry tools are named `sec_*`, everything else reads carrier data. */
+export function meterClassOfTool(name: string): MeterClass {
+  return name.startsWith('sec_') ? 'registry' : 'lookup';
+}
+
+type Gate = { counted: DoorMetered } | { refused: Response } | null;
+
+function rpcAnswer(status: number, payload: unknown, headers: Record<string, string>): Response {
+  return new Response(JSON.stringify(payload), { status, headers: { 'content-type': 'application/json', ...headers } });
+}
+
+/** Counts a `tools/call` (null for any other message), or answers it: 401 for a bad key, a tool error over the limit. */
+export async function meterMcpCall(deps: ServiceDeps, event: H3Event, body: unknown, cors: Record<string, string>): Promise<Gate> {
+  const msg = body as { method?: unknown; id?: unknown; params?: { name?: unknown } } | undefined;
+  if (msg?.method !== 'tools/call') return null;
+  const tool = typeof msg.params?.name === 'string' ? msg.params.name : '';
+  try {
+    const counted = await meterDoor(deps, await usageOf(deps), doorRequestOf(event.req, `/mcp#${tool}`), meterClassOfTool(tool));
+    return { counted };
+  } catch (e) {
+    if (e instanceof InvalidApiKeyError)
+      return {
+        refused: rpcAnswer(
+          401,
+          {
+            jsonrpc: '2.0',
+            error: { code: e.rpcCode, message: `${e.message}: send 'Authorization: Bearer <key>' or none` },
+            id: msg.id ?? null,
+          },
+          { ...cors, 'www-authenticate': 'Bearer realm="proofline", error="invalid_token"' },
+        ),
+      };
+    if (e instanceof RateLimitedError) {
+      const ctx = e.context as { response: { usage: unknown }; headers: Record<string, string> };
+      return {
+        refused: rpcAnswer(
+          200,
+          {
+            jsonrpc: '2.0',
+            id: msg.id ?? null,
+            result: {
+              isError: true,
+              content: [{ type: 'text', text: `${tool} refused: ${e.message}` }],
+              _meta: { [USAGE_META_KEY]: ctx.response.usage },
+            },
+          },
+          { ...cors, ...ctx.headers },
+        ),
+      };
+    }
+    throw e;
+  }
+}
+
+/** The SDK's JSON answer with the limit information added to the result's `_meta` and the RateLimit-* headers. */
+export async function withUsageMeta(res: Response, gate: Gate): Promise<Response> {
+  if (!gate || !('counted' in gate)) return res;
+  const headers = new Headers(res.headers);
+  for (const [k, v] of Object.entries(gate.counted.headers)) if (k.startsWith('ratelimit-')) headers.set(k, v);
+  const text = await res.text();
+  let payload: { result?: { _meta?: Record<string, unknown> } };
+  try {
+    payload = JSON.parse(text);
+  } catch {
+    return new Response(text, { status: res.status, headers });
+  }
+  if (payload.result && typeof payload.result === 'object')
+    payload.result._meta = { ...payload.result._meta, [USAGE_META_KEY]: gate.counted.usage };
+  headers.delete('content-length');
+  return new Response(JSON.stringify(payload), { status: res.status, headers });
+}
