@@ -40,7 +40,8 @@ import {
   type PlanId,
 } from './credits.ts';
 import { overlayLiveCarrier, redactWebKey, type LiveRefresher } from './live-refresh.ts';
-import { loadRiskSnapshot, type SnapshotInput } from './risk-source.ts';
+import { getRiskSnapshot, type RiskSnapshotInput } from '../carriers/carriers.queries.ts';
+import type { BasicDetail, CarrierSummary, LiveRefreshOutcome, SignedVetting, VettingRecord } from './vetting.schema.ts';
 
 /** What vetting needs from the service. */
 export interface VettingDeps {
@@ -78,61 +79,6 @@ export const batchVetInput = z.object({
   broker_id: brokerIdSchema,
 });
 
-export interface CarrierSummary {
-  dot_number: number;
-  legal_name: string | null;
-  phy_state: string | null;
-  status_code: string | null;
-  authority_status: string | null;
-  safety_rating: string | null;
-  carrier_class: string;
-  power_units: number | null;
-  drivers: number | null;
-  allowed_to_operate: string | null;
-}
-
-export interface LiveRefreshOutcome {
-  status: 'not_configured' | 'refreshed' | 'fallback';
-  attempted_at: string | null;
-  reason: string | null;
-}
-
-/** One BASIC of `basics_detail`: the risk model's result with its contract category key. */
-export type BasicDetail = BasicResult & { category: string };
-
-/**
- * The signed vetting record (what `signature` covers). Spec 001 (`001_2c993ec8aa6fda8f.txt`, "Vetting record")
- * fixes `carrier` (string, the carrier's name), `red_flags` (array of string) and `basics` (object of numeric
- * scores keyed by snake_case category); the richer data sits beside each in a `*_detail` field, never in its place.
- */
-export interface VettingRecord {
-  vetting_id: string | null;
-  dot_number: number;
-  broker_id: string | null;
-  /** The carrier's legal name (`USDOT <n>` when the census gives none). */
-  carrier: string;
-  carrier_detail: CarrierSummary;
-  risk_score: number;
-  risk_level: RiskAssessment['risk_level'];
-  recommendation: RiskAssessment['recommendation'];
-  /** One readable sentence per red flag (the `message` of `red_flags_detail`), empty when there are none. */
-  red_flags: string[];
-  red_flags_detail: RedFlag[];
-  /** The SMS measure of each BASIC, keyed by category; BASICs without a published measure are left out. */
-  basics: Record<string, number>;
-  /** All seven BASICs: category, FMCSA name, measure, percentile, threshold, exceeded, alert. */
-  basics_detail: BasicDetail[];
-  model_version: string;
-  data_hash: string;
-  vetting_date: string;
-  live_refresh: LiveRefreshOutcome;
-  snapshot_available: boolean;
-}
-
-export interface SignedVetting extends VettingRecord {
-  signature: { alg: 'Ed25519'; key_id: string; value: string };
-}
-
 export interface ComputedVetting {
   record: VettingRecord;
   snapshot_json: string;
@@ -159,8 +105,9 @@ function summarise(f: CarrierFeatures, live: Record<string, unknown> | null): Ca
  * the fallback is recorded), the risk model, the canonical snapshot and its hash.
  */
 export async function computeVetting(vd: VettingDeps, dot: number, brokerId: string | null): Promise<ComputedVetting> {
-  const base = await loadRiskSnapshot(vd.fmcsa, dot);
-  const inputs: SnapshotInput[] = [...base.inputs];
+  // The one RiskSnapshot (carriers family): features, assessment, inputs and the carrier_risk row's origin leaf.
+  const base = await getRiskSnapshot(vd.fmcsa, dot);
+  const inputs: RiskSnapshotInput[] = base.inputs.map((i) => ({ ...i }));
   let features = base.features;
   let liveCarrier: Record<string, unknown> | null = null;
   let live: LiveRefreshOutcome = { status: 'not_configured', attempted_at: null, reason: null };

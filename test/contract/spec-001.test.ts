@@ -5,6 +5,7 @@
  * contract tables of spec-001.table.ts. A type change fails here naming the
  * specification and the field.
  */
+import { SignedVettingSchema } from '../../service/vetting/vetting.schema.ts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getJson } from '../helpers/app.ts';
 import { buildWorld, type World } from '../vetting/fmcsa-world.ts';
@@ -38,6 +39,10 @@ describe('spec 001 contract: vetting', () => {
     const rec = await answer('/api/vet', post({ dot_number: String(dots[0]), broker_id: 'contract' }), 200, vettingRecord);
     expect(rec.vetting_id).toMatch(/^VET-/);
     expect(['APPROVE', 'CAUTION', 'REJECT']).toContain(rec.recommendation);
+    // The answer is exactly the one schema of a signed record (service/vetting/vetting.schema.ts), no field missing and
+    // none extra, plus what the response adds beside it (the account's credits and usage_meta).
+    const { credits: _credits, usage_meta: _usage, ...signed } = rec;
+    expect(SignedVettingSchema.strict().parse(signed)).toEqual(signed);
     // Every member of `basics` is a numeric score keyed by a snake_case category.
     for (const [k, v] of Object.entries(rec.basics)) {
       expect(BASIC_CATEGORIES as readonly string[]).toContain(k);
