@@ -10,6 +10,7 @@ import type { ServiceDeps } from '../platform/deps.ts';
 import { creditKeyOf, stateOf } from '../platform/guards.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
 import { describeRoute } from '../platform/route-registry.ts';
+import { listChangeEvents } from './changes.queries.ts';
 import {
   addToWatchlist,
   brokerIdSchema,
@@ -53,6 +54,22 @@ describeRoute({
   params: { dot: 'USDOT number' },
   query: accountQuery,
   statuses: [400, 401, 503],
+});
+const eventsQuery = pageQuery.extend({
+  dot: z
+    .string()
+    .regex(/^\d{1,8}$/, 'must be a USDOT number')
+    .optional()
+    .describe('one watched carrier only'),
+});
+describeRoute({
+  method: 'GET',
+  path: '/api/monitoring/events',
+  family: 'monitoring',
+  summary:
+    "Change events of the account's watched carriers between published FMCSA snapshots, oldest first (cursor pages): both snapshot ids, kinds, changed fields before/after, origin leaves of both rows",
+  query: eventsQuery,
+  statuses: [400, 503],
 });
 describeRoute({
   method: 'GET',
@@ -98,6 +115,14 @@ export function registerMonitoringRoutes(app: H3, deps: ServiceDeps): void {
       throw new InvalidInputError(`invalid parameter 'dot': ${dot.error.issues[0]?.message}`, { response: { parameter: 'dot' } });
     const account = await accountOf(deps, event, q.broker_id);
     return removeFromWatchlist(stateOf(deps), account, [dot.data]);
+  });
+
+  app.get('/api/monitoring/events', async (event) => {
+    const q = parseQuery(event, eventsQuery);
+    const account = await accountOf(deps, event, q.broker_id);
+    const { limit, clamped } = clampLimit(q.limit, 100, 1000);
+    const page = await listChangeEvents(stateOf(deps), account, { limit, cursor: q.cursor, dot: q.dot ? Number(q.dot) : undefined });
+    return { ...page, ...(clamped ? { limit_clamped: clamped } : {}) };
   });
 
   app.get('/api/monitoring/settings', async (event) => {
