@@ -25,6 +25,7 @@ import { registerSearchRoutes } from './search/search.routes.ts';
 import { registerStatsRoutes } from './stats/stats.routes.ts';
 import { registerOpenApiRoutes } from './openapi/openapi.routes.ts';
 import { registerMonitoringRoutes } from './monitoring/monitoring.routes.ts';
+import { registerWebhookRoutes } from './monitoring/webhooks.routes.ts';
 
 export function createApp(deps: ServiceDeps): H3 {
   const app = new H3({
@@ -51,6 +52,7 @@ export function createApp(deps: ServiceDeps): H3 {
   registerCreditsRoutes(app, deps);
   registerAttestationRoutes(app, deps);
   registerMonitoringRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
   registerMcpRoutes(app, deps);
   return app;
 }

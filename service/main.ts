@@ -81,10 +81,18 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * Work the composition root attaches to the built deps before listening (the
+ * monitoring job runner, jobs/cli/start.ts: service/ never imports jobs/);
+ * what it returns is closed with the server.
+ */
+export type AttachToDeps = (deps: ServiceDeps) => Promise<{ close(): Promise<void> } | undefined>;
+
 /** Serves the API until closed; resolves once listening. */
-export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+export async function startServer(config: Config, log: Logger, attach?: AttachToDeps): Promise<RunningServer> {
   const deps = await buildDeps(config, log);
   const app = createApp(deps);
+  const attached = attach ? await attach(deps) : undefined;
   const t0 = Date.now();
   await Promise.all(deps.warmups ?? []);
   if (deps.warmups?.length) log.info({ ms: Date.now() - t0 }, 'warm-up done (search indexes)');
@@ -108,6 +116,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
     async close() {
       // Stops accepting, closes idle keep-alive sockets, resolves once in-flight requests have finished.
       await new Promise<void>((resolve) => server.close(() => resolve()));
+      await attached?.close();
       for (const r of Object.values(deps.readers)) await r.close();
       await deps.stateClaim.close();
       await deps.usage?.close();
