@@ -23,7 +23,7 @@ import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
 import { hashCanonical } from '../../lib/hash.ts';
 import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { MonitoringJobs } from '../platform/deps.ts';
-import type { StateStore } from '../platform/state.store.ts';
+import { insertRowsSql, updateRowsSql, type StateStore } from '../platform/state.store.ts';
 import type { ChangeEvent } from './changes.queries.ts';
 
 const SQL = {
@@ -31,11 +31,10 @@ const SQL = {
   listEndpoints: loadSql('./list-endpoints.sql', import.meta.url),
   setEndpointStatus: loadSql('./set-endpoint-status.sql', import.meta.url),
   deleteEndpoint: loadSql('./delete-endpoint.sql', import.meta.url),
-  insertMessage: loadSql('./insert-message.sql', import.meta.url),
   subscribed: loadSql('./subscribed-endpoints.sql', import.meta.url),
-  insertDelivery: loadSql('./insert-delivery.sql', import.meta.url),
+  deliveriesOf: loadSql('./deliveries-of-message.sql', import.meta.url),
   getDelivery: loadSql('./get-delivery.sql', import.meta.url),
-  insertAttempt: loadSql('./insert-attempt.sql', import.meta.url),
+  getDeliveries: loadSql('./get-deliveries.sql', import.meta.url),
   updateDelivery: loadSql('./update-delivery.sql', import.meta.url),
   endpointHealth: loadSql('./update-endpoint-health.sql', import.meta.url),
   listDeliveries: loadSql('./list-deliveries.sql', import.meta.url),
@@ -44,6 +43,41 @@ const SQL = {
   watchersOf: loadSql('./watchers-of.sql', import.meta.url),
   failures: loadSql('./endpoint-failures.sql', import.meta.url),
 };
+
+// Batched writes (tx.defer: one statement per table and group commit). Messages and deliveries are idempotent:
+// a row whose key exists is skipped (an event emitted twice is stored once).
+const INSERT_MESSAGES = `${insertRowsSql('webhook_messages', {
+  message_id: 'VARCHAR',
+  event_type: 'VARCHAR',
+  payload_json: 'VARCHAR',
+  created_at: 'VARCHAR',
+})} ON CONFLICT DO NOTHING`;
+const INSERT_DELIVERIES = `${insertRowsSql('webhook_deliveries', {
+  delivery_id: 'VARCHAR',
+  message_id: 'VARCHAR',
+  endpoint_id: 'VARCHAR',
+  account_id: 'VARCHAR',
+  status: 'VARCHAR',
+  attempts: 'INTEGER',
+  last_error: 'VARCHAR',
+  created_at: 'VARCHAR',
+  updated_at: 'VARCHAR',
+})} ON CONFLICT DO NOTHING`;
+const INSERT_ATTEMPTS = insertRowsSql('webhook_attempts', {
+  delivery_id: 'VARCHAR',
+  attempt: 'INTEGER',
+  started_at: 'VARCHAR',
+  status_code: 'INTEGER',
+  latency_ms: 'INTEGER',
+  error: 'VARCHAR',
+});
+const UPDATE_DELIVERIES = updateRowsSql('webhook_deliveries', 'delivery_id', {
+  delivery_id: 'VARCHAR',
+  status: 'VARCHAR',
+  attempts: 'INTEGER',
+  last_error: 'VARCHAR',
+  updated_at: 'VARCHAR',
+});
 
 /** Event types an endpoint may subscribe to. `run.*` are operator events (registering them needs the admin token). */
 export const EVENT_TYPES = ['carrier.changed', 'care.event', 'run.published', 'run.failed'] as const;
@@ -166,18 +200,15 @@ export async function emitEvent(
   const created = await store.write(async (tx) => {
     const endpoints = await tx.read(SQL.subscribed, { type: e.type, accounts: JSON.stringify(e.accounts) });
     if (!endpoints.length) return [];
-    await tx.write(SQL.insertMessage, { id: e.message_id, type: e.type, payload, at });
+    const existing = new Set((await tx.read(SQL.deliveriesOf, { message: e.message_id })).map((r) => String(r.delivery_id)));
+    tx.defer(INSERT_MESSAGES, { message_id: e.message_id, event_type: e.type, payload_json: payload, created_at: at }, e.message_id);
     const ids: string[] = [];
     for (const ep of endpoints) {
       const id = `WHD-${hashCanonical({ message: e.message_id, endpoint: ep.endpoint_id }).slice(0, 24)}`;
-      const r = await tx.read(SQL.insertDelivery, {
-        id,
-        message: e.message_id,
-        endpoint: String(ep.endpoint_id),
-        account: String(ep.account_id),
-        at,
-      });
-      if (r.length) ids.push(id);
+      if (existing.has(id)) continue;
+      const row = { delivery_id: id, message_id: e.message_id, endpoint_id: String(ep.endpoint_id), account_id: String(ep.account_id) };
+      tx.defer(INSERT_DELIVERIES, { ...row, status: 'pending', attempts: 0, last_error: null, created_at: at, updated_at: at }, id);
+      ids.push(id);
     }
     return ids;
   });
@@ -202,6 +233,36 @@ export async function emitCarrierChanges(store: StateStore, jobs: MonitoringJobs
   return out;
 }
 
+/**
+ * Reads the deliveries of the attempts in flight in one query per tick
+ * (a DuckDB point query costs about as much as a batch of 32: measured in
+ * bench/webhooks.bench.ts).
+ */
+type Waiter = { resolve: (r: Row | undefined) => void; reject: (e: unknown) => void };
+const batches = new WeakMap<StateStore, Map<string, Waiter[]>>();
+function loadDelivery(store: StateStore, id: string): Promise<Row | undefined> {
+  return new Promise((resolve, reject) => {
+    let batch = batches.get(store);
+    if (!batch) {
+      const current = new Map<string, Waiter[]>();
+      batches.set(store, (batch = current));
+      setImmediate(() => {
+        batches.delete(store);
+        store.query(SQL.getDeliveries, { ids: JSON.stringify([...current.keys()]) }).then(
+          (rows) => {
+            const byId = new Map(rows.map((r) => [String(r.delivery_id), r]));
+            for (const [k, ws] of current) for (const w of ws) w.resolve(byId.get(k));
+          },
+          (e) => {
+            for (const ws of current.values()) for (const w of ws) w.reject(e);
+          },
+        );
+      });
+    }
+    batch.set(id, [...(batch.get(id) ?? []), { resolve, reject }]);
+  });
+}
+
 export interface AttemptOutcome {
   delivery_id: string;
   /** delivered | pending (retry later) | failed (given up) | skipped (not pending, or its endpoint is gone or disabled). */
@@ -222,7 +283,7 @@ export async function attemptDelivery(
   now: () => Date,
   opts: WebhookOptions = {},
 ): Promise<AttemptOutcome> {
-  const d = (await store.query(SQL.getDelivery, { id: deliveryId }))[0];
+  const d = await loadDelivery(store, deliveryId);
   if (!d || d.status !== 'pending') return { delivery_id: deliveryId, status: 'skipped' };
   if (d.url == null || d.endpoint_status !== 'active') {
     const reason = d.url == null ? 'endpoint removed' : 'endpoint disabled';
@@ -270,8 +331,21 @@ export async function attemptDelivery(
   const outcome: AttemptOutcome['status'] = ok ? 'delivered' : last ? 'failed' : 'pending';
   const at = now().toISOString();
   await store.write(async (tx) => {
-    await tx.write(SQL.insertAttempt, { id: deliveryId, attempt, at: started.toISOString(), status, ms, error });
-    await tx.write(SQL.updateDelivery, { id: deliveryId, status: outcome, attempts: attempt, error, at });
+    tx.defer(INSERT_ATTEMPTS, {
+      delivery_id: deliveryId,
+      attempt,
+      started_at: started.toISOString(),
+      status_code: status,
+      latency_ms: ms,
+      error,
+    });
+    tx.defer(
+      UPDATE_DELIVERIES,
+      { delivery_id: deliveryId, status: outcome, attempts: attempt, last_error: error, updated_at: at },
+      deliveryId,
+    );
+    // The endpoint row is written only when its health changes (a success after failures, or a failure).
+    if (ok && Number(d.consecutive_failures ?? 0) === 0) return;
     const ep = (await tx.read(SQL.failures, { id: String(d.endpoint_id) }))[0];
     const failures = ok ? 0 : Number(ep?.consecutive_failures ?? 0) + 1;
     const disable = !ok && last;
