@@ -15,6 +15,7 @@ export const benches: string[] = [
   'discovery', // /.well-known/ai build, serving, tier-3 verification, full agent run (bench/discovery.bench.ts)
   'vet', // durable writes over HTTP: POST /api/vet and POST /api/care/{id}/event, store-only appends (bench/vet.bench.ts)
   'registry', // full-scale EDGAR sample ingested in process: time, rows/s, peak RSS (bench/registry.bench.ts)
+  'webhooks', // change detection between two FMCSA snapshots (1 M carriers, 100k watched by default), deliveries/s (bench/webhooks.bench.ts)
   'quotes', // 8,000 tickers × 10 years of daily bars (~20M rows) ingested with origin chains (bench/quotes.bench.ts)
 ];
 
