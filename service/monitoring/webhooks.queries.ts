@@ -42,6 +42,7 @@ const SQL = {
   pending: loadSql('./pending-deliveries.sql', import.meta.url),
   watchersOf: loadSql('./watchers-of.sql', import.meta.url),
   failures: loadSql('./endpoint-failures.sql', import.meta.url),
+  documentAccount: loadSql('./document-account.sql', import.meta.url),
 };
 
 // Batched writes (tx.defer: one statement per table and group commit). Messages and deliveries are idempotent:
@@ -261,6 +262,33 @@ function loadDelivery(store: StateStore, id: string): Promise<Row | undefined> {
     }
     batch.set(id, [...(batch.get(id) ?? []), { resolve, reject }]);
   });
+}
+
+/**
+ * Emits `care.event` for a custody event appended to a document opened with
+ * a vetting: the account that paid for that vetting owns the document.
+ * Documents without a vetting have no owner to notify.
+ */
+export async function emitCareEvent(
+  store: StateStore,
+  jobs: MonitoringJobs | undefined,
+  documentId: string,
+  event: { seq: number } & Record<string, unknown>,
+  now: Date,
+): Promise<string[]> {
+  const owner = (await store.query(SQL.documentAccount, { id: documentId }))[0];
+  if (!owner) return [];
+  return emitEvent(
+    store,
+    jobs,
+    {
+      message_id: `msg_care_${documentId}_${event.seq}`,
+      type: 'care.event',
+      data: { document_id: documentId, ...event },
+      accounts: [String(owner.account_id)],
+    },
+    now,
+  );
 }
 
 export interface AttemptOutcome {

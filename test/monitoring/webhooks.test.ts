@@ -141,6 +141,36 @@ describe('signed webhooks', () => {
     expect(after.body).toMatchObject({ status: 'delivered', attempts: 6 });
   });
 
+  it('sends care.event for custody events on the documents of the account that vetted the carrier', async () => {
+    const rx = await receiver();
+    const ep = await register('carrier-care', rx.url, ['care.event']);
+    const vet = await getJson(w.svc.app, '/api/vet', json('POST', { broker_id: 'carrier-care', dot_number: w.changed.oos }));
+    expect(vet.status).toBe(200);
+    const doc = await getJson(
+      w.svc.app,
+      '/api/care',
+      json('POST', {
+        shipment: { ref: 'L-1', commodity: 'steel', value_usd: 1000 },
+        parties: { broker: 'Broker Co', carrier: { dot_number: w.changed.oos } },
+        vetting_id: vet.body.vetting_id,
+      }),
+    );
+    expect(doc.status).toBe(201);
+    const ev = await getJson(
+      w.svc.app,
+      `/api/care/${doc.body.document_id}/event`,
+      json('POST', { stage: 'TENDER', actor: 'Dispatcher Ann', evidence: {} }),
+    );
+    expect(ev.status).toBe(201);
+    await runner.idle();
+    expect(rx.received).toHaveLength(1);
+    const p = new Webhook(ep.secret).verify(rx.received[0]!.body, rx.received[0]!.headers as Record<string, string>) as any;
+    expect(p).toMatchObject({
+      type: 'care.event',
+      data: { document_id: doc.body.document_id, seq: 1, stage: 'TENDER', hash: ev.body.hash },
+    });
+  });
+
   it('refuses receiver URLs on private, loopback and link-local addresses (400 naming url)', async () => {
     for (const url of [
       'http://127.0.0.1:9/x',
