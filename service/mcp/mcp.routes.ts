@@ -37,6 +37,7 @@ const toolList = TOOLS.map((t) => ({
   description: t.description,
   inputSchema: z.toJSONSchema(t.input, { io: 'input' }) as { type: 'object'; [k: string]: unknown },
   outputSchema: z.toJSONSchema(t.output, { io: 'output' }) as { type: 'object'; [k: string]: unknown },
+  ...(t.annotations ? { annotations: t.annotations } : {}),
 }));
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
 

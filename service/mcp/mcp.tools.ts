@@ -12,6 +12,7 @@ import { getAttestation, getStatus } from '../attestation/attestation.queries.ts
 import { createVetting, getVettingHistory, getVettingRecord, previewVetting, vettingDepsOf } from '../vetting/vetting.queries.ts';
 import { signingKeyOf, stateOf } from '../platform/guards.ts';
 import * as carriers from '../carriers/carriers.queries.ts';
+import { MONITORING_TOOLS } from './monitoring.tools.ts';
 
 export interface ToolContext {
   deps: ServiceDeps;
@@ -25,6 +26,8 @@ export interface ToolDef {
   description: string;
   input: z.ZodObject;
   output: z.ZodObject;
+  /** MCP tool annotations (hints for clients: read-only, destructive, idempotent). */
+  annotations?: { readOnlyHint?: boolean; destructiveHint?: boolean; idempotentHint?: boolean; openWorldHint?: boolean };
   run(ctx: ToolContext, args: any): Promise<Record<string, unknown>>;
 }
 
@@ -332,4 +335,5 @@ export const TOOLS: ToolDef[] = [
     }),
     run: async ({ deps }) => getAttestation(deps.readers.fmcsa, await signingKeyOf(deps)) as unknown as Record<string, unknown>,
   },
+  ...MONITORING_TOOLS, // carrier monitoring (service/mcp/monitoring.tools.ts)
 ];

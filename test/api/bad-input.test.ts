@@ -233,7 +233,7 @@ describe('bad input', () => {
       });
     const list = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
     const tools = (list.body.result.tools as Array<{ name: string }>).map((t) => t.name);
-    expect(tools).toHaveLength(12);
+    expect(tools).toHaveLength(16);
     const problems: string[] = [];
     for (const name of tools) {
       for (const args of [

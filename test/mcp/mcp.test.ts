@@ -24,9 +24,13 @@ const EXPECTED_TOOLS = [
   'freight_crash_history',
   'freight_enforcement_history',
   'freight_inspection_history',
+  'freight_monitoring_events',
   'freight_red_flag_search',
   'freight_status',
   'freight_vetting_history',
+  'freight_watchlist',
+  'freight_watchlist_add',
+  'freight_watchlist_remove',
 ];
 
 async function connect(headers: Record<string, string> = {}): Promise<Client> {
@@ -72,7 +76,7 @@ type ToolResult = { isError?: boolean; structuredContent?: Record<string, any>; 
 const call = (name: string, args: Record<string, unknown> = {}) => client.callTool({ name, arguments: args }) as Promise<ToolResult>;
 
 describe('MCP tools', () => {
-  it('lists exactly the 12 freight tools with input and output schemas', async () => {
+  it('lists exactly the 16 freight tools with input and output schemas', async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(EXPECTED_TOOLS);
     for (const t of tools) {
@@ -129,6 +133,27 @@ describe('MCP tools', () => {
     const att = await call('freight_attestation');
     expect(att.structuredContent!.root_hash).toMatch(/^[a-f0-9]{64}$/);
     expect(att.structuredContent!.signature.alg).toBe('Ed25519');
+  });
+
+  it('adds, lists and removes watched carriers, with write annotations on the writes', async () => {
+    const { tools } = await client.listTools();
+    const ann = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+    expect(ann.freight_watchlist_add).toMatchObject({ readOnlyHint: false, destructiveHint: false });
+    expect(ann.freight_watchlist_remove).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(ann.freight_watchlist).toMatchObject({ readOnlyHint: true });
+    expect(ann.freight_monitoring_events).toMatchObject({ readOnlyHint: true });
+    const add = await call('freight_watchlist_add', { broker_id: 'mcp-watch', dot_numbers: [dots[0], String(dots[1])] });
+    expect(add.isError, add.content[0]?.text).toBeFalsy();
+    expect(add.structuredContent).toMatchObject({ account_id: 'broker:mcp-watch', added: [dots[0], dots[1]] });
+    const list = await call('freight_watchlist', { broker_id: 'mcp-watch' });
+    expect(list.structuredContent!.carriers.map((c: any) => c.dot_number)).toEqual([dots[0], dots[1]].sort((a, b) => a - b));
+    const rm = await call('freight_watchlist_remove', { broker_id: 'mcp-watch', dot_numbers: [dots[0]] });
+    expect(rm.structuredContent).toMatchObject({ removed: [dots[0]] });
+    const events = await call('freight_monitoring_events', { broker_id: 'mcp-watch' });
+    expect(events.structuredContent).toMatchObject({ events: [], next_cursor: null });
+    const noAccount = await call('freight_watchlist', {});
+    expect(noAccount.isError).toBe(true);
+    expect(noAccount.content[0]!.text).toMatch(/broker_id/);
   });
 
   it('answers bad arguments with a readable tool error', async () => {
