@@ -160,20 +160,24 @@ export async function detectChanges(
       detected_at: at,
     };
   });
-  await store.write(async (tx) => {
-    for (const e of events)
-      await tx.write(SQL.insert, {
-        event_id: e.event_id,
-        dot: e.dot_number,
-        prev: prevId,
-        next: nextId,
-        kinds: JSON.stringify(e.kinds),
-        changes: JSON.stringify(e.changes),
-        prev_origin: JSON.stringify(e.origin.prev),
-        next_origin: JSON.stringify(e.origin.next),
-        at,
-      });
-  });
+  if (events.length)
+    await store.write((tx) =>
+      tx.write(SQL.insert, {
+        rows: JSON.stringify(
+          events.map((e) => ({
+            event_id: e.event_id,
+            dot_number: e.dot_number,
+            prev_snapshot_id: prevId,
+            next_snapshot_id: nextId,
+            kinds_json: JSON.stringify(e.kinds),
+            changes_json: JSON.stringify(e.changes),
+            prev_origin_json: JSON.stringify(e.origin.prev),
+            next_origin_json: JSON.stringify(e.origin.next),
+            detected_at: at,
+          })),
+        ),
+      }),
+    );
   return { events, watched: dots.length, ms: Date.now() - t0 };
 }
 
