@@ -50,7 +50,6 @@ export const brokerIdSchema = z
   .describe('the broker whose free account runs the request when no API key is given');
 
 export const watchInput = z.object({ dot_numbers: z.array(dotSchema).min(1).max(1000), broker_id: brokerIdSchema.optional() });
-export type WatchInput = z.infer<typeof watchInput>;
 export const settingsInput = z.object({ auto_watch: z.boolean(), broker_id: brokerIdSchema.optional() });
 
 /** Who a monitoring request runs as: the API key's account, else the broker's free account. */
