@@ -7,8 +7,7 @@
 import { loadConfig, type Config } from '../../lib/config.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startServer } from '../../service/main.ts';
-import { monitoringProcessors } from '../../service/monitoring/monitoring.queries.ts';
-import { startMonitoringRunner } from '../monitoring/monitoring.jobs.ts';
+import { attachMonitoring } from './monitoring-attach.ts';
 import { runPipelineInProcess } from '../in-process.ts';
 import { pipelines } from '../pipelines.ts';
 import { createProgressPrinter } from '../progress.ts';
@@ -46,16 +45,7 @@ async function main(): Promise<void> {
     for (const c of report.children.filter((c) => c.status === 'failed')) console.log(`[${report.domain}]   rejected ${c.key}: ${c.error}`);
   }
   // Monitoring (docs/monitoring.md): change detection and webhook deliveries run in the process owning the state store.
-  const server = await startServer(config, log, async (deps) => {
-    if (!deps.state) return undefined;
-    const runner = await startMonitoringRunner(monitoringProcessors(deps, deps.state), {
-      redisUrl: config.REDIS_URL,
-      queuePrefix: config.QUEUE_PREFIX,
-      log,
-    });
-    deps.monitoringJobs = runner;
-    return runner;
-  });
+  const server = await startServer(config, log, attachMonitoring);
   const u = server.url;
   console.log(
     `\nProofline API listening on ${u}\n\nTry:\n  curl ${u}/api/health\n  curl ${u}/api/company/AAPL\n  curl ${u}/api/company/320193\n`,

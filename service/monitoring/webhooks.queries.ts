@@ -35,6 +35,7 @@ const SQL = {
   deliveriesOf: loadSql('./deliveries-of-message.sql', import.meta.url),
   getDelivery: loadSql('./get-delivery.sql', import.meta.url),
   getDeliveries: loadSql('./get-deliveries.sql', import.meta.url),
+  getMessage: loadSql('./get-message.sql', import.meta.url),
   updateDelivery: loadSql('./update-delivery.sql', import.meta.url),
   endpointHealth: loadSql('./update-endpoint-health.sql', import.meta.url),
   listDeliveries: loadSql('./list-deliveries.sql', import.meta.url),
@@ -198,11 +199,15 @@ export async function emitEvent(
 ): Promise<string[]> {
   const at = now.toISOString();
   const payload = JSON.stringify({ type: e.type, timestamp: at, data: e.data });
+  let sent = payload;
   const created = await store.write(async (tx) => {
     const endpoints = await tx.read(SQL.subscribed, { type: e.type, accounts: JSON.stringify(e.accounts) });
     if (!endpoints.length) return [];
     const existing = new Set((await tx.read(SQL.deliveriesOf, { message: e.message_id })).map((r) => String(r.delivery_id)));
-    tx.defer(INSERT_MESSAGES, { message_id: e.message_id, event_type: e.type, payload_json: payload, created_at: at }, e.message_id);
+    // An event emitted again (a replayed job) keeps its first payload: the one its earlier deliveries were signed over.
+    const stored = (await tx.read(SQL.getMessage, { id: e.message_id }))[0];
+    if (stored) sent = String(stored.payload_json);
+    else tx.defer(INSERT_MESSAGES, { message_id: e.message_id, event_type: e.type, payload_json: payload, created_at: at }, e.message_id);
     const ids: string[] = [];
     for (const ep of endpoints) {
       const id = `WHD-${hashCanonical({ message: e.message_id, endpoint: ep.endpoint_id }).slice(0, 24)}`;
@@ -213,6 +218,7 @@ export async function emitEvent(
     }
     return ids;
   });
+  if (created.length) rememberMessage(e.message_id, { event_type: e.type, payload_json: sent });
   for (const id of created) await jobs?.enqueueDelivery(id);
   return created;
 }
@@ -239,6 +245,22 @@ export async function emitCarrierChanges(store: StateStore, jobs: MonitoringJobs
  * (a DuckDB point query costs about as much as a batch of 32: measured in
  * bench/webhooks.bench.ts).
  */
+/** Messages never change once stored: the latest ones are kept in memory for their delivery attempts. */
+const messageCache = new Map<string, { event_type: string; payload_json: string }>();
+function rememberMessage(id: string, m: { event_type: string; payload_json: string }): void {
+  messageCache.set(id, m);
+  if (messageCache.size > 20_000) messageCache.delete(messageCache.keys().next().value!);
+}
+async function loadMessage(store: StateStore, id: string) {
+  const hit = messageCache.get(id);
+  if (hit) return hit;
+  const r = (await store.query(SQL.getMessage, { id }))[0];
+  if (!r) return undefined;
+  const m = { event_type: String(r.event_type), payload_json: String(r.payload_json) };
+  rememberMessage(id, m);
+  return m;
+}
+
 type Waiter = { resolve: (r: Row | undefined) => void; reject: (e: unknown) => void };
 const batches = new WeakMap<StateStore, Map<string, Waiter[]>>();
 function loadDelivery(store: StateStore, id: string): Promise<Row | undefined> {
@@ -313,6 +335,8 @@ export async function attemptDelivery(
 ): Promise<AttemptOutcome> {
   const d = await loadDelivery(store, deliveryId);
   if (!d || d.status !== 'pending') return { delivery_id: deliveryId, status: 'skipped' };
+  const message = await loadMessage(store, String(d.message_id));
+  if (!message) return { delivery_id: deliveryId, status: 'skipped' };
   if (d.url == null || d.endpoint_status !== 'active') {
     const reason = d.url == null ? 'endpoint removed' : 'endpoint disabled';
     await store.write((tx) =>
@@ -328,7 +352,7 @@ export async function attemptDelivery(
   }
   const attempt = Number(d.attempts) + 1;
   const started = now();
-  const body = String(d.payload_json);
+  const body = message.payload_json;
   const signature = new Webhook(String(d.secret)).sign(String(d.message_id), started, body);
   const t0 = performance.now();
   let status: number | null = null;
