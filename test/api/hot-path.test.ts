@@ -394,7 +394,7 @@ describe('node:http hot path (real server)', () => {
     const client = new Client({ name: 'proofline-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
     try {
-      expect((await client.listTools()).tools.length).toBe(12);
+      expect((await client.listTools()).tools.length).toBe(16);
     } finally {
       await client.close();
     }
