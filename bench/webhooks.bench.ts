@@ -16,6 +16,7 @@
  *    logged and its delivery updated in the state store; target 1,000/s.
  */
 import { createServer } from 'node:http';
+import os from 'node:os';
 import { createReadStream, existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
@@ -106,6 +107,7 @@ async function writeSnapshot(source: string, id: string, changed: boolean): Prom
 
 async function main(): Promise<void> {
   const rss = trackPeakRss();
+  const loadBefore = os.loadavg().map((x) => Math.round(x * 10) / 10);
   await rm(dataDir, { recursive: true, force: true });
   const source = await sampleCarrierRisk();
   let t = performance.now();
@@ -205,6 +207,8 @@ async function main(): Promise<void> {
       note: 'receiver in the same process on loopback; each delivery = state read, sign, POST, attempt + delivery rows committed',
     },
     peak_rss_mb: rss.stop(),
+    // The machine is shared: 1/5/15-minute load averages (2 cores) before and after the run.
+    load_average: { before: loadBefore, after: os.loadavg().map((x) => Math.round(x * 10) / 10) },
   });
   if (existsSync(base) && process.env.BENCH_KEEP !== '1') await rm(base, { recursive: true, force: true });
 }
