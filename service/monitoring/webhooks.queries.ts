@@ -334,7 +334,7 @@ export async function attemptDelivery(
   opts: WebhookOptions = {},
 ): Promise<AttemptOutcome> {
   const d = await loadDelivery(store, deliveryId);
-  if (!d || d.status !== 'pending') return { delivery_id: deliveryId, status: 'skipped' };
+  if (d?.status !== 'pending') return { delivery_id: deliveryId, status: 'skipped' };
   const message = await loadMessage(store, String(d.message_id));
   if (!message) return { delivery_id: deliveryId, status: 'skipped' };
   if (d.url == null || d.endpoint_status !== 'active') {
