@@ -5,7 +5,10 @@
  * attempts. The composition root passes `monitoringProcessors(deps)` to the
  * runner and puts the runner in `deps.monitoringJobs`.
  */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
 import { readRunNotices, type RunNotice } from '../../lib/run-notice.ts';
+import { snapshotDir } from '../../lib/warehouse/layout.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import type { StateStore } from '../platform/state.store.ts';
 import { detectChanges, lastMonitoredSnapshot, markMonitoredSnapshot } from './changes.queries.ts';
@@ -39,6 +42,12 @@ export function monitoringProcessors(deps: ServiceDeps, store: StateStore) {
       return last === current ? null : { prev: last, next: current };
     },
     async detect(prev: string | null, next: string) {
+      // A previous snapshot pruned from disk cannot be compared: the new one becomes the baseline (logged), so
+      // detection is not stuck retrying a comparison that can never run.
+      if (prev && !existsSync(path.join(snapshotDir(deps.options.dataDir, 'fmcsa', prev), 'manifest.json'))) {
+        deps.log.warn({ prev, next }, 'fmcsa change detection skipped: the previous snapshot is no longer on disk');
+        prev = null;
+      }
       if (prev) {
         const r = await detectChanges(store, deps.options.dataDir, prev, next, deps.now());
         await emitCarrierChanges(store, deps.monitoringJobs, r.events, deps.now());

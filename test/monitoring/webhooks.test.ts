@@ -2,7 +2,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startMonitoringRunner, type MonitoringRunner } from '../../jobs/monitoring/monitoring.jobs.ts';
 import { silentLogger } from '../../lib/log.ts';
-import { markMonitoredSnapshot } from '../../service/monitoring/changes.queries.ts';
+import { lastMonitoredSnapshot, markMonitoredSnapshot } from '../../service/monitoring/changes.queries.ts';
 import { monitoringProcessors } from '../../service/monitoring/monitoring.queries.ts';
 import { emitEvent } from '../../service/monitoring/webhooks.queries.ts';
 import { addToWatchlist } from '../../service/monitoring/watchlist.queries.ts';
@@ -169,6 +169,13 @@ describe('signed webhooks', () => {
       type: 'care.event',
       data: { document_id: doc.body.document_id, seq: 1, stage: 'TENDER', hash: ev.body.hash },
     });
+  });
+
+  it('takes the served snapshot as the new baseline when the previous one is no longer on disk', async () => {
+    await markMonitoredSnapshot(w.state, '20200101T000000000Z-pruned');
+    await runner.tick();
+    await runner.idle();
+    expect(await lastMonitoredSnapshot(w.state)).toBe(w.nextId);
   });
 
   it('refuses receiver URLs on private, loopback and link-local addresses (400 naming url)', async () => {
