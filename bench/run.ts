@@ -17,6 +17,7 @@ export const benches: string[] = [
   'vet', // durable writes over HTTP: POST /api/vet and POST /api/care/{id}/event, store-only appends (bench/vet.bench.ts)
   'vet-postgres', // the same with the PostgreSQL state store: 1 and 2 API processes vs pgbench plain SQL (bench/vet-postgres.bench.ts)
   'registry', // full-scale EDGAR sample ingested in process: time, rows/s, peak RSS (bench/registry.bench.ts)
+  'webhooks', // change detection between two FMCSA snapshots (1 M carriers, 100k watched by default), deliveries/s (bench/webhooks.bench.ts)
   'quotes', // 8,000 tickers × 10 years of daily bars (~20M rows) ingested with origin chains (bench/quotes.bench.ts)
   'nightly', // incremental registry nights: full run, a 1 % next day, no change; --full for 8,200 companies (bench/nightly.bench.ts)
 ];

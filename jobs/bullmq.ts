@@ -40,6 +40,7 @@ import { describeError } from './in-process.ts';
 import { jobIdFor, jobName, type Pipeline } from './pipeline.ts';
 import { pipelineFor, pipelines } from './pipelines.ts';
 import { planRun, processPublish, processStep, readOutcomes, type ChildOutcome } from './processors.ts';
+import { notifyRun } from './run-notify.ts';
 import { acquireRedisLock } from './redis-lock.ts';
 import { QUEUE_PREFIX, queueName, queueNamesOf, redisConnection, SEC_QUEUE } from '../lib/queues.ts';
 
@@ -457,6 +458,14 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
           },
           'published',
         );
+        await notifyRun(config.dataDir, jobLog, {
+          type: 'run.published',
+          domain,
+          runId: data.runId,
+          snapshotId: published.manifest.snapshot_id,
+          outcomes,
+          planRejects: data.planRejects.length,
+        });
         return {
           snapshot_id: published.manifest.snapshot_id,
           tables: Object.keys(published.manifest.tables).length,
@@ -503,8 +512,8 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
         const failure = await keepRejectedInput(config, domain, data.runId, err);
         await job.updateData({ ...data, failure });
       }
-      if (last)
-        await recordOutcome(config, pipeline, data.runId, {
+      if (last) {
+        const failed: ChildOutcome = {
           step: data.step,
           key: data.key,
           status: 'failed',
@@ -512,7 +521,19 @@ export async function processJob(job: Job, config: Config, log: Logger, hooks: P
           rejects: 0,
           error: describeError(err),
           error_kind: classifyError(err),
-        });
+        };
+        await recordOutcome(config, pipeline, data.runId, failed);
+        // A required child failing for good fails its parent (failParentOnFailure): the run publishes nothing.
+        if (data.required)
+          await notifyRun(config.dataDir, jobLog, {
+            type: 'run.failed',
+            domain,
+            runId: data.runId,
+            snapshotId: null,
+            outcomes: [failed],
+            error: `required input ${data.key}: ${failed.error}`,
+          });
+      }
       throw err;
     }
   } catch (err) {

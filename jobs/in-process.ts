@@ -23,6 +23,7 @@ import { clearStagingOwner, markStagingOwner } from '../lib/warehouse/snapshot.t
 import { newRunId, type Pipeline } from './pipeline.ts';
 import { planRun, processPublish, processStep, type ChildOutcome, type RunReport } from './processors.ts';
 import type { ProgressEvent } from './progress.ts';
+import { notifyRun } from './run-notify.ts';
 
 export interface InProcessOptions {
   config: Config;
@@ -144,6 +145,15 @@ async function runInProcess(
   });
   const discardAndFail = async (key: string, error: string | undefined): Promise<never> => {
     await (await StagingRun.open(opts.config.dataDir, pipeline.domain, runId)).discard();
+    await notifyRun(opts.config.dataDir, log, {
+      type: 'run.failed',
+      domain,
+      runId,
+      snapshotId: null,
+      outcomes,
+      planRejects: plan.rejects?.length,
+      error: `required input ${key}: ${error}`,
+    });
     throw new RunFailedError(`${domain} run ${runId} failed: required input ${key}: ${error}`, { runId, child: key });
   };
   const claimed = new Set(plan.children.flatMap((c) => c.after ?? []));
@@ -186,6 +196,14 @@ async function runInProcess(
   opts.onProgress?.({ domain, stage: 'publish', done: 1, total: 1 });
   const failed = outcomes.filter((o) => o.status === 'failed').length;
   log.info({ snapshot_id: published.manifest.snapshot_id, failed_children: failed }, 'published');
+  await notifyRun(opts.config.dataDir, log, {
+    type: 'run.published',
+    domain,
+    runId,
+    snapshotId: published.manifest.snapshot_id,
+    outcomes,
+    planRejects: plan.rejects?.length,
+  });
   return {
     domain,
     run_id: runId,

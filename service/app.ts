@@ -25,6 +25,8 @@ import { registerReceiptRoutes } from './receipts/receipts.routes.ts';
 import { registerSearchRoutes } from './search/search.routes.ts';
 import { registerStatsRoutes } from './stats/stats.routes.ts';
 import { registerOpenApiRoutes } from './openapi/openapi.routes.ts';
+import { registerMonitoringRoutes } from './monitoring/monitoring.routes.ts';
+import { registerWebhookRoutes } from './monitoring/webhooks.routes.ts';
 
 export function createApp(deps: ServiceDeps): H3 {
   const app = new H3({
@@ -51,6 +53,8 @@ export function createApp(deps: ServiceDeps): H3 {
   registerCareRoutes(app, deps);
   registerCreditsRoutes(app, deps);
   registerAttestationRoutes(app, deps);
+  registerMonitoringRoutes(app, deps);
+  registerWebhookRoutes(app, deps);
   registerMcpRoutes(app, deps);
   return app;
 }

@@ -93,10 +93,18 @@ export interface RunningServer {
   close(): Promise<void>;
 }
 
+/**
+ * Work the composition root attaches to the built deps before listening (the
+ * monitoring job runner, jobs/cli/start.ts: service/ never imports jobs/);
+ * what it returns is closed with the server.
+ */
+export type AttachToDeps = (deps: ServiceDeps, config: Config, log: Logger) => Promise<{ close(): Promise<void> } | undefined>;
+
 /** Serves the API until closed; resolves once listening. */
-export async function startServer(config: Config, log: Logger): Promise<RunningServer> {
+export async function startServer(config: Config, log: Logger, attach?: AttachToDeps): Promise<RunningServer> {
   const deps = await buildDeps(config, log);
   const app = createApp(deps);
+  const attached = attach ? await attach(deps, config, log) : undefined;
   const t0 = Date.now();
   await Promise.all(deps.warmups ?? []);
   if (deps.warmups?.length) log.info({ ms: Date.now() - t0 }, 'warm-up done (search indexes)');
@@ -124,6 +132,7 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
       // Stops accepting, closes idle sockets now and each busy one after its current answer (Connection: close),
       // resolves once in-flight requests have finished (ConnectionTracker).
       await connections.drain();
+      await attached?.close();
       for (const r of Object.values(deps.readers)) await r.close();
       await deps.stateClaim.close();
       await deps.usage?.close();
@@ -132,7 +141,8 @@ export async function startServer(config: Config, log: Logger): Promise<RunningS
   };
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+/** The server process: configuration from the environment, serve until SIGTERM/SIGINT, then drain. */
+export async function runServerMain(attach?: AttachToDeps): Promise<void> {
   let config: Config;
   try {
     config = loadConfig(process.env);
@@ -141,7 +151,7 @@ if (import.meta.url === `file://${process.argv[1]}`) {
     process.exit(2);
   }
   const log = createLogger(config.LOG_LEVEL);
-  const s = await startServer(config, log);
+  const s = await startServer(config, log, attach);
   console.log(`Proofline API listening on ${s.url}`);
   const stop = async () => {
     // Drain: stop accepting, let in-flight requests finish (idle keep-alives close), bounded by 30 s.
@@ -153,3 +163,5 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   process.on('SIGTERM', stop);
   process.on('SIGINT', stop);
 }
+
+if (import.meta.url === `file://${process.argv[1]}`) await runServerMain();

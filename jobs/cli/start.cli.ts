@@ -7,6 +7,7 @@
 import type { Config } from '../../lib/config.ts';
 import { createLogger } from '../../lib/log.ts';
 import { startServer } from '../../service/main.ts';
+import { attachMonitoring } from './monitoring-attach.ts';
 import { runPipelineInProcess } from '../in-process.ts';
 import { pipelines } from '../pipelines.ts';
 import { createProgressPrinter } from '../progress.ts';
@@ -39,7 +40,8 @@ export async function runStart(): Promise<number> {
       );
     for (const c of report.children.filter((c) => c.status === 'failed')) console.log(`[${report.domain}]   rejected ${c.key}: ${c.error}`);
   }
-  const server = await startServer(config, log);
+  // Monitoring (docs/monitoring.md): change detection and webhook deliveries run in the process owning the state store.
+  const server = await startServer(config, log, attachMonitoring);
   const u = server.url;
   console.log(
     `\nProofline API listening on ${u}\n\nTry:\n  curl ${u}/api/health\n  curl ${u}/api/company/AAPL\n  curl ${u}/api/company/320193\n`,

@@ -107,6 +107,30 @@ function checkUrl(raw: string, allowPrivate: boolean): URL {
   return url;
 }
 
+/**
+ * Refuses a target URL the guard would refuse (not http(s), credentials,
+ * loopback or other non-public literal address, or a host name resolving to
+ * one), before anything is sent: for URLs stored now and fetched later
+ * (webhook endpoints). The connection itself is checked again at request time.
+ */
+export async function assertFetchableTarget(rawUrl: string, allowPrivate = false): Promise<URL> {
+  const url = checkUrl(rawUrl, allowPrivate);
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  if (!allowPrivate && !isIP(host)) {
+    const addrs = await dnsLookupAsync(host, { all: true }).catch((e: Error) => {
+      throw new DiscoveryFetchError('bad-url', `cannot resolve ${host}: ${e.message}`, rawUrl);
+    });
+    const bad = addrs.find((a) => !isPublicAddress(a.address));
+    if (bad)
+      throw new DiscoveryFetchError(
+        'blocked-target',
+        `refusing non-public address ${bad.address} for ${host} (allowPrivate is off)`,
+        rawUrl,
+      );
+  }
+  return url;
+}
+
 /** dns.lookup that fails for non-public addresses, used as the socket's lookup so the checked address is the connected one. */
 function guardedLookup(
   hostname: string,
@@ -127,13 +151,25 @@ function guardedLookup(
   });
 }
 
+/** A request other than the agent's GET: webhooks POST a signed body through the same guard (service/monitoring). */
+export interface GuardedRequest {
+  method: 'GET' | 'POST';
+  headers?: Record<string, string>;
+  body?: string;
+}
+
 interface RawResponse {
   status: number;
   headers: Headers;
   body: Uint8Array;
 }
 
-function nodeRequest(url: URL, headers: Record<string, string>, limits: Required<Omit<FetchLimits, 'fetch'>>): Promise<RawResponse> {
+function nodeRequest(
+  url: URL,
+  headers: Record<string, string>,
+  limits: Required<Omit<FetchLimits, 'fetch'>>,
+  request: GuardedRequest = { method: 'GET' },
+): Promise<RawResponse> {
   return new Promise((resolve, rejectOnce) => {
     let settled = false;
     const reject = (e: unknown) => {
@@ -145,7 +181,7 @@ function nodeRequest(url: URL, headers: Record<string, string>, limits: Required
     const mod = url.protocol === 'https:' ? https : http;
     const req = mod.request(
       url,
-      { method: 'GET', headers, lookup: limits.allowPrivate ? undefined : (guardedLookup as never), timeout: limits.timeoutMs },
+      { method: request.method, headers, lookup: limits.allowPrivate ? undefined : (guardedLookup as never), timeout: limits.timeoutMs },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -185,7 +221,7 @@ function nodeRequest(url: URL, headers: Record<string, string>, limits: Required
       else if (e.code === 'EBLOCKEDTARGET') reject(new DiscoveryFetchError('blocked-target', e.message, url.href));
       else reject(new DiscoveryFetchError('network', `${e.code ?? 'error'}: ${e.message}`, url.href));
     });
-    req.end();
+    req.end(request.body);
   });
 }
 
@@ -194,6 +230,7 @@ async function customRequest(
   headers: Record<string, string>,
   limits: Required<Omit<FetchLimits, 'fetch'>>,
   f: FetchLike,
+  request: GuardedRequest = { method: 'GET' },
 ): Promise<RawResponse> {
   if (!limits.allowPrivate && !isIP(url.hostname.replace(/^\[|\]$/g, ''))) {
     const addrs = await dnsLookupAsync(url.hostname, { all: true }).catch((e: Error) => {
@@ -210,7 +247,7 @@ async function customRequest(
   const ac = new AbortController();
   const timer = setTimeout(() => ac.abort(), limits.timeoutMs);
   try {
-    const res = await f(url.href, { method: 'GET', headers, redirect: 'manual', signal: ac.signal });
+    const res = await f(url.href, { method: request.method, headers, body: request.body, redirect: 'manual', signal: ac.signal });
     const chunks: Uint8Array[] = [];
     let size = 0;
     if (res.body) {
@@ -240,11 +277,14 @@ async function customRequest(
  * GETs `rawUrl` within the limits, following at most `maxRedirects` redirects
  * (3xx with Location; each target re-checked). Resolves with any HTTP status;
  * rejects with DiscoveryFetchError for refused targets and transport failures.
+ * `request` sends another method, headers and body instead (webhook POSTs; the
+ * same guard applies).
  */
 export async function fetchGuarded(
   rawUrl: string,
   limits: FetchLimits = {},
   accept = 'application/json, text/html;q=0.8, */*;q=0.5',
+  request?: GuardedRequest,
 ): Promise<FetchedResource> {
   const l = {
     timeoutMs: limits.timeoutMs ?? DEFAULTS.timeoutMs,
@@ -253,12 +293,12 @@ export async function fetchGuarded(
     allowPrivate: limits.allowPrivate ?? false,
     userAgent: limits.userAgent ?? DEFAULT_USER_AGENT,
   };
-  const headers = { accept, 'user-agent': l.userAgent };
+  const headers = { accept, 'user-agent': l.userAgent, ...request?.headers };
   const redirects: string[] = [];
   let current = rawUrl;
   for (;;) {
     const url = checkUrl(current, l.allowPrivate);
-    const res = limits.fetch ? await customRequest(url, headers, l, limits.fetch) : await nodeRequest(url, headers, l);
+    const res = limits.fetch ? await customRequest(url, headers, l, limits.fetch, request) : await nodeRequest(url, headers, l, request);
     const location = res.headers.get('location');
     if (res.status >= 300 && res.status < 400 && location) {
       if (redirects.length >= l.maxRedirects)

@@ -11,6 +11,7 @@ import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.
 import { describeRoute } from '../platform/route-registry.ts';
 import { DISCOVERY_LINK_HEADER } from '../platform/discovery-html.ts';
 import { stateOf } from '../platform/guards.ts';
+import { emitCareEvent } from '../monitoring/webhooks.queries.ts';
 import { CARE_STAGES } from './care.chain.ts';
 import { renderCarePage } from './care.page.ts';
 import {
@@ -90,6 +91,8 @@ export function registerCareRoutes(app: H3, deps: ServiceDeps): void {
     const id = docId(event);
     const body = await parseBody(event, careEventInput);
     const ev = await appendCareEvent(stateOf(deps), id, body, deps.now());
+    // Webhooks (docs/monitoring.md): care.event to the account owning the document, when it has one.
+    await emitCareEvent(stateOf(deps), deps.monitoringJobs, id, ev, deps.now());
     event.res.status = 201;
     return ev;
   });

@@ -6,10 +6,11 @@
  */
 import { z } from 'zod';
 import { FREIGHT_TOOLS } from './freight.tools.ts';
+import { MONITORING_TOOLS } from './monitoring.tools.ts';
 import { SEC_TOOLS } from './sec.tools.ts';
 import type { ToolDef } from './tool-kit.ts';
 
-export const TOOLS: ToolDef[] = [...FREIGHT_TOOLS, ...SEC_TOOLS];
+export const TOOLS: ToolDef[] = [...FREIGHT_TOOLS, ...SEC_TOOLS, ...MONITORING_TOOLS];
 
 /** The first sentence of a description: the one-line summary listed in discovery files. */
 export function summaryOf(description: string): string {

@@ -42,6 +42,16 @@ export interface QueueDashboard {
   close(): Promise<void>;
 }
 
+/**
+ * The monitoring jobs (jobs/monitoring/: BullMQ with REDIS_URL, in process
+ * without), filled by the composition root. Absent: deliveries stay pending in
+ * the state store until a runner starts (it re-enqueues every pending delivery).
+ */
+export interface MonitoringJobs {
+  /** Enqueues one webhook delivery; `key` distinguishes a manual redelivery's job from the first one. */
+  enqueueDelivery(deliveryId: string, key?: string): Promise<void>;
+}
+
 /** One read-only snapshot reader per warehouse domain (registry, quotes, transcripts, fmcsa). */
 export type Readers = Record<string, SnapshotReader>;
 
@@ -52,6 +62,11 @@ export interface ServiceOptions {
   snapshotStaleHours: number;
   version: string;
   dataDir: string;
+  /**
+   * Webhook receiver origins exempt from the private-address guard (e.g. `http://127.0.0.1:4567`): for tests and
+   * local development only, set in code, never from the environment (docs/monitoring.md).
+   */
+  webhookPrivateOrigins?: string[];
   /** Browser origins allowed on /mcp (MCP_ALLOWED_ORIGINS); requests without Origin are always allowed. */
   mcpAllowedOrigins?: string[];
   /** ADMIN_TOKEN: bearer token of admin endpoints (POST /admin/credits); unset disables them. */
@@ -89,6 +104,8 @@ export interface ServiceDeps {
   stateHeldBy?: () => string | null;
   /** Live FMCSA QCMobile refresh for vettings; null/absent when FMCSA_WEBKEY is unset. */
   liveRefresher?: LiveRefresher | null;
+  /** Webhook delivery jobs (service/monitoring); absent until the composition root starts a runner. */
+  monitoringJobs?: MonitoringJobs;
   /** Bull Board at /admin/queues (service/admin); built only when REDIS_URL and ADMIN_TOKEN are set. */
   queueDashboard?: QueueDashboard;
   /**

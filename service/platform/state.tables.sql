@@ -2,6 +2,8 @@
 -- proof-of-care documents and their custody events. One writer (the API process); warehouse snapshots stay read-only.
 -- Rows here are never updated except accounts.balance / care_documents head columns; custody events are append-only
 -- (the service has no UPDATE or DELETE path for them) and chained by hash, so edits made around the service are detected.
+-- Monitoring (service/monitoring, docs/monitoring.md): watchlist rows are deleted when removed; webhook endpoints and
+-- deliveries update their status columns; change events, webhook messages and delivery attempts are append-only.
 CREATE TABLE IF NOT EXISTS state_meta (
   key    VARCHAR PRIMARY KEY,
   value  VARCHAR NOT NULL
@@ -74,4 +76,79 @@ CREATE TABLE IF NOT EXISTS idempotency_keys (
   body           VARCHAR,
   created_at     VARCHAR NOT NULL,
   PRIMARY KEY (scope, key)
+);
+
+-- Per-account monitoring settings: auto_watch adds each carrier the account vets (POST /api/vet) to its watchlist.
+CREATE TABLE IF NOT EXISTS monitoring_settings (
+  account_id  VARCHAR PRIMARY KEY,
+  auto_watch  BOOLEAN NOT NULL,
+  updated_at  VARCHAR NOT NULL
+);
+-- The carriers an account watches (size bounded by its plan: service/monitoring/watchlist.queries.ts).
+CREATE TABLE IF NOT EXISTS watchlist (
+  account_id  VARCHAR NOT NULL,
+  dot_number  INTEGER NOT NULL,
+  added_at    VARCHAR NOT NULL,
+  added_by    VARCHAR NOT NULL,
+  PRIMARY KEY (account_id, dot_number)
+);
+CREATE INDEX IF NOT EXISTS watchlist_by_dot ON watchlist (dot_number);
+CREATE SEQUENCE IF NOT EXISTS change_event_seq;
+-- One row per watched carrier whose snapshot row changed between two published FMCSA snapshots.
+CREATE TABLE IF NOT EXISTS change_events (
+  event_id          VARCHAR PRIMARY KEY,
+  seq               BIGINT NOT NULL DEFAULT nextval('change_event_seq'),
+  dot_number        INTEGER NOT NULL,
+  prev_snapshot_id  VARCHAR NOT NULL,
+  next_snapshot_id  VARCHAR NOT NULL,
+  kinds_json        VARCHAR NOT NULL,
+  changes_json      VARCHAR NOT NULL,
+  prev_origin_json  VARCHAR NOT NULL,
+  next_origin_json  VARCHAR NOT NULL,
+  detected_at       VARCHAR NOT NULL
+);
+CREATE INDEX IF NOT EXISTS change_events_by_dot ON change_events (dot_number);
+-- Webhook endpoints of an account (Standard Webhooks; secret whsec_...); disabled after repeated failures.
+CREATE TABLE IF NOT EXISTS webhook_endpoints (
+  endpoint_id           VARCHAR PRIMARY KEY,
+  account_id            VARCHAR NOT NULL,
+  url                   VARCHAR NOT NULL,
+  secret                VARCHAR NOT NULL,
+  event_types_json      VARCHAR NOT NULL,
+  status                VARCHAR NOT NULL,
+  disabled_reason       VARCHAR,
+  consecutive_failures  INTEGER NOT NULL,
+  created_at            VARCHAR NOT NULL,
+  updated_at            VARCHAR NOT NULL
+);
+-- One message per event (its id is the webhook-id header, the same on every attempt and redelivery).
+CREATE TABLE IF NOT EXISTS webhook_messages (
+  message_id    VARCHAR PRIMARY KEY,
+  event_type    VARCHAR NOT NULL,
+  payload_json  VARCHAR NOT NULL,
+  created_at    VARCHAR NOT NULL
+);
+CREATE SEQUENCE IF NOT EXISTS webhook_delivery_seq;
+-- One delivery per (message, endpoint); status pending | delivered | failed.
+CREATE TABLE IF NOT EXISTS webhook_deliveries (
+  delivery_id   VARCHAR PRIMARY KEY,
+  seq           BIGINT NOT NULL DEFAULT nextval('webhook_delivery_seq'),
+  message_id    VARCHAR NOT NULL,
+  endpoint_id   VARCHAR NOT NULL,
+  account_id    VARCHAR NOT NULL,
+  status        VARCHAR NOT NULL,
+  attempts      INTEGER NOT NULL,
+  last_error    VARCHAR,
+  created_at    VARCHAR NOT NULL,
+  updated_at    VARCHAR NOT NULL
+);
+-- Every delivery attempt: HTTP status (null when none came back), latency and error.
+CREATE TABLE IF NOT EXISTS webhook_attempts (
+  delivery_id  VARCHAR NOT NULL,
+  attempt      INTEGER NOT NULL,
+  started_at   VARCHAR NOT NULL,
+  status_code  INTEGER,
+  latency_ms   INTEGER NOT NULL,
+  error        VARCHAR,
+  PRIMARY KEY (delivery_id, attempt)
 );

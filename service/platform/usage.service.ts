@@ -232,7 +232,8 @@ export class UsageService {
  * everything else). It sets the provenance texts of `usage_meta`.
  */
 export type DataSource = 'sec' | 'fmcsa' | 'care';
-const FMCSA_PATH = /^\/api\/(?:carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet)(?:\/|$)/;
+const FMCSA_PATH =
+  /^\/api\/(?:carriers?|safety|crashes|inspections|enforcement|red-flags|fmcsa|vet|vet-preview|vetting|batch-vet|watchlist|monitoring|webhooks)(?:\/|$)/;
 const CARE_PATH = /^\/api\/care(?:\/|$)/;
 
 /** The metering class of an /api pathname: SEC data counts against the tier, FMCSA and care against the lookup guard. */

@@ -41,7 +41,7 @@ import {
 } from './credits.ts';
 import { overlayLiveCarrier, redactWebKey, type LiveRefresher } from './live-refresh.ts';
 import { getRiskSnapshot, type RiskSnapshotInput } from '../carriers/carriers.queries.ts';
-import type { BasicDetail, CarrierSummary, LiveRefreshOutcome, SignedVetting, VettingRecord } from './vetting.schema.ts';
+import type { CarrierSummary, LiveRefreshOutcome, SignedVetting, VettingRecord } from './vetting.schema.ts';
 
 /** What vetting needs from the service. */
 export interface VettingDeps {

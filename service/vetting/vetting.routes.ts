@@ -23,6 +23,7 @@ import {
   vetInput,
 } from './vetting.queries.ts';
 import { creditKeyOf, stateOf } from '../platform/guards.ts';
+import { autoWatchVetted } from '../monitoring/watchlist.queries.ts';
 
 const vettingQuery = z.object({
   dot: z
@@ -112,7 +113,9 @@ export function registerVettingRoutes(app: H3, deps: ServiceDeps): void {
     const body = await parseBody(event, vetInput);
     const vd = await vettingDepsOf(deps);
     const { record, credits } = await createVetting(vd, body.dot_number, { brokerId: body.broker_id, apiKey: creditKeyOf(event) });
-    return { ...record, credits };
+    // Monitoring opt-in (docs/monitoring.md): the vetted carrier joins the account's watchlist; the field appears only then.
+    const watched = await autoWatchVetted(stateOf(deps), credits.account_id, record.dot_number, deps.now());
+    return { ...record, credits, ...(watched ? { watchlist: { added: true } } : {}) };
   });
 
   app.post('/api/vet-preview', async (event) => {

@@ -140,6 +140,9 @@ describe('bad input', () => {
       '/api/search': '&q=apple',
       '/api/vetting': '&dot=1',
       '/api/signals': '&type=ai_adoption',
+      '/api/watchlist': '&broker_id=x',
+      '/api/monitoring/events': '&broker_id=x',
+      '/api/webhooks/deliveries': '&broker_id=x',
     };
     const routes = Object.entries(doc.paths).filter(
       ([p, ops]) => p.startsWith('/api') && ops.get?.parameters?.some((x) => x.in === 'query' && x.name === 'limit'),

@@ -25,9 +25,13 @@ const EXPECTED_TOOLS = [
   'freight_crash_history',
   'freight_enforcement_history',
   'freight_inspection_history',
+  'freight_monitoring_events',
   'freight_red_flag_search',
   'freight_status',
   'freight_vetting_history',
+  'freight_watchlist',
+  'freight_watchlist_add',
+  'freight_watchlist_remove',
 ];
 
 /** The MCP table of the vetting specification: tool → parameters. */
@@ -88,7 +92,7 @@ async function call(name: string, args: Record<string, unknown> = {}): Promise<T
 }
 
 describe('MCP tools', () => {
-  it('lists the 12 freight tools with the specification parameters, every one described', async () => {
+  it('lists the 12 freight tools of the specification and the 4 monitoring tools, every one described', async () => {
     const { tools } = await client.listTools();
     const freight = tools.filter((t) => t.name.startsWith('freight_'));
     expect(freight.map((t) => t.name).sort()).toEqual(EXPECTED_TOOLS);
@@ -97,7 +101,7 @@ describe('MCP tools', () => {
       expect(t.outputSchema?.type).toBe('object');
       expect(t.description!.length).toBeGreaterThan(20);
       const props = (t.inputSchema.properties ?? {}) as Record<string, { description?: string }>;
-      for (const p of SPEC_PARAMETERS[t.name]!) expect(Object.keys(props), `${t.name}.${p}`).toContain(p);
+      for (const p of SPEC_PARAMETERS[t.name] ?? []) expect(Object.keys(props), `${t.name}.${p}`).toContain(p);
       for (const [p, s] of Object.entries(props)) expect(s.description, `${t.name}.${p} has a description`).toBeTruthy();
       expect((t.inputSchema as { additionalProperties?: unknown }).additionalProperties, t.name).toBe(false);
     }
@@ -105,7 +109,10 @@ describe('MCP tools', () => {
 
   it('annotates readers read-only and the vetting tool as a non-destructive, credit-spending write', async () => {
     const { tools } = await client.listTools();
-    for (const t of tools.filter((x) => x.name !== 'freight_carrier_vet')) expect(t.annotations?.readOnlyHint, t.name).toBe(true);
+    const WRITERS = ['freight_carrier_vet', 'freight_watchlist_add', 'freight_watchlist_remove'];
+    for (const t of tools.filter((x) => !WRITERS.includes(x.name))) expect(t.annotations?.readOnlyHint, t.name).toBe(true);
+    for (const name of ['freight_watchlist_add', 'freight_watchlist_remove'])
+      expect(tools.find((t) => t.name === name)!.annotations?.readOnlyHint, name).toBe(false);
     const vet = tools.find((t) => t.name === 'freight_carrier_vet')!;
     expect(vet.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false });
     expect(vet.description).toMatch(/1 credit/);
@@ -173,6 +180,27 @@ describe('MCP tools', () => {
     const att = await call('freight_attestation');
     expect(att.structuredContent!.root_hash).toMatch(/^[a-f0-9]{64}$/);
     expect(att.structuredContent!.signature.alg).toBe('Ed25519');
+  });
+
+  it('adds, lists and removes watched carriers, with write annotations on the writes', async () => {
+    const { tools } = await client.listTools();
+    const ann = Object.fromEntries(tools.map((t) => [t.name, t.annotations]));
+    expect(ann.freight_watchlist_add).toMatchObject({ readOnlyHint: false, destructiveHint: false });
+    expect(ann.freight_watchlist_remove).toMatchObject({ readOnlyHint: false, destructiveHint: true });
+    expect(ann.freight_watchlist).toMatchObject({ readOnlyHint: true });
+    expect(ann.freight_monitoring_events).toMatchObject({ readOnlyHint: true });
+    const add = await call('freight_watchlist_add', { broker_id: 'mcp-watch', dot_numbers: [dots[0], String(dots[1])] });
+    expect(add.isError, add.content[0]?.text).toBeFalsy();
+    expect(add.structuredContent).toMatchObject({ account_id: 'broker:mcp-watch', added: [dots[0], dots[1]] });
+    const list = await call('freight_watchlist', { broker_id: 'mcp-watch' });
+    expect(list.structuredContent!.carriers.map((c: any) => c.dot_number)).toEqual([dots[0], dots[1]].sort((a, b) => a - b));
+    const rm = await call('freight_watchlist_remove', { broker_id: 'mcp-watch', dot_numbers: [dots[0]] });
+    expect(rm.structuredContent).toMatchObject({ removed: [dots[0]] });
+    const events = await call('freight_monitoring_events', { broker_id: 'mcp-watch' });
+    expect(events.structuredContent).toMatchObject({ events: [], next_cursor: null });
+    const noAccount = await call('freight_watchlist', {});
+    expect(noAccount.isError).toBe(true);
+    expect(noAccount.content[0]!.text).toMatch(/broker_id/);
   });
 
   it('answers bad arguments with a readable tool error', async () => {
