@@ -49,7 +49,6 @@ export const BasicDetailSchema = z.object({
   exceeded: z.boolean(),
   alert: z.boolean().nullable(),
 });
-export type BasicDetail = z.infer<typeof BasicDetailSchema>;
 
 /** The signed vetting record (what `signature` covers). */
 export const VettingRecordSchema = z.object({
