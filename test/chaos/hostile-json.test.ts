@@ -86,8 +86,23 @@ function validBodies(): Record<string, Record<string, unknown>> {
     [`/api/care/${careId}/event`]: { stage: 'pickup', actor: 'driver', evidence: { temp_c: 3 } },
     '/ai/query': { q: 'apple', type: 'company' },
     '/admin/credits': { op: 'show', account: 'acme' },
+    '/api/watchlist': { dot_numbers: [1], broker_id: 'b1' },
+    '/api/monitoring/settings': { auto_watch: true, broker_id: 'b1' },
+    '/api/webhooks': { url: 'https://hooks.example.com/p', event_types: ['carrier.changed'], broker_id: 'b1' },
+    '/admin/webhooks': { url: 'https://hooks.example.com/ops', event_types: ['run.failed'] },
   };
 }
+
+/** POST routes that take no body (the body is never read): an id in the path and the caller's account. */
+function bodylessRoutes(): string[] {
+  return [
+    `/api/webhooks/${careId}/enable`,
+    `/api/webhooks/deliveries/${careId}/redeliver`,
+    `/admin/webhooks/${careId}/enable`,
+    `/admin/webhooks/deliveries/${careId}/redeliver`,
+  ];
+}
+const adminAuth = (route: string): Record<string, string> => (route.startsWith('/admin/') ? { authorization: `Bearer ${ADMIN}` } : {});
 
 describe('chaos: hostile JSON on every POST route and MCP tool', () => {
   it('covers every POST route of the OpenAPI document', async () => {
@@ -95,7 +110,7 @@ describe('chaos: hostile JSON on every POST route and MCP tool', () => {
     const posts = Object.entries(doc.paths)
       .filter(([, ops]) => ops.post)
       .map(([p]) => p.replace('{id}', careId).replace('{document_id}', careId));
-    const covered = new Set(Object.keys(validBodies()).concat('/mcp'));
+    const covered = new Set(Object.keys(validBodies()).concat('/mcp', ...bodylessRoutes()));
     expect(posts.filter((p) => !covered.has(p))).toEqual([]);
   });
 
@@ -114,7 +129,7 @@ describe('chaos: hostile JSON on every POST route and MCP tool', () => {
           const body = hostileBody(valid, at, fragment);
           const r = await getJson(svc.app, route, {
             method: 'POST',
-            headers: { 'content-type': 'application/json', ...(route === '/admin/credits' ? { authorization: `Bearer ${ADMIN}` } : {}) },
+            headers: { 'content-type': 'application/json', ...adminAuth(route) },
             body,
           });
           const name = `POST ${route} ${at}=${fragment.slice(0, 30)}`;
@@ -128,6 +143,20 @@ describe('chaos: hostile JSON on every POST route and MCP tool', () => {
     );
     expect(problems).toEqual([]);
   }, 240_000);
+
+  it('never answers 5xx on a POST route that takes no body, whatever body comes', async () => {
+    const problems: string[] = [];
+    for (const route of bodylessRoutes())
+      for (const [fragment] of HOSTILE) {
+        const r = await getJson(svc.app, route, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', ...adminAuth(route) },
+          body: `{"x": ${fragment}}`,
+        });
+        if (r.status >= 500) problems.push(`POST ${route} ${fragment.slice(0, 30)} → ${r.status}`);
+      }
+    expect(problems).toEqual([]);
+  });
 
   it('never answers 5xx on any MCP tool called with hostile arguments', async () => {
     const rpc = (text: string) =>
