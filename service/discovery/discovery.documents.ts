@@ -43,6 +43,8 @@ export const PATHS = {
   keys: '/.well-known/proofline-keys.json',
   schema: '/ai/schemas/ai-discovery-1.1.1.json',
   mcp: '/mcp',
+  docs: '/docs',
+  openapi: '/openapi.json',
 } as const;
 
 /** Spec cache lifetimes (seconds): discovery 24 h, knowledge/archive/pages 1 h, feed 30 min. */
@@ -171,7 +173,7 @@ export function buildManifest(ctx: DiscoveryContext, generated: string) {
         receiptAlgorithm: 'Ed25519 over RFC 8785 canonical JSON',
       },
     },
-    humanReadable: { home: `${b}${PATHS.home}`, llmsTxt: `${b}${PATHS.llms}` },
+    humanReadable: { home: `${b}${PATHS.home}`, llmsTxt: `${b}${PATHS.llms}`, apiReference: `${b}${PATHS.docs}` },
   };
 }
 
@@ -358,6 +360,9 @@ export function buildLlmsTxt(ctx: DiscoveryContext): string {
   lines.push(`- [Feed](${b}${PATHS.feed}): published ingest runs and releases`);
   lines.push(`- [Archive](${b}${PATHS.archive}): every version of every discovery file`);
   lines.push(`- [Query contract](${b}${PATHS.query}): registry${ctx.carrierQueries ? ' and carrier' : ''} lookups`);
+  lines.push('', '## API', '');
+  lines.push(`- [API reference](${b}${PATHS.docs}): every operation with its parameters and responses`);
+  lines.push(`- [OpenAPI 3.1](${b}${PATHS.openapi}): the machine-readable description`);
   lines.push('', '## Products', '');
   for (const p of productsOf(ctx)) lines.push(`- ${p.name}: ${p.description} (${p.endpoints.length} endpoints)`);
   lines.push('', '## Concepts', '');
@@ -401,6 +406,10 @@ export function buildHomeHtml(ctx: DiscoveryContext): string {
 <li><a href="${PATHS.manifest}">AI discovery manifest</a> (<code>${PATHS.manifest}</code>)</li>
 <li><a href="${PATHS.llms}">llms.txt</a></li>
 <li><a href="${PATHS.knowledge}">Knowledge</a>, <a href="${PATHS.feed}">feed</a>, <a href="${PATHS.archive}">archive</a>, <a href="${PATHS.pages}">page manifest</a>, <a href="${PATHS.query}">query contract</a></li>
+</ul>
+<h2>For developers</h2>
+<ul>
+<li><a href="${PATHS.docs}">API reference</a> (<code>${PATHS.docs}</code>) and <a href="${PATHS.openapi}">OpenAPI 3.1</a></li>
 </ul>
 <h2>Products</h2>
 <ul>

@@ -47,7 +47,7 @@ export function registerExportRoutes(app: H3, deps: ServiceDeps): void {
     const id = deps.usage?.identify(event.req.headers.get('authorization'), undefined, event.req.headers.get('user-agent'));
     if (id?.tier !== 'pro')
       throw new PaymentRequiredError("bulk export is a Pro tier feature: send 'Authorization: Bearer <key>' with a Pro API key", {
-        response: { tier: id?.tier ?? 'free', upgrade: `${deps.options.publicBaseUrl}/docs#pricing` },
+        response: { tier: id?.tier ?? 'free', upgrade: `${deps.options.publicBaseUrl}/docs/rules#pricing` },
       });
     const out = await openTableExport(
       deps.readers,

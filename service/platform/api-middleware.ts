@@ -29,7 +29,7 @@ import {
 } from './response-finish.ts';
 
 /** Non-/api documents that get ETag, compression and CORS (no metering). */
-const DOCUMENT_PATHS = new Set(['/openapi.json', '/docs', '/.well-known/proofline-keys.json']);
+const DOCUMENT_PATHS = new Set(['/openapi.json', '/docs', '/docs/rules', '/.well-known/proofline-keys.json']);
 
 const kNotFound = Symbol.for('h3.notFound');
 

@@ -255,12 +255,12 @@ export function buildUsageMeta(id: ClientIdentity, m: Metered, baseUrl: string, 
     agent_type: id.agent_type,
     validation_required_for_commercial_use: true,
     license: p.license,
-    pricing: `${baseUrl}/docs#pricing`,
+    pricing: `${baseUrl}/docs/rules#pricing`,
     trust_status: p.trust_status,
     commercial_use_notice: p.commercial_use_notice,
     upsell:
       id.tier === 'free'
-        ? `Pro API keys raise the limit from ${id.hourly_limit} to ${proHourlyLimit} requests per hour: ${baseUrl}/docs#pricing`
+        ? `Pro API keys raise the limit from ${id.hourly_limit} to ${proHourlyLimit} requests per hour: ${baseUrl}/docs/rules#pricing`
         : null,
     tier_recommendation: tierRecommendation(id, m),
   };
