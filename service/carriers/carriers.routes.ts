@@ -16,6 +16,7 @@
  */
 import { getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
+import { RISK_RULES } from '../../ingest/fmcsa/risk-model.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
 import { limitParam, parseQuery } from '../platform/http.ts';
@@ -52,6 +53,56 @@ const redFlagQuery = z.object({
 });
 const dotParam = { dot: 'USDOT number' };
 
+// Answer schemas (OpenAPI components and the conformance test, test/api/openapi-conformance.test.ts).
+const riskLevel = z.enum(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']).nullable();
+const recommendation = z.enum(['APPROVE', 'CAUTION', 'REJECT']).nullable();
+const limitClamped = z.object({ requested: z.number(), max: z.number() }).optional();
+const page = {
+  next_cursor: z.string().nullable().describe('cursor of the next page; null on the last page'),
+  next: z.string().nullable().describe('URL of the next page (also the Link rel="next" header); null on the last page'),
+};
+const carrierSearchAnswer = z.object({
+  total: z.number().int(),
+  limit: z.number().int(),
+  limit_clamped: limitClamped,
+  offset: z.number().int(),
+  results: z.array(
+    z.looseObject({
+      dot_number: z.number().int(),
+      legal_name: z.string().nullable(),
+      dba_name: z.string().nullable(),
+      phy_city: z.string().nullable(),
+      phy_state: z.string().nullable(),
+      power_units: z.number().nullable(),
+      total_drivers: z.number().nullable(),
+      mc_number: z.string().nullable(),
+      risk_score: z.number().nullable(),
+      risk_level: riskLevel,
+      recommendation,
+    }),
+  ),
+  ...page,
+});
+const redFlagAnswer = z.object({
+  code: z.enum(RISK_RULES.map((r) => r.code) as [string, ...string[]]).nullable(),
+  state: z.string().nullable(),
+  total: z.number().int(),
+  limit: z.number().int(),
+  limit_clamped: limitClamped,
+  results: z.array(
+    z.object({
+      dot_number: z.number().int(),
+      legal_name: z.string().nullable(),
+      phy_state: z.string().nullable(),
+      risk_score: z.number(),
+      risk_level: riskLevel,
+      recommendation,
+      red_flag_codes: z.array(z.string()),
+    }),
+  ),
+  ...page,
+});
+
 describeRoute({
   method: 'GET',
   path: '/api/carriers',
@@ -59,6 +110,7 @@ describeRoute({
   summary:
     'Carrier search (at least one filter): name contains, ranked exact > prefix > contains, then fleet size → {total, results, next}',
   query: searchQuery,
+  response: carrierSearchAnswer,
   statuses: [400, 409, 503],
 });
 describeRoute({
@@ -115,6 +167,7 @@ describeRoute({
   family: 'carriers',
   summary: 'Carriers with a red flag, highest score first → {total, results, next} (page with cursor)',
   query: redFlagQuery,
+  response: redFlagAnswer,
   statuses: [400, 409, 503],
 });
 describeRoute({

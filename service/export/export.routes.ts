@@ -26,6 +26,21 @@ describeRoute({
   path: '/api/export',
   family: 'export',
   summary: 'Tables of the current snapshots available for bulk export (Pro tier): rows, manifest SHA-256, formats',
+  response: z.object({
+    count: z.number().int(),
+    tables: z.array(
+      z.object({
+        domain: z.string(),
+        table: z.string(),
+        snapshot_id: z.string(),
+        rows: z.number().int(),
+        sha256: z.string().regex(/^[a-f0-9]{64}$/),
+        bytes: z.number().int(),
+        formats: z.array(z.enum(EXPORT_FORMATS)),
+        path: z.string(),
+      }),
+    ),
+  }),
   statuses: [503],
 });
 describeRoute({
