@@ -176,7 +176,12 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
       if (cacheable) {
         headers['x-proofline-cache'] = 'miss';
         // 404s of these routes depend only on the snapshot too (unknown ticker, person): cached alike, never with an ETag.
-        if (out.json !== null && (out.status === 200 || (out.status === 404 && onlyContentType(out.headers)))) {
+        // A page with a Link header is not kept: the cache keeps bodies, not headers (pagination.ts).
+        if (
+          out.json !== null &&
+          !out.headers?.has('link') &&
+          (out.status === 200 || (out.status === 404 && onlyContentType(out.headers)))
+        ) {
           hit = {
             status: out.status,
             json: out.json,
