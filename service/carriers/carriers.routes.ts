@@ -19,6 +19,7 @@ import { z } from 'zod';
 import { RISK_RULES } from '../../ingest/fmcsa/risk-model.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
+import { originLeafSchema, pageMembers } from '../platform/answer-schemas.ts';
 import { limitParam, parseQuery } from '../platform/http.ts';
 import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
@@ -57,10 +58,64 @@ const dotParam = { dot: 'USDOT number' };
 const riskLevel = z.enum(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']).nullable();
 const recommendation = z.enum(['APPROVE', 'CAUTION', 'REJECT']).nullable();
 const limitClamped = z.object({ requested: z.number(), max: z.number() }).optional();
-const page = {
-  next_cursor: z.string().nullable().describe('cursor of the next page; null on the last page'),
-  next: z.string().nullable().describe('URL of the next page (also the Link rel="next" header); null on the last page'),
-};
+const page = pageMembers;
+const num = z.number().nullable();
+const basicFeature = z.object({ measure: num, percentile: num, alert: z.boolean().nullable(), acute_critical: z.boolean().nullable() });
+const riskSnapshotAnswer = z.object({
+  dot_number: z.number().int(),
+  snapshot_id: z.string(),
+  as_of: z.string().nullable(),
+  features: z.looseObject({
+    dot_number: z.number().int(),
+    legal_name: z.string().nullable(),
+    phy_state: z.string().nullable(),
+    status_code: z.string().nullable(),
+    authority_status: z.string().nullable(),
+    power_units: num,
+    drivers: num,
+    inspections_24m: z.number(),
+    crashes_24m: z.number(),
+    driver_oos_rate: num,
+    vehicle_oos_rate: num,
+    basics: z.record(z.string(), basicFeature),
+    bipd_on_file_k: num,
+    bipd_required_k: num,
+    shared_with_revoked_carriers: z.number(),
+  }),
+  assessment: z.object({
+    risk_score: z.number(),
+    risk_level: z.enum(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']),
+    recommendation: z.enum(['APPROVE', 'CAUTION', 'REJECT']),
+    red_flags: z.array(
+      z.object({
+        code: z.enum(RISK_RULES.map((r) => r.code) as [string, ...string[]]),
+        severity: z.enum(['critical', 'high', 'medium', 'low']),
+        message: z.string(),
+      }),
+    ),
+    basics: z.array(
+      z.object({
+        basic: z.string(),
+        measure: num,
+        percentile: num,
+        threshold: z.number(),
+        exceeded: z.boolean(),
+        alert: z.boolean().nullable(),
+      }),
+    ),
+    model_version: z.string(),
+  }),
+  inputs: z.array(
+    z.object({
+      dataset: z.string(),
+      as_of: z.string().nullable(),
+      retrieved_at: z.string().nullable(),
+      content_sha256: z.string().nullable(),
+      source_url: z.string().nullable(),
+    }),
+  ),
+  origin: originLeafSchema.optional(),
+});
 const carrierSearchAnswer = z.object({
   total: z.number().int(),
   limit: z.number().int(),
@@ -127,6 +182,7 @@ describeRoute({
   family: 'carriers',
   summary: 'Risk snapshot: features, assessment, inputs with dataset as-of dates and SHA-256',
   params: dotParam,
+  response: riskSnapshotAnswer,
   statuses: [400, 404, 503],
 });
 describeRoute({

@@ -21,6 +21,8 @@ import { REPO_ROOT } from '../helpers/shared.ts';
 
 /** A live request per described route (`{leaf_hash}` is filled from the identity card). */
 const SAMPLES: Record<string, string> = {
+  'GET /api/company/{ticker}': '/api/company/AAPL',
+  'GET /api/carrier/{dot}/snapshot': '/api/carrier/{dot}/snapshot',
   'GET /api/carriers': '/api/carriers?state=TX&limit=50',
   'GET /api/red-flags': '/api/red-flags?limit=200',
   'GET /api/stats': '/api/stats',
@@ -57,6 +59,7 @@ afterAll(async () => {
 describe('OpenAPI conformance', { timeout: 300_000 }, () => {
   it('answers every route with a response schema the way the schema says', async () => {
     const leaf = (await getJson(svc.app, '/api/company/AAPL')).body.origin.leaf_hash as string;
+    const dot = String((await getJson(svc.app, '/api/red-flags?limit=1')).body.results[0].dot_number);
     await getJson(svc.app, '/openapi.json'); // every family has registered and described its routes
     const described = listRoutes().filter((r) => r.response);
     expect(described.length).toBeGreaterThanOrEqual(Object.keys(SAMPLES).length);
@@ -64,7 +67,7 @@ describe('OpenAPI conformance', { timeout: 300_000 }, () => {
       const key = `${r.method} ${r.path}`;
       if (NOT_CALLED[key]) continue;
       expect(SAMPLES[key], `${key} has a response schema: add a live request to SAMPLES`).toBeDefined();
-      const res = await getJson(svc.app, SAMPLES[key]!.replace('{leaf_hash}', leaf));
+      const res = await getJson(svc.app, SAMPLES[key]!.replace('{leaf_hash}', leaf).replace('{dot}', dot));
       expect(res.status, `${key}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(200);
       const { usage_meta: _u, ...body } = res.body as Record<string, unknown>;
       const parsed = (r.response as z.ZodType).safeParse(body);
