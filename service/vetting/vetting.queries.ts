@@ -11,6 +11,7 @@
  * record can recompute it. The record itself is signed with the service's
  * Ed25519 key (canonical JSON of the record without `signature`).
  */
+import { decodeKeyCursor, encodeKeyCursor } from '../platform/pagination.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { signingKeyOf, stateOf } from '../platform/guards.ts';
 import { randomBytes } from 'node:crypto';
@@ -362,16 +363,29 @@ export async function getVettingHistory(
   store: StateStore,
   dot: number,
   limit: number,
-): Promise<{ dot_number: number; count: number; records: SignedVetting[] }> {
+  cursor?: string,
+): Promise<{ dot_number: number; count: number; records: SignedVetting[]; next_cursor: string | null }> {
+  // Newest first; pages by keyset (vetting_date, vetting_id) so records vetted meanwhile never shift a page.
+  const after = decodeKeyCursor(cursor, 2);
   const rows = await store.query(
-    'SELECT record_json, signature, key_id FROM vetting_records WHERE dot_number = $dot ORDER BY vetting_date DESC, vetting_id DESC LIMIT $limit',
-    { dot, limit },
+    `SELECT record_json, signature, key_id, vetting_date, vetting_id FROM vetting_records
+     WHERE dot_number = $dot AND ($d IS NULL OR vetting_date < $d OR (vetting_date = $d AND vetting_id < $i))
+     ORDER BY vetting_date DESC, vetting_id DESC LIMIT $limit`,
+    { dot, limit: limit + 1, d: after?.[0] ?? null, i: after?.[1] ?? null },
   );
-  const records = rows.map((r) => ({
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  const records = page.map((r) => ({
     ...(JSON.parse(String(r.record_json)) as VettingRecord),
     signature: { alg: 'Ed25519' as const, key_id: String(r.key_id), value: String(r.signature) },
   }));
-  return { dot_number: dot, count: records.length, records };
+  const last = page.at(-1);
+  return {
+    dot_number: dot,
+    count: records.length,
+    records,
+    next_cursor: more && last ? encodeKeyCursor([String(last.vetting_date), String(last.vetting_id)]) : null,
+  };
 }
 
 /** One record with its stored `snapshot_json` (the bytes `data_hash` is computed over). */
