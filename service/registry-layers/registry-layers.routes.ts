@@ -99,7 +99,8 @@ describeRoute({
   method: 'GET',
   path: '/api/signals',
   family: 'company',
-  summary: 'Signals from 10-K risk factors and MD&A; no parameters: index of signal types with counts; filtered lists page (limit + cursor, next)',
+  summary:
+    'Signals from 10-K risk factors and MD&A; no parameters: index of signal types with counts; filtered lists page (limit + cursor, next)',
   query: signalsQuery,
   statuses: [400, 409, 503],
 });
