@@ -23,6 +23,8 @@ export interface GeneratedTable {
   file: string;
   /** Where the table comes from (named in drift messages). */
   source: string;
+  /** Written before each marker, for files whose comments are not HTML (`# ` in .env.example). */
+  markerPrefix?: string;
   render(): string;
 }
 
@@ -127,15 +129,37 @@ export const GENERATED_TABLES: readonly GeneratedTable[] = [
     render: () => renderRiskRuleTable(),
   },
   { name: 'config', file: 'docs/configuration.md', source: 'configSchema in lib/config.ts', render: () => renderConfigTable() },
+  {
+    name: 'env-example',
+    file: '.env.example',
+    source: 'configSchema in lib/config.ts',
+    markerPrefix: '# ',
+    render: () => renderEnvExample(),
+  },
 ];
 
-function markers(name: string): { open: string; close: string } {
-  return { open: `<!-- generated:${name} -->`, close: `<!-- /generated:${name} -->` };
+/**
+ * The variables of `.env.example` (compose's `env_file`): every variable of the schema, commented out at its default
+ * (so a copy changes nothing until a line is uncommented), with its meaning and what it accepts.
+ */
+export function renderEnvExample(schema: z.ZodObject = configSchema): string {
+  return Object.entries(schema.shape)
+    .map(([name, field]) => {
+      const s = z.toJSONSchema(field as z.ZodType, { io: 'input', unrepresentable: 'any' }) as JsonSchema;
+      const value = s.default === undefined ? '' : String(s.default);
+      const about = `${s.description ?? ''} Accepts: ${describeAccepted(s).replace(/`/g, '')}.`.replace(/\s+/g, ' ').trim();
+      return `# ${about}\n# ${name}=${value}`;
+    })
+    .join('\n\n');
+}
+
+function markers(name: string, prefix = ''): { open: string; close: string } {
+  return { open: `${prefix}<!-- generated:${name} -->`, close: `${prefix}<!-- /generated:${name} -->` };
 }
 
 /** The text between a marker pair (without the line breaks next to the markers), or null when the doc lacks the pair. */
-export function readGeneratedBlock(doc: string, name: string): string | null {
-  const { open, close } = markers(name);
+export function readGeneratedBlock(doc: string, name: string, prefix = ''): string | null {
+  const { open, close } = markers(name, prefix);
   const start = doc.indexOf(open);
   const end = doc.indexOf(close, start + open.length);
   if (start < 0 || end < 0) return null;
@@ -146,8 +170,8 @@ export function readGeneratedBlock(doc: string, name: string): string | null {
 }
 
 /** `doc` with the block between the `name` markers replaced by `body`. Throws when the markers are missing. */
-export function replaceGeneratedBlock(doc: string, name: string, body: string): string {
-  const { open, close } = markers(name);
+export function replaceGeneratedBlock(doc: string, name: string, body: string, prefix = ''): string {
+  const { open, close } = markers(name, prefix);
   const start = doc.indexOf(open);
   const end = doc.indexOf(close, start + open.length);
   if (start < 0 || end < 0) throw new InvalidInputError(`the doc has no ${open} … ${close} marker pair`, { parameter: name });
@@ -170,7 +194,7 @@ export async function checkGeneratedTables(root: string, tables: readonly Genera
     tables.map(async (table) => {
       const file = path.join(root, table.file);
       const doc = await readFile(file, 'utf8');
-      return { table, file, expected: table.render(), actual: readGeneratedBlock(doc, table.name) };
+      return { table, file, expected: table.render(), actual: readGeneratedBlock(doc, table.name, table.markerPrefix) };
     }),
   );
 }
@@ -181,7 +205,7 @@ export async function writeGeneratedTables(root: string, tables: readonly Genera
   for (const table of tables) {
     const file = path.join(root, table.file);
     const doc = await readFile(file, 'utf8');
-    const next = replaceGeneratedBlock(doc, table.name, table.render());
+    const next = replaceGeneratedBlock(doc, table.name, table.render(), table.markerPrefix);
     if (next !== doc) {
       await writeFile(file, next);
       changed.push(table.file);

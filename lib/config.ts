@@ -266,6 +266,12 @@ export const configSchema = z.object({
     .default(5000)
     .describe('While another API process on the same DATA_DIR owns the state store, how often this one tries to take it over.'),
 
+  WORKER_PIPELINES_MODULE: z
+    .string()
+    .optional()
+    .describe(
+      'Extra pipelines for `proofline worker`: a module path exporting `pipelines` (tests use it with the unchanged container command; `--pipelines-module` overrides).',
+    ),
   WORKER_CONCURRENCY: z.coerce
     .number()
     .int()

@@ -9,7 +9,7 @@
  * WORKER_SHUTDOWN_MS (default 5 min) passing, exits 1 at once and the unfinished
  * jobs are retried by another worker once their locks expire.
  *
- * `--pipelines-module FILE` loads extra pipelines (a module exporting
+ * `--pipelines-module FILE` (or WORKER_PIPELINES_MODULE) loads extra pipelines (a module exporting
  * `pipelines: Pipeline[]`); the integration tests use it for their test pipeline.
  */
 import path from 'node:path';
@@ -34,8 +34,9 @@ export async function runWorker(opts: WorkerOptions): Promise<number> {
   const config = loadCliConfig();
   await requireRedis(config, 'proofline worker');
   const log = createLogger(config.LOG_LEVEL, { role: 'worker', pid: process.pid });
-  if (opts.pipelinesModule) {
-    const mod = (await import(pathToFileURL(path.resolve(opts.pipelinesModule)).href)) as { pipelines: Pipeline[] };
+  const extra = opts.pipelinesModule ?? config.WORKER_PIPELINES_MODULE;
+  if (extra) {
+    const mod = (await import(pathToFileURL(path.resolve(extra)).href)) as { pipelines: Pipeline[] };
     registerExtraPipelines(mod.pipelines);
   }
   if (opts.schedules !== false) {

@@ -7,6 +7,7 @@
  * repeated seq) and acknowledged only after their transaction committed durably.
  * There is deliberately no update or delete function: the chain is append-only.
  */
+import { decodeKeyCursor, encodeKeyCursor } from '../platform/pagination.ts';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, NotFoundError, StageOrderError } from '../../lib/errors.ts';
@@ -341,9 +342,15 @@ export async function getCareDocument(
 export async function listCareDocuments(
   store: StateStore,
   limit: number,
-): Promise<Array<Omit<CareDocument, 'creation_hash'> & { creation_hash: string }>> {
-  const rows = await store.query(SQL.recent_documents, [limit]);
-  return rows.map((r) => {
+  cursor?: string,
+): Promise<{ documents: Array<Omit<CareDocument, 'creation_hash'> & { creation_hash: string }>; next_cursor: string | null }> {
+  // Newest first; pages by keyset (created_at, document_id) so documents created meanwhile never shift a page.
+  const after = decodeKeyCursor(cursor, 2);
+  const found = await store.query(SQL.recent_documents, [limit + 1, after?.[0] ?? null, after?.[1] ?? null]);
+  const rows = found.slice(0, limit);
+  const last = rows.at(-1);
+  const next_cursor = found.length > limit && last ? encodeKeyCursor([String(last.created_at), String(last.document_id)]) : null;
+  const documents = rows.map((r) => {
     const d = toStoredDocument(r);
     return {
       document_id: d.document_id,
@@ -358,4 +365,5 @@ export async function listCareDocuments(
       last_stage: r.last_stage === null ? null : String(r.last_stage),
     };
   });
+  return { documents, next_cursor };
 }

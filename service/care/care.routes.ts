@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
+import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { DISCOVERY_LINK_HEADER } from '../platform/discovery-html.ts';
 import { stateOf } from '../platform/guards.ts';
@@ -24,7 +25,7 @@ import {
   verifyCareDocument,
 } from './care.queries.ts';
 
-const listQuery = z.object({ limit: limitParam(50, 500) });
+const listQuery = z.object({ limit: limitParam(50, 500), cursor: cursorParam });
 const ID = /^POGC-[A-Za-z0-9-]+$/;
 
 function docId(event: H3Event): string {
@@ -100,8 +101,12 @@ export function registerCareRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/care', async (event) => {
     const q = parseQuery(event, listQuery);
     const { limit, clamped } = clampLimit(q.limit, 50, 500);
-    const documents = await listCareDocuments(stateOf(deps), limit);
-    return { count: documents.length, limit, ...(clamped ? { limit_clamped: clamped } : {}), documents };
+    const { documents, next_cursor } = await listCareDocuments(stateOf(deps), limit, q.cursor);
+    return pagedResponse(
+      event,
+      { count: documents.length, limit, ...(clamped ? { limit_clamped: clamped } : {}), documents, next_cursor },
+      deps.options.publicBaseUrl,
+    );
   });
 
   app.get('/api/care/:id/verify', async (event) => verifyCareDocument(stateOf(deps), docId(event)));

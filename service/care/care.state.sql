@@ -16,5 +16,8 @@ SELECT * FROM care_documents WHERE document_id = $1
 -- $1 document_id → its events in chain order
 SELECT * FROM care_events WHERE document_id = $1 ORDER BY seq
 -- name: recent_documents
--- $1 limit → documents, newest first
-SELECT * FROM care_documents ORDER BY created_at DESC, document_id DESC LIMIT $1
+-- $1 limit, $2/$3 the cursor's (created_at, document_id) or NULL → documents, newest first, keyset-paged
+-- (documents created meanwhile never shift a page)
+SELECT * FROM care_documents
+WHERE ($2::VARCHAR IS NULL OR created_at < $2::VARCHAR OR (created_at = $2::VARCHAR AND document_id < $3::VARCHAR))
+ORDER BY created_at DESC, document_id DESC LIMIT $1

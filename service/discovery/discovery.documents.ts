@@ -46,6 +46,8 @@ export const PATHS = {
   keys: '/.well-known/proofline-keys.json',
   schema: '/ai/schemas/ai-discovery-1.1.1.json',
   mcp: '/mcp',
+  docs: '/docs',
+  openapi: '/openapi.json',
 } as const;
 
 /** Spec cache lifetimes (seconds): discovery 24 h, knowledge/archive/pages 1 h, feed 30 min. */
@@ -212,6 +214,8 @@ export function buildManifest(ctx: DiscoveryContext, generated: string) {
     // Spec 002: humanReadable is a string, the link to a human-readable explanation.
     humanReadable: `${b}${PATHS.home}`,
     llmsTxt: `${b}${PATHS.llms}`,
+    // The human-readable API reference (Redoc at /docs), beside humanReadable.
+    apiReference: `${b}${PATHS.docs}`,
   };
 }
 
@@ -445,6 +449,9 @@ export function buildLlmsTxt(ctx: DiscoveryContext): string {
   lines.push(`- [Feed](${b}${PATHS.feed}): published ingest runs and releases`);
   lines.push(`- [Archive](${b}${PATHS.archive}): every version of every discovery file`);
   lines.push(`- [Query contract](${b}${PATHS.query}): registry${ctx.carrierQueries ? ' and carrier' : ''} lookups`);
+  lines.push('', '## API', '');
+  lines.push(`- [API reference](${b}${PATHS.docs}): every operation with its parameters and responses`);
+  lines.push(`- [OpenAPI 3.1](${b}${PATHS.openapi}): the machine-readable description`);
   if (ctx.mcpTools.length) {
     lines.push('', '## MCP tools', '', `Endpoint: ${b}${PATHS.mcp} (MCP over Streamable HTTP, JSON-RPC 2.0, stateless).`, '');
     for (const t of ctx.mcpTools) lines.push(`- ${t.name}(${t.parameters.join(', ')}): ${t.description}`);
@@ -492,6 +499,10 @@ export function buildHomeHtml(ctx: DiscoveryContext): string {
 <li><a href="${PATHS.manifest}">AI discovery manifest</a> (<code>${PATHS.manifest}</code>)</li>
 <li><a href="${PATHS.llms}">llms.txt</a></li>
 <li><a href="${PATHS.knowledge}">Knowledge</a>, <a href="${PATHS.feed}">feed</a>, <a href="${PATHS.archive}">archive</a>, <a href="${PATHS.pages}">page manifest</a>, <a href="${PATHS.query}">query contract</a></li>
+</ul>
+<h2>For developers</h2>
+<ul>
+<li><a href="${PATHS.docs}">API reference</a> (<code>${PATHS.docs}</code>) and <a href="${PATHS.openapi}">OpenAPI 3.1</a></li>
 </ul>
 <h2>Products</h2>
 <ul>

@@ -26,6 +26,21 @@ describeRoute({
   path: '/api/export',
   family: 'export',
   summary: 'Tables of the current snapshots available for bulk export (Pro tier): rows, manifest SHA-256, formats',
+  response: z.object({
+    count: z.number().int(),
+    tables: z.array(
+      z.object({
+        domain: z.string(),
+        table: z.string(),
+        snapshot_id: z.string(),
+        rows: z.number().int(),
+        sha256: z.string().regex(/^[a-f0-9]{64}$/),
+        bytes: z.number().int(),
+        formats: z.array(z.enum(EXPORT_FORMATS)),
+        path: z.string(),
+      }),
+    ),
+  }),
   statuses: [503],
 });
 describeRoute({
@@ -47,7 +62,7 @@ export function registerExportRoutes(app: H3, deps: ServiceDeps): void {
     const id = deps.usage?.identify(event.req.headers.get('authorization'), undefined, event.req.headers.get('user-agent'));
     if (id?.tier !== 'pro')
       throw new PaymentRequiredError("bulk export is a Pro tier feature: send 'Authorization: Bearer <key>' with a Pro API key", {
-        response: { tier: id?.tier ?? 'free', upgrade: `${deps.options.publicBaseUrl}/docs#pricing` },
+        response: { tier: id?.tier ?? 'free', upgrade: `${deps.options.publicBaseUrl}/docs/rules#pricing` },
       });
     const out = await openTableExport(
       deps.readers,

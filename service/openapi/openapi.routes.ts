@@ -1,12 +1,14 @@
 /**
- * GET /openapi.json (OpenAPI 3.1 from the route registry) and GET /docs (the
- * readable reference). Both are built on first request, after every family
- * has registered, and then served from memory.
+ * GET /openapi.json (OpenAPI 3.1 from the route registry), GET /docs (Redoc over
+ * it, its script served from node_modules at /docs/redoc.standalone.js) and GET
+ * /docs/rules (shared rules and pricing). Built on first request, after every
+ * family has registered, and then served from memory.
  */
 import type { H3 } from 'h3';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { DEFAULT_FREE_HOURLY_LIMIT, DEFAULT_PRO_HOURLY_LIMIT } from '../platform/usage.service.ts';
-import { renderDocsPage } from './docs-page.ts';
+import { readRedocBundle, REDOC_SCRIPT_PATH, renderDocsPage } from './docs-page.ts';
+import { renderRulesPage } from './rules-page.ts';
 import { seedRoutesOf } from './known-routes.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { describeRoute } from '../platform/route-registry.ts';
@@ -24,20 +26,38 @@ describeRoute({
   path: '/docs',
   family: 'meta',
   metered: false,
-  summary: 'Readable API reference (HTML)',
+  summary: 'API reference (Redoc over /openapi.json, HTML)',
   contentType: 'text/html',
+});
+describeRoute({
+  method: 'GET',
+  path: '/docs/rules',
+  family: 'meta',
+  metered: false,
+  summary: 'Rules every endpoint shares: errors, limits, caching, receipts, pricing (HTML)',
+  contentType: 'text/html',
+});
+describeRoute({
+  method: 'GET',
+  path: REDOC_SCRIPT_PATH,
+  family: 'meta',
+  metered: false,
+  summary: "The reference page's script (Redoc standalone bundle, served from node_modules)",
+  contentType: 'application/javascript',
 });
 
 export function registerOpenApiRoutes(app: H3, deps: ServiceDeps): void {
   let json: string | null = null;
   let html: string | null = null;
+  let rules: string | null = null;
   let base = '';
   const refresh = () => {
     if (base !== deps.options.publicBaseUrl) {
       seedRoutesOf(app);
       base = deps.options.publicBaseUrl;
       json = JSON.stringify(buildOpenApiDocument(base, deps.options.version));
-      html = renderDocsPage(base, deps.options.version, {
+      html = renderDocsPage(deps.options.version);
+      rules = renderRulesPage(base, deps.options.version, {
         free: deps.usage?.freeHourlyLimit ?? DEFAULT_FREE_HOURLY_LIMIT,
         pro: deps.usage?.proHourlyLimit ?? DEFAULT_PRO_HOURLY_LIMIT,
       });
@@ -51,4 +71,15 @@ export function registerOpenApiRoutes(app: H3, deps: ServiceDeps): void {
     refresh();
     return new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8' } });
   });
+  app.get('/docs/rules', () => {
+    refresh();
+    return new Response(rules, { headers: { 'content-type': 'text/html; charset=utf-8' } });
+  });
+  app.get(
+    REDOC_SCRIPT_PATH,
+    async () =>
+      new Response(new Uint8Array(await readRedocBundle()), {
+        headers: { 'content-type': 'application/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' },
+      }),
+  );
 }

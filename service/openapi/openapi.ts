@@ -45,9 +45,9 @@ const usageMetaSchema: Json = {
       ],
     },
     validation_required_for_commercial_use: { type: 'boolean' },
-    license: { type: 'string', format: 'uri', description: 'URL of the license terms (/docs#license)' },
+    license: { type: 'string', format: 'uri', description: 'URL of the license terms (/docs/rules#license)' },
     license_notice: { type: 'string', description: 'the license terms of the data served, in one sentence' },
-    pricing: { type: 'string', format: 'uri', description: 'URL of the tiers and their prices (/docs#pricing)' },
+    pricing: { type: 'string', format: 'uri', description: 'URL of the tiers and their prices (/docs/rules#pricing)' },
     trust_status: {
       type: 'string',
       description:
@@ -99,7 +99,9 @@ const STATUS_TEXT: Record<number, string> = {
   304: 'Not modified (If-None-Match matched the ETag)',
   400: 'Invalid parameter (the body names it)',
   401: 'Invalid or revoked API key',
+  402: 'Payment required: credits exhausted, or a Pro-tier feature (the body says which)',
   404: 'Not found',
+  409: 'Conflict with the current state (e.g. a pagination cursor of an older snapshot)',
   429: 'Hourly limit reached (Retry-After)',
   500: 'Internal error',
   503: 'Data not published yet or a dependency is down (Retry-After)',
@@ -108,6 +110,35 @@ const STATUS_TEXT: Record<number, string> = {
 function isMetered(r: RouteDoc): boolean {
   return r.metered ?? r.path.startsWith('/api/');
 }
+
+/** Descriptions of the route families (OpenAPI tags). */
+const TAG_DESCRIPTIONS: Record<string, string> = {
+  admin: 'Operator endpoints (ADMIN_TOKEN)',
+  attestation: 'Signed root hashes over the published tables',
+  care: 'Proof-of-care documents and their hash-chained custody events',
+  carriers: 'FMCSA carriers: search, census, safety, crashes, inspections, enforcement, red flags',
+  company: 'SEC registrants: identity card, profile, timeline, filings, earnings, people, signals',
+  credits: 'Credit accounts of the vetting API',
+  discovery: 'AI discovery files: manifest, knowledge, feed, archive, page manifest, query contract, llms.txt',
+  export: 'Bulk export of the current snapshot (Pro tier)',
+  health: 'Liveness and data freshness',
+  mcp: 'Model Context Protocol endpoint',
+  meta: 'This description and the reference pages',
+  quotes: 'Daily quote bars with chained origin leaves',
+  receipts: 'Signed verification receipts for origin leaves and their keys',
+  search: 'Search over companies, people and events',
+  stats: 'Registry totals and AI-agent query statistics',
+  transcripts: 'Earnings-call extractions and facts',
+  vetting: 'Signed carrier vetting records',
+};
+
+/** `getApiRedFlags` → `GetApiRedFlagsResponse`: the name of an operation's 200 body in components.schemas. */
+function responseComponentName(operationId: string): string {
+  return `${operationId.charAt(0).toUpperCase()}${operationId.slice(1)}Response`;
+}
+
+/** Named 200 bodies of the JSON routes, filled while the paths are built. */
+let responseComponents: Record<string, Json> = {};
 
 function operation(r: RouteDoc): Json {
   const parameters: Json[] = [];
@@ -138,15 +169,24 @@ function operation(r: RouteDoc): Json {
       allOf: [body, { type: 'object', properties: { usage_meta: { $ref: '#/components/schemas/UsageMeta' } }, required: ['usage_meta'] }],
     };
   }
+  const operationId = `${r.method.toLowerCase()}${r.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`;
+  const isJson = !r.contentType || r.contentType === 'application/json';
+  let schema: Json = { type: 'string' };
+  if (isJson) {
+    const name = responseComponentName(operationId);
+    responseComponents[name] = body;
+    schema = { $ref: `#/components/schemas/${name}` };
+  }
   const ok: Json = {
     description: r.responseDescription ?? 'OK',
-    content: {
-      [r.contentType ?? 'application/json']: { schema: r.contentType && r.contentType !== 'application/json' ? { type: 'string' } : body },
-    },
+    content: { [r.contentType ?? 'application/json']: { schema } },
     headers: { ETag: { schema: { type: 'string' } }, ...(metered ? rateHeaders : {}) },
   };
   const responses: Json = { '200': ok };
   const statuses = new Set<number>([...(r.method === 'GET' ? [304] : []), ...(r.statuses ?? []), ...(metered ? [401, 429] : []), 500]);
+  // Every route can answer a client error the HTTP layer raises (an unknown method, a malformed request).
+  if (![...statuses].some((s) => s >= 400 && s < 500))
+    responses['4XX'] = { description: 'Client error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
   for (const s of [...statuses].sort()) {
     responses[String(s)] =
       s === 304
@@ -158,7 +198,7 @@ function operation(r: RouteDoc): Json {
           };
   }
   const op: Json = {
-    operationId: `${r.method.toLowerCase()}${r.path.replace(/[^A-Za-z0-9]+(.)?/g, (_m, c: string | undefined) => (c ? c.toUpperCase() : ''))}`,
+    operationId,
     summary: r.summary,
     tags: [r.family],
     parameters,
@@ -166,13 +206,15 @@ function operation(r: RouteDoc): Json {
   };
   if (r.description) op.description = r.description;
   if (r.body) op.requestBody = { required: true, content: { 'application/json': { schema: jsonSchema(r.body, 'input') } } };
-  if (metered) op.security = [{}, { bearerAuth: [] }];
+  // Metered routes: anonymous (free tier) or a Pro key; the others are public (an explicitly empty requirement).
+  op.security = metered ? [{}, { bearerAuth: [] }] : [];
   return op;
 }
 
 /** The OpenAPI 3.1 document for every route described so far. */
 export function buildOpenApiDocument(baseUrl: string, version: string): Json {
   const paths: Record<string, Json> = {};
+  responseComponents = {};
   for (const r of listRoutes()) {
     (paths[r.path] ??= {})[r.method.toLowerCase()] = operation(r);
   }
@@ -181,13 +223,16 @@ export function buildOpenApiDocument(baseUrl: string, version: string): Json {
     info: {
       title: 'Proofline API',
       version: API_VERSION,
+      license: { name: 'MIT', identifier: 'MIT' },
       description: `Verifiable company-registry, market and carrier data for AI agents. Every data-bearing response carries an \`origin\` leaf (SHA-256 over RFC 8785 JSON) that /api/verify/{leaf_hash} turns into an Ed25519-signed receipt. Free tier: no key, per-IP hourly limit; Pro tier: \`Authorization: Bearer <key>\`. Service build ${version}.`,
     },
     servers: [{ url: baseUrl }],
-    tags: [...new Set(listRoutes().map((r) => r.family))].sort().map((name) => ({ name })),
+    tags: [...new Set(listRoutes().map((r) => r.family))]
+      .sort()
+      .map((name) => ({ name, description: TAG_DESCRIPTIONS[name] ?? `The ${name} routes` })),
     paths,
     components: {
-      schemas: { UsageMeta: usageMetaSchema, Error: errorSchema },
+      schemas: { UsageMeta: usageMetaSchema, Error: errorSchema, ...responseComponents },
       securitySchemes: { bearerAuth: { type: 'http', scheme: 'bearer', description: 'Pro-tier API key (npm run apikeys -- create)' } },
     },
   };

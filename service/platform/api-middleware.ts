@@ -34,7 +34,7 @@ import {
 } from './response-finish.ts';
 
 /** Non-/api documents that get ETag, compression and CORS (no metering). */
-const DOCUMENT_PATHS = new Set(['/openapi.json', '/docs', '/.well-known/proofline-keys.json']);
+const DOCUMENT_PATHS = new Set(['/openapi.json', '/docs', '/docs/rules', '/.well-known/proofline-keys.json']);
 
 /** /api routes that are never metered: probes every few seconds must not spend a client's limit, nor wait on Redis (issue 21 item 4). */
 export const UNMETERED_PATHS = new Set(['/api/health', '/api/ready']);
@@ -225,7 +225,12 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
       if (cacheable) {
         headers['x-proofline-cache'] = 'miss';
         // 404s of these routes depend only on the snapshot too (unknown ticker, person): cached alike, never with an ETag.
-        if (out.json !== null && (out.status === 200 || (out.status === 404 && onlyContentType(out.headers)))) {
+        // A page with a Link header is not kept: the cache keeps bodies, not headers (pagination.ts).
+        if (
+          out.json !== null &&
+          !out.headers?.has('link') &&
+          (out.status === 200 || (out.status === 404 && onlyContentType(out.headers)))
+        ) {
           hit = {
             status: out.status,
             json: out.json,

@@ -46,6 +46,30 @@ export function decodeCursor(cursor: string | undefined, snapshotId: string | nu
   return body.o;
 }
 
+/**
+ * Keyset cursors, for lists whose new rows arrive at their head (state-store lists, newest first): the cursor holds
+ * the sort key of the last row returned, and the next page starts strictly after it, so rows added meanwhile
+ * neither shift nor repeat the rows of later pages.
+ */
+export function encodeKeyCursor(key: readonly string[]): string {
+  return Buffer.from(JSON.stringify({ k: key })).toString('base64url');
+}
+
+/** The sort key a keyset cursor holds (null without one); 400 naming `cursor` for anything else. */
+export function decodeKeyCursor(cursor: string | undefined, arity: number): string[] | null {
+  if (!cursor) return null;
+  let body: { k?: unknown };
+  try {
+    body = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown };
+  } catch {
+    body = {};
+  }
+  const k = body?.k;
+  if (!Array.isArray(k) || k.length !== arity || !k.every((v) => typeof v === 'string'))
+    throw new InvalidInputError("'cursor' is not a cursor of this list", { response: { parameter: 'cursor' } });
+  return k as string[];
+}
+
 /** `next_cursor` of a page that started at `offset` and returned `returned` of `total` rows (null on the last page). */
 export function nextCursorOf(offset: number, returned: number, total: number, snapshotId: string | null): string | null {
   return returned > 0 && offset + returned < total ? encodeCursor(offset + returned, snapshotId) : null;

@@ -295,16 +295,16 @@ export function buildUsageMeta(id: ClientIdentity, m: Metered, baseUrl: string, 
     agent_type: id.agent_type,
     validation_required_for_commercial_use: true,
     // Spec 000: `license` and `pricing` are URLs; the license text is `license_notice`, beside them.
-    license: `${baseUrl}/docs#license`,
+    license: `${baseUrl}/docs/rules#license`,
     license_notice: p.license,
-    pricing: `${baseUrl}/docs#pricing`,
+    pricing: `${baseUrl}/docs/rules#pricing`,
     trust_status: p.trust_status,
     commercial_use_notice: p.commercial_use_notice,
     // Spec 000: a string on every tier (a Pro client is told what its key already gives).
     upsell:
       id.tier === 'free'
-        ? `Pro API keys raise the limit from ${id.hourly_limit} to ${proHourlyLimit} requests per hour: ${baseUrl}/docs#pricing`
-        : `Pro key: ${id.hourly_limit} requests per hour; a higher limit per key on request: ${baseUrl}/docs#pricing`,
+        ? `Pro API keys raise the limit from ${id.hourly_limit} to ${proHourlyLimit} requests per hour: ${baseUrl}/docs/rules#pricing`
+        : `Pro key: ${id.hourly_limit} requests per hour; a higher limit per key on request: ${baseUrl}/docs/rules#pricing`,
     tier_recommendation: tierRecommendation(id, m),
   };
 }

@@ -5,6 +5,7 @@
  * carries `origin` (the leaf of the company's submissions record, or of the
  * first row) and every row its own `origin` leaf; `schema` ids end in /v1.
  */
+import { decodeCursor, nextCursorOf } from '../platform/pagination.ts';
 import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
 import { loadSql } from '../../lib/warehouse/duckdb.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
@@ -316,7 +317,11 @@ export async function getCompanyTimeline(
 export const FILING_FORMS = ['10-K', '10-Q', '8-K'] as const;
 
 /** Layer 3: the filing index with EDGAR URLs and extraction status; `form` is 10-K, 10-Q or 8-K (amendments included). */
-export async function getCompanyFilings(registry: SnapshotReader, ref: string, opts: { form?: string; limit?: number } = {}) {
+export async function getCompanyFilings(
+  registry: SnapshotReader,
+  ref: string,
+  opts: { form?: string; limit?: number; cursor?: string } = {},
+) {
   const form = opts.form ? opts.form.toUpperCase() : null;
   if (form && !(FILING_FORMS as readonly string[]).includes(form)) {
     throw new InvalidInputError(`invalid parameter 'form': must be one of ${FILING_FORMS.join(', ')}`, { response: { parameter: 'form' } });
@@ -324,18 +329,22 @@ export async function getCompanyFilings(registry: SnapshotReader, ref: string, o
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
   const { limit, clamped } = clampLimit(opts.limit, 100, 1000);
+  const snapshotId = registry.manifest?.snapshot_id ?? null;
+  const offset = decodeCursor(opts.cursor, snapshotId);
   const [rows, count] = await Promise.all([
-    registry.query(Q.filings, { cik, form, limit }).then(withOrigin),
+    registry.query(Q.filings, { cik, form, limit, offset }).then(withOrigin),
     registry.query(Q.filingsCount, { cik, form }),
   ]);
+  const total = Number(count[0]?.n ?? 0);
   return {
     ...companyHead(c, 3),
     form,
-    total: Number(count[0]?.n ?? 0),
+    total,
     returned: rows.length,
     filings: rows,
     ...(clamped ? { limit_clamped: clamped } : {}),
     origin: companyOrigin(c, rows),
+    next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
   };
 }
 
@@ -479,6 +488,8 @@ export interface SignalQuery {
   also?: string;
   min_strength?: number;
   limit?: number;
+  /** `next_cursor` of the previous page (service/platform/pagination.ts). */
+  cursor?: string;
 }
 
 /** Every signal type (the `type` and `also` values). */
@@ -549,18 +560,22 @@ export async function listSignals(registry: SnapshotReader, q: SignalQuery, give
     also,
     min_strength: q.min_strength ?? null,
   };
+  const snapshotId = registry.manifest?.snapshot_id ?? null;
+  const offset = decodeCursor(q.cursor, snapshotId);
   const [rows, count] = await Promise.all([
-    registry.query(Q.signals, { ...params, limit }).then(withOrigin),
+    registry.query(Q.signals, { ...params, limit, offset }).then(withOrigin),
     registry.query(Q.signalsCount, params),
   ]);
+  const total = Number(count[0]?.n ?? 0);
   return {
     schema: SIGNALS_SCHEMA_ID,
     query: { ...params, limit },
     strength_scale: STRENGTH_SCALE,
-    total: Number(count[0]?.n ?? 0),
+    total,
     returned: rows.length,
     signals: rows,
     ...(clamped ? { limit_clamped: clamped } : {}),
     origin: rows[0]?.origin ?? null,
+    next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
   };
 }

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
 import { limitParam, parseQuery } from '../platform/http.ts';
+import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
   getCompanyEarnings,
@@ -22,6 +23,7 @@ import {
 const filingsQuery = z.object({
   form: z.string().optional().describe('10-K, 10-Q or 8-K (amendments included); case-insensitive'),
   limit: limitParam(100, 1000),
+  cursor: cursorParam,
 });
 const originsParam = z
   .enum(['hash', 'full'])
@@ -44,6 +46,7 @@ const signalsQuery = z.object({
   also: z.string().optional().describe('a second signal type: companies having both'),
   min_strength: z.coerce.number().int().min(1).max(3).optional(),
   limit: limitParam(50, 200),
+  cursor: cursorParam,
 });
 const tickerParam = { ticker: 'ticker or CIK' };
 
@@ -69,10 +72,10 @@ describeRoute({
   method: 'GET',
   path: '/api/company/{ticker}/filings',
   family: 'company',
-  summary: 'Layer 3 filings: accession, form, dates, EDGAR URLs, extraction status',
+  summary: 'Layer 3 filings: accession, form, dates, EDGAR URLs, extraction status (pages: limit + cursor, next)',
   params: tickerParam,
   query: filingsQuery,
-  statuses: [400, 404, 503],
+  statuses: [400, 404, 409, 503],
 });
 describeRoute({
   method: 'GET',
@@ -103,9 +106,9 @@ describeRoute({
   path: '/api/signals',
   family: 'company',
   summary:
-    'Signals from 10-K risk factors and MD&A; no parameters at all: index of signal types with counts; any parameter (also limit alone): the matching signals',
+    'Signals from 10-K risk factors and MD&A; no parameters at all: index of signal types with counts; any parameter (also limit alone): the matching signals, paged (limit + cursor, next)',
   query: signalsQuery,
-  statuses: [400, 503],
+  statuses: [400, 409, 503],
 });
 
 export function registerRegistryLayerRoutes(app: H3, deps: ServiceDeps): void {
@@ -113,9 +116,16 @@ export function registerRegistryLayerRoutes(app: H3, deps: ServiceDeps): void {
   const ticker = (e: Parameters<typeof getRouterParam>[0]) => getRouterParam(e, 'ticker') ?? '';
   app.get('/api/company/:ticker/profile', (e) => getCompanyProfile(reg(), ticker(e), parseQuery(e, profileQuery)));
   app.get('/api/company/:ticker/timeline', (e) => getCompanyTimeline(reg(), ticker(e), parseQuery(e, timelineQuery)));
-  app.get('/api/company/:ticker/filings', (e) => getCompanyFilings(reg(), ticker(e), parseQuery(e, filingsQuery)));
+  const base = () => deps.options.publicBaseUrl;
+  app.get('/api/company/:ticker/filings', async (e) =>
+    pagedResponse(e, await getCompanyFilings(reg(), ticker(e), parseQuery(e, filingsQuery)), base()),
+  );
   app.get('/api/company/:ticker/earnings', (e) => getCompanyEarnings(reg(), ticker(e)));
   app.get('/api/company/:ticker/people', (e) => getCompanyPeople(reg(), ticker(e)));
   app.get('/api/person/:name', (e) => getPerson(reg(), getRouterParam(e, 'name') ?? ''));
-  app.get('/api/signals', (e) => listSignals(reg(), parseQuery(e, signalsQuery), Object.keys(getQuery(e)).length));
+  app.get('/api/signals', async (e) => {
+    const answer = await listSignals(reg(), parseQuery(e, signalsQuery), Object.keys(getQuery(e)).length);
+    // The index (no parameter at all) is one document; any parameter gives the matching signals, which page.
+    return 'next_cursor' in answer ? pagedResponse(e, answer, base()) : answer;
+  });
 }

@@ -11,6 +11,7 @@
  * record can recompute it. The record itself is signed with the service's
  * Ed25519 key (canonical JSON of the record without `signature`).
  */
+import { decodeKeyCursor, encodeKeyCursor } from '../platform/pagination.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { signingKeyOf, stateOf } from '../platform/guards.ts';
 import { randomBytes } from 'node:crypto';
@@ -216,7 +217,7 @@ export async function previewVetting(vd: VettingDeps, dot: number): Promise<Vett
   return { preview: true, ...c.record, snapshot_json: c.snapshot_json };
 }
 
-/** One plan of the published price list (GET /api/plans, /docs#vetting-plans). */
+/** One plan of the published price list (GET /api/plans, /docs/rules#vetting-plans). */
 export interface PublishedPlan {
   plan: PlanId;
   label: string;
@@ -440,13 +441,24 @@ export async function getVettingHistory(
   store: StateStore,
   dot: number,
   limit: number,
-): Promise<{ dot_number: number; count: number; records: SignedVetting[] }> {
-  const rows = await store.query(SQL.history_by_dot, [dot, limit]);
-  const records = rows.map((r) => ({
+  cursor?: string,
+): Promise<{ dot_number: number; count: number; records: SignedVetting[]; next_cursor: string | null }> {
+  // Newest first; pages by keyset (vetting_date, vetting_id) so records vetted meanwhile never shift a page.
+  const after = decodeKeyCursor(cursor, 2);
+  const rows = await store.query(SQL.history_by_dot, [dot, limit + 1, after?.[0] ?? null, after?.[1] ?? null]);
+  const more = rows.length > limit;
+  const page = more ? rows.slice(0, limit) : rows;
+  const records = page.map((r) => ({
     ...recordFromStored(String(r.record_json)),
     signature: { alg: 'Ed25519' as const, key_id: String(r.key_id), value: String(r.signature) },
   }));
-  return { dot_number: dot, count: records.length, records };
+  const last = page.at(-1);
+  return {
+    dot_number: dot,
+    count: records.length,
+    records,
+    next_cursor: more && last ? encodeKeyCursor([String(last.vetting_date), String(last.vetting_id)]) : null,
+  };
 }
 
 /** One record with its stored `snapshot_json` (the bytes `data_hash` is computed over). */

@@ -9,6 +9,7 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
 import { BATCH_BODY_LIMIT } from '../platform/body.ts';
+import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
   batchVet,
@@ -38,6 +39,7 @@ const vettingQuery = z.object({
     .optional()
     .describe('one vetting record, with its snapshot_json'),
   limit: limitParam(50, 500),
+  cursor: cursorParam,
 });
 
 const vettingRecordSchema = z.object({
@@ -129,7 +131,8 @@ export function registerVettingRoutes(app: H3, deps: ServiceDeps): void {
     if (q.id) return getVettingRecord(store, q.id);
     if (q.dot) {
       const { limit, clamped } = clampLimit(q.limit, 50, 500);
-      return { ...(await getVettingHistory(store, Number(q.dot), limit)), limit, ...(clamped ? { limit_clamped: clamped } : {}) };
+      const history = await getVettingHistory(store, Number(q.dot), limit, q.cursor);
+      return pagedResponse(event, { ...history, limit, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
     }
     throw new InvalidInputError("give either 'dot' (history) or 'id' (one record)", { response: { parameter: 'dot' } });
   });

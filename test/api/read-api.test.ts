@@ -468,8 +468,17 @@ describe('OpenAPI and /docs', () => {
     );
     for (const s of served) expect(r.body.paths[s.route.replace(/:([A-Za-z0-9_]+)/g, '{$1}')], s.route).toBeDefined();
   });
-  it('serves a readable HTML reference', async () => {
-    const res = await svc.app.fetch(new Request('http://proofline.test/docs'));
+  it('serves Redoc at /docs with its script from node_modules, and the shared rules at /docs/rules', async () => {
+    const docs = await svc.app.fetch(new Request('http://proofline.test/docs'));
+    expect(docs.status).toBe(200);
+    const page = await docs.text();
+    expect(page).toContain('<script src="/docs/redoc.standalone.js"></script>');
+    expect(page).toContain('/docs/rules');
+    const js = await svc.app.fetch(new Request('http://proofline.test/docs/redoc.standalone.js'));
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toContain('javascript');
+    expect((await js.arrayBuffer()).byteLength).toBeGreaterThan(100_000);
+    const res = await svc.app.fetch(new Request('http://proofline.test/docs/rules'));
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toContain('text/html');
     const html = await res.text();

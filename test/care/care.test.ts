@@ -93,6 +93,23 @@ describe.each(STATE_BACKENDS)('proof of care ($name state store)', ({ skip, open
     expect(list.body.documents.some((d: { document_id: string }) => d.document_id === id)).toBe(true);
   });
 
+  it('lists documents newest first, paging by keyset cursor with next and Link rel="next"', async () => {
+    for (let n = 0; n < 3; n++) expect((await getJson(svc.app, '/api/care', post(newDoc))).status).toBe(201);
+    const all = (await getJson(svc.app, '/api/care?limit=500')).body;
+    expect(all.next).toBeNull();
+    const seen: string[] = [];
+    let url: string | null = '/api/care?limit=2';
+    while (url) {
+      const page = await getJson(svc.app, url);
+      expect(page.status).toBe(200);
+      seen.push(...page.body.documents.map((d: { document_id: string }) => d.document_id));
+      expect(page.headers.get('link')).toBe(page.body.next ? `<${page.body.next}>; rel="next"` : null);
+      url = page.body.next ? new URL(page.body.next).pathname + new URL(page.body.next).search : null;
+    }
+    expect(seen).toEqual(all.documents.map((d: { document_id: string }) => d.document_id));
+    expect(new Set(seen).size).toBe(all.count);
+  });
+
   it('serves a printable HTML page with the discovery link', async () => {
     const c = await getJson(svc.app, '/api/care', post(newDoc));
     const res = await svc.app.fetch(new Request(`http://proofline.test/api/care/${c.body.document_id}`));

@@ -241,8 +241,8 @@ describe(`${SPEC_000}: tiers`, () => {
     expect(html).toContain('id="license"');
     expect(html).toMatch(/Aggregated benchmarks are not offered on any tier/);
     const meta = (await get('/api/company/AAPL')).body.usage_meta;
-    expect(meta.pricing).toMatch(/\/docs#pricing$/);
-    expect(meta.license).toMatch(/\/docs#license$/);
+    expect(meta.pricing).toMatch(/\/docs\/rules#pricing$/);
+    expect(meta.license).toMatch(/\/docs\/rules#license$/);
     expect(meta.upsell).not.toMatch(/benchmark/i);
   });
 });

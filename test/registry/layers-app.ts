@@ -26,13 +26,13 @@ export async function buildRegistryApp(config: Config): Promise<{ app: H3; close
   return { app, close: () => registry.close() };
 }
 
-/** GET helper returning status and parsed JSON. */
-export async function getJson(app: H3, path: string): Promise<{ status: number; body: any }> {
+/** GET helper returning status, parsed JSON and the headers. */
+export async function getJson(app: H3, path: string): Promise<{ status: number; body: any; headers: Headers }> {
   const res = await app.fetch(new Request(`http://proofline.test${path}`));
   const text = await res.text();
   try {
-    return { status: res.status, body: JSON.parse(text) };
+    return { status: res.status, body: JSON.parse(text), headers: res.headers };
   } catch {
-    return { status: res.status, body: text };
+    return { status: res.status, body: text, headers: res.headers };
   }
 }

@@ -219,6 +219,30 @@ describe('registry layers on the small sample', () => {
     await expect(JSON.stringify(nvda, null, 2) + '\n').toMatchFileSnapshot('../golden/edgar/sample-signals-nvda.json');
   });
 
+  it('pages /api/signals (filtered) and /api/company/{t}/filings with cursor and next: every row exactly once', async () => {
+    const walk = async (first: string, key: 'signals' | 'filings') => {
+      const rows: Array<Record<string, unknown>> = [];
+      let url: string | null = first;
+      let total = 0;
+      while (url) {
+        const r = await getJson(svc.app, url);
+        expect(r.status).toBe(200);
+        total = r.body.total;
+        rows.push(...r.body[key]);
+        expect(r.headers.get('link')).toBe(r.body.next ? `<${r.body.next}>; rel="next"` : null);
+        url = r.body.next ? new URL(r.body.next).pathname + new URL(r.body.next).search : null;
+      }
+      return { rows, total };
+    };
+    const signals = await walk('/api/signals?type=litigation_risk&limit=3', 'signals');
+    expect(signals.total).toBeGreaterThan(3);
+    expect(signals.rows.length).toBe(signals.total);
+    expect(new Set(signals.rows.map((s) => JSON.stringify(s))).size).toBe(signals.total);
+    const filings = await walk('/api/company/AAPL/filings?limit=2', 'filings');
+    expect(filings.total).toBeGreaterThan(2);
+    expect(new Set(filings.rows.map((f) => f.accession)).size).toBe(filings.total);
+  });
+
   it('unknown tickers are 404 with a hint; acquired sample companies are not active', async () => {
     const r = await getJson(svc.app, '/api/company/ZZZZZ/timeline');
     expect(r).toMatchObject({ status: 404, body: { ticker: 'ZZZZZ' } });

@@ -108,6 +108,27 @@ describe('POST /api/vet', () => {
     expect(h.body.records[0].snapshot_json).toBeUndefined();
   });
 
+  it('pages a carrier\'s history newest first by keyset cursor: every record exactly once, Link rel="next"', async () => {
+    const ids: string[] = [];
+    for (const broker of ['p1', 'p2', 'p3']) {
+      const r = await getJson(w.svc.app, '/api/vet', post({ dot_number: dots[3], broker_id: broker }));
+      expect(r.status).toBe(200);
+      ids.push(r.body.vetting_id);
+    }
+    const seen: string[] = [];
+    let url: string | null = `/api/vetting?dot=${dots[3]}&limit=1`;
+    while (url) {
+      const page = await getJson(w.svc.app, url);
+      expect(page.status).toBe(200);
+      seen.push(...page.body.records.map((x: { vetting_id: string }) => x.vetting_id));
+      expect(page.headers.get('link')).toBe(page.body.next ? `<${page.body.next}>; rel="next"` : null);
+      url = page.body.next ? new URL(page.body.next).pathname + new URL(page.body.next).search : null;
+    }
+    expect(seen.length).toBe(3);
+    expect([...seen].sort()).toEqual([...ids].sort());
+    expect((await getJson(w.svc.app, `/api/vetting?dot=${dots[3]}&cursor=bogus`)).body).toMatchObject({ status: 400, parameter: 'cursor' });
+  });
+
   it('answers 404 for an unknown carrier without charging, 400 for bad input', async () => {
     const r = await getJson(w.svc.app, '/api/vet', post({ dot_number: 99_999_998, broker_id: 'acme-404' }));
     expect(r.status).toBe(404);
