@@ -1,4 +1,5 @@
-/** Shared helpers for benchmark scripts: peak-RSS sampling and result files. */
+/** Shared helpers for benchmark scripts: peak-RSS sampling, result files and the API as a process. */
+import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -40,4 +41,27 @@ export function writeResult(name: string, result: Record<string, unknown>): stri
   );
   console.log(`result → ${path.relative(process.cwd(), file)}`);
   return file;
+}
+
+/**
+ * Starts the API (`service/main.ts`) as its own process on a free loopback port, with the benchmarks' base
+ * environment (no Redis, no live FMCSA refresh, silent log) and `env` over it; resolves once it listens.
+ */
+export async function startServiceProcess(env: Record<string, string>): Promise<{ proc: ChildProcess; url: string }> {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'service/main.ts')], {
+    cwd: root,
+    env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', FMCSA_WEBKEY: '', REDIS_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (d) => {
+      out += String(d);
+      const m = /listening on (http:\/\/\S+)/.exec(out);
+      if (m) resolve(m[1]!);
+    });
+    proc.on('exit', (c) => reject(new Error(`server exited ${c}`)));
+  });
+  return { proc, url };
 }

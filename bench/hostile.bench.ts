@@ -25,7 +25,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { writeResult } from './bench-kit.ts';
+import { startServiceProcess, writeResult } from './bench-kit.ts';
 import { rssOf } from './hostile-client.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,32 +34,8 @@ const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 16);
 const HOSTILE = Number(process.env.BENCH_HOSTILE ?? 4);
 const MB = 1024 * 1024;
 
-async function startServer(dataDir: string): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'service/main.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-      FMCSA_WEBKEY: '',
-      REDIS_URL: '',
-      RATE_LIMIT_FREE_PER_HOUR: '100000000',
-      LOOKUP_GUARD_PER_HOUR: '100000000',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += String(d);
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    proc.on('exit', (c) => reject(new Error(`server exited ${c}`)));
-  });
-  return { proc, url };
+function startServer(dataDir: string): Promise<{ proc: ChildProcess; url: string }> {
+  return startServiceProcess({ DATA_DIR: dataDir, RATE_LIMIT_FREE_PER_HOUR: '100000000', LOOKUP_GUARD_PER_HOUR: '100000000' });
 }
 
 const hwmMb = (pid: number) => {

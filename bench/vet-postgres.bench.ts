@@ -16,7 +16,7 @@
  * (8). The API processes, PostgreSQL and this load generator share the
  * machine's cores: the result says how many.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -33,7 +33,7 @@ import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { PgStateStore } from '../service/platform/state.postgres.ts';
 import { StateStore, stateDbPath } from '../service/platform/state.store.ts';
 import { grantCredits, issueApiKey } from '../service/vetting/credits.ts';
-import { writeResult } from './bench-kit.ts';
+import { startServiceProcess, writeResult } from './bench-kit.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CARRIERS = Number(process.env.BENCH_CARRIERS ?? 20_000);
@@ -54,31 +54,8 @@ function percentile(sorted: number[], p: number): number {
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 100) / 100;
 }
 
-async function startServer(url: string): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'service/main.ts')], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      DATA_DIR: dataDir,
-      DATABASE_URL: url,
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'silent',
-      FMCSA_WEBKEY: '',
-      REDIS_URL: '',
-    },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const u = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += String(d);
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    proc.on('exit', (c) => reject(new Error(`server exited ${c}`)));
-  });
-  return { proc, url: u };
+function startServer(url: string): Promise<{ proc: ChildProcess; url: string }> {
+  return startServiceProcess({ DATA_DIR: dataDir, DATABASE_URL: url });
 }
 
 async function load<T>(

@@ -16,7 +16,7 @@
  * ingested with the real pipeline into data/bench-vet/. BENCH_VETS,
  * BENCH_EVENTS and BENCH_CONCURRENCY set the load.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -32,7 +32,7 @@ import { silentLogger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { StateStore, stateDbPath } from '../service/platform/state.store.ts';
 import { grantCredits, issueApiKey } from '../service/vetting/credits.ts';
-import { writeResult } from './bench-kit.ts';
+import { startServiceProcess, writeResult } from './bench-kit.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CARRIERS = Number(process.env.BENCH_CARRIERS ?? 20_000);
@@ -47,22 +47,8 @@ function percentile(sorted: number[], p: number): number {
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 100) / 100;
 }
 
-async function startServer(): Promise<{ proc: ChildProcess; url: string }> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'service/main.ts')], {
-    cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', FMCSA_WEBKEY: '', REDIS_URL: '' },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  const url = await new Promise<string>((resolve, reject) => {
-    let out = '';
-    proc.stdout!.on('data', (d) => {
-      out += String(d);
-      const m = /listening on (http:\/\/\S+)/.exec(out);
-      if (m) resolve(m[1]!);
-    });
-    proc.on('exit', (c) => reject(new Error(`server exited ${c}`)));
-  });
-  return { proc, url };
+function startServer(): Promise<{ proc: ChildProcess; url: string }> {
+  return startServiceProcess({ DATA_DIR: dataDir });
 }
 
 /** Runs `n` requests with `c` in flight; returns elapsed ms, latencies and acknowledged results. */

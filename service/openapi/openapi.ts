@@ -6,6 +6,7 @@
  */
 import { z } from 'zod';
 import { listRoutes, type RouteDoc } from '../platform/route-registry.ts';
+import { AGENT_TYPES } from '../platform/agent-type.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -30,20 +31,7 @@ const usageMetaSchema: Json = {
     requests_this_hour: { type: 'integer' },
     hourly_limit: { type: 'integer' },
     remaining: { type: 'integer' },
-    agent_type: {
-      enum: [
-        'chatgpt_user',
-        'gptbot',
-        'claudebot',
-        'claude_user',
-        'perplexitybot',
-        'google_extended',
-        'other_ai_agent',
-        'other_bot',
-        'browser',
-        'script',
-      ],
-    },
+    agent_type: { enum: [...AGENT_TYPES] },
     validation_required_for_commercial_use: { type: 'boolean' },
     license: { type: 'string', format: 'uri', description: 'URL of the license terms (/docs/rules#license)' },
     license_notice: { type: 'string', description: 'the license terms of the data served, in one sentence' },

@@ -22,15 +22,7 @@ export const AGENT_TYPES = [
 export type AgentType = (typeof AGENT_TYPES)[number];
 
 /** Agent types that count as AI-agent traffic (rankings, stats). */
-export const AI_AGENT_TYPES: readonly AgentType[] = [
-  'chatgpt_user',
-  'gptbot',
-  'claudebot',
-  'claude_user',
-  'perplexitybot',
-  'google_extended',
-  'other_ai_agent',
-];
+export const AI_AGENT_TYPES: readonly AgentType[] = AGENT_TYPES.filter((t) => !['other_bot', 'browser', 'script'].includes(t));
 
 /** The platform an AI agent type belongs to, for /api/stats. */
 export const AGENT_PLATFORM: Partial<Record<AgentType, string>> = {
