@@ -235,7 +235,7 @@ describe(`${SPEC_000}: content the specification describes`, () => {
 
 describe(`${SPEC_000}: tiers`, () => {
   it('Pro is described as what is served (higher limits, the registered key commercial use needs), benchmarks not claimed', async () => {
-    const res = await svc.app.fetch(new Request('http://proofline.test/docs'));
+    const res = await svc.app.fetch(new Request('http://proofline.test/docs/rules'));
     const html = await res.text();
     expect(html).toContain('id="pricing"');
     expect(html).toContain('id="license"');
