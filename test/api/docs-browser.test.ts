@@ -75,7 +75,8 @@ describe.skipIf(!HAS_CHROMIUM)('/docs in headless Chromium', { timeout: 180_000 
   it('is linked from the home page, llms.txt and the discovery manifest', async () => {
     expect(await (await fetch(`${url}/`)).text()).toContain('<a href="/docs">API reference</a>');
     expect(await (await fetch(`${url}/llms.txt`)).text()).toContain(`[API reference](${url}/docs)`);
-    const manifest = (await (await fetch(`${url}/.well-known/ai`)).json()) as { humanReadable: { apiReference: string } };
-    expect(manifest.humanReadable.apiReference).toBe(`${url}/docs`);
+    // Spec 002 types humanReadable as a string (the home page); the API reference sits beside it.
+    const manifest = (await (await fetch(`${url}/.well-known/ai`)).json()) as { humanReadable: string; apiReference: string };
+    expect(manifest.apiReference).toBe(`${url}/docs`);
   });
 });

@@ -226,7 +226,7 @@ describe('credits', () => {
 });
 
 describe('plans and purchases (spec 001 Limits)', () => {
-  it('publishes the five plans with their prices at /api/plans and on /docs', async () => {
+  it('publishes the five plans with their prices at /api/plans and on /docs/rules', async () => {
     const r = await getJson(w.svc.app, '/api/plans');
     expect(r.status).toBe(200);
     expect(r.body.currency).toBe('USD');
@@ -238,7 +238,7 @@ describe('plans and purchases (spec 001 Limits)', () => {
       ['enterprise', null, null, 'unlimited', null, null],
     ]);
     expect(r.body.rules.join(' ')).toMatch(/never expire/);
-    const docs = await w.svc.app.fetch(new Request('http://proofline.test/docs'));
+    const docs = await w.svc.app.fetch(new Request('http://proofline.test/docs/rules'));
     const html = await docs.text();
     expect(html).toContain('id="vetting-plans"');
     for (const price of ['$10 per record', '$900 ($9 per record)', '$4,000 ($8 per record)', 'volume pricing'])
