@@ -118,9 +118,9 @@ suite('every API node writes to one PostgreSQL', () => {
   it('accepts an API key issued on one node on every node (keys in the database, not the key file)', async () => {
     const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
     const admin = { authorization: 'Bearer test-admin-token' };
-    expect((await fetch(`${a.url}/admin/credits`, post({ op: 'grant', account: 'acme-pro', n: 100, plan: 'pack_100' }, admin))).status).toBe(
-      200,
-    );
+    expect(
+      (await fetch(`${a.url}/admin/credits`, post({ op: 'grant', account: 'acme-pro', n: 100, plan: 'pack_100' }, admin))).status,
+    ).toBe(200);
     const issued = await json<{ api_key: string; key_id: string }>(
       await fetch(`${a.url}/admin/credits`, post({ op: 'key', account: 'acme-pro' }, admin)),
     );
