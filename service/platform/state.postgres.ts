@@ -97,17 +97,21 @@ function mapError(e: unknown): unknown {
  * PR #1168/#1176/#1209, unreleased). Thrown there, it escapes every await and
  * kills the process, which is what a PostgreSQL restart does to busy
  * connections. The query it belonged to has already been rejected with
- * CONNECTION_CLOSED (so its callers got a 503), so this one error is dropped;
+ * CONNECTION_CLOSED (so its callers got a 503), so this family of errors (a
+ * null socket read inside the driver's connection code) is dropped;
  * any other uncaught exception still ends the process as before. Installed
  * only when nothing else handles uncaught exceptions (a server process).
  */
 function guardDriverNullSocketWrite(): void {
   if (process.listenerCount('uncaughtException') > 0) return;
   const handler = (e: Error): void => {
+    // The driver's null-socket family (write, cork, end... on a socket a closing connection already dropped), thrown
+    // from the driver's own connection code: the first frame of the stack is postgres/src/connection.js.
+    const firstFrame = (e.stack ?? '').split('\n').find((l) => l.trim().startsWith('at ')) ?? '';
     if (
       e instanceof TypeError &&
-      /reading 'write'/.test(e.message) &&
-      /nextWrite[\s\S]*postgres[\\/]src[\\/]connection\.js/.test(e.stack ?? '')
+      /Cannot read properties of null/.test(e.message) &&
+      /postgres[\\/]src[\\/]connection\.js/.test(firstFrame)
     )
       return;
     process.off('uncaughtException', handler);

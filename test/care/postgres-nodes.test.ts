@@ -247,7 +247,12 @@ suite('every API node writes to one PostgreSQL', () => {
       const statuses: number[] = [];
       const acked = new Map<number, string>();
       const append = async (node: ServerProcess, i: number) => {
-        const r = await fetch(`${node.url}/api/care/${id}/event`, post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { i } }));
+        const r = await fetch(`${node.url}/api/care/${id}/event`, post({ stage: 'IN_TRANSIT', actor: 'gps', evidence: { i } })).catch(
+          (e: Error) => {
+            // A node that drops a connection instead of answering 503 has most likely died: say how.
+            throw new Error(`POST event ${i} failed (${e.message}); nodes: ${JSON.stringify(alive())}`);
+          },
+        );
         statuses.push(r.status);
         if (r.status === 201) {
           const e = await json<{ seq: number; hash: string }>(r);

@@ -1,20 +1,7 @@
-/**
- * Contract suite of the company-registry specification (../shared/spec/000_21a7ec1867cd30d8.txt): every endpoint
- * of its endpoint table answered live by the app built in process over the small sample warehouse (registry,
- * quotes, transcripts), checked against the tables in spec-000.table.ts. A field whose name or type breaks the
- * specification fails here with a message naming the field and the specification (checkShape).
- */
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
-import { quotesSampleGenerator } from '../../ingest/quotes/quotes.sample.ts';
-import { transcriptsSampleGenerator } from '../../ingest/transcripts/transcripts.sample.ts';
-import { quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
-import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
-import { ensureSample } from '../../jobs/sample.ts';
-import { transcriptsPipeline } from '../../jobs/transcripts/transcripts.pipeline.ts';
-import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
-import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { getJson, type TestService } from '../helpers/app.ts';
+import { buildRegistryWorld } from '../helpers/registry-world.ts';
+import { removeDir } from '../helpers/env.ts';
 import { type ContractTable, checkShape } from './shape.js';
 import {
   HEALTH,
@@ -34,16 +21,7 @@ let root: string;
 let svc: TestService;
 
 beforeAll(async () => {
-  root = await tempDir();
-  const input = path.join(root, 'input');
-  await ensureSample(input, {
-    scale: 'small',
-    seed: 42,
-    generators: [edgarSampleGenerator, quotesSampleGenerator, transcriptsSampleGenerator],
-  });
-  const config = testConfig(path.join(root, 'data'));
-  await ingestAll(config, [registryPipeline, quotesPipeline, transcriptsPipeline], input);
-  svc = await buildTestService(config, ['registry', 'quotes', 'transcripts']);
+  ({ root, svc } = await buildRegistryWorld());
 }, 300_000);
 afterAll(async () => {
   await svc?.deps.usage?.close();

@@ -12,16 +12,10 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
-import { quotesSampleGenerator } from '../../ingest/quotes/quotes.sample.ts';
-import { transcriptsSampleGenerator } from '../../ingest/transcripts/transcripts.sample.ts';
-import { quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
-import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
-import { ensureSample } from '../../jobs/sample.ts';
-import { transcriptsPipeline } from '../../jobs/transcripts/transcripts.pipeline.ts';
 import { TOOLS } from '../../service/mcp/mcp.queries.ts';
-import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
-import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { getJson, type TestService } from '../helpers/app.ts';
+import { buildRegistryWorld } from '../helpers/registry-world.ts';
+import { removeDir } from '../helpers/env.ts';
 import { REPO_ROOT } from '../helpers/shared.ts';
 import { connectClient, leafRecomputes, leavesIn, lintTools, schemaProblems, type ToolResult } from './mcp-helpers.ts';
 
@@ -32,16 +26,7 @@ const outputSchemas = new Map<string, Record<string, unknown>>();
 const called = new Set<string>();
 
 beforeAll(async () => {
-  root = await tempDir('proofline-mcp-sec-');
-  const input = path.join(root, 'input');
-  await ensureSample(input, {
-    scale: 'small',
-    seed: 42,
-    generators: [edgarSampleGenerator, quotesSampleGenerator, transcriptsSampleGenerator],
-  });
-  const config = testConfig(path.join(root, 'data'));
-  await ingestAll(config, [registryPipeline, quotesPipeline, transcriptsPipeline], input);
-  svc = await buildTestService(config, ['registry', 'quotes', 'transcripts']);
+  ({ root, svc } = await buildRegistryWorld('proofline-mcp-sec-'));
   client = await connectClient(svc.app);
   for (const t of (await client.listTools()).tools) outputSchemas.set(t.name, t.outputSchema as Record<string, unknown>);
 }, 600_000);
