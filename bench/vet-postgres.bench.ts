@@ -232,6 +232,7 @@ END;
   };
   console.log(`pgbench: plain-SQL vettings and events, ${CONCURRENCY} clients × ${PGBENCH_SECONDS} s each`);
   result.plain_sql_pgbench = { vet: runPgbench(vetScript), care_event: runPgbench(eventScript), row_sizes: sizes };
+  await rm(dir, { recursive: true, force: true });
 } finally {
   await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
   await admin.end();
