@@ -19,6 +19,7 @@ import {
   assessBasics,
   assessCarrier,
   BASICS,
+  LEVEL_CUTS,
   NATIONAL_OOS_AVERAGES,
   RISK_RULES,
   type CarrierClass,
@@ -311,7 +312,11 @@ export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | s
 }
 
 /** Crashes by carrier (`dot`) or by vehicle (`vin`); one row per vehicle per crash. */
-export async function getCrashes(fmcsa: SnapshotReader, q: { dot?: number | string; vin?: string }) {
+/**
+ * Crashes of a carrier (by `dot`) or of one vehicle (by `vin`). `limit` keeps the newest `limit` crashes
+ * (and their vehicle rows); the counts always cover every crash on file.
+ */
+export async function getCrashes(fmcsa: SnapshotReader, q: { dot?: number | string; vin?: string; limit?: number }) {
   const hasDot = q.dot != null && q.dot !== '';
   if (!hasDot && !q.vin) throw new InvalidInputError(`give 'dot' or 'vin'`, { response: { parameter: 'dot' } });
   const { status } = await snapshotMeta(fmcsa);
@@ -332,6 +337,8 @@ export async function getCrashes(fmcsa: SnapshotReader, q: { dot?: number | stri
   const crashes = new Map<string, Row>();
   for (const r of rows) if (!crashes.has(String(r.crash_id))) crashes.set(String(r.crash_id), r);
   const list = [...crashes.values()];
+  const lim = q.limit === undefined ? null : clampLimit(q.limit, 500, 500);
+  const kept = lim ? new Set(list.slice(0, lim.limit).map((r) => String(r.crash_id))) : null;
   return {
     dot_number: dot,
     vin,
@@ -341,21 +348,24 @@ export async function getCrashes(fmcsa: SnapshotReader, q: { dot?: number | stri
     fatal: list.filter((r) => Number(r.fatalities) > 0).length,
     injury: list.filter((r) => Number(r.injuries) > 0).length,
     tow_away: list.filter((r) => r.tow_away === true).length,
-    vehicles: rows,
+    ...(lim && kept ? { limit: lim.limit, ...(lim.clamped ? { limit_clamped: lim.clamped } : {}), returned_crashes: kept.size } : {}),
+    vehicles: kept ? rows.filter((r) => kept.has(String(r.crash_id))) : rows,
   };
 }
 
 /** Inspections (newest 100), their violations and units, and 24-month OOS rates against the national averages. */
-export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | string) {
+export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | string, opts: { limit?: number } = {}) {
   const dot = parseDot(dotRaw);
+  // The newest `limit` inspections (default and max 100); violations and units are those of the inspections served.
+  const { limit, clamped } = clampLimit(opts.limit, 100, 100);
   const f = featuresFromRow(await riskRow(fmcsa, dot));
   const { status } = await snapshotMeta(fmcsa);
   const available = hasData(status, 'inspection');
   const [inspections, [{ n }], violations, units] = await Promise.all([
-    fmcsa.query(SQL.inspections, { dot, limit: 100 }),
+    fmcsa.query(SQL.inspections, { dot, limit }),
     fmcsa.query(SQL.inspectionCount, { dot }),
-    fmcsa.query(SQL.violations, { dot, limit: 100 }),
-    fmcsa.query(SQL.units, { dot, limit: 100 }),
+    fmcsa.query(SQL.violations, { dot, limit }),
+    fmcsa.query(SQL.units, { dot, limit }),
   ]);
   const rate = (insp: number, oos: number, r: number | null, nat: number) => ({
     inspections: insp,
@@ -371,6 +381,7 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
     message: available || hasData(status, 'sms') ? null : NO_DATA('inspection'),
     window: '24 months',
     total_inspections_on_file: Number(n),
+    ...(clamped ? { limit_clamped: clamped } : {}),
     inspections_24m: f.inspections_24m,
     rates: {
       driver: rate(f.driver_inspections_24m, f.driver_oos_24m, f.driver_oos_rate, NATIONAL_OOS_AVERAGES.driver),
@@ -494,8 +505,33 @@ const RULE_CODES = new Set(RISK_RULES.map((r) => r.code));
 
 /** Carriers carrying a red flag (optionally one code, one state), highest score first. */
 /** `limit`: default 50, max 500 (larger values are clamped and the result says so). */
-/** `cursor`: `next_cursor` of the previous page; the answer's `next_cursor` is null on the last page. */
-export async function searchRedFlags(fmcsa: SnapshotReader, q: { code?: string; state?: string; limit?: number; cursor?: string }) {
+/** `min_risk` as a score: a number 0-100, or a risk level name (its lower cut, LEVEL_CUTS). */
+function minRiskScore(v: number | string | undefined): number | null {
+  if (v === undefined || v === '') return null;
+  const level = String(v).trim().toUpperCase();
+  if (level === 'LOW') return 0;
+  if (level in LEVEL_CUTS) return LEVEL_CUTS[level as keyof typeof LEVEL_CUTS];
+  const n = Number(v);
+  if (!Number.isFinite(n) || n < 0 || n > 100)
+    throw new InvalidInputError(`'min_risk' must be a risk score 0-100 or a level (LOW, MODERATE, HIGH, CRITICAL)`, {
+      response: { parameter: 'min_risk' },
+    });
+  return n;
+}
+
+/** Census safety ratings: Satisfactory, Conditional, Unsatisfactory. */
+export const SAFETY_RATINGS = ['S', 'C', 'U'] as const;
+/** The red-flag codes of the risk model (the `code` values). */
+export const RED_FLAG_CODES = RISK_RULES.map((r) => r.code);
+
+/**
+ * Carriers with red flags, highest risk first; `cursor` is the `next_cursor` of the previous page (null on the last). Filters (spec 001, freight_red_flag_search): `code` one flag,
+ * `state` physical state, `min_risk` a minimum risk_score (0-100) or risk level, `safety_rating` S, C or U.
+ */
+export async function searchRedFlags(
+  fmcsa: SnapshotReader,
+  q: { code?: string; state?: string; min_risk?: number | string; safety_rating?: string; limit?: number; cursor?: string },
+) {
   const code = q.code?.trim() ? q.code.trim().toUpperCase() : null;
   if (code && !RULE_CODES.has(code))
     throw new InvalidInputError(`unknown red flag code '${code}'; known: ${[...RULE_CODES].join(', ')}`, {
@@ -504,14 +540,22 @@ export async function searchRedFlags(fmcsa: SnapshotReader, q: { code?: string; 
   const state = q.state?.trim() ? q.state.trim().toUpperCase() : null;
   if (state && !/^[A-Z]{2}$/.test(state))
     throw new InvalidInputError(`'state' must be a 2-letter code`, { response: { parameter: 'state' } });
+  const minRisk = minRiskScore(q.min_risk);
+  const rating = q.safety_rating?.trim() ? q.safety_rating.trim().toUpperCase().slice(0, 1) : null;
+  if (rating && !(SAFETY_RATINGS as readonly string[]).includes(rating))
+    throw new InvalidInputError(`'safety_rating' must be S (satisfactory), C (conditional) or U (unsatisfactory)`, {
+      response: { parameter: 'safety_rating' },
+    });
   const { limit, clamped } = clampLimit(q.limit, 50, 500);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(q.cursor, snapshotId);
-  const rows = await fmcsa.query(SQL.redFlags, { code, state, limit, offset });
+  const rows = await fmcsa.query(SQL.redFlags, { code, state, min_risk: minRisk, safety_rating: rating, limit, offset });
   const total = rows.length ? Number(rows[0].total) : 0;
   return {
     code,
     state,
+    min_risk: minRisk,
+    safety_rating: rating,
     total,
     limit,
     ...(clamped ? { limit_clamped: clamped } : {}),

@@ -43,10 +43,19 @@ const searchQuery = z.object({
   offset: z.coerce.number().int().min(0).default(0).describe('rows to skip (prefer cursor)'),
   cursor: cursorParam,
 });
-const crashQuery = z.object({ dot: z.string().optional().describe('USDOT number'), vin: z.string().optional().describe('vehicle VIN') });
+const crashQuery = z.object({
+  dot: z.string().optional().describe('USDOT number'),
+  vin: z.string().optional().describe('vehicle VIN'),
+  limit: limitParam(500, 500).describe('newest crashes to list (counts cover all); max 500, larger values are clamped (limit_clamped)'),
+});
+const inspectionQuery = dotQuery.extend({
+  limit: limitParam(100, 100),
+});
 const redFlagQuery = z.object({
   code: z.string().optional().describe('red-flag code (CAPS_SNAKE_CASE)'),
   state: z.string().optional().describe('2-letter physical state'),
+  min_risk: z.string().optional().describe('minimum risk_score 0-100, or a level: LOW, MODERATE, HIGH, CRITICAL'),
+  safety_rating: z.string().optional().describe('census safety rating: S, C or U'),
   limit: limitParam(50, 500),
   cursor: cursorParam,
 });
@@ -98,7 +107,7 @@ describeRoute({
   path: '/api/inspections',
   family: 'carriers',
   summary: 'Newest 100 inspections with violations and units; 24-month OOS rates vs national averages',
-  query: dotQuery,
+  query: inspectionQuery,
   statuses: [400, 404, 503],
 });
 describeRoute({
@@ -133,7 +142,10 @@ export function registerCarrierRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/carrier/:dot/snapshot', (e) => getRiskSnapshot(fmcsa(), getRouterParam(e, 'dot') ?? ''));
   app.get('/api/safety', (e) => getCarrierSafety(fmcsa(), parseQuery(e, dotQuery).dot));
   app.get('/api/crashes', (e) => getCrashes(fmcsa(), parseQuery(e, crashQuery)));
-  app.get('/api/inspections', (e) => getInspections(fmcsa(), parseQuery(e, dotQuery).dot));
+  app.get('/api/inspections', (e) => {
+    const q = parseQuery(e, inspectionQuery);
+    return getInspections(fmcsa(), q.dot, { limit: q.limit });
+  });
   app.get('/api/enforcement', (e) => getEnforcement(fmcsa(), parseQuery(e, dotQuery).dot));
   app.get('/api/red-flags', async (e) => pagedResponse(e, await searchRedFlags(fmcsa(), parseQuery(e, redFlagQuery)), base()));
   app.get('/api/fmcsa/status', () => getDatasetStatus(fmcsa()));

@@ -5,6 +5,7 @@
  */
 import { SCHEMA_VERSION, SPEC_VERSION } from '../../lib/discovery/manifest.ts';
 import type { SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
+import type { McpToolSummary } from '../mcp/mcp.queries.ts';
 
 export interface OrgIdentity {
   name: string;
@@ -29,6 +30,8 @@ export interface DiscoveryContext {
   releaseSeenAt: string;
   signerAddress: string | null;
   carrierQueries: boolean;
+  /** The MCP tools this instance serves (empty without /mcp), from the one tool registry (mcp.queries.ts). */
+  mcpTools: McpToolSummary[];
 }
 
 export const PATHS = {
@@ -65,8 +68,10 @@ const SAFETY =
  * Claims about /mcp, true as served (spec 002 capability `safety` and `rateLimit` are free text, so they must not
  * overstate): not read-only, because freight_carrier_vet writes a signed vetting record and spends a credit.
  */
-const MCP_SAFETY =
-  "Not read-only: freight_carrier_vet writes a signed vetting record and spends one credit of the paying account (the request's Authorization: Bearer API key, else the broker_id's free account with 30 signup credits; plans at /api/plans). The other tools only read public FMCSA records and the service's own vetting records; not legal or safety advice.";
+const mcpSafety = (writers: string[]) => {
+  const others = writers.filter((w) => w !== 'freight_carrier_vet');
+  return `Not read-only: freight_carrier_vet makes a signed vetting record and spends one credit of the paying account (the request's Authorization: Bearer API key, else the broker_id's free account with 30 signup credits; plans at /api/plans)${others.length ? `; ${others.join(', ')} also ${others.length > 1 ? 'write' : 'writes'} the account's own state` : ''}. The other tools only read public SEC EDGAR and FMCSA records and the service's own records; not investment, legal or safety advice.`;
+};
 const MCP_RATE_LIMIT =
   "One metering rule with /api (docs/limits.md): each tools/call counts; registry tools (sec_*) against the hourly limit of the client's tier, carrier tools against the lookup abuse guard (carrier lookups are unlimited on every plan); each result's _meta['proofline/usage'] gives the count. Each vetting record made by freight_carrier_vet also costs one credit (plans: /api/plans).";
 
@@ -150,6 +155,22 @@ function capability(url: string, available = true) {
   return { available, url, auth: 'none', rateLimit: 'none', languages: ['en'], safety: SAFETY };
 }
 
+/**
+ * The MCP capability: endpoint, transport and every tool with its one-line description and parameters, generated
+ * from the tool registry, so it cannot drift from tools/list; the safety text names the tools that write.
+ */
+function mcpCapability(ctx: DiscoveryContext) {
+  const writers = ctx.mcpTools.filter((t) => !t.read_only).map((t) => t.name);
+  return {
+    ...capability(`${ctx.base}${PATHS.mcp}`, hasRoute(ctx, PATHS.mcp)),
+    rateLimit: MCP_RATE_LIMIT,
+    transport: 'http',
+    protocol: 'MCP over Streamable HTTP (JSON-RPC 2.0), stateless',
+    safety: writers.length ? mcpSafety(writers) : SAFETY,
+    tools: ctx.mcpTools.map((t) => ({ name: t.name, description: t.description, parameters: t.parameters, readOnly: t.read_only })),
+  };
+}
+
 /** `/.well-known/ai` without `generated` and `_signature`. */
 export function buildManifest(ctx: DiscoveryContext, generated: string) {
   const b = ctx.base;
@@ -170,7 +191,7 @@ export function buildManifest(ctx: DiscoveryContext, generated: string) {
         rateLimit:
           "One metering rule with /api (docs/limits.md): a company query counts against the hourly limit of the client's tier, a carrier query against the lookup abuse guard (carrier lookups are unlimited on every plan); RateLimit-* response headers give the count.",
       },
-      mcp: { ...capability(`${b}${PATHS.mcp}`, hasRoute(ctx, PATHS.mcp)), rateLimit: MCP_RATE_LIMIT, safety: MCP_SAFETY },
+      mcp: mcpCapability(ctx),
       archive: capability(`${b}${PATHS.archive}`),
       // Spec 002: "The signed page manifest is advertised in capabilities".
       pages: capability(`${b}${PATHS.pages}`),
@@ -424,6 +445,10 @@ export function buildLlmsTxt(ctx: DiscoveryContext): string {
   lines.push(`- [Feed](${b}${PATHS.feed}): published ingest runs and releases`);
   lines.push(`- [Archive](${b}${PATHS.archive}): every version of every discovery file`);
   lines.push(`- [Query contract](${b}${PATHS.query}): registry${ctx.carrierQueries ? ' and carrier' : ''} lookups`);
+  if (ctx.mcpTools.length) {
+    lines.push('', '## MCP tools', '', `Endpoint: ${b}${PATHS.mcp} (MCP over Streamable HTTP, JSON-RPC 2.0, stateless).`, '');
+    for (const t of ctx.mcpTools) lines.push(`- ${t.name}(${t.parameters.join(', ')}): ${t.description}`);
+  }
   lines.push('', '## Products', '');
   for (const p of productsOf(ctx)) lines.push(`- ${p.name}: ${p.description} (${p.endpoints.length} endpoints)`);
   lines.push('', '## Concepts', '');

@@ -15,6 +15,7 @@ import { discoveryManifestJsonSchema } from '../../lib/discovery/manifest.schema
 import { computeContentHash } from '../../lib/discovery/verify.ts';
 import { listSnapshots, readManifest, type SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
+import { listMcpTools } from '../mcp/mcp.queries.ts';
 import { readDiscoveryState, resourceSlug, writeDiscoveryState, type ArchiveRecordOut, type DiscoveryState } from './archive-state.ts';
 import { withDiscoveryLink } from '../platform/discovery-html.ts';
 import { loadOrCreateDiscoveryKey, signDiscoveryDocument, type DiscoveryKey } from './discovery-signer.ts';
@@ -146,6 +147,7 @@ export class DiscoveryPublisher {
       releaseSeenAt: state.releases[version],
       signerAddress: key?.address ?? null,
       carrierQueries: this.carrierQueries,
+      mcpTools: routesOf(this.app).some((r) => r.route === PATHS.mcp) ? listMcpTools() : [],
     };
     const files = new Map<string, ServedFile>();
 

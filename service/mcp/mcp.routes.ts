@@ -8,21 +8,33 @@
  * - GET, DELETE (and other methods) answer 405 with `Allow: POST`;
  * - a browser `Origin` not in MCP_ALLOWED_ORIGINS answers 403 (no Origin: allowed);
  * - JSON-RPC batches (removed in 2025-06-18) answer 400 / -32600;
- * - unknown tools answer -32602 (low-level Server, not McpServer);
+ * - unknown tools answer -32602 (low-level Server, not McpServer); unknown arguments are tool errors;
  * - bad arguments and lookup failures are tool errors (`isError: true`) with a readable message.
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolRequestSchema,
+  ErrorCode,
+  GetPromptRequestSchema,
+  ListPromptsRequestSchema,
+  ListResourcesRequestSchema,
+  ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema,
+  McpError,
+  ReadResourceRequestSchema,
+} from '@modelcontextprotocol/sdk/types.js';
 import type { H3 } from 'h3';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { httpStatusFor, PipelineError, publicMessage } from '../../lib/errors.ts';
-import { MCP_BODY_LIMIT, readBodyText } from '../platform/body.ts';
 import { findJsonProblem } from '../../lib/json-guard.ts';
+import { MCP_BODY_LIMIT, readBodyText } from '../platform/body.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { creditKeyOf } from '../platform/guards.ts';
-import { TOOLS, type ToolContext } from './mcp.tools.ts';
+import { SERVER_INSTRUCTIONS, TOOLS } from './mcp.queries.ts';
+import { getPrompt, PROMPTS, RESOURCE_TEMPLATES, RESOURCES, readResource } from './mcp.resources.ts';
+import { omitNulls, toolJsonSchema, type ToolContext } from './tool-kit.ts';
 import { meterMcpCall, withUsageMeta } from './mcp.metering.ts';
 
 describeRoute({
@@ -30,7 +42,7 @@ describeRoute({
   path: '/mcp',
   family: 'mcp',
   metered: false,
-  summary: `MCP (JSON-RPC 2.0 over Streamable HTTP, stateless, JSON responses): ${TOOLS.length} freight_* tools`,
+  summary: `MCP (JSON-RPC 2.0 over Streamable HTTP, stateless, JSON responses): ${TOOLS.length} tools (freight_* and sec_*), resources and prompts`,
   statuses: [400, 403, 405, 406, 415],
 });
 
@@ -38,29 +50,52 @@ const toolList = TOOLS.map((t) => ({
   name: t.name,
   title: t.title,
   description: t.description,
-  inputSchema: z.toJSONSchema(t.input, { io: 'input' }) as { type: 'object'; [k: string]: unknown },
-  outputSchema: z.toJSONSchema(t.output, { io: 'output' }) as { type: 'object'; [k: string]: unknown },
+  inputSchema: toolJsonSchema(t.input, 'input'),
+  outputSchema: toolJsonSchema(t.output, 'output'),
+  annotations: { title: t.title, ...t.annotations },
 }));
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
 
 function issueText(error: z.ZodError): string {
-  return error.issues.map((i) => `${i.path.length ? i.path.join('.') : 'arguments'}: ${i.message}`).join('; ');
+  return error.issues
+    .map((i) => {
+      const where = i.path.length ? i.path.join('.') : 'arguments';
+      // Strict inputs: name the unknown argument(s) and the accepted ones.
+      return i.code === 'unrecognized_keys' ? `unknown argument(s) ${i.keys.join(', ')}` : `${where}: ${i.message}`;
+    })
+    .join('; ');
 }
 
-/** Builds the per-request MCP server with the 12 tools. */
+/** Builds the per-request MCP server: every tool of the registry (mcp.queries.ts), the resources and the prompts. */
 export function buildMcpServer(ctx: ToolContext): Server {
-  const server = new Server({ name: 'proofline-freight', version: ctx.deps.options.version }, { capabilities: { tools: {} } });
+  const server = new Server(
+    { name: 'proofline', title: 'Proofline', version: ctx.deps.options.version },
+    { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: SERVER_INSTRUCTIONS },
+  );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
     const tool = byName.get(req.params.name);
     if (!tool)
       throw new McpError(ErrorCode.InvalidParams, `unknown tool ${req.params.name}; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
     const args = tool.input.safeParse(req.params.arguments ?? {});
-    if (!args.success)
-      return { isError: true, content: [{ type: 'text' as const, text: `invalid arguments for ${tool.name}: ${issueText(args.error)}` }] };
+    if (!args.success) {
+      const accepted = Object.keys((toolList.find((t) => t.name === tool.name)!.inputSchema.properties as object) ?? {});
+      return {
+        isError: true,
+        content: [
+          {
+            type: 'text' as const,
+            text: `invalid arguments for ${tool.name}: ${issueText(args.error)} (arguments: ${accepted.join(', ') || 'none'})`,
+          },
+        ],
+      };
+    }
+    // Metering: `tool.meter` (registry | lookup | vetting) names the limits this call counts against; the shared
+    // REST/MCP rule is applied before the server runs (mcp.metering.ts: meterMcpCall in the route below) and its
+    // limit information added to the result's `_meta` (withUsageMeta).
     try {
-      const result = await tool.run(ctx, args.data);
-      const checked = tool.output.safeParse(result);
+      const structured = omitNulls(await tool.run(ctx, args.data)) as Record<string, unknown>;
+      const checked = tool.output.safeParse(structured);
       if (!checked.success) {
         ctx.deps.log.error(
           { tool: tool.name, issues: checked.error.issues.slice(0, 3) },
@@ -71,12 +106,26 @@ export function buildMcpServer(ctx: ToolContext): Server {
           content: [{ type: 'text' as const, text: `${tool.name} produced a result that does not match its output schema` }],
         };
       }
-      const structured = checked.data as Record<string, unknown>;
+      // The result as produced (open objects keep fields the schema does not list), repeated as text for older clients.
       return { content: [{ type: 'text' as const, text: JSON.stringify(structured) }], structuredContent: structured };
     } catch (e) {
       return toolErrorOf(tool.name, e);
     }
   });
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({ resources: RESOURCES }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
+    try {
+      return await readResource(ctx, req.params.uri);
+    } catch (e) {
+      if (e instanceof McpError) throw e;
+      throw new McpError(e instanceof PipelineError && e.kind === 'not_found' ? -32002 : ErrorCode.InvalidParams, publicMessage(e), {
+        uri: req.params.uri,
+      });
+    }
+  });
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: PROMPTS }));
+  server.setRequestHandler(GetPromptRequestSchema, async (req) => getPrompt(req.params.name, req.params.arguments));
   return server;
 }
 

@@ -481,7 +481,8 @@ export interface SignalQuery {
   limit?: number;
 }
 
-const SIGNAL_TYPES = [...new Set(SIGNAL_PATTERNS.map((p) => p.type))];
+/** Every signal type (the `type` and `also` values). */
+export const SIGNAL_TYPES = [...new Set(SIGNAL_PATTERNS.map((p) => p.type))];
 const STRENGTH_SCALE = {
   1: 'weak: real but hedged (may, could, might) or presupposed by a risk statement; hypothetical mentions are not hits',
   2: "moderate: direct statement about the company's own activity, plan or exposure",

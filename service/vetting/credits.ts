@@ -179,7 +179,7 @@ function insertLedger(tx: StateTx, accountId: string, delta: number, after: numb
  * rejected unknown keys with 401), else the broker's free account (created
  * with 30 credits on first use). Writes only when creating.
  */
-export async function resolveAccount(tx: StateTx, auth: { apiKey?: string | null; brokerId: string }, now: Date): Promise<Account> {
+export async function resolveAccount(tx: StateTx, auth: { apiKey?: string | null; brokerId: string | null }, now: Date): Promise<Account> {
   if (auth.apiKey) {
     // Cached per key (a read on the writer connection would serialise every vetting of the group behind it).
     const h = hashApiKey(auth.apiKey);
@@ -192,6 +192,8 @@ export async function resolveAccount(tx: StateTx, auth: { apiKey?: string | null
     }
     if (accountId) return (await readAccount(tx, accountId))!;
   }
+  if (!auth.brokerId)
+    throw new InvalidInputError('give broker_id: this API key has no credit account', { response: { parameter: 'broker_id' } });
   const id = freeAccountId(auth.brokerId);
   return (await readAccount(tx, id)) ?? createAccount(tx, id, 'free', now);
 }

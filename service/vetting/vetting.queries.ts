@@ -320,7 +320,8 @@ export function listPlans(): {
 }
 
 export interface Auth {
-  brokerId: string;
+  /** The requesting broker; optional when an API key names the paying account (MCP `freight_carrier_vet`, spec 001). */
+  brokerId: string | null;
   apiKey?: string | null;
 }
 
@@ -338,6 +339,10 @@ function creditsView(a: Account, charged: number): CreditsView {
 async function precheck(vd: VettingDeps, auth: Auth, n: number): Promise<void> {
   // Fast 402 on committed state before computing; the writer re-checks atomically.
   if (auth.apiKey) return;
+  if (!auth.brokerId)
+    throw new InvalidInputError('give broker_id (its free account pays) or send an API key (Authorization: Bearer plc_...)', {
+      response: { parameter: 'broker_id' },
+    });
   const a = await getAccount(vd.store, freeAccountId(auth.brokerId));
   if (a) assertCanPay(a, n);
 }
@@ -410,7 +415,7 @@ export async function batchVet(
   vd: VettingDeps,
   dots: Array<string | number>,
   auth: Auth,
-): Promise<{ broker_id: string; requested: number; succeeded: number; failed: number; results: BatchItem[]; credits: CreditsView }> {
+): Promise<{ broker_id: string | null; requested: number; succeeded: number; failed: number; results: BatchItem[]; credits: CreditsView }> {
   // Resolve (maybe create) the account and check the whole batch first.
   await vd.store.write(async (tx) => {
     const account = await resolveAccount(tx, auth, vd.now());

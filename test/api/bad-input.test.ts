@@ -19,6 +19,7 @@ import { StateStore, stateDbPath } from '../../service/platform/state.store.ts';
 import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
+import { TOOLS } from '../../service/mcp/mcp.queries.ts';
 
 /** Odd values for any parameter: empty, blank, signs, overflow, impossible dates, escapes, traversal, SQL, huge, non-ASCII. */
 const ODD = [
@@ -131,7 +132,10 @@ describe('bad input', () => {
       paths: Record<string, { get?: { parameters?: Array<{ in: string; name: string }> } }>;
     };
     /** Parameters some routes need besides `limit` (signals without a filter answer the index of types, which takes no limit). */
+    const [{ dot_number: someDot }] = await svc.deps.readers.fmcsa!.query('SELECT min(dot_number) AS dot_number FROM carriers');
     const needs: Record<string, string> = {
+      '/api/crashes': `&dot=${someDot}`,
+      '/api/inspections': `&dot=${someDot}`,
       '/api/carriers': '&name=ab',
       '/api/search': '&q=apple',
       '/api/vetting': '&dot=1',
@@ -230,7 +234,7 @@ describe('bad input', () => {
       });
     const list = await rpc({ jsonrpc: '2.0', id: 1, method: 'tools/list' });
     const tools = (list.body.result.tools as Array<{ name: string }>).map((t) => t.name);
-    expect(tools).toHaveLength(12);
+    expect(tools).toHaveLength(TOOLS.length);
     const problems: string[] = [];
     for (const name of tools) {
       for (const args of [

@@ -29,6 +29,7 @@ import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts
 import { CACHEABLE_PREFIXES } from '../../service/platform/response-cache.ts';
 import type { LayerRequest } from '../../service/platform/response-finish.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { TOOLS } from '../../service/mcp/mcp.queries.ts';
 
 describe('usageMetaJson', () => {
   it('is byte for byte JSON.stringify(buildUsageMeta(...)) for every tier, agent type and count', () => {
@@ -394,7 +395,7 @@ describe('node:http hot path (real server)', () => {
     const client = new Client({ name: 'proofline-test', version: '1.0.0' });
     await client.connect(new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`)));
     try {
-      expect((await client.listTools()).tools.length).toBe(12);
+      expect((await client.listTools()).tools.length).toBe(TOOLS.length);
     } finally {
       await client.close();
     }

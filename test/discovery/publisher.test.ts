@@ -4,6 +4,7 @@
  * against it: in process through app.fetch and over a real loopback server,
  * at tier 2 and at tier 3 with a secp256k1 key generated here.
  */
+import { TOOLS } from '../../service/mcp/mcp.queries.ts';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { serve } from 'h3';
@@ -102,7 +103,8 @@ describe('publisher: /.well-known/ai and its files', () => {
     for (const c of m.coreConcepts) expect(Object.keys(c).sort()).toEqual(['definition', 'term']);
     expect(Object.keys(m.capabilities).sort()).toEqual(['archive', 'feed', 'knowledge', 'mcp', 'pages', 'query']);
     for (const [name, c] of Object.entries<any>(m.capabilities)) {
-      expect(Object.keys(c).sort(), name).toEqual(['auth', 'available', 'languages', 'rateLimit', 'safety', 'url']);
+      const extra = name === 'mcp' ? ['protocol', 'tools', 'transport'] : [];
+      expect(Object.keys(c).sort(), name).toEqual(['auth', 'available', 'languages', 'rateLimit', 'safety', 'url', ...extra].sort());
       expect(typeof c.available).toBe('boolean');
       if (name === 'mcp') continue;
       expect(c.available).toBe(true);
@@ -112,9 +114,19 @@ describe('publisher: /.well-known/ai and its files', () => {
     // /mcp and /ai/query are metered by the one rule of every door (issue 25): registry reads against the tier,
     // carrier lookups (unlimited on every plan) against the abuse guard.
     expect(m.capabilities.mcp.safety).not.toMatch(/^read-only/i);
-    expect(m.capabilities.mcp.safety).toMatch(/freight_carrier_vet writes a signed vetting record and spends one credit/);
+    expect(m.capabilities.mcp.safety).toMatch(/freight_carrier_vet makes a signed vetting record and spends one credit/);
     for (const name of ['mcp', 'query'])
       expect(m.capabilities[name].rateLimit, name).toMatch(/lookup abuse guard.*unlimited on every plan/);
+    // The MCP tools listed are exactly tools/list's (one registry), each with its one-line description; the safety
+    // text names the one tool that writes.
+    const routesServed = ((svc.app as any)['~routes'] as { route?: string }[]).map((r) => r.route);
+    if (routesServed.includes('/mcp')) {
+      expect(m.capabilities.mcp.tools.map((t: { name: string }) => t.name)).toEqual(TOOLS.map((t) => t.name));
+      for (const t of m.capabilities.mcp.tools) expect(t.description.length).toBeGreaterThan(20);
+      expect(m.capabilities.mcp.safety).toMatch(/^Not read-only: freight_carrier_vet/);
+      const llms = await (await svc.app.fetch(new Request(`${BASE}/llms.txt`))).text();
+      for (const t of TOOLS) expect(llms).toContain(`- ${t.name}(`);
+    }
     // MCP is declared available exactly when this app has an /mcp route.
     const routes = ((svc.app as any)['~routes'] as { route?: string }[]).map((r) => r.route);
     expect(m.capabilities.mcp).toMatchObject({ url: `${BASE}/mcp`, available: routes.includes('/mcp') });
