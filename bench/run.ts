@@ -15,6 +15,7 @@ export const benches: string[] = [
   'discovery', // /.well-known/ai build, serving, tier-3 verification, full agent run (bench/discovery.bench.ts)
   'hostile', // honest care writers while a hostile writer repeats unhashable and 100 MB bodies; server RSS (bench/hostile.bench.ts)
   'vet', // durable writes over HTTP: POST /api/vet and POST /api/care/{id}/event, store-only appends (bench/vet.bench.ts)
+  'vet-postgres', // the same with the PostgreSQL state store: 1 and 2 API processes vs pgbench plain SQL (bench/vet-postgres.bench.ts)
   'registry', // full-scale EDGAR sample ingested in process: time, rows/s, peak RSS (bench/registry.bench.ts)
   'quotes', // 8,000 tickers × 10 years of daily bars (~20M rows) ingested with origin chains (bench/quotes.bench.ts)
   'nightly', // incremental registry nights: full run, a 1 % next day, no change; --full for 8,200 companies (bench/nightly.bench.ts)

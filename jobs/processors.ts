@@ -220,8 +220,18 @@ export async function processPublish(
     (t) => JSON.parse(t) as IncrementalState,
     () => null,
   );
-  if (incState)
-    await run.writeJson(LEDGER_FILE.replace(/\.json$/, ''), { parser: incState.parser, inputs: await completeLedger(incState) });
+  if (incState) {
+    // Inputs of failed children were not published: left out of the ledger, the next run parses them again.
+    const plan = await readFile(path.join(run.dir, 'plan.json'), 'utf8').then(
+      (t) => JSON.parse(t) as Plan,
+      () => null,
+    );
+    const failedInputs = failedChildInputs(plan, failed);
+    await run.writeJson(LEDGER_FILE.replace(/\.json$/, ''), {
+      parser: incState.parser,
+      inputs: await completeLedger(incState, failedInputs),
+    });
+  }
   return publishRun(run, {
     keep: ctx.config.SNAPSHOT_KEEP,
     carry:
@@ -239,6 +249,19 @@ export async function processPublish(
     meta: { totals, ...(ctx.planMeta ?? {}) },
     derive: pipeline.derive ? (conn, d) => pipeline.derive!(conn, { ...d, config: ctx.config, runId: ctx.runId, log: ctx.log }) : undefined,
   });
+}
+
+/** The input files (`file`, `files`, `events` of the payload) of the plan's children that failed. */
+export function failedChildInputs(plan: Plan | null, failed: ChildOutcome[]): string[] {
+  if (!plan || failed.length === 0) return [];
+  const bad = new Set(failed.map((o) => `${o.step}\u0000${o.key}`));
+  const out: string[] = [];
+  for (const c of plan.children) {
+    if (!bad.has(`${c.step}\u0000${c.key}`)) continue;
+    const d = (c.data ?? {}) as { file?: unknown; files?: unknown; events?: unknown };
+    for (const v of [d.file, d.events, ...(Array.isArray(d.files) ? d.files : [])]) if (typeof v === 'string') out.push(v);
+  }
+  return out;
 }
 
 /** Reads child outcomes recorded in a run directory (BullMQ mode: children write them, publish reads). */

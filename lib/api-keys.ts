@@ -6,6 +6,11 @@
  * before the next request is answered (ApiKeyStore: a file watch marks the
  * set stale and the next lookup re-reads it synchronously; an unknown key is
  * checked against the file's mtime before its 401).
+ *
+ * With the PostgreSQL state store (DATABASE_URL) the records live in the
+ * database instead, so every API node on every machine sees the same keys:
+ * callers pass an `ApiKeyRepository` (service/platform/api-keys.state.ts) and
+ * servers re-list it every `recheckMs` (2 s): there, a change takes up to 2 s.
  */
 import { randomBytes } from 'node:crypto';
 import { type FSWatcher, mkdirSync, readFileSync, statSync, watch } from 'node:fs';
@@ -32,6 +37,14 @@ interface KeyFile {
 }
 
 export const KEY_PREFIX = 'pl_';
+
+/** Key records kept somewhere other than the key file (the PostgreSQL state store). */
+export interface ApiKeyRepository {
+  list(): Promise<ApiKeyRecord[]>;
+  add(record: ApiKeyRecord): Promise<void>;
+  /** Marks an active key revoked at `at`; false when no such active key exists. */
+  revoke(keyId: string, at: string): Promise<boolean>;
+}
 
 /** Path of the key file inside a data directory. */
 export function apiKeysPath(dataDir: string): string {
@@ -63,10 +76,8 @@ export function hashApiKey(secret: string): string {
 /** Creates a key; returns the secret (shown once) and the stored record. */
 export async function createApiKey(
   dataDir: string,
-  opts: { label: string; hourlyLimit?: number | null },
+  opts: { label: string; hourlyLimit?: number | null; repository?: ApiKeyRepository },
 ): Promise<{ secret: string; record: ApiKeyRecord }> {
-  const file = apiKeysPath(dataDir);
-  const data = await readKeyFile(file);
   const keyId = `${KEY_PREFIX}${randomBytes(4).toString('hex')}`;
   const secret = `${keyId}_${randomBytes(24).toString('base64url')}`;
   const record: ApiKeyRecord = {
@@ -78,13 +89,20 @@ export async function createApiKey(
     created_at: new Date().toISOString(),
     revoked_at: null,
   };
+  if (opts.repository) {
+    await opts.repository.add(record);
+    return { secret, record };
+  }
+  const file = apiKeysPath(dataDir);
+  const data = await readKeyFile(file);
   data.keys.push(record);
   await writeKeyFile(file, data);
   return { secret, record };
 }
 
 /** Revokes a key by id; returns false when no such active key exists. */
-export async function revokeApiKey(dataDir: string, keyId: string): Promise<boolean> {
+export async function revokeApiKey(dataDir: string, keyId: string, repository?: ApiKeyRepository): Promise<boolean> {
+  if (repository) return repository.revoke(keyId, new Date().toISOString());
   const file = apiKeysPath(dataDir);
   const data = await readKeyFile(file);
   const rec = data.keys.find((k) => k.key_id === keyId && !k.revoked_at);
@@ -95,13 +113,14 @@ export async function revokeApiKey(dataDir: string, keyId: string): Promise<bool
 }
 
 /** Every key record (hashes only). */
-export async function listApiKeys(dataDir: string): Promise<ApiKeyRecord[]> {
+export async function listApiKeys(dataDir: string, repository?: ApiKeyRepository): Promise<ApiKeyRecord[]> {
+  if (repository) return repository.list();
   return (await readKeyFile(apiKeysPath(dataDir))).keys;
 }
 
 /**
- * Server-side view of the key file: lookups are a Map hit. Changes apply
- * before the next request is answered (issue 25):
+ * Server-side view of the key file (or repository): lookups are a Map hit.
+ * File mode: changes apply before the next request is answered (issue 25):
  * - a watch on the state directory marks the set stale when the file is
  *   replaced (the CLI writes a temp file and renames it); the next lookup
  *   re-reads it synchronously (revocations and new keys alike);
@@ -109,6 +128,7 @@ export async function listApiKeys(dataDir: string): Promise<ApiKeyRecord[]> {
  *   stat) before it is refused, so a key created a moment ago is never a 401;
  * - the mtime is also re-checked every `recheckMs`, for filesystems without
  *   working watches.
+ * Repository mode (PostgreSQL): re-listed every `recheckMs`.
  */
 export class ApiKeyStore {
   private byHash = new Map<string, ApiKeyRecord>();
@@ -122,9 +142,12 @@ export class ApiKeyStore {
   /** Bumped each time the key set is re-read: whatever was derived from earlier lookups (memoised identities) is stale. */
   generation = 0;
 
+  private repoSignature = '';
+
   constructor(
     readonly dataDir: string,
     private readonly recheckMs = 2000,
+    private readonly repository?: ApiKeyRepository,
   ) {}
 
   private get file(): string {
@@ -139,8 +162,18 @@ export class ApiKeyStore {
     this.generation++;
   }
 
-  /** Loads the file now (call once at startup) and starts watching it. */
+  /** Loads the file (or repository) now (call once at startup); in file mode, starts watching it. */
   async load(): Promise<void> {
+    if (this.repository) {
+      this.lastCheck = Date.now();
+      const keys = await this.repository.list();
+      const signature = JSON.stringify(keys.map((k) => [k.key_id, k.revoked_at, k.hourly_limit]));
+      if (signature === this.repoSignature) return;
+      this.byHash = new Map(keys.filter((k) => !k.revoked_at).map((k) => [k.key_sha256, k]));
+      this.repoSignature = signature;
+      this.generation++;
+      return;
+    }
     const st = await stat(this.file).catch(() => null);
     const m = st ? st.mtimeMs : 0;
     this.lastCheck = Date.now();
@@ -149,8 +182,9 @@ export class ApiKeyStore {
     this.apply(await readKeyFile(this.file), m);
   }
 
-  /** Re-reads the file synchronously when its mtime changed (a few µs when it did not). */
+  /** File mode: re-reads the file synchronously when its mtime changed (a few µs when it did not). */
   private reloadSyncIfChanged(): void {
+    if (this.repository) return;
     this.stale = false;
     this.lastCheck = Date.now();
     let m = 0;
@@ -172,7 +206,7 @@ export class ApiKeyStore {
   }
 
   private startWatch(): void {
-    if (this.watcher) return;
+    if (this.watcher || this.repository) return;
     try {
       const dir = path.dirname(this.file);
       mkdirSync(dir, { recursive: true });
@@ -188,7 +222,7 @@ export class ApiKeyStore {
     }
   }
 
-  /** Applies a change the watch saw (synchronously), else re-checks the mtime when the last check is older than `recheckMs`. */
+  /** Applies a change the watch saw (synchronously), else re-checks when the last check is older than `recheckMs`. */
   recheck(): void {
     if (this.stale) return this.reloadSyncIfChanged();
     if (Date.now() - this.lastCheck > this.recheckMs && !this.checking) {

@@ -80,7 +80,7 @@ export async function buildDeps(config: Config, log: Logger): Promise<ServiceDep
     stateHeldBy: () => stateClaim.heldBy,
     signingKey: await loadOrCreateSigningKey(config.signingKeyPath),
     liveRefresher: createLiveRefresher(config),
-    ...(await buildUsageDeps(config, log)), // usage metering, limits, query log + Redis probe (service/usage)
+    ...(await buildUsageDeps(config, log, stateClaim.store)), // usage metering, limits, query log + Redis probe (service/usage)
     queueDashboard:
       config.REDIS_URL && config.ADMIN_TOKEN
         ? (await import('./admin/queue-dashboard.ts')).createQueueDashboard(config, config.ADMIN_TOKEN, SERVED_DOMAINS)

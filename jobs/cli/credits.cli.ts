@@ -12,9 +12,12 @@
  * (DuckDB: one read-write process per file), so when it holds the file this
  * CLI sends the command to the server's POST /admin/credits instead
  * (needs ADMIN_TOKEN, and PUBLIC_BASE_URL/PORT pointing at the server).
+ * With DATABASE_URL (the PostgreSQL state store) every process writes: the
+ * CLI writes to the database directly, whether servers run or not.
  */
 import { type CreditsCommand, runCreditsCommand } from '../../service/vetting/credits.ts';
 import { isLockConflict } from '../../service/platform/state.claim.ts';
+import { PgStateStore } from '../../service/platform/state.postgres.ts';
 import { StateStore, stateDbPath } from '../../service/platform/state.store.ts';
 import { loadCliConfig } from './cli-kit.ts';
 
@@ -22,7 +25,7 @@ export async function runCredits(cmd: CreditsCommand): Promise<number> {
   const config = loadCliConfig();
   let store: StateStore;
   try {
-    store = await StateStore.open(stateDbPath(config.dataDir));
+    store = config.DATABASE_URL ? await PgStateStore.open(config.DATABASE_URL) : await StateStore.open(stateDbPath(config.dataDir));
   } catch (e) {
     if (!isLockConflict(e)) throw e;
     if (!config.ADMIN_TOKEN)

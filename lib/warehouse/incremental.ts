@@ -215,10 +215,12 @@ export class IncrementalPlanner {
 
 /**
  * The ledger a snapshot records: the plan's entries plus the files its fetch jobs wrote (hashed now; a fetch
- * output the source did not have is absent). Fetched files are inputs of the next run like any other.
+ * output the source did not have is absent), less `exclude` (inputs of failed children, whose rows were not
+ * published: the next run parses them again). Fetched files are inputs of the next run like any other.
  */
-export async function completeLedger(state: IncrementalState): Promise<LedgerEntry[]> {
+export async function completeLedger(state: IncrementalState, exclude: string[] = []): Promise<LedgerEntry[]> {
   const byPath = new Map(state.ledger.map((e) => [e.path, e]));
+  const excluded = new Set(exclude.map((f) => relPath(state.input_dir, f)));
   for (const file of state.fetched_outputs) {
     const st = await stat(file).catch(() => null);
     if (!st?.isFile()) continue;
@@ -226,5 +228,6 @@ export async function completeLedger(state: IncrementalState): Promise<LedgerEnt
     const { sha256 } = await hashFile(file);
     byPath.set(rel, { path: rel, sha256, bytes: st.size, mtime_ms: Math.floor(st.mtimeMs), parser: state.parser });
   }
+  for (const rel of excluded) byPath.delete(rel);
   return [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }

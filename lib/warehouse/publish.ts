@@ -468,7 +468,10 @@ async function carryTable(s: PublishSession, t: string, prev: string): Promise<b
   const q = quoteIdentifier(t);
   const from = `read_parquet(${quoteLiteral(prev)}, union_by_name = true)`;
   if (PER_RUN.has(t)) {
-    await s.conn.run(`INSERT INTO ${q} BY NAME SELECT * FROM ${from} WHERE file IN (SELECT file FROM _carry_file)`);
+    // A reject names its file as the step did: the input's path, or a path relative to some folder above it.
+    await s.conn.run(
+      `INSERT INTO ${q} BY NAME SELECT * FROM ${from} r WHERE EXISTS (SELECT 1 FROM _carry_file c WHERE c.file = r.file OR ends_with(c.file, '/' || r.file))`,
+    );
     return true;
   }
   if (s.replace.has(t) && !carry.tables?.includes(t)) return false;

@@ -185,13 +185,21 @@ interface Head {
 
 async function readHead(tx: StateTx, id: string): Promise<Head> {
   const k = `care:${id}`;
-  await tx.lock(k);
   const cached = tx.cache.get(k) as Head | undefined;
-  if (cached) return cached;
-  const docs = await tx.read(SQL.head, [id]);
-  if (!docs[0]) throw new NotFoundError(`care document ${id} does not exist`, { response: { document_id: id } });
-  const stages = (await tx.read(SQL.stages, [id])).map((r) => String(r.stage));
-  const head = { event_count: Number(docs[0].event_count), head_hash: String(docs[0].head_hash), stages };
+  if (cached) {
+    await tx.lock(k); // already held when cached on PostgreSQL (one group); nothing to do embedded
+    return cached;
+  }
+  const [docs, stageRows] = await tx.readLocked(k, [
+    [SQL.head, [id]],
+    [SQL.stages, [id]],
+  ]);
+  if (!docs![0]) throw new NotFoundError(`care document ${id} does not exist`, { response: { document_id: id } });
+  const head = {
+    event_count: Number(docs![0].event_count),
+    head_hash: String(docs![0].head_hash),
+    stages: stageRows!.map((r) => String(r.stage)),
+  };
   tx.cache.set(k, head);
   return head;
 }

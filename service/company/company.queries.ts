@@ -187,3 +187,20 @@ export function buildIdentityCard(
     origin: full || !origin ? origin : { leaf_hash: origin.leaf_hash, source: origin.source },
   };
 }
+
+/**
+ * The identity card of `tickerOrCik` as every door serves it (REST /api/company/{t}, MCP sec_company and the
+ * proofline://company/{t} resource, /ai/query): the company, its market cap from the quotes domain when served,
+ * and the layer-0 card (spec 000 identity card). NotFoundError for an unknown ticker or CIK.
+ */
+export async function getIdentityCard(
+  registry: SnapshotReader,
+  quotes: SnapshotReader | undefined,
+  tickerOrCik: string,
+  baseUrl: string,
+  detail?: IdentityDetail,
+) {
+  const company = await findCompany(registry, tickerOrCik);
+  const marketCap = await getIdentityMarketCap(registry, quotes, company);
+  return buildIdentityCard(company, baseUrl, { marketCap, detail });
+}

@@ -5,7 +5,7 @@ import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
 import { parseQuery } from '../platform/http.ts';
 import { describeRoute } from '../platform/route-registry.ts';
-import { buildIdentityCard, findCompany, getIdentityMarketCap } from './company.queries.ts';
+import { getIdentityCard } from './company.queries.ts';
 
 const cardQuery = z.object({
   detail: z
@@ -29,9 +29,12 @@ describeRoute({
 export function registerCompanyRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/company/:ticker', async (event) => {
     const q = parseQuery(event, cardQuery);
-    const registry = readerFor(deps, 'registry');
-    const company = await findCompany(registry, getRouterParam(event, 'ticker') ?? '');
-    const marketCap = await getIdentityMarketCap(registry, deps.readers.quotes, company);
-    return buildIdentityCard(company, deps.options.publicBaseUrl, { marketCap, detail: q.detail });
+    return getIdentityCard(
+      readerFor(deps, 'registry'),
+      deps.readers.quotes,
+      getRouterParam(event, 'ticker') ?? '',
+      deps.options.publicBaseUrl,
+      q.detail,
+    );
   });
 }

@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import { NotFoundError, SourceUnavailableError } from '../../lib/errors.ts';
 import { searchCarriers } from '../carriers/carriers.queries.ts';
-import { buildIdentityCard, findCompany } from '../company/company.queries.ts';
+import { getIdentityCard } from '../company/company.queries.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 
 export const AI_QUERY_TYPES = ['company', 'carrier'] as const;
@@ -43,13 +43,8 @@ function reader(deps: ServiceDeps, domain: string) {
 export async function runAiQuery(deps: ServiceDeps, query: AiQuery): Promise<AiQueryResponse> {
   switch (query.type) {
     case 'company': {
-      const company = await findCompany(reader(deps, 'registry'), query.q);
-      return {
-        schema: 'proofline/ai-query/v1',
-        query,
-        source: 'registry',
-        results: [buildIdentityCard(company, deps.options.publicBaseUrl)],
-      };
+      const card = await getIdentityCard(reader(deps, 'registry'), deps.readers.quotes, query.q, deps.options.publicBaseUrl);
+      return { schema: 'proofline/ai-query/v1', query, source: 'registry', results: [card] };
     }
     case 'carrier': {
       // A USDOT number, an MC/MX/FF docket, or else a carrier name (same parsing and ranking as GET /api/carriers).

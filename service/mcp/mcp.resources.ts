@@ -14,7 +14,7 @@
  */
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { LEVEL_CUTS, RECOMMENDATION_CUTS, RISK_MODEL_VERSION, RISK_RULES, type Atom } from '../../ingest/fmcsa/risk-model.ts';
-import { buildIdentityCard, findCompany } from '../company/company.queries.ts';
+import { getIdentityCard } from '../company/company.queries.ts';
 import { readerFor } from '../platform/deps.ts';
 import type { ToolContext } from './tool-kit.ts';
 
@@ -71,7 +71,7 @@ export async function readResource(ctx: ToolContext, uri: string) {
   if (uri === RISK_RULES_URI) return { contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(riskModelDocument()) }] };
   const m = COMPANY_URI.exec(uri);
   if (m) {
-    const card = buildIdentityCard(await findCompany(readerFor(ctx.deps, 'registry'), m[1]!), ctx.deps.options.publicBaseUrl);
+    const card = await getIdentityCard(readerFor(ctx.deps, 'registry'), ctx.deps.readers.quotes, m[1]!, ctx.deps.options.publicBaseUrl);
     return { contents: [{ uri, mimeType: JSON_TYPE, text: JSON.stringify(card) }] };
   }
   throw new McpError(-32002, `resource not found: ${uri}`, { uri });

@@ -14,7 +14,7 @@ import {
   getCompanyTranscripts,
   searchTranscripts,
 } from '../transcripts/transcripts.queries.ts';
-import { buildIdentityCard, findCompany } from '../company/company.queries.ts';
+import { getIdentityCard } from '../company/company.queries.ts';
 import { readerFor, type ServiceDeps } from '../platform/deps.ts';
 import { getLatestQuote, getQuoteHistory, HISTORY_DEFAULT, HISTORY_MAX } from '../quotes/quotes.queries.ts';
 import { verifyLeafHash } from '../receipts/receipts.queries.ts';
@@ -30,7 +30,7 @@ import {
   SIGNAL_TYPES,
 } from '../registry-layers/registry-layers.queries.ts';
 import { searchRegistry } from '../search/search.queries.ts';
-import { bool, cikOut, int, num, obj, originLeaf, READ_ONLY, receipt, row, str, tickerArg, type ToolDef } from './tool-kit.ts';
+import { bool, cikOut, int, num, obj, originLeaf, originRef, READ_ONLY, receipt, row, str, tickerArg, type ToolDef } from './tool-kit.ts';
 
 const reg = (deps: ServiceDeps) => readerFor(deps, 'registry');
 const quoteDeps = (deps: ServiceDeps) => ({ quotes: readerFor(deps, 'quotes'), registry: deps.readers.registry });
@@ -65,13 +65,21 @@ export const SEC_TOOLS: ToolDef[] = [
     title: 'Company identity card',
     description:
       "A company's identity card (layer 0, about 200 tokens): name, CIK, ticker, exchange, industry, headquarters, status, employees, with its origin leaf. Same as GET /api/company/{ticker}.",
-    input: z.strictObject({ ticker: tickerArg }),
+    input: z.strictObject({
+      ticker: tickerArg,
+      detail: z
+        .enum(['default', 'full'])
+        .optional()
+        .describe(
+          'default: the ~200-token card with a short origin {leaf_hash, source}; full: also cik_padded, fiscal_year_end, status_reason, the market-cap basis and the whole origin leaf',
+        ),
+    }),
     output: obj({
       schema: str,
       layer: int,
       identity: obj({
         name: str,
-        cik: cikOut,
+        cik: z.string().regex(/^\d+$/),
         cik_padded: str.optional(),
         ticker: str,
         exchange: str.optional(),
@@ -87,11 +95,11 @@ export const SEC_TOOLS: ToolDef[] = [
       peak_metrics: obj({ market_cap_usd: num.optional(), employees: int.optional() }),
       tags: z.array(str),
       deeper: obj({ profile: str, timeline: str, filings: str }),
-      origin: originLeaf.optional(),
+      origin: originRef.optional(),
     }),
     annotations: READ_ONLY,
     meter: 'registry',
-    run: async ({ deps }, a) => buildIdentityCard(await findCompany(reg(deps), a.ticker), deps.options.publicBaseUrl),
+    run: async ({ deps }, a) => getIdentityCard(reg(deps), deps.readers.quotes, a.ticker, deps.options.publicBaseUrl, a.detail),
   },
   {
     name: 'sec_profile',

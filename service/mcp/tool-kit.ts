@@ -126,6 +126,12 @@ export const originLeaf = obj({
   parent: nullableStr,
 });
 
+/**
+ * The identity card's origin: by default `{leaf_hash, source}` (the card stays near 200 tokens, spec 000 layer 0);
+ * with `detail: "full"` the whole leaf (these two fields and the seven others of originLeaf). sec_verify takes the hash.
+ */
+export const originRef = obj({ leaf_hash: hex64, source: str });
+
 /** A signed verification receipt (Ed25519 over RFC 8785 JSON of the receipt without `signature`), verbatim. */
 export const receipt = obj({
   leaf_hash: hex64,

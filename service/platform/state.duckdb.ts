@@ -208,7 +208,12 @@ export class DuckDbStateStore implements StateStore {
           batch.rows.set(key ?? `#${rowSeq++}`, row);
         },
         // One writer runs every operation in turn: nothing can interleave, so there is nothing to lock.
-        lock: async () => undefined,
+        lock: async () => false,
+        readLocked: async (_key, reads) => {
+          const out: Row[][] = [];
+          for (const [sql, params] of reads) out.push(await this.writer.query(sql, positional(params)));
+          return out;
+        },
         cache: this.cache,
       };
       try {

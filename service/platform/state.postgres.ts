@@ -90,6 +90,32 @@ function mapError(e: unknown): unknown {
   return isUnavailable(e) ? unavailable(e) : e;
 }
 
+/**
+ * postgres@3.4.9 (the newest release) can throw from a `setImmediate` when a
+ * connection closes between queueing a small write and flushing it
+ * (`nextWrite` on a null socket: porsager/postgres#1154, #1208; fixes in
+ * PR #1168/#1176/#1209, unreleased). Thrown there, it escapes every await and
+ * kills the process, which is what a PostgreSQL restart does to busy
+ * connections. The query it belonged to has already been rejected with
+ * CONNECTION_CLOSED (so its callers got a 503), so this one error is dropped;
+ * any other uncaught exception still ends the process as before. Installed
+ * only when nothing else handles uncaught exceptions (a server process).
+ */
+function guardDriverNullSocketWrite(): void {
+  if (process.listenerCount('uncaughtException') > 0) return;
+  const handler = (e: Error): void => {
+    if (
+      e instanceof TypeError &&
+      /reading 'write'/.test(e.message) &&
+      /nextWrite[\s\S]*postgres[\\/]src[\\/]connection\.js/.test(e.stack ?? '')
+    )
+      return;
+    process.off('uncaughtException', handler);
+    throw e;
+  };
+  process.on('uncaughtException', handler);
+}
+
 function renderBatch(stmt: BatchStatement): string {
   const q = (n: string) => `"${n.replace(/"/g, '""')}"`;
   const cols = Object.keys(stmt.columns);
@@ -147,6 +173,7 @@ export class PgStateStore implements StateStore {
 
   /** Connects, applies pending migrations, and returns the store. Throws when the database cannot be reached. */
   static async open(url: string, opts: PgStateStoreOptions = {}): Promise<PgStateStore> {
+    guardDriverNullSocketWrite();
     const sql = postgres(url, {
       max: opts.poolSize ?? 4,
       connect_timeout: opts.connectTimeoutSeconds ?? 5,
@@ -255,6 +282,12 @@ export class PgStateStore implements StateStore {
             throw e;
           }
         };
+        const lock = async (key: string): Promise<boolean> => {
+          if (locked.has(key)) return false;
+          locked.add(key);
+          await exec('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
+          return true;
+        };
         for (const op of group) {
           let wrote = false;
           const tx: StateTx = {
@@ -269,10 +302,11 @@ export class PgStateStore implements StateStore {
               if (!batch) deferred.set(stmt.id, (batch = { stmt, rows: new Map() }));
               batch.rows.set(key ?? `#${rowSeq++}`, row);
             },
-            lock: async (key) => {
-              if (locked.has(key)) return;
-              await exec('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
-              locked.add(key);
+            lock,
+            // Pipelined: the lock and the reads leave in one write; PostgreSQL runs the reads once the lock is granted.
+            readLocked: async (key, reads) => {
+              const [, ...rows] = await Promise.all([lock(key), ...reads.map(([text, params]) => exec(text, params))]);
+              return rows as Row[][];
             },
             cache,
           };

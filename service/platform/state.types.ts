@@ -35,9 +35,18 @@ export interface StateTx {
   /**
    * Takes the lock named `key` until the transaction ends (PostgreSQL: advisory
    * transaction lock; embedded: nothing to do, one writer). Call it before
-   * reading what the operation decides on. Not a write.
+   * reading what the operation decides on. Not a write. Resolves true when it
+   * has just taken a lock another writer may have held (read again what you
+   * read before it), false when there was nothing to wait for (embedded store,
+   * or already held by this transaction).
    */
-  lock(key: string): Promise<void>;
+  lock(key: string): Promise<boolean>;
+  /**
+   * `lock(key)`, then `reads`, each seeing what was committed before the lock
+   * was granted. PostgreSQL sends them together (one round trip: the server
+   * runs them in order, the reads after the lock); embedded: plain reads.
+   */
+  readLocked(key: string, reads: ReadonlyArray<readonly [sql: string, params?: SqlParams]>): Promise<Row[][]>;
   /**
    * Values valid while this transaction's view holds (chain heads, balances,
    * key bindings). Embedded: shared across groups (one writer). PostgreSQL: one

@@ -6,6 +6,8 @@
 import { Redis } from 'ioredis';
 import type { Config } from '../../lib/config.ts';
 import type { Logger } from '../../lib/log.ts';
+import { apiKeyRepositoryFor } from './api-keys.state.ts';
+import type { StateStore } from './state.store.ts';
 import { UsageService } from './usage.service.ts';
 
 export interface UsageDeps {
@@ -14,7 +16,7 @@ export interface UsageDeps {
 }
 
 /** Opens the usage service; with REDIS_URL, one shared ioredis client (closed by usage.close()). */
-export async function buildUsageDeps(config: Config, log: Logger): Promise<UsageDeps> {
+export async function buildUsageDeps(config: Config, log: Logger, state?: StateStore | null): Promise<UsageDeps> {
   let redis: Redis | undefined;
   if (config.REDIS_URL) {
     // Never queue commands while disconnected: a down Redis must fail fast (metering falls back to memory, health says degraded).
@@ -42,6 +44,7 @@ export async function buildUsageDeps(config: Config, log: Logger): Promise<Usage
     proHourlyLimit: config.RATE_LIMIT_PRO_PER_HOUR,
     redisTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     lookupGuardPerHour: config.LOOKUP_GUARD_PER_HOUR,
+    keyRepository: apiKeyRepositoryFor(state), // PostgreSQL state: keys shared by every node
   });
   if (redis) {
     const r = redis;

@@ -8,7 +8,7 @@
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
-import { ApiKeyStore } from '../../lib/api-keys.ts';
+import { ApiKeyStore, type ApiKeyRepository } from '../../lib/api-keys.ts';
 import { InvalidApiKeyError } from '../../lib/errors.ts';
 import { bearerTokenOf } from './http.ts';
 import type { Logger } from '../../lib/log.ts';
@@ -67,6 +67,8 @@ export interface UsageOptions {
   lookupGuardPerHour?: number;
   /** Deadline of one Redis counter call in ms (REDIS_COMMAND_TIMEOUT_MS; default 250). */
   redisTimeoutMs?: number;
+  /** Where API key records live when not in the key file (PostgreSQL state: service/platform/api-keys.state.ts). */
+  keyRepository?: ApiKeyRepository;
 }
 
 /** Thrown by identify() for a presented but unknown or revoked key (answered 401). */
@@ -124,7 +126,7 @@ export class UsageService {
   }
 
   static async create(opts: UsageOptions): Promise<UsageService> {
-    const keys = new ApiKeyStore(opts.dataDir);
+    const keys = new ApiKeyStore(opts.dataDir, 2000, opts.keyRepository);
     await keys.load();
     const counter = opts.redis
       ? new RedisRateCounter(opts.redis, undefined, new CircuitBreaker('redis', { timeoutMs: opts.redisTimeoutMs ?? 250 }))

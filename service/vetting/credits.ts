@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, NotFoundError, PaymentRequiredError } from '../../lib/errors.ts';
 import { createApiKey, hashApiKey } from '../../lib/api-keys.ts';
+import { apiKeyRepositoryFor } from '../platform/api-keys.state.ts';
 import { insertRowsSql, loadStatements, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
 
 const SQL = loadStatements('./vetting.state.sql', import.meta.url, ['account_by_id', 'account_by_key']);
@@ -132,13 +133,9 @@ const INSERT_LEDGER = insertRowsSql('credit_ledger', {
   created_at: 'VARCHAR',
 });
 
-/** Locks and reads an account inside the writer transaction (cached while the lock holds). */
-export async function readAccount(tx: StateTx, accountId: string): Promise<Account | null> {
-  const k = acctKey(accountId);
-  await tx.lock(k);
-  if (tx.cache.has(k)) return tx.cache.get(k) as Account | null;
+async function selectAccount(tx: StateTx, accountId: string): Promise<Account | null> {
   const rows = await tx.read(SQL.account_by_id, [accountId]);
-  const a = rows[0]
+  return rows[0]
     ? {
         account_id: String(rows[0].account_id),
         plan: rows[0].plan as PlanId,
@@ -146,6 +143,19 @@ export async function readAccount(tx: StateTx, accountId: string): Promise<Accou
         created_at: String(rows[0].created_at),
       }
     : null;
+}
+
+/**
+ * Reads an account inside the writer transaction, under the account's lock
+ * unless its plan is unlimited (nothing to debit, so nothing to race on: every
+ * node vets on it without waiting for the others). Cached while valid.
+ */
+export async function readAccount(tx: StateTx, accountId: string): Promise<Account | null> {
+  const k = acctKey(accountId);
+  if (tx.cache.has(k)) return tx.cache.get(k) as Account | null;
+  let a = await selectAccount(tx, accountId);
+  // A balance is decided on under the lock: re-read it once the lock is ours (another node may have just debited it).
+  if (!(a && PLANS[a.plan].unlimited) && (await tx.lock(k))) a = await selectAccount(tx, accountId);
   tx.cache.set(k, a);
   return a;
 }
@@ -277,6 +287,7 @@ export async function grantCredits(store: StateStore, accountId: string, n: numb
   if (!Number.isInteger(n) || n < 0)
     throw new InvalidInputError('credits to grant must be a non-negative integer', { response: { parameter: 'n' } });
   return store.write(async (tx) => {
+    await tx.lock(acctKey(accountId)); // before the read: a grant changes even an unlimited account
     const at = now.toISOString();
     const existing = await readAccount(tx, accountId);
     assertPurchase(plan ?? existing?.plan ?? 'payg', n);
@@ -304,7 +315,11 @@ export async function issueApiKey(
   const existing = await getAccount(store, accountId);
   if (!existing)
     throw new InvalidInputError(`account ${accountId} does not exist: grant credits first`, { response: { parameter: 'account' } });
-  const { secret, record } = await createApiKey(dataDir, { label: `credits:${accountId}`, hourlyLimit: opts.hourlyLimit ?? null });
+  const { secret, record } = await createApiKey(dataDir, {
+    label: `credits:${accountId}`,
+    hourlyLimit: opts.hourlyLimit ?? null,
+    repository: apiKeyRepositoryFor(store), // PostgreSQL state: in the database, for every node
+  });
   await store.write(async (tx) => {
     await tx.lock(acctKey(accountId));
     tx.defer(UPDATE_KEY, { account_id: accountId, api_key_sha256: hashApiKey(secret), updated_at: now.toISOString() }, accountId);

@@ -27,6 +27,7 @@ export async function startServerProcess(dataDir: string, env: Record<string, st
       ADMIN_TOKEN: 'test-admin-token',
       FMCSA_WEBKEY: '',
       REDIS_URL: '',
+      DATABASE_URL: '', // the embedded state store unless a test asks for PostgreSQL
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -145,12 +145,16 @@ describe('registry tools', () => {
   });
 
   it('follows origin.parent with sec_verify and chains the receipts', async () => {
+    // The default card carries the short origin {leaf_hash, source}; sec_verify returns the whole leaf, whose
+    // parent the agent follows next (detail=full would give the same leaf on the card itself).
     const card = await call('sec_company', { ticker: 'AAPL' });
+    const full = await call('sec_company', { ticker: 'AAPL', detail: 'full' });
+    expect(full.origin).toMatchObject(card.origin);
     const a = await call('sec_verify', { leaf_hash: card.origin.leaf_hash });
-    expect(a).toMatchObject({ found: true, leaf: card.origin, chain: { valid: true } });
+    expect(a).toMatchObject({ found: true, leaf: full.origin, chain: { valid: true } });
     expect(a.receipt.prev_nonce).toBeNull();
-    const b = await call('sec_verify', { leaf_hash: card.origin.parent, prev_nonce: a.receipt.nonce });
-    expect(b.leaf.leaf_hash).toBe(card.origin.parent);
+    const b = await call('sec_verify', { leaf_hash: a.leaf.parent, prev_nonce: a.receipt.nonce });
+    expect(b.leaf.leaf_hash).toBe(a.leaf.parent);
     expect(b.receipt.prev_nonce).toBe(a.receipt.nonce);
     expect(b.receipt.prev_receipt_hash).toBe(a.receipt_hash);
     const unknown = (await client.callTool({ name: 'sec_verify', arguments: { leaf_hash: 'f'.repeat(64) } })) as ToolResult;

@@ -3,7 +3,7 @@
  * inputs parses nothing and reuses every input; a run with one changed file parses exactly that file; a removed
  * input's rows disappear. Each incremental snapshot holds the same rows as a full run over the same inputs.
  */
-import { cp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
@@ -16,6 +16,18 @@ import { silentLogger } from '../../lib/log.ts';
 import { readLedger } from '../../lib/warehouse/incremental.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { readCurrentManifest, type SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
+
+const EMPTY_INDEX = `Description:           Master Index of EDGAR Dissemination Feed by Form Type
+Last Data Received:    March 29, 2025
+Comments:              webmaster@sec.gov
+Anonymous FTP:         ftp://ftp.sec.gov/edgar/
+
+
+
+
+Form Type   Company Name                                                  CIK         Date Filed  File Name
+${'-'.repeat(141)}
+`;
 
 /** Columns that name the run or the ingest time, not the data. */
 const VOLATILE = ['run_id', 'first_run_id', 'ingested_at'];
@@ -63,6 +75,9 @@ describe('incremental registry runs', () => {
     await ensureSample(sample, { scale: 'small', seed: 42, generators: [edgarSampleGenerator] });
     input = `${dir}/input`;
     await cp(sample, input, { recursive: true, preserveTimestamps: true });
+    // A day's index with a header and no rows: a reject of the first run that later runs must keep.
+    await mkdir(path.join(input, 'sec', 'index', 'edge'), { recursive: true });
+    await writeFile(path.join(input, 'sec', 'index', 'edge', 'empty-day.idx'), EMPTY_INDEX);
     const first = await run();
     expect(first.failed_children).toBe(0);
     const manifest = (await readCurrentManifest(`${dir}/data`, 'registry'))!;
@@ -80,6 +95,7 @@ describe('incremental registry runs', () => {
 
   it('a run with nothing changed parses no file, reuses all, and publishes the same rows', async () => {
     const before = await currentRows();
+    expect(before.rejects).toEqual([expect.stringContaining('index/edge/empty-day.idx')]);
     const report = await run();
     expect(report.children).toEqual([]);
     const manifest = (await readCurrentManifest(`${dir}/data`, 'registry'))!;
