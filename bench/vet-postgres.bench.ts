@@ -173,7 +173,9 @@ try {
     console.log(`[${name}] POST /api/vet × ${VETS}, ${CONCURRENCY} in flight`);
     const vets = await load(VETS, CONCURRENCY, async (i) => {
       const r = await post(i, '/api/vet', { dot_number: dots[(i * 104_729) % dots.length], broker_id: 'bench' });
-      return r.status === 200 ? ((await r.json()) as { vetting_id: string }).vetting_id : (await r.text(), null);
+      if (r.status === 200) return ((await r.json()) as { vetting_id: string }).vetting_id;
+      await r.text();
+      return null;
     });
     const docs: string[] = [];
     for (let i = 0; i < CONCURRENCY; i++) {
@@ -192,7 +194,9 @@ try {
         actor: { name: 'eld' },
         evidence: { ping: i },
       });
-      return r.status === 201 ? ((await r.json()) as { hash: string }).hash : (await r.text(), null);
+      if (r.status === 201) return ((await r.json()) as { hash: string }).hash;
+      await r.text();
+      return null;
     });
     for (const s of servers) s.proc.kill('SIGTERM');
     await Promise.all(servers.map((s) => new Promise((r) => s.proc.once('exit', r))));

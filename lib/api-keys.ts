@@ -10,7 +10,7 @@
  * With the PostgreSQL state store (DATABASE_URL) the records live in the
  * database instead, so every API node on every machine sees the same keys:
  * callers pass an `ApiKeyRepository` (service/platform/api-keys.state.ts) and
- * servers re-list it every `recheckMs` (2 s): there, a change takes up to 2 s.
+ * servers re-list it at most every `recheckMs` (2 s; no file to watch).
  */
 import { randomBytes } from 'node:crypto';
 import { type FSWatcher, mkdirSync, readFileSync, statSync, watch } from 'node:fs';
@@ -119,8 +119,8 @@ export async function listApiKeys(dataDir: string, repository?: ApiKeyRepository
 }
 
 /**
- * Server-side view of the key file (or repository): lookups are a Map hit.
- * File mode: changes apply before the next request is answered (issue 25):
+ * Server-side view of the key file: lookups are a Map hit. Changes apply
+ * before the next request is answered (issue 25):
  * - a watch on the state directory marks the set stale when the file is
  *   replaced (the CLI writes a temp file and renames it); the next lookup
  *   re-reads it synchronously (revocations and new keys alike);
@@ -128,7 +128,9 @@ export async function listApiKeys(dataDir: string, repository?: ApiKeyRepository
  *   stat) before it is refused, so a key created a moment ago is never a 401;
  * - the mtime is also re-checked every `recheckMs`, for filesystems without
  *   working watches.
- * Repository mode (PostgreSQL): re-listed every `recheckMs`.
+ *
+ * With a repository (PostgreSQL state) the set is re-listed at most every
+ * `recheckMs` instead; there is no file to watch or stat.
  */
 export class ApiKeyStore {
   private byHash = new Map<string, ApiKeyRecord>();
@@ -162,18 +164,9 @@ export class ApiKeyStore {
     this.generation++;
   }
 
-  /** Loads the file (or repository) now (call once at startup); in file mode, starts watching it. */
+  /** Loads the file (or repository) now (call once at startup) and starts watching the file. */
   async load(): Promise<void> {
-    if (this.repository) {
-      this.lastCheck = Date.now();
-      const keys = await this.repository.list();
-      const signature = JSON.stringify(keys.map((k) => [k.key_id, k.revoked_at, k.hourly_limit]));
-      if (signature === this.repoSignature) return;
-      this.byHash = new Map(keys.filter((k) => !k.revoked_at).map((k) => [k.key_sha256, k]));
-      this.repoSignature = signature;
-      this.generation++;
-      return;
-    }
+    if (this.repository) return this.loadRepository(this.repository);
     const st = await stat(this.file).catch(() => null);
     const m = st ? st.mtimeMs : 0;
     this.lastCheck = Date.now();
@@ -182,10 +175,21 @@ export class ApiKeyStore {
     this.apply(await readKeyFile(this.file), m);
   }
 
-  /** File mode: re-reads the file synchronously when its mtime changed (a few µs when it did not). */
+  private async loadRepository(repository: ApiKeyRepository): Promise<void> {
+    this.lastCheck = Date.now();
+    const keys = await repository.list();
+    const signature = JSON.stringify(keys.map((k) => [k.key_id, k.revoked_at, k.hourly_limit]));
+    if (signature === this.repoSignature) return;
+    this.byHash = new Map(keys.filter((k) => !k.revoked_at).map((k) => [k.key_sha256, k]));
+    this.repoSignature = signature;
+    this.generation++;
+  }
+
+  /** Re-reads the file synchronously when its mtime changed (a few µs when it did not); nothing with a repository. */
   private reloadSyncIfChanged(): void {
     if (this.repository) return;
     this.stale = false;
+    if (this.repository) return;
     this.lastCheck = Date.now();
     let m = 0;
     try {
@@ -224,7 +228,10 @@ export class ApiKeyStore {
 
   /** Applies a change the watch saw (synchronously), else re-checks when the last check is older than `recheckMs`. */
   recheck(): void {
-    if (this.stale) return this.reloadSyncIfChanged();
+    if (this.stale) {
+      this.reloadSyncIfChanged();
+      return;
+    }
     if (Date.now() - this.lastCheck > this.recheckMs && !this.checking) {
       this.checking = this.load()
         .catch(() => undefined)

@@ -90,9 +90,8 @@ export function buildMcpServer(ctx: ToolContext): Server {
         ],
       };
     }
-    // Metering: `tool.meter` (registry | lookup | vetting) names the limits this call counts against; the shared
-    // REST/MCP rule is applied before the server runs (mcp.metering.ts: meterMcpCall in the route below) and its
-    // limit information added to the result's `_meta` (withUsageMeta).
+    // Metering happened before the SDK saw the call (meterMcpCall in the POST handler: one rule for every door);
+    // its limit information is added to the result's `_meta` there.
     try {
       const structured = omitNulls(await tool.run(ctx, args.data)) as Record<string, unknown>;
       const checked = tool.output.safeParse(structured);

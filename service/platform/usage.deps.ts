@@ -43,8 +43,8 @@ export async function buildUsageDeps(config: Config, log: Logger, state?: StateS
     freeHourlyLimit: config.RATE_LIMIT_FREE_PER_HOUR,
     proHourlyLimit: config.RATE_LIMIT_PRO_PER_HOUR,
     redisTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
-    lookupGuardPerHour: config.LOOKUP_GUARD_PER_HOUR,
     keyRepository: apiKeyRepositoryFor(state), // PostgreSQL state: keys shared by every node
+    lookupGuardPerHour: config.LOOKUP_GUARD_PER_HOUR,
   });
   if (redis) {
     const r = redis;
