@@ -187,6 +187,7 @@ export class ApiKeyStore {
 
   /** Re-reads the file synchronously when its mtime changed (a few µs when it did not); nothing with a repository. */
   private reloadSyncIfChanged(): void {
+    if (this.repository) return;
     this.stale = false;
     if (this.repository) return;
     this.lastCheck = Date.now();
@@ -209,7 +210,7 @@ export class ApiKeyStore {
   }
 
   private startWatch(): void {
-    if (this.watcher) return;
+    if (this.watcher || this.repository) return;
     try {
       const dir = path.dirname(this.file);
       mkdirSync(dir, { recursive: true });
@@ -225,7 +226,7 @@ export class ApiKeyStore {
     }
   }
 
-  /** Applies a change the watch saw (synchronously), else re-checks the mtime when the last check is older than `recheckMs`. */
+  /** Applies a change the watch saw (synchronously), else re-checks when the last check is older than `recheckMs`. */
   recheck(): void {
     if (this.stale) {
       this.reloadSyncIfChanged();

@@ -1,8 +1,8 @@
 /**
  * The metering hook of POST /mcp: the same rule as every other door
  * (service/platform/metering.ts, docs/limits.md). Each `tools/call` is one
- * counted request: a registry tool (`sec_*`) against the tier's hourly limit,
- * a freight tool against the lookup abuse guard (carrier lookups are
+ * counted request: a registry tool (`meter: 'registry'`, the `sec_*` tools)
+ * against the tier's hourly limit, a freight tool against the lookup abuse guard (carrier lookups are
  * unlimited on every plan, vetting specification; `freight_carrier_vet` also
  * spends a credit). Other methods (initialize, tools/list) are not counted.
  *
@@ -17,13 +17,20 @@ import { InvalidApiKeyError, RateLimitedError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { type DoorMetered, doorRequestOf, meterDoor, usageOf } from '../platform/metering.ts';
 import type { MeterClass } from '../platform/usage.service.ts';
+import { TOOLS } from './mcp.queries.ts';
 
 /** The `_meta` key of the limit information. */
 const USAGE_META_KEY = 'proofline/usage';
 
-/** The metering class of a tool: registry tools are named `sec_*`, everything else reads carrier data. */
+const TOOL_METER = new Map(TOOLS.map((t) => [t.name, t.meter]));
+
+/**
+ * The metering class of a tool, from its `meter` (tool-kit.ts): `registry` reads count against the tier;
+ * `lookup` reads and `vetting` calls (paid in credits) against the lookup abuse guard. An unknown name (answered
+ * -32602 by the server) counts as a lookup.
+ */
 export function meterClassOfTool(name: string): MeterClass {
-  return name.startsWith('sec_') ? 'registry' : 'lookup';
+  return TOOL_METER.get(name) === 'registry' ? 'registry' : 'lookup';
 }
 
 type Gate = { counted: DoorMetered } | { refused: Response } | null;

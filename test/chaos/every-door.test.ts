@@ -75,6 +75,12 @@ describe('one metering rule for every door', () => {
     expect(ai.headers.get('retry-after')).not.toBeNull();
     expect(ai.body.usage).toMatchObject({ tier: 'free', meter_class: 'registry', hourly_limit: FREE, remaining: 0 });
 
+    // The registry over MCP: refused alike, as a tool error carrying the limit information.
+    const secTool = await mcp('sec_company', { ticker: 'AAPL' });
+    expect(secTool.status).toBe(200);
+    expect(secTool.body.result.isError).toBe(true);
+    expect(secTool.body.result._meta['proofline/usage']).toMatchObject({ tier: 'free', meter_class: 'registry', remaining: 0 });
+
     // Carrier lookups are unlimited on every plan: every door still answers, each counted under the one guard.
     const carriers = await getJson(svc.app, '/api/carriers?name=trucking&limit=1');
     expect(carriers.status).toBe(200);
