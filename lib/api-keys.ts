@@ -189,7 +189,6 @@ export class ApiKeyStore {
   private reloadSyncIfChanged(): void {
     if (this.repository) return;
     this.stale = false;
-    if (this.repository) return;
     this.lastCheck = Date.now();
     let m = 0;
     try {

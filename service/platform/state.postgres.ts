@@ -99,9 +99,12 @@ function mapError(e: unknown): unknown {
  * connections. The query it belonged to has already been rejected with
  * CONNECTION_CLOSED (so its callers got a 503), so this family of errors (a
  * null socket read inside the driver's connection code) is dropped;
+ * so is a closed connection's rejection of a query nobody awaits any more (below);
  * any other uncaught exception still ends the process as before. Installed
  * only when nothing else handles uncaught exceptions (a server process).
  */
+const DRIVER_CLOSED = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED']);
+
 function guardDriverNullSocketWrite(): void {
   if (process.listenerCount('uncaughtException') > 0) return;
   const handler = (e: Error): void => {
@@ -114,6 +117,10 @@ function guardDriverNullSocketWrite(): void {
       /postgres[\\/]src[\\/]connection\.js/.test(firstFrame)
     )
       return;
+    // A connection that closes rejects every query queued on it (CONNECTION_CLOSED and its kin). A query issued beside
+    // one that failed first (reads sent together, the sibling awaited first) has no caller left to tell: its request
+    // has already been answered 503 through the sibling. Node raises such a rejection here (unhandled); it is dropped.
+    if (DRIVER_CLOSED.has(String((e as { code?: unknown }).code)) && /postgres[\\/]src[\\/]connection\.js/.test(e.stack ?? '')) return;
     process.off('uncaughtException', handler);
     throw e;
   };
