@@ -99,7 +99,8 @@ function mapError(e: unknown): unknown {
  * connections. The query it belonged to has already been rejected with
  * CONNECTION_CLOSED (so its callers got a 503), so this family of errors (a
  * null socket read inside the driver's connection code) is dropped;
- * so is a closed connection's rejection of a query nobody awaits any more (below);
+ * so is a closed connection's rejection of a query nobody awaits any more, and a
+ * socket reset raised with node frames only (below);
  * any other uncaught exception still ends the process as before. Installed
  * only when nothing else handles uncaught exceptions (a server process).
  */
@@ -121,6 +122,17 @@ function guardDriverNullSocketWrite(): void {
     // one that failed first (reads sent together, the sibling awaited first) has no caller left to tell: its request
     // has already been answered 503 through the sibling. Node raises such a rejection here (unhandled); it is dropped.
     if (DRIVER_CLOSED.has(String((e as { code?: unknown }).code)) && /postgres[\\/]src[\\/]connection\.js/.test(e.stack ?? '')) return;
+    // A socket reset during the outage, emitted on a driver socket that has lost its error listener (the same driver
+    // bug: the stack holds node internals only). The database is unreachable either way and callers get 503s.
+    const errno = e as NodeJS.ErrnoException;
+    if (
+      (errno.code === 'ECONNRESET' || errno.code === 'EPIPE') &&
+      (errno.syscall === 'read' || errno.syscall === 'write') &&
+      !(e.stack ?? '').split('\n').some((l) => l.trim().startsWith('at ') && !l.includes('node:'))
+    ) {
+      console.error(`[state] PostgreSQL socket ${errno.code} on ${errno.syscall} during an outage: ignored (requests answer 503)`);
+      return;
+    }
     process.off('uncaughtException', handler);
     throw e;
   };
