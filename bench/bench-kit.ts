@@ -65,3 +65,40 @@ export async function startServiceProcess(env: Record<string, string>): Promise<
   });
   return { proc, url };
 }
+
+/** The p-th percentile of ascending `sorted` latencies, to 0.01 ms. */
+export function percentile(sorted: number[], p: number): number {
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 100) / 100;
+}
+
+/**
+ * Runs `n` requests with `c` in flight; returns elapsed ms, ascending latencies and acknowledged results. A request
+ * that resolves null or throws counts as failed; a thrown error goes to `onError` when given.
+ */
+export async function runLoad<T>(
+  n: number,
+  c: number,
+  one: (i: number) => Promise<T | null>,
+  onError?: (e: unknown) => void,
+): Promise<{ ms: number; lat: number[]; ok: T[]; failed: number }> {
+  const lat: number[] = [];
+  const ok: T[] = [];
+  let failed = 0;
+  let next = 0;
+  const t0 = performance.now();
+  await Promise.all(
+    Array.from({ length: c }, async () => {
+      for (let i = next++; i < n; i = next++) {
+        const s = performance.now();
+        const r = await one(i).catch((e) => {
+          onError?.(e);
+          return null;
+        });
+        lat.push(performance.now() - s);
+        if (r === null) failed++;
+        else ok.push(r);
+      }
+    }),
+  );
+  return { ms: performance.now() - t0, lat: lat.sort((a, b) => a - b), ok, failed };
+}

@@ -33,7 +33,7 @@ import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { PgStateStore } from '../service/platform/state.postgres.ts';
 import { StateStore, stateDbPath } from '../service/platform/state.store.ts';
 import { grantCredits, issueApiKey } from '../service/vetting/credits.ts';
-import { startServiceProcess, writeResult } from './bench-kit.ts';
+import { percentile, runLoad as load, startServiceProcess, writeResult } from './bench-kit.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CARRIERS = Number(process.env.BENCH_CARRIERS ?? 20_000);
@@ -50,36 +50,8 @@ if (!process.env.DATABASE_URL) {
 }
 const adminUrl = process.env.DATABASE_URL;
 
-function percentile(sorted: number[], p: number): number {
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 100) / 100;
-}
-
 function startServer(url: string): Promise<{ proc: ChildProcess; url: string }> {
   return startServiceProcess({ DATA_DIR: dataDir, DATABASE_URL: url });
-}
-
-async function load<T>(
-  n: number,
-  c: number,
-  one: (i: number) => Promise<T | null>,
-): Promise<{ ms: number; lat: number[]; ok: T[]; failed: number }> {
-  const lat: number[] = [];
-  const ok: T[] = [];
-  let failed = 0;
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: c }, async () => {
-      for (let i = next++; i < n; i = next++) {
-        const s = performance.now();
-        const r = await one(i).catch(() => null);
-        lat.push(performance.now() - s);
-        if (r === null) failed++;
-        else ok.push(r);
-      }
-    }),
-  );
-  return { ms: performance.now() - t0, lat: lat.sort((a, b) => a - b), ok, failed };
 }
 
 const summary = (r: { ms: number; lat: number[]; ok: unknown[]; failed: number }, requests: number) => ({

@@ -32,7 +32,10 @@ import { silentLogger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { StateStore, stateDbPath } from '../service/platform/state.store.ts';
 import { grantCredits, issueApiKey } from '../service/vetting/credits.ts';
-import { startServiceProcess, writeResult } from './bench-kit.ts';
+import { percentile, runLoad, startServiceProcess, writeResult } from './bench-kit.ts';
+
+/** `runLoad` with thrown errors kept for the failure report. */
+const load = <T>(n: number, c: number, one: (i: number) => Promise<T | null>) => runLoad(n, c, one, (e) => failures.push(String(e)));
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const CARRIERS = Number(process.env.BENCH_CARRIERS ?? 20_000);
@@ -43,40 +46,8 @@ const base = path.join(ROOT, 'data', 'bench-vet');
 const dataDir = path.join(base, 'data');
 const failures: string[] = [];
 
-function percentile(sorted: number[], p: number): number {
-  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]! * 100) / 100;
-}
-
 function startServer(): Promise<{ proc: ChildProcess; url: string }> {
   return startServiceProcess({ DATA_DIR: dataDir });
-}
-
-/** Runs `n` requests with `c` in flight; returns elapsed ms, latencies and acknowledged results. */
-async function load<T>(
-  n: number,
-  c: number,
-  one: (i: number) => Promise<T | null>,
-): Promise<{ ms: number; lat: number[]; ok: T[]; failed: number }> {
-  const lat: number[] = [];
-  const ok: T[] = [];
-  let failed = 0;
-  let next = 0;
-  const t0 = performance.now();
-  await Promise.all(
-    Array.from({ length: c }, async () => {
-      for (let i = next++; i < n; i = next++) {
-        const s = performance.now();
-        const r = await one(i).catch((e) => {
-          failures.push(String(e));
-          return null;
-        });
-        lat.push(performance.now() - s);
-        if (r === null) failed++;
-        else ok.push(r);
-      }
-    }),
-  );
-  return { ms: performance.now() - t0, lat: lat.sort((a, b) => a - b), ok, failed };
 }
 
 const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
