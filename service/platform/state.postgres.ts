@@ -100,13 +100,17 @@ function mapError(e: unknown): unknown {
  * CONNECTION_CLOSED (so its callers got a 503), so this family of errors (a
  * null socket read inside the driver's connection code) is dropped;
  * so is a closed connection's rejection of a query nobody awaits any more, and a
- * socket reset raised with node frames only (below);
+ * socket error (a reset, or a refused reconnect to a PostgreSQL port) raised with node frames only (below);
  * any other uncaught exception still ends the process as before. Installed
  * only when nothing else handles uncaught exceptions (a server process).
  */
 const DRIVER_CLOSED = new Set(['CONNECTION_CLOSED', 'CONNECTION_DESTROYED', 'CONNECTION_ENDED']);
 
-function guardDriverNullSocketWrite(): void {
+/** The PostgreSQL ports this process connects to: a refused reconnect to one of them is an outage, not a bug. */
+const pgPorts = new Set<number>();
+
+function guardDriverNullSocketWrite(url: string): void {
+  pgPorts.add(portOf(url));
   if (process.listenerCount('uncaughtException') > 0) return;
   const handler = (e: Error): void => {
     // The driver's null-socket family (write, cork, end... on a socket a closing connection already dropped), thrown
@@ -122,14 +126,15 @@ function guardDriverNullSocketWrite(): void {
     // one that failed first (reads sent together, the sibling awaited first) has no caller left to tell: its request
     // has already been answered 503 through the sibling. Node raises such a rejection here (unhandled); it is dropped.
     if (DRIVER_CLOSED.has(String((e as { code?: unknown }).code)) && /postgres[\\/]src[\\/]connection\.js/.test(e.stack ?? '')) return;
-    // A socket reset during the outage, emitted on a driver socket that has lost its error listener (the same driver
-    // bug: the stack holds node internals only). The database is unreachable either way and callers get 503s.
-    const errno = e as NodeJS.ErrnoException;
-    if (
-      (errno.code === 'ECONNRESET' || errno.code === 'EPIPE') &&
-      (errno.syscall === 'read' || errno.syscall === 'write') &&
-      !(e.stack ?? '').split('\n').some((l) => l.trim().startsWith('at ') && !l.includes('node:'))
-    ) {
+    // A socket error during the outage (reset, broken pipe, or a refused or timed-out reconnect), emitted on a driver
+    // socket that has lost its error listener (the same driver bug: the stack holds node internals only). A refused
+    // connect must name a PostgreSQL port this process connects to. The database is unreachable and callers get 503s.
+    const errno = e as NodeJS.ErrnoException & { port?: number };
+    const nodeOnly = !(e.stack ?? '').split('\n').some((l) => l.trim().startsWith('at ') && !l.includes('node:'));
+    const socketIo = (errno.code === 'ECONNRESET' || errno.code === 'EPIPE') && (errno.syscall === 'read' || errno.syscall === 'write');
+    const reconnect =
+      (errno.code === 'ECONNREFUSED' || errno.code === 'ETIMEDOUT') && errno.syscall === 'connect' && pgPorts.has(Number(errno.port));
+    if (nodeOnly && (socketIo || reconnect)) {
       console.error(`[state] PostgreSQL socket ${errno.code} on ${errno.syscall} during an outage: ignored (requests answer 503)`);
       return;
     }
@@ -137,6 +142,14 @@ function guardDriverNullSocketWrite(): void {
     throw e;
   };
   process.on('uncaughtException', handler);
+}
+
+function portOf(url: string): number {
+  try {
+    return Number(new URL(url).port || 5432);
+  } catch {
+    return 5432;
+  }
 }
 
 function renderBatch(stmt: BatchStatement): string {
@@ -196,7 +209,7 @@ export class PgStateStore implements StateStore {
 
   /** Connects, applies pending migrations, and returns the store. Throws when the database cannot be reached. */
   static async open(url: string, opts: PgStateStoreOptions = {}): Promise<PgStateStore> {
-    guardDriverNullSocketWrite();
+    guardDriverNullSocketWrite(url);
     const sql = postgres(url, {
       max: opts.poolSize ?? 4,
       connect_timeout: opts.connectTimeoutSeconds ?? 5,
