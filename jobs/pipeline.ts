@@ -146,9 +146,16 @@ export interface Pipeline {
    * snapshot's ledger entry is not parsed; publish carries its rows. `parser` versions what the steps make of
    * an input (bump it when parsing changes). `carryTables`: tables of `replaceTables` that children write and
    * publish must carry (derived tables are rebuilt, never carried); `carryVia`: tables whose rows name no
-   * input, carried with another table's rows (lib/warehouse/publish.ts, CarryOptions.via).
+   * input, carried with another table's rows (lib/warehouse/publish.ts, CarryOptions.via). `deltaKey`: publish
+   * changes the previous serving database in place and `derive` recomputes only the rows hanging on the changed
+   * values of this column (CarryOptions.delta; derive must honour `ctx.delta`).
    */
-  incremental?: { parser: string; carryTables?: string[]; carryVia?: Record<string, { key: string; table: string }> };
+  incremental?: {
+    parser: string;
+    carryTables?: string[];
+    carryVia?: Record<string, { key: string; table: string }>;
+    deltaKey?: string;
+  };
   /** SQL/JS run inside the serving database at publish, after parts load. */
   derive?(conn: DuckDBConnection, ctx: DeriveContext & BaseContext): Promise<void>;
   /** Facts recorded in the manifest's `meta` (used by /ai/feed.json and /api/status). */

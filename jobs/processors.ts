@@ -241,6 +241,7 @@ export async function processPublish(
             reuseFiles: incState.reuse_files,
             tables: pipeline.incremental.carryTables,
             via: pipeline.incremental.carryVia,
+            delta: pipeline.incremental.deltaKey ? { key: pipeline.incremental.deltaKey } : undefined,
           }
         : undefined,
     memoryLimit: ctx.config.DUCKDB_MEMORY_LIMIT,

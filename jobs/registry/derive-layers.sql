@@ -1,33 +1,9 @@
--- Derives the registry layers at publish, before company_lookup.
+-- Derives the registry layers at publish, before company_lookup (after derive-link-documents.sql).
 -- Params: none. Reads filings, documents, doc_events, people_roles, profile_facts, signals, index_entries and the
 -- temporary table eight_k_item_map(item_code, item, title, event_type). Writes timeline, earnings_calendar, filing_index.
+-- On a delta publish the tables it reads are temp views restricted to the changed companies (deriveRegistryDelta).
 
--- 1. Documents whose path did not name their filing: match the filing index by primary document name,
---    then by CIK + form + the date in the file name.
-UPDATE documents SET cik = f.cik, accession = f.accession, filing_date = f.filing_date
-FROM filings f
-WHERE documents.accession IS NULL AND f.primary_document = documents.document;
-UPDATE documents SET accession = f.accession, filing_date = f.filing_date
-FROM filings f
-WHERE documents.accession IS NULL AND documents.cik = f.cik AND documents.date_hint = f.filing_date
-  AND f.form = documents.form;
-UPDATE documents SET filing_date = f.filing_date
-FROM filings f
-WHERE documents.filing_date IS NULL AND documents.cik = f.cik AND documents.accession = f.accession;
-UPDATE doc_events SET cik = d.cik, accession = d.accession FROM documents d
-WHERE doc_events.content_sha256 = d.content_sha256 AND (doc_events.cik IS NULL OR doc_events.accession IS NULL);
-UPDATE doc_events SET filing_date = d.filing_date FROM documents d
-WHERE doc_events.content_sha256 = d.content_sha256 AND doc_events.filing_date IS NULL;
-UPDATE people_roles SET cik = d.cik, accession = d.accession FROM documents d
-WHERE people_roles.content_sha256 = d.content_sha256 AND (people_roles.cik IS NULL OR people_roles.accession IS NULL);
-UPDATE people_roles SET as_of = d.filing_date FROM documents d
-WHERE people_roles.content_sha256 = d.content_sha256 AND people_roles.as_of IS NULL;
-UPDATE profile_facts SET cik = d.cik, accession = d.accession FROM documents d
-WHERE profile_facts.content_sha256 = d.content_sha256 AND (profile_facts.cik IS NULL OR profile_facts.accession IS NULL);
-UPDATE signals SET cik = d.cik, accession = d.accession FROM documents d
-WHERE signals.content_sha256 = d.content_sha256 AND (signals.cik IS NULL OR signals.accession IS NULL);
-
--- 2. Timeline: every 8-K item except 9.01 (exhibits), from the documents (with summaries) and the filing index.
+-- 1. Timeline: every 8-K item except 9.01 (exhibits), from the documents (with summaries) and the filing index.
 DELETE FROM timeline;
 INSERT INTO timeline
 WITH doc AS (
@@ -57,7 +33,7 @@ SELECT coalesce(d.cik, i.cik), coalesce(d.accession, i.accession), coalesce(d.fo
 FROM doc d FULL OUTER JOIN idx i ON d.cik = i.cik AND d.accession = i.accession AND d.item = i.item
 WHERE coalesce(d.item, i.item) <> '9.01';
 
--- 3. Earnings calendar: confirmed dates from 8-K item 2.02.
+-- 2. Earnings calendar: confirmed dates from 8-K item 2.02.
 --    Acceptance time in Eastern time: the SGML header when a complete submission or wrapper was read (authoritative);
 --    else the submissions `acceptanceDateTime`, whose `Z` label is true UTC for some recordings and Eastern wall-clock
 --    for others. A label is provably UTC when its time is before 06:00 or from 22:00 (EDGAR accepts 06:00-22:00 ET), or
@@ -171,7 +147,7 @@ SELECT n.cik, coalesce(s.seasonal_date, n.naive), false, coalesce(n.timing, 'unk
 FROM nxt n LEFT JOIN seasonal s USING (cik)
 WHERE n.naive IS NOT NULL AND coalesce(s.seasonal_date, n.naive) > n.last_date;
 
--- 4. Filing index with EDGAR URLs and extraction status.
+-- 3. Filing index with EDGAR URLs and extraction status.
 DELETE FROM filing_index;
 INSERT INTO filing_index
 WITH doc AS (

@@ -16,7 +16,7 @@ import { createRecordLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { loadSql } from '../../lib/warehouse/duckdb.ts';
 import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { submissionsUrl } from '../../ingest/edgar/cik.ts';
-import { deriveAfterLookup, deriveLayers } from './registry-layers.derive.ts';
+import { deriveAfterLookup, deriveLayers, deriveRegistryDelta } from './registry-layers.derive.ts';
 import { COMPANYFACTS_RE, DOCUMENT_RE, INDEX_RE, processCompanyFacts, processDocuments, processIndex } from './registry-layers.steps.ts';
 import { isOverflowPage, parseFilingPage, parseSubmissions } from '../../ingest/edgar/submissions.ts';
 import { parseTickers, tickerSnapshotDate } from '../../ingest/edgar/tickers.ts';
@@ -222,7 +222,8 @@ export const REGISTRY_PARSER = 'registry-v3';
 export const registryPipeline: Pipeline = {
   domain: registryDomain,
   fetch: planEdgarFetch,
-  incremental: { parser: REGISTRY_PARSER },
+  // Delta publish keyed by CIK: a night re-derives only the companies whose inputs changed (deriveRegistryDelta).
+  incremental: { parser: REGISTRY_PARSER, deltaKey: 'cik' },
   async plan(ctx) {
     const secDir = path.join(ctx.inputDir, 'sec');
     // Files the fetch jobs will (re)write are read by the children that wait for them, never as local inputs.
@@ -299,7 +300,8 @@ export const registryPipeline: Pipeline = {
     index: { payload: z.object({ file: z.string(), root: z.string() }), process: processIndex },
     [EDGAR_FETCH_STEP]: { payload: edgarFetchPayload, process: processEdgarFetch, rateLimited: 'sec' },
   },
-  async derive(conn) {
+  async derive(conn, ctx) {
+    if (ctx.delta) return deriveRegistryDelta(conn, ctx.delta);
     // A CIK can appear in two batches only through a malformed input set; keep one row per CIK and filing.
     await conn.run(
       `CREATE OR REPLACE TABLE companies AS SELECT * FROM companies QUALIFY row_number() OVER (PARTITION BY cik ORDER BY name) = 1`,

@@ -19,12 +19,22 @@
  *  6. write manifest.json, rename the directory into `snapshots/`, switch CURRENT
  *     atomically, prune old snapshots, remove the run's parts (`finalizeSnapshot`).
  *
+ * Delta publish (incremental runs with `carry.delta`, lib/warehouse/incremental.ts): instead of steps 1-5 over
+ * every row, the previous snapshot's `serving.duckdb` is copied and changed in place. Rows of inputs that are not
+ * reused are deleted and the run's parts inserted (the key values, e.g. CIKs, of every row removed or added are
+ * collected in `_delta_keys`); `derive` gets `ctx.delta` and recomputes only what hangs on those keys; a table
+ * neither the load nor derive changed is hard-linked from the previous snapshot (parquet and manifest entry
+ * reused), and a cumulative table (`origin_leaves`, `sources`) becomes a directory table whose previous files are
+ * hard-linked and whose new rows are one more file (compacted into one file past `MAX_APPEND_FILES`). A night with
+ * nothing changed therefore writes no table. Falls back to a full publish when the previous snapshot has no
+ * serving database, another DuckDB version wrote it, or its tables differ from the domain DDL.
+ *
  * Parts are hard-linked, never moved, and removed only after the CURRENT
  * switch, so a crash (or a retried publish) before step 6's switch leaves the
  * previous snapshot current and untouched and the run still publishable; the
  * next run cleans an abandoned staging directory.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { copyFile, link, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
@@ -51,6 +61,8 @@ import type { StagingRun } from './staging.ts';
 const CUMULATIVE = new Set(['sources', 'origin_leaves']);
 /** Tables that describe only the run that published them. */
 const PER_RUN = new Set(['rejects']);
+/** A cumulative table published as a directory of appended files is rewritten as one file past this many files. */
+const MAX_APPEND_FILES = 32;
 
 export interface DeriveContext {
   run: StagingRun;
@@ -79,6 +91,25 @@ export interface DeriveContext {
    * columns and types. For a big table whose parts are already final (quotes: quote_bars on the fast path).
    */
   linkParquetTable(table: string, files: string[]): Promise<void>;
+  /** Set on a delta publish (see the module comment): derive recomputes only what the changed keys touch. */
+  delta: DeltaContext | null;
+}
+
+/**
+ * What a delta publish tells `derive`. The serving database is the previous snapshot's, with the rows of
+ * changed and removed inputs deleted and the run's parts inserted; derived tables still hold the previous rows.
+ */
+export interface DeltaContext {
+  /** The column derived rows hang on (CarryOptions.delta.key, e.g. `cik`). */
+  key: string;
+  /** Catalog of the serving database: `<catalog>.main.<table>` names a base table past a temp view of the same name. */
+  catalog: string;
+  /** Temp table `(k)`: key values of every row the load removed or added; derive may add more before using it. */
+  keysTable: string;
+  /** Tables whose rows the load changed (deleted or inserted). */
+  changed: ReadonlySet<string>;
+  /** Marks a table derive changed: it is exported anew (a table nobody changed is hard-linked from the previous snapshot). */
+  touch(table: string): void;
 }
 
 export interface PublishOptions {
@@ -115,6 +146,11 @@ export interface CarryOptions {
    * table: 'transcripts'}}` carries the previous topics whose `transcript_key` a carried transcript has.
    */
   via?: Record<string, { key: string; table: string }>;
+  /**
+   * Delta publish (see the module comment): the previous serving database is changed in place. `key` names the
+   * column every derived row hangs on (the registry's `cik`); the pipeline's derive must honour `ctx.delta`.
+   */
+  delta?: { key: string };
 }
 
 export interface PublishResult {
@@ -123,10 +159,14 @@ export interface PublishResult {
   pruned: string[];
   /** Milliseconds per publish phase (parquet_tables, load, derive, export, index, finalize). */
   timings: Record<string, number>;
+  /** `delta` when the previous serving database was changed in place, else `full`. */
+  mode: 'full' | 'delta';
 }
 
 /** Phase timings of the last publish in this process (benchmarks report them). */
 export let lastPublishTimings: Record<string, number> = {};
+/** Mode and tables linked from the previous snapshot / written anew by the last publish in this process (benchmarks). */
+export let lastPublishShape: { mode: 'full' | 'delta'; linked: string[]; written: string[] } = { mode: 'full', linked: [], written: [] };
 
 interface DdlColumn {
   name: string;
@@ -196,6 +236,19 @@ interface PublishSession {
   hashing: Map<string, Promise<TableManifest>>;
   withParts: Set<string>;
   carry: CarryOptions | null;
+  /** Set when the previous serving database was copied and is changed in place (delta publish). */
+  delta: DeltaState | null;
+}
+
+interface DeltaState {
+  key: string;
+  catalog: string;
+  /** Tables whose rows the load or derive changed. */
+  dirty: Set<string>;
+  /** Cumulative table → temp table of the rows this run appended. */
+  appended: Map<string, string>;
+  linked: string[];
+  written: string[];
 }
 
 /** Absolute path (or glob, for a directory table) of a table's parquet in the previous snapshot, or null. */
@@ -214,25 +267,54 @@ async function baseTables(conn: DuckDBConnection): Promise<string[]> {
   return rows.map((r) => String(r.table_name));
 }
 
-/** Phase 1: a fresh `serving.duckdb` (and empty tables/, packed/) in the staging directory, with the domain's DDL. */
+/**
+ * Phase 1: a fresh `serving.duckdb` (and empty tables/, packed/) in the staging directory, with the domain's DDL;
+ * on a delta publish, a copy of the previous snapshot's serving database instead (checked against the DDL).
+ */
 async function openServing(run: StagingRun, opts: PublishOptions): Promise<PublishSession> {
   const { dataDir } = run;
   const previous = await readCurrentManifest(dataDir, run.domain);
   const prevDir = previous ? snapshotDir(dataDir, run.domain, previous.snapshot_id) : null;
   const servingPath = path.join(run.dir, 'serving.duckdb');
-  await rm(servingPath, { force: true });
-  await rm(`${servingPath}.wal`, { force: true });
+  const clearServing = async () => {
+    await rm(servingPath, { force: true });
+    await rm(`${servingPath}.wal`, { force: true });
+  };
+  await clearServing();
   const tablesDir = path.join(run.dir, 'tables');
   await rm(tablesDir, { recursive: true, force: true });
   await mkdir(tablesDir, { recursive: true });
   const packedDir = path.join(run.dir, 'packed');
   await rm(packedDir, { recursive: true, force: true });
   await mkdir(tempDir(dataDir), { recursive: true });
-  const db = await openDatabase(servingPath, {
-    memoryLimit: opts.memoryLimit ?? '1GB',
-    threads: opts.threads ?? 2,
-    tempDirectory: tempDir(dataDir),
-  });
+  const parquetOnly = new Set(run.spec.parquetTables ?? []);
+  const carry = opts.carry ?? null;
+  if (carry && parquetOnly.size) throw new Error(`${run.domain} has parquet-only tables: incremental carry is not supported for them`);
+  const open = () =>
+    openDatabase(servingPath, { memoryLimit: opts.memoryLimit ?? '1GB', threads: opts.threads ?? 2, tempDirectory: tempDir(dataDir) });
+  const prevServing = prevDir ? path.join(prevDir, 'serving.duckdb') : null;
+  let delta: DeltaState | null = null;
+  let db: DuckDBInstance | null = null;
+  if (carry?.delta && previous && prevServing && existsSync(prevServing)) {
+    await copyFile(prevServing, servingPath);
+    db = await open();
+    const conn = await db.connect();
+    try {
+      const reusable = await previousServingReusable(conn, run, previous);
+      if (reusable) {
+        const [{ c }] = await queryRows(conn, 'SELECT current_database() AS c');
+        delta = { key: carry.delta.key, catalog: String(c), dirty: new Set(), appended: new Map(), linked: [], written: [] };
+      }
+    } finally {
+      conn.closeSync();
+    }
+    if (!delta) {
+      db.closeSync();
+      db = null;
+      await clearServing();
+    }
+  }
+  db ??= await open();
   const conn = await db.connect();
   const s: PublishSession = {
     run,
@@ -245,27 +327,54 @@ async function openServing(run: StagingRun, opts: PublishOptions): Promise<Publi
     conn,
     tables: {},
     packed: {},
-    parquetOnly: new Set(run.spec.parquetTables ?? []),
+    parquetOnly,
     replace: new Set(run.spec.replaceTables ?? []),
     parquetFiles: new Map(),
     parquetDdl: new Map(),
     hashing: new Map(),
     withParts: new Set(),
-    carry: opts.carry ?? null,
+    carry,
+    delta,
   };
-  if (s.carry && s.parquetOnly.size) {
-    closeServing(s);
-    throw new Error(`${run.domain} has parquet-only tables: incremental carry is not supported for them`);
-  }
   try {
     await conn.run(`SET preserve_insertion_order = false`);
-    await conn.run(domainTablesSql(run.spec));
+    if (!delta) await conn.run(domainTablesSql(run.spec));
     s.withParts = new Set(await run.tablesWithParts());
   } catch (e) {
     closeServing(s);
     throw e;
   }
   return s;
+}
+
+/**
+ * Whether a copied previous serving database can be changed in place: written by this DuckDB version, and its
+ * tables and columns exactly those the domain DDL creates (checked by creating the DDL in a scratch schema).
+ */
+async function previousServingReusable(conn: DuckDBConnection, run: StagingRun, previous: SnapshotManifest): Promise<boolean> {
+  const [{ v }] = await queryRows(conn, 'SELECT version() AS v');
+  if (String(v) !== previous.duckdb_version) return false;
+  await conn.run('CREATE SCHEMA _ddl_check');
+  try {
+    await conn.run(`SET schema = '_ddl_check'`);
+    await conn.run(domainTablesSql(run.spec));
+    await conn.run(`SET schema = 'main'`);
+    const rows = await queryRows(
+      conn,
+      `SELECT table_schema AS s, table_name || '.' || column_name || ':' || data_type || '@' || ordinal_position AS c
+       FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema IN ('main', '_ddl_check')`,
+    );
+    const cols = (schema: string) =>
+      rows
+        .filter((r) => r.s === schema)
+        .map((r) => String(r.c))
+        .sort()
+        .join('\n');
+    return cols('main') === cols('_ddl_check');
+  } finally {
+    await conn.run(`SET schema = 'main'`);
+    await conn.run('DROP SCHEMA _ddl_check CASCADE');
+  }
 }
 
 function closeServing(s: PublishSession): void {
@@ -448,10 +557,11 @@ async function createCarrySets(s: PublishSession, carry: CarryOptions): Promise<
     : `(SELECT NULL::VARCHAR AS k, NULL::VARCHAR AS v WHERE false)`;
   await s.conn.run(`CREATE OR REPLACE TEMP TABLE _carry_sha AS SELECT DISTINCT v AS sha FROM ${src} WHERE k = 's'`);
   await s.conn.run(`CREATE OR REPLACE TEMP TABLE _carry_file AS SELECT DISTINCT v AS file FROM ${src} WHERE k = 'f'`);
-  const leaves = previousTablePath(s, 'origin_leaves');
+  // A delta publish reads the leaves from the copied serving database (the previous snapshot's, not yet changed).
+  const leaves = s.delta ? `${qualified(s, 'origin_leaves')}` : previousTablePath(s, 'origin_leaves');
   await s.conn.run(
     leaves
-      ? `CREATE OR REPLACE TEMP TABLE _carry_leaf AS SELECT DISTINCT leaf_hash FROM read_parquet(${quoteLiteral(leaves)}) WHERE content_sha256 IN (SELECT sha FROM _carry_sha)`
+      ? `CREATE OR REPLACE TEMP TABLE _carry_leaf AS SELECT DISTINCT leaf_hash FROM ${s.delta ? leaves : `read_parquet(${quoteLiteral(leaves)})`} WHERE content_sha256 IN (SELECT sha FROM _carry_sha)`
       : `CREATE OR REPLACE TEMP TABLE _carry_leaf AS SELECT NULL::VARCHAR AS leaf_hash WHERE false`,
   );
 }
@@ -479,9 +589,12 @@ async function carryTable(s: PublishSession, t: string, prev: string): Promise<b
   return true;
 }
 
-/** The WHERE clause selecting a previous table's rows of reused inputs (see `carryTable`). */
-async function carryWhere(s: PublishSession, t: string, prev: string): Promise<string> {
-  const cols = new Set((await parquetColumns(s.conn, [prev])).map((c) => c.name));
+/**
+ * The WHERE clause selecting a previous table's rows of reused inputs (see `carryTable`). `prev` is the previous
+ * parquet, or null on a delta publish (the columns are then read from the serving table itself).
+ */
+async function carryWhere(s: PublishSession, t: string, prev: string | null): Promise<string> {
+  const cols = new Set((prev ? await parquetColumns(s.conn, [prev]) : await tableColumns(s, t)).map((c) => c.name));
   if (cols.has('content_sha256')) return `content_sha256 IN (SELECT sha FROM _carry_sha)`;
   if (cols.has('origin_leaf_hash')) return `origin_leaf_hash IN (SELECT leaf_hash FROM _carry_leaf)`;
   const via = s.carry?.via?.[t];
@@ -492,6 +605,86 @@ async function carryWhere(s: PublishSession, t: string, prev: string): Promise<s
   }
   if (via) return 'false';
   throw new Error(`table ${t} of ${s.run.domain} names no input (content_sha256, origin_leaf_hash): it cannot be carried incrementally`);
+}
+
+/** `<catalog>.main.<table>` on a delta publish (past temp views of the same name), else the quoted name. */
+function qualified(s: Pick<PublishSession, 'delta'>, t: string): string {
+  return s.delta ? `${quoteIdentifier(s.delta.catalog)}.main.${quoteIdentifier(t)}` : quoteIdentifier(t);
+}
+
+/** Column names and types of a serving table. */
+async function tableColumns(s: PublishSession, t: string): Promise<DdlColumn[]> {
+  const rows = await queryRows(
+    s.conn,
+    `SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $t ORDER BY ordinal_position`,
+    { t },
+  );
+  return rows.map((r) => ({ name: String(r.column_name), type: String(r.data_type) }));
+}
+
+/** Runs a statement and returns the rows it changed. */
+async function changedBy(conn: DuckDBConnection, sql: string): Promise<number> {
+  return Number((await conn.run(sql)).rowsChanged);
+}
+
+/**
+ * Phase 3 of a delta publish: the copied serving database holds the previous snapshot's rows. Rows of inputs
+ * that are not reused are deleted, the run's parts inserted, and the delta key of every row removed or added is
+ * recorded in `_delta_keys`; cumulative tables take only rows they do not have yet (kept in `_append_<table>`
+ * for the appended export file); `rejects` keeps those of reused files; derived tables are left to derive.
+ */
+async function loadDelta(s: PublishSession): Promise<void> {
+  const { conn, run } = s;
+  const d = s.delta!;
+  await createCarrySets(s, s.carry!);
+  const keyType = (
+    await queryRows(
+      conn,
+      `SELECT any_value(data_type) AS t FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND column_name = $k`,
+      { k: d.key },
+    )
+  )[0]?.t;
+  await conn.run(`CREATE OR REPLACE TEMP TABLE _delta_keys (k ${keyType ? String(keyType) : 'VARCHAR'})`);
+  for (const t of await baseTables(conn)) {
+    const q = qualified(s, t);
+    const parts = s.withParts.has(t)
+      ? `read_parquet(${quoteLiteral(path.join(run.dir, 'parts', t, '*.parquet'))}, union_by_name = true)`
+      : null;
+    let changed = 0;
+    if (CUMULATIVE.has(t)) {
+      if (!parts) continue;
+      const tmp = quoteIdentifier(`_append_${t}`);
+      await conn.run(`CREATE OR REPLACE TEMP TABLE ${tmp} AS SELECT * FROM ${q} LIMIT 0`);
+      // origin_leaves: a leaf already published keeps its first run (the full publish keeps the earliest too).
+      await conn.run(
+        t === 'origin_leaves'
+          ? `INSERT INTO ${tmp} BY NAME SELECT * FROM ${parts} p WHERE NOT EXISTS (SELECT 1 FROM ${q} o WHERE o.leaf_hash = p.leaf_hash) QUALIFY row_number() OVER (PARTITION BY leaf_hash ORDER BY first_run_id) = 1`
+          : `INSERT INTO ${tmp} BY NAME SELECT * FROM ${parts}`,
+      );
+      changed = await changedBy(conn, `INSERT INTO ${q} SELECT * FROM ${tmp}`);
+      d.appended.set(t, `_append_${t}`);
+    } else if (PER_RUN.has(t)) {
+      changed = await changedBy(
+        conn,
+        `DELETE FROM ${q} WHERE rowid NOT IN (SELECT r.rowid FROM ${q} r WHERE EXISTS (SELECT 1 FROM _carry_file c WHERE c.file = r.file OR ends_with(c.file, '/' || r.file)))`,
+      );
+      if (parts) changed += await changedBy(conn, `INSERT INTO ${q} BY NAME SELECT * FROM ${parts}`);
+    } else if (s.replace.has(t) && !s.carry!.tables?.includes(t)) {
+      continue;
+    } else {
+      // NULL counts as not kept, as in the full publish's carry (`WHERE keep`).
+      const keep = `coalesce(${await carryWhere(s, t, null)}, false)`;
+      const hasKey = (await tableColumns(s, t)).some((c) => c.name === d.key);
+      const k = quoteIdentifier(d.key);
+      if (hasKey) await conn.run(`INSERT INTO _delta_keys SELECT DISTINCT ${k} FROM ${q} WHERE ${k} IS NOT NULL AND NOT (${keep})`);
+      changed = await changedBy(conn, `DELETE FROM ${q} WHERE NOT (${keep})`);
+      if (parts) {
+        if (hasKey) await conn.run(`INSERT INTO _delta_keys SELECT DISTINCT ${k} FROM ${parts} WHERE ${k} IS NOT NULL`);
+        changed += await changedBy(conn, `INSERT INTO ${q} BY NAME SELECT * FROM ${parts}`);
+      }
+    }
+    if (changed > 0) d.dirty.add(t);
+  }
 }
 
 /** Phase 4: the domain's derive step inside the serving database (it may replace or link parquet-only tables and write packed stores). */
@@ -511,6 +704,15 @@ async function deriveTables(s: PublishSession, derive: NonNullable<PublishOption
     replaceParquetTable: (t, sql, o) => replaceParquetTable(s, t, sql, o),
     linkParquetTable: (t, files) => linkParquetTable(s, t, files),
     writePacked,
+    delta: s.delta
+      ? {
+          key: s.delta.key,
+          catalog: s.delta.catalog,
+          keysTable: '_delta_keys',
+          changed: new Set(s.delta.dirty),
+          touch: (t) => s.delta!.dirty.add(t),
+        }
+      : null,
   });
 }
 
@@ -519,12 +721,66 @@ async function exportServingTables(s: PublishSession): Promise<void> {
   for (const t of await baseTables(s.conn)) {
     if (s.parquetOnly.has(t))
       throw new Error(`derive created a serving table named like the parquet-only table ${t}; use replaceParquetTable`);
-    const file = path.join(s.tablesDir, `${t}.parquet`);
-    await s.conn.run(`COPY ${quoteIdentifier(t)} TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
-    const [{ n }] = await queryRows(s.conn, `SELECT count(*)::INTEGER AS n FROM ${quoteIdentifier(t)}`);
-    s.tables[t] = { rows: Number(n), ...(await sha256File(file)) };
+    await exportTable(s, t);
   }
   for (const [t, p] of s.hashing) s.tables[t] = await p;
+}
+
+/**
+ * Phase 5a of a delta publish: a table neither the load nor derive changed is hard-linked from the previous
+ * snapshot with its manifest entry; a cumulative table with appended rows becomes a directory table (the previous
+ * files hard-linked, the new rows one more file; one file again past MAX_APPEND_FILES); any other changed table
+ * is exported as in a full publish.
+ */
+async function exportDelta(s: PublishSession): Promise<void> {
+  const d = s.delta!;
+  for (const t of await baseTables(s.conn)) {
+    const prevTm = s.previous?.tables[t];
+    const prevFiles = prevTm && s.prevDir ? tableFilePaths(s.prevDir, t, prevTm) : [];
+    if (prevTm && !d.dirty.has(t)) {
+      if (prevTm.files) await mkdir(path.join(s.tablesDir, t), { recursive: true });
+      for (const f of prevFiles)
+        await linkOrCopy(f, prevTm.files ? path.join(s.tablesDir, t, path.basename(f)) : path.join(s.tablesDir, `${t}.parquet`));
+      s.tables[t] = prevTm;
+      d.linked.push(t);
+      continue;
+    }
+    d.written.push(t);
+    const appended = d.appended.get(t);
+    if (prevTm && appended && prevFiles.length + 1 <= MAX_APPEND_FILES) {
+      const dir = path.join(s.tablesDir, t);
+      await mkdir(dir, { recursive: true });
+      const files: Record<string, { sha256: string; bytes: number }> = {};
+      const prevHashes = prevTm.files ?? { [`${t}.parquet`]: { sha256: prevTm.sha256, bytes: prevTm.bytes } };
+      for (const [i, f] of prevFiles.entries()) {
+        const name = `${String(i).padStart(5, '0')}.parquet`;
+        await linkOrCopy(f, path.join(dir, name));
+        files[name] = prevHashes[path.basename(f)]!;
+      }
+      const name = `${String(prevFiles.length).padStart(5, '0')}.parquet`;
+      await s.conn.run(
+        `COPY ${quoteIdentifier(appended)} TO ${quoteLiteral(path.join(dir, name))} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
+      );
+      files[name] = await sha256File(path.join(dir, name));
+      const [{ n }] = await queryRows(s.conn, `SELECT count(*)::INTEGER AS n FROM ${qualified(s, t)}`);
+      s.tables[t] = {
+        rows: Number(n),
+        sha256: hashCanonical(Object.fromEntries(Object.entries(files).map(([f, h]) => [f, h.sha256]))),
+        bytes: Object.values(files).reduce((a, h) => a + h.bytes, 0),
+        files,
+      };
+      continue;
+    }
+    await exportTable(s, t);
+  }
+}
+
+/** One serving table exported to `tables/<table>.parquet` and hashed. */
+async function exportTable(s: PublishSession, t: string): Promise<void> {
+  const file = path.join(s.tablesDir, `${t}.parquet`);
+  await s.conn.run(`COPY ${qualified(s, t)} TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+  const [{ n }] = await queryRows(s.conn, `SELECT count(*)::INTEGER AS n FROM ${qualified(s, t)}`);
+  s.tables[t] = { rows: Number(n), ...(await sha256File(file)) };
 }
 
 /** Phase 5b: lookup indexes and a CHECKPOINT; returns the DuckDB version for the manifest. */
@@ -597,13 +853,15 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
     try {
       await linkParquetOnlyTables(s);
       lap('parquet_tables');
-      await loadServingTables(s);
+      if (s.delta) await loadDelta(s);
+      else await loadServingTables(s);
       lap('load');
       await opts.onStep?.('loaded');
       if (opts.derive) await deriveTables(s, opts.derive);
       lap('derive');
       await opts.onStep?.('derived');
-      await exportServingTables(s);
+      if (s.delta) await exportDelta(s);
+      else await exportServingTables(s);
       lap('export');
       await opts.onStep?.('exported');
       duckdbVersion = await indexServing(s);
@@ -615,7 +873,10 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
     const done = await finalizeSnapshot(s, opts, duckdbVersion);
     lap('finalize');
     lastPublishTimings = { ...timings };
-    return { ...done, timings };
+    lastPublishShape = s.delta
+      ? { mode: 'delta', linked: s.delta.linked, written: s.delta.written }
+      : { mode: 'full', linked: [], written: Object.keys(s.tables) };
+    return { ...done, timings, mode: s.delta ? 'delta' : 'full' };
   } finally {
     await release();
   }

@@ -14,8 +14,11 @@ import { scanInputs } from '../../jobs/registry/scan-inputs.ts';
 import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { readLedger } from '../../lib/warehouse/incremental.ts';
+import { lastPublishShape } from '../../lib/warehouse/publish.ts';
+import { openDatabase, queryRows } from '../../lib/warehouse/duckdb.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { readCurrentManifest, type SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
+import { readCurrentManifest, tableFilePaths, type SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
+import { snapshotDir } from '../../lib/warehouse/layout.ts';
 
 const EMPTY_INDEX = `Description:           Master Index of EDGAR Dissemination Feed by Form Type
 Last Data Received:    March 29, 2025
@@ -71,6 +74,24 @@ describe('incremental registry runs', () => {
     expect(Object.keys(actual).sort()).toEqual(Object.keys(expected).sort());
     for (const t of Object.keys(expected)) expect(actual[t], `table ${t}`).toEqual(expected[t]);
   };
+  /** Every table's parquet (a directory table: all its files) holds the serving table's row count (delta exports). */
+  const expectParquetMatchesServing = async () => {
+    const data = `${dir}/data`;
+    const manifest = (await readCurrentManifest(data, 'registry'))!;
+    const snap = snapshotDir(data, 'registry', manifest.snapshot_id);
+    const db = await openDatabase(':memory:');
+    const conn = await db.connect();
+    try {
+      for (const [t, tm] of Object.entries(manifest.tables)) {
+        const files = tableFilePaths(snap, t, tm).map((f) => `'${f}'`);
+        const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM read_parquet([${files.join(', ')}])`);
+        expect(n, `parquet rows of ${t}`).toBe(tm.rows);
+      }
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
+  };
   const currentRows = async () => tableRows(`${dir}/data`, (await readCurrentManifest(`${dir}/data`, 'registry'))!);
   let inputCount = 0;
 
@@ -105,6 +126,9 @@ describe('incremental registry runs', () => {
     expect(report.children).toEqual([]);
     const manifest = (await readCurrentManifest(`${dir}/data`, 'registry'))!;
     expect(manifest.meta.incremental).toEqual({ parsed: 0, reused: inputCount, removed: 0 });
+    // Delta publish: the previous serving database is reused and no table is written anew (all hard-linked).
+    expect(lastPublishShape.mode).toBe('delta');
+    expect(lastPublishShape.written).toEqual([]);
     expectSameRows(await currentRows(), before);
   }, 120_000);
 
@@ -120,7 +144,27 @@ describe('incremental registry runs', () => {
     expect(manifest.meta.incremental).toEqual({ parsed: 1, reused: inputCount - 1, removed: 0 });
     const rows = await currentRows();
     expect(rows.companies.filter((r) => r.includes(' RENAMED'))).toHaveLength(1);
+    // Only what the change touched is written: the ticker files' rows are hard-linked from the previous snapshot.
+    expect(lastPublishShape.mode).toBe('delta');
+    expect(lastPublishShape.written).toContain('companies');
+    expect(lastPublishShape.linked).toContain('ticker_snapshots');
     expectSameRows(rows, await fullRows('full-changed'));
+    await expectParquetMatchesServing();
+  }, 240_000);
+
+  it('a run with a changed ticker file re-derives every company and equals a full run', async () => {
+    const tickers = await scanInputs(path.join(input, 'sec', 'tickers'), /^company_tickers_exchange\.json$/);
+    const file = tickers[0]!;
+    const json = JSON.parse(await readFile(file, 'utf8'));
+    // The first company's ticker leaves the current file: its status and lookup rows change.
+    json.data = json.data.slice(1);
+    await writeFile(file, JSON.stringify(json));
+    const report = await run();
+    expect(report.children.map((c) => c.step)).toEqual(['tickers']);
+    expect(lastPublishShape.mode).toBe('delta');
+    expect(lastPublishShape.written).toContain('company_lookup');
+    expectSameRows(await currentRows(), await fullRows('full-tickers'));
+    await expectParquetMatchesServing();
   }, 240_000);
 
   it("a removed input's rows disappear", async () => {
