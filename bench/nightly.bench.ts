@@ -27,7 +27,7 @@ import { ensureSample } from '../jobs/sample.ts';
 import { edgarSampleGenerator } from '../ingest/edgar/edgar.sample.ts';
 import type { SampleScale } from '../ingest/sample/sample-kit.ts';
 import { COMPANY_COUNT } from '../ingest/sample/universe.ts';
-import { lastPublishTimings } from '../lib/warehouse/publish.ts';
+import { lastPublishShape, lastPublishTimings } from '../lib/warehouse/publish.ts';
 import { trackPeakRss, writeResult } from './bench-kit.ts';
 
 const SCALE = (process.argv.includes('--full') ? 'full' : (process.env.BENCH_NIGHTLY_SCALE ?? 'medium')) as SampleScale;
@@ -64,8 +64,24 @@ const log = createLogger('warn');
 async function measure(name: string, opts: { full?: boolean }) {
   const rss = trackPeakRss();
   const t0 = Date.now();
-  const r = await runPipelineInProcess(registryPipeline, { config, log, inputDir, force: true, full: opts.full, concurrency: CONCURRENCY });
-  const seconds = Math.round((Date.now() - t0) / 100) / 10;
+  // Stage boundaries from the run's progress events: plan (scan, stat, hash) ends at the first ingest event,
+  // parse at the first publish event.
+  const marks: { ingest?: number; publish?: number } = {};
+  const r = await runPipelineInProcess(registryPipeline, {
+    config,
+    log,
+    inputDir,
+    force: true,
+    full: opts.full,
+    concurrency: CONCURRENCY,
+    onProgress: (e) => {
+      if (e.stage === 'ingest') marks.ingest ??= Date.now();
+      if (e.stage === 'publish') marks.publish ??= Date.now();
+    },
+  });
+  const end = Date.now();
+  const seconds = Math.round((end - t0) / 100) / 10;
+  const sec = (a: number, b: number) => Math.round((b - a) / 100) / 10;
   const out = {
     run: name,
     seconds,
@@ -77,7 +93,15 @@ async function measure(name: string, opts: { full?: boolean }) {
     failed_children: r.failed_children,
     requests: 0,
     peak_rss_mb: rss.stop(),
+    stage_seconds: {
+      plan: sec(t0, marks.ingest ?? end),
+      parse: sec(marks.ingest ?? end, marks.publish ?? end),
+      publish: sec(marks.publish ?? end, end),
+    },
+    publish_mode: lastPublishShape.mode,
     publish_ms: { ...lastPublishTimings },
+    tables_written: lastPublishShape.written.length,
+    tables_linked: lastPublishShape.linked.length,
   };
   console.log(JSON.stringify(out));
   return out;

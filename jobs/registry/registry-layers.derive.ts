@@ -52,13 +52,13 @@ export async function deriveAfterLookup(conn: DuckDBConnection): Promise<void> {
 
 /** Tables derived at publish (the registry domain's replaceTables), each with a `cik` column. */
 const DERIVED = ['timeline', 'earnings_calendar', 'filing_index', 'company_lookup', 'people', 'signal_hits'];
-/** Tables read by the document linking (derive-link-documents.sql) and the conditions it fills. */
-const LINKED: Record<string, string> = {
-  documents: 'cik IS NULL OR accession IS NULL OR filing_date IS NULL',
-  doc_events: 'cik IS NULL OR accession IS NULL OR filing_date IS NULL',
-  people_roles: 'cik IS NULL OR accession IS NULL OR as_of IS NULL',
-  profile_facts: 'cik IS NULL OR accession IS NULL',
-  signals: 'cik IS NULL OR accession IS NULL',
+/** Tables the document linking (derive-link-documents.sql) fills in place, with the columns it may fill. */
+const LINKED: Record<string, string[]> = {
+  documents: ['cik', 'accession', 'filing_date'],
+  doc_events: ['cik', 'accession', 'filing_date'],
+  people_roles: ['cik', 'accession', 'as_of'],
+  profile_facts: ['cik', 'accession'],
+  signals: ['cik', 'accession'],
 };
 
 /**
@@ -100,20 +100,35 @@ export async function deriveRegistryDelta(conn: DuckDBConnection, delta: DeltaCo
   await dropDuplicates('filings', 'cik, accession', 'filing_date');
   await loadItemMap(conn);
   await dropDuplicates('documents', 'content_sha256', 'document');
-  // Rows the linking may fill: the documents they come from are re-derived under the CIK they get.
+  // Rows the linking may fill, with their state before it: the rows whose state it changes are re-derived under
+  // the CIK they get. (Documents that never match a filing stay unlinked night after night; they are not changes.)
+  const state = (t: string) => `hash(list(struct_pack(${LINKED[t]!.join(', ')}) ORDER BY ${LINKED[t]!.join(', ')}))`;
+  const unlinked = (t: string) => LINKED[t]!.map((c) => `${c} IS NULL`).join(' OR ');
   await conn.run(
-    `CREATE OR REPLACE TEMP TABLE _unlinked AS ${Object.entries(LINKED)
-      .map(([t, cond]) => `SELECT content_sha256 FROM ${main(t)} WHERE ${cond}`)
-      .join(' UNION ')}`,
+    `CREATE OR REPLACE TEMP TABLE _unlinked AS ${Object.keys(LINKED)
+      .map(
+        (t) =>
+          `SELECT '${t}' AS t, content_sha256, ${state(t)} AS h FROM ${main(t)} WHERE content_sha256 IN (SELECT content_sha256 FROM ${main(t)} WHERE ${unlinked(t)}) GROUP BY content_sha256`,
+      )
+      .join(' UNION ALL ')}`,
   );
   const [{ n }] = await queryRows(conn, 'SELECT count(*)::INTEGER AS n FROM _unlinked');
   if (Number(n) > 0) {
     await conn.run(loadSql('./derive-link-documents.sql', import.meta.url));
     for (const t of Object.keys(LINKED)) {
       await conn.run(
-        `INSERT INTO ${delta.keysTable} SELECT DISTINCT cik FROM ${main(t)} WHERE cik IS NOT NULL AND content_sha256 IN (SELECT content_sha256 FROM _unlinked)`,
+        `CREATE OR REPLACE TEMP TABLE _linked AS
+         SELECT a.content_sha256 FROM (SELECT content_sha256, ${state(t)} AS h FROM ${main(t)}
+                                       WHERE content_sha256 IN (SELECT content_sha256 FROM _unlinked WHERE t = '${t}') GROUP BY content_sha256) a
+         JOIN _unlinked u ON u.t = '${t}' AND u.content_sha256 = a.content_sha256
+         WHERE a.h IS DISTINCT FROM u.h`,
       );
+      const [{ linked }] = await queryRows(conn, 'SELECT count(*)::INTEGER AS linked FROM _linked');
+      if (Number(linked) === 0) continue;
       delta.touch(t);
+      await conn.run(
+        `INSERT INTO ${delta.keysTable} SELECT DISTINCT cik FROM ${main(t)} WHERE cik IS NOT NULL AND content_sha256 IN (SELECT content_sha256 FROM _linked)`,
+      );
     }
   }
   // The derive SQL over the changed companies: temp views and tables shadow the serving tables of the same name.
