@@ -182,6 +182,13 @@ export const configSchema = z.object({
   QUOTES_FETCH_GROUPED: boolFlag.describe(
     "Quotes fetch step, market-wide: one Polygon grouped-daily request (/v2/aggs/grouped/locale/us/market/stocks/{date}) per trading day and series gives every ticker's bar, so the free tier (5 requests/minute) covers the whole market. Each run fetches every weekday of the last QUOTES_FETCH_DAYS days whose file is not on disk yet (missing days are filled by the next run). Needs POLYGON_API_KEY.",
   ),
+  QUOTES_FETCH_ACTIONS: z
+    .enum(['1', '0', 'true', 'false', 'yes', 'no'])
+    .default('1')
+    .transform((v) => v === '1' || v === 'true' || v === 'yes')
+    .describe(
+      "With QUOTES_FETCH_GROUPED: also fetch each weekday's splits and cash dividends (Polygon /v3/reference/splits by execution_date, /v3/reference/dividends by ex_dividend_date; 2 more requests per day) into quote_corporate_actions; the splits make quote_split_adjustments (adjusted closes for raw bars, stale adjusted bars found). 0 turns it off.",
+    ),
   QUOTES_GROUPED_SERIES: z
     .string()
     .regex(/^\s*(adjusted|raw)(\s*,\s*(adjusted|raw))*\s*$/)

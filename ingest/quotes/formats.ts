@@ -205,9 +205,14 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}$/;
  * `split_from`/`split_to`/`execution_date`, or `cash_amount`/`ex_dividend_date`) and parses it; returns null for
  * any other body (an aggregates response goes to `parsePolygonAggs`). These files are what the adjusted series
  * rests on: Polygon's adjusted bars divide prices before `ex_date` by `split_to / split_from`. A result lacking
- * its ticker, date or amounts is a reject (position = result index).
+ * its ticker, date or amounts is a reject (position = result index). `expected` (the endpoint asked, or the
+ * fetched file's name) makes an empty `results` list a reference response with no actions.
  */
-export function parsePolygonReference(bytes: Uint8Array | string, _file: string): ParsedReference | null {
+export function parsePolygonReference(
+  bytes: Uint8Array | string,
+  _file: string,
+  expected?: 'splits' | 'dividends',
+): ParsedReference | null {
   let doc: { results?: Array<Record<string, unknown>> };
   try {
     doc = JSON.parse(typeof bytes === 'string' ? bytes : Buffer.from(bytes).toString('utf8'));
@@ -216,9 +221,11 @@ export function parsePolygonReference(bytes: Uint8Array | string, _file: string)
   }
   const results = Array.isArray(doc?.results) ? doc.results : null;
   const first = results?.find((r) => r && typeof r === 'object');
-  if (!results || !first) return null;
-  const kind =
-    'split_from' in first || 'execution_date' in first
+  // A day without actions answers `results: []`: a reference response only when the caller knows which one it asked for.
+  if (!results || (!first && !expected)) return null;
+  const kind = !first
+    ? expected!
+    : 'split_from' in first || 'execution_date' in first
       ? 'splits'
       : 'cash_amount' in first || 'ex_dividend_date' in first
         ? 'dividends'

@@ -10,9 +10,9 @@
 import { writeFetchedFile } from '../fetched-file.ts';
 import path from 'node:path';
 import type { Config } from '../../lib/config.ts';
-import { InvalidInputError } from '../../lib/errors.ts';
+import { InvalidInputError, ParseError } from '../../lib/errors.ts';
 import { HttpClient, TokenBucketLimiter, type RateLimiter } from '../../lib/http-client.ts';
-import { parsePolygonAggs, type ParsedQuotes } from '../../ingest/quotes/formats.ts';
+import { parsePolygonAggs, parsePolygonReference, type ParsedQuotes } from '../../ingest/quotes/formats.ts';
 import { normalizeTicker } from '../../ingest/quotes/quote.schema.ts';
 
 export interface PolygonClientOptions {
@@ -103,6 +103,45 @@ export class PolygonClient {
     return file;
   }
 
+  /**
+   * Path of one day's splits (by execution date) or cash dividends (by ex-dividend date) of the whole market:
+   * Polygon's v3 reference endpoints, filtered to the day, one page of up to 1,000 results.
+   */
+  static referencePath(kind: 'splits' | 'dividends', date: string): string {
+    return kind === 'splits'
+      ? `/v3/reference/splits?execution_date=${date}&limit=1000`
+      : `/v3/reference/dividends?ex_dividend_date=${date}&limit=1000`;
+  }
+
+  /**
+   * Fetches one day's splits or dividends into `file` with its sidecar (URL without the key). The body is parsed
+   * first (a day without actions is an empty `results` list and is written too, so the day is not asked again);
+   * a body that is not that reference response is never written. A day with more than one page (`next_url`)
+   * has its further pages written beside it (`<name>.p2.json`, …): every page is an input of the pipeline.
+   */
+  async saveReference(file: string, kind: 'splits' | 'dividends', date: string): Promise<string[]> {
+    if (!DATE.test(date)) throw new InvalidInputError(`invalid date ${date}`);
+    const written: string[] = [];
+    let rel: string | null = PolygonClient.referencePath(kind, date);
+    for (let page = 1; rel; page++) {
+      const withKey = this.opts.apiKey ? `${rel}${rel.includes('?') ? '&' : '?'}apiKey=${encodeURIComponent(this.opts.apiKey)}` : rel;
+      const res = await this.http.get(withKey);
+      const source_url = this.http.url(rel);
+      const parsed = parsePolygonReference(res.bytes, source_url, kind);
+      if (!parsed || parsed.kind !== kind) throw new ParseError(`not a Polygon ${kind} reference response`, { file: source_url });
+      const out = page === 1 ? file : file.replace(/\.json$/, `.p${page}.json`);
+      await writeFetchedFile(out, res.bytes, {
+        source_url,
+        retrieved_at: res.retrieved_at,
+        sha256: res.sha256,
+        bytes: res.bytes.byteLength,
+      });
+      written.push(out);
+      rel = nextPagePath(res.bytes, this.opts.baseUrl);
+    }
+    return written;
+  }
+
   /** Fetches and writes `<dir>/polygon/<TICKER>_<from>_<to>_<adj>.json` plus its sidecar; returns the file path. */
   async saveDailyAggs(dir: string, ticker: string, from: string, to: string, adjusted = true): Promise<string> {
     const r = await this.dailyAggs(ticker, from, to, adjusted);
@@ -110,4 +149,21 @@ export class PolygonClient {
     await writeFetchedFile(file, r.bytes, { source_url: r.source_url, retrieved_at: r.retrieved_at, sha256: r.sha256 });
     return file;
   }
+}
+
+/** The path (and query, without any key) of a Polygon response's `next_url` on the configured host, or null. */
+function nextPagePath(bytes: Buffer, baseUrl: string): string | null {
+  let next: unknown;
+  try {
+    next = JSON.parse(bytes.toString('utf8'))?.next_url;
+  } catch {
+    return null;
+  }
+  if (typeof next !== 'string' || !next) return null;
+  const u = new URL(next, baseUrl);
+  u.searchParams.delete('apiKey');
+  const base = new URL(baseUrl);
+  // Only ever follow a page on the configured host (the key is sent there and nowhere else).
+  if (u.host !== base.host) return null;
+  return `${u.pathname}${u.search}`;
 }

@@ -55,7 +55,8 @@ export function groupedOutput(quotesDir: string, date: string, adjusted: boolean
 
 /**
  * Market-wide planning (QUOTES_FETCH_GROUPED): one job per weekday of the window and series whose file is not
- * whole on disk yet, so the days an earlier run missed (a failed request, the machine off) are filled now.
+ * whole on disk yet, so the days an earlier run missed (a failed request, the machine off) are filled now; with
+ * QUOTES_FETCH_ACTIONS (default) likewise one job per weekday for its splits and one for its dividends.
  */
 async function planGroupedFetch(config: Config, dir: string, now: Date): Promise<FetchJob[]> {
   const until = config.QUOTES_FETCH_UNTIL ?? new Date(now.getTime() - 86_400_000).toISOString().slice(0, 10);
@@ -75,8 +76,38 @@ async function planGroupedFetch(config: Config, dir: string, now: Date): Promise
         outputs: [file],
       });
     }
+    if (!config.QUOTES_FETCH_ACTIONS) continue;
+    for (const kind of ['splits', 'dividends'] as const) {
+      const file = referenceOutput(dir, date, kind);
+      if (await isFetchedWhole(file)) continue;
+      jobs.push({
+        step: POLYGON_REFERENCE_STEP,
+        key: `polygon-${kind}-${date}`,
+        data: { date, kind, dir } satisfies PolygonReferencePayload,
+        outputs: [file],
+      });
+    }
   }
   return jobs;
+}
+
+/** Step name of the per-day splits and dividends fetch jobs (market-wide, with the grouped daily bars). */
+export const POLYGON_REFERENCE_STEP = 'fetch-reference';
+
+export const polygonReferencePayload = z.object({ date: z.iso.date(), kind: z.enum(['splits', 'dividends']), dir: z.string() });
+export type PolygonReferencePayload = z.infer<typeof polygonReferencePayload>;
+
+/** The file of one day's splits or dividends: `<quotes>/polygon/reference/{date}_{splits|dividends}.json`. */
+export function referenceOutput(quotesDir: string, date: string, kind: 'splits' | 'dividends'): string {
+  return path.join(quotesDir, 'polygon', 'reference', `${date}_${kind}.json`);
+}
+
+/** The splits/dividends fetch step: one day of one kind for the whole market, through the shared Polygon limiter. */
+export async function processPolygonReferenceFetch(ctx: StepContext<PolygonReferencePayload>): Promise<StepResult> {
+  const client = new PolygonClient({ ...polygonOptionsFromConfig(ctx.config), limiter: getPolygonLimiter(ctx.config) });
+  const { date, kind, dir } = ctx.data;
+  const files = await client.saveReference(referenceOutput(dir, date, kind), kind, date);
+  return { rows: 0, rejects: 0, detail: { files: files.map((f) => path.relative(dir, f)) } };
 }
 
 /** The grouped-daily fetch step: one day of one series for the whole market. */

@@ -51,10 +51,13 @@ import {
   planPolygonFetch,
   POLYGON_FETCH_STEP,
   POLYGON_GROUPED_STEP,
+  POLYGON_REFERENCE_STEP,
   polygonFetchPayload,
   polygonGroupedPayload,
+  polygonReferencePayload,
   processPolygonFetch,
   processPolygonGroupedFetch,
+  processPolygonReferenceFetch,
 } from './quotes-fetch.ts';
 
 export const quotesDomain = defineDomain({
@@ -62,7 +65,7 @@ export const quotesDomain = defineDomain({
   tables: './tables.sql',
   indexes: './indexes.sql',
   base: import.meta.url,
-  replaceTables: ['quote_bars', 'quote_bar_inputs', 'quote_leaf_keys'],
+  replaceTables: ['quote_bars', 'quote_bar_inputs', 'quote_leaf_keys', 'quote_split_adjustments'],
   // quote_bars (20M rows at full scale) is parquet-only: on the fast path the children's fold parts ARE the table
   // (linked, never loaded into serving.duckdb: loading them cost ~27 s of the 2-minute budget); readers query it
   // through a view over the files, zone maps by (ticker, adjustment, quote_date).
@@ -180,7 +183,9 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
   const { file, rel } = ctx.data;
   const input = await readInput(file, 'polygon', null);
   // A splits or dividends reference file is read into quote_corporate_actions, never rejected as "not an aggregates response".
-  const reference = parsePolygonReference(input.bytes, rel);
+  // A fetched day's file (`{date}_splits.json`, `{date}_dividends.json`, further pages `.pN.json`) may list no action.
+  const expected = /_(splits|dividends)(\.p\d+)?\.json$/.exec(rel)?.[1] as 'splits' | 'dividends' | undefined;
+  const reference = parsePolygonReference(input.bytes, rel, expected);
   if (reference) return writeCorporateActions(ctx, reference, { ...input.src, source: reference.dataset }, rel);
   const probe = parsePolygonAggs(input.bytes, rel);
   // The dataset (raw or adjusted aggregates) is known only after parsing.
@@ -365,6 +370,7 @@ export const quotesPipeline: Pipeline = {
     polygon: { payload: filePayload, process: processPolygon },
     [POLYGON_FETCH_STEP]: { payload: polygonFetchPayload, process: processPolygonFetch },
     [POLYGON_GROUPED_STEP]: { payload: polygonGroupedPayload, process: processPolygonGroupedFetch },
+    [POLYGON_REFERENCE_STEP]: { payload: polygonReferencePayload, process: processPolygonReferenceFetch },
   },
   async derive(conn, ctx) {
     // Ordered CTAS: a plain scan of quote_chain_input returns fold order (the fold streams it; derive-bars joins by position).
@@ -441,6 +447,9 @@ export const quotesPipeline: Pipeline = {
       if (!folds.fast) await queryRows(conn, superseded, { run_id: ctx.runId });
       await queryRows(conn, gone, { run_id: ctx.runId });
       mark('history');
+      // Splits applied to the raw bars and checked against the stored adjusted ones (quote_split_adjustments).
+      await conn.run(loadSql('./derive-split-adjustments.sql', import.meta.url));
+      mark('split adjustments');
       await conn.run(
         folds.fast
           ? 'DROP VIEW previous_quote_bars; DELETE FROM quote_bar_inputs;'

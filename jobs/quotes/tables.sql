@@ -97,3 +97,28 @@ CREATE TABLE IF NOT EXISTS quote_corporate_actions (
   file              VARCHAR NOT NULL,
   line              BIGINT NOT NULL
 );
+
+-- Splits applied to the bars (derived at publish by derive-split-adjustments.sql from quote_bars and the splits in
+-- quote_corporate_actions): one row per raw bar of a ticker with a later split. Polygon's adjusted series is adjusted
+-- for splits only, as of the day it was fetched: a grouped adjusted file fetched before a split is stale afterwards.
+-- Here the split-adjusted bar is rebuilt from the raw bar (prices ÷ the product of split_to/split_from of every split
+-- after the bar's date, volume ×) and compared with the stored adjusted bar of that day: 'derived' (no adjusted bar
+-- stored: the day was fetched raw only), 'agrees' (within 0.5 %), 'stale' (the stored adjusted bar predates a split).
+-- Dividends are kept in quote_corporate_actions but not applied (Polygon's adjusted bars ignore them too).
+CREATE TABLE IF NOT EXISTS quote_split_adjustments (
+  ticker                 VARCHAR NOT NULL,
+  quote_date             DATE NOT NULL,
+  split_factor           DOUBLE NOT NULL,    -- product of split_to / split_from over the splits after quote_date
+  splits_after           INTEGER NOT NULL,
+  raw_close              DECIMAL(18,6) NOT NULL,
+  adjusted_open          DECIMAL(18,6) NOT NULL,
+  adjusted_high          DECIMAL(18,6) NOT NULL,
+  adjusted_low           DECIMAL(18,6) NOT NULL,
+  adjusted_close         DECIMAL(18,6) NOT NULL,
+  adjusted_volume        BIGINT NOT NULL,
+  stored_adjusted_close  DECIMAL(18,6),      -- the split_dividend bar of that day, when one was read
+  status                 VARCHAR NOT NULL,   -- derived | agrees | stale
+  raw_leaf_hash          VARCHAR NOT NULL,   -- origin leaf of the raw bar
+  stored_leaf_hash       VARCHAR,            -- origin leaf of the stored adjusted bar
+  split_leaf_hashes      VARCHAR[] NOT NULL  -- origin leaves of the splits applied (quote_corporate_actions), by date
+);

@@ -54,7 +54,7 @@ export interface ReplayServer {
   count(p: string): number;
   /** Injects a fault on a path for its next `times` requests. */
   fault(p: string, spec: FaultSpec): void;
-  /** Replaces the body served at a path (null: answers 404, as for a document the source removed). */
+  /** Replaces the body served at a path, or at one query of it (`path?adjusted=false`); null: answers 404. */
   override(p: string, body: Buffer | string | null): void;
   /** Serves the recorded body at a path again (drops its override). */
   restore(p: string): void;
@@ -162,8 +162,12 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
   const overrides = new Map<string, Buffer | null>();
 
   const resolve = (p: string, query: URLSearchParams): { body: Buffer; type: string } | null => {
-    if (overrides.has(p)) {
-      const o = overrides.get(p);
+    // An override of one query (`path?adjusted=false`, the API key left out) wins over one of the path.
+    const asked = new URLSearchParams(query);
+    asked.delete('apiKey');
+    for (const k of [`${p}?${asked.toString()}`, p]) {
+      if (!overrides.has(k)) continue;
+      const o = overrides.get(k);
       return o ? { body: o, type: 'text/plain' } : null;
     }
     const sub = /^\/submissions\/(CIK\d{10}(?:-submissions-\d{3})?\.json)$/.exec(p);
@@ -194,6 +198,16 @@ export async function startReplayServer(fixturesRoot: string): Promise<ReplaySer
       return body ? { body, type: 'text/plain' } : null;
     }
     if (byPath.has(p)) return read(byPath.get(p)!, 'text/plain');
+    // Polygon v3 splits / dividends: the recorded listing, filtered to the asked day as the real API filters
+    // (`execution_date=` / `ex_dividend_date=`); a day without actions answers `results: []`.
+    const ref = /^\/v3\/reference\/(splits|dividends)$/.exec(p);
+    if (ref) {
+      const doc = JSON.parse(readFileSync(path.join(polyDir, `v3__reference__${ref[1]}.json`), 'utf8'));
+      const field = ref[1] === 'splits' ? 'execution_date' : 'ex_dividend_date';
+      const day = query.get(field);
+      if (day) doc.results = doc.results.filter((r: Record<string, unknown>) => r[field] === day);
+      return { body: Buffer.from(JSON.stringify(doc, null, 4)), type: 'application/json' };
+    }
     if (poly) {
       const f = grouped.get(`${poly[1]}|${query.get('adjusted') ?? 'true'}`);
       return f ? read(f, 'application/json') : null;
