@@ -287,7 +287,8 @@ export const registryPipeline: Pipeline = {
     // The salt versions what the pipeline makes of the inputs: bump it when parsing or derive SQL changes, so a
     // snapshot built by older code is rebuilt on the next run instead of skipped as unchanged (v3: 10-K executive
     // names linked to the company's Form 3/4/5 filers in derive-people-signals.sql).
-    return { inputDigest: await digestScanned(ctx.inputDir, all, REGISTRY_PARSER), children };
+    const known = ctx.incremental ? (f: string) => ctx.incremental!.statOf(f) : undefined;
+    return { inputDigest: await digestScanned(ctx.inputDir, all, REGISTRY_PARSER, known), children };
   },
   steps: {
     tickers: { payload: tickersPayload, process: processTickers },

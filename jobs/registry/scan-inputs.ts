@@ -21,12 +21,26 @@ export async function scanInputs(dir: string, pattern: RegExp = /.*/): Promise<s
   return out.sort();
 }
 
-/** The digest `digestInputs` computes (relative path, size, mtime per file), with stats in parallel. */
-export async function digestScanned(root: string, files: string[], extra: unknown = null, parallel = 256): Promise<string> {
+/**
+ * The digest `digestInputs` computes (relative path, size, mtime per file), with stats in parallel. `known` gives
+ * the size and mtime already stat'ed for a file (the incremental planner's), so a file is not stat'ed twice.
+ */
+export async function digestScanned(
+  root: string,
+  files: string[],
+  extra: unknown = null,
+  known?: (file: string) => { bytes: number; mtime_ms: number } | undefined,
+  parallel = 256,
+): Promise<string> {
   const parts: Array<[string, number, number]> = new Array(files.length);
   for (let i = 0; i < files.length; i += parallel) {
     await Promise.all(
       files.slice(i, i + parallel).map(async (f, k) => {
+        const seen = known?.(f);
+        if (seen) {
+          parts[i + k] = [path.relative(root, f), seen.bytes, seen.mtime_ms];
+          return;
+        }
         const st = await stat(f);
         parts[i + k] = [path.relative(root, f), st.size, Math.floor(st.mtimeMs)];
       }),

@@ -104,6 +104,12 @@ export class IncrementalPlanner {
     this.previous = new Map((previous ?? []).map((e) => [e.path, e]));
   }
 
+  /** Size and mtime (ms, floored) of a file passed to `partition`, as stat'ed there; undefined for any other file. */
+  statOf(file: string): { bytes: number; mtime_ms: number } | undefined {
+    const e = this.byFile.get(file);
+    return e ? { bytes: e.bytes, mtime_ms: e.mtime_ms } : undefined;
+  }
+
   /** Paths (relative to the input directory) the previous ledger records. */
   previousPaths(): string[] {
     return [...this.previous.keys()];

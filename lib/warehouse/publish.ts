@@ -166,7 +166,11 @@ export interface PublishResult {
 /** Phase timings of the last publish in this process (benchmarks report them). */
 export let lastPublishTimings: Record<string, number> = {};
 /** Mode and tables linked from the previous snapshot / written anew by the last publish in this process (benchmarks). */
-export let lastPublishShape: { mode: 'full' | 'delta'; linked: string[]; written: string[] } = { mode: 'full', linked: [], written: [] };
+export let lastPublishShape: { mode: 'full' | 'delta'; linked: string[]; written: string[]; export_ms?: Record<string, number> } = {
+  mode: 'full',
+  linked: [],
+  written: [],
+};
 
 interface DdlColumn {
   name: string;
@@ -249,6 +253,8 @@ interface DeltaState {
   appended: Map<string, string>;
   linked: string[];
   written: string[];
+  /** Milliseconds per table in the export phase (benchmarks). */
+  exportMs: Record<string, number>;
 }
 
 /** Absolute path (or glob, for a directory table) of a table's parquet in the previous snapshot, or null. */
@@ -303,7 +309,7 @@ async function openServing(run: StagingRun, opts: PublishOptions): Promise<Publi
       const reusable = await previousServingReusable(conn, run, previous);
       if (reusable) {
         const [{ c }] = await queryRows(conn, 'SELECT current_database() AS c');
-        delta = { key: carry.delta.key, catalog: String(c), dirty: new Set(), appended: new Map(), linked: [], written: [] };
+        delta = { key: carry.delta.key, catalog: String(c), dirty: new Set(), appended: new Map(), linked: [], written: [], exportMs: {} };
       }
     } finally {
       conn.closeSync();
@@ -636,6 +642,13 @@ async function changedBy(conn: DuckDBConnection, sql: string): Promise<number> {
 async function loadDelta(s: PublishSession): Promise<void> {
   const { conn, run } = s;
   const d = s.delta!;
+  // The lookup indexes are dropped and created again after the changes (indexServing): maintaining them through the
+  // deletes and inserts, then writing every changed index at CHECKPOINT, cost more than building them anew.
+  for (const r of await queryRows(
+    conn,
+    `SELECT index_name FROM duckdb_indexes() WHERE database_name = current_database() AND schema_name = 'main'`,
+  ))
+    await conn.run(`DROP INDEX ${quoteIdentifier(String(r.index_name))}`);
   await createCarrySets(s, s.carry!);
   const keyType = (
     await queryRows(
@@ -735,6 +748,15 @@ async function exportServingTables(s: PublishSession): Promise<void> {
 async function exportDelta(s: PublishSession): Promise<void> {
   const d = s.delta!;
   for (const t of await baseTables(s.conn)) {
+    const started = Date.now();
+    await exportDeltaTable(s, t);
+    d.exportMs[t] = Date.now() - started;
+  }
+}
+
+async function exportDeltaTable(s: PublishSession, t: string): Promise<void> {
+  const d = s.delta!;
+  {
     const prevTm = s.previous?.tables[t];
     const prevFiles = prevTm && s.prevDir ? tableFilePaths(s.prevDir, t, prevTm) : [];
     if (prevTm && !d.dirty.has(t)) {
@@ -743,7 +765,7 @@ async function exportDelta(s: PublishSession): Promise<void> {
         await linkOrCopy(f, prevTm.files ? path.join(s.tablesDir, t, path.basename(f)) : path.join(s.tablesDir, `${t}.parquet`));
       s.tables[t] = prevTm;
       d.linked.push(t);
-      continue;
+      return;
     }
     d.written.push(t);
     const appended = d.appended.get(t);
@@ -769,7 +791,7 @@ async function exportDelta(s: PublishSession): Promise<void> {
         bytes: Object.values(files).reduce((a, h) => a + h.bytes, 0),
         files,
       };
-      continue;
+      return;
     }
     await exportTable(s, t);
   }
@@ -874,7 +896,7 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
     lap('finalize');
     lastPublishTimings = { ...timings };
     lastPublishShape = s.delta
-      ? { mode: 'delta', linked: s.delta.linked, written: s.delta.written }
+      ? { mode: 'delta', linked: s.delta.linked, written: s.delta.written, export_ms: s.delta.exportMs }
       : { mode: 'full', linked: [], written: Object.keys(s.tables) };
     return { ...done, timings, mode: s.delta ? 'delta' : 'full' };
   } finally {
