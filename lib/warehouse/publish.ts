@@ -255,6 +255,8 @@ interface DeltaState {
   written: string[];
   /** Milliseconds per table in the export phase (benchmarks). */
   exportMs: Record<string, number>;
+  /** Columns of every serving table, read once. */
+  columns?: Map<string, DdlColumn[]>;
 }
 
 /** Absolute path (or glob, for a directory table) of a table's parquet in the previous snapshot, or null. */
@@ -618,8 +620,23 @@ function qualified(s: Pick<PublishSession, 'delta'>, t: string): string {
   return s.delta ? `${quoteIdentifier(s.delta.catalog)}.main.${quoteIdentifier(t)}` : quoteIdentifier(t);
 }
 
-/** Column names and types of a serving table. */
+/** Column names and types of a serving table (on a delta publish, read once for all tables). */
 async function tableColumns(s: PublishSession, t: string): Promise<DdlColumn[]> {
+  if (s.delta) {
+    if (!s.delta.columns) {
+      const all = new Map<string, DdlColumn[]>();
+      for (const r of await queryRows(
+        s.conn,
+        `SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name, column_index`,
+      ))
+        all.set(String(r.table_name), [
+          ...(all.get(String(r.table_name)) ?? []),
+          { name: String(r.column_name), type: String(r.data_type) },
+        ]);
+      s.delta.columns = all;
+    }
+    return s.delta.columns.get(t) ?? [];
+  }
   const rows = await queryRows(
     s.conn,
     `SELECT column_name, data_type FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND table_name = $t ORDER BY ordinal_position`,
@@ -638,26 +655,29 @@ async function changedBy(conn: DuckDBConnection, sql: string): Promise<number> {
  * that are not reused are deleted, the run's parts inserted, and the delta key of every row removed or added is
  * recorded in `_delta_keys`; cumulative tables take only rows they do not have yet (kept in `_append_<table>`
  * for the appended export file); `rejects` keeps those of reused files; derived tables are left to derive.
+ * Before the first change the lookup indexes are dropped (built again by indexServing: maintaining them through
+ * the deletes and inserts, then writing every changed index at CHECKPOINT, cost more); a night that changes
+ * nothing keeps them and writes nothing.
  */
 async function loadDelta(s: PublishSession): Promise<void> {
   const { conn, run } = s;
   const d = s.delta!;
-  // The lookup indexes are dropped and created again after the changes (indexServing): maintaining them through the
-  // deletes and inserts, then writing every changed index at CHECKPOINT, cost more than building them anew.
-  for (const r of await queryRows(
-    conn,
-    `SELECT index_name FROM duckdb_indexes() WHERE database_name = current_database() AND schema_name = 'main'`,
-  ))
-    await conn.run(`DROP INDEX ${quoteIdentifier(String(r.index_name))}`);
-  await createCarrySets(s, s.carry!);
-  const keyType = (
-    await queryRows(
+  let indexesDropped = false;
+  const beforeChange = async () => {
+    if (indexesDropped) return;
+    indexesDropped = true;
+    for (const r of await queryRows(
       conn,
-      `SELECT any_value(data_type) AS t FROM information_schema.columns WHERE table_catalog = current_database() AND table_schema = 'main' AND column_name = $k`,
-      { k: d.key },
-    )
-  )[0]?.t;
-  await conn.run(`CREATE OR REPLACE TEMP TABLE _delta_keys (k ${keyType ? String(keyType) : 'VARCHAR'})`);
+      `SELECT index_name FROM duckdb_indexes() WHERE database_name = current_database() AND schema_name = 'main'`,
+    ))
+      await conn.run(`DROP INDEX ${quoteIdentifier(String(r.index_name))}`);
+  };
+  await createCarrySets(s, s.carry!);
+  const keyType = [...(await Promise.all((await baseTables(conn)).map((t) => tableColumns(s, t))))]
+    .flat()
+    .find((c) => c.name === d.key)?.type;
+  await conn.run(`CREATE OR REPLACE TEMP TABLE _delta_keys (k ${keyType ?? 'VARCHAR'})`);
+  const count = async (sql: string) => Number((await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM ${sql}`))[0]!.n);
   for (const t of await baseTables(conn)) {
     const q = qualified(s, t);
     const parts = s.withParts.has(t)
@@ -674,14 +694,21 @@ async function loadDelta(s: PublishSession): Promise<void> {
           ? `INSERT INTO ${tmp} BY NAME SELECT * FROM ${parts} p WHERE NOT EXISTS (SELECT 1 FROM ${q} o WHERE o.leaf_hash = p.leaf_hash) QUALIFY row_number() OVER (PARTITION BY leaf_hash ORDER BY first_run_id) = 1`
           : `INSERT INTO ${tmp} BY NAME SELECT * FROM ${parts}`,
       );
-      changed = await changedBy(conn, `INSERT INTO ${q} SELECT * FROM ${tmp}`);
+      if ((await count(tmp)) > 0) {
+        await beforeChange();
+        changed = await changedBy(conn, `INSERT INTO ${q} SELECT * FROM ${tmp}`);
+      }
       d.appended.set(t, `_append_${t}`);
     } else if (PER_RUN.has(t)) {
-      changed = await changedBy(
-        conn,
-        `DELETE FROM ${q} WHERE rowid NOT IN (SELECT r.rowid FROM ${q} r WHERE EXISTS (SELECT 1 FROM _carry_file c WHERE c.file = r.file OR ends_with(c.file, '/' || r.file)))`,
-      );
-      if (parts) changed += await changedBy(conn, `INSERT INTO ${q} BY NAME SELECT * FROM ${parts}`);
+      const gone = `${q} WHERE rowid NOT IN (SELECT r.rowid FROM ${q} r WHERE EXISTS (SELECT 1 FROM _carry_file c WHERE c.file = r.file OR ends_with(c.file, '/' || r.file)))`;
+      if ((await count(gone)) > 0) {
+        await beforeChange();
+        changed = await changedBy(conn, `DELETE FROM ${gone}`);
+      }
+      if (parts) {
+        await beforeChange();
+        changed += await changedBy(conn, `INSERT INTO ${q} BY NAME SELECT * FROM ${parts}`);
+      }
     } else if (s.replace.has(t) && !s.carry!.tables?.includes(t)) {
       continue;
     } else {
@@ -689,9 +716,16 @@ async function loadDelta(s: PublishSession): Promise<void> {
       const keep = `coalesce(${await carryWhere(s, t, null)}, false)`;
       const hasKey = (await tableColumns(s, t)).some((c) => c.name === d.key);
       const k = quoteIdentifier(d.key);
-      if (hasKey) await conn.run(`INSERT INTO _delta_keys SELECT DISTINCT ${k} FROM ${q} WHERE ${k} IS NOT NULL AND NOT (${keep})`);
-      changed = await changedBy(conn, `DELETE FROM ${q} WHERE NOT (${keep})`);
+      // The keys of the rows to delete (a NULL key too, so the count says whether any row goes; NULL matches no key).
+      const going = hasKey
+        ? await changedBy(conn, `INSERT INTO _delta_keys SELECT DISTINCT ${k} FROM ${q} WHERE NOT (${keep})`)
+        : await count(`${q} WHERE NOT (${keep})`);
+      if (going > 0) {
+        await beforeChange();
+        changed = await changedBy(conn, `DELETE FROM ${q} WHERE NOT (${keep})`);
+      }
       if (parts) {
+        await beforeChange();
         if (hasKey) await conn.run(`INSERT INTO _delta_keys SELECT DISTINCT ${k} FROM ${parts} WHERE ${k} IS NOT NULL`);
         changed += await changedBy(conn, `INSERT INTO ${q} BY NAME SELECT * FROM ${parts}`);
       }
@@ -747,14 +781,29 @@ async function exportServingTables(s: PublishSession): Promise<void> {
  */
 async function exportDelta(s: PublishSession): Promise<void> {
   const d = s.delta!;
-  for (const t of await baseTables(s.conn)) {
-    const started = Date.now();
-    await exportDeltaTable(s, t);
-    d.exportMs[t] = Date.now() - started;
+  // Two tables at a time, the second on its own connection: a table of one or two row groups is written by one
+  // thread, so one COPY at a time left a core idle. (Appended cumulative tables read a temp table of the main
+  // connection: always written there.)
+  const extra = await s.db.connect();
+  try {
+    const queue = await baseTables(s.conn);
+    const worker = async (conn: DuckDBConnection, main: boolean) => {
+      for (;;) {
+        const i = queue.findIndex((t) => main || !d.appended.has(t));
+        if (i < 0) return;
+        const [t] = queue.splice(i, 1);
+        const started = Date.now();
+        await exportDeltaTable(s, t!, conn);
+        d.exportMs[t!] = Date.now() - started;
+      }
+    };
+    await Promise.all([worker(s.conn, true), worker(extra, false)]);
+  } finally {
+    extra.closeSync();
   }
 }
 
-async function exportDeltaTable(s: PublishSession, t: string): Promise<void> {
+async function exportDeltaTable(s: PublishSession, t: string, conn: DuckDBConnection): Promise<void> {
   const d = s.delta!;
   {
     const prevTm = s.previous?.tables[t];
@@ -780,11 +829,11 @@ async function exportDeltaTable(s: PublishSession, t: string): Promise<void> {
         files[name] = prevHashes[path.basename(f)]!;
       }
       const name = `${String(prevFiles.length).padStart(5, '0')}.parquet`;
-      await s.conn.run(
+      await conn.run(
         `COPY ${quoteIdentifier(appended)} TO ${quoteLiteral(path.join(dir, name))} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
       );
       files[name] = await sha256File(path.join(dir, name));
-      const [{ n }] = await queryRows(s.conn, `SELECT count(*)::INTEGER AS n FROM ${qualified(s, t)}`);
+      const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${qualified(s, t)}`);
       s.tables[t] = {
         rows: Number(n),
         sha256: hashCanonical(Object.fromEntries(Object.entries(files).map(([f, h]) => [f, h.sha256]))),
@@ -793,15 +842,15 @@ async function exportDeltaTable(s: PublishSession, t: string): Promise<void> {
       };
       return;
     }
-    await exportTable(s, t);
+    await exportTable(s, t, conn);
   }
 }
 
 /** One serving table exported to `tables/<table>.parquet` and hashed. */
-async function exportTable(s: PublishSession, t: string): Promise<void> {
+async function exportTable(s: PublishSession, t: string, conn: DuckDBConnection = s.conn): Promise<void> {
   const file = path.join(s.tablesDir, `${t}.parquet`);
-  await s.conn.run(`COPY ${qualified(s, t)} TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
-  const [{ n }] = await queryRows(s.conn, `SELECT count(*)::INTEGER AS n FROM ${qualified(s, t)}`);
+  await conn.run(`COPY ${qualified(s, t)} TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
+  const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${qualified(s, t)}`);
   s.tables[t] = { rows: Number(n), ...(await sha256File(file)) };
 }
 
