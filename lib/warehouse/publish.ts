@@ -656,8 +656,9 @@ async function changedBy(conn: DuckDBConnection, sql: string): Promise<number> {
  * recorded in `_delta_keys`; cumulative tables take only rows they do not have yet (kept in `_append_<table>`
  * for the appended export file); `rejects` keeps those of reused files; derived tables are left to derive.
  * Before the first change the lookup indexes are dropped (built again by indexServing: maintaining them through
- * the deletes and inserts, then writing every changed index at CHECKPOINT, cost more); a night that changes
- * nothing keeps them and writes nothing.
+ * the deletes and inserts, then writing every changed index at CHECKPOINT, cost more), except those of the
+ * cumulative tables, which only take appended rows (rebuilding the leaf-hash index of `origin_leaves` alone cost
+ * more than the rest); a night that changes nothing keeps them all and writes nothing.
  */
 async function loadDelta(s: PublishSession): Promise<void> {
   const { conn, run } = s;
@@ -668,9 +669,9 @@ async function loadDelta(s: PublishSession): Promise<void> {
     indexesDropped = true;
     for (const r of await queryRows(
       conn,
-      `SELECT index_name FROM duckdb_indexes() WHERE database_name = current_database() AND schema_name = 'main'`,
+      `SELECT index_name, table_name FROM duckdb_indexes() WHERE database_name = current_database() AND schema_name = 'main'`,
     ))
-      await conn.run(`DROP INDEX ${quoteIdentifier(String(r.index_name))}`);
+      if (!CUMULATIVE.has(String(r.table_name))) await conn.run(`DROP INDEX ${quoteIdentifier(String(r.index_name))}`);
   };
   await createCarrySets(s, s.carry!);
   const keyType = [...(await Promise.all((await baseTables(conn)).map((t) => tableColumns(s, t))))]
