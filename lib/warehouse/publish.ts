@@ -27,7 +27,8 @@
  * reused), and a cumulative table (`origin_leaves`, `sources`) becomes a directory table whose previous files are
  * hard-linked and whose new rows are one more file (compacted into one file past `MAX_APPEND_FILES`). A night with
  * nothing changed therefore writes no table. Falls back to a full publish when the previous snapshot has no
- * serving database, another DuckDB version wrote it, or its tables differ from the domain DDL.
+ * serving database, another DuckDB version wrote it, its tables differ from the domain DDL, or it has grown past
+ * MAX_SERVING_GROWTH of its size when last built whole (deleted rows' space is not given back).
  *
  * Parts are hard-linked, never moved, and removed only after the CURRENT
  * switch, so a crash (or a retried publish) before step 6's switch leaves the
@@ -35,7 +36,7 @@
  * next run cleans an abandoned staging directory.
  */
 import { createReadStream, existsSync } from 'node:fs';
-import { copyFile, link, mkdir, readdir, rename, rm, writeFile } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { createSha256Stream, hashCanonical } from '../hash.ts';
@@ -63,6 +64,14 @@ const CUMULATIVE = new Set(['sources', 'origin_leaves']);
 const PER_RUN = new Set(['rejects']);
 /** A cumulative table published as a directory of appended files is rewritten as one file past this many files. */
 const MAX_APPEND_FILES = 32;
+/**
+ * A serving database changed in place keeps the space of deleted rows (DuckDB reuses free blocks but never
+ * shrinks the file; it grew ~5-9 MB a night on the 125 MB medium sample): past this factor of its size when last
+ * built whole, the next publish is a full one, which writes it compactly again. The base size travels with each
+ * snapshot in `serving-base.json`.
+ */
+const MAX_SERVING_GROWTH = 1.5;
+const SERVING_BASE_FILE = 'serving-base.json';
 
 export interface DeriveContext {
   run: StagingRun;
@@ -257,6 +266,18 @@ interface DeltaState {
   exportMs: Record<string, number>;
   /** Columns of every serving table, read once. */
   columns?: Map<string, DdlColumn[]>;
+  /** Size of the serving database when last built whole (see MAX_SERVING_GROWTH). */
+  fullBytes: number;
+}
+
+/** The previous serving database's size and its size when last built whole (a snapshot of older code: its own). */
+async function servingBase(prevDir: string, prevServing: string): Promise<{ bytes: number; full_bytes: number }> {
+  const bytes = (await stat(prevServing)).size;
+  const recorded = await readFile(path.join(prevDir, SERVING_BASE_FILE), 'utf8').then(
+    (t) => Number(JSON.parse(t)?.full_bytes),
+    () => Number.NaN,
+  );
+  return { bytes, full_bytes: Number.isFinite(recorded) && recorded > 0 ? recorded : bytes };
 }
 
 /** Absolute path (or glob, for a directory table) of a table's parquet in the previous snapshot, or null. */
@@ -303,7 +324,8 @@ async function openServing(run: StagingRun, opts: PublishOptions): Promise<Publi
   const prevServing = prevDir ? path.join(prevDir, 'serving.duckdb') : null;
   let delta: DeltaState | null = null;
   let db: DuckDBInstance | null = null;
-  if (carry?.delta && previous && prevServing && existsSync(prevServing)) {
+  const prevBase = prevServing && existsSync(prevServing) ? await servingBase(prevDir!, prevServing) : null;
+  if (carry?.delta && previous && prevServing && prevBase && prevBase.bytes <= MAX_SERVING_GROWTH * prevBase.full_bytes) {
     await copyFile(prevServing, servingPath);
     db = await open();
     const conn = await db.connect();
@@ -311,7 +333,16 @@ async function openServing(run: StagingRun, opts: PublishOptions): Promise<Publi
       const reusable = await previousServingReusable(conn, run, previous);
       if (reusable) {
         const [{ c }] = await queryRows(conn, 'SELECT current_database() AS c');
-        delta = { key: carry.delta.key, catalog: String(c), dirty: new Set(), appended: new Map(), linked: [], written: [], exportMs: {} };
+        delta = {
+          key: carry.delta.key,
+          catalog: String(c),
+          dirty: new Set(),
+          appended: new Map(),
+          linked: [],
+          written: [],
+          exportMs: {},
+          fullBytes: prevBase.full_bytes,
+        };
       }
     } finally {
       conn.closeSync();
@@ -942,6 +973,11 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
     } finally {
       closeServing(s);
     }
+    // The size a whole build had: carried forward by delta publishes (see MAX_SERVING_GROWTH).
+    await writeFile(
+      path.join(run.dir, SERVING_BASE_FILE),
+      `${JSON.stringify({ full_bytes: s.delta ? s.delta.fullBytes : (await stat(s.servingPath)).size })}\n`,
+    );
     const done = await finalizeSnapshot(s, opts, duckdbVersion);
     lap('finalize');
     lastPublishTimings = { ...timings };

@@ -3,7 +3,7 @@
  * inputs parses nothing and reuses every input; a run with one changed file parses exactly that file; a removed
  * input's rows disappear. Each incremental snapshot holds the same rows as a full run over the same inputs.
  */
-import { cp, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
@@ -165,6 +165,21 @@ describe('incremental registry runs', () => {
     expect(lastPublishShape.written).toContain('company_lookup');
     expectSameRows(await currentRows(), await fullRows('full-tickers'));
     await expectParquetMatchesServing();
+  }, 240_000);
+
+  it('a serving database grown past its limit is written whole again, and the next night is a delta again', async () => {
+    const data = `${dir}/data`;
+    const manifest = (await readCurrentManifest(data, 'registry'))!;
+    const before = await currentRows();
+    // As if the database had been changed in place for months: its whole-build size recorded as a tenth of today's.
+    const snap = snapshotDir(data, 'registry', manifest.snapshot_id);
+    const { size } = await stat(path.join(snap, 'serving.duckdb'));
+    await writeFile(path.join(snap, 'serving-base.json'), JSON.stringify({ full_bytes: Math.floor(size / 10) }));
+    await run();
+    expect(lastPublishShape.mode).toBe('full');
+    expectSameRows(await currentRows(), before);
+    await run();
+    expect(lastPublishShape.mode).toBe('delta');
   }, 240_000);
 
   it("a removed input's rows disappear", async () => {
