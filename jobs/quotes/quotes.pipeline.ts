@@ -234,7 +234,8 @@ export async function foldQuoteChains(conn: DuckDBConnection, scratchFile: strin
     `
     SELECT c.source_idx, c.dataset, c.content_sha256, s.source_url, s.retrieved_at
     FROM quote_fold_sources c
-    LEFT JOIN (SELECT dataset, content_sha256, any_value(source_url) AS source_url, any_value(retrieved_at) AS retrieved_at
+    LEFT JOIN (SELECT dataset, content_sha256, arg_min(source_url, (retrieved_at, source_url, leaf_hash)) AS source_url,
+                      arg_min(retrieved_at, (retrieved_at, source_url, leaf_hash)) AS retrieved_at
                FROM sources GROUP BY ALL) s USING (dataset, content_sha256)
     ORDER BY c.source_idx`,
   );
