@@ -317,6 +317,15 @@ export const configSchema = z.object({
       'Deadline of one Redis call on the request path (rate counters); past it the request is counted in memory and Redis is left alone for 2 s (circuit breaker).',
     ),
 
+  STATE_DEADLINE_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .default(5000)
+    .describe(
+      "Deadline of one state-store call on the request path (vetting, care, credits, receipts, Idempotency-Key), queueing included; past it the request answers 503 (a write: outcome unknown, retry with the same Idempotency-Key) and after 3 misses the store is left alone for 2 s. PostgreSQL: also the sessions' statement_timeout and lock_timeout. docs/limits.md.",
+    ),
+
   // Operations (jobs/bullmq.ts, jobs/schedules.ts): queue names are `<QUEUE_PREFIX>-<domain>`.
   QUEUE_PREFIX: z
     .string()
