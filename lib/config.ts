@@ -308,6 +308,14 @@ export const configSchema = z.object({
     .describe(
       'Time a client has to send a whole request (headers and body) before the server answers 408 and closes the connection (node `requestTimeout`; headers alone: at most 10 s). docs/limits.md.',
     ),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(10_000)
+    .describe(
+      'Time a client has to send its request headers (at most HTTP_REQUEST_TIMEOUT_MS): 408 and the connection closed after it; a connection that sends nothing at all is closed after it too. docs/limits.md.',
+    ),
   REDIS_COMMAND_TIMEOUT_MS: z.coerce
     .number()
     .int()

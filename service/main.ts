@@ -117,12 +117,14 @@ export async function startServer(config: Config, log: Logger, attach?: AttachTo
   if (deps.warmups?.length) log.info({ ms: Date.now() - t0 }, 'warm-up done (search indexes)');
   // node:http with the API layer's hot path in front of h3 (service/platform/node-listener.ts), under deliberate
   // timeouts (docs/limits.md): a slow sender holds its memory for at most HTTP_REQUEST_TIMEOUT_MS, not node's 300 s.
-  const server = createServer(serverTimeouts(config.HTTP_REQUEST_TIMEOUT_MS));
+  const server = createServer(serverTimeouts(config.HTTP_REQUEST_TIMEOUT_MS, config.HTTP_HEADERS_TIMEOUT_MS));
   const connections = new ConnectionTracker(server);
   server.on('request', connections.wrap(createNodeListener(app, deps.apiLayer, log)));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
+    // Backlog 4096 (the kernel caps it at net.core.somaxconn): a burst of thousands of connects is queued for accept
+    // instead of overflowing node's default 511, where a client may believe it connected and the server never see it.
+    server.listen({ port: config.PORT, host: config.HOST, backlog: 4096 }, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const host = config.HOST.includes(':')
