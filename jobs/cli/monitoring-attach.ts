@@ -7,6 +7,7 @@
 import type { AttachToDeps } from '../../service/main.ts';
 import { monitoringProcessors } from '../../service/monitoring/monitoring.queries.ts';
 import { startMonitoringRunner } from '../monitoring/monitoring.jobs.ts';
+import { storeBehindDeadlines } from '../../service/platform/state.deadline.ts';
 
 export const attachMonitoring: AttachToDeps = async (deps, config, log) => {
   if (!deps.state) {
@@ -17,7 +18,8 @@ export const attachMonitoring: AttachToDeps = async (deps, config, log) => {
     log.warn('monitoring jobs not started: monitoring runs on the embedded state store only (DATABASE_URL is set)');
     return undefined;
   }
-  const runner = await startMonitoringRunner(monitoringProcessors(deps, deps.state), {
+  // The store itself, not the request path's deadline wrapper (state.deadline.ts): a job waits as long as it takes.
+  const runner = await startMonitoringRunner(monitoringProcessors(deps, storeBehindDeadlines(deps.state)), {
     redisUrl: config.REDIS_URL,
     queuePrefix: config.QUEUE_PREFIX,
     log,

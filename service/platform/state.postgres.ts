@@ -39,6 +39,13 @@ export interface PgStateStoreOptions {
   poolSize?: number;
   /** Seconds to wait for a connection before answering 503 (default 5). */
   connectTimeoutSeconds?: number;
+  /**
+   * Server-side `statement_timeout` and `lock_timeout` of every session, in ms (the API sets both to its request
+   * deadline, STATE_DEADLINE_MS: state.deadline.ts): a statement or lock wait past it is cancelled and rolled back
+   * (503, nothing written) instead of committing after its request gave up. Unset: the server's defaults (none).
+   * Migrations run without them.
+   */
+  statementTimeoutMs?: number;
 }
 
 /** Key of the advisory lock serialising migrations across nodes (any constant: "pline" in ASCII). */
@@ -65,6 +72,8 @@ const UNAVAILABLE_CODES = new Set([
   '53300', // too_many_connections
 ]);
 const RETRY_CODES = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
+/** The server cancelled a statement at its statement_timeout or lock_timeout (options.statementTimeoutMs): rolled back. */
+const TIMEOUT_CODES = new Set(['57014', '55P03']); // query_canceled, lock_not_available
 
 function codeOf(e: unknown): string {
   const c = (e as { code?: unknown } | null)?.code;
@@ -85,9 +94,17 @@ function unavailable(e: unknown): SourceUnavailableError {
   );
 }
 
-/** A database error as callers see it: unreachable → 503; anything else unchanged (a bug: 500). */
+function timedOut(e: unknown): SourceUnavailableError {
+  return new SourceUnavailableError(
+    'the state database (PostgreSQL) cancelled this request at its statement or lock timeout; nothing of it was written, retry shortly',
+    { retryAfterMs: RETRY_AFTER_MS, response: { dependency: 'postgres', outcome: 'not_written' } },
+    { cause: e },
+  );
+}
+
+/** A database error as callers see it: unreachable or cancelled at its timeout → 503; anything else unchanged (a bug: 500). */
 function mapError(e: unknown): unknown {
-  return isUnavailable(e) ? unavailable(e) : e;
+  return isUnavailable(e) ? unavailable(e) : TIMEOUT_CODES.has(codeOf(e)) ? timedOut(e) : e;
 }
 
 /**
@@ -179,6 +196,9 @@ export async function migrate(sql: Sql): Promise<string[]> {
     .sort();
   const applied: string[] = [];
   await sql.begin(async (t) => {
+    // A migration may take longer than a request's deadline, and may wait for another node's migrations.
+    await t.unsafe('SET LOCAL statement_timeout = 0');
+    await t.unsafe('SET LOCAL lock_timeout = 0');
     await t.unsafe('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await t.unsafe(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version VARCHAR PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
@@ -216,7 +236,11 @@ export class PgStateStore implements StateStore {
       idle_timeout: 0,
       onnotice: () => undefined,
       // Durability of an acknowledged POST: COMMIT returns after the WAL is flushed (issue 20; the server default, pinned).
-      connection: { application_name: 'proofline', synchronous_commit: 'on' },
+      connection: {
+        application_name: 'proofline',
+        synchronous_commit: 'on',
+        ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs, lock_timeout: opts.statementTimeoutMs } : {}),
+      },
     }) as unknown as Sql;
     try {
       await migrate(sql);
@@ -296,7 +320,7 @@ export class PgStateStore implements StateStore {
       return;
     }
     if (RETRY_CODES.has(codeOf(e)) && attempt < 5) return this.commitGroup(group, attempt + 1);
-    group[0]!.reject(e);
+    group[0]!.reject(mapError(e));
   }
 
   private async runGroup(group: Op[]): Promise<GroupOutcome> {

@@ -3,6 +3,7 @@
  * contract; state.duckdb.ts and state.postgres.ts implement it).
  */
 import type { Row } from '../../lib/warehouse/duckdb.ts';
+import type { BreakerReport } from './deadline.ts';
 
 /** Positional parameters: `$1` is `params[0]`. */
 export type SqlParams = ReadonlyArray<string | number | boolean | bigint | null | undefined>;
@@ -78,6 +79,12 @@ export interface StateStore {
   write<T>(run: (tx: StateTx) => Promise<T>): Promise<T>;
   /** Whether the database answers now. */
   health(): Promise<StateHealth>;
+  /**
+   * With deadlines on the request path (state.deadline.ts): the breaker /api/health reports, and a trivial read
+   * that bypasses it (health probes under its own deadline).
+   */
+  readonly breaker?: { report(): BreakerReport };
+  probe?(): Promise<boolean>;
   /** Waits for queued writes and closes. */
   close(): Promise<void>;
 }
