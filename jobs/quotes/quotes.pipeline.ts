@@ -246,12 +246,15 @@ function sniffPolygonAdjustment(bytes: Buffer): Adjustment {
  */
 async function loadPolygonRows(conn: DuckDBConnection, file: string, rel: string, adjustment: Adjustment, bytes: number): Promise<number> {
   // JSON paths are case-sensitive (`T` the ticker, `t` the timestamp); DuckDB struct names are not, hence JSON[].
-  const num = (k: string) => `(CASE WHEN json_type(r, '$.${k}') IN ('BIGINT', 'UBIGINT', 'DOUBLE') THEN CAST(r->>'$.${k}' AS DOUBLE) END)`;
+  // One parse per result extracts every field (a list in FIELDS order); each is then typed: a number, else NULL.
+  const FIELDS = ['T', 't', 'o', 'h', 'l', 'c', 'v', 'vw', 'n'];
+  const at = (k: string) => `x[${FIELDS.indexOf(k) + 1}]`;
+  const num = (k: string) =>
+    `(CASE WHEN json_type(${at(k)}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') THEN CAST(${at(k)} AS DOUBLE) END) AS ${k}_`;
   // Math.round exactly: ties toward +∞, and no `x + 0.5` (which rounds 0.49999999999999994 up).
   const mathRound = (x: string) => `(CASE WHEN ${x} - floor(${x}) >= 0.5 THEN ceil(${x}) ELSE floor(${x}) END)`;
-  const r6 = (k: string) => `CAST(${mathRound(`(${num(k)} * 1e6)`)} / 1e6 AS DECIMAL(18,6))`;
-  const round = (k: string) => `CAST(${mathRound(num(k))} AS BIGINT)`;
-  const finite = ['o', 'h', 'l', 'c', 'v'].map((k) => `isfinite(${num(k)})`).join(' AND ');
+  const r6 = (k: string) => `CAST(${mathRound(`(${k}_ * 1e6)`)} / 1e6 AS DECIMAL(18,6))`;
+  const round = (k: string) => `CAST(${mathRound(`${k}_`)} AS BIGINT)`;
   const stmt = await conn.prepare(`
     CREATE OR REPLACE TEMP TABLE quote_file_rows AS
     WITH doc AS (
@@ -259,21 +262,23 @@ async function loadPolygonRows(conn: DuckDBConnection, file: string, rel: string
                               columns = {ticker: 'JSON', results: 'JSON[]'})
     ), u AS (
       SELECT CASE json_type(ticker) WHEN 'VARCHAR' THEN ticker->>'$' WHEN 'NULL' THEN NULL ELSE CAST(ticker AS VARCHAR) END AS doc_ticker,
-             unnest(results) AS r, generate_subscripts(results, 1) - 1 AS line
+             json_extract(unnest(results), [${FIELDS.map((k) => `'$.${k}'`).join(', ')}]) AS x, generate_subscripts(results, 1) - 1 AS line
       FROM doc
-    ), typed AS (
+    ), f AS (
       -- String(r.T ?? doc.ticker ?? ''): a JSON null or a missing T falls back to the document's ticker.
-      SELECT upper(replace(replace(trim(coalesce(CASE json_type(r, '$.T') WHEN 'VARCHAR' THEN r->>'$.T' WHEN 'NULL' THEN NULL ELSE CAST(r->'$.T' AS VARCHAR) END,
+      SELECT upper(replace(replace(trim(coalesce(CASE json_type(${at('T')}) WHEN 'VARCHAR' THEN ${at('T')}->>'$' WHEN 'NULL' THEN NULL ELSE CAST(${at('T')} AS VARCHAR) END,
                                                  doc_ticker, '')), '.', '-'), '/', '-')) AS ticker,
-             CASE WHEN ${num('t')} IS NOT NULL THEN CAST(timezone('America/New_York', to_timestamp(${num('t')} / 1000)) AS DATE) END AS quote_date,
-             $adjustment AS adjustment,
-             ${r6('o')} AS open, ${r6('h')} AS high, ${r6('l')} AS low, ${r6('c')} AS close, ${round('v')} AS volume,
-             ${r6('vw')} AS vwap, ${round('n')} AS trade_count,
-             CAST(line AS BIGINT) AS line,
-             coalesce(${finite} AND ${num('t')} IS NOT NULL, false) AS finite
+             ${FIELDS.slice(1).map(num).join(', ')}, CAST(line AS BIGINT) AS line
       FROM u
     )
-    SELECT * EXCLUDE (finite), finite AND ticker ~ '^[A-Z0-9][A-Z0-9.\\-]{0,14}$' AS ok FROM typed`);
+    SELECT ticker,
+           CASE WHEN t_ IS NOT NULL THEN CAST(timezone('America/New_York', to_timestamp(t_ / 1000)) AS DATE) END AS quote_date,
+           $adjustment AS adjustment,
+           ${r6('o')} AS open, ${r6('h')} AS high, ${r6('l')} AS low, ${r6('c')} AS close, ${round('v')} AS volume,
+           ${r6('vw')} AS vwap, ${round('n')} AS trade_count, line,
+           coalesce(t_ IS NOT NULL AND isfinite(o_) AND isfinite(h_) AND isfinite(l_) AND isfinite(c_) AND isfinite(v_)
+                    AND ticker ~ '^[A-Z0-9][A-Z0-9.\\-]{0,14}$', false) AS ok
+    FROM f`);
   stmt.bindVarchar(stmt.parameterIndex('adjustment'), adjustment);
   try {
     await stmt.run();
