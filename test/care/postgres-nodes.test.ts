@@ -173,6 +173,28 @@ suite('every API node writes to one PostgreSQL', () => {
     expect(verifyReceiptChain(receipts, keys.keys).valid).toBe(true);
   }, 60_000);
 
+  it("counts every node's requests in /api/stats on each node (the query log is one PostgreSQL table)", async () => {
+    const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
+    const ua = { 'user-agent': 'PerplexityBot/1.0' }; // the only perplexitybot requests of this suite
+    for (const [node, n] of [
+      [a, 5],
+      [b, 3],
+    ] as const)
+      for (let i = 0; i < n; i++) expect((await fetch(`${node.url}/api/carrier/${dots[i]}`, { headers: ua })).status).toBe(200);
+    // Each node writes its rows within a flush interval (1 s): poll until the other node's rows are in.
+    for (const node of [a, b])
+      await expect
+        .poll(
+          async () =>
+            (await json<{ ai_queries_24h: { by_agent_type: Record<string, number> } }>(await fetch(`${node.url}/api/stats`))).ai_queries_24h
+              .by_agent_type.perplexitybot,
+          { timeout: 15_000, interval: 250 },
+        )
+        .toBe(8);
+    const [row] = await sql`SELECT count(*)::int AS n FROM query_log WHERE agent_type = 'perplexitybot'`;
+    expect(row!.n).toBe(8);
+  }, 60_000);
+
   it('keeps every acknowledged write when a node is killed with SIGKILL during a storm', async () => {
     const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
     const id = (
