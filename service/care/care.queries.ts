@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, NotFoundError, StageOrderError } from '../../lib/errors.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
-import { insertRowsSql, loadStatements, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
+import { insertRowsSql, loadStatements, updateRowsSql, type StateStore, type StateTx, type WriteHint } from '../platform/state.store.ts';
 import {
   CARE_STAGES,
   checkStageOrder,
@@ -184,6 +184,17 @@ interface Head {
   stages: string[];
 }
 
+/** The lock and reads `readHead` starts with, as a write hint (state.types.ts WriteHint). */
+function headHint(id: string): WriteHint {
+  return {
+    lock: `care:${id}`,
+    reads: [
+      [SQL.head, [id]],
+      [SQL.stages, [id]],
+    ],
+  };
+}
+
 async function readHead(tx: StateTx, id: string): Promise<Head> {
   const k = `care:${id}`;
   const cached = tx.cache.get(k) as Head | undefined;
@@ -191,10 +202,7 @@ async function readHead(tx: StateTx, id: string): Promise<Head> {
     await tx.lock(k); // already held when cached on PostgreSQL (one group); nothing to do embedded
     return cached;
   }
-  const [docs, stageRows] = await tx.readLocked(k, [
-    [SQL.head, [id]],
-    [SQL.stages, [id]],
-  ]);
+  const [docs, stageRows] = await tx.readLocked(k, headHint(id).reads);
   if (!docs![0]) throw new NotFoundError(`care document ${id} does not exist`, { response: { document_id: id } });
   const head = {
     event_count: Number(docs![0].event_count),
@@ -218,39 +226,42 @@ export async function appendCareEvent(
 ): Promise<CareEvent & { document_id: string }> {
   const actorJson = capJson(input.actor, 'actor');
   const evidenceJson = capJson(input.evidence, 'evidence');
-  return store.write(async (tx) => {
-    const head = await readHead(tx, documentId);
-    const rule = checkStageOrder(head.stages, input.stage as CareStage);
-    if (rule)
-      throw new StageOrderError(`stage ${input.stage} is not allowed here: ${rule}`, {
-        response: { document_id: documentId, stage: input.stage, previous_stages: head.stages, stages: CARE_STAGES },
+  return store.write(
+    async (tx) => {
+      const head = await readHead(tx, documentId);
+      const rule = checkStageOrder(head.stages, input.stage as CareStage);
+      if (rule)
+        throw new StageOrderError(`stage ${input.stage} is not allowed here: ${rule}`, {
+          response: { document_id: documentId, stage: input.stage, previous_stages: head.stages, stages: CARE_STAGES },
+        });
+      const content = {
+        document_id: documentId,
+        seq: head.event_count + 1,
+        stage: input.stage,
+        actor: JSON.parse(actorJson) as unknown,
+        evidence: JSON.parse(evidenceJson) as unknown,
+        occurred_at: input.occurred_at ?? null,
+        recorded_at: now.toISOString(),
+        prev_hash: head.head_hash,
+      };
+      const hash = hashEvent(content);
+      tx.defer(INSERT_EVENT, {
+        document_id: documentId,
+        seq: content.seq,
+        stage: content.stage,
+        actor_json: actorJson,
+        evidence_json: evidenceJson,
+        occurred_at: content.occurred_at,
+        recorded_at: content.recorded_at,
+        prev_hash: content.prev_hash,
+        hash,
       });
-    const content = {
-      document_id: documentId,
-      seq: head.event_count + 1,
-      stage: input.stage,
-      actor: JSON.parse(actorJson) as unknown,
-      evidence: JSON.parse(evidenceJson) as unknown,
-      occurred_at: input.occurred_at ?? null,
-      recorded_at: now.toISOString(),
-      prev_hash: head.head_hash,
-    };
-    const hash = hashEvent(content);
-    tx.defer(INSERT_EVENT, {
-      document_id: documentId,
-      seq: content.seq,
-      stage: content.stage,
-      actor_json: actorJson,
-      evidence_json: evidenceJson,
-      occurred_at: content.occurred_at,
-      recorded_at: content.recorded_at,
-      prev_hash: content.prev_hash,
-      hash,
-    });
-    tx.defer(UPDATE_HEAD, { document_id: documentId, event_count: content.seq, head_hash: hash, last_stage: content.stage }, documentId);
-    tx.cache.set(`care:${documentId}`, { event_count: content.seq, head_hash: hash, stages: [...head.stages, content.stage] });
-    return { ...content, hash };
-  });
+      tx.defer(UPDATE_HEAD, { document_id: documentId, event_count: content.seq, head_hash: hash, last_stage: content.stage }, documentId);
+      tx.cache.set(`care:${documentId}`, { event_count: content.seq, head_hash: hash, stages: [...head.stages, content.stage] });
+      return { ...content, hash };
+    },
+    headHint(documentId), // PostgreSQL: the lock and head reads of every append of a group leave in one round trip
+  );
 }
 
 function toStoredDocument(r: Row): StoredDocument {
