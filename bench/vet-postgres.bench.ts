@@ -6,6 +6,8 @@
  *   server processes (requests spread round-robin), every 2xx acknowledged
  *   after its COMMIT with synchronous_commit on; and against one process with
  *   the embedded store, in the same run (same machine load) for comparison;
+ * - custody appends through the state store alone, in this process (no HTTP):
+ *   what the store costs per append, apart from the HTTP layer;
  * - the same rows inserted by `pgbench` with plain SQL (one transaction per
  *   vetting: INSERT the record + UPDATE the balance; per event: lock the
  *   document row, INSERT the event, UPDATE the head), same row sizes, same
@@ -32,6 +34,7 @@ import { silentLogger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { PgStateStore } from '../service/platform/state.postgres.ts';
 import { StateStore, stateDbPath } from '../service/platform/state.store.ts';
+import { appendCareEvent, createCareDocument } from '../service/care/care.queries.ts';
 import { grantCredits, issueApiKey } from '../service/vetting/credits.ts';
 import { percentile, runLoad as load, startServiceProcess, writeResult } from './bench-kit.ts';
 
@@ -150,6 +153,43 @@ try {
     for (const s of servers) s.proc.kill('SIGTERM');
     await Promise.all(servers.map((s) => new Promise((r) => s.proc.once('exit', r))));
     result[name] = { vet: summary(vets, VETS), care_event: summary(events, EVENTS) };
+  }
+
+  // The state store alone, in this process (no HTTP, no second process): custody appends through PgStateStore with
+  // as many in flight, over 64 documents of their own. Separates what the store costs per append (round trips,
+  // group commit, hashing) from what the HTTP layer and the load generator cost on this machine's cores.
+  {
+    const store = await PgStateStore.open(dbUrl);
+    const docs: string[] = [];
+    for (let i = 0; i < CONCURRENCY; i++) {
+      const d = await createCareDocument(
+        store,
+        { shipment: { ref: `STORE-${i}`, commodity: 'general freight', value_usd: 10_000 }, parties: { broker: 'bench', carrier: 'c' } },
+        new Date(),
+      );
+      docs.push(d.document_id);
+      for (const stage of ['TENDER', 'PICKUP_HANDOFF'] as const)
+        await appendCareEvent(store, d.document_id, { stage, actor: 'bench', evidence: {} }, new Date());
+    }
+    const commits0 = store.stats.commits;
+    console.log(`[store_only_1_process] appendCareEvent × ${EVENTS} over ${docs.length} documents, ${CONCURRENCY} in flight`);
+    const events = await load(
+      EVENTS,
+      CONCURRENCY,
+      async (i) =>
+        (
+          await appendCareEvent(
+            store,
+            docs[i % docs.length]!,
+            { stage: 'IN_TRANSIT', actor: { name: 'eld' }, evidence: { ping: i } },
+            new Date(),
+          )
+        ).hash,
+    );
+    result.store_only_1_process = {
+      care_event: { ...summary(events, EVENTS), groups: store.stats.commits - commits0 },
+    };
+    await store.close();
   }
 
   // Every acknowledged write is in the database, and the row sizes pgbench will write.

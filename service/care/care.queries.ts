@@ -162,7 +162,7 @@ export async function createCareDocument(store: StateStore, input: CreateCareInp
       head_hash: creation_hash,
       last_stage: null,
     });
-    tx.cache.set(`care:${document_id}`, { event_count: 0, head_hash: creation_hash, stages: [] });
+    tx.cache.set(`care:${document_id}`, { event_count: 0, head_hash: creation_hash, stages: [], vetting_id: input.vetting_id ?? null });
     return {
       document_id,
       created_at,
@@ -182,6 +182,8 @@ interface Head {
   event_count: number;
   head_hash: string;
   stages: string[];
+  /** The vetting the document was opened with (its paying account owns the document's webhooks), or null. */
+  vetting_id: string | null;
 }
 
 /** The lock and reads `readHead` starts with, as a write hint (state.types.ts WriteHint). */
@@ -208,6 +210,7 @@ async function readHead(tx: StateTx, id: string): Promise<Head> {
     event_count: Number(docs![0].event_count),
     head_hash: String(docs![0].head_hash),
     stages: stageRows!.map((r) => String(r.stage)),
+    vetting_id: docs![0].vetting_id == null ? null : String(docs![0].vetting_id),
   };
   tx.cache.set(k, head);
   return head;
@@ -224,6 +227,16 @@ export async function appendCareEvent(
   input: CareEventInput,
   now: Date,
 ): Promise<CareEvent & { document_id: string }> {
+  return (await appendCareEventOf(store, documentId, input, now)).event;
+}
+
+/** `appendCareEvent`, also naming the vetting the document was opened with (null: no account to notify). */
+export async function appendCareEventOf(
+  store: StateStore,
+  documentId: string,
+  input: CareEventInput,
+  now: Date,
+): Promise<{ event: CareEvent & { document_id: string }; vetting_id: string | null }> {
   const actorJson = capJson(input.actor, 'actor');
   const evidenceJson = capJson(input.evidence, 'evidence');
   return store.write(
@@ -257,8 +270,13 @@ export async function appendCareEvent(
         hash,
       });
       tx.defer(UPDATE_HEAD, { document_id: documentId, event_count: content.seq, head_hash: hash, last_stage: content.stage }, documentId);
-      tx.cache.set(`care:${documentId}`, { event_count: content.seq, head_hash: hash, stages: [...head.stages, content.stage] });
-      return { ...content, hash };
+      tx.cache.set(`care:${documentId}`, {
+        event_count: content.seq,
+        head_hash: hash,
+        stages: [...head.stages, content.stage],
+        vetting_id: head.vetting_id,
+      });
+      return { event: { ...content, hash }, vetting_id: head.vetting_id };
     },
     headHint(documentId), // PostgreSQL: the lock and head reads of every append of a group leave in one round trip
   );

@@ -4,8 +4,8 @@
 -- $1 vetting_id → data_hash
 SELECT data_hash FROM vetting_records WHERE vetting_id = $1
 -- name: head
--- $1 document_id → event_count, head_hash (read after tx.lock('care:<id>'))
-SELECT event_count, head_hash FROM care_documents WHERE document_id = $1
+-- $1 document_id → event_count, head_hash, vetting_id (read after tx.lock('care:<id>'))
+SELECT event_count, head_hash, vetting_id FROM care_documents WHERE document_id = $1
 -- name: stages
 -- $1 document_id → stage of every event in chain order
 SELECT stage FROM care_events WHERE document_id = $1 ORDER BY seq
