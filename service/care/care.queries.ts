@@ -181,6 +181,7 @@ export async function createCareDocument(store: StateStore, input: CreateCareInp
 interface Head {
   event_count: number;
   head_hash: string;
+  /** The stages recorded so far, each once (checkStageOrder asks only which exist). */
   stages: string[];
   /** The vetting the document was opened with (its paying account owns the document's webhooks), or null. */
   vetting_id: string | null;
@@ -243,6 +244,7 @@ export async function appendCareEventOf(
     async (tx) => {
       const head = await readHead(tx, documentId);
       const rule = checkStageOrder(head.stages, input.stage as CareStage);
+      // Refused (nothing written): previous_stages are the stages already recorded, each once, in first-seen order.
       if (rule)
         throw new StageOrderError(`stage ${input.stage} is not allowed here: ${rule}`, {
           response: { document_id: documentId, stage: input.stage, previous_stages: head.stages, stages: CARE_STAGES },
@@ -273,7 +275,7 @@ export async function appendCareEventOf(
       tx.cache.set(`care:${documentId}`, {
         event_count: content.seq,
         head_hash: hash,
-        stages: [...head.stages, content.stage],
+        stages: head.stages.includes(content.stage) ? head.stages : [...head.stages, content.stage],
         vetting_id: head.vetting_id,
       });
       return { event: { ...content, hash }, vetting_id: head.vetting_id };
