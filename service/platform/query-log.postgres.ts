@@ -58,7 +58,8 @@ export class PgQueryLog extends QueryLogBuffer {
       throw e;
     }
     const q = new PgQueryLog(sql, opts.log);
-    q.timer = setInterval(() => void q.flush().catch((err) => opts.log?.warn({ err }, 'query log flush failed')), opts.flushMs ?? 1000);
+    // A failed write has been logged (and its rows kept) by write(): nothing more to say here.
+    q.timer = setInterval(() => void q.flush().catch(() => undefined), opts.flushMs ?? 1000);
     q.timer.unref();
     return q;
   }
