@@ -33,7 +33,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { SourceUnavailableError } from '../../lib/errors.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
 import { CircuitBreaker, DeadlineError } from './deadline.ts';
-import type { SqlParams, StateHealth, StateStore, StateTx } from './state.types.ts';
+import type { SqlParams, StateHealth, StateStore, StateTx, WriteHint } from './state.types.ts';
 
 /** Default deadline of one state-store call on the request path (STATE_DEADLINE_MS). */
 export const DEFAULT_STATE_DEADLINE_MS = 5000;
@@ -120,10 +120,11 @@ export class DeadlineStateStore implements StateStore {
     }
   }
 
-  async write<T>(run: (tx: StateTx) => Promise<T>): Promise<T> {
+  async write<T>(run: (tx: StateTx) => Promise<T>, hint?: WriteHint): Promise<T> {
     let pending: Promise<T> | undefined;
     try {
-      return await this.breaker.run(() => (pending = this.inner.write(run)));
+      // The hint goes along: a group's locks and head reads in one round trip (state.types.ts WriteHint).
+      return await this.breaker.run(() => (pending = this.inner.write(run, hint)));
     } catch (e) {
       if (e instanceof DeadlineError && e.reason === 'timeout' && pending) {
         const err = outcomeUnknown(this.breaker.timeoutMs, e);
