@@ -100,6 +100,72 @@ export async function openIdleConnections(url: string, n: number): Promise<net.S
   return sockets;
 }
 
+/** What `holdIdleConnections` reports: connections open now, closed by the server, the most open at once, refused. */
+export interface IdleReport {
+  opened: number;
+  open: number;
+  closed: number;
+  peak: number;
+  failed: number;
+  /** Milliseconds from the first connect to the last one settled (null until all have). */
+  open_ms: number | null;
+}
+
+/**
+ * Opens `n` TCP connections that never send a byte (500 connecting at a time) and keeps them until the server
+ * closes them, calling `report` on every change of state (at most every 250 ms) and once all have settled.
+ * Resolves once every connection has been closed or refused.
+ */
+export async function holdIdleConnections(url: string, n: number, report: (r: IdleReport) => void): Promise<IdleReport> {
+  const u = new URL(url);
+  const r: IdleReport = { opened: 0, open: 0, closed: 0, peak: 0, failed: 0, open_ms: null };
+  const t0 = performance.now();
+  let allClosed: () => void = () => undefined;
+  const done = new Promise<void>((resolve) => (allClosed = resolve));
+  const settle = () => {
+    if (r.closed + r.failed === n) allClosed();
+  };
+  const timer = setInterval(() => report({ ...r }), 250);
+  for (let i = 0; i < n; i += 500) {
+    await Promise.all(
+      Array.from(
+        { length: Math.min(500, n - i) },
+        () =>
+          new Promise<void>((resolve) => {
+            const s = net.connect({ host: u.hostname, port: Number(u.port) });
+            // Flowing, so the server's FIN is read and ends the socket (a paused one can sit in CLOSE-WAIT for ever).
+            s.resume();
+            let connected = false;
+            s.once('connect', () => {
+              connected = true;
+              r.opened++;
+              r.open++;
+              r.peak = Math.max(r.peak, r.open);
+              resolve();
+            });
+            s.on('error', () => undefined);
+            s.once('close', () => {
+              if (connected) {
+                r.open--;
+                r.closed++;
+              } else {
+                r.failed++;
+                resolve();
+              }
+              settle();
+            });
+          }),
+      ),
+    );
+  }
+  r.open_ms = Math.round(performance.now() - t0);
+  report({ ...r });
+  await done;
+  clearInterval(timer);
+  report({ ...r });
+  return r;
+}
+
 /** Resident set size of a process in bytes (Linux /proc). */
 export function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
@@ -111,7 +177,20 @@ export function rssOf(pid: number): number {
  * process (so the bench's honest clients do not share its CPU), repeating until SIGTERM, then printing the
  * answers' statuses as JSON on stdout.
  */
-if (import.meta.url === `file://${process.argv[1]}`) {
+/**
+ * `node --import tsx bench/hostile-client.ts <url> idle <n>`: holds `n` idle connections (test/chaos: the server's
+ * sockets and the client's in separate processes, each under its own descriptor limit), printing an IdleReport
+ * JSON line on every change, until the server has closed them all.
+ */
+if (import.meta.url === `file://${process.argv[1]}` && process.argv[3] === 'idle') {
+  let last = '';
+  const final = await holdIdleConnections(process.argv[2]!, Number(process.argv[4]), (r) => {
+    const line = JSON.stringify(r);
+    if (line !== last) process.stdout.write(`${line}\n`);
+    last = line;
+  });
+  process.exit(final.failed > 0 ? 1 : 0);
+} else if (import.meta.url === `file://${process.argv[1]}`) {
   const [url, kind, clients] = process.argv.slice(2) as [string, string, string];
   const counts: Record<string, number> = {};
   let stop = false;

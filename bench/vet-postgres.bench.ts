@@ -6,6 +6,8 @@
  *   server processes (requests spread round-robin), every 2xx acknowledged
  *   after its COMMIT with synchronous_commit on; and against one process with
  *   the embedded store, in the same run (same machine load) for comparison;
+ * - custody appends through the state store alone, in this process (no HTTP):
+ *   what the store costs per append, apart from the HTTP layer;
  * - the same rows inserted by `pgbench` with plain SQL (one transaction per
  *   vetting: INSERT the record + UPDATE the balance; per event: lock the
  *   document row, INSERT the event, UPDATE the head), same row sizes, same
@@ -17,7 +19,7 @@
  * machine's cores: the result says how many.
  */
 import { spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -32,6 +34,7 @@ import { silentLogger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { PgStateStore } from '../service/platform/state.postgres.ts';
 import { StateStore, stateDbPath } from '../service/platform/state.store.ts';
+import { appendCareEvent, createCareDocument } from '../service/care/care.queries.ts';
 import { grantCredits, issueApiKey } from '../service/vetting/credits.ts';
 import { percentile, runLoad as load, startServiceProcess, writeResult } from './bench-kit.ts';
 
@@ -52,6 +55,48 @@ const adminUrl = process.env.DATABASE_URL;
 
 function startServer(url: string): Promise<{ proc: ChildProcess; url: string }> {
   return startServiceProcess({ DATA_DIR: dataDir, DATABASE_URL: url });
+}
+
+/** CPU time (user + system, ms) the given processes have used so far (/proc; 0 for a process that is gone). */
+function cpuMsOf(pids: number[]): number {
+  const tick = 1000 / 100; // Linux USER_HZ
+  let ms = 0;
+  for (const pid of pids) {
+    try {
+      const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+      ms += (Number(f[11]) + Number(f[12])) * tick; // utime, stime (fields 14 and 15)
+    } catch {
+      // gone
+    }
+  }
+  return ms;
+}
+
+/**
+ * Runs `phase` and says where the CPU went, per acknowledged request: the API processes, this load generator, and
+ * the PostgreSQL backends serving this run's database (what bounds throughput on a machine whose cores they share).
+ */
+async function withCpu<T extends { ok: unknown[] }>(
+  apiPids: number[],
+  pgPids: () => Promise<number[]>,
+  phase: () => Promise<T>,
+): Promise<{ r: T; cpu_ms_per_request: { api: number; load_generator: number; postgres: number } }> {
+  const pg0 = await pgPids();
+  const [api0, gen0, db0] = [cpuMsOf(apiPids), process.cpuUsage(), cpuMsOf(pg0)];
+  const r = await phase();
+  const pg1 = await pgPids();
+  const gen = process.cpuUsage(gen0);
+  const n = Math.max(1, r.ok.length);
+  const round = (x: number) => Math.round((x / n) * 1000) / 1000;
+  return {
+    r,
+    cpu_ms_per_request: {
+      api: round(cpuMsOf(apiPids) - api0),
+      load_generator: round((gen.user + gen.system) / 1000),
+      // Backends still connected, from before the phase; backends that connected during it, from their start.
+      postgres: round(cpuMsOf(pg1.filter((p) => pg0.includes(p))) - db0 + cpuMsOf(pg1.filter((p) => !pg0.includes(p)))),
+    },
+  };
 }
 
 const summary = (r: { ms: number; lat: number[]; ok: unknown[]; failed: number }, requests: number) => ({
@@ -85,6 +130,13 @@ await admin.unsafe(`CREATE DATABASE ${dbName}`);
 const dbUrlObj = new URL(adminUrl);
 dbUrlObj.pathname = `/${dbName}`;
 const dbUrl = dbUrlObj.toString();
+
+/** The PostgreSQL backends of this run's database (their CPU is the database's share of each write). */
+const pidsSql = postgres(dbUrl, { max: 1, onnotice: () => undefined });
+const pgPids = async () =>
+  (await pidsSql`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`).map((r) =>
+    Number(r.pid),
+  );
 
 const result: Record<string, unknown> = {
   carriers: CARRIERS,
@@ -120,12 +172,15 @@ try {
       (await post(i, '/api/vet', { dot_number: dots[(i * 7919) % dots.length], broker_id: 'bench' })).ok ? 1 : null,
     );
     console.log(`[${name}] POST /api/vet × ${VETS}, ${CONCURRENCY} in flight`);
-    const vets = await load(VETS, CONCURRENCY, async (i) => {
-      const r = await post(i, '/api/vet', { dot_number: dots[(i * 104_729) % dots.length], broker_id: 'bench' });
-      if (r.status === 200) return ((await r.json()) as { vetting_id: string }).vetting_id;
-      await r.text();
-      return null;
-    });
+    const apiPids = servers.map((x) => x.proc.pid!);
+    const vets = await withCpu(apiPids, pgPids, () =>
+      load(VETS, CONCURRENCY, async (i) => {
+        const r = await post(i, '/api/vet', { dot_number: dots[(i * 104_729) % dots.length], broker_id: 'bench' });
+        if (r.status === 200) return ((await r.json()) as { vetting_id: string }).vetting_id;
+        await r.text();
+        return null;
+      }),
+    );
     const docs: string[] = [];
     for (let i = 0; i < CONCURRENCY; i++) {
       const r = await post(i, '/api/care', {
@@ -137,19 +192,65 @@ try {
       for (const stage of ['TENDER', 'PICKUP_HANDOFF']) await post(i, `/api/care/${id}/event`, { stage, actor: 'bench' });
     }
     console.log(`[${name}] POST /api/care/{id}/event × ${EVENTS} over ${docs.length} documents`);
-    const events = await load(EVENTS, CONCURRENCY, async (i) => {
-      const r = await post(i, `/api/care/${docs[i % docs.length]}/event`, {
-        stage: 'IN_TRANSIT',
-        actor: { name: 'eld' },
-        evidence: { ping: i },
-      });
-      if (r.status === 201) return ((await r.json()) as { hash: string }).hash;
-      await r.text();
-      return null;
-    });
+    // Request i goes to node i % nodes and document i % 64: each document is written by one node only.
+    const events = await withCpu(apiPids, pgPids, () =>
+      load(EVENTS, CONCURRENCY, async (i) => {
+        const r = await post(i, `/api/care/${docs[i % docs.length]}/event`, {
+          stage: 'IN_TRANSIT',
+          actor: { name: 'eld' },
+          evidence: { ping: i },
+        });
+        if (r.status === 201) return ((await r.json()) as { hash: string }).hash;
+        await r.text();
+        return null;
+      }),
+    );
     for (const s of servers) s.proc.kill('SIGTERM');
     await Promise.all(servers.map((s) => new Promise((r) => s.proc.once('exit', r))));
-    result[name] = { vet: summary(vets, VETS), care_event: summary(events, EVENTS) };
+    result[name] = {
+      vet: { ...summary(vets.r, VETS), cpu_ms_per_request: vets.cpu_ms_per_request },
+      care_event: { ...summary(events.r, EVENTS), cpu_ms_per_request: events.cpu_ms_per_request },
+    };
+  }
+
+  // The state store alone, in this process (no HTTP, no second process): custody appends through PgStateStore with
+  // as many in flight, over 64 documents of their own. Separates what the store costs per append (round trips,
+  // group commit, hashing) from what the HTTP layer and the load generator cost on this machine's cores.
+  {
+    const store = await PgStateStore.open(dbUrl);
+    const docs: string[] = [];
+    for (let i = 0; i < CONCURRENCY; i++) {
+      const d = await createCareDocument(
+        store,
+        { shipment: { ref: `STORE-${i}`, commodity: 'general freight', value_usd: 10_000 }, parties: { broker: 'bench', carrier: 'c' } },
+        new Date(),
+      );
+      docs.push(d.document_id);
+      for (const stage of ['TENDER', 'PICKUP_HANDOFF'] as const)
+        await appendCareEvent(store, d.document_id, { stage, actor: 'bench', evidence: {} }, new Date());
+    }
+    const commits0 = store.stats.commits;
+    console.log(`[store_only_1_process] appendCareEvent × ${EVENTS} over ${docs.length} documents, ${CONCURRENCY} in flight`);
+    const { r: events, cpu_ms_per_request } = await withCpu([], pgPids, () =>
+      load(
+        EVENTS,
+        CONCURRENCY,
+        async (i) =>
+          (
+            await appendCareEvent(
+              store,
+              docs[i % docs.length]!,
+              { stage: 'IN_TRANSIT', actor: { name: 'eld' }, evidence: { ping: i } },
+              new Date(),
+            )
+          ).hash,
+      ),
+    );
+    result.store_only_1_process = {
+      // load_generator: this process, which here is the store itself (no HTTP).
+      care_event: { ...summary(events, EVENTS), groups: store.stats.commits - commits0, cpu_ms_per_request },
+    };
+    await store.close();
   }
 
   // Every acknowledged write is in the database, and the row sizes pgbench will write.
@@ -206,6 +307,7 @@ END;
   result.plain_sql_pgbench = { vet: runPgbench(vetScript), care_event: runPgbench(eventScript), row_sizes: sizes };
   await rm(dir, { recursive: true, force: true });
 } finally {
+  await pidsSql.end({ timeout: 1 }).catch(() => undefined);
   await admin.unsafe(`DROP DATABASE IF EXISTS ${dbName} WITH (FORCE)`).catch(() => undefined);
   await admin.end();
 }

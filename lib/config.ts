@@ -315,6 +315,14 @@ export const configSchema = z.object({
     .describe(
       'Time a client has to send a whole request (headers and body) before the server answers 408 and closes the connection (node `requestTimeout`; headers alone: at most 10 s). docs/limits.md.',
     ),
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(10_000)
+    .describe(
+      'Time a client has to send its request headers (at most HTTP_REQUEST_TIMEOUT_MS): 408 and the connection closed after it; a connection that sends nothing at all is closed after it too. docs/limits.md.',
+    ),
   REDIS_COMMAND_TIMEOUT_MS: z.coerce
     .number()
     .int()
@@ -322,6 +330,15 @@ export const configSchema = z.object({
     .default(250)
     .describe(
       'Deadline of one Redis call on the request path (rate counters); past it the request is counted in memory and Redis is left alone for 2 s (circuit breaker).',
+    ),
+
+  STATE_DEADLINE_MS: z.coerce
+    .number()
+    .int()
+    .min(50)
+    .default(5000)
+    .describe(
+      "Deadline of one state-store call on the request path (vetting, care, credits, receipts, Idempotency-Key), queueing included; past it the request answers 503 (a write: outcome unknown, retry with the same Idempotency-Key) and after 3 misses the store is left alone for 2 s. PostgreSQL: also the sessions' statement_timeout and lock_timeout. docs/limits.md.",
     ),
 
   // Operations (jobs/bullmq.ts, jobs/schedules.ts): queue names are `<QUEUE_PREFIX>-<domain>`.

@@ -13,7 +13,8 @@ import { createApp } from './app.ts';
 import { ConnectionTracker, createNodeListener, serverTimeouts } from './platform/node-listener.ts';
 import { discoveryOptions } from './discovery/discovery.options.ts';
 import type { Readers, ServiceDeps } from './platform/deps.ts';
-import { stateDbPath } from './platform/state.store.ts';
+import { stateDbPath, type StateStore } from './platform/state.store.ts';
+import { DeadlineStateStore } from './platform/state.deadline.ts';
 import { claimStateStore, type StateClaim } from './platform/state.claim.ts';
 import { PgStateStore } from './platform/state.postgres.ts';
 import { createLiveRefresher } from './vetting/live-refresh.ts';
@@ -46,15 +47,20 @@ export async function openReaders(config: Config, domains = SERVED_DOMAINS, log?
  */
 async function openState(config: Config, log: Logger, deps: Partial<ServiceDeps>): Promise<StateClaim> {
   if (config.DATABASE_URL) {
-    const store = await PgStateStore.open(config.DATABASE_URL);
+    // The server cancels what outlives a request's deadline (state.deadline.ts): statement_timeout = lock_timeout = it.
+    const store = await PgStateStore.open(config.DATABASE_URL, { statementTimeoutMs: config.STATE_DEADLINE_MS });
     log.info({ backend: 'postgres' }, 'state store: PostgreSQL (DATABASE_URL), migrations applied');
     return { store, heldBy: null, close: () => store.close() };
   }
   return claimStateStore(stateDbPath(config.dataDir), {
     retryMs: config.STATE_CLAIM_RETRY_MS,
     log,
-    onAcquired: (store) => (deps.state = store),
+    onAcquired: (store) => (deps.state = withRequestDeadlines(store, config)),
   });
+}
+
+function withRequestDeadlines(store: StateStore, config: Config): StateStore {
+  return new DeadlineStateStore(store, { timeoutMs: config.STATE_DEADLINE_MS });
 }
 
 /** The services' dependencies. */
@@ -76,7 +82,8 @@ export async function buildDeps(config: Config, log: Logger): Promise<ServiceDep
       adminToken: config.ADMIN_TOKEN,
       ...discoveryOptions(config),
     },
-    state: stateClaim.store ?? undefined,
+    // Requests reach the store under a deadline and a circuit breaker (state.deadline.ts); jobs use stateClaim.store.
+    state: stateClaim.store ? withRequestDeadlines(stateClaim.store, config) : undefined,
     stateHeldBy: () => stateClaim.heldBy,
     signingKey: await loadOrCreateSigningKey(config.signingKeyPath),
     liveRefresher: createLiveRefresher(config),
@@ -110,12 +117,14 @@ export async function startServer(config: Config, log: Logger, attach?: AttachTo
   if (deps.warmups?.length) log.info({ ms: Date.now() - t0 }, 'warm-up done (search indexes)');
   // node:http with the API layer's hot path in front of h3 (service/platform/node-listener.ts), under deliberate
   // timeouts (docs/limits.md): a slow sender holds its memory for at most HTTP_REQUEST_TIMEOUT_MS, not node's 300 s.
-  const server = createServer(serverTimeouts(config.HTTP_REQUEST_TIMEOUT_MS));
+  const server = createServer(serverTimeouts(config.HTTP_REQUEST_TIMEOUT_MS, config.HTTP_HEADERS_TIMEOUT_MS));
   const connections = new ConnectionTracker(server);
   server.on('request', connections.wrap(createNodeListener(app, deps.apiLayer, log)));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(config.PORT, config.HOST, () => resolve());
+    // Backlog 4096 (the kernel caps it at net.core.somaxconn): a burst of thousands of connects is queued for accept
+    // instead of overflowing node's default 511, where a client may believe it connected and the server never see it.
+    server.listen({ port: config.PORT, host: config.HOST, backlog: 4096 }, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const host = config.HOST.includes(':')

@@ -1,7 +1,8 @@
 /**
  * The monitoring jobs: change detection when an FMCSA snapshot is published,
- * and webhook deliveries. Both run in the process that owns the state store
- * (service/platform/state.claim.ts), because their results are state rows;
+ * and webhook deliveries. Both run in the process that owns the embedded state
+ * store (service/platform/state.claim.ts), or in every API process with
+ * PostgreSQL state (jobs/cli/monitoring-attach.ts), because their results are state rows;
  * the processors are the service's monitoring queries, passed in by the
  * composition root (jobs/cli/), so jobs/ imports no service code.
  *

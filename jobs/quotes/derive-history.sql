@@ -13,7 +13,7 @@ INSERT INTO quote_leaf_history
 WITH prev AS (
   SELECT p.*,
     coalesce(lag(p.leaf_hash) OVER (PARTITION BY p.ticker, p.adjustment ORDER BY p.quote_date),
-             (SELECT any_value(s.leaf_hash) FROM sources s WHERE s.content_sha256 = p.content_sha256 AND s.dataset = p.dataset)) AS parent
+             (SELECT arg_min(s.leaf_hash, (s.retrieved_at, s.source_url, s.leaf_hash)) FROM sources s WHERE s.content_sha256 = p.content_sha256 AND s.dataset = p.dataset)) AS parent
   FROM previous_quote_bars p
 ), gone AS (
   SELECT prev.* FROM prev ANTI JOIN quote_bars q ON q.leaf_key = prev.leaf_key AND q.leaf_hash = prev.leaf_hash

@@ -22,7 +22,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { mkdir, readdir, rm, writeFile } from 'node:fs/promises';
+import { readdir, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
@@ -30,7 +30,15 @@ import { loadSql, queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts'
 import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { toPartKey } from '../../lib/warehouse/layout.ts';
 import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
-import { detectQuoteCsvFormat, parsePolygonAggs, parsePolygonReference, type ParsedReference } from '../../ingest/quotes/formats.ts';
+import {
+  detectQuoteCsvFormat,
+  parsePolygonAggs,
+  parsePolygonReference,
+  type ParsedQuotes,
+  type ParsedReference,
+} from '../../ingest/quotes/formats.ts';
+import type { Adjustment } from '../../ingest/quotes/quote.schema.ts';
+import { ParseError } from '../../lib/errors.ts';
 import { createRecordLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import type { IngestedSource } from '../../lib/warehouse/staging.ts';
 import {
@@ -179,52 +187,113 @@ async function writeCorporateActions(
   return { rows: rows.length, rejects: parsed.rejects.length, detail: { format: `polygon-reference-${parsed.kind}` } };
 }
 
+/**
+ * Files at least this large are not parsed in JS first: their kind is sniffed from the head and their rows come from
+ * DuckDB alone (a 500,000-result response parsed in JS, then re-serialised for DuckDB, took ~40 % of the time and
+ * over 1 GB per parse child; issue 22, item 3). Smaller files (fetched responses, fixtures) are parsed in JS too,
+ * which gives the exact errors and splits/dividends detection of ingest/quotes/formats.ts.
+ */
+export const POLYGON_SNIFF_MIN_BYTES = 8 << 20;
+
 async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
   const { file, rel } = ctx.data;
   const input = await readInput(file, 'polygon', null);
+  const large = input.bytes.byteLength >= POLYGON_SNIFF_MIN_BYTES;
   // A splits or dividends reference file is read into quote_corporate_actions, never rejected as "not an aggregates response".
   // A fetched day's file (`{date}_splits.json`, `{date}_dividends.json`, further pages `.pN.json`) may list no action.
   const expected = /_(splits|dividends)(\.p\d+)?\.json$/.exec(rel)?.[1] as 'splits' | 'dividends' | undefined;
-  const reference = parsePolygonReference(input.bytes, rel, expected);
+  const reference = large && !sniffPolygonReference(input.bytes) ? null : parsePolygonReference(input.bytes, rel, expected);
   if (reference) return writeCorporateActions(ctx, reference, { ...input.src, source: reference.dataset }, rel);
-  const probe = parsePolygonAggs(input.bytes, rel);
+  // Validation and rejects in JS (ingest/quotes/formats.ts); a large file's are computed only when DuckDB finds a bad result.
+  let probe: ParsedQuotes | null = large ? null : parsePolygonAggs(input.bytes, rel);
+  const adjustment = probe?.adjustment ?? sniffPolygonAdjustment(input.bytes);
+  const dataset = adjustment === 'raw' ? 'polygon/aggs-1day-raw' : 'polygon/aggs-1day-adjusted';
   // The dataset (raw or adjusted aggregates) is known only after parsing.
-  const src = { ...input.src, source: probe.dataset };
-  const rows = probe.bars.map((b, i) => ({
-    ...b,
-    dataset: probe.dataset,
-    content_sha256: src.content_sha256,
-    source_order: sourceOrder(src.retrieved_at, rel),
-    file: rel,
-    line: i,
-  }));
-  // Typed through DuckDB like every part, then folded in this child (jobs/quotes/quotes-fold.ts).
-  const scratch = path.join(
-    path.dirname(ctx.run.partPath(FOLD_PARTS, rel)),
-    `${path.basename(ctx.run.partPath(FOLD_PARTS, rel))}.${process.pid}.ndjson`,
-  );
-  await mkdir(path.dirname(scratch), { recursive: true });
-  await writeFile(scratch, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
-  await ctx.run
-    .withScratch(async (conn) => {
-      const cols = await queryRows(
-        conn,
-        `SELECT column_name, data_type FROM information_schema.columns WHERE table_name = 'quote_bar_inputs' ORDER BY ordinal_position`,
+  const src = { ...input.src, source: dataset };
+  const rows = await ctx.run.withScratch(async (conn) => {
+    const bad = await loadPolygonRows(conn, file, rel, adjustment, input.bytes.byteLength);
+    if (bad > 0) {
+      probe ??= parsePolygonAggs(input.bytes, rel);
+      await conn.run(
+        `CREATE TEMP TABLE quote_file_valid AS SELECT * FROM quote_file_rows WHERE ok; DROP TABLE quote_file_rows; ALTER TABLE quote_file_valid RENAME TO quote_file_rows`,
       );
-      await conn.run(`CREATE OR REPLACE TEMP TABLE quote_file_rows AS SELECT * FROM quote_bar_inputs LIMIT 0`);
-      if (rows.length) {
-        await conn.run(`INSERT INTO quote_file_rows BY NAME SELECT * FROM read_json(${quoteLiteral(scratch)}, format = 'newline_delimited',
-        columns = {${cols.map((c) => `${quoteLiteral(String(c.column_name))}: ${quoteLiteral(String(c.data_type))}`).join(', ')}})`);
-      }
-      await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel));
-    })
-    .finally(() => rm(scratch, { force: true }));
+    }
+    return (await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel))).rows;
+  });
+  const rejects = probe?.rejects ?? [];
   await ctx.run.writeRejects(
     rel,
-    probe.rejects.map((r) => ({ dataset: probe.dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })),
+    rejects.map((r) => ({ dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })),
   );
-  await ctx.run.recordSource(src, { rows: rows.length, rejects: probe.rejects.length }, rel);
-  return { rows: rows.length, rejects: probe.rejects.length, detail: { format: probe.format, adjustment: probe.adjustment } };
+  await ctx.run.recordSource(src, { rows, rejects: rejects.length }, rel);
+  return { rows, rejects: rejects.length, detail: { format: 'polygon-aggs', adjustment } };
+}
+
+/** A reference response names `execution_date` (splits) or `ex_dividend_date` (dividends) in its first result. */
+function sniffPolygonReference(bytes: Buffer): boolean {
+  const head = bytes.subarray(0, 4096).toString('utf8');
+  return /"(execution_date|ex_dividend_date)"\s*:/.test(head);
+}
+
+/** `adjusted: false` in the head of a large aggregates response (Polygon writes it before `results`) means raw bars. */
+function sniffPolygonAdjustment(bytes: Buffer): Adjustment {
+  const head = bytes.subarray(0, 4096).toString('utf8');
+  const at = head.indexOf('"results"');
+  return /"adjusted"\s*:\s*false/.test(at >= 0 ? head.slice(0, at) : head) ? 'raw' : 'split_dividend';
+}
+
+/**
+ * Loads a Polygon aggregates response's results into TEMP TABLE `quote_file_rows` (the CSV path's columns, `line` =
+ * result index) with DuckDB's JSON reader, typed exactly as parsePolygonAggs does in JS (pinned by
+ * test/quotes/polygon-sql.test.ts): the ticker is `T`, else the document's `ticker`, normalised; the trading day is the
+ * New York date of `t`; prices are rounded to 6 decimals as `Math.round(x * 1e6) / 1e6`, volume and trade count as
+ * `Math.round`. Returns the number of results lacking a ticker, timestamp, o/h/l/c or v (`ok` false).
+ */
+async function loadPolygonRows(conn: DuckDBConnection, file: string, rel: string, adjustment: Adjustment, bytes: number): Promise<number> {
+  // JSON paths are case-sensitive (`T` the ticker, `t` the timestamp); DuckDB struct names are not, hence JSON[].
+  // One parse per result extracts every field (a list in FIELDS order); each is then typed: a number, else NULL.
+  const FIELDS = ['T', 't', 'o', 'h', 'l', 'c', 'v', 'vw', 'n'];
+  const at = (k: string) => `x[${FIELDS.indexOf(k) + 1}]`;
+  const num = (k: string) =>
+    `(CASE WHEN json_type(${at(k)}) IN ('BIGINT', 'UBIGINT', 'DOUBLE') THEN CAST(${at(k)} AS DOUBLE) END) AS ${k}_`;
+  // Math.round exactly: ties toward +∞, and no `x + 0.5` (which rounds 0.49999999999999994 up).
+  const mathRound = (x: string) => `(CASE WHEN ${x} - floor(${x}) >= 0.5 THEN ceil(${x}) ELSE floor(${x}) END)`;
+  const r6 = (k: string) => `CAST(${mathRound(`(${k}_ * 1e6)`)} / 1e6 AS DECIMAL(18,6))`;
+  const round = (k: string) => `CAST(${mathRound(`${k}_`)} AS BIGINT)`;
+  const stmt = await conn.prepare(`
+    CREATE OR REPLACE TEMP TABLE quote_file_rows AS
+    WITH doc AS (
+      SELECT * FROM read_json(${quoteLiteral(file)}, format = 'unstructured', maximum_object_size = ${Math.max(16 << 20, bytes + 1024)},
+                              columns = {ticker: 'JSON', results: 'JSON[]'})
+    ), u AS (
+      SELECT CASE json_type(ticker) WHEN 'VARCHAR' THEN ticker->>'$' WHEN 'NULL' THEN NULL ELSE CAST(ticker AS VARCHAR) END AS doc_ticker,
+             json_extract(unnest(results), [${FIELDS.map((k) => `'$.${k}'`).join(', ')}]) AS x, generate_subscripts(results, 1) - 1 AS line
+      FROM doc
+    ), f AS (
+      -- String(r.T ?? doc.ticker ?? ''): a JSON null or a missing T falls back to the document's ticker.
+      SELECT upper(replace(replace(trim(coalesce(CASE json_type(${at('T')}) WHEN 'VARCHAR' THEN ${at('T')}->>'$' WHEN 'NULL' THEN NULL ELSE CAST(${at('T')} AS VARCHAR) END,
+                                                 doc_ticker, '')), '.', '-'), '/', '-')) AS ticker,
+             ${FIELDS.slice(1).map(num).join(', ')}, CAST(line AS BIGINT) AS line
+      FROM u
+    )
+    SELECT ticker,
+           CASE WHEN t_ IS NOT NULL THEN CAST(timezone('America/New_York', to_timestamp(t_ / 1000)) AS DATE) END AS quote_date,
+           $adjustment AS adjustment,
+           ${r6('o')} AS open, ${r6('h')} AS high, ${r6('l')} AS low, ${r6('c')} AS close, ${round('v')} AS volume,
+           ${r6('vw')} AS vwap, ${round('n')} AS trade_count, line,
+           coalesce(t_ IS NOT NULL AND isfinite(o_) AND isfinite(h_) AND isfinite(l_) AND isfinite(c_) AND isfinite(v_)
+                    AND ticker ~ '^[A-Z0-9][A-Z0-9.\\-]{0,14}$', false) AS ok
+    FROM f`);
+  stmt.bindVarchar(stmt.parameterIndex('adjustment'), adjustment);
+  try {
+    await stmt.run();
+  } catch (e) {
+    throw new ParseError(`invalid JSON: ${(e as Error).message.split('\n')[0]}`, { file: rel });
+  } finally {
+    stmt.destroySync();
+  }
+  const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_file_rows WHERE NOT ok`);
+  return Number(n);
 }
 
 /**
@@ -239,7 +308,8 @@ export async function foldQuoteChains(conn: DuckDBConnection, scratchFile: strin
     `
     SELECT c.source_idx, c.dataset, c.content_sha256, s.source_url, s.retrieved_at
     FROM quote_fold_sources c
-    LEFT JOIN (SELECT dataset, content_sha256, any_value(source_url) AS source_url, any_value(retrieved_at) AS retrieved_at
+    LEFT JOIN (SELECT dataset, content_sha256, arg_min(source_url, (retrieved_at, source_url, leaf_hash)) AS source_url,
+                      arg_min(retrieved_at, (retrieved_at, source_url, leaf_hash)) AS retrieved_at
                FROM sources GROUP BY ALL) s USING (dataset, content_sha256)
     ORDER BY c.source_idx`,
   );

@@ -8,10 +8,13 @@ DELETE FROM timeline;
 INSERT INTO timeline
 WITH doc AS (
   -- Prefer the primary document (.htm) over the complete .txt submission when both were read.
-  SELECT e.cik, e.accession, any_value(e.form) AS form, e.item, any_value(e.event_type) AS event_type, any_value(e.title) AS title,
-         arg_min(e.summary, d.document LIKE '%.txt') AS summary, any_value(e.event_date) AS event_date, any_value(e.filing_date) AS filing_date,
-         arg_min(d.source_url, d.document LIKE '%.txt') AS source_url, arg_min(e.origin_leaf_hash, d.document LIKE '%.txt') AS origin_leaf_hash
-  FROM doc_events e LEFT JOIN documents d ON d.content_sha256 = e.content_sha256
+  -- Every pick is ordered by one key that ends in the document's name and content hash, so ties break the same way in
+  -- every run (an incremental snapshot equals a full one; issue 18).
+  SELECT e.cik, e.accession, arg_min(e.form, k) AS form, e.item, arg_min(e.event_type, k) AS event_type, arg_min(e.title, k) AS title,
+         arg_min(e.summary, k) AS summary, arg_min(e.event_date, k) AS event_date, arg_min(e.filing_date, k) AS filing_date,
+         arg_min(d.source_url, k) AS source_url, arg_min(e.origin_leaf_hash, k) AS origin_leaf_hash
+  FROM doc_events e LEFT JOIN documents d ON d.content_sha256 = e.content_sha256,
+       LATERAL (SELECT (d.document LIKE '%.txt', d.document, e.content_sha256) AS k)
   WHERE e.cik IS NOT NULL AND e.accession IS NOT NULL
   GROUP BY e.cik, e.accession, e.item
 ),
@@ -84,9 +87,10 @@ json_et AS (
   FROM readings
 ),
 doc AS (
-  SELECT cik, accession, any_value(event_date) AS event_date, any_value(filing_date) AS filing_date,
-         any_value(CAST(acceptance_et AS TIMESTAMP)) AS et_ts, any_value(origin_leaf_hash) AS origin_leaf_hash
-  FROM doc_events WHERE item = '2.02' AND cik IS NOT NULL
+  -- The document that carries the acceptance time first, then by content hash: the same pick in every run.
+  SELECT cik, accession, arg_min(event_date, k) AS event_date, arg_min(filing_date, k) AS filing_date,
+         arg_min(CAST(acceptance_et AS TIMESTAMP), k) AS et_ts, arg_min(origin_leaf_hash, k) AS origin_leaf_hash
+  FROM doc_events, LATERAL (SELECT (acceptance_et IS NULL, content_sha256) AS k) WHERE item = '2.02' AND cik IS NOT NULL
   GROUP BY cik, accession
 ),
 conf AS (
@@ -153,13 +157,15 @@ INSERT INTO filing_index
 WITH doc AS (
   SELECT cik, accession,
          CASE WHEN bool_or(status = 'failed') THEN 'failed' WHEN bool_or(status = 'extracted') THEN 'extracted' ELSE 'skipped' END AS status,
-         string_agg(DISTINCT reason, '; ') AS reason, any_value(form) AS form, any_value(document) AS document,
-         any_value(filing_date) AS filing_date, any_value(origin_leaf_hash) AS origin_leaf_hash
-  FROM documents WHERE cik IS NOT NULL AND accession IS NOT NULL GROUP BY cik, accession
+         string_agg(DISTINCT reason, '; ' ORDER BY reason) AS reason, arg_min(form, k) AS form, arg_min(document, k) AS document,
+         arg_min(filing_date, k) AS filing_date, arg_min(origin_leaf_hash, k) AS origin_leaf_hash
+  FROM documents, LATERAL (SELECT (document LIKE '%.txt', document, content_sha256) AS k)
+  WHERE cik IS NOT NULL AND accession IS NOT NULL GROUP BY cik, accession
 ),
 idx AS (
-  SELECT cik, accession, any_value(form) AS form, min(date_filed) AS date_filed, any_value(file_name) AS file_name, any_value(origin_leaf_hash) AS origin_leaf_hash
-  FROM index_entries WHERE accession IS NOT NULL GROUP BY cik, accession
+  SELECT cik, accession, arg_min(form, k) AS form, min(date_filed) AS date_filed, arg_min(file_name, k) AS file_name,
+         arg_min(origin_leaf_hash, k) AS origin_leaf_hash
+  FROM index_entries, LATERAL (SELECT (date_filed, file_name, origin_leaf_hash) AS k) WHERE accession IS NOT NULL GROUP BY cik, accession
 ),
 listed AS (
   SELECT f.cik, f.accession, f.form, f.filing_date, f.report_date, f.acceptance_datetime, f.items, f.primary_document, 'submissions' AS listed_in, f.origin_leaf_hash

@@ -22,12 +22,14 @@ r AS (
   FROM r0 LEFT JOIN owners o ON r0.person_cik IS NULL AND o.cik = r0.cik AND o.name_key = r0.name_key
 ),
 prim AS (SELECT cik, ticker, name FROM company_lookup WHERE is_primary)
-SELECT r.person_key, arg_max(r.person_name, coalesce(r.as_of, DATE '1900-01-01')), max(r.linked_cik), r.cik,
-       coalesce(any_value(p.ticker), any_value(r.issuer_ticker)),
-       coalesce(any_value(c.name), any_value(r.issuer_name), any_value(p.name)),
-       r.role_type, r.role, min(r.as_of), max(r.as_of), arg_max(r.accession, coalesce(r.as_of, DATE '1900-01-01')), arg_max(r.source_kind, coalesce(r.as_of, DATE '1900-01-01')),
-       arg_max(r.origin_leaf_hash, coalesce(r.as_of, DATE '1900-01-01'))
-FROM r LEFT JOIN prim p ON p.cik = r.cik LEFT JOIN companies c ON c.cik = r.cik
+-- The latest row wins; ties on the date break by accession and origin leaf, so every run picks the same row.
+SELECT r.person_key, arg_max(r.person_name, k), max(r.linked_cik), r.cik,
+       coalesce(min(p.ticker), arg_max(r.issuer_ticker, k)),
+       coalesce(min(c.name), arg_max(r.issuer_name, k), min(p.name)),
+       r.role_type, r.role, min(r.as_of), max(r.as_of), arg_max(r.accession, k), arg_max(r.source_kind, k),
+       arg_max(r.origin_leaf_hash, k)
+FROM r LEFT JOIN prim p ON p.cik = r.cik LEFT JOIN companies c ON c.cik = r.cik,
+     LATERAL (SELECT (coalesce(r.as_of, DATE '1900-01-01'), r.accession, r.origin_leaf_hash, r.person_name) AS k)
 GROUP BY r.person_key, r.cik, r.role_type, r.role;
 
 DELETE FROM signal_hits;
@@ -38,4 +40,4 @@ FROM signals s
 LEFT JOIN (SELECT cik, ticker, exchange, name FROM company_lookup WHERE is_primary) p ON p.cik = s.cik
 LEFT JOIN companies c ON c.cik = s.cik
 LEFT JOIN filings f ON f.cik = s.cik AND f.accession = s.accession
-LEFT JOIN (SELECT content_sha256, any_value(filing_date) AS filing_date FROM documents GROUP BY ALL) d ON d.content_sha256 = s.content_sha256;
+LEFT JOIN (SELECT content_sha256, min(filing_date) AS filing_date FROM documents GROUP BY ALL) d ON d.content_sha256 = s.content_sha256;

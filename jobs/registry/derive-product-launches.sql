@@ -7,18 +7,18 @@
 -- item '10-K products', event_type 'product_launch', basis 'document', the product fact's origin leaf.
 INSERT INTO timeline
 WITH products AS (
-  SELECT cik, accession, lower(trim(value)) AS product_key, any_value(value) AS name, any_value(evidence) AS evidence,
-         any_value(origin_leaf_hash) AS origin_leaf_hash
-  FROM profile_facts
+  SELECT cik, accession, lower(trim(value)) AS product_key, arg_min(value, k) AS name, arg_min(evidence, k) AS evidence,
+         arg_min(origin_leaf_hash, k) AS origin_leaf_hash
+  FROM profile_facts, LATERAL (SELECT (origin_leaf_hash, value, evidence) AS k)
   WHERE fact_type = 'product' AND cik IS NOT NULL AND accession IS NOT NULL
   GROUP BY cik, accession, lower(trim(value))
 ),
 tenk AS (
   SELECT p.cik, p.accession,
-         coalesce(any_value(f.filing_date), any_value(d.filing_date)) AS filing_date,
-         any_value(f.report_date) AS report_date,
-         any_value(f.primary_document) AS primary_document,
-         coalesce(any_value(f.form), any_value(d.form), '10-K') AS form
+         coalesce(min(f.filing_date), min(d.filing_date)) AS filing_date,
+         min(f.report_date) AS report_date,
+         min(f.primary_document) AS primary_document,
+         coalesce(min(f.form), min(d.form), '10-K') AS form
   FROM (SELECT DISTINCT cik, accession FROM products) p
   LEFT JOIN filings f ON f.cik = p.cik AND f.accession = p.accession
   LEFT JOIN documents d ON d.cik = p.cik AND d.accession = p.accession

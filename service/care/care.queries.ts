@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, NotFoundError, StageOrderError } from '../../lib/errors.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
-import { insertRowsSql, loadStatements, updateRowsSql, type StateStore, type StateTx } from '../platform/state.store.ts';
+import { insertRowsSql, loadStatements, updateRowsSql, type StateStore, type StateTx, type WriteHint } from '../platform/state.store.ts';
 import {
   CARE_STAGES,
   checkStageOrder,
@@ -162,7 +162,7 @@ export async function createCareDocument(store: StateStore, input: CreateCareInp
       head_hash: creation_hash,
       last_stage: null,
     });
-    tx.cache.set(`care:${document_id}`, { event_count: 0, head_hash: creation_hash, stages: [] });
+    tx.cache.set(`care:${document_id}`, { event_count: 0, head_hash: creation_hash, stages: [], vetting_id: input.vetting_id ?? null });
     return {
       document_id,
       created_at,
@@ -181,7 +181,21 @@ export async function createCareDocument(store: StateStore, input: CreateCareInp
 interface Head {
   event_count: number;
   head_hash: string;
+  /** The stages recorded so far, each once (checkStageOrder asks only which exist). */
   stages: string[];
+  /** The vetting the document was opened with (its paying account owns the document's webhooks), or null. */
+  vetting_id: string | null;
+}
+
+/** The lock and reads `readHead` starts with, as a write hint (state.types.ts WriteHint). */
+function headHint(id: string): WriteHint {
+  return {
+    lock: `care:${id}`,
+    reads: [
+      [SQL.head, [id]],
+      [SQL.stages, [id]],
+    ],
+  };
 }
 
 async function readHead(tx: StateTx, id: string): Promise<Head> {
@@ -191,15 +205,13 @@ async function readHead(tx: StateTx, id: string): Promise<Head> {
     await tx.lock(k); // already held when cached on PostgreSQL (one group); nothing to do embedded
     return cached;
   }
-  const [docs, stageRows] = await tx.readLocked(k, [
-    [SQL.head, [id]],
-    [SQL.stages, [id]],
-  ]);
+  const [docs, stageRows] = await tx.readLocked(k, headHint(id).reads);
   if (!docs![0]) throw new NotFoundError(`care document ${id} does not exist`, { response: { document_id: id } });
   const head = {
     event_count: Number(docs![0].event_count),
     head_hash: String(docs![0].head_hash),
     stages: stageRows!.map((r) => String(r.stage)),
+    vetting_id: docs![0].vetting_id == null ? null : String(docs![0].vetting_id),
   };
   tx.cache.set(k, head);
   return head;
@@ -216,41 +228,60 @@ export async function appendCareEvent(
   input: CareEventInput,
   now: Date,
 ): Promise<CareEvent & { document_id: string }> {
+  return (await appendCareEventOf(store, documentId, input, now)).event;
+}
+
+/** `appendCareEvent`, also naming the vetting the document was opened with (null: no account to notify). */
+export async function appendCareEventOf(
+  store: StateStore,
+  documentId: string,
+  input: CareEventInput,
+  now: Date,
+): Promise<{ event: CareEvent & { document_id: string }; vetting_id: string | null }> {
   const actorJson = capJson(input.actor, 'actor');
   const evidenceJson = capJson(input.evidence, 'evidence');
-  return store.write(async (tx) => {
-    const head = await readHead(tx, documentId);
-    const rule = checkStageOrder(head.stages, input.stage as CareStage);
-    if (rule)
-      throw new StageOrderError(`stage ${input.stage} is not allowed here: ${rule}`, {
-        response: { document_id: documentId, stage: input.stage, previous_stages: head.stages, stages: CARE_STAGES },
+  return store.write(
+    async (tx) => {
+      const head = await readHead(tx, documentId);
+      const rule = checkStageOrder(head.stages, input.stage as CareStage);
+      // Refused (nothing written): previous_stages are the stages already recorded, each once, in first-seen order.
+      if (rule)
+        throw new StageOrderError(`stage ${input.stage} is not allowed here: ${rule}`, {
+          response: { document_id: documentId, stage: input.stage, previous_stages: head.stages, stages: CARE_STAGES },
+        });
+      const content = {
+        document_id: documentId,
+        seq: head.event_count + 1,
+        stage: input.stage,
+        actor: JSON.parse(actorJson) as unknown,
+        evidence: JSON.parse(evidenceJson) as unknown,
+        occurred_at: input.occurred_at ?? null,
+        recorded_at: now.toISOString(),
+        prev_hash: head.head_hash,
+      };
+      const hash = hashEvent(content);
+      tx.defer(INSERT_EVENT, {
+        document_id: documentId,
+        seq: content.seq,
+        stage: content.stage,
+        actor_json: actorJson,
+        evidence_json: evidenceJson,
+        occurred_at: content.occurred_at,
+        recorded_at: content.recorded_at,
+        prev_hash: content.prev_hash,
+        hash,
       });
-    const content = {
-      document_id: documentId,
-      seq: head.event_count + 1,
-      stage: input.stage,
-      actor: JSON.parse(actorJson) as unknown,
-      evidence: JSON.parse(evidenceJson) as unknown,
-      occurred_at: input.occurred_at ?? null,
-      recorded_at: now.toISOString(),
-      prev_hash: head.head_hash,
-    };
-    const hash = hashEvent(content);
-    tx.defer(INSERT_EVENT, {
-      document_id: documentId,
-      seq: content.seq,
-      stage: content.stage,
-      actor_json: actorJson,
-      evidence_json: evidenceJson,
-      occurred_at: content.occurred_at,
-      recorded_at: content.recorded_at,
-      prev_hash: content.prev_hash,
-      hash,
-    });
-    tx.defer(UPDATE_HEAD, { document_id: documentId, event_count: content.seq, head_hash: hash, last_stage: content.stage }, documentId);
-    tx.cache.set(`care:${documentId}`, { event_count: content.seq, head_hash: hash, stages: [...head.stages, content.stage] });
-    return { ...content, hash };
-  });
+      tx.defer(UPDATE_HEAD, { document_id: documentId, event_count: content.seq, head_hash: hash, last_stage: content.stage }, documentId);
+      tx.cache.set(`care:${documentId}`, {
+        event_count: content.seq,
+        head_hash: hash,
+        stages: head.stages.includes(content.stage) ? head.stages : [...head.stages, content.stage],
+        vetting_id: head.vetting_id,
+      });
+      return { event: { ...content, hash }, vetting_id: head.vetting_id };
+    },
+    headHint(documentId), // PostgreSQL: the lock and head reads of every append of a group leave in one round trip
+  );
 }
 
 function toStoredDocument(r: Row): StoredDocument {

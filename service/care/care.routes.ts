@@ -16,7 +16,7 @@ import { emitCareEvent } from '../monitoring/webhooks.queries.ts';
 import { CARE_STAGES } from './care.chain.ts';
 import { renderCarePage } from './care.page.ts';
 import {
-  appendCareEvent,
+  appendCareEventOf,
   careEventInput,
   createCareDocument,
   createCareInput,
@@ -91,9 +91,10 @@ export function registerCareRoutes(app: H3, deps: ServiceDeps): void {
   app.post('/api/care/:id/event', async (event) => {
     const id = docId(event);
     const body = await parseBody(event, careEventInput);
-    const ev = await appendCareEvent(stateOf(deps), id, body, deps.now());
-    // Webhooks (docs/monitoring.md): care.event to the account owning the document, when it has one.
-    await emitCareEvent(stateOf(deps), deps.monitoringJobs, id, ev, deps.now());
+    const { event: ev, vetting_id } = await appendCareEventOf(stateOf(deps), id, body, deps.now());
+    // Webhooks (docs/monitoring.md): care.event to the account owning the document, when it has one (a document opened
+    // without a vetting has none: no query).
+    if (vetting_id !== null) await emitCareEvent(stateOf(deps), deps.monitoringJobs, id, ev, deps.now());
     event.res.status = 201;
     return ev;
   });

@@ -4,11 +4,12 @@
 -- $1 vetting_id → data_hash
 SELECT data_hash FROM vetting_records WHERE vetting_id = $1
 -- name: head
--- $1 document_id → event_count, head_hash (read after tx.lock('care:<id>'))
-SELECT event_count, head_hash FROM care_documents WHERE document_id = $1
+-- $1 document_id → event_count, head_hash, vetting_id (read after tx.lock('care:<id>'))
+SELECT event_count, head_hash, vetting_id FROM care_documents WHERE document_id = $1
 -- name: stages
--- $1 document_id → stage of every event in chain order
-SELECT stage FROM care_events WHERE document_id = $1 ORDER BY seq
+-- $1 document_id → each stage recorded on the document, once, in first-seen order (the stage rules ask only which
+-- stages exist: at most six rows whatever the chain's length, instead of one per event)
+SELECT stage FROM care_events WHERE document_id = $1 GROUP BY stage ORDER BY min(seq)
 -- name: document
 -- $1 document_id → the document row
 SELECT * FROM care_documents WHERE document_id = $1

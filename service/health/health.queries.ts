@@ -20,6 +20,9 @@ import type { BreakerReport } from '../platform/deadline.ts';
 /** How long health waits on any one dependency probe. */
 export const PROBE_DEADLINE_MS = 500;
 
+/** How long a state-store call that missed its deadline keeps health `degraded` (the store `slow`) after it. */
+export const STATE_MISS_WINDOW_MS = 10_000;
+
 export type DependencyStatus = 'up' | 'down' | 'slow';
 
 export interface Health {
@@ -61,10 +64,11 @@ async function probeWithDeadline(probe: () => Promise<boolean>): Promise<{ statu
 }
 
 /** Whether the state store answers a trivial query within the deadline (null: this process does not own one). */
-async function probeState(deps: ServiceDeps): Promise<DependencyStatus | null> {
+async function probeState(deps: ServiceDeps): Promise<{ status: DependencyStatus; ms: number } | null> {
   const store = deps.state;
   if (!store) return null;
-  return (await probeWithDeadline(async () => (await store.query('SELECT 1 AS ok')).length === 1)).status;
+  // Straight to the store (not through its request-path breaker, state.deadline.ts): the probe has its own deadline.
+  return probeWithDeadline(async () => (store.probe ? store.probe() : (await store.query('SELECT 1 AS ok')).length === 1));
 }
 
 export async function getHealth(deps: ServiceDeps): Promise<Health> {
@@ -111,9 +115,23 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     if (b.state !== 'closed' && (dependencies[name] === 'up' || dependencies[name] === undefined))
       reasons.push(`${name} missed its ${b.timeout_ms} ms deadline recently (circuit ${b.state}): ${b.last_failure}`);
   }
+  const stateBreaker = deps.state?.breaker?.report();
   if (state) {
-    dependencies.state = state;
-    if (state !== 'up') reasons.push(`state store is ${state}: vetting, care and credits may answer 503`);
+    // A store that answers the probe but missed a request's deadline within STATE_MISS_WINDOW_MS (or whose breaker is
+    // not closed) is slow too: a writer stuck behind a lock or a hung commit does not block the probe's read.
+    const missed =
+      !!stateBreaker &&
+      (stateBreaker.state !== 'closed' ||
+        stateBreaker.consecutive_failures > 0 ||
+        (stateBreaker.last_failure_at !== null && Date.now() - Date.parse(stateBreaker.last_failure_at) < STATE_MISS_WINDOW_MS));
+    dependencies.state = state.status === 'up' && missed ? 'slow' : state.status;
+    detail.state = { ...stateBreaker, probe_ms: state.ms };
+    if (state.status !== 'up')
+      reasons.push(`state store is ${state.status}: no answer within ${PROBE_DEADLINE_MS} ms; vetting, care and credits may answer 503`);
+    if (missed)
+      reasons.push(
+        `state store missed its ${stateBreaker.timeout_ms} ms deadline at ${stateBreaker.last_failure_at} (circuit ${stateBreaker.state}): state-backed requests may answer 503 (${stateBreaker.last_failure})`,
+      );
   }
   const store = deps.state;
   if (store?.backend === 'postgres') {
@@ -164,7 +182,7 @@ export async function getReadiness(deps: ServiceDeps): Promise<Readiness> {
     snapshots[domain] = reader.manifest !== null && reader.manifest !== undefined;
     if (!snapshots[domain]) reasons.push(`${domain}: no snapshot open yet`);
   }
-  const probed = await probeState(deps);
+  const probed = (await probeState(deps))?.status;
   const state_store: Readiness['state_store'] = probed ?? (deps.stateHeldBy?.() ? 'not_owned' : 'not_configured');
   if (state_store !== 'up') reasons.push(`state store ${state_store.replace('_', ' ')}`);
   return { ready: reasons.length === 0, snapshots, state_store, reasons };

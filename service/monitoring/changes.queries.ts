@@ -20,16 +20,16 @@ import { loadSql, openDatabase, queryRows, quoteLiteral, type Row } from '../../
 import { snapshotDir } from '../../lib/warehouse/layout.ts';
 import { readManifest, tableFilePaths, type SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
 import { featuresFromRow } from '../carriers/carriers.queries.ts';
-import { bindNamed } from '../platform/named-params.ts';
+import { bindFor, loadDialectSql } from '../platform/named-params.ts';
 import type { StateStore } from '../platform/state.store.ts';
 
 const SQL = {
   detect: loadSql('./detect-changes.sql', import.meta.url),
-  insert: loadSql('./insert-change-event.sql', import.meta.url),
-  list: loadSql('./list-change-events.sql', import.meta.url),
-  watched: loadSql('./watched-dots.sql', import.meta.url),
-  getMeta: loadSql('./get-meta.sql', import.meta.url),
-  setMeta: loadSql('./set-meta.sql', import.meta.url),
+  insert: loadDialectSql('./insert-change-event.sql', import.meta.url),
+  list: loadDialectSql('./list-change-events.sql', import.meta.url),
+  watched: loadDialectSql('./watched-dots.sql', import.meta.url),
+  getMeta: loadDialectSql('./get-meta.sql', import.meta.url),
+  setMeta: loadDialectSql('./set-meta.sql', import.meta.url),
 };
 
 /** The fields whose before/after values an event lists when they differ (carrier_risk columns). */
@@ -118,7 +118,7 @@ export async function detectChanges(
 ): Promise<{ events: ChangeEvent[]; watched: number; ms: number }> {
   const t0 = Date.now();
   const [prev, next] = await Promise.all([readManifest(dataDir, 'fmcsa', prevId), readManifest(dataDir, 'fmcsa', nextId)]);
-  const dots = opts.dots ?? (await store.query(SQL.watched)).map((r) => Number(r.dot_number));
+  const dots = opts.dots ?? (await store.query(SQL.watched[store.backend])).map((r) => Number(r.dot_number));
   if (!dots.length) return { events: [], watched: 0, ms: Date.now() - t0 };
   const db = await openDatabase(':memory:', {
     threads: opts.threads ?? 2,
@@ -164,7 +164,7 @@ export async function detectChanges(
   if (events.length)
     await store.write((tx) =>
       tx.write(
-        ...bindNamed(SQL.insert, {
+        ...bindFor(store, SQL.insert, {
           rows: JSON.stringify(
             events.map((e) => ({
               event_id: e.event_id,
@@ -203,7 +203,7 @@ export async function listChangeEvents(store: StateStore, accountId: string, q: 
   const after = q.cursor ? Number(q.cursor) : 0;
   if (!Number.isInteger(after) || after < 0)
     throw new InvalidInputError("'cursor' is not a cursor from this list", { response: { parameter: 'cursor' } });
-  const rows = await store.query(...bindNamed(SQL.list, { id: accountId, after, dot: q.dot ?? null, limit: q.limit + 1 }));
+  const rows = await store.query(...bindFor(store, SQL.list, { id: accountId, after, dot: q.dot ?? null, limit: q.limit + 1 }));
   const page = rows.slice(0, q.limit).map(eventOf);
   return {
     account_id: accountId,
@@ -217,11 +217,11 @@ const LAST_KEY = 'monitoring.fmcsa.last_snapshot_id';
 
 /** The FMCSA snapshot change detection last compared up to (null before the first). */
 export async function lastMonitoredSnapshot(store: StateStore): Promise<string | null> {
-  const r = await store.query(...bindNamed(SQL.getMeta, { k: LAST_KEY }));
+  const r = await store.query(...bindFor(store, SQL.getMeta, { k: LAST_KEY }));
   return r[0] ? String(r[0].value) : null;
 }
 
 /** Records that change detection has compared up to `snapshotId`. */
 export async function markMonitoredSnapshot(store: StateStore, snapshotId: string): Promise<void> {
-  await store.write((tx) => tx.write(...bindNamed(SQL.setMeta, { k: LAST_KEY, v: snapshotId })));
+  await store.write((tx) => tx.write(...bindFor(store, SQL.setMeta, { k: LAST_KEY, v: snapshotId })));
 }

@@ -1,6 +1,7 @@
 /**
  * What the monitoring job runner (jobs/monitoring/monitoring.jobs.ts) runs in
- * the process that owns the state store: change detection when the served
+ * the process that owns the embedded state store, or in every API process with
+ * PostgreSQL state (jobs/cli/monitoring-attach.ts): change detection when the served
  * FMCSA snapshot moves, run notices imported as events, webhook delivery
  * attempts. The composition root passes `monitoringProcessors(deps)` to the
  * runner and puts the runner in `deps.monitoringJobs`.

@@ -5,42 +5,44 @@
  * stated in docs/monitoring.md). An account is the credit account of the
  * request's API key, else the broker_id's free account (service/vetting/credits.ts).
  *
- * Every write goes through the state store's single writer queue, so a size
- * check and the insert after it cannot interleave with another request's.
+ * Every write goes through the state store's writer queue and takes the
+ * account's watchlist lock first, so a size check and the insert after it
+ * cannot interleave with another request's, on this node or another.
  */
 import { z } from 'zod';
 import { hashApiKey } from '../../lib/api-keys.ts';
-import { InvalidInputError, PaymentRequiredError, SourceUnavailableError } from '../../lib/errors.ts';
-import { loadSql } from '../../lib/warehouse/duckdb.ts';
+import { InvalidInputError, PaymentRequiredError } from '../../lib/errors.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { getRiskSnapshot } from '../carriers/carriers.queries.ts';
-import { bindNamed } from '../platform/named-params.ts';
+import { bindFor, loadDialectSql, type DialectSql } from '../platform/named-params.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { stateOf } from '../platform/guards.ts';
 import type { StateStore, StateTx } from '../platform/state.store.ts';
 
 /**
- * The state store monitoring runs on. Monitoring's SQL (watchlists, change events, webhook deliveries) is written for
- * the embedded DuckDB store; with DATABASE_URL (PostgreSQL state) it is not available yet and answers 503 saying so.
+ * The state store monitoring runs on: the service's, embedded DuckDB or PostgreSQL (DATABASE_URL). Monitoring's
+ * statements are portable or come in a PostgreSQL variant beside them (`*.postgres.sql`, named-params.ts
+ * loadDialectSql); change detection itself compares parquet snapshots in DuckDB on either backend.
  */
 export function monitoringStateOf(deps: ServiceDeps): StateStore {
-  const store = stateOf(deps);
-  if (store.backend === 'postgres')
-    throw new SourceUnavailableError(
-      'carrier monitoring and webhooks run on the embedded state store only; this instance keeps its state in PostgreSQL (DATABASE_URL)',
-    );
-  return store;
+  return stateOf(deps);
 }
 
 const SQL = {
-  account: loadSql('./account.sql', import.meta.url),
-  accountByKey: loadSql('./account-by-key.sql', import.meta.url),
-  list: loadSql('./list-watchlist.sql', import.meta.url),
-  insert: loadSql('./insert-watch.sql', import.meta.url),
-  remove: loadSql('./delete-watch.sql', import.meta.url),
-  settings: loadSql('./upsert-settings.sql', import.meta.url),
-  among: loadSql('./watched-among.sql', import.meta.url),
+  account: loadDialectSql('./account.sql', import.meta.url),
+  accountByKey: loadDialectSql('./account-by-key.sql', import.meta.url),
+  list: loadDialectSql('./list-watchlist.sql', import.meta.url),
+  insert: loadDialectSql('./insert-watch.sql', import.meta.url),
+  remove: loadDialectSql('./delete-watch.sql', import.meta.url),
+  settings: loadDialectSql('./upsert-settings.sql', import.meta.url),
+  among: loadDialectSql('./watched-among.sql', import.meta.url),
 };
+
+/**
+ * The lock of one account's watchlist (state.types.ts `lock`): taken before its size is read, so a size check and
+ * the inserts after it are never interleaved with another node's (PostgreSQL); free on the embedded store.
+ */
+const watchlistLock = (accountId: string) => `watchlist:${accountId}`;
 
 /** Largest watchlist per plan (the plan ids of service/vetting/credits.ts PLANS). Documented in docs/monitoring.md. */
 export const WATCHLIST_LIMITS: Record<string, number> = {
@@ -77,7 +79,7 @@ export interface MonitoringAuth {
 /** The account id of a request; 400 naming broker_id when there is neither a key nor a broker. */
 export async function resolveMonitoringAccount(store: StateStore, auth: MonitoringAuth): Promise<string> {
   if (auth.apiKey) {
-    const rows = await store.query(...bindNamed(SQL.accountByKey, { h: hashApiKey(auth.apiKey) }));
+    const rows = await store.query(...bindFor(store, SQL.accountByKey, { h: hashApiKey(auth.apiKey) }));
     if (rows[0]) return String(rows[0].account_id);
   }
   if (auth.brokerId) return `broker:${auth.brokerId}`;
@@ -91,7 +93,7 @@ interface AccountView {
   limit: number;
 }
 
-async function readAccountView(read: (sql: string, p: Record<string, string>) => Promise<Record<string, unknown>[]>, id: string) {
+async function readAccountView(read: (sql: DialectSql, p: Record<string, string>) => Promise<Record<string, unknown>[]>, id: string) {
   const r = (await read(SQL.account, { id }))[0] ?? {};
   const plan = (r.plan as string | null) ?? 'free';
   return {
@@ -109,11 +111,12 @@ async function readAccountView(read: (sql: string, p: Record<string, string>) =>
 export async function addToWatchlist(store: StateStore, accountId: string, dots: number[], by: string, now: Date) {
   const unique = [...new Set(dots)];
   return store.write(async (tx) => {
-    const view = await readAccountView((s, p) => tx.read(...bindNamed(s, p)), accountId);
+    await tx.lock(watchlistLock(accountId));
+    const view = await readAccountView((s, p) => tx.read(...bindFor(store, s, p)), accountId);
     const present = new Set(
       (
         await tx.read(
-          ...bindNamed(SQL.among, {
+          ...bindFor(store, SQL.among, {
             id: accountId,
             dots: JSON.stringify(unique),
           }),
@@ -135,7 +138,7 @@ export async function addToWatchlist(store: StateStore, accountId: string, dots:
         },
       );
     const at = now.toISOString();
-    for (const dot of fresh) await tx.write(...bindNamed(SQL.insert, { id: accountId, dot, at, by }));
+    for (const dot of fresh) await tx.write(...bindFor(store, SQL.insert, { id: accountId, dot, at, by }));
     return {
       account_id: accountId,
       added: fresh,
@@ -150,30 +153,31 @@ export async function addToWatchlist(store: StateStore, accountId: string, dots:
 export async function removeFromWatchlist(store: StateStore, accountId: string, dots: number[]) {
   const unique = [...new Set(dots)];
   return store.write(async (tx) => {
+    await tx.lock(watchlistLock(accountId));
     const present = new Set(
       (
         await tx.read(
-          ...bindNamed(SQL.among, {
+          ...bindFor(store, SQL.among, {
             id: accountId,
             dots: JSON.stringify(unique),
           }),
         )
       ).map((r) => Number(r.dot_number)),
     );
-    for (const dot of unique) if (present.has(dot)) await tx.write(...bindNamed(SQL.remove, { id: accountId, dot }));
+    for (const dot of unique) if (present.has(dot)) await tx.write(...bindFor(store, SQL.remove, { id: accountId, dot }));
     return { account_id: accountId, removed: unique.filter((d) => present.has(d)), not_watched: unique.filter((d) => !present.has(d)) };
   });
 }
 
 /** Sets the account's auto_watch opt-in (POST /api/vet adds the vetted carrier). */
 export async function setMonitoringSettings(store: StateStore, accountId: string, autoWatch: boolean, now: Date) {
-  await store.write((tx) => tx.write(...bindNamed(SQL.settings, { id: accountId, auto_watch: autoWatch, at: now.toISOString() })));
+  await store.write((tx) => tx.write(...bindFor(store, SQL.settings, { id: accountId, auto_watch: autoWatch, at: now.toISOString() })));
   return getMonitoringSettings(store, accountId);
 }
 
 /** The account's plan, watchlist size and limit, and auto_watch. */
 export async function getMonitoringSettings(store: StateStore, accountId: string) {
-  const v = await readAccountView((s, p) => store.query(...bindNamed(s, p)), accountId);
+  const v = await readAccountView((s, p) => store.query(...bindFor(store, s, p)), accountId);
   return { account_id: accountId, plan: v.plan, auto_watch: v.auto_watch, watched: v.watched, watchlist_limit: v.limit };
 }
 
@@ -183,13 +187,13 @@ export async function getMonitoringSettings(store: StateStore, accountId: string
  * this call (false when not opted in, already watched or at the limit).
  */
 export async function autoWatchVetted(store: StateStore, accountId: string, dot: number, now: Date): Promise<boolean> {
-  if (store.backend === 'postgres') return false; // monitoring runs on the embedded store only (monitoringStateOf)
   return store.write(async (tx: StateTx) => {
-    const view = await readAccountView((s, p) => tx.read(...bindNamed(s, p)), accountId);
+    await tx.lock(watchlistLock(accountId));
+    const view = await readAccountView((s, p) => tx.read(...bindFor(store, s, p)), accountId);
     if (!view.auto_watch || view.watched >= view.limit) return false;
-    const has = await tx.read(...bindNamed(SQL.among, { id: accountId, dots: JSON.stringify([dot]) }));
+    const has = await tx.read(...bindFor(store, SQL.among, { id: accountId, dots: JSON.stringify([dot]) }));
     if (has.length) return false;
-    await tx.write(...bindNamed(SQL.insert, { id: accountId, dot, at: now.toISOString(), by: 'auto_vet' }));
+    await tx.write(...bindFor(store, SQL.insert, { id: accountId, dot, at: now.toISOString(), by: 'auto_vet' }));
     return true;
   });
 }
@@ -209,7 +213,7 @@ export async function listWatchlist(
   const after = cursor ? Number(cursor) : 0;
   if (!Number.isInteger(after) || after < 0)
     throw new InvalidInputError("'cursor' is not a cursor from this list", { response: { parameter: 'cursor' } });
-  const rows = await store.query(...bindNamed(SQL.list, { id: accountId, after, limit: limit + 1 }));
+  const rows = await store.query(...bindFor(store, SQL.list, { id: accountId, after, limit: limit + 1 }));
   const page = rows.slice(0, limit);
   const carriers = [];
   for (const r of page) {

@@ -21,33 +21,34 @@ import { z } from 'zod';
 import { assertFetchableTarget, DiscoveryFetchError, fetchGuarded } from '../../lib/discovery/fetch.ts';
 import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
 import { hashCanonical } from '../../lib/hash.ts';
-import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
+import type { Row } from '../../lib/warehouse/duckdb.ts';
 import type { MonitoringJobs } from '../platform/deps.ts';
-import { bindNamed } from '../platform/named-params.ts';
+import { bindFor, loadDialectSql } from '../platform/named-params.ts';
 import { insertRowsSql, updateRowsSql, type StateStore } from '../platform/state.store.ts';
 import type { ChangeEvent } from './changes.queries.ts';
 
 const SQL = {
   // Messages and deliveries are idempotent: a row whose key exists is skipped (an event emitted twice is stored once).
-  insertMessage: loadSql('./insert-message.sql', import.meta.url),
-  insertDelivery: loadSql('./insert-delivery.sql', import.meta.url),
-  insertEndpoint: loadSql('./insert-endpoint.sql', import.meta.url),
-  listEndpoints: loadSql('./list-endpoints.sql', import.meta.url),
-  setEndpointStatus: loadSql('./set-endpoint-status.sql', import.meta.url),
-  deleteEndpoint: loadSql('./delete-endpoint.sql', import.meta.url),
-  subscribed: loadSql('./subscribed-endpoints.sql', import.meta.url),
-  deliveriesOf: loadSql('./deliveries-of-message.sql', import.meta.url),
-  getDelivery: loadSql('./get-delivery.sql', import.meta.url),
-  getDeliveries: loadSql('./get-deliveries.sql', import.meta.url),
-  getMessage: loadSql('./get-message.sql', import.meta.url),
-  updateDelivery: loadSql('./update-delivery.sql', import.meta.url),
-  endpointHealth: loadSql('./update-endpoint-health.sql', import.meta.url),
-  listDeliveries: loadSql('./list-deliveries.sql', import.meta.url),
-  listAttempts: loadSql('./list-attempts.sql', import.meta.url),
-  pending: loadSql('./pending-deliveries.sql', import.meta.url),
-  watchersOf: loadSql('./watchers-of.sql', import.meta.url),
-  failures: loadSql('./endpoint-failures.sql', import.meta.url),
-  documentAccount: loadSql('./document-account.sql', import.meta.url),
+  insertMessage: loadDialectSql('./insert-message.sql', import.meta.url),
+  insertDelivery: loadDialectSql('./insert-delivery.sql', import.meta.url),
+  insertEndpoint: loadDialectSql('./insert-endpoint.sql', import.meta.url),
+  listEndpoints: loadDialectSql('./list-endpoints.sql', import.meta.url),
+  setEndpointStatus: loadDialectSql('./set-endpoint-status.sql', import.meta.url),
+  deleteEndpoint: loadDialectSql('./delete-endpoint.sql', import.meta.url),
+  subscribed: loadDialectSql('./subscribed-endpoints.sql', import.meta.url),
+  deliveriesOf: loadDialectSql('./deliveries-of-message.sql', import.meta.url),
+  getDelivery: loadDialectSql('./get-delivery.sql', import.meta.url),
+  getDeliveries: loadDialectSql('./get-deliveries.sql', import.meta.url),
+  getMessage: loadDialectSql('./get-message.sql', import.meta.url),
+  updateDelivery: loadDialectSql('./update-delivery.sql', import.meta.url),
+  endpointHealth: loadDialectSql('./update-endpoint-health.sql', import.meta.url),
+  listDeliveries: loadDialectSql('./list-deliveries.sql', import.meta.url),
+  listAttempts: loadDialectSql('./list-attempts.sql', import.meta.url),
+  pending: loadDialectSql('./pending-deliveries.sql', import.meta.url),
+  watchersOf: loadDialectSql('./watchers-of.sql', import.meta.url),
+  failures: loadDialectSql('./endpoint-failures.sql', import.meta.url),
+  deliveryState: loadDialectSql('./delivery-state.sql', import.meta.url),
+  documentAccount: loadDialectSql('./document-account.sql', import.meta.url),
 };
 
 // Batched writes (tx.defer: one statement per table and group commit).
@@ -133,7 +134,7 @@ export async function createEndpoint(store: StateStore, accountId: string, input
   const at = now.toISOString();
   const types = [...new Set(input.event_types)];
   await store.write((tx) =>
-    tx.write(...bindNamed(SQL.insertEndpoint, { id, account: accountId, url: input.url, secret, types: JSON.stringify(types), at })),
+    tx.write(...bindFor(store, SQL.insertEndpoint, { id, account: accountId, url: input.url, secret, types: JSON.stringify(types), at })),
   );
   return {
     endpoint_id: id,
@@ -149,12 +150,12 @@ export async function createEndpoint(store: StateStore, accountId: string, input
 export async function listEndpoints(store: StateStore, accountId: string) {
   return {
     account_id: accountId,
-    endpoints: (await store.query(...bindNamed(SQL.listEndpoints, { account: accountId }))).map(endpointView),
+    endpoints: (await store.query(...bindFor(store, SQL.listEndpoints, { account: accountId }))).map(endpointView),
   };
 }
 
 async function ownEndpoint(store: StateStore, accountId: string, id: string) {
-  const e = (await store.query(...bindNamed(SQL.listEndpoints, { account: accountId }))).find((r) => r.endpoint_id === id);
+  const e = (await store.query(...bindFor(store, SQL.listEndpoints, { account: accountId }))).find((r) => r.endpoint_id === id);
   if (!e) throw new NotFoundError(`no webhook endpoint ${id} on account ${accountId}`, { response: { parameter: 'id' } });
   return e;
 }
@@ -163,14 +164,14 @@ async function ownEndpoint(store: StateStore, accountId: string, id: string) {
 export async function enableEndpoint(store: StateStore, accountId: string, id: string, now: Date) {
   await ownEndpoint(store, accountId, id);
   await store.write((tx) =>
-    tx.write(...bindNamed(SQL.setEndpointStatus, { id, account: accountId, status: 'active', reason: null, at: now.toISOString() })),
+    tx.write(...bindFor(store, SQL.setEndpointStatus, { id, account: accountId, status: 'active', reason: null, at: now.toISOString() })),
   );
   return endpointView((await ownEndpoint(store, accountId, id)) as Row);
 }
 
 export async function deleteEndpoint(store: StateStore, accountId: string, id: string) {
   await ownEndpoint(store, accountId, id);
-  await store.write((tx) => tx.write(...bindNamed(SQL.deleteEndpoint, { id, account: accountId })));
+  await store.write((tx) => tx.write(...bindFor(store, SQL.deleteEndpoint, { id, account: accountId })));
   return { endpoint_id: id, deleted: true };
 }
 
@@ -190,22 +191,26 @@ export async function emitEvent(
   const payload = JSON.stringify({ type: e.type, timestamp: at, data: e.data });
   let sent = payload;
   const created = await store.write(async (tx) => {
-    const endpoints = await tx.read(...bindNamed(SQL.subscribed, { type: e.type, accounts: JSON.stringify(e.accounts) }));
+    // One emitter of a message at a time (nodes detecting the same snapshot emit the same messages): no delivery twice.
+    await tx.lock(`webhook-message:${e.message_id}`);
+    const endpoints = await tx.read(...bindFor(store, SQL.subscribed, { type: e.type, accounts: JSON.stringify(e.accounts) }));
     if (!endpoints.length) return [];
-    const existing = new Set((await tx.read(...bindNamed(SQL.deliveriesOf, { message: e.message_id }))).map((r) => String(r.delivery_id)));
+    const existing = new Set(
+      (await tx.read(...bindFor(store, SQL.deliveriesOf, { message: e.message_id }))).map((r) => String(r.delivery_id)),
+    );
     // An event emitted again (a replayed job) keeps its first payload: the one its earlier deliveries were signed over.
-    const stored = (await tx.read(...bindNamed(SQL.getMessage, { id: e.message_id })))[0];
+    const stored = (await tx.read(...bindFor(store, SQL.getMessage, { id: e.message_id })))[0];
     if (stored) sent = String(stored.payload_json);
     else
       await tx.write(
-        ...bindNamed(SQL.insertMessage, { message_id: e.message_id, event_type: e.type, payload_json: payload, created_at: at }),
+        ...bindFor(store, SQL.insertMessage, { message_id: e.message_id, event_type: e.type, payload_json: payload, created_at: at }),
       );
     const ids: string[] = [];
     for (const ep of endpoints) {
       const id = `WHD-${hashCanonical({ message: e.message_id, endpoint: ep.endpoint_id }).slice(0, 24)}`;
       if (existing.has(id)) continue;
       const row = { delivery_id: id, message_id: e.message_id, endpoint_id: String(ep.endpoint_id), account_id: String(ep.account_id) };
-      await tx.write(...bindNamed(SQL.insertDelivery, { ...row, created_at: at }));
+      await tx.write(...bindFor(store, SQL.insertDelivery, { ...row, created_at: at }));
       ids.push(id);
     }
     return ids;
@@ -219,7 +224,7 @@ export async function emitEvent(
 export async function emitCarrierChanges(store: StateStore, jobs: MonitoringJobs | undefined, events: ChangeEvent[], now: Date) {
   if (!events.length) return [];
   const watchers = new Map<number, string[]>();
-  for (const r of await store.query(...bindNamed(SQL.watchersOf, { dots: JSON.stringify(events.map((e) => e.dot_number)) }))) {
+  for (const r of await store.query(...bindFor(store, SQL.watchersOf, { dots: JSON.stringify(events.map((e) => e.dot_number)) }))) {
     const dot = Number(r.dot_number);
     watchers.set(dot, [...(watchers.get(dot) ?? []), String(r.account_id)]);
   }
@@ -246,7 +251,7 @@ function rememberMessage(id: string, m: { event_type: string; payload_json: stri
 async function loadMessage(store: StateStore, id: string) {
   const hit = messageCache.get(id);
   if (hit) return hit;
-  const r = (await store.query(...bindNamed(SQL.getMessage, { id })))[0];
+  const r = (await store.query(...bindFor(store, SQL.getMessage, { id })))[0];
   if (!r) return undefined;
   const m = { event_type: String(r.event_type), payload_json: String(r.payload_json) };
   rememberMessage(id, m);
@@ -263,7 +268,7 @@ function loadDelivery(store: StateStore, id: string): Promise<Row | undefined> {
       batches.set(store, (batch = current));
       setImmediate(() => {
         batches.delete(store);
-        store.query(...bindNamed(SQL.getDeliveries, { ids: JSON.stringify([...current.keys()]) })).then(
+        store.query(...bindFor(store, SQL.getDeliveries, { ids: JSON.stringify([...current.keys()]) })).then(
           (rows) => {
             const byId = new Map(rows.map((r) => [String(r.delivery_id), r]));
             for (const [k, ws] of current) for (const w of ws) w.resolve(byId.get(k));
@@ -290,7 +295,7 @@ export async function emitCareEvent(
   event: { seq: number } & Record<string, unknown>,
   now: Date,
 ): Promise<string[]> {
-  const owner = (await store.query(...bindNamed(SQL.documentAccount, { id: documentId })))[0];
+  const owner = (await store.query(...bindFor(store, SQL.documentAccount, { id: documentId })))[0];
   if (!owner) return [];
   return emitEvent(
     store,
@@ -333,7 +338,7 @@ export async function attemptDelivery(
     const reason = d.url == null ? 'endpoint removed' : 'endpoint disabled';
     await store.write((tx) =>
       tx.write(
-        ...bindNamed(SQL.updateDelivery, {
+        ...bindFor(store, SQL.updateDelivery, {
           id: deliveryId,
           status: 'failed',
           attempts: Number(d.attempts),
@@ -344,7 +349,7 @@ export async function attemptDelivery(
     );
     return { delivery_id: deliveryId, status: 'skipped' };
   }
-  const attempt = Number(d.attempts) + 1;
+  let attempt = Number(d.attempts) + 1;
   const started = now();
   const body = message.payload_json;
   const signature = new Webhook(String(d.secret)).sign(String(d.message_id), started, body);
@@ -374,9 +379,14 @@ export async function attemptDelivery(
   }
   const ms = Math.round(performance.now() - t0);
   const ok = error === null;
-  const outcome: AttemptOutcome['status'] = ok ? 'delivered' : last ? 'failed' : 'pending';
+  let outcome: AttemptOutcome['status'] = ok ? 'delivered' : last ? 'failed' : 'pending';
   const at = now().toISOString();
   await store.write(async (tx) => {
+    // Several nodes may attempt one delivery (PostgreSQL state: a node that starts re-sends every pending delivery):
+    // the attempt number and a delivered status come from the row as committed, read under the delivery's lock.
+    const [cur] = await tx.readLocked(`webhook-delivery:${deliveryId}`, [bindFor(store, SQL.deliveryState, { id: deliveryId })]);
+    attempt = Number(cur?.[0]?.attempts ?? d.attempts) + 1;
+    if (cur?.[0]?.status === 'delivered') outcome = 'delivered';
     tx.defer(INSERT_ATTEMPTS, {
       delivery_id: deliveryId,
       attempt,
@@ -392,11 +402,12 @@ export async function attemptDelivery(
     );
     // The endpoint row is written only when its health changes (a success after failures, or a failure).
     if (ok && Number(d.consecutive_failures ?? 0) === 0) return;
-    const ep = (await tx.read(...bindNamed(SQL.failures, { id: String(d.endpoint_id) })))[0];
+    await tx.lock(`webhook-endpoint:${String(d.endpoint_id)}`); // the failure count is read, then written
+    const ep = (await tx.read(...bindFor(store, SQL.failures, { id: String(d.endpoint_id) })))[0];
     const failures = ok ? 0 : Number(ep?.consecutive_failures ?? 0) + 1;
     const disable = !ok && last;
     await tx.write(
-      ...bindNamed(SQL.endpointHealth, {
+      ...bindFor(store, SQL.endpointHealth, {
         id: String(d.endpoint_id),
         failures,
         status: disable ? 'disabled' : 'active',
@@ -412,7 +423,7 @@ export async function attemptDelivery(
 
 /** Puts a delivery back to pending and enqueues it (manual redelivery); its attempt log continues. */
 export async function redeliver(store: StateStore, jobs: MonitoringJobs | undefined, accountId: string, id: string, now: Date) {
-  const d = (await store.query(...bindNamed(SQL.getDelivery, { id })))[0];
+  const d = (await store.query(...bindFor(store, SQL.getDelivery, { id })))[0];
   if (!d || d.account_id !== accountId)
     throw new NotFoundError(`no webhook delivery ${id} on account ${accountId}`, { response: { parameter: 'id' } });
   if (d.url == null) throw new InvalidInputError(`the endpoint of delivery ${id} was removed`, { response: { parameter: 'id' } });
@@ -422,7 +433,7 @@ export async function redeliver(store: StateStore, jobs: MonitoringJobs | undefi
     });
   await store.write((tx) =>
     tx.write(
-      ...bindNamed(SQL.updateDelivery, {
+      ...bindFor(store, SQL.updateDelivery, {
         id,
         status: 'pending',
         attempts: Number(d.attempts),
@@ -459,7 +470,7 @@ export async function listDeliveries(
   if (before !== null && (!Number.isInteger(before) || before < 0))
     throw new InvalidInputError("'cursor' is not a cursor from this list", { response: { parameter: 'cursor' } });
   const rows = await store.query(
-    ...bindNamed(SQL.listDeliveries, {
+    ...bindFor(store, SQL.listDeliveries, {
       account: accountId,
       before,
       endpoint: q.endpoint_id ?? null,
@@ -478,10 +489,10 @@ export async function listDeliveries(
 
 /** One delivery with its payload and every attempt (status, latency, error). */
 export async function getDelivery(store: StateStore, accountId: string, id: string) {
-  const d = (await store.query(...bindNamed(SQL.getDelivery, { id })))[0];
+  const d = (await store.query(...bindFor(store, SQL.getDelivery, { id })))[0];
   if (!d || d.account_id !== accountId)
     throw new NotFoundError(`no webhook delivery ${id} on account ${accountId}`, { response: { parameter: 'id' } });
-  const attemptLog = (await store.query(...bindNamed(SQL.listAttempts, { id }))).map((a) => ({
+  const attemptLog = (await store.query(...bindFor(store, SQL.listAttempts, { id }))).map((a) => ({
     attempt: Number(a.attempt),
     started_at: String(a.started_at),
     status_code: a.status_code == null ? null : Number(a.status_code),
@@ -493,5 +504,5 @@ export async function getDelivery(store: StateStore, accountId: string, id: stri
 
 /** Deliveries still pending (a delivery runner re-enqueues them when it starts: nothing is lost to a crash). */
 export async function listPendingDeliveries(store: StateStore): Promise<string[]> {
-  return (await store.query(SQL.pending)).map((r) => String(r.delivery_id));
+  return (await store.query(SQL.pending[store.backend])).map((r) => String(r.delivery_id));
 }

@@ -70,6 +70,13 @@ const errorSchema: Json = {
     status: { type: 'integer' },
     parameter: { type: 'string', description: '400: the offending parameter' },
     hint: { type: 'string' },
+    dependency: { type: 'string', description: '503: the dependency that did not answer in time (`state`, `postgres`)' },
+    outcome: {
+      type: 'string',
+      enum: ['not_written', 'unknown'],
+      description:
+        '503 of a state-backed request: `not_written` (nothing applied, retry), `unknown` (a write past its deadline may still be applied: retry with the same Idempotency-Key to get the first answer once; docs/limits.md)',
+    },
     usage_meta: { $ref: '#/components/schemas/UsageMeta' },
   },
   required: ['error', 'status'],

@@ -21,8 +21,9 @@ export class DeadlineError extends Error {
     readonly dependency: string,
     readonly reason: 'timeout' | 'open' | 'error',
     message: string,
+    options?: { cause?: unknown },
   ) {
-    super(message);
+    super(message, options);
     this.name = 'DeadlineError';
   }
 }
@@ -113,7 +114,9 @@ export class CircuitBreaker {
         throw e;
       }
       const err =
-        e instanceof DeadlineError ? e : new DeadlineError(this.name, 'error', `${this.name}: ${(e as Error)?.message ?? String(e)}`);
+        e instanceof DeadlineError
+          ? e
+          : new DeadlineError(this.name, 'error', `${this.name}: ${(e as Error)?.message ?? String(e)}`, { cause: e });
       this.failed(err.message);
       throw err;
     } finally {

@@ -30,26 +30,29 @@ import { layerResponseOf, type HotAnswerer, type LayerRequest, type LayerRespons
 
 /** How long an idle keep-alive connection stays open (node `keepAliveTimeout`). */
 export const KEEP_ALIVE_TIMEOUT_MS = 5_000;
-/** How long a client has to send its request headers (node `headersTimeout`), at most. */
+/** How long a client has to send its request headers (node `headersTimeout`) by default (HTTP_HEADERS_TIMEOUT_MS). */
 export const HEADERS_TIMEOUT_MS = 10_000;
 
 /**
  * The server's deliberate timeouts (docs/limits.md): a whole request within
  * `requestTimeoutMs` (408 and the connection closed after it), its headers
- * within HEADERS_TIMEOUT_MS, both checked every second (node checks every
- * 30 s by default, which would let a slow sender overstay by that much).
+ * within `headersTimeoutMs` (at most the request timeout), both checked every
+ * second (node checks every 30 s by default, which would let a slow sender
+ * overstay by that much). A connection that sends nothing at all is closed
+ * after the headers timeout too (ConnectionTracker).
  */
-export function serverTimeouts(requestTimeoutMs: number): ServerOptions {
+export function serverTimeouts(requestTimeoutMs: number, headersTimeoutMs = HEADERS_TIMEOUT_MS): ServerOptions {
   return {
     requestTimeout: requestTimeoutMs,
-    headersTimeout: Math.min(HEADERS_TIMEOUT_MS, requestTimeoutMs),
+    headersTimeout: Math.min(headersTimeoutMs, requestTimeoutMs),
     keepAliveTimeout: KEEP_ALIVE_TIMEOUT_MS,
     connectionsCheckingInterval: 1000,
   };
 }
 
 /**
- * Graceful shutdown of a node:http server (issue 25): `drain()` stops
+ * Connections of a node:http server (issue 25). A connection that sends
+ * nothing within the headers timeout is closed. Graceful shutdown: `drain()` stops
  * accepting, destroys every connection without a request in progress (idle
  * keep-alives, and sockets that never sent a request, which node's own
  * `closeIdleConnections` leaves open), and makes every answer still in
@@ -63,7 +66,15 @@ export class ConnectionTracker {
   constructor(private readonly server: Server) {
     server.on('connection', (s: Socket) => {
       this.active.set(s, 0);
-      s.once('close', () => this.active.delete(s));
+      // Node's headers timeout only watches a connection once its first byte has arrived: one that never sends
+      // anything would be held open for ever (10,000 of them hold 10,000 descriptors). Such a connection is closed
+      // once the headers timeout has passed; one that has sent something is left to node (408 on partial headers).
+      const silent = setTimeout(() => s.bytesRead === 0 && s.destroy(), server.headersTimeout || HEADERS_TIMEOUT_MS);
+      silent.unref();
+      s.once('close', () => {
+        clearTimeout(silent);
+        this.active.delete(s);
+      });
     });
   }
 

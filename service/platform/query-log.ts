@@ -51,7 +51,7 @@ const DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log (
   method VARCHAR NOT NULL, path VARCHAR NOT NULL, ticker VARCHAR, status INTEGER NOT NULL, duration_ms DOUBLE NOT NULL)`;
 
 /** Lines held in memory at most; beyond this (writer stalled) new rows are dropped and counted. */
-const MAX_BUFFER = 200_000;
+export const MAX_QUERY_LOG_BUFFER = 200_000;
 /** Bytes per off-heap chunk of encoded lines (about 5,000 lines). */
 const CHUNK_BYTES = 1 << 20;
 
@@ -91,22 +91,100 @@ const FALLBACK_SPOOL = 'query-log-spool-';
 const TS_OPEN = Buffer.from('{"ts_ms":');
 const LINE_END = Buffer.from('}\n');
 
-export class QueryLog {
-  /** Encoded lines not yet handed to the spool: filled chunks, then the current chunk up to chunkLen. */
+/**
+ * The in-memory part both backends share: encoded lines in off-heap chunks
+ * (`push`, `pushEncoded`), taken by the backend's writer (`takeBuffered`).
+ */
+export abstract class QueryLogBuffer {
+  /** Encoded lines not yet handed to the writer: filled chunks, then the current chunk up to chunkLen. */
   private full: Buffer[] = [];
   private chunk: Buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   private chunkLen = 0;
-  private pendingRows = 0;
+  protected pendingRows = 0;
+  /** Rows dropped because the buffer overflowed (or, PostgreSQL, could not be written). */
+  dropped = 0;
+  /** Rows written to the database so far. */
+  written = 0;
+  /** Where the log is: a DuckDB file, `:memory:` (fallback), or `postgres`. */
+  abstract readonly file: string;
+  /** Runs a read query over `query_log` (named `$name` parameters) after writing what is buffered. */
+  abstract query(sql: string, params?: Params): Promise<Row[]>;
+  /** Writes what is buffered. */
+  abstract flush(): Promise<void>;
+  abstract close(): Promise<void>;
+  /**
+   * Queues one entry (synchronous): its line is encoded straight into an
+   * off-heap chunk. Holding the lines as strings until the spool timer made
+   * every one survive a scavenge and get promoted, and joining them flattened
+   * each: about 4 µs a request on this machine, mostly garbage collection.
+   */
+  push(e: QueryLogEntry): void {
+    if (this.pendingRows >= MAX_QUERY_LOG_BUFFER) {
+      this.dropped++;
+      return;
+    }
+    const line = toLine(e);
+    // A UTF-8 line is at most 3 bytes per UTF-16 unit.
+    if (this.chunk.length - this.chunkLen < line.length * 3) this.nextChunk(line.length * 3);
+    this.chunkLen += this.chunk.write(line, this.chunkLen);
+    this.pendingRows++;
+  }
+
+  /**
+   * `push` for a client and request whose parts are already encoded
+   * (`logClientPart`, `logRequestPart` as UTF-8): the same line, written into
+   * the chunk without building a string (the node:http hot path).
+   */
+  pushEncoded(tsMs: number, clientPart: Uint8Array, requestPart: Uint8Array, durationMs: number): void {
+    if (this.pendingRows >= MAX_QUERY_LOG_BUFFER) {
+      this.dropped++;
+      return;
+    }
+    const ts = Math.trunc(tsMs);
+    const len = TS_OPEN.length + uintLength(ts) + clientPart.length + requestPart.length + msLength(durationMs) + LINE_END.length;
+    if (this.chunk.length - this.chunkLen < len) this.nextChunk(len);
+    const c = this.chunk;
+    let p = this.chunkLen;
+    c.set(TS_OPEN, p);
+    p = writeUint(c, p + TS_OPEN.length, ts);
+    c.set(clientPart, p);
+    p += clientPart.length;
+    c.set(requestPart, p);
+    p = writeMs(c, p + requestPart.length, durationMs);
+    c.set(LINE_END, p);
+    this.chunkLen = p + LINE_END.length;
+    this.pendingRows++;
+  }
+
+  /** Hands the filled part of the current chunk to `full` and starts a new chunk of at least `need` bytes. */
+  private nextChunk(need: number): void {
+    if (this.chunkLen > 0) {
+      this.full.push(this.chunk.subarray(0, this.chunkLen));
+      this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, need));
+      this.chunkLen = 0;
+    } else if (this.chunk.length < need) {
+      this.chunk = Buffer.allocUnsafe(need);
+    }
+  }
+
+  /** Hands over the buffered lines (whole lines, NDJSON) and their count, leaving the buffer empty. */
+  protected takeBuffered(): { chunks: Buffer[]; rows: number } {
+    this.nextChunk(0);
+    const out = { chunks: this.full, rows: this.pendingRows };
+    this.full = [];
+    this.pendingRows = 0;
+    return out;
+  }
+}
+
+/** The embedded query log: a DuckDB file fed through spool files (see the file's header). */
+export class QueryLog extends QueryLogBuffer {
   private spool: WriteStream | null = null;
   private spoolRows = 0;
   private seq = 0;
   private flushing: Promise<void> | null = null;
   private spoolTimer: NodeJS.Timeout | null = null;
   private loadTimer: NodeJS.Timeout | null = null;
-  /** Rows dropped because the buffer overflowed. */
-  dropped = 0;
-  /** Rows loaded into the database so far. */
-  written = 0;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -117,7 +195,9 @@ export class QueryLog {
     /** The owner's spool folder, where this (in-memory fallback) log hands its loaded spool files; null for the owner. */
     private readonly handoffDir: string | null,
     private readonly log?: Logger,
-  ) {}
+  ) {
+    super();
+  }
 
   /** Opens (creating) the log database at `file`; falls back to an in-memory database when the file is locked by another process. */
   static async open(file: string, opts: { flushMs?: number; spoolMs?: number; log?: Logger } = {}): Promise<QueryLog> {
@@ -153,69 +233,10 @@ export class QueryLog {
     return q;
   }
 
-  /**
-   * Queues one entry (synchronous): its line is encoded straight into an
-   * off-heap chunk. Holding the lines as strings until the spool timer made
-   * every one survive a scavenge and get promoted, and joining them flattened
-   * each: about 4 µs a request on this machine, mostly garbage collection.
-   */
-  push(e: QueryLogEntry): void {
-    if (this.pendingRows >= MAX_BUFFER) {
-      this.dropped++;
-      return;
-    }
-    const line = toLine(e);
-    // A UTF-8 line is at most 3 bytes per UTF-16 unit.
-    if (this.chunk.length - this.chunkLen < line.length * 3) this.nextChunk(line.length * 3);
-    this.chunkLen += this.chunk.write(line, this.chunkLen);
-    this.pendingRows++;
-  }
-
-  /**
-   * `push` for a client and request whose parts are already encoded
-   * (`logClientPart`, `logRequestPart` as UTF-8): the same line, written into
-   * the chunk without building a string (the node:http hot path).
-   */
-  pushEncoded(tsMs: number, clientPart: Uint8Array, requestPart: Uint8Array, durationMs: number): void {
-    if (this.pendingRows >= MAX_BUFFER) {
-      this.dropped++;
-      return;
-    }
-    const ts = Math.trunc(tsMs);
-    const len = TS_OPEN.length + uintLength(ts) + clientPart.length + requestPart.length + msLength(durationMs) + LINE_END.length;
-    if (this.chunk.length - this.chunkLen < len) this.nextChunk(len);
-    const c = this.chunk;
-    let p = this.chunkLen;
-    c.set(TS_OPEN, p);
-    p = writeUint(c, p + TS_OPEN.length, ts);
-    c.set(clientPart, p);
-    p += clientPart.length;
-    c.set(requestPart, p);
-    p = writeMs(c, p + requestPart.length, durationMs);
-    c.set(LINE_END, p);
-    this.chunkLen = p + LINE_END.length;
-    this.pendingRows++;
-  }
-
-  /** Hands the filled part of the current chunk to `full` and starts a new chunk of at least `need` bytes. */
-  private nextChunk(need: number): void {
-    if (this.chunkLen > 0) {
-      this.full.push(this.chunk.subarray(0, this.chunkLen));
-      this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, need));
-      this.chunkLen = 0;
-    } else if (this.chunk.length < need) {
-      this.chunk = Buffer.allocUnsafe(need);
-    }
-  }
-
   /** Moves the memory buffer to the open spool file (asynchronous write). */
   private writeBuffer(): void {
     if (this.pendingRows === 0) return;
-    this.nextChunk(0);
-    const chunks = this.full;
-    const rows = this.pendingRows;
-    this.full = [];
-    this.pendingRows = 0;
+    const { chunks, rows } = this.takeBuffered();
     if (!this.spool) {
       // Time first (files load oldest first), then the process, so handed-over files never collide with the owner's.
       const stream = createWriteStream(
@@ -236,7 +257,7 @@ export class QueryLog {
    * concurrent callers share one flush. Without rows of its own it does
    * nothing unless `force` (the owner then still loads handed-over files).
    */
-  flush(force = false): Promise<void> {
+  override flush(force = false): Promise<void> {
     if (this.flushing) return this.flushing.then(() => (this.pendingRows || this.spoolRows ? this.flush() : undefined));
     if (this.pendingRows === 0 && this.spoolRows === 0 && !force) return Promise.resolve();
     this.flushing = this.doFlush().finally(() => (this.flushing = null));
@@ -318,12 +339,12 @@ export class QueryLog {
   }
 
   /** Runs a read query over `query_log` after flushing what is buffered (and, on the owner, loading handed-over files). */
-  async query(sql: string, params?: Params): Promise<Row[]> {
+  override async query(sql: string, params?: Params): Promise<Row[]> {
     await this.flush(this.handoffDir === null);
     return queryRows(this.reader, sql, params);
   }
 
-  async close(): Promise<void> {
+  override async close(): Promise<void> {
     if (this.spoolTimer) clearInterval(this.spoolTimer);
     if (this.loadTimer) clearInterval(this.loadTimer);
     await this.flush().catch((err) => this.log?.warn({ err }, 'final query log flush failed'));

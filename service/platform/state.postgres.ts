@@ -26,11 +26,11 @@ import { readdirSync, readFileSync } from 'node:fs';
 import postgres from 'postgres';
 import { SourceUnavailableError } from '../../lib/errors.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
-import type { BatchStatement, SqlParams, StateHealth, StateStore, StateTx } from './state.types.ts';
+import type { BatchStatement, SqlParams, StateHealth, StateStore, StateTx, WriteHint } from './state.types.ts';
 
 type Sql = postgres.Sql<Record<string, never>>;
 type TxSql = postgres.TransactionSql<Record<string, never>>;
-type Op = { run: (tx: StateTx) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void };
+type Op = { run: (tx: StateTx) => Promise<unknown>; resolve: (v: unknown) => void; reject: (e: unknown) => void; hint?: WriteHint };
 
 export interface PgStateStoreOptions {
   /** Largest number of operations committed together (default 256). */
@@ -39,6 +39,13 @@ export interface PgStateStoreOptions {
   poolSize?: number;
   /** Seconds to wait for a connection before answering 503 (default 5). */
   connectTimeoutSeconds?: number;
+  /**
+   * Server-side `statement_timeout` and `lock_timeout` of every session, in ms (the API sets both to its request
+   * deadline, STATE_DEADLINE_MS: state.deadline.ts): a statement or lock wait past it is cancelled and rolled back
+   * (503, nothing written) instead of committing after its request gave up. Unset: the server's defaults (none).
+   * Migrations run without them.
+   */
+  statementTimeoutMs?: number;
 }
 
 /** Key of the advisory lock serialising migrations across nodes (any constant: "pline" in ASCII). */
@@ -65,6 +72,8 @@ const UNAVAILABLE_CODES = new Set([
   '53300', // too_many_connections
 ]);
 const RETRY_CODES = new Set(['40P01', '40001']); // deadlock_detected, serialization_failure
+/** The server cancelled a statement at its statement_timeout or lock_timeout (options.statementTimeoutMs): rolled back. */
+const TIMEOUT_CODES = new Set(['57014', '55P03']); // query_canceled, lock_not_available
 
 function codeOf(e: unknown): string {
   const c = (e as { code?: unknown } | null)?.code;
@@ -85,9 +94,17 @@ function unavailable(e: unknown): SourceUnavailableError {
   );
 }
 
-/** A database error as callers see it: unreachable → 503; anything else unchanged (a bug: 500). */
+function timedOut(e: unknown): SourceUnavailableError {
+  return new SourceUnavailableError(
+    'the state database (PostgreSQL) cancelled this request at its statement or lock timeout; nothing of it was written, retry shortly',
+    { retryAfterMs: RETRY_AFTER_MS, response: { dependency: 'postgres', outcome: 'not_written' } },
+    { cause: e },
+  );
+}
+
+/** A database error as callers see it: unreachable or cancelled at its timeout → 503; anything else unchanged (a bug: 500). */
 function mapError(e: unknown): unknown {
-  return isUnavailable(e) ? unavailable(e) : e;
+  return isUnavailable(e) ? unavailable(e) : TIMEOUT_CODES.has(codeOf(e)) ? timedOut(e) : e;
 }
 
 /**
@@ -179,6 +196,9 @@ export async function migrate(sql: Sql): Promise<string[]> {
     .sort();
   const applied: string[] = [];
   await sql.begin(async (t) => {
+    // A migration may take longer than a request's deadline, and may wait for another node's migrations.
+    await t.unsafe('SET LOCAL statement_timeout = 0');
+    await t.unsafe('SET LOCAL lock_timeout = 0');
     await t.unsafe('SELECT pg_advisory_xact_lock($1)', [MIGRATION_LOCK]);
     await t.unsafe(
       'CREATE TABLE IF NOT EXISTS schema_migrations (version VARCHAR PRIMARY KEY, name VARCHAR NOT NULL, applied_at TIMESTAMPTZ NOT NULL DEFAULT now())',
@@ -216,7 +236,11 @@ export class PgStateStore implements StateStore {
       idle_timeout: 0,
       onnotice: () => undefined,
       // Durability of an acknowledged POST: COMMIT returns after the WAL is flushed (issue 20; the server default, pinned).
-      connection: { application_name: 'proofline', synchronous_commit: 'on' },
+      connection: {
+        application_name: 'proofline',
+        synchronous_commit: 'on',
+        ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs, lock_timeout: opts.statementTimeoutMs } : {}),
+      },
     }) as unknown as Sql;
     try {
       await migrate(sql);
@@ -247,10 +271,10 @@ export class PgStateStore implements StateStore {
     }
   }
 
-  write<T>(run: (tx: StateTx) => Promise<T>): Promise<T> {
+  write<T>(run: (tx: StateTx) => Promise<T>, hint?: WriteHint): Promise<T> {
     if (this.closed) return Promise.reject(new Error('state store is closed'));
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ run, resolve: resolve as (v: unknown) => void, reject });
+      this.queue.push({ run, resolve: resolve as (v: unknown) => void, reject, hint });
       this.startDrain();
     });
   }
@@ -296,7 +320,7 @@ export class PgStateStore implements StateStore {
       return;
     }
     if (RETRY_CODES.has(codeOf(e)) && attempt < 5) return this.commitGroup(group, attempt + 1);
-    group[0]!.reject(e);
+    group[0]!.reject(mapError(e));
   }
 
   private async runGroup(group: Op[]): Promise<GroupOutcome> {
@@ -324,12 +348,28 @@ export class PgStateStore implements StateStore {
           await exec('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [key]);
           return true;
         };
+        // Hinted operations (WriteHint): their locks and reads leave together now, locks in key order (so two nodes'
+        // groups never take them in opposite orders), and each operation's readLocked takes its answer from here:
+        // one round trip for the group instead of one per operation.
+        let immediateWrites = 0;
+        const prefetched = new Map<Op, Promise<Row[][]>>();
+        const firstByKey = new Map<string, Op>();
+        for (const op of group) if (op.hint && !firstByKey.has(op.hint.lock)) firstByKey.set(op.hint.lock, op);
+        for (const key of [...firstByKey.keys()].sort()) {
+          const op = firstByKey.get(key)!;
+          const p = Promise.all([lock(key), ...op.hint!.reads.map(([text, params]) => exec(text, params))]).then(
+            ([, ...rows]) => rows as Row[][],
+          );
+          p.catch(() => undefined); // awaited by its operation, or never when an earlier one ended the group
+          prefetched.set(op, p);
+        }
         for (const op of group) {
           let wrote = false;
           const tx: StateTx = {
             read: (text, params) => exec(text, params),
             write: async (text, params) => {
               wrote = true;
+              immediateWrites++;
               await exec(text, params);
             },
             defer: (stmt, row, key) => {
@@ -341,6 +381,12 @@ export class PgStateStore implements StateStore {
             lock,
             // Pipelined: the lock and the reads leave in one write; PostgreSQL runs the reads once the lock is granted.
             readLocked: async (key, reads) => {
+              const pre = prefetched.get(op);
+              // The prefetched answer holds while nothing in this transaction has written since it was read.
+              if (pre && immediateWrites === 0 && sameReads(op.hint!, key, reads)) {
+                prefetched.delete(op);
+                return pre;
+              }
               const [, ...rows] = await Promise.all([lock(key), ...reads.map(([text, params]) => exec(text, params))]);
               return rows as Row[][];
             },
@@ -357,7 +403,14 @@ export class PgStateStore implements StateStore {
           }
         }
         const batches = [...deferred.values()].sort((a, b) => Number(a.stmt.kind === 'update') - Number(b.stmt.kind === 'update'));
-        for (const b of batches) await exec(renderBatch(b.stmt), [JSON.stringify([...b.rows.values()])]);
+        // Pipelined: PostgreSQL runs them in the order sent (INSERTs, then UPDATEs), in one round trip.
+        await Promise.all(batches.map((b) => exec(renderBatch(b.stmt), [JSON.stringify([...b.rows.values()])])));
+        // A failed statement nobody awaited (a prefetch no operation used) has aborted the transaction: PostgreSQL
+        // would answer COMMIT with ROLLBACK, so the group must not be reported committed.
+        if (dbError !== null) {
+          aborted = dbError;
+          throw ABORT;
+        }
       });
     } catch (e) {
       return { kind: 'aborted', error: e === ABORT ? aborted : e };
@@ -370,6 +423,15 @@ export class PgStateStore implements StateStore {
     while (this.flushing) await this.flushing;
     await this.sql.end({ timeout: 5 });
   }
+}
+
+/** Whether a readLocked call asks exactly what its operation's hint prefetched. */
+function sameReads(hint: WriteHint, key: string, reads: ReadonlyArray<readonly [sql: string, params?: SqlParams]>): boolean {
+  if (hint.lock !== key || hint.reads.length !== reads.length) return false;
+  return reads.every(([text, params], i) => {
+    const [t, p] = hint.reads[i]!;
+    return t === text && (p ?? []).length === (params ?? []).length && (p ?? []).every((v, j) => v === params![j]);
+  });
 }
 
 type GroupOutcome =

@@ -28,7 +28,7 @@ import { loadSql } from '../../lib/warehouse/duckdb.ts';
 import { DuckDbStateStore, type DuckDbStateStoreOptions } from './state.duckdb.ts';
 import type { BatchStatement, StateStore as StateStoreApi } from './state.types.ts';
 
-export type { BatchStatement, StateTx } from './state.types.ts';
+export type { BatchStatement, StateTx, WriteHint } from './state.types.ts';
 /** The store interface (state.types.ts); also the name of the embedded store's opener below. */
 export type StateStore = StateStoreApi;
 

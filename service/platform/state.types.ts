@@ -3,6 +3,7 @@
  * contract; state.duckdb.ts and state.postgres.ts implement it).
  */
 import type { Row } from '../../lib/warehouse/duckdb.ts';
+import type { BreakerReport } from './deadline.ts';
 
 /** Positional parameters: `$1` is `params[0]`. */
 export type SqlParams = ReadonlyArray<string | number | boolean | bigint | null | undefined>;
@@ -63,6 +64,21 @@ export interface StateHealth {
   detail: string | null;
 }
 
+/**
+ * What an operation will lock and read first, when the caller knows it before
+ * the operation runs (a custody append: its document's lock, head and stages).
+ * PostgreSQL sends the locks and reads of every hinted operation of a group
+ * together when the group starts (locks in key order), so the operation's
+ * `readLocked(lock, reads)` is answered without a round trip of its own; the
+ * embedded store ignores hints. A hint never changes results: an operation
+ * whose `readLocked` differs from its hint, or that runs after an immediate
+ * `write` in its group, reads as without one.
+ */
+export interface WriteHint {
+  readonly lock: string;
+  readonly reads: ReadonlyArray<readonly [sql: string, params?: SqlParams]>;
+}
+
 export interface StateStore {
   readonly backend: 'duckdb' | 'postgres';
   /** Counters for benchmarks and /api/status. */
@@ -73,11 +89,17 @@ export interface StateStore {
    * Queues `run` and resolves with its result once the transaction containing
    * it has committed durably. Rejects with the operation's own error, or with
    * the commit error (then nothing of it was written; a 503 when the database
-   * is unreachable).
+   * is unreachable). `hint`: see WriteHint.
    */
-  write<T>(run: (tx: StateTx) => Promise<T>): Promise<T>;
+  write<T>(run: (tx: StateTx) => Promise<T>, hint?: WriteHint): Promise<T>;
   /** Whether the database answers now. */
   health(): Promise<StateHealth>;
+  /**
+   * With deadlines on the request path (state.deadline.ts): the breaker /api/health reports, and a trivial read
+   * that bypasses it (health probes under its own deadline).
+   */
+  readonly breaker?: { report(): BreakerReport };
+  probe?(): Promise<boolean>;
   /** Waits for queued writes and closes. */
   close(): Promise<void>;
 }

@@ -45,6 +45,7 @@ export async function buildUsageDeps(config: Config, log: Logger, state?: StateS
     redisTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
     keyRepository: apiKeyRepositoryFor(state), // PostgreSQL state: keys shared by every node
     lookupGuardPerHour: config.LOOKUP_GUARD_PER_HOUR,
+    databaseUrl: config.DATABASE_URL, // the query log in PostgreSQL, shared by every node (rankings, stats)
   });
   if (redis) {
     const r = redis;

@@ -13,7 +13,8 @@ import { InvalidApiKeyError } from '../../lib/errors.ts';
 import { bearerTokenOf } from './http.ts';
 import type { Logger } from '../../lib/log.ts';
 import { AGENT_TYPES, classifyAgent, type AgentType } from './agent-type.ts';
-import { QueryLog, type QueryLogEntry } from './query-log.ts';
+import { QueryLog, type QueryLogBuffer, type QueryLogEntry } from './query-log.ts';
+import { PgQueryLog } from './query-log.postgres.ts';
 import { CircuitBreaker, type BreakerReport } from './deadline.ts';
 import { MemoryRateCounter, RedisRateCounter, WINDOW_SECONDS, type RateCounter } from './rate-counter.ts';
 
@@ -69,6 +70,8 @@ export interface UsageOptions {
   redisTimeoutMs?: number;
   /** Where API key records live when not in the key file (PostgreSQL state: service/platform/api-keys.state.ts). */
   keyRepository?: ApiKeyRepository;
+  /** DATABASE_URL: the query log lives in PostgreSQL (query-log.postgres.ts), shared by every node; else a DuckDB file under dataDir. */
+  databaseUrl?: string;
 }
 
 /** Thrown by identify() for a presented but unknown or revoked key (answered 401). */
@@ -117,7 +120,7 @@ export class UsageService {
   private constructor(
     readonly keys: ApiKeyStore,
     private readonly counter: RateCounter,
-    readonly queryLog: QueryLog,
+    readonly queryLog: QueryLogBuffer,
     opts: UsageOptions,
   ) {
     this.freeHourlyLimit = opts.freeHourlyLimit ?? DEFAULT_FREE_HOURLY_LIMIT;
@@ -131,7 +134,9 @@ export class UsageService {
     const counter = opts.redis
       ? new RedisRateCounter(opts.redis, undefined, new CircuitBreaker('redis', { timeoutMs: opts.redisTimeoutMs ?? 250 }))
       : new MemoryRateCounter();
-    const queryLog = await QueryLog.open(path.join(opts.dataDir, 'state', 'query-log.duckdb'), { log: opts.log, flushMs: opts.flushMs });
+    const queryLog = opts.databaseUrl
+      ? await PgQueryLog.open(opts.databaseUrl, { log: opts.log, flushMs: opts.flushMs })
+      : await QueryLog.open(path.join(opts.dataDir, 'state', 'query-log.duckdb'), { log: opts.log, flushMs: opts.flushMs });
     return new UsageService(keys, counter, queryLog, opts);
   }
 

@@ -83,8 +83,8 @@ async function build(reader: SnapshotReader): Promise<TextIndexes> {
     (async () =>
       hasPeople && (await countRows(reader, 'people')) <= MAX_ROWS
         ? reader.query(/* sql */ `SELECT arg_max(person_name, coalesce(last_seen, DATE '1900-01-01')) AS name, list(DISTINCT person_name ORDER BY person_name) AS names,
-                 any_value(CAST(person_cik AS VARCHAR)) AS person_cik,
-                 ${hasNotes ? 'any_value(notes)' : 'NULL'} AS stored_notes,
+                 min(CAST(person_cik AS VARCHAR)) AS person_cik,
+                 ${hasNotes ? 'min(notes)' : 'NULL'} AS stored_notes,
                  list(role ORDER BY role) AS all_roles,
                  list(DISTINCT company_name ORDER BY company_name) FILTER (WHERE company_name IS NOT NULL) AS companies,
                  list(source_kind) AS sources,

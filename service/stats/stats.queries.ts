@@ -7,7 +7,7 @@
  */
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { AGENT_PLATFORM, AI_AGENT_TYPES } from '../platform/agent-type.ts';
-import type { QueryLog } from '../platform/query-log.ts';
+import type { QueryLogBuffer } from '../platform/query-log.ts';
 import { snapshotSchema } from '../../lib/warehouse/snapshot-schema.ts';
 
 const AI_LIST = AI_AGENT_TYPES.map((t) => `'${t}'`).join(', '); // constants from our own allow-list, not input
@@ -60,7 +60,7 @@ export function registryTotals(reader: SnapshotReader): Promise<RegistryTotals> 
 }
 
 /** AI-agent query counts in the `hours` before `nowMs`, by platform and by agent type. */
-export async function aiQueryCounts(log: QueryLog, nowMs: number, hours = 24) {
+export async function aiQueryCounts(log: QueryLogBuffer, nowMs: number, hours = 24) {
   const rows = await log.query(/* sql */ `SELECT agent_type, count(*) AS n FROM query_log WHERE ts_ms >= $since GROUP BY agent_type`, {
     since: Math.trunc(nowMs - hours * 3600_000),
   });
@@ -83,7 +83,7 @@ export async function aiQueryCounts(log: QueryLog, nowMs: number, hours = 24) {
 }
 
 /** Companies ranked by successful AI-agent queries about them in the last `days` days. */
-export async function rankCompanies(log: QueryLog, registry: SnapshotReader | undefined, nowMs: number, days: number, limit: number) {
+export async function rankCompanies(log: QueryLogBuffer, registry: SnapshotReader | undefined, nowMs: number, days: number, limit: number) {
   const rows = await log.query(
     /* sql */ `SELECT ticker, count(*) AS ai_queries, count(DISTINCT client) AS distinct_clients,
        count(*) FILTER (WHERE agent_type IN ('chatgpt_user', 'gptbot')) AS openai,

@@ -173,6 +173,67 @@ suite('every API node writes to one PostgreSQL', () => {
     expect(verifyReceiptChain(receipts, keys.keys).valid).toBe(true);
   }, 60_000);
 
+  it("counts every node's requests in /api/stats on each node (the query log is one PostgreSQL table)", async () => {
+    const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
+    const ua = { 'user-agent': 'PerplexityBot/1.0' }; // the only perplexitybot requests of this suite
+    for (const [node, n] of [
+      [a, 5],
+      [b, 3],
+    ] as const)
+      for (let i = 0; i < n; i++) expect((await fetch(`${node.url}/api/carrier/${dots[i]}`, { headers: ua })).status).toBe(200);
+    // Each node writes its rows within a flush interval (1 s): poll until the other node's rows are in.
+    for (const node of [a, b])
+      await expect
+        .poll(
+          async () =>
+            (await json<{ ai_queries_24h: { by_agent_type: Record<string, number> } }>(await fetch(`${node.url}/api/stats`))).ai_queries_24h
+              .by_agent_type.perplexitybot,
+          { timeout: 15_000, interval: 250 },
+        )
+        .toBe(8);
+    const [row] = await sql`SELECT count(*)::int AS n FROM query_log WHERE agent_type = 'perplexitybot'`;
+    expect(row!.n).toBe(8);
+  }, 60_000);
+
+  it('keeps one watchlist and one set of webhook endpoints whichever node (HTTP or MCP) answers', async () => {
+    const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
+    const added = await fetch(`${a.url}/api/watchlist`, post({ broker_id: 'pg-watch', dot_numbers: [dots[0], dots[1]] }));
+    expect(added.status).toBe(200);
+    const listed = await json<{ carriers: Array<{ dot_number: number }> }>(await fetch(`${b.url}/api/watchlist?broker_id=pg-watch`));
+    expect(listed.carriers.map((c) => c.dot_number)).toEqual([dots[0], dots[1]]);
+    // MCP on the other node: the same tool functions over the same rows.
+    const rpc = await fetch(`${b.url}/mcp`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'freight_watchlist_add', arguments: { broker_id: 'pg-watch', dot_numbers: [dots[2]] } },
+      }),
+    });
+    expect(rpc.status).toBe(200);
+    expect(await rpc.text()).toMatch(/"watched\\?":3/);
+    // 17 more carriers added one request each, alternating nodes and in parallel: every one counted once.
+    const race = await Promise.all(
+      dots
+        .slice(3, 20)
+        .flatMap((d, i) => [
+          fetch(`${(i % 2 ? a : b).url}/api/watchlist`, post({ broker_id: 'pg-watch', dot_numbers: [d] })).then((r) => r.status),
+        ]),
+    );
+    expect(race.every((st) => st === 200)).toBe(true);
+    const [w] = await sql`SELECT count(*)::int AS n FROM watchlist WHERE account_id = 'broker:pg-watch'`;
+    expect(w!.n).toBe(20);
+    const ep = await fetch(
+      `${a.url}/api/webhooks`,
+      post({ broker_id: 'pg-watch', url: 'https://93.184.216.34/hook', event_types: ['carrier.changed'] }),
+    );
+    expect(ep.status, await ep.clone().text()).toBe(200);
+    const eps = await json<{ endpoints: Array<{ url: string }> }>(await fetch(`${b.url}/api/webhooks?broker_id=pg-watch`));
+    expect(eps.endpoints.map((e) => e.url)).toEqual(['https://93.184.216.34/hook']);
+  }, 60_000);
+
   it('keeps every acknowledged write when a node is killed with SIGKILL during a storm', async () => {
     const [a, b] = children.slice(0, 2) as [ServerProcess, ServerProcess];
     const id = (

@@ -48,6 +48,36 @@ describe.each(STATE_BACKENDS)('StateStore group commit ($name)', ({ skip, open }
     expect((await store.query("SELECT count(*)::INTEGER AS n FROM state_meta WHERE key IN ('chain1', 'chain2')"))[0]!.n).toBe(2);
   });
 
+  it('answers a hinted readLocked as an unhinted one: fresh after an immediate write, and a failed hinted read fails its group', async () => {
+    await store.write(async (tx) => tx.defer(INSERT_META, { key: 'h1', value: 'before' }));
+    const read = ['SELECT value FROM state_meta WHERE key = $1', ['h1']] as const;
+    const hint = { lock: 'meta:h1', reads: [read] };
+    const seen = await Promise.all([
+      store.write(async (tx) => (await tx.readLocked('meta:h1', [read]))[0]![0]!.value, hint),
+      // An immediate write in the group before the next hinted operation reads: it must see the new value.
+      store.write(async (tx) => tx.write("UPDATE state_meta SET value = 'after' WHERE key = $1", ['h1'])),
+      store.write(async (tx) => (await tx.readLocked('meta:h1', [read]))[0]![0]!.value, hint),
+      // A hint the operation does not ask for is not used: it reads what it asks.
+      store.write(
+        async (tx) =>
+          (await tx.readLocked('meta:h1', [['SELECT count(*)::INTEGER AS n FROM state_meta WHERE key = $1', ['h1']]]))[0]![0]!.n,
+        hint,
+      ),
+    ]);
+    expect(seen).toEqual(['before', undefined, 'after', 1]);
+    // A hinted read that fails (unknown table) aborts the group: nothing of it is reported committed.
+    const bad = { lock: 'meta:bad', reads: [['SELECT * FROM no_such_table'] as const] };
+    const results = await Promise.allSettled([
+      store.write(async (tx) => tx.defer(INSERT_META, { key: 'h2', value: 'x' }), bad),
+      store.write(async (tx) => tx.defer(INSERT_META, { key: 'h3', value: 'y' })),
+    ]);
+    const committed = (await store.query("SELECT key FROM state_meta WHERE key IN ('h2', 'h3') ORDER BY key")).map((r) => r.key);
+    // Embedded: hints are ignored, both commit. PostgreSQL: the group fails, then each is replayed alone: the hinted
+    // one fails again, the other commits.
+    expect(results.map((r) => r.status)).toEqual(store.backend === 'postgres' ? ['rejected', 'fulfilled'] : ['fulfilled', 'fulfilled']);
+    expect(committed).toEqual(store.backend === 'postgres' ? ['h3'] : ['h2', 'h3']);
+  });
+
   it('rejects only the operation that fails validation before writing', async () => {
     const results = await Promise.allSettled([
       store.write(async (tx) => tx.defer(INSERT_META, { key: 'v1', value: 'a' })),

@@ -14,9 +14,27 @@ export interface ServerProcess {
   stderr(): string;
 }
 
-/** Starts the server and resolves with its URL once it prints that it listens (rejects if it exits first or takes over 30 s). */
-export async function startServerProcess(dataDir: string, env: Record<string, string> = {}): Promise<ServerProcess> {
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'service/main.ts')], {
+/**
+ * `command args` run under a soft descriptor limit of at least `fdLimit` (raised with `ulimit -Sn` in a bash
+ * wrapper that then execs the command, so the child's pid is the command's): for tests holding thousands of sockets.
+ */
+export function withFdLimit(fdLimit: number, command: string, args: string[]): [string, string[]] {
+  const script = `s=$(ulimit -Sn); if [ "$s" != unlimited ] && [ "$s" -lt ${fdLimit} ]; then ulimit -Sn ${fdLimit} || exit 97; fi; exec "$0" "$@"`;
+  return ['bash', ['-c', script, command, ...args]];
+}
+
+/**
+ * Starts the server and resolves with its URL once it prints that it listens (rejects if it exits first or takes
+ * over 30 s). `fdLimit`: the least soft descriptor limit the server runs under (withFdLimit).
+ */
+export async function startServerProcess(
+  dataDir: string,
+  env: Record<string, string> = {},
+  opts: { fdLimit?: number } = {},
+): Promise<ServerProcess> {
+  const args = ['--import', 'tsx', path.join(REPO_ROOT, 'service/main.ts')];
+  const [command, argv] = opts.fdLimit ? withFdLimit(opts.fdLimit, process.execPath, args) : [process.execPath, args];
+  const proc = spawn(command, argv, {
     cwd: REPO_ROOT,
     env: {
       ...process.env,

@@ -10,6 +10,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
 import { ingestAll } from '../helpers/app.ts';
+import type { StateBackend } from '../helpers/state-backends.ts';
 import { buildWorld, type World } from '../vetting/fmcsa-world.ts';
 
 export interface ChangeWorld extends World {
@@ -33,8 +34,8 @@ function editCsv(file: string, edit: (cols: string[], header: string[]) => strin
   writeFileSync(file, `${[...out, ...append].join('\n')}\n`);
 }
 
-export async function buildChangeWorld(): Promise<ChangeWorld> {
-  const w = await buildWorld();
+export async function buildChangeWorld(backend?: StateBackend): Promise<ChangeWorld> {
+  const w = await buildWorld({}, {}, backend);
   const fmcsa = w.svc.deps.readers.fmcsa!;
   const prevId = fmcsa.manifest!.snapshot_id;
   const rows = await fmcsa.query(

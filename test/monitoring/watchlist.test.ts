@@ -1,19 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, it as base, describe, expect } from 'vitest';
+import { STATE_BACKENDS } from '../helpers/state-backends.ts';
 import { getJson } from '../helpers/app.ts';
 import { buildWorld, type World } from '../vetting/fmcsa-world.ts';
 
 const json = (method: string, body: unknown) => ({ method, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
-let w: World;
-let dots: number[];
-beforeAll(async () => {
-  w = await buildWorld();
-  const rows = await w.svc.deps.readers.fmcsa!.query('SELECT dot_number FROM carriers ORDER BY dot_number LIMIT 40');
-  dots = rows.map((r) => Number(r.dot_number));
-}, 120_000);
-afterAll(async () => w?.close());
+describe.each(STATE_BACKENDS)('watchlists ($name state store)', (backend) => {
+  let w: World;
+  let dots: number[];
+  beforeAll(async () => {
+    if (backend.skip) return;
+    w = await buildWorld({}, {}, backend);
+    const rows = await w.svc.deps.readers.fmcsa!.query('SELECT dot_number FROM carriers ORDER BY dot_number LIMIT 40');
+    dots = rows.map((r) => Number(r.dot_number));
+  }, 120_000);
+  afterAll(async () => w?.close());
+  const it = base.skipIf(backend.skip);
 
-describe('watchlists', () => {
   it('adds carriers, lists them by DOT in cursor pages with their snapshot state, and removes one', async () => {
     const add = await getJson(
       w.svc.app,

@@ -11,6 +11,7 @@ import type { Config } from '../../lib/config.ts';
 import type { SampleGenerator } from '../../ingest/sample/sample-kit.ts';
 import { StateStore, stateDbPath } from '../../service/platform/state.store.ts';
 import type { ServiceDeps } from '../../service/platform/deps.ts';
+import type { StateBackend } from '../helpers/state-backends.ts';
 import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 
@@ -35,11 +36,17 @@ export async function ingestSmallFmcsa(root: string, dataDir: string, env: Recor
   return config;
 }
 
-/** Ingests the small fmcsa sample with the real pipeline and builds the service with a state store. */
-export async function buildWorld(env: Record<string, string> = {}, extra: Partial<ServiceDeps> = {}): Promise<World> {
+/** Ingests the small fmcsa sample with the real pipeline and builds the service with a state store (embedded, or `backend`'s). */
+export async function buildWorld(
+  env: Record<string, string> = {},
+  extra: Partial<ServiceDeps> = {},
+  backend?: StateBackend,
+): Promise<World> {
   const root = await tempDir('proofline-vet-');
   const config = await ingestSmallFmcsa(root, path.join(root, 'data'), env);
-  const state = await StateStore.open(stateDbPath(config.dataDir));
+  // The embedded store in the world's DATA_DIR, or a fresh store of the given backend (helpers/state-backends.ts).
+  const opened = backend ? await backend.open() : null;
+  const state = opened?.store ?? (await StateStore.open(stateDbPath(config.dataDir)));
   const svc = await buildTestService(config, ['fmcsa'], { state, ...extra });
   return {
     root,
@@ -49,6 +56,7 @@ export async function buildWorld(env: Record<string, string> = {}, extra: Partia
     async close() {
       await svc.close();
       await (svc.deps.state ?? state).close().catch(() => undefined);
+      await opened?.dispose();
       await removeDir(root);
     },
   };
