@@ -41,6 +41,8 @@ const FMCSA_TABLES = [
   'enforcement_cases',
   'carrier_risk',
   'carrier_snapshot_columns',
+  'red_flag_rows',
+  'red_flag_index',
   'dataset_status',
 ];
 
@@ -293,6 +295,7 @@ export const fmcsaPipeline: Pipeline = {
     await conn.run(
       `CREATE OR REPLACE TABLE carrier_snapshot_columns AS SELECT * FROM (VALUES ${cols.map((c, i) => `(${i}, ${quoteLiteral(c)})`).join(', ')}) t(pos, name)`,
     );
+    await step('red_flag_index', () => conn.run(loadSql('./derive-red-flag-index.sql', import.meta.url)));
     await step('dataset_status', () => conn.run(loadSql('./derive-dataset-status.sql', import.meta.url)));
     lastDeriveTimings = { total: Date.now() - t0, ...timings };
     ctx.log.info({ domain: 'fmcsa', ms: Date.now() - t0, timings }, 'derived carrier_risk and dataset_status');

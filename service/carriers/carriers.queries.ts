@@ -48,6 +48,9 @@ const SQL = {
   status: /* sql */ `SELECT dataset, table_name, records::BIGINT AS records, as_of, data_available FROM dataset_status ORDER BY dataset`,
   sources: /* sql */ `SELECT dataset, path, source_url, byte_size, content_sha256, retrieved_at, ingested_at, run_id, row_count, reject_count FROM sources ORDER BY dataset, ingested_at`,
   redFlags: loadSql('./search-red-flags.sql', import.meta.url),
+  redFlagsIndexed: loadSql('./search-red-flags-index.sql', import.meta.url),
+  redFlagsIndexedRated: loadSql('./search-red-flags-index-rated.sql', import.meta.url),
+  redFlagsIndexedCount: loadSql('./count-red-flags-index.sql', import.meta.url),
   rejects: /* sql */ `SELECT dataset, count(*)::INTEGER AS rejects FROM rejects GROUP BY dataset ORDER BY dataset`,
 };
 
@@ -549,8 +552,9 @@ export async function searchRedFlags(
   const { limit, clamped } = clampLimit(q.limit, 50, 500);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(q.cursor, snapshotId);
-  const rows = await fmcsa.query(SQL.redFlags, { code, state, min_risk: minRisk, safety_rating: rating, limit, offset });
-  const total = rows.length ? Number(rows[0].total) : 0;
+  const { rows, total } = fmcsa.manifest?.tables.red_flag_index
+    ? await redFlagPage(fmcsa, { code, state, minRisk, rating, limit, offset })
+    : await redFlagScan(fmcsa, { code, state, minRisk, rating, limit, offset });
   return {
     code,
     state,
@@ -559,9 +563,51 @@ export async function searchRedFlags(
     total,
     limit,
     ...(clamped ? { limit_clamped: clamped } : {}),
-    results: rows.map(({ total: _t, ...r }) => r),
+    results: rows,
     next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
   };
+}
+
+interface RedFlagFilter {
+  code: string | null;
+  state: string | null;
+  minRisk: number | null;
+  rating: string | null;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * A page of red flags from the index built at publish (jobs/fmcsa/derive-red-flag-index.sql): a range read of the
+ * (code, state) rows, and their count when the page is not empty. Same rows and total as `redFlagScan` (an empty
+ * page reports total 0, as the scan's window count does).
+ */
+async function redFlagPage(fmcsa: SnapshotReader, f: RedFlagFilter): Promise<{ rows: Row[]; total: number }> {
+  const params = {
+    code_key: f.code ?? '*',
+    state_key: f.state ?? '*',
+    min_risk: f.minRisk,
+    safety_rating: f.rating,
+    limit: f.limit,
+    offset: f.offset,
+  };
+  const rows = await fmcsa.query(f.rating ? SQL.redFlagsIndexedRated : SQL.redFlagsIndexed, params);
+  if (rows.length === 0) return { rows, total: 0 };
+  const [{ total }] = await fmcsa.query(SQL.redFlagsIndexedCount, params);
+  return { rows, total: Number(total) };
+}
+
+/** A page of red flags by a scan of carrier_risk (snapshots published before the index existed). */
+async function redFlagScan(fmcsa: SnapshotReader, f: RedFlagFilter): Promise<{ rows: Row[]; total: number }> {
+  const rows = await fmcsa.query(SQL.redFlags, {
+    code: f.code,
+    state: f.state,
+    min_risk: f.minRisk,
+    safety_rating: f.rating,
+    limit: f.limit,
+    offset: f.offset,
+  });
+  return { rows: rows.map(({ total: _t, ...r }) => r), total: rows.length ? Number(rows[0].total) : 0 };
 }
 
 /** Record counts per dataset and as-of dates, the files loaded and reject counts. */
