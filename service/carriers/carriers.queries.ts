@@ -35,6 +35,8 @@ const SQL = {
   snapshotColumns: /* sql */ `SELECT name FROM carrier_snapshot_columns ORDER BY pos`,
   authority: /* sql */ `SELECT * EXCLUDE (source_file) FROM authority WHERE dot_number = $dot ORDER BY docket_number`,
   insurance: loadSql('./get-insurance.sql', import.meta.url),
+  insuranceOfDockets: loadSql('./get-insurance-dockets.sql', import.meta.url),
+  censusColumns: /* sql */ `SELECT column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file, content_sha256) FROM carriers)`,
   sms: /* sql */ `SELECT * EXCLUDE (source_file) FROM sms_basics WHERE dot_number = $dot ORDER BY segment`,
   crashesByDot: /* sql */ `SELECT * EXCLUDE (source_file) FROM crashes WHERE dot_number = $dot ORDER BY report_date DESC, crash_id, report_seq_no LIMIT 500`,
   crashesByVin: /* sql */ `SELECT * EXCLUDE (source_file) FROM crashes WHERE vin = $vin ORDER BY report_date DESC, crash_id, report_seq_no LIMIT 500`,
@@ -137,6 +139,37 @@ export async function searchCarriers(
 export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string): Promise<Row & { authority: Row[]; insurance: Row[] }> {
   const dot = parseDot(dotRaw);
   let row: Row | undefined;
+  const census = fmcsa.packed('carrier_census');
+  if (census && fmcsa.packed('carrier_snapshot')) {
+    // Both rows from packed stores (written at publish, jobs/fmcsa/fmcsa.pipeline.ts): no parquet read at all.
+    const [text, r] = await Promise.all([census.get(dot), packedRiskRow(fmcsa, dot)]);
+    if (text == null) throw notFound(dot);
+    const { censusColumns } = await snapshotMeta(fmcsa);
+    const values = JSON.parse(text) as Json[];
+    const c: Row = {};
+    censusColumns.forEach((name, i) => {
+      c[name] = values[i];
+    });
+    row = {
+      ...c,
+      risk_score: r?.risk_score ?? null,
+      risk_level: r?.risk_level ?? null,
+      recommendation: r?.recommendation ?? null,
+      authority_status: r?.authority_status ?? null,
+      as_of: r?.as_of ?? null,
+    };
+    // The dockets of the census row stand in for get-insurance.sql's read of carriers.
+    const [authority, insurance] = await Promise.all([
+      fmcsa.query(SQL.authority, { dot }),
+      fmcsa.query(SQL.insuranceOfDockets, {
+        dot,
+        docket1: docketOf(c.docket1),
+        docket2: docketOf(c.docket2),
+        docket3: docketOf(c.docket3),
+      }),
+    ]);
+    return { ...row, authority, insurance };
+  }
   if (fmcsa.packed('carrier_snapshot')) {
     // The census row from parquet, the risk columns from the packed carrier_risk row: same fields,
     // same order and values as get-carrier.sql's join, without a second parquet lookup.
@@ -157,6 +190,9 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
   const [authority, insurance] = await Promise.all([fmcsa.query(SQL.authority, { dot }), fmcsa.query(SQL.insurance, { dot })]);
   return { ...row, authority, insurance };
 }
+
+/** A census docket column's value as a query parameter (VARCHAR or null). */
+const docketOf = (v: Json | undefined): string | null => (typeof v === 'string' ? v : null);
 
 /** Rebuilds the CarrierFeatures of a `carrier_risk` row (the columns are the feature names). */
 export function featuresFromRow(r: Row): CarrierFeatures {
@@ -252,17 +288,27 @@ interface SnapshotMeta {
   sources: Row[];
   /** Column names of carrier_snapshot.v, in order. */
   columns: string[];
+  /** Column names of carrier_census.v (the carriers row without source_file, content_sha256), in order. */
+  censusColumns: string[];
 }
 const datasetStatusCache = new WeakMap<object, Promise<SnapshotMeta>>();
 /** Dataset status, sources and the snapshot column order of the snapshot being served (cached per manifest). */
 async function snapshotMeta(fmcsa: SnapshotReader): Promise<SnapshotMeta> {
   const m = fmcsa.manifest;
-  if (!m) return { status: await fmcsa.query(SQL.status), sources: [], columns: [] };
+  if (!m) return { status: await fmcsa.query(SQL.status), sources: [], columns: [], censusColumns: [] };
   let p = datasetStatusCache.get(m);
   if (!p) {
-    p = Promise.all([fmcsa.query(SQL.status), fmcsa.query(SQL.sources), fmcsa.query(SQL.snapshotColumns)]).then(
-      ([status, sources, cols]) => ({ status, sources, columns: cols.map((c) => String(c.name)) }),
-    );
+    p = Promise.all([
+      fmcsa.query(SQL.status),
+      fmcsa.query(SQL.sources),
+      fmcsa.query(SQL.snapshotColumns),
+      fmcsa.query(SQL.censusColumns),
+    ]).then(([status, sources, cols, census]) => ({
+      status,
+      sources,
+      columns: cols.map((c) => String(c.name)),
+      censusColumns: census.map((c) => String(c.column_name)),
+    }));
     p.catch(() => datasetStatusCache.delete(m));
     datasetStatusCache.set(m, p);
   }

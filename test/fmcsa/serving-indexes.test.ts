@@ -8,7 +8,7 @@ import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
 import { generateFmcsaSample } from '../../ingest/fmcsa/fmcsa.sample.ts';
 import { loadSql, type Params } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { searchRedFlags } from '../../service/carriers/carriers.queries.ts';
+import { getCarrier, searchRedFlags } from '../../service/carriers/carriers.queries.ts';
 import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 
@@ -109,6 +109,25 @@ describe('FMCSA serving indexes over a generated sample', () => {
       expect(plan).toMatch(/pos>=/);
       expect(plan).not.toMatch(/carrier_risk/);
       expect(plan).not.toMatch(/WINDOW|TOP_N/);
+    });
+  });
+  describe('carrier identity from the packed census store', () => {
+    it('is byte for byte the answer of the SQL join of carriers, carrier_risk, authority and insurance', async () => {
+      expect(fmcsa.packed('carrier_census')).not.toBeNull();
+      const dots = await fmcsa.query(
+        `SELECT dot_number FROM carriers ORDER BY (docket2 IS NOT NULL) DESC, (mcs150_mileage IS NOT NULL) DESC, hash(dot_number) LIMIT 60`,
+      );
+      for (const { dot_number } of dots) {
+        const dot = Number(dot_number);
+        const [row] = await fmcsa.query(sql('get-carrier.sql'), { dot });
+        const authority = await fmcsa.query(
+          `SELECT * EXCLUDE (source_file) FROM authority WHERE dot_number = $dot ORDER BY docket_number`,
+          { dot },
+        );
+        const insurance = await fmcsa.query(sql('get-insurance.sql'), { dot });
+        expect(JSON.stringify(await getCarrier(fmcsa, dot))).toBe(JSON.stringify({ ...row, authority, insurance }));
+      }
+      await expect(getCarrier(fmcsa, 99_999_999)).rejects.toMatchObject({ httpStatus: 404 });
     });
   });
 });
