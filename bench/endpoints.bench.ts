@@ -93,10 +93,15 @@ const P: Record<string, string[]> = {
   person: await pool('registry', `SELECT DISTINCT person_name FROM people ORDER BY hash(person_name) LIMIT 400`),
   leaf_hash: await pool('registry', `SELECT leaf_hash FROM origin_leaves ORDER BY hash(leaf_hash) LIMIT 400`),
   dot: await pool('fmcsa', `SELECT dot_number FROM carriers ORDER BY hash(dot_number) LIMIT 400`),
-  carrier_word: words(await pool('fmcsa', `SELECT DISTINCT split_part(legal_name, ' ', 1) AS w FROM carriers ORDER BY hash(w) LIMIT 600`)),
+  carrier_word: words(
+    await pool(
+      'fmcsa',
+      `SELECT DISTINCT w FROM (SELECT unnest(string_split(legal_name, ' ')) AS w FROM carriers) WHERE NOT regexp_matches(w, '^[0-9]+$') ORDER BY hash(w) LIMIT 600`,
+    ),
+  ),
   state: await pool('fmcsa', `SELECT DISTINCT phy_state FROM carriers WHERE phy_state IS NOT NULL ORDER BY 1`),
   mc: await pool('fmcsa', `SELECT docket1 FROM carriers WHERE docket1 IS NOT NULL ORDER BY hash(docket1) LIMIT 400`),
-  vin: await pool('fmcsa', `SELECT DISTINCT vin FROM inspection_units WHERE vin IS NOT NULL ORDER BY hash(vin) LIMIT 400`),
+  vin: await pool('fmcsa', `SELECT DISTINCT vin FROM crashes WHERE vin IS NOT NULL ORDER BY hash(vin) LIMIT 400`),
   flag_code: await pool('fmcsa', `SELECT DISTINCT unnest(red_flag_codes) AS c FROM carrier_risk ORDER BY 1`),
   quote_ticker: await pool('quotes', `SELECT DISTINCT ticker FROM quote_bars ORDER BY hash(ticker) LIMIT 400`),
   transcript_ticker: await pool('transcripts', `SELECT DISTINCT ticker FROM transcripts ORDER BY 1`),
@@ -155,6 +160,8 @@ const SKIP: Record<string, string> = {
   '/mcp': 'GET is not used by the stateless MCP endpoint (405); the MCP tools are measured as POST tools/call',
   '/api/export/{domain}/{table}': 'bulk download of a whole table (a file stream, not a lookup)',
 };
+/** Route prefixes not driven: operator routes behind ADMIN_TOKEN (404 without it). */
+const SKIP_PREFIX: Record<string, string> = { '/admin/': 'operator route behind ADMIN_TOKEN (404 when unset), not a read API' };
 
 interface Target {
   name: string;
@@ -169,6 +176,7 @@ interface OpenApi {
 
 function httpTarget(route: string, op: OpenApi['paths'][string][string]): Target | string {
   if (SKIP[route]) return SKIP[route]!;
+  for (const [prefix, reason] of Object.entries(SKIP_PREFIX)) if (route.startsWith(prefix)) return reason;
   const params = (op.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name);
   for (const m of route.matchAll(/\{([^}]+)\}/g)) if (!params.includes(m[1]!)) params.push(m[1]!);
   for (const p of params) if (pathParam(route, p) === null) return `no value for path parameter ${p}`;

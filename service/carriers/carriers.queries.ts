@@ -53,6 +53,7 @@ const SQL = {
   redFlagsIndexed: loadSql('./search-red-flags-index.sql', import.meta.url),
   redFlagsIndexedRated: loadSql('./search-red-flags-index-rated.sql', import.meta.url),
   redFlagsIndexedCount: loadSql('./count-red-flags-index.sql', import.meta.url),
+  redFlagsIndexedCountRated: loadSql('./count-red-flags-index-rated.sql', import.meta.url),
   rejects: /* sql */ `SELECT dataset, count(*)::INTEGER AS rejects FROM rejects GROUP BY dataset ORDER BY dataset`,
 };
 
@@ -639,7 +640,7 @@ async function redFlagPage(fmcsa: SnapshotReader, f: RedFlagFilter): Promise<{ r
   };
   const rows = await fmcsa.query(f.rating ? SQL.redFlagsIndexedRated : SQL.redFlagsIndexed, params);
   if (rows.length === 0) return { rows, total: 0 };
-  const [{ total }] = await fmcsa.query(SQL.redFlagsIndexedCount, params);
+  const [{ total }] = await fmcsa.query(f.rating ? SQL.redFlagsIndexedCountRated : SQL.redFlagsIndexedCount, params);
   return { rows, total: Number(total) };
 }
 

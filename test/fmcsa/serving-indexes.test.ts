@@ -109,6 +109,9 @@ describe('FMCSA serving indexes over a generated sample', () => {
       expect(plan).toMatch(/pos>=/);
       expect(plan).not.toMatch(/carrier_risk/);
       expect(plan).not.toMatch(/WINDOW|TOP_N/);
+      const count = await planOf(fmcsa, sql('count-red-flags-index.sql'), { code_key: '*', state_key: '*', min_risk: null });
+      expect(count).toMatch(/Filters:[\s\S]*code=/);
+      expect(count).not.toMatch(/red_flag_rows|carrier_risk|JOIN/);
     });
   });
   describe('carrier identity from the packed census store', () => {
