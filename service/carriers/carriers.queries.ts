@@ -29,6 +29,7 @@ import {
 
 const SQL = {
   search: loadSql('./search-carriers.sql', import.meta.url),
+  searchPage: loadSql('./search-carriers-page.sql', import.meta.url),
   carrier: loadSql('./get-carrier.sql', import.meta.url),
   carrierCensus: loadSql('./get-carrier-census.sql', import.meta.url),
   risk: /* sql */ `SELECT * FROM carrier_risk WHERE dot_number = $dot`,
@@ -124,16 +125,27 @@ export async function searchCarriers(
   const { limit, clamped } = clampLimit(q.limit, 20, 100);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = q.cursor ? decodeCursor(q.cursor, snapshotId) : Math.max(0, Math.trunc(q.offset ?? 0));
-  const rows = await fmcsa.query(SQL.search, { dot, mc, name, state, limit, offset });
+  const params = { dot, mc, name, state, limit, offset };
+  // With the packed carrier_snapshot store, the risk columns of the page's rows come from it: the SQL then reads
+  // carriers alone instead of joining every match to the carrier_risk parquet (issue 22).
+  const packed = fmcsa.packed('carrier_snapshot') !== null;
+  const rows = await fmcsa.query(packed ? SQL.searchPage : SQL.search, params);
   const total = rows.length ? Number(rows[0].total) : 0;
+  const results = rows.map(({ total: _t, rank: _r, ...r }) => r);
   return {
     total,
     limit,
     ...(clamped ? { limit_clamped: clamped } : {}),
     offset,
-    results: rows.map(({ total: _t, rank: _r, ...r }) => r),
+    results: packed ? await Promise.all(results.map((r) => withRiskColumns(fmcsa, r))) : results,
     next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
   };
+}
+
+/** A search row with risk_score, risk_level and recommendation of its packed carrier_risk row appended (null when none), as search-carriers.sql's LEFT JOIN gives them. */
+async function withRiskColumns(fmcsa: SnapshotReader, row: Row): Promise<Row> {
+  const r = await packedRiskRow(fmcsa, Number(row.dot_number));
+  return { ...row, risk_score: r?.risk_score ?? null, risk_level: r?.risk_level ?? null, recommendation: r?.recommendation ?? null };
 }
 
 /** Carrier identity (census row + L&I authority dockets and insurance filings, money in thousands), or NotFoundError. */

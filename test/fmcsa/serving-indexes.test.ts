@@ -8,7 +8,7 @@ import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
 import { generateFmcsaSample } from '../../ingest/fmcsa/fmcsa.sample.ts';
 import { loadSql, type Params } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { getCarrier, searchRedFlags } from '../../service/carriers/carriers.queries.ts';
+import { getCarrier, searchCarriers, searchRedFlags } from '../../service/carriers/carriers.queries.ts';
 import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 
@@ -131,6 +131,51 @@ describe('FMCSA serving indexes over a generated sample', () => {
         expect(JSON.stringify(await getCarrier(fmcsa, dot))).toBe(JSON.stringify({ ...row, authority, insurance }));
       }
       await expect(getCarrier(fmcsa, 99_999_999)).rejects.toMatchObject({ httpStatus: 404 });
+    });
+  });
+  describe('carrier search with the risk columns from the packed store', () => {
+    it('is byte for byte the answer of the join to carrier_risk, for names, states, DOTs, dockets and pages', async () => {
+      const [c] = await fmcsa.query(
+        `SELECT dot_number, legal_name, phy_state, docket1 FROM carriers WHERE docket1 IS NOT NULL ORDER BY hash(dot_number) LIMIT 1`,
+      );
+      const word = String(c.legal_name).split(' ')[0]!.toLowerCase();
+      const queries = [
+        { name: word },
+        { name: String(c.legal_name).toLowerCase() },
+        { name: word.slice(1, 4), state: String(c.phy_state) },
+        { state: String(c.phy_state), limit: 7, offset: 5 },
+        { dot: Number(c.dot_number) },
+        { mc: String(c.docket1) },
+        { name: 'zzqx-no-such-name' },
+        { name: word, offset: 100_000 },
+      ];
+      for (const q of queries) {
+        const got = await searchCarriers(fmcsa, q);
+        const name = q.name?.trim().toLowerCase() ?? null;
+        const rows = await fmcsa.query(sql('search-carriers.sql'), {
+          dot: q.dot ?? null,
+          mc: q.mc ?? null,
+          name,
+          state: q.state ?? null,
+          limit: q.limit ?? 20,
+          offset: q.offset ?? 0,
+        });
+        expect(JSON.stringify(got.results)).toBe(JSON.stringify(rows.map(({ total: _t, rank: _r, ...r }) => r)));
+        expect(got.total).toBe(rows.length ? Number(rows[0].total) : 0);
+      }
+    });
+
+    it('reads carriers alone: no join to carrier_risk', async () => {
+      const plan = await planOf(fmcsa, sql('search-carriers-page.sql'), {
+        dot: null,
+        mc: null,
+        name: 'trans',
+        state: null,
+        limit: 20,
+        offset: 0,
+      });
+      expect(plan).toMatch(/READ_PARQUET|TABLE_SCAN/);
+      expect(plan).not.toMatch(/carrier_risk|JOIN/);
     });
   });
 });
