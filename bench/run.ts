@@ -19,6 +19,7 @@ export const benches: string[] = [
   'registry', // full-scale EDGAR sample ingested in process: time, rows/s, peak RSS (bench/registry.bench.ts)
   'webhooks', // change detection between two FMCSA snapshots (1 M carriers, 100k watched by default), deliveries/s (bench/webhooks.bench.ts)
   'quotes', // 8,000 tickers × 10 years of daily bars (~20M rows) ingested with origin chains (bench/quotes.bench.ts)
+  'endpoints', // every GET route of /openapi.json and every MCP read tool, cold and warm; --scale small|medium|full (bench/endpoints.bench.ts)
   'nightly', // incremental registry nights: full run, a 1 % next day, no change; --full for 8,200 companies (bench/nightly.bench.ts)
 ];
 

@@ -265,6 +265,15 @@ export const configSchema = z.object({
     .max(64)
     .default(4)
     .describe('Pooled read-only connections per served snapshot in the API.'),
+  RESPONSE_CACHE_ENTRIES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000_000)
+    .default(50_000)
+    .describe(
+      "Entries of the API's hot-response cache (snapshot-determined GET answers, dropped on every snapshot swap); `0` turns it off (benchmarks measure the query path with it off).",
+    ),
   SNAPSHOT_POLL_MS: z.coerce.number().int().min(50).default(1000).describe('How often the API checks for a newly published snapshot.'),
   STATE_CLAIM_RETRY_MS: z.coerce
     .number()

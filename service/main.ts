@@ -20,6 +20,7 @@ import { PgStateStore } from './platform/state.postgres.ts';
 import { createLiveRefresher } from './vetting/live-refresh.ts';
 import { loadOrCreateSigningKey } from '../lib/keys.ts';
 import { buildUsageDeps } from './platform/usage.deps.ts';
+import { ResponseCache } from './platform/response-cache.ts';
 
 export const SERVED_DOMAINS = ['registry', 'fmcsa', 'quotes', 'transcripts'];
 
@@ -71,6 +72,7 @@ export async function buildDeps(config: Config, log: Logger): Promise<ServiceDep
     stateClaim,
     readers: await openReaders(config, SERVED_DOMAINS, log),
     log,
+    responseCache: new ResponseCache({ maxEntries: config.RESPONSE_CACHE_ENTRIES }),
     now: () => new Date(),
     startedAt: new Date(),
     options: {

@@ -13,6 +13,7 @@
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { Unzip, UnzipInflate } from 'fflate';
 import { z } from 'zod';
 import { ParseError } from '../../lib/errors.ts';
@@ -41,6 +42,8 @@ const FMCSA_TABLES = [
   'enforcement_cases',
   'carrier_risk',
   'carrier_snapshot_columns',
+  'red_flag_rows',
+  'red_flag_index',
   'dataset_status',
 ];
 
@@ -212,6 +215,31 @@ async function processFile(ctx: StepContext<z.infer<typeof filePayload>>): Promi
   }
 }
 
+/** JSON types of `getRowObjectsJson` that `json_array` renders the same way; BIGINT/DECIMAL (strings there) are cast. */
+const JSON_SAME = /^(INTEGER|SMALLINT|TINYINT|VARCHAR|BOOLEAN|DATE)$/;
+const JSON_AS_TEXT = /^(BIGINT|UBIGINT|HUGEINT|DECIMAL\(\d+,\d+\))$/;
+
+/**
+ * The packed carrier_census store's select: per DOT, the JSON array of the carriers row without source_file and
+ * content_sha256, in table column order, each value as the API's row reader gives it (BIGINT and DECIMAL as
+ * strings). Null when a column has a type whose JSON would differ (the identity route then reads the parquet).
+ */
+async function censusPackedSelect(conn: DuckDBConnection): Promise<string | null> {
+  const cols = await queryRows(
+    conn,
+    `SELECT column_name, column_type FROM (DESCRIBE SELECT * EXCLUDE (source_file, content_sha256) FROM carriers)`,
+  );
+  const values: string[] = [];
+  for (const c of cols) {
+    const q = quoteIdentifier(String(c.column_name));
+    const t = String(c.column_type);
+    if (JSON_SAME.test(t)) values.push(q);
+    else if (JSON_AS_TEXT.test(t)) values.push(`${q}::VARCHAR`);
+    else return null;
+  }
+  return `SELECT dot_number, json_array(${values.join(', ')})::VARCHAR AS v FROM carriers`;
+}
+
 /** Milliseconds per derive step of the last publish in this process (reported by bench/fmcsa.bench.ts). */
 export let lastDeriveTimings: Record<string, number> = {};
 
@@ -293,6 +321,11 @@ export const fmcsaPipeline: Pipeline = {
     await conn.run(
       `CREATE OR REPLACE TABLE carrier_snapshot_columns AS SELECT * FROM (VALUES ${cols.map((c, i) => `(${i}, ${quoteLiteral(c)})`).join(', ')}) t(pos, name)`,
     );
+    // The identity endpoint's census row, packed the same way: a point read of the 44-column carriers parquet
+    // decodes whole row groups (tens of ms); the packed read costs microseconds (issue 22).
+    const census = await censusPackedSelect(conn);
+    if (census) await step('census_packed', () => ctx.writePacked('carrier_census', census));
+    await step('red_flag_index', () => conn.run(loadSql('./derive-red-flag-index.sql', import.meta.url)));
     await step('dataset_status', () => conn.run(loadSql('./derive-dataset-status.sql', import.meta.url)));
     lastDeriveTimings = { total: Date.now() - t0, ...timings };
     ctx.log.info({ domain: 'fmcsa', ms: Date.now() - t0, timings }, 'derived carrier_risk and dataset_status');

@@ -107,5 +107,9 @@ CREATE TABLE IF NOT EXISTS carrier_risk (dot_number INTEGER NOT NULL);
 -- Derived at publish: column order of the packed carrier snapshot store (packed/carrier_snapshot:
 -- one JSON array per carrier, the carrier_risk row, served by DOT without DuckDB; see README).
 CREATE TABLE IF NOT EXISTS carrier_snapshot_columns (pos INTEGER, name VARCHAR);
+-- Derived at publish (derive-red-flag-index.sql): flagged carriers in answer order, and the (code, state) ranges of
+-- them that /api/red-flags reads a page from. Columns are those of the derive query.
+CREATE TABLE IF NOT EXISTS red_flag_rows (g INTEGER);
+CREATE TABLE IF NOT EXISTS red_flag_index (code VARCHAR, state_key VARCHAR, pos INTEGER, g INTEGER, risk_score DOUBLE);
 -- Derived at publish: record counts and as-of dates per dataset.
 CREATE TABLE IF NOT EXISTS dataset_status (dataset VARCHAR, table_name VARCHAR, records BIGINT, as_of DATE, data_available BOOLEAN);

@@ -29,12 +29,15 @@ import {
 
 const SQL = {
   search: loadSql('./search-carriers.sql', import.meta.url),
+  searchPage: loadSql('./search-carriers-page.sql', import.meta.url),
   carrier: loadSql('./get-carrier.sql', import.meta.url),
   carrierCensus: loadSql('./get-carrier-census.sql', import.meta.url),
   risk: /* sql */ `SELECT * FROM carrier_risk WHERE dot_number = $dot`,
   snapshotColumns: /* sql */ `SELECT name FROM carrier_snapshot_columns ORDER BY pos`,
   authority: /* sql */ `SELECT * EXCLUDE (source_file) FROM authority WHERE dot_number = $dot ORDER BY docket_number`,
   insurance: loadSql('./get-insurance.sql', import.meta.url),
+  insuranceOfDockets: loadSql('./get-insurance-dockets.sql', import.meta.url),
+  censusColumns: /* sql */ `SELECT column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file, content_sha256) FROM carriers)`,
   sms: /* sql */ `SELECT * EXCLUDE (source_file) FROM sms_basics WHERE dot_number = $dot ORDER BY segment`,
   crashesByDot: /* sql */ `SELECT * EXCLUDE (source_file) FROM crashes WHERE dot_number = $dot ORDER BY report_date DESC, crash_id, report_seq_no LIMIT 500`,
   crashesByVin: /* sql */ `SELECT * EXCLUDE (source_file) FROM crashes WHERE vin = $vin ORDER BY report_date DESC, crash_id, report_seq_no LIMIT 500`,
@@ -48,6 +51,10 @@ const SQL = {
   status: /* sql */ `SELECT dataset, table_name, records::BIGINT AS records, as_of, data_available FROM dataset_status ORDER BY dataset`,
   sources: /* sql */ `SELECT dataset, path, source_url, byte_size, content_sha256, retrieved_at, ingested_at, run_id, row_count, reject_count FROM sources ORDER BY dataset, ingested_at`,
   redFlags: loadSql('./search-red-flags.sql', import.meta.url),
+  redFlagsIndexed: loadSql('./search-red-flags-index.sql', import.meta.url),
+  redFlagsIndexedRated: loadSql('./search-red-flags-index-rated.sql', import.meta.url),
+  redFlagsIndexedCount: loadSql('./count-red-flags-index.sql', import.meta.url),
+  redFlagsIndexedCountRated: loadSql('./count-red-flags-index-rated.sql', import.meta.url),
   rejects: /* sql */ `SELECT dataset, count(*)::INTEGER AS rejects FROM rejects GROUP BY dataset ORDER BY dataset`,
 };
 
@@ -118,22 +125,64 @@ export async function searchCarriers(
   const { limit, clamped } = clampLimit(q.limit, 20, 100);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = q.cursor ? decodeCursor(q.cursor, snapshotId) : Math.max(0, Math.trunc(q.offset ?? 0));
-  const rows = await fmcsa.query(SQL.search, { dot, mc, name, state, limit, offset });
+  const params = { dot, mc, name, state, limit, offset };
+  // With the packed carrier_snapshot store, the risk columns of the page's rows come from it: the SQL then reads
+  // carriers alone instead of joining every match to the carrier_risk parquet (issue 22).
+  const packed = fmcsa.packed('carrier_snapshot') !== null;
+  const rows = await fmcsa.query(packed ? SQL.searchPage : SQL.search, params);
   const total = rows.length ? Number(rows[0].total) : 0;
+  const results = rows.map(({ total: _t, rank: _r, ...r }) => r);
   return {
     total,
     limit,
     ...(clamped ? { limit_clamped: clamped } : {}),
     offset,
-    results: rows.map(({ total: _t, rank: _r, ...r }) => r),
+    results: packed ? await Promise.all(results.map((r) => withRiskColumns(fmcsa, r))) : results,
     next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
   };
+}
+
+/** A search row with risk_score, risk_level and recommendation of its packed carrier_risk row appended (null when none), as search-carriers.sql's LEFT JOIN gives them. */
+async function withRiskColumns(fmcsa: SnapshotReader, row: Row): Promise<Row> {
+  const r = await packedRiskRow(fmcsa, Number(row.dot_number));
+  return { ...row, risk_score: r?.risk_score ?? null, risk_level: r?.risk_level ?? null, recommendation: r?.recommendation ?? null };
 }
 
 /** Carrier identity (census row + L&I authority dockets and insurance filings, money in thousands), or NotFoundError. */
 export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string): Promise<Row & { authority: Row[]; insurance: Row[] }> {
   const dot = parseDot(dotRaw);
   let row: Row | undefined;
+  const census = fmcsa.packed('carrier_census');
+  if (census && fmcsa.packed('carrier_snapshot')) {
+    // Both rows from packed stores (written at publish, jobs/fmcsa/fmcsa.pipeline.ts): no parquet read at all.
+    const [text, r] = await Promise.all([census.get(dot), packedRiskRow(fmcsa, dot)]);
+    if (text == null) throw notFound(dot);
+    const { censusColumns } = await snapshotMeta(fmcsa);
+    const values = JSON.parse(text) as Json[];
+    const c: Row = {};
+    censusColumns.forEach((name, i) => {
+      c[name] = values[i];
+    });
+    row = {
+      ...c,
+      risk_score: r?.risk_score ?? null,
+      risk_level: r?.risk_level ?? null,
+      recommendation: r?.recommendation ?? null,
+      authority_status: r?.authority_status ?? null,
+      as_of: r?.as_of ?? null,
+    };
+    // The dockets of the census row stand in for get-insurance.sql's read of carriers.
+    const [authority, insurance] = await Promise.all([
+      fmcsa.query(SQL.authority, { dot }),
+      fmcsa.query(SQL.insuranceOfDockets, {
+        dot,
+        docket1: docketOf(c.docket1),
+        docket2: docketOf(c.docket2),
+        docket3: docketOf(c.docket3),
+      }),
+    ]);
+    return { ...row, authority, insurance };
+  }
   if (fmcsa.packed('carrier_snapshot')) {
     // The census row from parquet, the risk columns from the packed carrier_risk row: same fields,
     // same order and values as get-carrier.sql's join, without a second parquet lookup.
@@ -154,6 +203,9 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
   const [authority, insurance] = await Promise.all([fmcsa.query(SQL.authority, { dot }), fmcsa.query(SQL.insurance, { dot })]);
   return { ...row, authority, insurance };
 }
+
+/** A census docket column's value as a query parameter (VARCHAR or null). */
+const docketOf = (v: Json | undefined): string | null => (typeof v === 'string' ? v : null);
 
 /** Rebuilds the CarrierFeatures of a `carrier_risk` row (the columns are the feature names). */
 export function featuresFromRow(r: Row): CarrierFeatures {
@@ -249,17 +301,27 @@ interface SnapshotMeta {
   sources: Row[];
   /** Column names of carrier_snapshot.v, in order. */
   columns: string[];
+  /** Column names of carrier_census.v (the carriers row without source_file, content_sha256), in order. */
+  censusColumns: string[];
 }
 const datasetStatusCache = new WeakMap<object, Promise<SnapshotMeta>>();
 /** Dataset status, sources and the snapshot column order of the snapshot being served (cached per manifest). */
 async function snapshotMeta(fmcsa: SnapshotReader): Promise<SnapshotMeta> {
   const m = fmcsa.manifest;
-  if (!m) return { status: await fmcsa.query(SQL.status), sources: [], columns: [] };
+  if (!m) return { status: await fmcsa.query(SQL.status), sources: [], columns: [], censusColumns: [] };
   let p = datasetStatusCache.get(m);
   if (!p) {
-    p = Promise.all([fmcsa.query(SQL.status), fmcsa.query(SQL.sources), fmcsa.query(SQL.snapshotColumns)]).then(
-      ([status, sources, cols]) => ({ status, sources, columns: cols.map((c) => String(c.name)) }),
-    );
+    p = Promise.all([
+      fmcsa.query(SQL.status),
+      fmcsa.query(SQL.sources),
+      fmcsa.query(SQL.snapshotColumns),
+      fmcsa.query(SQL.censusColumns),
+    ]).then(([status, sources, cols, census]) => ({
+      status,
+      sources,
+      columns: cols.map((c) => String(c.name)),
+      censusColumns: census.map((c) => String(c.column_name)),
+    }));
     p.catch(() => datasetStatusCache.delete(m));
     datasetStatusCache.set(m, p);
   }
@@ -549,8 +611,9 @@ export async function searchRedFlags(
   const { limit, clamped } = clampLimit(q.limit, 50, 500);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(q.cursor, snapshotId);
-  const rows = await fmcsa.query(SQL.redFlags, { code, state, min_risk: minRisk, safety_rating: rating, limit, offset });
-  const total = rows.length ? Number(rows[0].total) : 0;
+  const { rows, total } = fmcsa.manifest?.tables.red_flag_index
+    ? await redFlagPage(fmcsa, { code, state, minRisk, rating, limit, offset })
+    : await redFlagScan(fmcsa, { code, state, minRisk, rating, limit, offset });
   return {
     code,
     state,
@@ -559,9 +622,51 @@ export async function searchRedFlags(
     total,
     limit,
     ...(clamped ? { limit_clamped: clamped } : {}),
-    results: rows.map(({ total: _t, ...r }) => r),
+    results: rows,
     next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
   };
+}
+
+interface RedFlagFilter {
+  code: string | null;
+  state: string | null;
+  minRisk: number | null;
+  rating: string | null;
+  limit: number;
+  offset: number;
+}
+
+/**
+ * A page of red flags from the index built at publish (jobs/fmcsa/derive-red-flag-index.sql): a range read of the
+ * (code, state) rows, and their count when the page is not empty. Same rows and total as `redFlagScan` (an empty
+ * page reports total 0, as the scan's window count does).
+ */
+async function redFlagPage(fmcsa: SnapshotReader, f: RedFlagFilter): Promise<{ rows: Row[]; total: number }> {
+  const params = {
+    code_key: f.code ?? '*',
+    state_key: f.state ?? '*',
+    min_risk: f.minRisk,
+    safety_rating: f.rating,
+    limit: f.limit,
+    offset: f.offset,
+  };
+  const rows = await fmcsa.query(f.rating ? SQL.redFlagsIndexedRated : SQL.redFlagsIndexed, params);
+  if (rows.length === 0) return { rows, total: 0 };
+  const [{ total }] = await fmcsa.query(f.rating ? SQL.redFlagsIndexedCountRated : SQL.redFlagsIndexedCount, params);
+  return { rows, total: Number(total) };
+}
+
+/** A page of red flags by a scan of carrier_risk (snapshots published before the index existed). */
+async function redFlagScan(fmcsa: SnapshotReader, f: RedFlagFilter): Promise<{ rows: Row[]; total: number }> {
+  const rows = await fmcsa.query(SQL.redFlags, {
+    code: f.code,
+    state: f.state,
+    min_risk: f.minRisk,
+    safety_rating: f.rating,
+    limit: f.limit,
+    offset: f.offset,
+  });
+  return { rows: rows.map(({ total: _t, ...r }) => r), total: rows.length ? Number(rows[0].total) : 0 };
 }
 
 /** Record counts per dataset and as-of dates, the files loaded and reject counts. */

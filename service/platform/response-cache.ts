@@ -33,6 +33,7 @@ export interface HotEntry {
 }
 
 export interface ResponseCacheOptions {
+  /** 0: the cache is off (nothing is stored; config RESPONSE_CACHE_ENTRIES). */
   maxEntries?: number;
   maxBytes?: number;
 }
@@ -84,9 +85,9 @@ export class ResponseCache {
     return slot.value;
   }
 
-  /** Stores `value` unless the cache was cleared since `generation` was read. */
+  /** Stores `value` unless the cache was cleared since `generation` was read, or is off (`maxEntries` 0). */
   set(key: string, value: CachedResponse, generation: number): void {
-    if (generation !== this.generation) return;
+    if (generation !== this.generation || this.maxEntries === 0) return;
     const size = value.json.length * 2 + key.length * 2 + 200;
     if (size > this.maxBytes / 4) return;
     const old = this.map.get(key);

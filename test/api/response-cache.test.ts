@@ -25,6 +25,13 @@ describe('ResponseCache', () => {
     expect(c.get('e')?.json).toBe('e');
   });
 
+  it('stores nothing when off (maxEntries 0, config RESPONSE_CACHE_ENTRIES=0)', () => {
+    const c = new ResponseCache({ maxEntries: 0 });
+    c.set('a', entry('a'), c.generation);
+    expect(c.size).toBe(0);
+    expect(c.get('a')).toBeUndefined();
+  });
+
   it('bounds the bytes held and never stores an entry over a quarter of the budget', () => {
     const c = new ResponseCache({ maxBytes: 10_000 });
     c.set('big', entry('x'.repeat(2000)), c.generation); // 4,000+ bytes as UTF-16: over 2,500

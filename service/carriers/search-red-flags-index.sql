@@ -1,0 +1,14 @@
+-- Carriers with red flags from the pre-sorted index (jobs/fmcsa/derive-red-flag-index.sql), no safety_rating
+-- filter: same rows, order and columns as search-red-flags.sql. Params: $code_key (a rule code, or '*': any),
+-- $state_key (a state, or '*': any), $min_risk (DOUBLE|null), $limit, $offset.
+-- The page is the index range pos in [offset, offset + limit) (rows of one (code, state_key) are in risk_score DESC
+-- order, so those at or above min_risk are a prefix of it), read by row-group min/max: no scan, no sort.
+-- Columns: dot_number, legal_name, phy_state, safety_rating, risk_score, risk_level, recommendation, red_flag_codes.
+SELECT r.dot_number, r.legal_name, r.phy_state, r.safety_rating, r.risk_score, r.risk_level, r.recommendation, r.red_flag_codes
+FROM red_flag_rows r
+WHERE r.g IN (
+  SELECT i.g FROM red_flag_index i
+  WHERE i.code = $code_key AND i.state_key = $state_key AND i.pos >= $offset AND i.pos < $offset + $limit
+    AND ($min_risk IS NULL OR i.risk_score >= $min_risk)
+)
+ORDER BY r.g;

@@ -1,0 +1,181 @@
+/**
+ * The lookup structures built at FMCSA publish for the search-like routes (issue 22): answers identical to the
+ * scans they replace, and plans that read a range instead of scanning (asserted on EXPLAIN, never timed).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ensureSample } from '../../jobs/sample.ts';
+import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
+import { generateFmcsaSample } from '../../ingest/fmcsa/fmcsa.sample.ts';
+import { loadSql, type Params } from '../../lib/warehouse/duckdb.ts';
+import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { getCarrier, searchCarriers, searchRedFlags } from '../../service/carriers/carriers.queries.ts';
+import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
+import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+
+const CARRIERS = 3000;
+const sql = (f: string) => loadSql(`../../service/carriers/${f}`, import.meta.url);
+
+/** The physical plan of `query` as text (EXPLAIN, not run). */
+async function planOf(r: SnapshotReader, query: string, params: Params): Promise<string> {
+  const rows = await r.query(`EXPLAIN ${query}`, params);
+  return rows.map((x) => String(x.explain_value)).join('\n');
+}
+
+describe('FMCSA serving indexes over a generated sample', () => {
+  let dataDir: string;
+  let inputDir: string;
+  let svc: TestService;
+  let fmcsa: SnapshotReader;
+
+  beforeAll(async () => {
+    dataDir = await tempDir('fmcsa-idx-');
+    inputDir = await tempDir('fmcsa-idx-in-');
+    await ensureSample(inputDir, {
+      scale: 'small',
+      seed: 42,
+      generators: [{ name: 'fmcsa', generate: (o) => generateFmcsaSample({ ...o, carriers: CARRIERS }) }],
+    });
+    const config = testConfig(dataDir);
+    await ingestAll(config, [fmcsaPipeline], inputDir);
+    svc = await buildTestService(config, ['fmcsa']);
+    fmcsa = svc.deps.readers.fmcsa!;
+  }, 120_000);
+  afterAll(async () => {
+    await svc?.close();
+    await removeDir(dataDir);
+    await removeDir(inputDir);
+  });
+
+  describe('red flags pre-sorted by score per code and state', () => {
+    it('answers every filter exactly as the scan of carrier_risk does (rows, order, total, pages)', async () => {
+      const [{ code, state }] = await fmcsa.query(
+        `SELECT code, state_key AS state FROM red_flag_index WHERE code <> '*' AND state_key <> '*' GROUP BY ALL ORDER BY count(*) DESC, code, state LIMIT 1`,
+      );
+      type Filter = { code?: string; state?: string; min_risk?: number; safety_rating?: string };
+      const filters: Filter[] = [
+        {},
+        { code: String(code) },
+        { state: String(state) },
+        { code: String(code), state: String(state) },
+        { min_risk: 40 },
+        { code: String(code), min_risk: 30 },
+        { safety_rating: 'C' },
+        { state: String(state), safety_rating: 'S', min_risk: 10 },
+      ];
+      const scanOf = (f: Filter, limit: number, offset: number) =>
+        fmcsa.query(sql('search-red-flags.sql'), {
+          code: f.code ?? null,
+          state: f.state ?? null,
+          min_risk: f.min_risk ?? null,
+          safety_rating: f.safety_rating ?? null,
+          limit,
+          offset,
+        });
+      for (const f of filters) {
+        // The route's answer (first page) against the scan.
+        const got = await searchRedFlags(fmcsa, { ...f, limit: 50 });
+        const scan = await scanOf(f, 50, 0);
+        expect(got.results).toEqual(scan.map(({ total: _t, ...r }) => r));
+        expect(got.total).toBe(scan.length ? Number(scan[0].total) : 0);
+        // Deeper pages and a page past the end through the index's own parameters (the cursor encodes the offset).
+        for (const [limit, offset] of [
+          [7, 3],
+          [5, 100_000],
+        ]) {
+          const paged = await fmcsa.query(sql(f.safety_rating ? 'search-red-flags-index-rated.sql' : 'search-red-flags-index.sql'), {
+            code_key: f.code ?? '*',
+            state_key: f.state ?? '*',
+            min_risk: f.min_risk ?? null,
+            safety_rating: f.safety_rating ?? null,
+            limit,
+            offset,
+          });
+          expect(paged).toEqual((await scanOf(f, limit, offset)).map(({ total: _t, ...r }) => r));
+        }
+      }
+    });
+
+    it('reads a page as a range of the index: filters pushed into the scan, no sort, no window, carrier_risk not read', async () => {
+      const plan = await planOf(fmcsa, sql('search-red-flags-index.sql'), {
+        code_key: '*',
+        state_key: 'TX',
+        min_risk: null,
+        limit: 50,
+        offset: 100,
+      });
+      expect(plan).toMatch(/red_flag_index/);
+      expect(plan).toMatch(/Filters:[\s\S]*code=/);
+      expect(plan).toMatch(/state_key=/);
+      expect(plan).toMatch(/pos>=/);
+      expect(plan).not.toMatch(/carrier_risk/);
+      expect(plan).not.toMatch(/WINDOW|TOP_N/);
+      const count = await planOf(fmcsa, sql('count-red-flags-index.sql'), { code_key: '*', state_key: '*', min_risk: null });
+      expect(count).toMatch(/Filters:[\s\S]*code=/);
+      expect(count).not.toMatch(/red_flag_rows|carrier_risk|JOIN/);
+    });
+  });
+  describe('carrier identity from the packed census store', () => {
+    it('is byte for byte the answer of the SQL join of carriers, carrier_risk, authority and insurance', async () => {
+      expect(fmcsa.packed('carrier_census')).not.toBeNull();
+      const dots = await fmcsa.query(
+        `SELECT dot_number FROM carriers ORDER BY (docket2 IS NOT NULL) DESC, (mcs150_mileage IS NOT NULL) DESC, hash(dot_number) LIMIT 60`,
+      );
+      for (const { dot_number } of dots) {
+        const dot = Number(dot_number);
+        const [row] = await fmcsa.query(sql('get-carrier.sql'), { dot });
+        const authority = await fmcsa.query(
+          `SELECT * EXCLUDE (source_file) FROM authority WHERE dot_number = $dot ORDER BY docket_number`,
+          { dot },
+        );
+        const insurance = await fmcsa.query(sql('get-insurance.sql'), { dot });
+        expect(JSON.stringify(await getCarrier(fmcsa, dot))).toBe(JSON.stringify({ ...row, authority, insurance }));
+      }
+      await expect(getCarrier(fmcsa, 99_999_999)).rejects.toMatchObject({ httpStatus: 404 });
+    });
+  });
+  describe('carrier search with the risk columns from the packed store', () => {
+    it('is byte for byte the answer of the join to carrier_risk, for names, states, DOTs, dockets and pages', async () => {
+      const [c] = await fmcsa.query(
+        `SELECT dot_number, legal_name, phy_state, docket1 FROM carriers WHERE docket1 IS NOT NULL ORDER BY hash(dot_number) LIMIT 1`,
+      );
+      const word = String(c.legal_name).split(' ')[0]!.toLowerCase();
+      const queries = [
+        { name: word },
+        { name: String(c.legal_name).toLowerCase() },
+        { name: word.slice(1, 4), state: String(c.phy_state) },
+        { state: String(c.phy_state), limit: 7, offset: 5 },
+        { dot: Number(c.dot_number) },
+        { mc: String(c.docket1) },
+        { name: 'zzqx-no-such-name' },
+        { name: word, offset: 100_000 },
+      ];
+      for (const q of queries) {
+        const got = await searchCarriers(fmcsa, q);
+        const name = q.name?.trim().toLowerCase() ?? null;
+        const rows = await fmcsa.query(sql('search-carriers.sql'), {
+          dot: q.dot ?? null,
+          mc: q.mc ?? null,
+          name,
+          state: q.state ?? null,
+          limit: q.limit ?? 20,
+          offset: q.offset ?? 0,
+        });
+        expect(JSON.stringify(got.results)).toBe(JSON.stringify(rows.map(({ total: _t, rank: _r, ...r }) => r)));
+        expect(got.total).toBe(rows.length ? Number(rows[0].total) : 0);
+      }
+    });
+
+    it('reads carriers alone: no join to carrier_risk', async () => {
+      const plan = await planOf(fmcsa, sql('search-carriers-page.sql'), {
+        dot: null,
+        mc: null,
+        name: 'trans',
+        state: null,
+        limit: 20,
+        offset: 0,
+      });
+      expect(plan).toMatch(/READ_PARQUET|TABLE_SCAN/);
+      expect(plan).not.toMatch(/carrier_risk|JOIN/);
+    });
+  });
+});
