@@ -9,6 +9,7 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { creditKeyOf } from '../platform/guards.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
+import { pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { listChangeEvents } from './changes.queries.ts';
 import {
@@ -100,7 +101,7 @@ export function registerMonitoringRoutes(app: H3, deps: ServiceDeps): void {
     const account = await accountOf(deps, event, q.broker_id);
     const { limit, clamped } = clampLimit(q.limit, 100, 1000);
     const page = await listWatchlist(monitoringStateOf(deps), deps.readers.fmcsa, account, limit, q.cursor);
-    return { ...page, ...(clamped ? { limit_clamped: clamped } : {}) };
+    return pagedResponse(event, { ...page, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
   });
 
   app.post('/api/watchlist', async (event) => {
@@ -127,7 +128,7 @@ export function registerMonitoringRoutes(app: H3, deps: ServiceDeps): void {
       cursor: q.cursor,
       dot: q.dot ? Number(q.dot) : undefined,
     });
-    return { ...page, ...(clamped ? { limit_clamped: clamped } : {}) };
+    return pagedResponse(event, { ...page, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
   });
 
   app.get('/api/monitoring/settings', async (event) => {

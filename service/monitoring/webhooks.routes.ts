@@ -12,6 +12,7 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { bearerTokenOf, tokensEqual } from '../platform/guards.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
+import { pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
   createEndpoint,
@@ -147,7 +148,7 @@ export function registerWebhookRoutes(app: H3, deps: ServiceDeps): void {
       const q = parseQuery(e, deliveriesQuery);
       const { limit, clamped } = clampLimit(q.limit, 50, 500);
       const page = await listDeliveries(monitoringStateOf(deps), await account(e, q.broker_id), { ...q, limit });
-      return { ...page, ...(clamped ? { limit_clamped: clamped } : {}) };
+      return pagedResponse(e, { ...page, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
     });
     app.get(`${base}/deliveries/:id`, async (e) =>
       getDelivery(monitoringStateOf(deps), await account(e, parseQuery(e, accountQuery).broker_id), idParam(e, 'WHD')),

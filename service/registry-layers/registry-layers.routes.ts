@@ -38,7 +38,7 @@ const detailParam = z
     'full: every row with all its fields (evidence sentences, EDGAR URLs, filing metadata); default: the layer at its token budget',
   );
 const profileQuery = z.object({ origins: originsParam, detail: detailParam });
-const timelineQuery = z.object({ limit: limitParam(20, 200), origins: originsParam, detail: detailParam });
+const timelineQuery = z.object({ limit: limitParam(20, 200), cursor: cursorParam, origins: originsParam, detail: detailParam });
 const signalsQuery = z.object({
   ticker: z.string().min(1).max(15).optional(),
   type: z.string().optional().describe('signal type (see the index without parameters)'),
@@ -63,10 +63,11 @@ describeRoute({
   method: 'GET',
   path: '/api/company/{ticker}/timeline',
   family: 'company',
-  summary: 'Layer 2 timeline (about 2000 tokens): acquisitions, launches, leadership changes, financial milestones',
+  summary:
+    'Layer 2 timeline (about 2000 tokens): acquisitions, launches, leadership changes, financial milestones (pages: limit + cursor, next)',
   params: tickerParam,
   query: timelineQuery,
-  statuses: [400, 404, 503],
+  statuses: [400, 404, 409, 503],
 });
 describeRoute({
   method: 'GET',
@@ -115,8 +116,10 @@ export function registerRegistryLayerRoutes(app: H3, deps: ServiceDeps): void {
   const reg = () => readerFor(deps, 'registry');
   const ticker = (e: Parameters<typeof getRouterParam>[0]) => getRouterParam(e, 'ticker') ?? '';
   app.get('/api/company/:ticker/profile', (e) => getCompanyProfile(reg(), ticker(e), parseQuery(e, profileQuery)));
-  app.get('/api/company/:ticker/timeline', (e) => getCompanyTimeline(reg(), ticker(e), parseQuery(e, timelineQuery)));
   const base = () => deps.options.publicBaseUrl;
+  app.get('/api/company/:ticker/timeline', async (e) =>
+    pagedResponse(e, await getCompanyTimeline(reg(), ticker(e), parseQuery(e, timelineQuery)), base()),
+  );
   app.get('/api/company/:ticker/filings', async (e) =>
     pagedResponse(e, await getCompanyFilings(reg(), ticker(e), parseQuery(e, filingsQuery)), base()),
   );
