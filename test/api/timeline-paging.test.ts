@@ -48,7 +48,7 @@ describe('timeline pagination', { timeout: 120_000 }, () => {
         url = null;
       }
     }
-    expect(pages).toBe(Math.ceil(n / 7));
+    expect(pages).toBe(Math.ceil(Number(n) / 7));
     expect(events.length).toBe(n);
     const keys = events.map((e) => `${e.accession}|${e.item}|${e.title}|${e.origin_leaf}`);
     expect(new Set(keys).size).toBe(n);
