@@ -42,6 +42,7 @@ describeRoute({
   family: 'care',
   summary: 'Open a proof-of-care custody document (a given vetting_id must exist)',
   body: createCareInput,
+  status: 201,
   statuses: [400, 404, 503],
 });
 describeRoute({
@@ -51,6 +52,7 @@ describeRoute({
   summary: `Append a custody event; stages ${CARE_STAGES.join(', ')} (order rules in docs/vetting-and-care.md)`,
   params: { id: 'POGC-... document id' },
   body: careEventInput,
+  status: 201,
   statuses: [400, 404, 409, 503],
 });
 describeRoute({ method: 'GET', path: '/api/care', family: 'care', summary: 'Recent custody documents, newest first', query: listQuery });

@@ -580,3 +580,6 @@ export async function getDatasetStatus(fmcsa: SnapshotReader) {
     rejects,
   };
 }
+
+/** The answer schema of getDatasetStatus, for families that serve it inside their own answers (/api/status). */
+export { datasetStatusAnswer } from './carriers.schema.ts';

@@ -11,6 +11,15 @@ import { limitParam, parseQuery } from '../platform/http.ts';
 import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
+  earningsAnswer,
+  filingsAnswer,
+  peopleAnswer,
+  personAnswer,
+  profileAnswer,
+  signalsAnswer,
+  timelineAnswer,
+} from './registry-layers.schema.ts';
+import {
   getCompanyEarnings,
   getCompanyFilings,
   getCompanyPeople,
@@ -57,6 +66,7 @@ describeRoute({
   summary: 'Layer 1 profile (about 800 tokens): people, products, partnerships, affiliations',
   params: tickerParam,
   query: profileQuery,
+  response: profileAnswer,
   statuses: [400, 404, 503],
 });
 describeRoute({
@@ -67,6 +77,7 @@ describeRoute({
     'Layer 2 timeline (about 2000 tokens): acquisitions, launches, leadership changes, financial milestones (pages: limit + cursor, next)',
   params: tickerParam,
   query: timelineQuery,
+  response: timelineAnswer,
   statuses: [400, 404, 409, 503],
 });
 describeRoute({
@@ -76,6 +87,7 @@ describeRoute({
   summary: 'Layer 3 filings: accession, form, dates, EDGAR URLs, extraction status (pages: limit + cursor, next)',
   params: tickerParam,
   query: filingsQuery,
+  response: filingsAnswer,
   statuses: [400, 404, 409, 503],
 });
 describeRoute({
@@ -84,6 +96,7 @@ describeRoute({
   family: 'company',
   summary: 'Confirmed and predicted earnings dates, recent 8-Ks',
   params: tickerParam,
+  response: earningsAnswer,
   statuses: [400, 404, 503],
 });
 describeRoute({
@@ -92,6 +105,7 @@ describeRoute({
   family: 'company',
   summary: 'Executives and board members',
   params: tickerParam,
+  response: peopleAnswer,
   statuses: [400, 404, 503],
 });
 describeRoute({
@@ -100,6 +114,7 @@ describeRoute({
   family: 'company',
   summary: 'A person by case-insensitive partial name match, with career across companies',
   params: { name: 'person name (partial, case-insensitive)' },
+  response: personAnswer,
   statuses: [404, 503],
 });
 describeRoute({
@@ -109,6 +124,7 @@ describeRoute({
   summary:
     'Signals from 10-K risk factors and MD&A; no parameters at all: index of signal types with counts; any parameter (also limit alone): the matching signals, paged (limit + cursor, next)',
   query: signalsQuery,
+  response: signalsAnswer,
   statuses: [400, 409, 503],
 });
 
