@@ -9,6 +9,7 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
 import { cursorParam, pagedResponse } from '../platform/pagination.ts';
+import { careEventAnswer, careListAnswer, careVerifyAnswer, createCareAnswer } from './care.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { DISCOVERY_LINK_HEADER } from '../platform/discovery-html.ts';
 import { stateOf } from '../platform/guards.ts';
@@ -44,6 +45,7 @@ describeRoute({
   body: createCareInput,
   status: 201,
   statuses: [400, 404, 503],
+  response: createCareAnswer,
 });
 describeRoute({
   method: 'POST',
@@ -54,8 +56,16 @@ describeRoute({
   body: careEventInput,
   status: 201,
   statuses: [400, 404, 409, 503],
+  response: careEventAnswer,
 });
-describeRoute({ method: 'GET', path: '/api/care', family: 'care', summary: 'Recent custody documents, newest first', query: listQuery });
+describeRoute({
+  method: 'GET',
+  path: '/api/care',
+  family: 'care',
+  summary: 'Recent custody documents, newest first',
+  query: listQuery,
+  response: careListAnswer,
+});
 describeRoute({
   method: 'GET',
   path: '/api/care/{id}',
@@ -72,6 +82,7 @@ describeRoute({
   summary: 'Pure hash-chain check: {valid, events_verified, problems[]}',
   params: { id: 'POGC-... document id' },
   statuses: [400, 404],
+  response: careVerifyAnswer,
 });
 
 export function registerCareRoutes(app: H3, deps: ServiceDeps): void {

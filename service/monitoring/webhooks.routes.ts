@@ -15,6 +15,15 @@ import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.
 import { pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
+  createEndpointAnswer,
+  deleteEndpointAnswer,
+  deliveriesAnswer,
+  deliveryAnswer,
+  endpointAnswer,
+  endpointsAnswer,
+  redeliverAnswer,
+} from './monitoring.schema.ts';
+import {
   createEndpoint,
   deleteEndpoint,
   enableEndpoint,
@@ -48,6 +57,7 @@ for (const [base, who] of [
     family,
     summary: `${who} webhook endpoints (secrets are not listed)`,
     query: accountQuery,
+    response: endpointsAnswer,
     statuses,
   });
   describeRoute({
@@ -56,6 +66,7 @@ for (const [base, who] of [
     family,
     summary: `Register a webhook endpoint for ${who} events; the answer carries its whsec_ secret (shown once). Private and loopback URLs are refused`,
     body: endpointInput,
+    response: createEndpointAnswer,
     statuses,
   });
   describeRoute({
@@ -65,6 +76,7 @@ for (const [base, who] of [
     summary: 'Remove an endpoint',
     params: { id: 'WHE-... endpoint id' },
     query: accountQuery,
+    response: deleteEndpointAnswer,
     statuses,
   });
   describeRoute({
@@ -74,6 +86,7 @@ for (const [base, who] of [
     summary: 'Re-enable an endpoint disabled after repeated failures',
     params: { id: 'WHE-... endpoint id' },
     query: accountQuery,
+    response: endpointAnswer,
     statuses,
   });
   describeRoute({
@@ -82,6 +95,7 @@ for (const [base, who] of [
     family,
     summary: `${who} deliveries, newest first (cursor pages)`,
     query: deliveriesQuery,
+    response: deliveriesAnswer,
     statuses,
   });
   describeRoute({
@@ -91,6 +105,7 @@ for (const [base, who] of [
     summary: 'One delivery: payload and every attempt (status, latency, error)',
     params: { id: 'WHD-... delivery id' },
     query: accountQuery,
+    response: deliveryAnswer,
     statuses,
   });
   describeRoute({
@@ -100,6 +115,7 @@ for (const [base, who] of [
     summary: 'Send a delivery again by hand (same webhook-id)',
     params: { id: 'WHD-... delivery id' },
     query: accountQuery,
+    response: redeliverAnswer,
     statuses,
   });
 }
