@@ -583,3 +583,5 @@ export async function getDatasetStatus(fmcsa: SnapshotReader) {
 
 /** The answer schema of getDatasetStatus, for families that serve it inside their own answers (/api/status). */
 export { datasetStatusAnswer } from './carriers.schema.ts';
+/** The carrier search's answer schema, for families that serve its rows inside their own answers (/ai/query). */
+export { carrierSearchAnswer } from './carriers.schema.ts';

@@ -10,18 +10,6 @@ import { describeRouteIfAbsent, listRoutes, type HttpMethod, type RouteDoc } fro
 
 /** Descriptions of the discovery and MCP documents (families that serve files, not zod-validated queries), used only when they did not describe themselves; every /api family describes its own routes beside its `app.get`. */
 const KNOWN: Array<Omit<RouteDoc, 'method'> & { method?: HttpMethod }> = [
-  { path: '/.well-known/ai', family: 'discovery', metered: false, summary: 'AI Discovery manifest of this instance (signed: _signature)' },
-  { path: '/.well-known/archive', family: 'discovery', metered: false, summary: 'Archive of superseded discovery documents' },
-  {
-    path: '/ai/knowledge.json',
-    family: 'discovery',
-    metered: false,
-    summary: 'Discovery knowledge: summary, glossary, products, technology',
-  },
-  { path: '/ai/feed.json', family: 'discovery', metered: false, summary: 'Discovery feed' },
-  { path: '/ai/pages.json', family: 'discovery', metered: false, summary: 'Discovery page manifest with page hashes' },
-  { path: '/ai/query', family: 'discovery', metered: false, summary: 'Discovery query contract' },
-  { path: '/ai/query', method: 'POST', family: 'discovery', metered: false, summary: 'Discovery query endpoint' },
   { path: '/llms.txt', family: 'discovery', metered: false, summary: 'llms.txt summary of this service', contentType: 'text/plain' },
   { path: '/', family: 'discovery', metered: false, summary: 'Home page (HTML)', contentType: 'text/html' },
 ];

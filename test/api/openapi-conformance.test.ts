@@ -294,20 +294,6 @@ const SAMPLES: Sample[] = [
   },
 ];
 
-/** Routes whose response schema is still to be written (issue 21 in progress: emptied as each gets one). */
-const PENDING = new Set<string>([
-  'GET /.well-known/ai',
-  'GET /.well-known/archive',
-  'GET /ai/knowledge.json',
-  'GET /ai/feed.json',
-  'GET /ai/pages.json',
-  'GET /ai/query',
-  'POST /ai/query',
-  'GET /ai/schemas/ai-discovery-1.1.1.json',
-  'GET /openapi.json',
-  'POST /mcp',
-]);
-
 /** Described JSON routes not called here, and why. */
 const NOT_CALLED: Record<string, string> = {};
 
@@ -373,9 +359,8 @@ describe('OpenAPI conformance', { timeout: 300_000 }, () => {
         if (dump) writeFileSync(path.join(dump, `${s.route.replace(/[^A-Za-z0-9]+/g, '_')}.${i}.json`), JSON.stringify(res.body, null, 1));
         expect(res.status, `${s.route} ${p}: ${JSON.stringify(res.body).slice(0, 300)}`).toBe(r!.status ?? 200);
         const { usage_meta: _u, ...body } = res.body as Record<string, unknown>;
-        if (!r!.response) {
-          if (!PENDING.has(s.route)) failures.push(`${s.route}: no response schema`);
-        } else {
+        if (!r!.response) failures.push(`${s.route}: no response schema`);
+        else {
           const parsed = r!.response.safeParse(body);
           if (!parsed.success) failures.push(`${s.route} ${p}: ${JSON.stringify(parsed.error.issues.slice(0, 4))}`);
         }
@@ -406,8 +391,7 @@ describe('OpenAPI conformance', { timeout: 300_000 }, () => {
         expect(schema, ref).toBeDefined();
         // The body's own schema (metered routes wrap it in allOf with usage_meta) names its fields.
         const own = schema.allOf ? schema.allOf[0] : schema;
-        if (!own.properties && !own.anyOf && !own.oneOf && own.type !== 'array' && !PENDING.has(`${method.toUpperCase()} ${p}`))
-          bare.push(`${method.toUpperCase()} ${p}`);
+        if (!own.properties && !own.anyOf && !own.oneOf && own.type !== 'array') bare.push(`${method.toUpperCase()} ${p}`);
         for (const [status, r] of Object.entries(op.responses as Record<string, any>))
           if (!status.startsWith('2') && r.content) expect(r.content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
       }
