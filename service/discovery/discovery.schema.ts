@@ -5,7 +5,7 @@
  * standard lists many optional ones). Checked against live answers by test/api/openapi-conformance.test.ts.
  */
 import { z } from 'zod';
-import { signatureBlockSchema } from '../../lib/discovery/manifest.schema.ts';
+import { knowledgeFileSchema, signatureBlockSchema } from '../../lib/discovery/manifest.schema.ts';
 import { carrierSearchAnswer } from '../carriers/carriers.queries.ts';
 import { identityCardAnswer } from '../company/company.queries.ts';
 import { AI_QUERY_TYPES } from './ai-query.queries.ts';
@@ -14,9 +14,17 @@ export {
   archiveFileSchema as archiveAnswer,
   discoveryManifestSchema as manifestAnswer,
   feedFileSchema as feedAnswer,
-  knowledgeFileSchema as knowledgeAnswer,
   pageManifestSchema as pagesAnswer,
 } from '../../lib/discovery/manifest.schema.ts';
+
+/** /ai/knowledge.json: the standard's lenient knowledge file, with the members this instance always writes. */
+export const knowledgeAnswer = knowledgeFileSchema.extend({
+  specVersion: z.string(),
+  schemaVersion: z.string(),
+  generated: z.string(),
+  organization: z.looseObject({ name: z.string(), domain: z.string() }),
+  _signature: signatureBlockSchema,
+});
 
 /** /ai/query without parameters: the query contract (how to ask, what comes back), signed like every discovery file. */
 const queryContract = z.looseObject({
