@@ -95,6 +95,8 @@ export const carrierSearchAnswer = z.object({
 export const redFlagAnswer = z.object({
   code: z.enum(RISK_RULES.map((r) => r.code) as [string, ...string[]]).nullable(),
   state: z.string().nullable(),
+  min_risk: z.number().nullable().describe('the minimum risk_score asked for (a level is read as its lowest score)'),
+  safety_rating: z.string().nullable(),
   total: z.number().int(),
   limit: z.number().int(),
   limit_clamped: limitClamped,
@@ -103,6 +105,7 @@ export const redFlagAnswer = z.object({
       dot_number: z.number().int(),
       legal_name: z.string().nullable(),
       phy_state: z.string().nullable(),
+      safety_rating: z.string().nullable(),
       risk_score: z.number(),
       risk_level: riskLevel,
       recommendation,
@@ -250,6 +253,9 @@ export const crashesAnswer = z.object({
   fatal: z.number().nullable(),
   injury: z.number().nullable(),
   tow_away: z.number().nullable(),
+  limit: z.number().int().optional().describe('with limit: the newest crashes listed'),
+  limit_clamped: limitClamped,
+  returned_crashes: z.number().int().optional().describe('with limit: crashes listed (vehicles holds their rows)'),
   vehicles: z.array(
     z.object({
       crash_id: z.string(),
@@ -285,6 +291,7 @@ export const inspectionsAnswer = z.object({
   window: z.string().nullable(),
   total_inspections_on_file: z.number().nullable(),
   inspections_24m: z.number().nullable(),
+  limit_clamped: limitClamped,
   rates: z.object({
     driver: z.object({
       inspections: z.number().nullable(),

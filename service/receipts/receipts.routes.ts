@@ -54,6 +54,7 @@ describeRoute({
     chain: z.object({ valid: z.boolean(), problem: z.string().nullable(), length: z.number(), leaves: z.array(leafSchema) }),
     receipt: receiptSchema,
     receipt_hash: z.string(),
+    how_to_verify: z.string(),
   }),
   statuses: [400, 404, 503],
 });

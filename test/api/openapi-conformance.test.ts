@@ -51,7 +51,12 @@ interface Sample {
 
 /** One live request per described JSON route, in order; `{name}` is replaced from the context. */
 const SAMPLES: Sample[] = [
-  { route: 'GET /api/red-flags', path: '/api/red-flags?limit=200', keep: (b, c) => void (c.dot = String(b.results[0].dot_number)) },
+  {
+    route: 'GET /api/red-flags',
+    path: '/api/red-flags?limit=200',
+    also: ['/api/red-flags?min_risk=HIGH&safety_rating=S&limit=1000', '/api/red-flags?code=INSURANCE_BELOW_REQUIRED&state=TX'],
+    keep: (b, c) => void (c.dot = String(b.results[0].dot_number)),
+  },
   {
     route: 'GET /api/company/{ticker}',
     path: '/api/company/AAPL',
@@ -160,6 +165,7 @@ const SAMPLES: Sample[] = [
     route: 'GET /api/crashes',
     path: '/api/crashes?dot={dot}',
     also: [
+      '/api/crashes?dot={dot}&limit=1000',
       '/api/crashes?dot=1001466',
       '/api/crashes?dot=1000392',
       '/api/crashes?dot=1001264',
@@ -171,6 +177,7 @@ const SAMPLES: Sample[] = [
     route: 'GET /api/inspections',
     path: '/api/inspections?dot={dot}',
     also: [
+      '/api/inspections?dot={dot}&limit=1000',
       '/api/inspections?dot=1001466',
       '/api/inspections?dot=1000392',
       '/api/inspections?dot=1001264',
@@ -307,6 +314,19 @@ function fillBody(v: unknown, c: Ctx): unknown {
   if (v && typeof v === 'object') return Object.fromEntries(Object.entries(v).map(([k, x]) => [k, fillBody(x, c)]));
   return v;
 }
+/** Paths of the members of `served` that `parsed` (the schema's output) dropped. */
+function unnamedFields(served: unknown, parsed: unknown, at = ''): string[] {
+  if (Array.isArray(served) && Array.isArray(parsed)) return served.flatMap((v, i) => unnamedFields(v, parsed[i], `${at}[]`));
+  if (!served || typeof served !== 'object' || !parsed || typeof parsed !== 'object') return [];
+  const out = new Set<string>();
+  for (const [k, v] of Object.entries(served as Record<string, unknown>)) {
+    const path = at ? `${at}.${k}` : k;
+    if (!(k in (parsed as Record<string, unknown>))) out.add(path);
+    else for (const u of unnamedFields(v, (parsed as Record<string, unknown>)[k], path)) out.add(u);
+  }
+  return [...out];
+}
+
 /**
  * Null when some top-level field of `answer` (non-null), renamed and then retyped, each fails `schema`; otherwise
  * why the schema lets such a change through.
@@ -382,6 +402,11 @@ describe('OpenAPI conformance', { timeout: 300_000 }, () => {
         else {
           const parsed = r!.response.safeParse(body);
           if (!parsed.success) failures.push(`${s.route} ${p}: ${JSON.stringify(parsed.error.issues.slice(0, 4))}`);
+          else {
+            // Every served field is named: parsing drops the members a schema does not name (loose objects keep them).
+            const unnamed = unnamedFields(body, parsed.data);
+            if (unnamed.length) failures.push(`${s.route} ${p}: fields the schema does not name: ${unnamed.slice(0, 8).join(', ')}`);
+          }
         }
         first ??= res.body;
       }
