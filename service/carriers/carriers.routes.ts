@@ -58,6 +58,7 @@ const crashQuery = z.object({
   dot: z.string().optional().describe('USDOT number'),
   vin: z.string().optional().describe('vehicle VIN'),
   limit: limitParam(500, 500).describe('newest crashes to list (counts cover all); max 500, larger values are clamped (limit_clamped)'),
+  cursor: cursorParam,
 });
 const inspectionQuery = dotQuery.extend({
   limit: limitParam(100, 100),
@@ -113,9 +114,10 @@ describeRoute({
   method: 'GET',
   path: '/api/crashes',
   family: 'carriers',
-  summary: 'Crashes (one row per vehicle) with fatal / injury / tow-away counts, by carrier or VIN',
+  summary:
+    'Crashes (one row per vehicle) with fatal / injury / tow-away counts over every crash, by carrier or VIN, newest first (pages: limit + cursor, next)',
   query: crashQuery,
-  statuses: [400, 404, 503],
+  statuses: [400, 404, 409, 503],
   response: crashesAnswer,
 });
 describeRoute({
@@ -161,7 +163,7 @@ export function registerCarrierRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/carrier/:dot', (e) => getCarrier(fmcsa(), getRouterParam(e, 'dot') ?? ''));
   app.get('/api/carrier/:dot/snapshot', (e) => getRiskSnapshot(fmcsa(), getRouterParam(e, 'dot') ?? ''));
   app.get('/api/safety', (e) => getCarrierSafety(fmcsa(), parseQuery(e, dotQuery).dot));
-  app.get('/api/crashes', (e) => getCrashes(fmcsa(), parseQuery(e, crashQuery)));
+  app.get('/api/crashes', async (e) => pagedResponse(e, await getCrashes(fmcsa(), parseQuery(e, crashQuery)), base()));
   app.get('/api/inspections', (e) => {
     const q = parseQuery(e, inspectionQuery);
     return getInspections(fmcsa(), q.dot, { limit: q.limit });

@@ -245,17 +245,17 @@ export const safetyAnswer = z.object({
 });
 
 export const crashesAnswer = z.object({
-  dot_number: z.number().int(),
+  dot_number: z.number().int().nullable(),
   vin: z.string().nullable(),
   data_available: z.boolean(),
   message: z.string().nullable(),
-  total_crashes: z.number().nullable(),
-  fatal: z.number().nullable(),
-  injury: z.number().nullable(),
-  tow_away: z.number().nullable(),
-  limit: z.number().int().optional().describe('with limit: the newest crashes listed'),
+  total_crashes: z.number().int().describe('every crash, all pages'),
+  fatal: z.number().int(),
+  injury: z.number().int(),
+  tow_away: z.number().int(),
+  limit: z.number().int().describe('crashes per page'),
   limit_clamped: limitClamped,
-  returned_crashes: z.number().int().optional().describe('with limit: crashes listed (vehicles holds their rows)'),
+  returned_crashes: z.number().int().describe('crashes on this page (vehicles holds their rows)'),
   vehicles: z.array(
     z.object({
       crash_id: z.string(),
@@ -281,6 +281,7 @@ export const crashesAnswer = z.object({
       crash_carrier_state: z.string().nullable(),
     }),
   ),
+  ...page,
 });
 
 export const inspectionsAnswer = z.object({
