@@ -4,8 +4,12 @@
 WITH firsts AS (
   SELECT crash_id, arg_min(fatalities, report_seq_no) AS fatalities, arg_min(injuries, report_seq_no) AS injuries,
          arg_min(tow_away, report_seq_no) AS tow_away
-  FROM crashes
-  WHERE ($dot IS NOT NULL AND dot_number = $dot) OR ($vin IS NOT NULL AND vin = $vin)
+  FROM (
+    -- Two branches with one plain predicate each, so each filter reaches the parquet scan.
+    SELECT * FROM crashes WHERE dot_number = $dot
+    UNION ALL
+    SELECT * FROM crashes WHERE vin = $vin AND $dot IS NULL
+  )
   GROUP BY crash_id
 )
 SELECT count(*)::INTEGER AS total_crashes,

@@ -2,8 +2,10 @@
 -- Params: $dot INTEGER or NULL, $vin VARCHAR or NULL (one of the two), $limit INTEGER (crashes), $offset INTEGER (crashes
 -- skipped: cursor pages, service/platform/pagination.ts; the order ends with the unique crash_id).
 WITH matched AS (
-  SELECT * EXCLUDE (source_file) FROM crashes
-  WHERE ($dot IS NOT NULL AND dot_number = $dot) OR ($vin IS NOT NULL AND vin = $vin)
+  -- Two branches with one plain predicate each, so each filter reaches the parquet scan (an OR of both would not).
+  SELECT * EXCLUDE (source_file) FROM crashes WHERE dot_number = $dot
+  UNION ALL
+  SELECT * EXCLUDE (source_file) FROM crashes WHERE vin = $vin AND $dot IS NULL
 ),
 page AS (
   SELECT crash_id, max(report_date) AS newest FROM matched GROUP BY crash_id
