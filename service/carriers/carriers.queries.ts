@@ -38,7 +38,7 @@ const SQL = {
   sms: /* sql */ `SELECT * EXCLUDE (source_file) FROM sms_basics WHERE dot_number = $dot ORDER BY segment`,
   crashPage: loadSql('./get-crash-page.sql', import.meta.url),
   crashCounts: loadSql('./count-crashes.sql', import.meta.url),
-  inspections: /* sql */ `SELECT * EXCLUDE (source_file) FROM inspections WHERE dot_number = $dot ORDER BY insp_date DESC, inspection_id LIMIT $limit`,
+  inspections: /* sql */ `SELECT * EXCLUDE (source_file) FROM inspections WHERE dot_number = $dot ORDER BY insp_date DESC, inspection_id LIMIT $limit OFFSET $offset`,
   inspectionCount: /* sql */ `SELECT count(*)::INTEGER AS n FROM inspections WHERE dot_number = $dot`,
   violations: loadSql('./get-violations.sql', import.meta.url),
   units: loadSql('./get-units.sql', import.meta.url),
@@ -362,18 +362,21 @@ export async function getCrashes(fmcsa: SnapshotReader, q: { dot?: number | stri
 }
 
 /** Inspections (newest 100), their violations and units, and 24-month OOS rates against the national averages. */
-export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | string, opts: { limit?: number } = {}) {
+export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | string, opts: { limit?: number; cursor?: string } = {}) {
   const dot = parseDot(dotRaw);
-  // The newest `limit` inspections (default and max 100); violations and units are those of the inspections served.
+  // A page of `limit` inspections (default and max 100), newest first, from `cursor` (platform/pagination.ts);
+  // violations and units are those of the inspections served.
   const { limit, clamped } = clampLimit(opts.limit, 100, 100);
+  const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
+  const offset = decodeCursor(opts.cursor, snapshotId);
   const f = featuresFromRow(await riskRow(fmcsa, dot));
   const { status } = await snapshotMeta(fmcsa);
   const available = hasData(status, 'inspection');
   const [inspections, [{ n }], violations, units] = await Promise.all([
-    fmcsa.query(SQL.inspections, { dot, limit }),
+    fmcsa.query(SQL.inspections, { dot, limit, offset }),
     fmcsa.query(SQL.inspectionCount, { dot }),
-    fmcsa.query(SQL.violations, { dot, limit }),
-    fmcsa.query(SQL.units, { dot, limit }),
+    fmcsa.query(SQL.violations, { dot, limit, offset }),
+    fmcsa.query(SQL.units, { dot, limit, offset }),
   ]);
   const rate = (insp: number, oos: number, r: number | null, nat: number) => ({
     inspections: insp,
@@ -401,6 +404,7 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
     inspections,
     violations,
     units,
+    next_cursor: nextCursorOf(offset, inspections.length, Number(n), snapshotId),
   };
 }
 

@@ -62,6 +62,7 @@ const crashQuery = z.object({
 });
 const inspectionQuery = dotQuery.extend({
   limit: limitParam(100, 100),
+  cursor: cursorParam,
 });
 const redFlagQuery = z.object({
   code: z.string().optional().describe('red-flag code (CAPS_SNAKE_CASE)'),
@@ -124,9 +125,10 @@ describeRoute({
   method: 'GET',
   path: '/api/inspections',
   family: 'carriers',
-  summary: 'Newest 100 inspections with violations and units; 24-month OOS rates vs national averages',
+  summary:
+    'Inspections, newest first, with their violations and units (pages: limit + cursor, next); 24-month OOS rates vs national averages',
   query: inspectionQuery,
-  statuses: [400, 404, 503],
+  statuses: [400, 404, 409, 503],
   response: inspectionsAnswer,
 });
 describeRoute({
@@ -164,9 +166,9 @@ export function registerCarrierRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/carrier/:dot/snapshot', (e) => getRiskSnapshot(fmcsa(), getRouterParam(e, 'dot') ?? ''));
   app.get('/api/safety', (e) => getCarrierSafety(fmcsa(), parseQuery(e, dotQuery).dot));
   app.get('/api/crashes', async (e) => pagedResponse(e, await getCrashes(fmcsa(), parseQuery(e, crashQuery)), base()));
-  app.get('/api/inspections', (e) => {
+  app.get('/api/inspections', async (e) => {
     const q = parseQuery(e, inspectionQuery);
-    return getInspections(fmcsa(), q.dot, { limit: q.limit });
+    return pagedResponse(e, await getInspections(fmcsa(), q.dot, { limit: q.limit, cursor: q.cursor }), base());
   });
   app.get('/api/enforcement', (e) => getEnforcement(fmcsa(), parseQuery(e, dotQuery).dot));
   app.get('/api/red-flags', async (e) => pagedResponse(e, await searchRedFlags(fmcsa(), parseQuery(e, redFlagQuery)), base()));

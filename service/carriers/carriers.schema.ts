@@ -367,6 +367,7 @@ export const inspectionsAnswer = z.object({
       insp_date: z.string().nullable(),
     }),
   ),
+  ...page,
 });
 
 export const enforcementAnswer = z.object({
