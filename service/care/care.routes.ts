@@ -9,6 +9,7 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
 import { cursorParam, pagedResponse } from '../platform/pagination.ts';
+import { careEventAnswer, careListAnswer, careVerifyAnswer, createCareAnswer } from './care.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { DISCOVERY_LINK_HEADER } from '../platform/discovery-html.ts';
 import { stateOf } from '../platform/guards.ts';
@@ -42,7 +43,9 @@ describeRoute({
   family: 'care',
   summary: 'Open a proof-of-care custody document (a given vetting_id must exist)',
   body: createCareInput,
+  status: 201,
   statuses: [400, 404, 503],
+  response: createCareAnswer,
 });
 describeRoute({
   method: 'POST',
@@ -51,9 +54,18 @@ describeRoute({
   summary: `Append a custody event; stages ${CARE_STAGES.join(', ')} (order rules in docs/vetting-and-care.md)`,
   params: { id: 'POGC-... document id' },
   body: careEventInput,
+  status: 201,
   statuses: [400, 404, 409, 503],
+  response: careEventAnswer,
 });
-describeRoute({ method: 'GET', path: '/api/care', family: 'care', summary: 'Recent custody documents, newest first', query: listQuery });
+describeRoute({
+  method: 'GET',
+  path: '/api/care',
+  family: 'care',
+  summary: 'Recent custody documents, newest first',
+  query: listQuery,
+  response: careListAnswer,
+});
 describeRoute({
   method: 'GET',
   path: '/api/care/{id}',
@@ -70,6 +82,7 @@ describeRoute({
   summary: 'Pure hash-chain check: {valid, events_verified, problems[]}',
   params: { id: 'POGC-... document id' },
   statuses: [400, 404],
+  response: careVerifyAnswer,
 });
 
 export function registerCareRoutes(app: H3, deps: ServiceDeps): void {

@@ -39,9 +39,9 @@ const SQL = {
   insuranceOfDockets: loadSql('./get-insurance-dockets.sql', import.meta.url),
   censusColumns: /* sql */ `SELECT column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file, content_sha256) FROM carriers)`,
   sms: /* sql */ `SELECT * EXCLUDE (source_file) FROM sms_basics WHERE dot_number = $dot ORDER BY segment`,
-  crashesByDot: /* sql */ `SELECT * EXCLUDE (source_file) FROM crashes WHERE dot_number = $dot ORDER BY report_date DESC, crash_id, report_seq_no LIMIT 500`,
-  crashesByVin: /* sql */ `SELECT * EXCLUDE (source_file) FROM crashes WHERE vin = $vin ORDER BY report_date DESC, crash_id, report_seq_no LIMIT 500`,
-  inspections: /* sql */ `SELECT * EXCLUDE (source_file) FROM inspections WHERE dot_number = $dot ORDER BY insp_date DESC, inspection_id LIMIT $limit`,
+  crashPage: loadSql('./get-crash-page.sql', import.meta.url),
+  crashCounts: loadSql('./count-crashes.sql', import.meta.url),
+  inspections: /* sql */ `SELECT * EXCLUDE (source_file) FROM inspections WHERE dot_number = $dot ORDER BY insp_date DESC, inspection_id LIMIT $limit OFFSET $offset`,
   inspectionCount: /* sql */ `SELECT count(*)::INTEGER AS n FROM inspections WHERE dot_number = $dot`,
   violations: loadSql('./get-violations.sql', import.meta.url),
   units: loadSql('./get-units.sql', import.meta.url),
@@ -378,56 +378,67 @@ export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | s
  * Crashes of a carrier (by `dot`) or of one vehicle (by `vin`). `limit` keeps the newest `limit` crashes
  * (and their vehicle rows); the counts always cover every crash on file.
  */
-export async function getCrashes(fmcsa: SnapshotReader, q: { dot?: number | string; vin?: string; limit?: number }) {
+/**
+ * Crashes of a carrier (`dot`) or a vehicle (`vin`), newest first, one row per vehicle involved. Pages like every list
+ * route (platform/pagination.ts): `limit` crashes (default and max 500) from `cursor`; the counts cover every crash.
+ */
+export async function getCrashes(fmcsa: SnapshotReader, q: { dot?: number | string; vin?: string; limit?: number; cursor?: string }) {
   const hasDot = q.dot != null && q.dot !== '';
   if (!hasDot && !q.vin) throw new InvalidInputError(`give 'dot' or 'vin'`, { response: { parameter: 'dot' } });
   const { status } = await snapshotMeta(fmcsa);
   const available = hasData(status, 'crash');
-  let rows: Row[];
   let dot: number | null = null;
   let vin: string | null = null;
   if (hasDot) {
     dot = parseDot(q.dot);
     await riskRow(fmcsa, dot);
-    rows = await fmcsa.query(SQL.crashesByDot, { dot });
   } else {
     vin = String(q.vin).trim().toUpperCase();
     if (!/^[A-HJ-NPR-Z0-9]{11,17}$/.test(vin))
       throw new InvalidInputError(`'vin' must be 11 to 17 characters (no I, O or Q)`, { response: { parameter: 'vin' } });
-    rows = await fmcsa.query(SQL.crashesByVin, { vin });
   }
-  const crashes = new Map<string, Row>();
-  for (const r of rows) if (!crashes.has(String(r.crash_id))) crashes.set(String(r.crash_id), r);
-  const list = [...crashes.values()];
-  const lim = q.limit === undefined ? null : clampLimit(q.limit, 500, 500);
-  const kept = lim ? new Set(list.slice(0, lim.limit).map((r) => String(r.crash_id))) : null;
+  const { limit, clamped } = clampLimit(q.limit, 500, 500);
+  const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
+  const offset = decodeCursor(q.cursor, snapshotId);
+  const [rows, [counts]] = await Promise.all([
+    fmcsa.query(SQL.crashPage, { dot, vin, limit, offset }),
+    fmcsa.query(SQL.crashCounts, { dot, vin }),
+  ]);
+  const returned = new Set(rows.map((r) => String(r.crash_id))).size;
+  const total = Number(counts?.total_crashes ?? 0);
   return {
     dot_number: dot,
     vin,
     data_available: available,
     message: available ? null : NO_DATA('crash'),
-    total_crashes: list.length,
-    fatal: list.filter((r) => Number(r.fatalities) > 0).length,
-    injury: list.filter((r) => Number(r.injuries) > 0).length,
-    tow_away: list.filter((r) => r.tow_away === true).length,
-    ...(lim && kept ? { limit: lim.limit, ...(lim.clamped ? { limit_clamped: lim.clamped } : {}), returned_crashes: kept.size } : {}),
-    vehicles: kept ? rows.filter((r) => kept.has(String(r.crash_id))) : rows,
+    total_crashes: total,
+    fatal: Number(counts?.fatal ?? 0),
+    injury: Number(counts?.injury ?? 0),
+    tow_away: Number(counts?.tow_away ?? 0),
+    limit,
+    ...(clamped ? { limit_clamped: clamped } : {}),
+    returned_crashes: returned,
+    vehicles: rows,
+    next_cursor: nextCursorOf(offset, returned, total, snapshotId),
   };
 }
 
 /** Inspections (newest 100), their violations and units, and 24-month OOS rates against the national averages. */
-export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | string, opts: { limit?: number } = {}) {
+export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | string, opts: { limit?: number; cursor?: string } = {}) {
   const dot = parseDot(dotRaw);
-  // The newest `limit` inspections (default and max 100); violations and units are those of the inspections served.
+  // A page of `limit` inspections (default and max 100), newest first, from `cursor` (platform/pagination.ts);
+  // violations and units are those of the inspections served.
   const { limit, clamped } = clampLimit(opts.limit, 100, 100);
+  const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
+  const offset = decodeCursor(opts.cursor, snapshotId);
   const f = featuresFromRow(await riskRow(fmcsa, dot));
   const { status } = await snapshotMeta(fmcsa);
   const available = hasData(status, 'inspection');
   const [inspections, [{ n }], violations, units] = await Promise.all([
-    fmcsa.query(SQL.inspections, { dot, limit }),
+    fmcsa.query(SQL.inspections, { dot, limit, offset }),
     fmcsa.query(SQL.inspectionCount, { dot }),
-    fmcsa.query(SQL.violations, { dot, limit }),
-    fmcsa.query(SQL.units, { dot, limit }),
+    fmcsa.query(SQL.violations, { dot, limit, offset }),
+    fmcsa.query(SQL.units, { dot, limit, offset }),
   ]);
   const rate = (insp: number, oos: number, r: number | null, nat: number) => ({
     inspections: insp,
@@ -455,6 +466,7 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
     inspections,
     violations,
     units,
+    next_cursor: nextCursorOf(offset, inspections.length, Number(n), snapshotId),
   };
 }
 
@@ -685,3 +697,8 @@ export async function getDatasetStatus(fmcsa: SnapshotReader) {
     rejects,
   };
 }
+
+/** The answer schema of getDatasetStatus, for families that serve it inside their own answers (/api/status). */
+export { datasetStatusAnswer } from './carriers.schema.ts';
+/** The carrier search's answer schema, for families that serve its rows inside their own answers (/ai/query). */
+export { carrierSearchAnswer } from './carriers.schema.ts';

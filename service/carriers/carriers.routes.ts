@@ -16,12 +16,21 @@
  */
 import { getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
-import { RISK_RULES } from '../../ingest/fmcsa/risk-model.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
-import { originLeafSchema, pageMembers } from '../platform/answer-schemas.ts';
 import { limitParam, parseQuery } from '../platform/http.ts';
 import { cursorParam, pagedResponse } from '../platform/pagination.ts';
+import {
+  carrierAnswer,
+  carrierSearchAnswer,
+  crashesAnswer,
+  datasetStatusAnswer,
+  enforcementAnswer,
+  inspectionsAnswer,
+  redFlagAnswer,
+  riskSnapshotAnswer,
+  safetyAnswer,
+} from './carriers.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
   getCarrier,
@@ -49,9 +58,11 @@ const crashQuery = z.object({
   dot: z.string().optional().describe('USDOT number'),
   vin: z.string().optional().describe('vehicle VIN'),
   limit: limitParam(500, 500).describe('newest crashes to list (counts cover all); max 500, larger values are clamped (limit_clamped)'),
+  cursor: cursorParam,
 });
 const inspectionQuery = dotQuery.extend({
   limit: limitParam(100, 100),
+  cursor: cursorParam,
 });
 const redFlagQuery = z.object({
   code: z.string().optional().describe('red-flag code (CAPS_SNAKE_CASE)'),
@@ -62,110 +73,6 @@ const redFlagQuery = z.object({
   cursor: cursorParam,
 });
 const dotParam = { dot: 'USDOT number' };
-
-// Answer schemas (OpenAPI components and the conformance test, test/api/openapi-conformance.test.ts).
-const riskLevel = z.enum(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']).nullable();
-const recommendation = z.enum(['APPROVE', 'CAUTION', 'REJECT']).nullable();
-const limitClamped = z.object({ requested: z.number(), max: z.number() }).optional();
-const page = pageMembers;
-const num = z.number().nullable();
-const basicFeature = z.object({ measure: num, percentile: num, alert: z.boolean().nullable(), acute_critical: z.boolean().nullable() });
-const riskSnapshotAnswer = z.object({
-  dot_number: z.number().int(),
-  snapshot_id: z.string(),
-  as_of: z.string().nullable(),
-  features: z.looseObject({
-    dot_number: z.number().int(),
-    legal_name: z.string().nullable(),
-    phy_state: z.string().nullable(),
-    status_code: z.string().nullable(),
-    authority_status: z.string().nullable(),
-    power_units: num,
-    drivers: num,
-    inspections_24m: z.number(),
-    crashes_24m: z.number(),
-    driver_oos_rate: num,
-    vehicle_oos_rate: num,
-    basics: z.record(z.string(), basicFeature),
-    bipd_on_file_k: num,
-    bipd_required_k: num,
-    shared_with_revoked_carriers: z.number(),
-  }),
-  assessment: z.object({
-    risk_score: z.number(),
-    risk_level: z.enum(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']),
-    recommendation: z.enum(['APPROVE', 'CAUTION', 'REJECT']),
-    red_flags: z.array(
-      z.object({
-        code: z.enum(RISK_RULES.map((r) => r.code) as [string, ...string[]]),
-        severity: z.enum(['critical', 'high', 'medium', 'low']),
-        message: z.string(),
-      }),
-    ),
-    basics: z.array(
-      z.object({
-        basic: z.string(),
-        measure: num,
-        percentile: num,
-        threshold: z.number(),
-        exceeded: z.boolean(),
-        alert: z.boolean().nullable(),
-      }),
-    ),
-    model_version: z.string(),
-  }),
-  inputs: z.array(
-    z.object({
-      dataset: z.string(),
-      as_of: z.string().nullable(),
-      retrieved_at: z.string().nullable(),
-      content_sha256: z.string().nullable(),
-      source_url: z.string().nullable(),
-    }),
-  ),
-  origin: originLeafSchema.optional(),
-});
-const carrierSearchAnswer = z.object({
-  total: z.number().int(),
-  limit: z.number().int(),
-  limit_clamped: limitClamped,
-  offset: z.number().int(),
-  results: z.array(
-    z.looseObject({
-      dot_number: z.number().int(),
-      legal_name: z.string().nullable(),
-      dba_name: z.string().nullable(),
-      phy_city: z.string().nullable(),
-      phy_state: z.string().nullable(),
-      power_units: z.number().nullable(),
-      total_drivers: z.number().nullable(),
-      mc_number: z.string().nullable(),
-      risk_score: z.number().nullable(),
-      risk_level: riskLevel,
-      recommendation,
-    }),
-  ),
-  ...page,
-});
-const redFlagAnswer = z.object({
-  code: z.enum(RISK_RULES.map((r) => r.code) as [string, ...string[]]).nullable(),
-  state: z.string().nullable(),
-  total: z.number().int(),
-  limit: z.number().int(),
-  limit_clamped: limitClamped,
-  results: z.array(
-    z.object({
-      dot_number: z.number().int(),
-      legal_name: z.string().nullable(),
-      phy_state: z.string().nullable(),
-      risk_score: z.number(),
-      risk_level: riskLevel,
-      recommendation,
-      red_flag_codes: z.array(z.string()),
-    }),
-  ),
-  ...page,
-});
 
 describeRoute({
   method: 'GET',
@@ -184,6 +91,7 @@ describeRoute({
   summary: 'Carrier identity, L&I authority dockets and insurance filings',
   params: dotParam,
   statuses: [400, 404, 503],
+  response: carrierAnswer,
 });
 describeRoute({
   method: 'GET',
@@ -201,22 +109,27 @@ describeRoute({
   summary: 'The seven BASICs: measure, percentile, threshold, exceeded, alert',
   query: dotQuery,
   statuses: [400, 404, 503],
+  response: safetyAnswer,
 });
 describeRoute({
   method: 'GET',
   path: '/api/crashes',
   family: 'carriers',
-  summary: 'Crashes (one row per vehicle) with fatal / injury / tow-away counts, by carrier or VIN',
+  summary:
+    'Crashes (one row per vehicle) with fatal / injury / tow-away counts over every crash, by carrier or VIN, newest first (pages: limit + cursor, next)',
   query: crashQuery,
-  statuses: [400, 404, 503],
+  statuses: [400, 404, 409, 503],
+  response: crashesAnswer,
 });
 describeRoute({
   method: 'GET',
   path: '/api/inspections',
   family: 'carriers',
-  summary: 'Newest 100 inspections with violations and units; 24-month OOS rates vs national averages',
+  summary:
+    'Inspections, newest first, with their violations and units (pages: limit + cursor, next); 24-month OOS rates vs national averages',
   query: inspectionQuery,
-  statuses: [400, 404, 503],
+  statuses: [400, 404, 409, 503],
+  response: inspectionsAnswer,
 });
 describeRoute({
   method: 'GET',
@@ -225,6 +138,7 @@ describeRoute({
   summary: 'OOS orders, enforcement cases, revocations (data_available false when a dataset is empty)',
   query: dotQuery,
   statuses: [400, 404, 503],
+  response: enforcementAnswer,
 });
 describeRoute({
   method: 'GET',
@@ -241,6 +155,7 @@ describeRoute({
   family: 'carriers',
   summary: 'Record counts and as-of dates per FMCSA dataset, files loaded (SHA-256), reject counts',
   statuses: [503],
+  response: datasetStatusAnswer,
 });
 
 export function registerCarrierRoutes(app: H3, deps: ServiceDeps): void {
@@ -250,10 +165,10 @@ export function registerCarrierRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/carrier/:dot', (e) => getCarrier(fmcsa(), getRouterParam(e, 'dot') ?? ''));
   app.get('/api/carrier/:dot/snapshot', (e) => getRiskSnapshot(fmcsa(), getRouterParam(e, 'dot') ?? ''));
   app.get('/api/safety', (e) => getCarrierSafety(fmcsa(), parseQuery(e, dotQuery).dot));
-  app.get('/api/crashes', (e) => getCrashes(fmcsa(), parseQuery(e, crashQuery)));
-  app.get('/api/inspections', (e) => {
+  app.get('/api/crashes', async (e) => pagedResponse(e, await getCrashes(fmcsa(), parseQuery(e, crashQuery)), base()));
+  app.get('/api/inspections', async (e) => {
     const q = parseQuery(e, inspectionQuery);
-    return getInspections(fmcsa(), q.dot, { limit: q.limit });
+    return pagedResponse(e, await getInspections(fmcsa(), q.dot, { limit: q.limit, cursor: q.cursor }), base());
   });
   app.get('/api/enforcement', (e) => getEnforcement(fmcsa(), parseQuery(e, dotQuery).dot));
   app.get('/api/red-flags', async (e) => pagedResponse(e, await searchRedFlags(fmcsa(), parseQuery(e, redFlagQuery)), base()));

@@ -1,4 +1,4 @@
--- Violations of a carrier's newest inspections. Params: $dot INTEGER, $limit (inspections).
-WITH i AS (SELECT inspection_id, insp_date FROM inspections WHERE dot_number = $dot ORDER BY insp_date DESC, inspection_id LIMIT $limit)
+-- Violations of a carrier's newest inspections. Params: $dot INTEGER, $limit (inspections), $offset (inspections skipped: cursor pages).
+WITH i AS (SELECT inspection_id, insp_date FROM inspections WHERE dot_number = $dot ORDER BY insp_date DESC, inspection_id LIMIT $limit OFFSET $offset)
 SELECT v.* EXCLUDE (source_file), i.insp_date FROM violations v JOIN i USING (inspection_id)
 ORDER BY i.insp_date DESC, v.inspection_id, v.seq_no;

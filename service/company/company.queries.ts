@@ -204,3 +204,6 @@ export async function getIdentityCard(
   const marketCap = await getIdentityMarketCap(registry, quotes, company);
   return buildIdentityCard(company, baseUrl, { marketCap, detail });
 }
+
+/** The identity card's answer schema, for families that serve cards inside their own answers (/ai/query). */
+export { identityCardAnswer } from './company.schema.ts';

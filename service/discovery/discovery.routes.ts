@@ -16,6 +16,76 @@ import { doorRequestOf, meterDoor, usageOf } from '../platform/metering.ts';
 import { registerDiscoveryLinkHeader } from '../platform/discovery-html.ts';
 import { PATHS } from './discovery.documents.ts';
 import { DiscoveryPublisher, type ServedFile } from './discovery.publisher.ts';
+import { describeRoute } from '../platform/route-registry.ts';
+import {
+  aiQueryAnswer,
+  aiQueryGetAnswer,
+  archiveAnswer,
+  feedAnswer,
+  knowledgeAnswer,
+  manifestAnswer,
+  manifestJsonSchemaAnswer,
+  pagesAnswer,
+} from './discovery.schema.ts';
+
+// The discovery files and /ai/query (never metered as /api routes are: /ai/query meters as the routes it mirrors).
+const documented = { family: 'discovery', metered: false } as const;
+describeRoute({
+  ...documented,
+  method: 'GET',
+  path: PATHS.manifest,
+  summary: 'AI Discovery manifest of this instance (signed: _signature)',
+  response: manifestAnswer,
+});
+describeRoute({
+  ...documented,
+  method: 'GET',
+  path: PATHS.archive,
+  summary: 'Archive of superseded discovery documents',
+  response: archiveAnswer,
+});
+describeRoute({
+  ...documented,
+  method: 'GET',
+  path: PATHS.knowledge,
+  summary: 'Discovery knowledge: summary, glossary, products, technology',
+  response: knowledgeAnswer,
+});
+describeRoute({ ...documented, method: 'GET', path: PATHS.feed, summary: 'Discovery feed', response: feedAnswer });
+describeRoute({
+  ...documented,
+  method: 'GET',
+  path: PATHS.pages,
+  summary: 'Discovery page manifest with page hashes',
+  response: pagesAnswer,
+});
+describeRoute({
+  ...documented,
+  method: 'GET',
+  path: PATHS.schema,
+  summary: 'JSON Schema of the ai-discovery 1.1.1 manifest this instance conforms to',
+  response: manifestJsonSchemaAnswer,
+});
+describeRoute({
+  family: 'discovery',
+  metered: false,
+  method: 'GET',
+  path: PATHS.query,
+  summary: 'Discovery query: without parameters the query contract; with q (and type company or carrier) the answer',
+  query: aiQuerySchema.partial(),
+  response: aiQueryGetAnswer,
+  statuses: [400, 404, 429, 503],
+});
+describeRoute({
+  family: 'discovery',
+  metered: false,
+  method: 'POST',
+  path: PATHS.query,
+  summary: 'Discovery query endpoint: {q, type} → identity cards (company) or carrier search rows (carrier)',
+  body: aiQuerySchema,
+  response: aiQueryAnswer,
+  statuses: [400, 404, 429, 503],
+});
 
 function etagMatches(header: string | null, etag: string): boolean {
   if (!header) return false;

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { PaymentRequiredError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { parseQuery } from '../platform/http.ts';
+import { exportTablesAnswer } from './export.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { EXPORT_FORMATS, listExportTables, openTableExport } from './export.queries.ts';
 
@@ -26,21 +27,7 @@ describeRoute({
   path: '/api/export',
   family: 'export',
   summary: 'Tables of the current snapshots available for bulk export (Pro tier): rows, manifest SHA-256, formats',
-  response: z.object({
-    count: z.number().int(),
-    tables: z.array(
-      z.object({
-        domain: z.string(),
-        table: z.string(),
-        snapshot_id: z.string(),
-        rows: z.number().int(),
-        sha256: z.string().regex(/^[a-f0-9]{64}$/),
-        bytes: z.number().int(),
-        formats: z.array(z.enum(EXPORT_FORMATS)),
-        path: z.string(),
-      }),
-    ),
-  }),
+  response: exportTablesAnswer,
   statuses: [503],
 });
 describeRoute({

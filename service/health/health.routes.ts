@@ -5,6 +5,7 @@
  */
 import type { H3 } from 'h3';
 import type { ServiceDeps } from '../platform/deps.ts';
+import { healthAnswer, readinessAnswer } from './health.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { getHealth, getReadiness } from './health.queries.ts';
 
@@ -17,6 +18,7 @@ describeRoute({
     'Liveness and health (never metered): 200 while the process answers, status healthy or degraded with reasons (stale snapshot, Redis down or slow); waits at most 500 ms on any dependency',
   responseDescription:
     '{status, uptime_seconds, timestamp, version, db (ok | stale | no_snapshot | none), db_detail (per domain), dependencies, dependency_detail, state_backend, reasons}',
+  response: healthAnswer,
 });
 
 describeRoute({
@@ -27,6 +29,7 @@ describeRoute({
   summary: 'Readiness (never metered): 503 until every served snapshot is open and the state store answers, then 200',
   responseDescription: '{ready, snapshots, state_store, reasons}',
   statuses: [503],
+  response: readinessAnswer,
 });
 
 export function registerHealthRoutes(app: H3, deps: ServiceDeps): void {

@@ -30,6 +30,7 @@ import { httpStatusFor, PipelineError, publicMessage } from '../../lib/errors.ts
 import { findJsonProblem } from '../../lib/json-guard.ts';
 import { MCP_BODY_LIMIT, readBodyText } from '../platform/body.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
+import { mcpResponseAnswer } from './mcp.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { creditKeyOf } from '../platform/guards.ts';
 import { SERVER_INSTRUCTIONS, TOOLS } from './mcp.queries.ts';
@@ -44,6 +45,7 @@ describeRoute({
   metered: false,
   summary: `MCP (JSON-RPC 2.0 over Streamable HTTP, stateless, JSON responses): ${TOOLS.length} tools (freight_* and sec_*), resources and prompts`,
   statuses: [400, 403, 405, 406, 415],
+  response: mcpResponseAnswer,
 });
 
 const toolList = TOOLS.map((t) => ({

@@ -130,6 +130,7 @@ export const SEC_TOOLS: ToolDef[] = [
     input: z.strictObject({
       ticker: tickerArg,
       limit: z.number().int().min(1).max(200).optional().describe('events to return, newest first (default 20, max 200)'),
+      cursor: z.string().max(200).optional().describe('next_cursor of the previous page'),
       origins: originsArg,
     }),
     output: obj({
@@ -139,10 +140,13 @@ export const SEC_TOOLS: ToolDef[] = [
       events: z.array(obj({ date: str.optional(), type: str, title: str, ...sourceRow })),
       origins_note: str.optional(),
       origin: originLeaf.optional(),
+      total: int,
+      next_cursor: str.optional().describe('cursor of the next page; absent on the last page'),
     }),
     annotations: READ_ONLY,
     meter: 'registry',
-    run: async ({ deps }, a) => asRecord(await getCompanyTimeline(reg(deps), a.ticker, { limit: a.limit, origins: a.origins })),
+    run: async ({ deps }, a) =>
+      asRecord(await getCompanyTimeline(reg(deps), a.ticker, { limit: a.limit, cursor: a.cursor, origins: a.origins })),
   },
   {
     name: 'sec_filings',

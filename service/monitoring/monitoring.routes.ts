@@ -9,6 +9,8 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { creditKeyOf } from '../platform/guards.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
+import { pagedResponse } from '../platform/pagination.ts';
+import { changeEventsAnswer, monitoringSettingsAnswer, watchAddAnswer, watchRemoveAnswer, watchlistAnswer } from './monitoring.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { listChangeEvents } from './changes.queries.ts';
 import {
@@ -38,6 +40,7 @@ describeRoute({
   summary: "The account's watched carriers (by DOT, cursor pages), each with its state in the served snapshot and its last change",
   query: pageQuery,
   statuses: [400, 503],
+  response: watchlistAnswer,
 });
 describeRoute({
   method: 'POST',
@@ -46,6 +49,7 @@ describeRoute({
   summary: 'Watch carriers by DOT number (free; the watchlist size is a plan limit: 402 beyond it)',
   body: watchInput,
   statuses: [400, 401, 402, 503],
+  response: watchAddAnswer,
 });
 describeRoute({
   method: 'DELETE',
@@ -55,6 +59,7 @@ describeRoute({
   params: { dot: 'USDOT number' },
   query: accountQuery,
   statuses: [400, 401, 503],
+  response: watchRemoveAnswer,
 });
 const eventsQuery = pageQuery.extend({
   dot: z
@@ -71,6 +76,7 @@ describeRoute({
     "Change events of the account's watched carriers between published FMCSA snapshots, oldest first (cursor pages): both snapshot ids, kinds, changed fields before/after, origin leaves of both rows",
   query: eventsQuery,
   statuses: [400, 503],
+  response: changeEventsAnswer,
 });
 describeRoute({
   method: 'GET',
@@ -79,6 +85,7 @@ describeRoute({
   summary: "The account's plan, watchlist size and limit, and auto_watch",
   query: accountQuery,
   statuses: [400, 503],
+  response: monitoringSettingsAnswer,
 });
 describeRoute({
   method: 'POST',
@@ -87,6 +94,7 @@ describeRoute({
   summary: 'Opt in or out of auto_watch: every carrier the account vets (POST /api/vet) joins its watchlist',
   body: settingsInput,
   statuses: [400, 401, 503],
+  response: monitoringSettingsAnswer,
 });
 
 /** The account of a request: its API key's account, else broker_id from the body or query. */
@@ -100,7 +108,7 @@ export function registerMonitoringRoutes(app: H3, deps: ServiceDeps): void {
     const account = await accountOf(deps, event, q.broker_id);
     const { limit, clamped } = clampLimit(q.limit, 100, 1000);
     const page = await listWatchlist(monitoringStateOf(deps), deps.readers.fmcsa, account, limit, q.cursor);
-    return { ...page, ...(clamped ? { limit_clamped: clamped } : {}) };
+    return pagedResponse(event, { ...page, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
   });
 
   app.post('/api/watchlist', async (event) => {
@@ -127,7 +135,7 @@ export function registerMonitoringRoutes(app: H3, deps: ServiceDeps): void {
       cursor: q.cursor,
       dot: q.dot ? Number(q.dot) : undefined,
     });
-    return { ...page, ...(clamped ? { limit_clamped: clamped } : {}) };
+    return pagedResponse(event, { ...page, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
   });
 
   app.get('/api/monitoring/settings', async (event) => {

@@ -12,7 +12,17 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { bearerTokenOf, tokensEqual } from '../platform/guards.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
+import { pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
+import {
+  createEndpointAnswer,
+  deleteEndpointAnswer,
+  deliveriesAnswer,
+  deliveryAnswer,
+  endpointAnswer,
+  endpointsAnswer,
+  redeliverAnswer,
+} from './monitoring.schema.ts';
 import {
   createEndpoint,
   deleteEndpoint,
@@ -47,6 +57,7 @@ for (const [base, who] of [
     family,
     summary: `${who} webhook endpoints (secrets are not listed)`,
     query: accountQuery,
+    response: endpointsAnswer,
     statuses,
   });
   describeRoute({
@@ -55,6 +66,7 @@ for (const [base, who] of [
     family,
     summary: `Register a webhook endpoint for ${who} events; the answer carries its whsec_ secret (shown once). Private and loopback URLs are refused`,
     body: endpointInput,
+    response: createEndpointAnswer,
     statuses,
   });
   describeRoute({
@@ -64,6 +76,7 @@ for (const [base, who] of [
     summary: 'Remove an endpoint',
     params: { id: 'WHE-... endpoint id' },
     query: accountQuery,
+    response: deleteEndpointAnswer,
     statuses,
   });
   describeRoute({
@@ -73,6 +86,7 @@ for (const [base, who] of [
     summary: 'Re-enable an endpoint disabled after repeated failures',
     params: { id: 'WHE-... endpoint id' },
     query: accountQuery,
+    response: endpointAnswer,
     statuses,
   });
   describeRoute({
@@ -81,6 +95,7 @@ for (const [base, who] of [
     family,
     summary: `${who} deliveries, newest first (cursor pages)`,
     query: deliveriesQuery,
+    response: deliveriesAnswer,
     statuses,
   });
   describeRoute({
@@ -90,6 +105,7 @@ for (const [base, who] of [
     summary: 'One delivery: payload and every attempt (status, latency, error)',
     params: { id: 'WHD-... delivery id' },
     query: accountQuery,
+    response: deliveryAnswer,
     statuses,
   });
   describeRoute({
@@ -99,6 +115,7 @@ for (const [base, who] of [
     summary: 'Send a delivery again by hand (same webhook-id)',
     params: { id: 'WHD-... delivery id' },
     query: accountQuery,
+    response: redeliverAnswer,
     statuses,
   });
 }
@@ -147,7 +164,7 @@ export function registerWebhookRoutes(app: H3, deps: ServiceDeps): void {
       const q = parseQuery(e, deliveriesQuery);
       const { limit, clamped } = clampLimit(q.limit, 50, 500);
       const page = await listDeliveries(monitoringStateOf(deps), await account(e, q.broker_id), { ...q, limit });
-      return { ...page, ...(clamped ? { limit_clamped: clamped } : {}) };
+      return pagedResponse(e, { ...page, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
     });
     app.get(`${base}/deliveries/:id`, async (e) =>
       getDelivery(monitoringStateOf(deps), await account(e, parseQuery(e, accountQuery).broker_id), idParam(e, 'WHD')),

@@ -10,22 +10,14 @@ import { describeRouteIfAbsent, listRoutes, type HttpMethod, type RouteDoc } fro
 
 /** Descriptions of the discovery and MCP documents (families that serve files, not zod-validated queries), used only when they did not describe themselves; every /api family describes its own routes beside its `app.get`. */
 const KNOWN: Array<Omit<RouteDoc, 'method'> & { method?: HttpMethod }> = [
-  { path: '/.well-known/ai', family: 'discovery', metered: false, summary: 'AI Discovery manifest of this instance (signed: _signature)' },
-  { path: '/.well-known/archive', family: 'discovery', metered: false, summary: 'Archive of superseded discovery documents' },
-  {
-    path: '/ai/knowledge.json',
-    family: 'discovery',
-    metered: false,
-    summary: 'Discovery knowledge: summary, glossary, products, technology',
-  },
-  { path: '/ai/feed.json', family: 'discovery', metered: false, summary: 'Discovery feed' },
-  { path: '/ai/pages.json', family: 'discovery', metered: false, summary: 'Discovery page manifest with page hashes' },
-  { path: '/ai/query', family: 'discovery', metered: false, summary: 'Discovery query contract' },
-  { path: '/ai/query', method: 'POST', family: 'discovery', metered: false, summary: 'Discovery query endpoint' },
   { path: '/llms.txt', family: 'discovery', metered: false, summary: 'llms.txt summary of this service', contentType: 'text/plain' },
   { path: '/', family: 'discovery', metered: false, summary: 'Home page (HTML)', contentType: 'text/html' },
-  { path: '/mcp', family: 'mcp', metered: false, summary: 'MCP endpoint (Streamable HTTP): GET is not used in stateless mode' },
 ];
+
+/** Served paths the document leaves out, and why. */
+const UNDOCUMENTED: Record<string, string> = {
+  'GET /mcp': 'the stateless MCP endpoint takes POST only (GET answers 405); POST /mcp describes it',
+};
 
 function isSeeded(method: string, path: string): boolean {
   return listRoutes().some((r) => r.method === method && r.path === path);
@@ -38,7 +30,7 @@ export function seedRoutesOf(app: H3): void {
     const method = (r.method || 'GET').toUpperCase() as HttpMethod;
     if (!['GET', 'POST', 'PUT', 'DELETE'].includes(method)) continue;
     const path = r.route.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*\*:?([A-Za-z0-9_]*)/g, (_m, n: string) => `{${n || 'path'}}`);
-    if (isSeeded(method, path)) continue;
+    if (isSeeded(method, path) || UNDOCUMENTED[`${method} ${path}`]) continue;
     const known = KNOWN.find((k) => k.path === path && (k.method ?? 'GET') === method);
     if (known) describeRouteIfAbsent({ ...known, method });
     else

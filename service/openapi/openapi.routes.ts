@@ -12,6 +12,7 @@ import { renderRulesPage } from './rules-page.ts';
 import { seedRoutesOf } from './known-routes.ts';
 import { buildOpenApiDocument } from './openapi.ts';
 import { describeRoute } from '../platform/route-registry.ts';
+import { openApiDocumentAnswer } from './openapi.schema.ts';
 
 describeRoute({
   method: 'GET',
@@ -19,7 +20,7 @@ describeRoute({
   family: 'meta',
   metered: false,
   summary: 'This OpenAPI 3.1 document',
-  responseDescription: 'OpenAPI 3.1 document',
+  response: openApiDocumentAnswer,
 });
 describeRoute({
   method: 'GET',

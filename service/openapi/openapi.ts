@@ -177,7 +177,7 @@ function operation(r: RouteDoc): Json {
     content: { [r.contentType ?? 'application/json']: { schema } },
     headers: { ETag: { schema: { type: 'string' } }, ...(metered ? rateHeaders : {}) },
   };
-  const responses: Json = { '200': ok };
+  const responses: Json = { [String(r.status ?? 200)]: ok };
   const statuses = new Set<number>([...(r.method === 'GET' ? [304] : []), ...(r.statuses ?? []), ...(metered ? [401, 429] : []), 500]);
   // Every route can answer a client error the HTTP layer raises (an unknown method, a malformed request).
   if (![...statuses].some((s) => s >= 400 && s < 500))

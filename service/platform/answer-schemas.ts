@@ -25,3 +25,6 @@ export const pageMembers = {
   next_cursor: z.string().nullable().describe('cursor of the next page; null on the last page'),
   next: z.string().nullable().describe('URL of the next page (also the Link rel="next" header); null on the last page'),
 };
+
+/** `limit_clamped` of a list answer whose `limit` was above its maximum (http.ts clampLimit); absent otherwise. */
+export const limitClampedSchema = z.object({ requested: z.number(), max: z.number() }).optional();

@@ -49,6 +49,8 @@ export interface RouteDoc {
   metered?: boolean;
   /** Response content type when not JSON (e.g. `text/html`). */
   contentType?: string;
+  /** Status of the success answer when it is not 200 (201 for a created resource). */
+  status?: 200 | 201;
 }
 
 const routes = new Map<string, RouteDoc>();

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
 import { parseQuery } from '../platform/http.ts';
+import { quoteAnswer, quoteHistoryAnswer } from './quotes.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { getLatestQuote, getQuoteHistory, HISTORY_DEFAULT, HISTORY_MAX } from './quotes.queries.ts';
 
@@ -34,6 +35,7 @@ export function registerQuotesRoutes(app: H3, deps: ServiceDeps): void {
     params: { ticker: 'ticker or CIK' },
     query: quoteQuery,
     statuses: [400, 404, 503],
+    response: quoteAnswer,
   });
   describeRoute({
     method: 'GET',
@@ -43,6 +45,7 @@ export function registerQuotesRoutes(app: H3, deps: ServiceDeps): void {
     params: { ticker: 'ticker or CIK' },
     query: historyQuery,
     statuses: [400, 404, 503],
+    response: quoteHistoryAnswer,
   });
   const qdeps = () => ({ quotes: readerFor(deps, 'quotes'), registry: deps.readers.registry });
   app.get('/api/company/:ticker/quote', async (event) => {

@@ -6,34 +6,12 @@ import { getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { parseQuery } from '../platform/http.ts';
+import { verifyAnswer, keysAnswer } from './receipts.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { receiptContext, verifyLeafHash } from './receipts.queries.ts';
 
 const verifyQuery = z.object({
   prev_nonce: z.string().optional().describe('nonce of a receipt this service issued earlier: the new receipt chains to it'),
-});
-
-const receiptSchema = z.object({
-  leaf_hash: z.string(),
-  found: z.boolean(),
-  verified_at: z.string(),
-  nonce: z.string(),
-  prev_nonce: z.string().nullable(),
-  prev_receipt_hash: z.string().nullable(),
-  key_id: z.string(),
-  signature: z.string(),
-});
-const leafSchema = z.object({
-  leaf_hash: z.string(),
-  alg: z.literal('sha256'),
-  canon: z.literal('rfc8785'),
-  kind: z.string(),
-  source: z.string(),
-  source_url: z.string().nullable(),
-  retrieved_at: z.string().nullable(),
-  content_sha256: z.string().nullable(),
-  record_sha256: z.string().nullable(),
-  parent: z.string().nullable(),
 });
 
 describeRoute({
@@ -45,16 +23,7 @@ describeRoute({
     "Searches every leaf ever issued (all domains). 404 bodies carry a signed `found: false` receipt. Pass `prev_nonce` (a previous receipt's nonce) to chain receipts; an unknown nonce is a 400.",
   params: { leaf_hash: 'SHA-256 leaf hash, 64 lower-case hex characters' },
   query: verifyQuery,
-  response: z.object({
-    leaf_hash: z.string(),
-    found: z.literal(true),
-    domain: z.string(),
-    table_name: z.string().nullable(),
-    leaf: leafSchema,
-    chain: z.object({ valid: z.boolean(), problem: z.string().nullable(), length: z.number(), leaves: z.array(leafSchema) }),
-    receipt: receiptSchema,
-    receipt_hash: z.string(),
-  }),
+  response: verifyAnswer,
   statuses: [400, 404, 503],
 });
 describeRoute({
@@ -63,18 +32,7 @@ describeRoute({
   family: 'receipts',
   metered: false,
   summary: 'Public Ed25519 keys (JWK set) that sign receipts; kid = RFC 7638 thumbprint = receipt key_id',
-  response: z.object({
-    keys: z.array(
-      z.object({
-        kty: z.literal('OKP'),
-        crv: z.literal('Ed25519'),
-        x: z.string(),
-        kid: z.string(),
-        alg: z.literal('EdDSA'),
-        use: z.literal('sig'),
-      }),
-    ),
-  }),
+  response: keysAnswer,
 });
 
 export function registerReceiptRoutes(app: H3, deps: ServiceDeps): void {

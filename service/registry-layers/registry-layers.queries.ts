@@ -276,21 +276,28 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string, o
   };
 }
 
-/** Layer 2 (~2000 tokens): acquisitions, launches, leadership changes, financial milestones from 8-K items; rows' provenance per `origins` (RowOrigins). */
+/**
+ * Layer 2 (~2000 tokens): acquisitions, launches, leadership changes, financial milestones from 8-K items; rows'
+ * provenance per `origins` (RowOrigins). Pages like every list route (platform/pagination.ts): `limit` events from
+ * `cursor`, `total` events in all, `next_cursor` null on the last page.
+ */
 export async function getCompanyTimeline(
   registry: SnapshotReader,
   ref: string,
-  opts: { limit?: number; origins?: RowOrigins; detail?: LayerDetail } = {},
+  opts: { limit?: number; origins?: RowOrigins; detail?: LayerDetail; cursor?: string } = {},
 ) {
   const mode = opts.origins ?? 'hash';
   const full = opts.detail === 'full';
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
   const { limit, clamped } = clampLimit(opts.limit, 20, 200);
+  const snapshotId = registry.manifest?.snapshot_id ?? null;
+  const offset = decodeCursor(opts.cursor, snapshotId);
   const [events, counts] = await Promise.all([
-    registry.query(Q.timeline, { cik, limit }).then(withOrigin),
+    registry.query(Q.timeline, { cik, limit, offset }).then(withOrigin),
     registry.query(Q.timelineCounts, { cik }),
   ]);
+  const total = counts.reduce((n, r) => n + Number(r.n), 0);
   return {
     ...companyHead(c, 2),
     counts: Object.fromEntries(counts.map((r) => [String(r.event_type), Number(r.n)])),
@@ -311,6 +318,8 @@ export async function getCompanyTimeline(
     ...(clamped ? { limit_clamped: clamped } : {}),
     ...(mode === 'hash' ? { origins_note: ROW_ORIGINS_NOTE } : {}),
     origin: companyOrigin(c, events),
+    total,
+    next_cursor: nextCursorOf(offset, events.length, total, snapshotId),
   };
 }
 

@@ -11,6 +11,15 @@ import { limitParam, parseQuery } from '../platform/http.ts';
 import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
+  earningsAnswer,
+  filingsAnswer,
+  peopleAnswer,
+  personAnswer,
+  profileAnswer,
+  signalsAnswer,
+  timelineAnswer,
+} from './registry-layers.schema.ts';
+import {
   getCompanyEarnings,
   getCompanyFilings,
   getCompanyPeople,
@@ -38,7 +47,7 @@ const detailParam = z
     'full: every row with all its fields (evidence sentences, EDGAR URLs, filing metadata); default: the layer at its token budget',
   );
 const profileQuery = z.object({ origins: originsParam, detail: detailParam });
-const timelineQuery = z.object({ limit: limitParam(20, 200), origins: originsParam, detail: detailParam });
+const timelineQuery = z.object({ limit: limitParam(20, 200), cursor: cursorParam, origins: originsParam, detail: detailParam });
 const signalsQuery = z.object({
   ticker: z.string().min(1).max(15).optional(),
   type: z.string().optional().describe('signal type (see the index without parameters)'),
@@ -57,16 +66,19 @@ describeRoute({
   summary: 'Layer 1 profile (about 800 tokens): people, products, partnerships, affiliations',
   params: tickerParam,
   query: profileQuery,
+  response: profileAnswer,
   statuses: [400, 404, 503],
 });
 describeRoute({
   method: 'GET',
   path: '/api/company/{ticker}/timeline',
   family: 'company',
-  summary: 'Layer 2 timeline (about 2000 tokens): acquisitions, launches, leadership changes, financial milestones',
+  summary:
+    'Layer 2 timeline (about 2000 tokens): acquisitions, launches, leadership changes, financial milestones (pages: limit + cursor, next)',
   params: tickerParam,
   query: timelineQuery,
-  statuses: [400, 404, 503],
+  response: timelineAnswer,
+  statuses: [400, 404, 409, 503],
 });
 describeRoute({
   method: 'GET',
@@ -75,6 +87,7 @@ describeRoute({
   summary: 'Layer 3 filings: accession, form, dates, EDGAR URLs, extraction status (pages: limit + cursor, next)',
   params: tickerParam,
   query: filingsQuery,
+  response: filingsAnswer,
   statuses: [400, 404, 409, 503],
 });
 describeRoute({
@@ -83,6 +96,7 @@ describeRoute({
   family: 'company',
   summary: 'Confirmed and predicted earnings dates, recent 8-Ks',
   params: tickerParam,
+  response: earningsAnswer,
   statuses: [400, 404, 503],
 });
 describeRoute({
@@ -91,6 +105,7 @@ describeRoute({
   family: 'company',
   summary: 'Executives and board members',
   params: tickerParam,
+  response: peopleAnswer,
   statuses: [400, 404, 503],
 });
 describeRoute({
@@ -99,6 +114,7 @@ describeRoute({
   family: 'company',
   summary: 'A person by case-insensitive partial name match, with career across companies',
   params: { name: 'person name (partial, case-insensitive)' },
+  response: personAnswer,
   statuses: [404, 503],
 });
 describeRoute({
@@ -108,6 +124,7 @@ describeRoute({
   summary:
     'Signals from 10-K risk factors and MD&A; no parameters at all: index of signal types with counts; any parameter (also limit alone): the matching signals, paged (limit + cursor, next)',
   query: signalsQuery,
+  response: signalsAnswer,
   statuses: [400, 409, 503],
 });
 
@@ -115,8 +132,10 @@ export function registerRegistryLayerRoutes(app: H3, deps: ServiceDeps): void {
   const reg = () => readerFor(deps, 'registry');
   const ticker = (e: Parameters<typeof getRouterParam>[0]) => getRouterParam(e, 'ticker') ?? '';
   app.get('/api/company/:ticker/profile', (e) => getCompanyProfile(reg(), ticker(e), parseQuery(e, profileQuery)));
-  app.get('/api/company/:ticker/timeline', (e) => getCompanyTimeline(reg(), ticker(e), parseQuery(e, timelineQuery)));
   const base = () => deps.options.publicBaseUrl;
+  app.get('/api/company/:ticker/timeline', async (e) =>
+    pagedResponse(e, await getCompanyTimeline(reg(), ticker(e), parseQuery(e, timelineQuery)), base()),
+  );
   app.get('/api/company/:ticker/filings', async (e) =>
     pagedResponse(e, await getCompanyFilings(reg(), ticker(e), parseQuery(e, filingsQuery)), base()),
   );

@@ -6,6 +6,7 @@ import type { H3 } from 'h3';
 import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { clampLimit, parseQuery } from '../platform/http.ts';
+import { statsAnswer, rankingsAnswer } from './stats.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { UsageService } from '../platform/usage.service.ts';
 import { aiQueryCounts, rankCompanies, registryTotals } from './stats.queries.ts';
@@ -30,32 +31,12 @@ const rankingsQuery = z.object({
     .describe(`companies (default ${RANKINGS_LIMIT_DEFAULT}, max ${RANKINGS_LIMIT_MAX}; larger values are clamped)`),
 });
 
-const platforms = z.object({ openai: z.number(), anthropic: z.number(), perplexity: z.number(), google: z.number(), other_ai: z.number() });
-
 describeRoute({
   method: 'GET',
   path: '/api/stats',
   family: 'stats',
   summary: 'Registry totals (companies, people, products, partnerships, filings) and 24-hour AI-agent query counts by platform',
-  response: z.object({
-    totals: z.object({
-      companies: z.number(),
-      active_companies: z.number(),
-      people: z.number().nullable(),
-      products: z.number().nullable(),
-      partnerships: z.number().nullable(),
-      filings: z.number().nullable(),
-    }),
-    snapshot_id: z.string().nullable(),
-    ai_queries_24h: z.object({
-      window_hours: z.number(),
-      total_requests: z.number(),
-      total_ai: z.number(),
-      by_platform: platforms,
-      by_agent_type: z.record(z.string(), z.number()),
-    }),
-    generated_at: z.string(),
-  }),
+  response: statsAnswer,
   statuses: [503],
 });
 describeRoute({
@@ -64,24 +45,7 @@ describeRoute({
   family: 'stats',
   summary: 'Companies ranked by AI-agent query volume (successful /api/company/* requests from AI agents)',
   query: rankingsQuery,
-  response: z.object({
-    days: z.number(),
-    limit: z.number(),
-    limit_clamped: z.object({ requested: z.number(), max: z.number() }).optional(),
-    days_clamped: z.object({ requested: z.number(), max: z.number() }).optional(),
-    rankings: z.array(
-      z.object({
-        rank: z.number(),
-        ticker: z.string(),
-        name: z.string().nullable(),
-        ai_queries: z.number(),
-        distinct_clients: z.number(),
-        by_platform: platforms,
-        last_queried_at: z.string(),
-      }),
-    ),
-    generated_at: z.string(),
-  }),
+  response: rankingsAnswer,
   statuses: [400],
 });
 

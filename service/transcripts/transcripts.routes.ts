@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
 import { parseQuery } from '../platform/http.ts';
+import { factsAnswer, searchTranscriptsAnswer, transcriptsAnswer } from './transcripts.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { getCompanyFacts, getCompanyTranscripts, searchTranscripts } from './transcripts.queries.ts';
 
@@ -25,6 +26,7 @@ export function registerTranscriptsRoutes(app: H3, deps: ServiceDeps): void {
     summary: 'Earnings-call transcripts: count, titles, quarters, speakers, key metrics',
     params: { ticker: 'ticker or CIK' },
     statuses: [400, 404, 503],
+    response: transcriptsAnswer,
   });
   describeRoute({
     method: 'GET',
@@ -34,6 +36,7 @@ export function registerTranscriptsRoutes(app: H3, deps: ServiceDeps): void {
     params: { ticker: 'ticker or CIK' },
     query: factsQuery,
     statuses: [400, 404, 503],
+    response: factsAnswer,
   });
   describeRoute({
     method: 'GET',
@@ -42,6 +45,7 @@ export function registerTranscriptsRoutes(app: H3, deps: ServiceDeps): void {
     summary: 'Search transcript facts by topic and type; first=true: first-mention date per company',
     query: searchQuery,
     statuses: [400, 503],
+    response: searchTranscriptsAnswer,
   });
   const tdeps = () => ({ transcripts: readerFor(deps, 'transcripts'), registry: deps.readers.registry });
   app.get('/api/company/:ticker/transcripts', async (event) => getCompanyTranscripts(tdeps(), getRouterParam(event, 'ticker') ?? ''));

@@ -7,6 +7,7 @@ import { HTTPError, type H3 } from 'h3';
 import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { parseBody } from '../platform/http.ts';
+import { creditsCommandAnswer } from './vetting.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { bearerTokenOf, stateOf, tokensEqual } from '../platform/guards.ts';
 import { planIdSchema, runCreditsCommand } from './credits.ts';
@@ -26,6 +27,7 @@ describeRoute({
   summary: 'Admin: grant credits, issue an API key or show an account (Bearer ADMIN_TOKEN)',
   body: commandSchema,
   statuses: [400, 401, 404],
+  response: creditsCommandAnswer,
 });
 
 export function registerCreditsRoutes(app: H3, deps: ServiceDeps): void {

@@ -10,6 +10,7 @@ import type { ServiceDeps } from '../platform/deps.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
 import { BATCH_BODY_LIMIT } from '../platform/body.ts';
 import { cursorParam, pagedResponse } from '../platform/pagination.ts';
+import { batchVetAnswer, plansAnswer, vetAnswer, vetPreviewAnswer, vettingLookupAnswer } from './vetting.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
   batchVet,
@@ -42,39 +43,16 @@ const vettingQuery = z.object({
   cursor: cursorParam,
 });
 
-const vettingRecordSchema = z.object({
-  vetting_id: z.string(),
-  dot_number: z.number(),
-  broker_id: z.string().nullable(),
-  carrier: z.string().describe("the carrier's legal name (spec 001: string)"),
-  carrier_detail: z.record(z.string(), z.unknown()).describe('census summary: state, status, authority, rating, fleet size'),
-  risk_score: z.number(),
-  risk_level: z.enum(['LOW', 'MODERATE', 'HIGH', 'CRITICAL']),
-  recommendation: z.enum(['APPROVE', 'CAUTION', 'REJECT']),
-  red_flags: z.array(z.string()).describe('one sentence per red flag; empty when there are none'),
-  red_flags_detail: z.array(z.object({ code: z.string(), severity: z.string(), message: z.string() })),
-  basics: z
-    .record(z.string(), z.number())
-    .describe('SMS measure per BASIC, keyed by snake_case category (unsafe_driving, crash_indicator, ...)'),
-  basics_detail: z.array(z.record(z.string(), z.unknown())),
-  model_version: z.string(),
-  data_hash: z.string(),
-  vetting_date: z.string(),
-  live_refresh: z.record(z.string(), z.unknown()),
-  snapshot_available: z.boolean(),
-  signature: z.object({ alg: z.literal('Ed25519'), key_id: z.string(), value: z.string() }),
-});
-
 describeRoute({
   method: 'POST',
   path: '/api/vet',
   family: 'vetting',
   summary: 'Vet a carrier: a signed, reproducible vetting record (1 credit)',
   body: vetInput,
-  response: vettingRecordSchema.extend({ credits: z.record(z.string(), z.unknown()) }),
   statuses: [400, 401, 402, 404, 503],
   description:
     'dot_number may be a number or a string of digits. Authorization: Bearer plc_... selects a paid credit account; without it the broker_id free account (30 credits) pays.',
+  response: vetAnswer,
 });
 describeRoute({
   method: 'POST',
@@ -83,6 +61,7 @@ describeRoute({
   summary: 'Same computation as /api/vet; no record stored, no credit used',
   body: previewInput,
   statuses: [400, 404, 503],
+  response: vetPreviewAnswer,
 });
 describeRoute({
   method: 'GET',
@@ -91,6 +70,7 @@ describeRoute({
   summary: "A carrier's vetting history (?dot=) or one record with snapshot_json (?id=)",
   query: vettingQuery,
   statuses: [400, 404],
+  response: vettingLookupAnswer,
 });
 describeRoute({
   method: 'POST',
@@ -99,6 +79,7 @@ describeRoute({
   summary: 'Vet many carriers: per-plan batch limit, whole batch checked against the balance first, per-DOT results',
   body: batchVetInput,
   statuses: [400, 401, 402, 503],
+  response: batchVetAnswer,
 });
 
 describeRoute({
@@ -106,6 +87,7 @@ describeRoute({
   path: '/api/plans',
   family: 'vetting',
   summary: 'Vetting plans and prices: Free, pay as you go, 100-pack, 500-pack, Enterprise (credits, purchase sizes, batch limits)',
+  response: plansAnswer,
 });
 
 export function registerVettingRoutes(app: H3, deps: ServiceDeps): void {

@@ -81,3 +81,87 @@ export const SignedVettingSchema = VettingRecordSchema.extend({
   signature: z.object({ alg: z.literal('Ed25519'), key_id: z.string(), value: z.string() }),
 });
 export type SignedVetting = z.infer<typeof SignedVettingSchema>;
+
+// Answer schemas of the vetting routes (OpenAPI components, checked live by test/api/openapi-conformance.test.ts).
+
+const PLAN_IDS = ['free', 'payg', 'pack_100', 'pack_500', 'enterprise'] as const;
+
+/** The paying account after a vetting (vetting.queries.ts CreditsView): balance null on an unlimited plan. */
+export const CreditsViewSchema = z.object({
+  account_id: z.string(),
+  plan: z.enum(PLAN_IDS),
+  balance: z.number().int().nullable(),
+  charged: z.number().int(),
+});
+
+/** POST /api/vet: the signed record, the paying account, and `watchlist` only when auto_watch added the carrier. */
+export const vetAnswer = SignedVettingSchema.extend({
+  credits: CreditsViewSchema,
+  watchlist: z
+    .object({ added: z.literal(true) })
+    .optional()
+    .describe('present when auto_watch added the carrier'),
+});
+
+/** POST /api/vet-preview: the same computation, unsigned, not stored (no vetting_id). */
+export const vetPreviewAnswer = VettingRecordSchema.extend({ preview: z.literal(true), snapshot_json: z.string() });
+
+/** GET /api/vetting: ?dot= a page of the carrier's history; ?id= one record with the snapshot it was computed from. */
+export const vettingLookupAnswer = z.union([
+  z.object({
+    dot_number: z.number().int(),
+    count: z.number().int(),
+    records: z.array(SignedVettingSchema),
+    limit: z.number().int(),
+    limit_clamped: z.object({ requested: z.number(), max: z.number() }).optional(),
+    next_cursor: z.string().nullable(),
+    next: z.string().nullable(),
+  }),
+  SignedVettingSchema.extend({ snapshot_json: z.string() }),
+]);
+
+export const batchVetAnswer = z.object({
+  broker_id: z.string().nullable(),
+  requested: z.number().int(),
+  succeeded: z.number().int(),
+  failed: z.number().int(),
+  results: z.array(
+    z.union([
+      z.object({ dot_number: z.union([z.string(), z.number()]), status: z.literal('ok'), record: SignedVettingSchema }),
+      z.object({
+        dot_number: z.union([z.string(), z.number()]),
+        status: z.literal('error'),
+        http_status: z.number().int(),
+        error: z.string(),
+      }),
+    ]),
+  ),
+  credits: CreditsViewSchema,
+});
+
+export const plansAnswer = z.object({
+  currency: z.literal('USD'),
+  rules: z.array(z.string()),
+  plans: z.array(
+    z.object({
+      plan: z.enum(PLAN_IDS),
+      label: z.string(),
+      price: z.string(),
+      price_usd: z.number().nullable(),
+      usd_per_credit: z.number().nullable(),
+      lookups: z.literal('unlimited'),
+      vettings: z.string(),
+      purchase_credits: z.object({ min: z.number().int(), max: z.number().int() }).nullable(),
+      batch_limit: z.number().int().nullable(),
+    }),
+  ),
+});
+
+const AccountSchema = z.object({ account_id: z.string(), plan: z.enum(PLAN_IDS), balance: z.number().int(), created_at: z.string() });
+
+/** POST /admin/credits: grant → {granted, account}; key → {account_id, api_key, ..., note}; show → {account}. */
+export const creditsCommandAnswer = z.union([
+  z.object({ granted: z.number().int(), account: AccountSchema }),
+  z.object({ account_id: z.string(), api_key: z.string(), key_id: z.string(), note: z.string() }),
+  z.object({ account: AccountSchema }),
+]);

@@ -5,7 +5,8 @@
  * One pagination scheme on every list route (service/platform/pagination.ts): `limit` + opaque `cursor`, `next`
  * in the body and `Link: rel="next"`. Walking `next` over /api/red-flags at the small sample scale returns every
  * flagged carrier exactly once; the same holds for /api/carriers; a malformed cursor is a 400 naming `cursor`, and
- * a cursor of another snapshot a 409.
+ * a cursor of another snapshot a 409. A carrier's crashes and inspections page the same way (every crash once with all its vehicle rows, every
+ * inspection once with its violations).
  */
 import { createHash } from 'node:crypto';
 import path from 'node:path';
@@ -84,6 +85,60 @@ describe('cursor pagination', { timeout: 600_000 }, () => {
     expect(dots.length).toBe(n);
     expect(new Set(dots).size).toBe(n);
     expect(rows.every((r) => r.phy_state === 'TX')).toBe(true);
+  });
+
+  it("walks a carrier's /api/crashes to the end: every crash once with all its vehicle rows, counts over every crash", async () => {
+    const [top] = await svc.deps.readers.fmcsa!.query(
+      'SELECT dot_number, count(DISTINCT crash_id)::INTEGER AS crashes, count(*)::INTEGER AS vehicles FROM crashes GROUP BY dot_number ORDER BY crashes DESC, dot_number LIMIT 1',
+    );
+    const crashes = Number(top!.crashes);
+    expect(crashes).toBeGreaterThan(2);
+    const ids: string[] = [];
+    let vehicles = 0;
+    let url: string | null = `/api/crashes?dot=${top!.dot_number}&limit=2`;
+    while (url) {
+      const r = await getJson(svc.app, url);
+      expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+      expect(r.body.total_crashes).toBe(crashes);
+      const page = [...new Set((r.body.vehicles as Array<{ crash_id: string }>).map((v) => v.crash_id))];
+      expect(page.length).toBe(r.body.returned_crashes);
+      ids.push(...page);
+      vehicles += r.body.vehicles.length;
+      const next = r.body.next as string | null;
+      expect(r.headers.get('link')).toBe(next ? `<${next}>; rel="next"` : null);
+      url = next ? `${new URL(next).pathname}${new URL(next).search}` : null;
+    }
+    expect(ids.length).toBe(crashes);
+    expect(new Set(ids).size).toBe(crashes);
+    expect(vehicles).toBe(Number(top!.vehicles));
+  });
+
+  it("walks a carrier's /api/inspections to the end: every inspection once, with its violations", async () => {
+    const [top] = await svc.deps.readers.fmcsa!.query(
+      'SELECT dot_number, count(*)::INTEGER AS n FROM inspections GROUP BY dot_number ORDER BY n DESC, dot_number LIMIT 1',
+    );
+    const [{ v }] = await svc.deps.readers.fmcsa!.query(
+      'SELECT count(*)::INTEGER AS v FROM violations WHERE inspection_id IN (SELECT inspection_id FROM inspections WHERE dot_number = $dot)',
+      { dot: Number(top!.dot_number) },
+    );
+    const n = Number(top!.n);
+    expect(n).toBeGreaterThan(3);
+    const ids: string[] = [];
+    let violations = 0;
+    let url: string | null = `/api/inspections?dot=${top!.dot_number}&limit=3`;
+    while (url) {
+      const r = await getJson(svc.app, url);
+      expect(r.status, JSON.stringify(r.body).slice(0, 300)).toBe(200);
+      expect(r.body.total_inspections_on_file).toBe(n);
+      ids.push(...r.body.inspections.map((i: { inspection_id: string }) => i.inspection_id));
+      violations += r.body.violations.length;
+      const next = r.body.next as string | null;
+      expect(r.headers.get('link')).toBe(next ? `<${next}>; rel="next"` : null);
+      url = next ? `${new URL(next).pathname}${new URL(next).search}` : null;
+    }
+    expect(ids.length).toBe(n);
+    expect(new Set(ids).size).toBe(n);
+    expect(violations).toBe(Number(v));
   });
 
   it('answers 400 naming cursor for a malformed one and 409 for a cursor of another snapshot', async () => {

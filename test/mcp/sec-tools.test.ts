@@ -80,7 +80,11 @@ describe('registry tools', () => {
     expect(leavesIn(full).length).toBeGreaterThan(leavesIn(profile).length);
     const timeline = await call('sec_timeline', { ticker: 'AAPL', limit: 5 });
     expect(timeline.events.length).toBeLessThanOrEqual(5);
-    expect(timeline).toEqual(withoutNulls(await rest('/api/company/AAPL/timeline?limit=5')));
+    // The REST page adds `next`, the URL of the next page (an HTTP link; MCP pages with next_cursor alone).
+    const { next: _next, ...timelineRest } = await rest('/api/company/AAPL/timeline?limit=5');
+    expect(timeline).toEqual(withoutNulls(timelineRest));
+    const page2 = await call('sec_timeline', { ticker: 'AAPL', limit: 5, cursor: timeline.next_cursor });
+    expect(page2.events[0]).not.toEqual(timeline.events[0]);
     const filings = await call('sec_filings', { ticker: 'AAPL', form: '10-K', limit: 3 });
     expect(filings.filings.length).toBeGreaterThan(0);
     for (const f of filings.filings) expect(f.form).toMatch(/^10-K/);
