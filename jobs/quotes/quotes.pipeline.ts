@@ -20,9 +20,9 @@
  * always give the same chain; a changed bar produces new leaves and the old
  * ones move to quote_leaf_history (docs/quotes-and-transcripts.md).
  */
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { readdir, rm } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
@@ -37,6 +37,7 @@ import {
   type ParsedQuotes,
   type ParsedReference,
 } from '../../ingest/quotes/formats.ts';
+import { PolygonResultsSplitter } from '../../ingest/quotes/polygon-split.ts';
 import type { Adjustment } from '../../ingest/quotes/quote.schema.ts';
 import { ParseError } from '../../lib/errors.ts';
 import { createRecordLeaf, type OriginLeaf } from '../../lib/origin.ts';
@@ -188,69 +189,124 @@ async function writeCorporateActions(
 }
 
 /**
- * Files at least this large are not parsed in JS first: their kind is sniffed from the head and their rows come from
- * DuckDB alone (a 500,000-result response parsed in JS, then re-serialised for DuckDB, took ~40 % of the time and
- * over 1 GB per parse child; issue 22, item 3). Smaller files (fetched responses, fixtures) are parsed in JS too,
- * which gives the exact errors and splits/dividends detection of ingest/quotes/formats.ts.
+ * Files at least this large are never parsed whole in JS: their kind is sniffed from the head, and the document is
+ * streamed apart (ingest/quotes/polygon-split.ts) into one line per result for DuckDB's newline-delimited reader (a
+ * 500,000-result response parsed in JS took most of the ingest time and over 1 GB per parse child; read by DuckDB
+ * as one object it ran out of the scratch database's memory; issue 22, item 3). Smaller files (fetched responses,
+ * fixtures) are also parsed in JS first, for the exact errors and splits/dividends detection of
+ * ingest/quotes/formats.ts. Every file's rows come from the same SQL (loadPolygonRows).
  */
 export const POLYGON_SNIFF_MIN_BYTES = 8 << 20;
 
 async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Promise<StepResult> {
   const { file, rel } = ctx.data;
-  const input = await readInput(file, 'polygon', null);
-  const large = input.bytes.byteLength >= POLYGON_SNIFF_MIN_BYTES;
+  const size = (await stat(file)).size;
+  const large = size >= POLYGON_SNIFF_MIN_BYTES;
+  const input = large ? null : await readInput(file, 'polygon', null);
   // A splits or dividends reference file is read into quote_corporate_actions, never rejected as "not an aggregates response".
   // A fetched day's file (`{date}_splits.json`, `{date}_dividends.json`, further pages `.pN.json`) may list no action.
   const expected = /_(splits|dividends)(\.p\d+)?\.json$/.exec(rel)?.[1] as 'splits' | 'dividends' | undefined;
-  const reference = large && !sniffPolygonReference(input.bytes) ? null : parsePolygonReference(input.bytes, rel, expected);
-  if (reference) return writeCorporateActions(ctx, reference, { ...input.src, source: reference.dataset }, rel);
+  if (input) {
+    const reference = parsePolygonReference(input.bytes, rel, expected);
+    if (reference) return writeCorporateActions(ctx, reference, { ...input.src, source: reference.dataset }, rel);
+  } else if (expected || sniffPolygonReference(await readHead(file))) {
+    const whole = await readInput(file, 'polygon', null);
+    const reference = parsePolygonReference(whole.bytes, rel, expected);
+    if (reference) return writeCorporateActions(ctx, reference, { ...whole.src, source: reference.dataset }, rel);
+  }
   // Validation and rejects in JS (ingest/quotes/formats.ts); a large file's are computed only when DuckDB finds a bad result.
-  let probe: ParsedQuotes | null = large ? null : parsePolygonAggs(input.bytes, rel);
-  const adjustment = probe?.adjustment ?? sniffPolygonAdjustment(input.bytes);
-  const dataset = adjustment === 'raw' ? 'polygon/aggs-1day-raw' : 'polygon/aggs-1day-adjusted';
-  // The dataset (raw or adjusted aggregates) is known only after parsing.
-  const src = { ...input.src, source: dataset };
-  const rows = await ctx.run.withScratch(async (conn) => {
-    const bad = await loadPolygonRows(conn, file, rel, adjustment, input.bytes.byteLength);
-    if (bad > 0) {
-      probe ??= parsePolygonAggs(input.bytes, rel);
-      await conn.run(
-        `CREATE TEMP TABLE quote_file_valid AS SELECT * FROM quote_file_rows WHERE ok; DROP TABLE quote_file_rows; ALTER TABLE quote_file_valid RENAME TO quote_file_rows`,
-      );
-    }
-    return (await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel))).rows;
-  });
-  const rejects = probe?.rejects ?? [];
-  await ctx.run.writeRejects(
-    rel,
-    rejects.map((r) => ({ dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })),
-  );
-  await ctx.run.recordSource(src, { rows, rejects: rejects.length }, rel);
-  return { rows, rejects: rejects.length, detail: { format: 'polygon-aggs', adjustment } };
+  let probe: ParsedQuotes | null = input ? parsePolygonAggs(input.bytes, rel) : null;
+  const lines = `${ctx.run.partPath(FOLD_PARTS, rel)}.${process.pid}.ndjson`;
+  await mkdir(path.dirname(lines), { recursive: true });
+  try {
+    const doc = await splitPolygonResults(file, rel, lines);
+    const adjustment: Adjustment = doc.adjusted === false ? 'raw' : 'split_dividend';
+    const dataset = adjustment === 'raw' ? 'polygon/aggs-1day-raw' : 'polygon/aggs-1day-adjusted';
+    // The dataset (raw or adjusted aggregates) is known only after parsing.
+    const src = { ...(input?.src ?? (await describeInput(file, 'polygon', null))), source: dataset };
+    const rows = await ctx.run.withScratch(async (conn) => {
+      const bad = await loadPolygonRows(conn, lines, rel, adjustment, doc.ticker);
+      if (bad > 0) {
+        probe ??= parsePolygonAggs(await readFile(file), rel);
+        await conn.run(
+          `CREATE TEMP TABLE quote_file_valid AS SELECT * FROM quote_file_rows WHERE ok; DROP TABLE quote_file_rows; ALTER TABLE quote_file_valid RENAME TO quote_file_rows`,
+        );
+      }
+      return (await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel))).rows;
+    });
+    const rejects = probe?.rejects ?? [];
+    await ctx.run.writeRejects(
+      rel,
+      rejects.map((r) => ({ dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })),
+    );
+    await ctx.run.recordSource(src, { rows, rejects: rejects.length }, rel);
+    return { rows, rejects: rejects.length, detail: { format: 'polygon-aggs', adjustment } };
+  } finally {
+    await rm(lines, { force: true });
+  }
+}
+
+async function readHead(file: string): Promise<Buffer> {
+  const fh = await open(file, 'r');
+  try {
+    const { buffer, bytesRead } = await fh.read(Buffer.alloc(4096), 0, 4096, 0);
+    return buffer.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
 }
 
 /** A reference response names `execution_date` (splits) or `ex_dividend_date` (dividends) in its first result. */
-function sniffPolygonReference(bytes: Buffer): boolean {
-  const head = bytes.subarray(0, 4096).toString('utf8');
-  return /"(execution_date|ex_dividend_date)"\s*:/.test(head);
-}
-
-/** `adjusted: false` in the head of a large aggregates response (Polygon writes it before `results`) means raw bars. */
-function sniffPolygonAdjustment(bytes: Buffer): Adjustment {
-  const head = bytes.subarray(0, 4096).toString('utf8');
-  const at = head.indexOf('"results"');
-  return /"adjusted"\s*:\s*false/.test(at >= 0 ? head.slice(0, at) : head) ? 'raw' : 'split_dividend';
+function sniffPolygonReference(head: Buffer): boolean {
+  return /"(execution_date|ex_dividend_date)"\s*:/.test(head.toString('utf8'));
 }
 
 /**
- * Loads a Polygon aggregates response's results into TEMP TABLE `quote_file_rows` (the CSV path's columns, `line` =
- * result index) with DuckDB's JSON reader, typed exactly as parsePolygonAggs does in JS (pinned by
- * test/quotes/polygon-sql.test.ts): the ticker is `T`, else the document's `ticker`, normalised; the trading day is the
- * New York date of `t`; prices are rounded to 6 decimals as `Math.round(x * 1e6) / 1e6`, volume and trade count as
- * `Math.round`. Returns the number of results lacking a ticker, timestamp, o/h/l/c or v (`ok` false).
+ * Streams an aggregates response's results to `lines` (one JSON text per line, in order) and returns the rest of the
+ * document parsed: its `ticker` and `adjusted` as parsePolygonAggs reads them (a non-array `results` or a document
+ * that is not an object is a ParseError naming the file, as there).
  */
-async function loadPolygonRows(conn: DuckDBConnection, file: string, rel: string, adjustment: Adjustment, bytes: number): Promise<number> {
-  // JSON paths are case-sensitive (`T` the ticker, `t` the timestamp); DuckDB struct names are not, hence JSON[].
+async function splitPolygonResults(file: string, rel: string, lines: string): Promise<{ ticker: unknown; adjusted: unknown }> {
+  const out = createWriteStream(lines, { highWaterMark: 1 << 20 });
+  const splitter = new PolygonResultsSplitter(rel, (b) => out.write(b));
+  try {
+    for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+      splitter.push(chunk as Buffer);
+      if (out.writableNeedDrain) await once(out, 'drain');
+    }
+  } finally {
+    out.end();
+    await once(out, 'close');
+  }
+  let doc: unknown;
+  try {
+    doc = JSON.parse(splitter.end());
+  } catch (e) {
+    if (e instanceof ParseError) throw e;
+    throw new ParseError(`invalid JSON: ${(e as Error).message}`, { file: rel });
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc) || !Array.isArray((doc as { results?: unknown }).results ?? []))
+    throw new ParseError('not a Polygon aggregates response (no results array)', { file: rel });
+  const d = doc as { ticker?: unknown; adjusted?: unknown };
+  return { ticker: d.ticker ?? null, adjusted: d.adjusted };
+}
+
+/**
+ * Loads the results of a Polygon aggregates response (one JSON text per line of `lines`) into TEMP TABLE
+ * `quote_file_rows` (the CSV path's columns, `line` = result index), typed exactly as parsePolygonAggs does in JS
+ * (pinned by test/quotes/polygon-sql.test.ts and the golden hashes of the fixtures): the ticker is `T`, else the
+ * document's `ticker`, normalised; the trading day is the New York date of `t`; prices are rounded to 6 decimals as
+ * `Math.round(x * 1e6) / 1e6`, volume and trade count as `Math.round`. Returns the number of results lacking a
+ * ticker, timestamp, o/h/l/c or v (`ok` false).
+ */
+async function loadPolygonRows(
+  conn: DuckDBConnection,
+  lines: string,
+  rel: string,
+  adjustment: Adjustment,
+  docTicker: unknown,
+): Promise<number> {
+  // JSON paths are case-sensitive (`T` the ticker, `t` the timestamp); DuckDB struct names are not, hence JSON.
   // One parse per result extracts every field (a list in FIELDS order); each is then typed: a number, else NULL.
   const FIELDS = ['T', 't', 'o', 'h', 'l', 'c', 'v', 'vw', 'n'];
   const at = (k: string) => `x[${FIELDS.indexOf(k) + 1}]`;
@@ -260,19 +316,16 @@ async function loadPolygonRows(conn: DuckDBConnection, file: string, rel: string
   const mathRound = (x: string) => `(CASE WHEN ${x} - floor(${x}) >= 0.5 THEN ceil(${x}) ELSE floor(${x}) END)`;
   const r6 = (k: string) => `CAST(${mathRound(`(${k}_ * 1e6)`)} / 1e6 AS DECIMAL(18,6))`;
   const round = (k: string) => `CAST(${mathRound(`${k}_`)} AS BIGINT)`;
+  const empty = (await stat(lines)).size === 0;
   const stmt = await conn.prepare(`
     CREATE OR REPLACE TEMP TABLE quote_file_rows AS
-    WITH doc AS (
-      SELECT * FROM read_json(${quoteLiteral(file)}, format = 'unstructured', maximum_object_size = ${Math.max(16 << 20, bytes + 1024)},
-                              columns = {ticker: 'JSON', results: 'JSON[]'})
-    ), u AS (
-      SELECT CASE json_type(ticker) WHEN 'VARCHAR' THEN ticker->>'$' WHEN 'NULL' THEN NULL ELSE CAST(ticker AS VARCHAR) END AS doc_ticker,
-             json_extract(unnest(results), [${FIELDS.map((k) => `'$.${k}'`).join(', ')}]) AS x, generate_subscripts(results, 1) - 1 AS line
-      FROM doc
+    WITH u AS (
+      SELECT json_extract(json, [${FIELDS.map((k) => `'$.${k}'`).join(', ')}]) AS x, row_number() OVER () - 1 AS line
+      FROM ${empty ? `(SELECT NULL::JSON AS json WHERE false)` : `read_ndjson_objects(${quoteLiteral(lines)})`}
     ), f AS (
       -- String(r.T ?? doc.ticker ?? ''): a JSON null or a missing T falls back to the document's ticker.
       SELECT upper(replace(replace(trim(coalesce(CASE json_type(${at('T')}) WHEN 'VARCHAR' THEN ${at('T')}->>'$' WHEN 'NULL' THEN NULL ELSE CAST(${at('T')} AS VARCHAR) END,
-                                                 doc_ticker, '')), '.', '-'), '/', '-')) AS ticker,
+                                                 $doc_ticker, '')), '.', '-'), '/', '-')) AS ticker,
              ${FIELDS.slice(1).map(num).join(', ')}, CAST(line AS BIGINT) AS line
       FROM u
     )
@@ -285,10 +338,17 @@ async function loadPolygonRows(conn: DuckDBConnection, file: string, rel: string
                     AND ticker ~ '^[A-Z0-9][A-Z0-9.\\-]{0,14}$', false) AS ok
     FROM f`);
   stmt.bindVarchar(stmt.parameterIndex('adjustment'), adjustment);
+  // String(doc.ticker): the document's ticker as JS would print it (null when absent).
+  const t = docTicker === null || docTicker === undefined ? null : String(docTicker);
+  if (t === null) stmt.bindNull(stmt.parameterIndex('doc_ticker'));
+  else stmt.bindVarchar(stmt.parameterIndex('doc_ticker'), t);
   try {
     await stmt.run();
   } catch (e) {
-    throw new ParseError(`invalid JSON: ${(e as Error).message.split('\n')[0]}`, { file: rel });
+    // A malformed result is the file's fault; anything else (out of memory, I/O) is not, and is retried as it is.
+    const message = (e as Error).message;
+    if (/Malformed JSON|Invalid Input Error/i.test(message)) throw new ParseError(`invalid JSON: ${message.split('\n')[0]}`, { file: rel });
+    throw e;
   } finally {
     stmt.destroySync();
   }

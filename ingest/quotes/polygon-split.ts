@@ -1,0 +1,159 @@
+/**
+ * Streams a Polygon aggregates response (`{ticker?, adjusted?, results: [...], ...}`) apart without parsing it whole:
+ * each element of the top-level `results` array comes out as one line of text (its JSON, whitespace outside strings
+ * removed), and the rest of the document (every other member, `results` emptied) is kept as a small JSON text that
+ * JSON.parse reads for the document's `ticker` and `adjusted`. Memory stays at one chunk, one element and the rest.
+ *
+ * Used for large responses (jobs/quotes/quotes.pipeline.ts): the lines go to DuckDB's newline-delimited JSON reader,
+ * so a 500,000-result file is never one in-memory object (issue 22, item 3). It checks structure only (strings,
+ * brackets, depth); the elements' JSON is checked by the reader, the rest's by JSON.parse.
+ */
+import { ParseError } from '../../lib/errors.ts';
+
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
+const COMMA = 0x2c;
+const COLON = 0x3a;
+const OPEN_OBJ = 0x7b;
+const CLOSE_OBJ = 0x7d;
+const OPEN_ARR = 0x5b;
+const CLOSE_ARR = 0x5d;
+const NEWLINE = 0x0a;
+const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
+
+/** The rest of a document (outside `results`) may not exceed this many bytes. */
+export const MAX_REST_BYTES = 1 << 20;
+
+export class PolygonResultsSplitter {
+  private depth = 0;
+  private inString = false;
+  private escape = false;
+  /** At depth 1: whether the next string is a member name. */
+  private keyPos = false;
+  private keyBytes: number[] | null = null;
+  private lastKey: string | null = null;
+  /** Inside the top-level `results` array (its elements are at depth 2). */
+  private inResults = false;
+  private inElement = false;
+  private rest: Buffer[] = [];
+  private restBytes = 0;
+  private offset = 0;
+  /** Results written so far. */
+  elements = 0;
+
+  constructor(
+    private readonly file: string,
+    /** Receives the element lines, in order (a chunk may hold several lines or part of one). */
+    private readonly emit: (bytes: Buffer) => void,
+  ) {}
+
+  /** Feeds the next chunk of the file. */
+  push(chunk: Buffer): void {
+    // A chunk may begin inside an element or inside the rest (even inside one of their strings): its run starts at 0.
+    let segStart = this.inElement ? 0 : -1; // start of the current run of element bytes to emit
+    let restStart = !this.inElement && !this.inResults ? 0 : -1; // start of the current run of rest bytes
+    const flushSeg = (end: number) => {
+      if (segStart >= 0 && end > segStart) this.emit(chunk.subarray(segStart, end));
+      segStart = -1;
+    };
+    const flushRest = (end: number) => {
+      if (restStart >= 0 && end > restStart) this.addRest(chunk.subarray(restStart, end));
+      restStart = -1;
+    };
+    for (let i = 0; i < chunk.length; i++) {
+      const b = chunk[i]!;
+      if (this.inString) {
+        if (this.keyBytes) this.keyBytes.push(b);
+        if (this.escape) this.escape = false;
+        else if (b === BACKSLASH) this.escape = true;
+        else if (b === QUOTE) {
+          this.inString = false;
+          if (this.keyBytes) {
+            this.keyBytes.pop(); // the closing quote
+            this.lastKey = Buffer.from(this.keyBytes).toString('utf8');
+            this.keyBytes = null;
+          }
+        }
+        continue;
+      }
+      if (this.inElement) {
+        // Element bytes: copied except whitespace outside strings; the element ends at a comma or bracket at depth 2.
+        if (isSpace(b)) {
+          flushSeg(i);
+          continue;
+        }
+        if (this.depth === 2 && (b === COMMA || b === CLOSE_ARR)) {
+          flushSeg(i);
+          this.emit(Buffer.of(NEWLINE));
+          this.elements++;
+          this.inElement = false;
+          if (b === CLOSE_ARR) {
+            this.inResults = false;
+            this.depth = 1;
+            restStart = i;
+          }
+          continue;
+        }
+        if (segStart < 0) segStart = i;
+        if (b === QUOTE) this.inString = true;
+        else if (b === OPEN_OBJ || b === OPEN_ARR) this.depth++;
+        else if (b === CLOSE_OBJ || b === CLOSE_ARR) this.depth--;
+        continue;
+      }
+      if (this.inResults) {
+        // Between elements of `results` (depth 2): whitespace and commas; anything else starts an element.
+        if (isSpace(b) || b === COMMA) continue;
+        if (b === CLOSE_ARR) {
+          this.inResults = false;
+          this.depth = 1;
+          restStart = i;
+          continue;
+        }
+        this.inElement = true;
+        segStart = i;
+        if (b === QUOTE) this.inString = true;
+        else if (b === OPEN_OBJ || b === OPEN_ARR) this.depth++;
+        continue;
+      }
+      // The rest of the document.
+      if (restStart < 0) restStart = i;
+      if (b === QUOTE) {
+        this.inString = true;
+        if (this.depth === 1 && this.keyPos) this.keyBytes = [];
+      } else if (b === OPEN_OBJ || b === OPEN_ARR) {
+        if (this.depth === 1 && b === OPEN_ARR && !this.keyPos && this.lastKey === 'results') {
+          flushRest(i + 1); // keeps `[`
+          this.inResults = true;
+          this.depth = 2;
+          continue;
+        }
+        this.depth++;
+        if (this.depth === 1) this.keyPos = true;
+      } else if (b === CLOSE_OBJ || b === CLOSE_ARR) {
+        this.depth--;
+        if (this.depth < 0) throw new ParseError('invalid JSON: unbalanced brackets', { file: this.file, position: this.offset + i });
+      } else if (this.depth === 1 && b === COMMA) this.keyPos = true;
+      else if (this.depth === 1 && b === COLON) this.keyPos = false;
+    }
+    if (this.inElement) flushSeg(chunk.length);
+    else flushRest(chunk.length);
+    this.offset += chunk.length;
+  }
+
+  /** The document without its results' elements (JSON text), once the whole file was pushed. */
+  end(): string {
+    if (this.inString || this.inElement || this.inResults || this.depth !== 0)
+      throw new ParseError('invalid JSON: the document ends early', { file: this.file, position: this.offset });
+    return Buffer.concat(this.rest).toString('utf8');
+  }
+
+  private addRest(bytes: Buffer): void {
+    this.restBytes += bytes.length;
+    if (this.restBytes > MAX_REST_BYTES)
+      throw new ParseError(`invalid Polygon response: more than ${MAX_REST_BYTES} bytes outside results`, {
+        file: this.file,
+        position: this.offset,
+      });
+    this.rest.push(Buffer.from(bytes));
+  }
+}
