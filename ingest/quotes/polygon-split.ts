@@ -49,25 +49,29 @@ export class PolygonResultsSplitter {
 
   /** Feeds the next chunk of the file. */
   push(chunk: Buffer): void {
+    // The element lines of this chunk are gathered in one buffer and emitted once (a write per result cost more than
+    // the scan). Each element's bytes are at most its own plus the newline that replaces its separator, so the
+    // chunk's length plus one is enough. The state lives in locals during the loop and is stored back at the end.
+    const out = Buffer.allocUnsafe(chunk.length + 1);
+    let o = 0;
+    let depth = this.depth;
+    let inString = this.inString;
+    let escape = this.escape;
+    let inResults = this.inResults;
+    let inElement = this.inElement;
+    let keyPos = this.keyPos;
     // A chunk may begin inside an element or inside the rest (even inside one of their strings): its run starts at 0.
-    let segStart = this.inElement ? 0 : -1; // start of the current run of element bytes to emit
-    let restStart = !this.inElement && !this.inResults ? 0 : -1; // start of the current run of rest bytes
-    const flushSeg = (end: number) => {
-      if (segStart >= 0 && end > segStart) this.emit(chunk.subarray(segStart, end));
-      segStart = -1;
-    };
-    const flushRest = (end: number) => {
-      if (restStart >= 0 && end > restStart) this.addRest(chunk.subarray(restStart, end));
-      restStart = -1;
-    };
-    for (let i = 0; i < chunk.length; i++) {
+    let segStart = inElement ? 0 : -1; // start of the current run of element bytes to copy
+    let restStart = !inElement && !inResults ? 0 : -1; // start of the current run of rest bytes
+    const n = chunk.length;
+    for (let i = 0; i < n; i++) {
       const b = chunk[i]!;
-      if (this.inString) {
+      if (inString) {
         if (this.keyBytes) this.keyBytes.push(b);
-        if (this.escape) this.escape = false;
-        else if (b === BACKSLASH) this.escape = true;
+        if (escape) escape = false;
+        else if (b === BACKSLASH) escape = true;
         else if (b === QUOTE) {
-          this.inString = false;
+          inString = false;
           if (this.keyBytes) {
             this.keyBytes.pop(); // the closing quote
             this.lastKey = Buffer.from(this.keyBytes).toString('utf8');
@@ -76,68 +80,79 @@ export class PolygonResultsSplitter {
         }
         continue;
       }
-      if (this.inElement) {
+      if (inElement) {
         // Element bytes: copied except whitespace outside strings; the element ends at a comma or bracket at depth 2.
-        if (isSpace(b)) {
-          flushSeg(i);
+        if (b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09) {
+          if (segStart >= 0) o += chunk.copy(out, o, segStart, i);
+          segStart = -1;
           continue;
         }
-        if (this.depth === 2 && (b === COMMA || b === CLOSE_ARR)) {
-          flushSeg(i);
-          this.emit(Buffer.of(NEWLINE));
+        if (depth === 2 && (b === COMMA || b === CLOSE_ARR)) {
+          if (segStart >= 0) o += chunk.copy(out, o, segStart, i);
+          segStart = -1;
+          out[o++] = NEWLINE;
           this.elements++;
-          this.inElement = false;
+          inElement = false;
           if (b === CLOSE_ARR) {
-            this.inResults = false;
-            this.depth = 1;
+            inResults = false;
+            depth = 1;
             restStart = i;
           }
           continue;
         }
         if (segStart < 0) segStart = i;
-        if (b === QUOTE) this.inString = true;
-        else if (b === OPEN_OBJ || b === OPEN_ARR) this.depth++;
-        else if (b === CLOSE_OBJ || b === CLOSE_ARR) this.depth--;
+        if (b === QUOTE) inString = true;
+        else if (b === OPEN_OBJ || b === OPEN_ARR) depth++;
+        else if (b === CLOSE_OBJ || b === CLOSE_ARR) depth--;
         continue;
       }
-      if (this.inResults) {
+      if (inResults) {
         // Between elements of `results` (depth 2): whitespace and commas; anything else starts an element.
         if (isSpace(b) || b === COMMA) continue;
         if (b === CLOSE_ARR) {
-          this.inResults = false;
-          this.depth = 1;
+          inResults = false;
+          depth = 1;
           restStart = i;
           continue;
         }
-        this.inElement = true;
+        inElement = true;
         segStart = i;
-        if (b === QUOTE) this.inString = true;
-        else if (b === OPEN_OBJ || b === OPEN_ARR) this.depth++;
+        if (b === QUOTE) inString = true;
+        else if (b === OPEN_OBJ || b === OPEN_ARR) depth++;
         continue;
       }
       // The rest of the document.
       if (restStart < 0) restStart = i;
       if (b === QUOTE) {
-        this.inString = true;
-        if (this.depth === 1 && this.keyPos) this.keyBytes = [];
+        inString = true;
+        if (depth === 1 && keyPos) this.keyBytes = [];
       } else if (b === OPEN_OBJ || b === OPEN_ARR) {
-        if (this.depth === 1 && b === OPEN_ARR && !this.keyPos && this.lastKey === 'results') {
-          flushRest(i + 1); // keeps `[`
-          this.inResults = true;
-          this.depth = 2;
+        if (depth === 1 && b === OPEN_ARR && !keyPos && this.lastKey === 'results') {
+          this.addRest(chunk.subarray(restStart, i + 1)); // keeps `[`
+          restStart = -1;
+          inResults = true;
+          depth = 2;
           continue;
         }
-        this.depth++;
-        if (this.depth === 1) this.keyPos = true;
+        depth++;
+        if (depth === 1) keyPos = true;
       } else if (b === CLOSE_OBJ || b === CLOSE_ARR) {
-        this.depth--;
-        if (this.depth < 0) throw new ParseError('invalid JSON: unbalanced brackets', { file: this.file, position: this.offset + i });
-      } else if (this.depth === 1 && b === COMMA) this.keyPos = true;
-      else if (this.depth === 1 && b === COLON) this.keyPos = false;
+        depth--;
+        if (depth < 0) throw new ParseError('invalid JSON: unbalanced brackets', { file: this.file, position: this.offset + i });
+      } else if (depth === 1 && b === COMMA) keyPos = true;
+      else if (depth === 1 && b === COLON) keyPos = false;
     }
-    if (this.inElement) flushSeg(chunk.length);
-    else flushRest(chunk.length);
-    this.offset += chunk.length;
+    if (inElement) {
+      if (segStart >= 0) o += chunk.copy(out, o, segStart, n);
+    } else if (restStart >= 0 && n > restStart) this.addRest(chunk.subarray(restStart, n));
+    if (o > 0) this.emit(out.subarray(0, o));
+    this.depth = depth;
+    this.inString = inString;
+    this.escape = escape;
+    this.inResults = inResults;
+    this.inElement = inElement;
+    this.keyPos = keyPos;
+    this.offset += n;
   }
 
   /** The document without its results' elements (JSON text), once the whole file was pushed. */
