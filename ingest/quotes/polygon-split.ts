@@ -56,7 +56,7 @@ export class PolygonResultsSplitter {
     let o = 0;
     let depth = this.depth;
     let inString = this.inString;
-    let escape = this.escape;
+    let escaped = this.escape;
     let inResults = this.inResults;
     let inElement = this.inElement;
     let keyPos = this.keyPos;
@@ -68,8 +68,8 @@ export class PolygonResultsSplitter {
       const b = chunk[i]!;
       if (inString) {
         if (this.keyBytes) this.keyBytes.push(b);
-        if (escape) escape = false;
-        else if (b === BACKSLASH) escape = true;
+        if (escaped) escaped = false;
+        else if (b === BACKSLASH) escaped = true;
         else if (b === QUOTE) {
           inString = false;
           if (this.keyBytes) {
@@ -148,7 +148,7 @@ export class PolygonResultsSplitter {
     if (o > 0) this.emit(out.subarray(0, o));
     this.depth = depth;
     this.inString = inString;
-    this.escape = escape;
+    this.escape = escaped;
     this.inResults = inResults;
     this.inElement = inElement;
     this.keyPos = keyPos;

@@ -163,14 +163,7 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
     censusColumns.forEach((name, i) => {
       c[name] = values[i];
     });
-    row = {
-      ...c,
-      risk_score: r?.risk_score ?? null,
-      risk_level: r?.risk_level ?? null,
-      recommendation: r?.recommendation ?? null,
-      authority_status: r?.authority_status ?? null,
-      as_of: r?.as_of ?? null,
-    };
+    row = withCarrierRiskColumns(c, r);
     // The dockets of the census row stand in for get-insurance.sql's read of carriers.
     const [authority, insurance] = await Promise.all([
       fmcsa.query(SQL.authority, { dot }),
@@ -189,14 +182,7 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
     const [c] = await fmcsa.query(SQL.carrierCensus, { dot });
     if (c) {
       const r = await packedRiskRow(fmcsa, dot);
-      row = {
-        ...c,
-        risk_score: r?.risk_score ?? null,
-        risk_level: r?.risk_level ?? null,
-        recommendation: r?.recommendation ?? null,
-        authority_status: r?.authority_status ?? null,
-        as_of: r?.as_of ?? null,
-      };
+      row = withCarrierRiskColumns(c, r);
     }
   } else [row] = await fmcsa.query(SQL.carrier, { dot });
   if (!row) throw notFound(dot);
@@ -279,6 +265,18 @@ async function riskRow(fmcsa: SnapshotReader, dot: number): Promise<Row> {
   const [row] = await fmcsa.query(SQL.risk, { dot });
   if (!row) throw notFound(dot);
   return row;
+}
+
+/** A census row with get-carrier.sql's risk columns appended, in its order (null when the carrier has no risk row). */
+function withCarrierRiskColumns(census: Row, risk: Row | null | undefined): Row {
+  return {
+    ...census,
+    risk_score: risk?.risk_score ?? null,
+    risk_level: risk?.risk_level ?? null,
+    recommendation: risk?.recommendation ?? null,
+    authority_status: risk?.authority_status ?? null,
+    as_of: risk?.as_of ?? null,
+  };
 }
 
 /** The packed carrier_risk row (JSON array in carrier_snapshot_columns order) as a Row, or null. */

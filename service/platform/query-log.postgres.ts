@@ -16,13 +16,13 @@
  * and sent again (up to the buffer's bound, then dropped and counted); reads
  * answer 503 with Retry-After.
  */
-import postgres from 'postgres';
+import type postgres from 'postgres';
 import { SourceUnavailableError } from '../../lib/errors.ts';
 import type { Logger } from '../../lib/log.ts';
 import { loadSql, type Params, type Row } from '../../lib/warehouse/duckdb.ts';
 import { bindNamed } from './named-params.ts';
 import { MAX_QUERY_LOG_BUFFER, QueryLogBuffer } from './query-log.ts';
-import { isUnavailable, migrate } from './state.postgres.ts';
+import { connectMigrated, isUnavailable } from './state.postgres.ts';
 
 const INSERT = loadSql('./query-log-insert.postgres.sql', import.meta.url);
 
@@ -44,19 +44,11 @@ export class PgQueryLog extends QueryLogBuffer {
 
   /** Connects (two connections), applies pending migrations, and starts the flush timer. Throws when PostgreSQL cannot be reached. */
   static async open(url: string, opts: { flushMs?: number; log?: Logger } = {}): Promise<PgQueryLog> {
-    const sql = postgres(url, {
+    const sql = await connectMigrated(url, {
       max: 2,
       connect_timeout: 5,
-      idle_timeout: 0,
-      onnotice: () => undefined,
       connection: { application_name: 'proofline-query-log', synchronous_commit: 'off' },
-    }) as unknown as Sql;
-    try {
-      await migrate(sql);
-    } catch (e) {
-      await sql.end({ timeout: 1 }).catch(() => undefined);
-      throw e;
-    }
+    });
     const q = new PgQueryLog(sql, opts.log);
     // A failed write has been logged (and its rows kept) by write(): nothing more to say here.
     q.timer = setInterval(() => void q.flush().catch(() => undefined), opts.flushMs ?? 1000);

@@ -189,6 +189,25 @@ function paramsOf(params?: SqlParams): postgres.ParameterOrJSON<never>[] {
   ) as postgres.ParameterOrJSON<never>[];
 }
 
+/**
+ * Connects to `url` (with the driver's crash guard, no idle timeout, notices ignored) and applies pending migrations;
+ * ends the connection and rethrows when they fail. Every PostgreSQL client of the process opens this way.
+ */
+export async function connectMigrated(
+  url: string,
+  options: Pick<postgres.Options<Record<string, postgres.PostgresType>>, 'max' | 'connect_timeout' | 'connection'>,
+): Promise<Sql> {
+  guardDriverNullSocketWrite(url);
+  const sql = postgres(url, { ...options, idle_timeout: 0, onnotice: () => undefined }) as unknown as Sql;
+  try {
+    await migrate(sql);
+  } catch (e) {
+    await sql.end({ timeout: 1 }).catch(() => undefined);
+    throw e;
+  }
+  return sql;
+}
+
 /** Applies the migrations not yet applied, under an advisory lock (safe when several nodes start at once). Returns the versions applied now. */
 export async function migrate(sql: Sql): Promise<string[]> {
   const files = readdirSync(MIGRATIONS_DIR)
@@ -229,25 +248,16 @@ export class PgStateStore implements StateStore {
 
   /** Connects, applies pending migrations, and returns the store. Throws when the database cannot be reached. */
   static async open(url: string, opts: PgStateStoreOptions = {}): Promise<PgStateStore> {
-    guardDriverNullSocketWrite(url);
-    const sql = postgres(url, {
+    const sql = await connectMigrated(url, {
       max: opts.poolSize ?? 4,
       connect_timeout: opts.connectTimeoutSeconds ?? 5,
-      idle_timeout: 0,
-      onnotice: () => undefined,
       // Durability of an acknowledged POST: COMMIT returns after the WAL is flushed (issue 20; the server default, pinned).
       connection: {
         application_name: 'proofline',
         synchronous_commit: 'on',
         ...(opts.statementTimeoutMs ? { statement_timeout: opts.statementTimeoutMs, lock_timeout: opts.statementTimeoutMs } : {}),
       },
-    }) as unknown as Sql;
-    try {
-      await migrate(sql);
-    } catch (e) {
-      await sql.end({ timeout: 1 }).catch(() => undefined);
-      throw e;
-    }
+    });
     return new PgStateStore(sql, opts.maxGroup ?? 256);
   }
 
