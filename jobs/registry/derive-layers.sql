@@ -126,11 +126,17 @@ WITH c AS (
          event_date - lag(event_date) OVER (PARTITION BY cik ORDER BY event_date) AS gap
   FROM earnings_calendar WHERE confirmed
 ),
+timing_mode AS (
+  -- The most frequent timing; a tie goes to the timing of the latest date (mode() broke ties differently per run).
+  SELECT cik, arg_max(timing, (k, latest)) AS timing
+  FROM (SELECT cik, timing, count(*) AS k, max(event_date) AS latest FROM c WHERE timing IS NOT NULL GROUP BY cik, timing)
+  GROUP BY cik
+),
 stats AS (
   SELECT cik, max(event_date) AS last_date, count(*) AS n,
          median(gap) FILTER (WHERE rn <= 4) AS med_gap, coalesce(stddev_samp(gap) FILTER (WHERE rn <= 4), 30) AS sd_gap,
-         mode(timing) AS timing, arg_max(origin_leaf_hash, event_date) AS last_leaf
-  FROM c GROUP BY cik HAVING count(*) >= 2
+         min(m.timing) AS timing, arg_max(origin_leaf_hash, event_date) AS last_leaf
+  FROM c LEFT JOIN timing_mode m USING (cik) GROUP BY cik HAVING count(*) >= 2
 ),
 nxt AS (
   SELECT s.*,
