@@ -48,10 +48,21 @@ export async function readInput(
   };
 }
 
-/** Describes a large input file as a source by streaming it through SHA-256 (no full read into memory). */
-export async function describeInput(file: string, dataset: string, canonicalUrl: string | null = null): Promise<IngestedSource> {
+/**
+ * Describes a large input file as a source by streaming it through SHA-256 (no full read into memory). `onChunk`
+ * sees each chunk of that one read, so a caller that also streams the file reads it once.
+ */
+export async function describeInput(
+  file: string,
+  dataset: string,
+  canonicalUrl: string | null = null,
+  onChunk?: (chunk: Buffer) => void | Promise<void>,
+): Promise<IngestedSource> {
   const h = createSha256Stream();
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
+  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
+    h.update(chunk as Buffer);
+    await onChunk?.(chunk as Buffer);
+  }
   const { sha256, bytes } = h.digest();
   const meta = await readSidecar(file);
   return {

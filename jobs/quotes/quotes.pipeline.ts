@@ -20,7 +20,7 @@
  * always give the same chain; a changed bar produces new leaves and the old
  * ones move to quote_leaf_history (docs/quotes-and-transcripts.md).
  */
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -219,11 +219,12 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
   const lines = `${ctx.run.partPath(FOLD_PARTS, rel)}.${process.pid}.ndjson`;
   await mkdir(path.dirname(lines), { recursive: true });
   try {
-    const doc = await splitPolygonResults(file, rel, lines);
+    // A small file's bytes are in memory already; a large one is split during the read that hashes it.
+    const { doc, src: described } = await splitPolygonResults(file, rel, lines, input);
     const adjustment: Adjustment = doc.adjusted === false ? 'raw' : 'split_dividend';
     const dataset = adjustment === 'raw' ? 'polygon/aggs-1day-raw' : 'polygon/aggs-1day-adjusted';
     // The dataset (raw or adjusted aggregates) is known only after parsing.
-    const src = { ...(input?.src ?? (await describeInput(file, 'polygon', null))), source: dataset };
+    const src = { ...described, source: dataset };
     const rows = await ctx.run.withScratch(async (conn) => {
       const bad = await loadPolygonRows(conn, lines, rel, adjustment, doc.ticker);
       if (bad > 0) {
@@ -262,18 +263,28 @@ function sniffPolygonReference(head: Buffer): boolean {
 }
 
 /**
- * Streams an aggregates response's results to `lines` (one JSON text per line, in order) and returns the rest of the
- * document parsed: its `ticker` and `adjusted` as parsePolygonAggs reads them (a non-array `results` or a document
- * that is not an object is a ParseError naming the file, as there).
+ * Streams an aggregates response's results to `lines` (one JSON text per line, in order) and returns its source
+ * description and the rest of the document parsed: its `ticker` and `adjusted` as parsePolygonAggs reads them (a
+ * non-array `results` or a document that is not an object is a ParseError naming the file, as there).
  */
-async function splitPolygonResults(file: string, rel: string, lines: string): Promise<{ ticker: unknown; adjusted: unknown }> {
+async function splitPolygonResults(
+  file: string,
+  rel: string,
+  lines: string,
+  input: { bytes: Buffer; src: IngestedSource } | null,
+): Promise<{ doc: { ticker: unknown; adjusted: unknown }; src: IngestedSource }> {
   const out = createWriteStream(lines, { highWaterMark: 1 << 20 });
   const splitter = new PolygonResultsSplitter(rel, (b) => out.write(b));
+  let src: IngestedSource;
   try {
-    for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) {
-      splitter.push(chunk as Buffer);
-      if (out.writableNeedDrain) await once(out, 'drain');
-    }
+    if (input) {
+      splitter.push(input.bytes);
+      src = input.src;
+    } else
+      src = await describeInput(file, 'polygon', null, async (chunk) => {
+        splitter.push(chunk);
+        if (out.writableNeedDrain) await once(out, 'drain');
+      });
   } finally {
     out.end();
     await once(out, 'close');
@@ -288,7 +299,7 @@ async function splitPolygonResults(file: string, rel: string, lines: string): Pr
   if (!doc || typeof doc !== 'object' || Array.isArray(doc) || !Array.isArray((doc as { results?: unknown }).results ?? []))
     throw new ParseError('not a Polygon aggregates response (no results array)', { file: rel });
   const d = doc as { ticker?: unknown; adjusted?: unknown };
-  return { ticker: d.ticker ?? null, adjusted: d.adjusted };
+  return { doc: { ticker: d.ticker ?? null, adjusted: d.adjusted }, src };
 }
 
 /**
