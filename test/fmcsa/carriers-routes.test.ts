@@ -1,37 +1,29 @@
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureSample } from '../../jobs/sample.ts';
 import { hashCanonical } from '../../lib/hash.ts';
 import { verifyLeaf } from '../../lib/origin.ts';
-import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
 import { generateFmcsaSample, SAMPLE_DOT_BASE } from '../../ingest/fmcsa/fmcsa.sample.ts';
-import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
-import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { buildTestService, getJson, type TestService } from '../helpers/app.ts';
+import { removeDir, tempDir } from '../helpers/env.ts';
+import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
 const CARRIERS = 3000;
 
 describe('carrier routes over a generated FMCSA sample', () => {
-  let dataDir: string;
+  let root: string;
   let inputDir: string;
   let svc: TestService;
 
   beforeAll(async () => {
-    dataDir = await tempDir('fmcsa-svc-');
-    inputDir = await tempDir('fmcsa-svc-in-');
-    await ensureSample(inputDir, {
-      scale: 'small',
-      seed: 42,
-      generators: [{ name: 'fmcsa', generate: (o) => generateFmcsaSample({ ...o, carriers: CARRIERS }) }],
-    });
-    const config = testConfig(dataDir);
-    await ingestAll(config, [fmcsaPipeline], inputDir);
+    root = await tempDir('fmcsa-svc-');
+    inputDir = path.join(root, 'input');
+    const config = await ingestSmallFmcsa(root, path.join(root, 'data'), {}, CARRIERS);
     svc = await buildTestService(config, ['fmcsa']);
   }, 120_000);
   afterAll(async () => {
     await svc?.close();
-    await removeDir(dataDir);
-    await removeDir(inputDir);
+    await removeDir(root);
   });
 
   it('generates files in the real formats, deterministic in the seed', async () => {

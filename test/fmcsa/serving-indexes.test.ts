@@ -2,15 +2,14 @@
  * The lookup structures built at FMCSA publish for the search-like routes (issue 22): answers identical to the
  * scans they replace, and plans that read a range instead of scanning (asserted on EXPLAIN, never timed).
  */
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureSample } from '../../jobs/sample.ts';
-import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
-import { generateFmcsaSample } from '../../ingest/fmcsa/fmcsa.sample.ts';
 import { loadSql, type Params } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { getCarrier, searchCarriers, searchRedFlags } from '../../service/carriers/carriers.queries.ts';
-import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
-import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { buildTestService, type TestService } from '../helpers/app.ts';
+import { removeDir, tempDir } from '../helpers/env.ts';
+import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
 const CARRIERS = 3000;
 const sql = (f: string) => loadSql(`../../service/carriers/${f}`, import.meta.url);
@@ -22,28 +21,19 @@ async function planOf(r: SnapshotReader, query: string, params: Params): Promise
 }
 
 describe('FMCSA serving indexes over a generated sample', () => {
-  let dataDir: string;
-  let inputDir: string;
+  let root: string;
   let svc: TestService;
   let fmcsa: SnapshotReader;
 
   beforeAll(async () => {
-    dataDir = await tempDir('fmcsa-idx-');
-    inputDir = await tempDir('fmcsa-idx-in-');
-    await ensureSample(inputDir, {
-      scale: 'small',
-      seed: 42,
-      generators: [{ name: 'fmcsa', generate: (o) => generateFmcsaSample({ ...o, carriers: CARRIERS }) }],
-    });
-    const config = testConfig(dataDir);
-    await ingestAll(config, [fmcsaPipeline], inputDir);
+    root = await tempDir('fmcsa-idx-');
+    const config = await ingestSmallFmcsa(root, path.join(root, 'data'), {}, CARRIERS);
     svc = await buildTestService(config, ['fmcsa']);
     fmcsa = svc.deps.readers.fmcsa!;
   }, 120_000);
   afterAll(async () => {
     await svc?.close();
-    await removeDir(dataDir);
-    await removeDir(inputDir);
+    await removeDir(root);
   });
 
   describe('red flags pre-sorted by score per code and state', () => {

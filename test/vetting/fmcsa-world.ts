@@ -17,7 +17,7 @@ import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 
 export const WORLD_CARRIERS = 1500;
 
-const smallFmcsa: SampleGenerator = { name: 'fmcsa', generate: (o) => generateFmcsaSample({ ...o, carriers: WORLD_CARRIERS }) };
+const smallFmcsa = (carriers: number): SampleGenerator => ({ name: 'fmcsa', generate: (o) => generateFmcsaSample({ ...o, carriers }) });
 
 export interface World {
   root: string;
@@ -27,10 +27,15 @@ export interface World {
   close(): Promise<void>;
 }
 
-/** Generates the small fmcsa sample under `root/input` and publishes it with the real pipeline into `dataDir`. */
-export async function ingestSmallFmcsa(root: string, dataDir: string, env: Record<string, string> = {}): Promise<Config> {
+/** Generates the small fmcsa sample (`carriers` of them) under `root/input` and publishes it with the real pipeline into `dataDir`. */
+export async function ingestSmallFmcsa(
+  root: string,
+  dataDir: string,
+  env: Record<string, string> = {},
+  carriers = WORLD_CARRIERS,
+): Promise<Config> {
   const inputDir = path.join(root, 'input');
-  await ensureSample(inputDir, { scale: 'small', seed: 42, generators: [smallFmcsa] });
+  await ensureSample(inputDir, { scale: 'small', seed: 42, generators: [smallFmcsa(carriers)] });
   const config = testConfig(dataDir, env);
   await ingestAll(config, [fmcsaPipeline], inputDir);
   return config;
