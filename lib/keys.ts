@@ -49,7 +49,12 @@ export async function loadOrCreateSigningKey(file: string): Promise<SigningKey> 
 
 /** Signs the canonical JSON of `payload`; returns base64url. */
 export function signCanonical(key: SigningKey, payload: unknown): string {
-  return sign(null, Buffer.from(canonicalJson(payload)), key.privateKey).toString('base64url');
+  return signCanonicalText(key, canonicalJson(payload));
+}
+
+/** Signs text that already is a canonical JSON (`canonicalJson`'s output), for a caller that also stores it. */
+export function signCanonicalText(key: SigningKey, canonical: string): string {
+  return sign(null, Buffer.from(canonical), key.privateKey).toString('base64url');
 }
 
 /** Verifies a base64url signature over the canonical JSON of `payload` with a public JWK (`x`) or KeyObject. */

@@ -22,6 +22,7 @@
  * A store is opened when a reader swaps to the snapshot and closed (once its
  * in-flight reads finish) when the reader swaps away from it.
  */
+import { readSync } from 'node:fs';
 import { open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
@@ -263,7 +264,11 @@ export class PackedStore {
     const buf = Buffer.allocUnsafe(len);
     this.inFlight++;
     try {
-      const { bytesRead } = await this.fh.read(buf, 0, len, this.offsets[i]);
+      // A synchronous pread on the handle's descriptor, as a memory-mapped store (LMDB) reads: 4–5 µs of CPU for a
+      // 5.8 KB value in the page cache, against 10–11 µs for fs.read and 14–17 µs for FileHandle.read (measured
+      // with 64 reads in flight), and no trip through libuv's thread pool, which DuckDB's queries share. The cost is
+      // that a page-cache miss holds the event loop for one disk read (a mapped store's page fault does the same).
+      const bytesRead = readSync(this.fh.fd, buf, 0, len, this.offsets[i]!);
       if (bytesRead !== len) throw new Error(`packed store: short read at key ${key}`);
       return buf.toString('utf8');
     } finally {

@@ -18,7 +18,7 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, NotFoundError, PipelineError, publicMessage, SourceUnavailableError } from '../../lib/errors.ts';
 import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
-import { signCanonical, type SigningKey } from '../../lib/keys.ts';
+import { type SigningKey, signCanonicalText } from '../../lib/keys.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import {
   assessCarrier,
@@ -207,8 +207,11 @@ function newVettingId(now: Date): string {
   return `VET-${now.toISOString().slice(0, 10).replace(/-/g, '')}-${randomBytes(6).toString('hex').toUpperCase()}`;
 }
 
-function sign(vd: VettingDeps, record: VettingRecord): SignedVetting {
-  return { ...record, signature: { alg: 'Ed25519', key_id: vd.signingKey.keyId, value: signCanonical(vd.signingKey, record) } };
+/** The signed record and the canonical JSON its signature covers (stored as `record_json`: canonicalized once). */
+function sign(vd: VettingDeps, record: VettingRecord): { signed: SignedVetting; recordJson: string } {
+  const recordJson = canonicalJson(record);
+  const signature = { alg: 'Ed25519' as const, key_id: vd.signingKey.keyId, value: signCanonicalText(vd.signingKey, recordJson) };
+  return { signed: { ...record, signature }, recordJson };
 }
 
 /** Preview: the same computation, no record stored, no credit used. */
@@ -314,7 +317,13 @@ const INSERT_VETTING = insertRowsSql('vetting_records', {
   key_id: 'VARCHAR',
 });
 
-function insertRecord(tx: StateTx, signed: SignedVetting, snapshotJson: string, account: Account, charged: number): void {
+function insertRecord(
+  tx: StateTx,
+  { signed, recordJson }: { signed: SignedVetting; recordJson: string },
+  snapshotJson: string,
+  account: Account,
+  charged: number,
+): void {
   const { signature, ...record } = signed;
   tx.defer(INSERT_VETTING, {
     vetting_id: record.vetting_id,
@@ -327,7 +336,7 @@ function insertRecord(tx: StateTx, signed: SignedVetting, snapshotJson: string, 
     risk_level: record.risk_level,
     recommendation: record.recommendation,
     data_hash: record.data_hash,
-    record_json: canonicalJson(record),
+    record_json: recordJson,
     snapshot_json: snapshotJson,
     signature: signature.value,
     key_id: signature.key_id,
@@ -342,10 +351,10 @@ export async function createVetting(vd: VettingDeps, dot: number, auth: Auth): P
     const now = vd.now();
     const account = await resolveAccount(tx, auth, now);
     assertCanPay(account, 1);
-    const signed = sign(vd, { ...c.record, vetting_id: newVettingId(now), snapshot_available: true });
-    insertRecord(tx, signed, c.snapshot_json, account, 1);
+    const made = sign(vd, { ...c.record, vetting_id: newVettingId(now), snapshot_available: true });
+    insertRecord(tx, made, c.snapshot_json, account, 1);
     const after = await debit(tx, account, 1, now);
-    return { record: signed, credits: creditsView(after, 1) };
+    return { record: made.signed, credits: creditsView(after, 1) };
   });
 }
 
@@ -399,9 +408,9 @@ export async function batchVet(
     const results: BatchItem[] = [];
     for (const c of computed) {
       if ('ok' in c) {
-        const signed = sign(vd, { ...c.ok.record, vetting_id: newVettingId(now), snapshot_available: true });
-        insertRecord(tx, signed, c.ok.snapshot_json, account, 1);
-        results.push({ dot_number: c.dot, status: 'ok', record: signed });
+        const made = sign(vd, { ...c.ok.record, vetting_id: newVettingId(now), snapshot_available: true });
+        insertRecord(tx, made, c.ok.snapshot_json, account, 1);
+        results.push({ dot_number: c.dot, status: 'ok', record: made.signed });
       } else {
         const e = c.err;
         const status = e instanceof PipelineError ? (e instanceof NotFoundError ? 404 : e instanceof InvalidInputError ? 400 : 503) : 500;
