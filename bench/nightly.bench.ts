@@ -153,4 +153,5 @@ const result = {
   met: ratio <= 0.2,
 };
 console.log(JSON.stringify(result, null, 2));
-writeResult('nightly', result);
+// The medium run keeps its file; another scale writes beside it (nightly-full.json), so both stay on record.
+writeResult(SCALE === 'medium' ? 'nightly' : `nightly-${SCALE}`, result);
