@@ -19,6 +19,23 @@ export function canonicalJson(value: unknown): string {
   return text;
 }
 
+/**
+ * `canonicalJson` of a plain object some of whose member values were canonicalized before: `known` maps such a value
+ * (by identity) to its canonical text. RFC 8785 §3.2.3 writes an object as its members in sorted key order, each
+ * value in canonical form, so a known member's text is spliced in as it is: the result is byte-identical to
+ * `canonicalJson(value)` (test/lib/hash.test.ts), and a large member hashed earlier is not serialized twice.
+ */
+export function canonicalJsonReusing(value: Record<string, unknown>, known: ReadonlyMap<object, string>): string {
+  const parts: string[] = [];
+  for (const key of Object.keys(value).sort()) {
+    const v = value[key];
+    if (v === undefined || typeof v === 'symbol') continue;
+    const text = v !== null && typeof v === 'object' ? known.get(v) : undefined;
+    parts.push(`${canonicalJson(key)}:${text ?? canonicalJson(v)}`);
+  }
+  return `{${parts.join(',')}}`;
+}
+
 /** Lower-case hex SHA-256 of a UTF-8 string or of raw bytes. */
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');

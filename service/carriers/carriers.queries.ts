@@ -10,7 +10,7 @@
  */
 import { decodeCursor, nextCursorOf } from '../platform/pagination.ts';
 import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
-import { hashCanonical } from '../../lib/hash.ts';
+import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
 import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { loadSql, type Json, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
@@ -539,6 +539,14 @@ export interface RiskSnapshot {
  * ready to embed in a vetting record's snapshot_json.
  */
 export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | string): Promise<RiskSnapshot> {
+  return (await loadRiskSnapshot(fmcsa, dotRaw)).snapshot;
+}
+
+/** getRiskSnapshot's answer and the canonical JSON of its `features` (hashed for the origin leaf), for a caller that embeds them. */
+export async function loadRiskSnapshot(
+  fmcsa: SnapshotReader,
+  dotRaw: number | string,
+): Promise<{ snapshot: RiskSnapshot; featuresJson: string }> {
   const dot = parseDot(dotRaw);
   const { status, sources } = await snapshotMeta(fmcsa);
   // The carrier_risk row: from the packed store (one JSON array in carrier_risk column order, read by DOT
@@ -553,16 +561,17 @@ export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | st
     content_sha256: String(s.content_sha256),
     source_url: (s.source_url as string | null) ?? null,
   }));
+  const featuresJson = canonicalJson(features);
   const origin = createLeaf({
     kind: 'snapshot',
     source: 'fmcsa/carrier_risk',
     source_url: null,
     retrieved_at: null,
     content_sha256: fmcsa.manifest?.tables.carrier_risk?.sha256 ?? null,
-    record_sha256: hashCanonical(features),
+    record_sha256: sha256Hex(featuresJson),
     parent: null,
   });
-  return {
+  const snapshot: RiskSnapshot = {
     dot_number: dot,
     snapshot_id: fmcsa.manifest?.snapshot_id ?? null,
     as_of: (row.as_of as string | null) ?? null,
@@ -571,6 +580,7 @@ export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | st
     inputs,
     origin,
   };
+  return { snapshot, featuresJson };
 }
 
 const RULE_CODES = new Set(RISK_RULES.map((r) => r.code));

@@ -17,7 +17,7 @@ import { signingKeyOf, stateOf } from '../platform/guards.ts';
 import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, NotFoundError, PipelineError, publicMessage, SourceUnavailableError } from '../../lib/errors.ts';
-import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
+import { canonicalJson, canonicalJsonReusing, sha256Hex } from '../../lib/hash.ts';
 import { type SigningKey, signCanonicalText } from '../../lib/keys.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import {
@@ -41,7 +41,7 @@ import {
   type PlanId,
 } from './credits.ts';
 import { overlayLiveCarrier, redactWebKey, type LiveRefresher } from './live-refresh.ts';
-import { getRiskSnapshot, type RiskSnapshotInput } from '../carriers/carriers.queries.ts';
+import { loadRiskSnapshot, type RiskSnapshotInput } from '../carriers/carriers.queries.ts';
 import type { CarrierSummary, LiveRefreshOutcome, SignedVetting, VettingRecord } from './vetting.schema.ts';
 
 /** What vetting needs from the service. */
@@ -107,7 +107,7 @@ function summarise(f: CarrierFeatures, live: Record<string, unknown> | null): Ca
  */
 export async function computeVetting(vd: VettingDeps, dot: number, brokerId: string | null): Promise<ComputedVetting> {
   // The one RiskSnapshot (carriers family): features, assessment, inputs and the carrier_risk row's origin leaf.
-  const base = await getRiskSnapshot(vd.fmcsa, dot);
+  const { snapshot: base, featuresJson } = await loadRiskSnapshot(vd.fmcsa, dot);
   const inputs: RiskSnapshotInput[] = base.inputs.map((i) => ({ ...i }));
   let features = base.features;
   let liveCarrier: Record<string, unknown> | null = null;
@@ -152,7 +152,8 @@ export async function computeVetting(vd: VettingDeps, dot: number, brokerId: str
     features,
     assessment,
   };
-  const snapshot_json = canonicalJson(snapshot);
+  // The warehouse features were canonicalized for the origin leaf's record_sha256: spliced, not serialized again.
+  const snapshot_json = canonicalJsonReusing(snapshot, new Map([[base.features, featuresJson]]));
   const contract = contractFields(dot, summarise(features, liveCarrier), assessment);
   const record: VettingRecord = {
     vetting_id: null,

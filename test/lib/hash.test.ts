@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { canonicalJson, hashCanonical, sha256Hex } from '../../lib/hash.ts';
+import { canonicalJson, canonicalJsonReusing, hashCanonical, sha256Hex } from '../../lib/hash.ts';
 import { createLeaf, createRecordLeaf, createSourceLeaf, verifyChain, verifyLeaf } from '../../lib/origin.ts';
 
 describe('canonicalJson (RFC 8785)', () => {
@@ -18,6 +18,20 @@ describe('canonicalJson (RFC 8785)', () => {
   it('refuses values JSON cannot carry', () => {
     expect(() => canonicalJson(10n)).toThrow();
     expect(() => canonicalJson(undefined)).toThrow();
+  });
+});
+
+describe('canonicalJsonReusing', () => {
+  it('splices a member canonicalized before and equals canonicalJson of the whole', () => {
+    const features = { z: [1, 2, { b: 'é', a: null }], a: 1e21, m: { '\u20ac': 1, '\r': 2 } };
+    const known = new Map<object, string>([[features, canonicalJson(features)]]);
+    const doc = { features, schema: 'x@1', skipped: undefined, warehouse_features: features, nested: { features }, n: -0 };
+    expect(canonicalJsonReusing(doc, known)).toBe(canonicalJson(doc));
+    expect(canonicalJsonReusing(doc, new Map())).toBe(canonicalJson(doc));
+  });
+  it('uses the known text as given: the caller vouches that it is the canonical form of the member', () => {
+    const member = { a: 1 };
+    expect(canonicalJsonReusing({ m: member }, new Map([[member, '{"a":2}']]))).toBe('{"m":{"a":2}}');
   });
 });
 

@@ -2,7 +2,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { hashCanonical, sha256Hex } from '../../lib/hash.ts';
+import { canonicalJson, hashCanonical, sha256Hex } from '../../lib/hash.ts';
 import { tableFilePath } from '../../service/attestation/attestation.queries.ts';
 import { verifyCanonical } from '../../lib/keys.ts';
 import { verifyLeaf } from '../../lib/origin.ts';
@@ -70,6 +70,9 @@ describe('POST /api/vet', () => {
     expect(one.status).toBe(200);
     expect(sha256Hex(one.body.snapshot_json)).toBe(rec.data_hash);
     const snap = JSON.parse(one.body.snapshot_json);
+    // The stored text is the RFC 8785 form of the snapshot (its features are spliced from the origin leaf's hashing).
+    expect(canonicalJson(snap)).toBe(one.body.snapshot_json);
+    expect(snap.carrier_risk_origin.record_sha256).toBe(hashCanonical(snap.features));
     expect(snap.inputs.length).toBeGreaterThan(0);
     // data_hash → snapshot → the carrier_risk row's origin leaf → the published parquet file (docs/provenance.md).
     const leaf = snap.carrier_risk_origin;
