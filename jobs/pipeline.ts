@@ -148,10 +148,13 @@ export interface Pipeline {
    * publish must carry (derived tables are rebuilt, never carried); `carryVia`: tables whose rows name no
    * input, carried with another table's rows (lib/warehouse/publish.ts, CarryOptions.via). `deltaKey`: publish
    * changes the previous serving database in place and `derive` recomputes only the rows hanging on the changed
-   * values of this column (CarryOptions.delta; derive must honour `ctx.delta`).
+   * values of this column (CarryOptions.delta; derive must honour `ctx.delta`). `reuseParts`: instead of carrying
+   * rows, a reused input's previous parts are hard-linked into the run and publish is a full one over old and new
+   * parts (each child records its input's parts with `StagingRun.recordInputParts`; lib/warehouse/incremental.ts).
    */
   incremental?: {
     parser: string;
+    reuseParts?: boolean;
     carryTables?: string[];
     carryVia?: Record<string, { key: string; table: string }>;
     deltaKey?: string;

@@ -12,11 +12,14 @@ import {
   completeLedger,
   IncrementalPlanner,
   LEDGER_FILE,
+  linkReusedParts,
+  readInputParts,
   readLedger,
   STATE_FILE,
   type IncrementalState,
 } from '../lib/warehouse/incremental.ts';
 import { publishRun, type PublishResult } from '../lib/warehouse/publish.ts';
+import { snapshotDir } from '../lib/warehouse/layout.ts';
 import { pruneStaging, readCurrentManifest } from '../lib/warehouse/snapshot.ts';
 import { StagingRun } from '../lib/warehouse/staging.ts';
 import type { FetchJob, FetchPlan, Pipeline, Plan, StepResult } from './pipeline.ts';
@@ -86,6 +89,7 @@ export async function planRun(
         pipeline.incremental.parser,
         // `full`: parse every input (the ledger is still written, so the next run can be incremental).
         ctx.full ? null : await readLedger(ctx.config.dataDir, domain, current),
+        { parts: pipeline.incremental.reuseParts },
       )
     : undefined;
   const planned = await pipeline.plan({ ...base, fetches, incremental });
@@ -109,6 +113,9 @@ export async function planRun(
   const run = await StagingRun.open(ctx.config.dataDir, pipeline.domain, ctx.runId, stagingOptions(ctx.config));
   await run.writeJson('plan', plan);
   if (incState) {
+    // Part reuse: the reused inputs' parts are in the run before any child runs (a child never waits for them).
+    if (incState.reuse_parts?.length && current)
+      await linkReusedParts(snapshotDir(ctx.config.dataDir, domain, current.snapshot_id), run.dir, incState.reuse_parts);
     await run.writeJson(STATE_FILE.replace(/\.json$/, ''), incState);
     ctx.log.info({ domain, ...incState.counts }, 'incremental plan: inputs parsed, reused, removed');
   }
@@ -229,13 +236,15 @@ export async function processPublish(
     const failedInputs = failedChildInputs(plan, failed);
     await run.writeJson(LEDGER_FILE.replace(/\.json$/, ''), {
       parser: incState.parser,
-      inputs: await completeLedger(incState, failedInputs),
+      inputs: await completeLedger(incState, failedInputs, pipeline.incremental?.reuseParts ? await readInputParts(run.dir) : []),
     });
   }
   return publishRun(run, {
     keep: ctx.config.SNAPSHOT_KEEP,
+    // Part reuse: the reused inputs' rows are already in the run's parts; publish is a full one over them.
+    keepParts: pipeline.incremental?.reuseParts === true,
     carry:
-      incState?.carry && pipeline.incremental
+      incState?.carry && pipeline.incremental && !pipeline.incremental.reuseParts
         ? {
             reuseSha256: incState.reuse_sha256,
             reuseFiles: incState.reuse_files,

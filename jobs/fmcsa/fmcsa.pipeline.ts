@@ -9,6 +9,14 @@
  * Every table is replaced by every run: the FMCSA files are full extracts, so
  * a run is the whole picture as of its files (a missing file means "no data",
  * never last month's rows passed off as current).
+ *
+ * Incremental (issue 18, item 6; lib/warehouse/incremental.ts, part reuse): a
+ * file whose SHA-256 and FMCSA_PARSER equal the current snapshot's ledger entry
+ * gets no child; its parts (one per table it fills, plus its rejects) are
+ * hard-linked from the previous snapshot into the run, and publish derives
+ * every carrier table from old and new parts alike, so the snapshot is the one
+ * a full run over the same files gives. A removed file's parts are not linked:
+ * its rows are gone.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, rename, rm } from 'node:fs/promises';
@@ -80,7 +88,16 @@ const filePayload = z.object({
   kind: z.string().nullable(),
   columns: z.array(z.string()).nullable(),
   fetched: z.boolean().optional(),
+  /** The file relative to the run's input directory ('/'-separated): the ledger path its parts are recorded under. */
+  rel: z.string().optional(),
 });
+
+/**
+ * Version of what the FMCSA steps make of a file: the incremental ledger's parser and the input digest's salt.
+ * Bump it when readers.ts, formats.ts or tables.sql change what a file's parts hold, so no part written by older
+ * code is reused (v2: parts recorded per file for incremental runs).
+ */
+export const FMCSA_PARSER = 'fmcsa-v2';
 
 /**
  * Streams the data members of a zip (ReadMe files skipped) to `dir`, bounded
@@ -201,14 +218,20 @@ async function processFile(ctx: StepContext<z.infer<typeof filePayload>>): Promi
     let rows = 0;
     let rejects = 0;
     const detail: Record<string, unknown> = {};
+    const parts: Array<{ table: string; key: string }> = [];
     for (const m of members) {
       const t = Date.now();
-      const r = await loadFile(ctx, m.path, m.name, m.kind, m.columns, `${m.kind}-${path.basename(m.path)}`);
+      const partKey = `${m.kind}-${path.basename(m.path)}`;
+      const r = await loadFile(ctx, m.path, m.name, m.kind, m.columns, partKey);
+      parts.push({ table: r.table, key: partKey }, { table: 'rejects', key: `rejects-${partKey}` });
       rows += r.rows;
       rejects += r.rejects;
       detail[m.name] = { kind: m.kind, table: r.table, rows: r.rows, rejects: r.rejects, ms: Date.now() - t };
     }
-    await ctx.run.recordSource(await srcP, { rows, rejects }, `${members[0].kind}-${path.basename(file)}`);
+    const src = await srcP;
+    await ctx.run.recordSource(src, { rows, rejects }, `${members[0].kind}-${path.basename(file)}`);
+    // Incremental runs: the next run links these parts instead of parsing the same bytes again.
+    if (ctx.data.rel) await ctx.run.recordInputParts({ path: ctx.data.rel, sha256: src.content_sha256 }, parts);
     return { rows, rejects, detail };
   } finally {
     if (scratchDir) await rm(scratchDir, { recursive: true, force: true });
@@ -243,9 +266,14 @@ async function censusPackedSelect(conn: DuckDBConnection): Promise<string | null
 /** Milliseconds per derive step of the last publish in this process (reported by bench/fmcsa.bench.ts). */
 export let lastDeriveTimings: Record<string, number> = {};
 
+/** A path relative to the input directory as the incremental ledger writes it ('/'-separated). */
+const ledgerPath = (inputDir: string, file: string) => path.relative(inputDir, file).split(path.sep).join('/');
+
 export const fmcsaPipeline: Pipeline = {
   domain: fmcsaDomain,
   fetch: planFmcsaFetch,
+  // Part reuse: an unchanged file's parts are linked from the previous snapshot; derive runs over all parts.
+  incremental: { parser: FMCSA_PARSER, reuseParts: true },
   async plan(ctx) {
     const dir = path.join(ctx.inputDir, 'fmcsa');
     // Files this run downloads are read by the child that waits for their fetch job, never as local inputs.
@@ -260,16 +288,17 @@ export const fmcsaPipeline: Pipeline = {
       children.push({
         step: 'file',
         key: path.relative(dir, f.outputs[0]!),
-        data: { file: f.outputs[0]!, kind: null, columns: null, fetched: true },
+        data: { file: f.outputs[0]!, kind: null, columns: null, fetched: true, rel: ledgerPath(ctx.inputDir, f.outputs[0]!) },
         required: true,
         after: [f.key],
       });
     }
     const rejects: Array<{ file: string; reason: string }> = [];
+    const local: ChildJob[] = [];
     for (const f of files) {
       const rel = path.relative(dir, f);
       if (/\.zip$/i.test(f)) {
-        children.push({ step: 'file', key: rel, data: { file: f, kind: null, columns: null } });
+        local.push({ step: 'file', key: rel, data: { file: f, kind: null, columns: null, rel: ledgerPath(ctx.inputDir, f) } });
         continue;
       }
       const det = detectFormat(await readFirstLine(f));
@@ -279,14 +308,22 @@ export const fmcsaPipeline: Pipeline = {
           rejects.push({ file: rel, reason: 'unrecognised header: not an FMCSA bulk file format Proofline reads' });
         continue;
       }
-      children.push({
+      local.push({
         step: 'file',
         key: rel,
-        data: { file: f, kind: det.spec.kind, columns: det.columns },
+        data: { file: f, kind: det.spec.kind, columns: det.columns, rel: ledgerPath(ctx.inputDir, f) },
         required: det.spec.kind === 'company_census',
       });
     }
-    return { inputDigest: await digestInputs(ctx.inputDir, all, 'fmcsa-v1'), children, rejects };
+    // Incremental: only new and changed data files get a child; the parts of the others are linked at plan
+    // (lib/warehouse/incremental.ts). Files with no recognised header are in no ledger: they are rejected each run.
+    if (ctx.incremental) {
+      const inputOf = (c: ChildJob) => (c.data as { file: string }).file;
+      await ctx.incremental.partition(local.map(inputOf));
+      const changed = ctx.incremental.settle();
+      children.push(...local.filter((c) => changed.has(inputOf(c))));
+    } else children.push(...local);
+    return { inputDigest: await digestInputs(ctx.inputDir, all, FMCSA_PARSER), children, rejects };
   },
   steps: {
     file: { payload: filePayload, process: processFile },

@@ -14,9 +14,17 @@
  * Publish (lib/warehouse/publish.ts, `carry`) keeps the previous rows of the reused SHA-256 set and adds the
  * run's parts. A SHA-256 is reused only when every previous path with that content is reused, so two files
  * with the same bytes (one changed or removed) never carry stale rows: the unchanged one is parsed again.
+ *
+ * Part reuse (`Pipeline.incremental.reuseParts`, the FMCSA pipeline): for a pipeline whose children write one
+ * set of parts per input (each part holding the rows of that one input only), the child records those parts
+ * (`StagingRun.recordInputParts`), the ledger entry lists them (`parts`), and the snapshot keeps its `parts/`
+ * directory. A reused input's previous parts are hard-linked into the new run before any child runs
+ * (`linkReusedParts`), so publish is an ordinary full publish over old and new parts alike: every table, the
+ * derived ones included, is what a full run over the same inputs gives, and the reused inputs' rejects come
+ * with their parts. An entry without `parts` (parsed by older code, or its parts not recorded) is parsed again.
  */
 import { createReadStream } from 'node:fs';
-import { readFile, stat } from 'node:fs/promises';
+import { copyFile, link, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createSha256Stream } from '../hash.ts';
 import { snapshotDir } from './layout.ts';
@@ -31,7 +39,24 @@ export interface LedgerEntry {
   mtime_ms: number;
   /** The pipeline's parser version when the input was parsed (a bump re-parses everything). */
   parser: string;
+  /**
+   * Part reuse only: the parts holding this input's rows, as `<table>/<file>.parquet` under the snapshot's
+   * `parts/` (cumulative tables, `sources` and `origin_leaves`, are not listed: their rows stay in the table).
+   */
+  parts?: string[];
 }
+
+/** What a child of a part-reusing pipeline records about one parsed input (see `StagingRun.recordInputParts`). */
+export interface InputParts {
+  /** Relative to the run's input directory, '/'-separated (the ledger's path). */
+  path: string;
+  /** SHA-256 of the bytes the child parsed. */
+  sha256: string;
+  parts: string[];
+}
+
+/** Directory of a staging run (and, once published, of a snapshot) holding the children's `InputParts` records. */
+export const INPUT_PARTS_DIR = 'input-parts';
 
 /** What the plan hands to publish through the run directory (`incremental.json`). */
 export interface IncrementalState {
@@ -47,6 +72,8 @@ export interface IncrementalState {
   reuse_files: string[];
   /** Files the run's fetch jobs write: hashed at publish and added to the ledger. */
   fetched_outputs: string[];
+  /** Part reuse: previous parts of the reused inputs (`<table>/<file>`), linked into the run by `linkReusedParts`. */
+  reuse_parts?: string[];
   counts: IncrementalCounts;
 }
 
@@ -96,10 +123,15 @@ export class IncrementalPlanner {
   private readonly parsedFiles = new Set<string>();
   private readonly byFile = new Map<string, LedgerEntry>();
 
+  /**
+   * `opts.parts`: part reuse (see the module comment): only an entry that lists its parts can be reused, and the
+   * state names the parts to link.
+   */
   constructor(
     readonly inputDir: string,
     readonly parser: string,
     previous: LedgerEntry[] | null,
+    private readonly opts: { parts?: boolean } = {},
   ) {
     this.previous = new Map((previous ?? []).map((e) => [e.path, e]));
   }
@@ -125,7 +157,10 @@ export class IncrementalPlanner {
     const st = await stat(file);
     const mtime = Math.floor(st.mtimeMs);
     const prev = this.previous.get(rel);
-    if (prev && prev.bytes === st.size && prev.mtime_ms === mtime) return { ...prev, parser: this.parser };
+    if (prev && prev.bytes === st.size && prev.mtime_ms === mtime) {
+      const { parts: _parts, ...known } = prev;
+      return { ...known, parser: this.parser };
+    }
     const { sha256 } = await hashFile(file);
     return { path: rel, sha256, bytes: st.size, mtime_ms: mtime, parser: this.parser };
   }
@@ -143,7 +178,9 @@ export class IncrementalPlanner {
           this.entries.set(entry.path, entry);
           this.byFile.set(file, entry);
           const prev = this.previous.get(entry.path);
-          if (prev && prev.sha256 === entry.sha256 && prev.parser === this.parser) this.candidates.set(entry.path, { file, entry });
+          const reusable =
+            prev && prev.sha256 === entry.sha256 && prev.parser === this.parser && (!this.opts.parts || Array.isArray(prev.parts));
+          if (reusable) this.candidates.set(entry.path, { file, entry });
           else this.parsedFiles.add(file);
         }),
       );
@@ -196,12 +233,20 @@ export class IncrementalPlanner {
     const parse = this.settle();
     const reuseSha = new Set<string>();
     const reuseFiles: string[] = [];
+    const reuseParts: string[] = [];
+    const ledger = new Map(this.entries);
     let reused = 0;
     for (const [rel, { file, entry }] of this.candidates) {
       if (parse.has(file)) continue;
       reused++;
       reuseSha.add(entry.sha256);
       reuseFiles.push(file, rel);
+      // Part reuse: the reused entry keeps its parts (linked into this run, kept by the new snapshot).
+      const parts = this.opts.parts ? this.previous.get(rel)?.parts : undefined;
+      if (parts) {
+        reuseParts.push(...parts);
+        ledger.set(rel, { ...entry, parts });
+      }
     }
     const fetchedRel = new Set(fetchedOutputs.map((f) => relPath(this.inputDir, f)));
     // A previous input the run fetches again is re-parsed from the new bytes, not removed.
@@ -210,10 +255,11 @@ export class IncrementalPlanner {
       parser: this.parser,
       input_dir: this.inputDir,
       carry: this.hasPrevious,
-      ledger: [...this.entries.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
+      ledger: [...ledger.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0)),
       reuse_sha256: [...reuseSha].sort(),
       reuse_files: reuseFiles.sort(),
       fetched_outputs: fetchedOutputs,
+      ...(this.opts.parts ? { reuse_parts: [...new Set(reuseParts)].sort() } : {}),
       counts: { parsed: parse.size + fetchedOutputs.length, reused, removed },
     };
   }
@@ -223,8 +269,14 @@ export class IncrementalPlanner {
  * The ledger a snapshot records: the plan's entries plus the files its fetch jobs wrote (hashed now; a fetch
  * output the source did not have is absent), less `exclude` (inputs of failed children, whose rows were not
  * published: the next run parses them again). Fetched files are inputs of the next run like any other.
+ * `parsedParts` (part reuse): the records of this run's children; an entry takes the parts of the record with its
+ * path and SHA-256 (bytes that changed between plan and parse leave it without parts: parsed again next run).
  */
-export async function completeLedger(state: IncrementalState, exclude: string[] = []): Promise<LedgerEntry[]> {
+export async function completeLedger(
+  state: IncrementalState,
+  exclude: string[] = [],
+  parsedParts: InputParts[] = [],
+): Promise<LedgerEntry[]> {
   const byPath = new Map(state.ledger.map((e) => [e.path, e]));
   const excluded = new Set(exclude.map((f) => relPath(state.input_dir, f)));
   for (const file of state.fetched_outputs) {
@@ -235,5 +287,41 @@ export async function completeLedger(state: IncrementalState, exclude: string[] 
     byPath.set(rel, { path: rel, sha256, bytes: st.size, mtime_ms: Math.floor(st.mtimeMs), parser: state.parser });
   }
   for (const rel of excluded) byPath.delete(rel);
+  for (const rec of parsedParts) {
+    const e = byPath.get(rec.path);
+    if (e && e.sha256 === rec.sha256 && !e.parts) byPath.set(rec.path, { ...e, parts: [...rec.parts].sort() });
+  }
   return [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+}
+
+/** The `InputParts` records of a staging run (written by its children). */
+export async function readInputParts(runDir: string): Promise<InputParts[]> {
+  const dir = path.join(runDir, INPUT_PARTS_DIR);
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const out: InputParts[] = [];
+  for (const n of names.sort()) if (n.endsWith('.json')) out.push(JSON.parse(await readFile(path.join(dir, n), 'utf8')) as InputParts);
+  return out;
+}
+
+/**
+ * Part reuse: hard-links the previous snapshot's parts of the reused inputs (`state.reuse_parts`) into the run's
+ * `parts/` (copied where linking is impossible). A part missing from the previous snapshot is an error: the run
+ * would otherwise publish without an input's rows.
+ */
+export async function linkReusedParts(previousSnapshotDir: string, runDir: string, parts: string[]): Promise<void> {
+  for (const rel of parts) {
+    const [table, file, ...rest] = rel.split('/');
+    if (!table || !file || rest.length || !/^[a-zA-Z0-9_]+$/.test(table) || file.includes('..'))
+      throw new Error(`ledger names an invalid part: ${rel}`);
+    const from = path.join(previousSnapshotDir, 'parts', table, file);
+    const to = path.join(runDir, 'parts', table, file);
+    await mkdir(path.dirname(to), { recursive: true });
+    await rm(to, { force: true });
+    try {
+      await link(from, to);
+    } catch (e) {
+      if (!['EXDEV', 'EPERM', 'EMLINK'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+      await copyFile(from, to);
+    }
+  }
 }

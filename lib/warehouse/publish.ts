@@ -17,7 +17,8 @@
  *     hash it (`exportServingTables`), create the lookup indexes, CHECKPOINT,
  *     close (`indexServing`);
  *  6. write manifest.json, rename the directory into `snapshots/`, switch CURRENT
- *     atomically, prune old snapshots, remove the run's parts (`finalizeSnapshot`).
+ *     atomically, prune old snapshots, remove the run's parts (`finalizeSnapshot`; kept with
+ *     `keepParts`, for the next run's part reuse).
  *
  * Delta publish (incremental runs with `carry.delta`, lib/warehouse/incremental.ts): instead of steps 1-5 over
  * every row, the previous snapshot's `serving.duckdb` is copied and changed in place. Rows of inputs that are not
@@ -136,6 +137,11 @@ export interface PublishOptions {
    * is gone). Without it, a table with parts takes only its parts (a full run).
    */
   carry?: CarryOptions;
+  /**
+   * Part reuse (lib/warehouse/incremental.ts): the snapshot keeps the run's `parts/` (hard links of its
+   * parquet-only tables' files, so they cost no space there) for the next run to link the reused inputs' parts.
+   */
+  keepParts?: boolean;
   /** Test hook: called between steps so a test can simulate a crash. */
   onStep?: (step: 'loaded' | 'derived' | 'exported' | 'indexed' | 'renamed') => Promise<void> | void;
 }
@@ -935,7 +941,7 @@ async function finalizeSnapshot(
   // snapshot that is not published.
   await linkCurrentSnapshot(dataDir, domain, snapshotId);
   await writeCurrentSql(dataDir);
-  await rm(path.join(finalDir, 'parts'), { recursive: true, force: true });
+  if (!opts.keepParts) await rm(path.join(finalDir, 'parts'), { recursive: true, force: true });
   const pruned = await pruneSnapshots(dataDir, domain, opts.keep);
   return { manifest, dir: finalDir, pruned };
 }

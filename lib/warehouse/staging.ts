@@ -17,6 +17,8 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { createSourceLeaf, type OriginLeaf, type SourceRef } from '../origin.ts';
 import { domainTablesSql, type DomainSpec } from './domain.ts';
 import { openDatabase, queryRows, quoteIdentifier, quoteLiteral } from './duckdb.ts';
+import { sha256Hex } from '../hash.ts';
+import { INPUT_PARTS_DIR, type InputParts } from './incremental.ts';
 import { assertSafeName, stagingDir, toPartKey } from './layout.ts';
 
 /** One rejected row or file, kept for inspection with file, line and reason. */
@@ -212,6 +214,32 @@ export class StagingRun {
       `rejects-${key}`,
       rejects.map((r) => ({ ...r, run_id: this.runId })),
     );
+  }
+
+  /**
+   * Part reuse (lib/warehouse/incremental.ts): records which parts hold the rows of one input, so the next run
+   * can hard-link them instead of parsing the input again. `input.path` is relative to the run's input directory
+   * ('/'-separated, the ledger's path), `input.sha256` that of the bytes parsed; every part must hold rows of this
+   * input only. Parts not written (a reject part of a file without rejects) are left out.
+   */
+  async recordInputParts(input: { path: string; sha256: string }, parts: ReadonlyArray<{ table: string; key: string }>): Promise<void> {
+    const present: string[] = [];
+    for (const p of parts) {
+      const file = this.partPath(p.table, p.key);
+      if (
+        await stat(file).then(
+          (st) => st.isFile(),
+          () => false,
+        )
+      )
+        present.push(`${p.table}/${path.basename(file)}`);
+    }
+    const dir = path.join(this.dir, INPUT_PARTS_DIR);
+    await mkdir(dir, { recursive: true });
+    const target = path.join(dir, `${toPartKey(input.path).slice(0, 120)}-${sha256Hex(input.path).slice(0, 12)}.json`);
+    const record: InputParts = { path: input.path, sha256: input.sha256, parts: [...new Set(present)].sort() };
+    await writeFile(`${target}.tmp`, JSON.stringify(record));
+    await rename(`${target}.tmp`, target);
   }
 
   /** Stores a small JSON document in the run directory (plans, child results). */

@@ -3,11 +3,14 @@
  * streamed to disk with their SHA-256 and ETag and ingested; the next run asks with If-None-Match, gets 304 and
  * publishes nothing; an export whose header changed and a truncated SMS zip are rejected with their URL and
  * position, the run publishes nothing, the published snapshot and the good file on disk stay as they were.
+ * Incremental (issue 18, item 6): a night where one dataset changed at the source parses only that one (the 304'd
+ * one's parts are linked from the previous snapshot) and equals a full run over the same files.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
+import type { RunReport } from '../../jobs/processors.ts';
 import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
 import { portalExportPath } from '../../jobs/fmcsa/fmcsa-fetch.ts';
 import { sha256Hex } from '../../lib/hash.ts';
@@ -16,6 +19,7 @@ import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { listSnapshots, readCurrentManifest } from '../../lib/warehouse/snapshot.ts';
 import { startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { expectSameRows, publishedRows } from '../helpers/snapshot-rows.ts';
 import { FIXTURES, fixture, HAS_SHARED } from '../helpers/shared.ts';
 
 describe.skipIf(!HAS_SHARED)('FMCSA downloads (in process, replay server)', { timeout: 240_000 }, () => {
@@ -97,5 +101,82 @@ describe.skipIf(!HAS_SHARED)('FMCSA downloads (in process, replay server)', { ti
     );
     expect((await readCurrentManifest(dataDir, 'fmcsa'))!.snapshot_id).toBe(published);
     expect(await listSnapshots(dataDir, 'fmcsa')).toEqual([published]);
+  });
+
+  it('a night where one dataset changed at the source parses only it (the other answered 304 and its parts are reused), equals a full run, and a night of 304s parses and publishes nothing', async () => {
+    const dataDir = await tempDir('proofline-fmcsa-fetch-incremental-');
+    dirs.push(dataDir);
+    const inputDir = path.join(dataDir, 'input');
+    const revocationPath = '/fmcsa-files/licensing/revocation_2024_08_06.txt';
+    const config = (dir = dataDir, fetch = true) =>
+      testConfig(dir, {
+        ...(fetch ? { FMCSA_DATASETS: 'kjg3-diqy', FMCSA_DOWNLOAD_URLS: `${replay.baseUrl}${revocationPath}` } : {}),
+        FMCSA_PORTAL_BASE_URL: replay.baseUrl,
+        FMCSA_DOWNLOAD_IDLE_MS: '2000',
+      });
+    const run = (cfg = config()) =>
+      runPipelineInProcess(fmcsaPipeline, { config: cfg, log: silentLogger, inputDir, backoffMs: 1, attempts: 2 });
+    const parsedFiles = (r: RunReport) =>
+      r.children
+        .filter((c) => c.step === 'file')
+        .map((c) => c.key)
+        .sort();
+
+    // Night 1: both datasets downloaded and parsed.
+    const r1 = await run();
+    expect(parsedFiles(r1)).toEqual(['downloads/revocation_2024_08_06.txt', 'portal/kjg3-diqy.csv']);
+    expect(r1.incremental).toEqual({ parsed: 2, reused: 0, removed: 0 });
+
+    // Night 2: the L&I file changed at the source (a new ETag): downloaded and parsed; the census export answers
+    // 304 and is not parsed again (its parts are linked from the previous snapshot).
+    const recorded = await readFile(fixture('fmcsa/licensing/revocation_2024_08_06.txt'), 'utf8');
+    const lines = recorded.split('\n');
+    replay.override(revocationPath, lines.filter((_l, i) => i === 0 || i % 4 !== 0).join('\n'));
+    let from = replay.hits.length;
+    const r2 = await run();
+    expect(
+      replay.hits
+        .slice(from)
+        .map((h) => `${h.status} ${h.path}`)
+        .sort(),
+    ).toEqual(
+      [
+        '200 /fmcsa-files/licensing/revocation_2024_08_06.txt',
+        '200 /fmcsa-files/licensing/revocation_2024_08_06.txt',
+        '304 /api/views/kjg3-diqy/rows.csv',
+      ].sort(),
+    );
+    expect(parsedFiles(r2)).toEqual(['downloads/revocation_2024_08_06.txt']);
+    expect(r2.incremental).toEqual({ parsed: 1, reused: 1, removed: 0 });
+    const rows = await publishedRows(dataDir, 'fmcsa');
+    expect(rows.carriers).toHaveLength(1000);
+    // The same files, parsed whole by a run that fetches nothing, in a fresh warehouse.
+    const full = path.join(dataDir, 'full');
+    const rf = await run(config(full, false));
+    expect(rf.incremental).toEqual({ parsed: 2, reused: 0, removed: 0 });
+    expectSameRows(rows, await publishedRows(full, 'fmcsa'));
+    const published = (await readCurrentManifest(dataDir, 'fmcsa'))!.snapshot_id;
+
+    // Night 3: 304 for every dataset: nothing downloaded, parsed or published.
+    const snapshots = await listSnapshots(dataDir, 'fmcsa');
+    from = replay.hits.length;
+    const r3 = await run();
+    expect(r3.skipped).toBe(true);
+    expect(r3.children).toEqual([]);
+    expect(replay.hits.slice(from).map((h) => h.status)).toEqual([304, 304]);
+    expect(await listSnapshots(dataDir, 'fmcsa')).toEqual(snapshots);
+    expect((await readCurrentManifest(dataDir, 'fmcsa'))!.snapshot_id).toBe(published);
+
+    // Night 4: the census export's header changed: rejected, the run fails, the snapshot stays.
+    const census = await readFile(fixture('fmcsa/census/sms_input_census_kjg3-diqy_sample1000.csv'), 'utf8');
+    replay.override(portalExportPath('kjg3-diqy').split('?')[0]!, census.replace(/^dot_number/, 'usdot_no'));
+    try {
+      await expect(run()).rejects.toThrow(/unrecognised header.*line 1/);
+    } finally {
+      replay.restore(portalExportPath('kjg3-diqy').split('?')[0]!);
+      replay.restore(revocationPath);
+    }
+    expect((await readCurrentManifest(dataDir, 'fmcsa'))!.snapshot_id).toBe(published);
+    expectSameRows(await publishedRows(dataDir, 'fmcsa'), rows);
   });
 });

@@ -12,7 +12,7 @@ import { startMonitoringRunner, type MonitoringRunner } from '../../jobs/monitor
 import { silentLogger } from '../../lib/log.ts';
 import { readRunNotices } from '../../lib/run-notice.ts';
 import { monitoringProcessors } from '../../service/monitoring/monitoring.queries.ts';
-import { getJson, ingestAll } from '../helpers/app.ts';
+import { getJson } from '../helpers/app.ts';
 import { buildWorld, type World } from '../vetting/fmcsa-world.ts';
 import { startReceiver, type Receiver } from './receiver.ts';
 
@@ -54,7 +54,15 @@ describe.each(STATE_BACKENDS)('run notifications ($name state store)', (backend)
 
   describe('run notifications', () => {
     it('sends run.published with domain, run id, snapshot and counts to the operator endpoint', async () => {
-      await ingestAll(w.config, [fmcsaPipeline], path.join(w.root, 'input'));
+      // A full run (every file parsed again): an incremental one over the same files would report 0 rows parsed.
+      await runPipelineInProcess(fmcsaPipeline, {
+        config: w.config,
+        log: silentLogger,
+        inputDir: path.join(w.root, 'input'),
+        force: true,
+        full: true,
+        backoffMs: 1,
+      });
       await runner.tick();
       await runner.idle();
       expect(rx.received).toHaveLength(1);

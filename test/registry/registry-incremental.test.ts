@@ -7,6 +7,7 @@ import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { expectSameRows, publishedRows } from '../helpers/snapshot-rows.ts';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
 import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
 import { ensureSample } from '../../jobs/sample.ts';
@@ -16,8 +17,7 @@ import { silentLogger } from '../../lib/log.ts';
 import { readLedger } from '../../lib/warehouse/incremental.ts';
 import { lastPublishShape } from '../../lib/warehouse/publish.ts';
 import { openDatabase, queryRows } from '../../lib/warehouse/duckdb.ts';
-import { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { readCurrentManifest, tableFilePaths, type SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
+import { readCurrentManifest, tableFilePaths } from '../../lib/warehouse/snapshot.ts';
 import { snapshotDir } from '../../lib/warehouse/layout.ts';
 
 const EMPTY_INDEX = `Description:           Master Index of EDGAR Dissemination Feed by Form Type
@@ -31,25 +31,6 @@ Anonymous FTP:         ftp://ftp.sec.gov/edgar/
 Form Type   Company Name                                                  CIK         Date Filed  File Name
 ${'-'.repeat(141)}
 `;
-
-/** Columns that name the run or the ingest time, not the data. */
-const VOLATILE = ['run_id', 'first_run_id', 'ingested_at'];
-/** Cumulative tables (every run's sources and leaves are kept) differ by design between a chain of runs and one run. */
-const CUMULATIVE = ['sources', 'origin_leaves'];
-
-async function tableRows(dataDir: string, manifest: SnapshotManifest): Promise<Record<string, string[]>> {
-  const reader = await SnapshotReader.open(dataDir, 'registry', { poolSize: 1 });
-  try {
-    const out: Record<string, string[]> = {};
-    for (const t of Object.keys(manifest.tables).filter((t) => !CUMULATIVE.includes(t))) {
-      const rows = await reader.query(`SELECT * FROM ${t}`);
-      out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !VOLATILE.includes(k))))).sort();
-    }
-    return out;
-  } finally {
-    await reader.close();
-  }
-}
 
 describe('incremental registry runs', () => {
   let dir: string;
@@ -67,12 +48,7 @@ describe('incremental registry runs', () => {
   const fullRows = async (name: string) => {
     const d = `${dir}/${name}`;
     await run(d);
-    return tableRows(d, (await readCurrentManifest(d, 'registry'))!);
-  };
-  /** Table by table, so a failure names the table and shows the differing rows. */
-  const expectSameRows = (actual: Record<string, string[]>, expected: Record<string, string[]>) => {
-    expect(Object.keys(actual).sort()).toEqual(Object.keys(expected).sort());
-    for (const t of Object.keys(expected)) expect(actual[t], `table ${t}`).toEqual(expected[t]);
+    return publishedRows(d, 'registry');
   };
   /** Every table's parquet (a directory table: all its files) holds the serving table's row count (delta exports). */
   const expectParquetMatchesServing = async () => {
@@ -92,7 +68,7 @@ describe('incremental registry runs', () => {
       db.closeSync();
     }
   };
-  const currentRows = async () => tableRows(`${dir}/data`, (await readCurrentManifest(`${dir}/data`, 'registry'))!);
+  const currentRows = () => publishedRows(`${dir}/data`, 'registry');
   let inputCount = 0;
 
   beforeAll(async () => {

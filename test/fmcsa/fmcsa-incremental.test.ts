@@ -1,0 +1,153 @@
+/**
+ * Incremental FMCSA runs (issue 18, item 6) on the small sample: a night with nothing changed is skipped (nothing
+ * published) and, forced, parses nothing; a changed, a removed and an added file are the only files parsed (the
+ * others' parts are linked from the previous snapshot), and every published table, the derived carrier tables
+ * and packed stores included, equals a full run over the same files. A reused file's rejected rows stay reported;
+ * a file whose header changed is rejected by name, as in a full run.
+ */
+import { appendFile, cp, readFile, rename, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
+import { runPipelineInProcess } from '../../jobs/in-process.ts';
+import { silentLogger } from '../../lib/log.ts';
+import { readLedger } from '../../lib/warehouse/incremental.ts';
+import { snapshotDir } from '../../lib/warehouse/layout.ts';
+import { listSnapshots, readCurrentManifest } from '../../lib/warehouse/snapshot.ts';
+import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { expectSameRows, publishedRows } from '../helpers/snapshot-rows.ts';
+import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
+
+const CARRIERS = 400;
+/** The packed stores publish writes beside the tables (served by DOT without DuckDB). */
+const PACKED = ['carrier_snapshot', 'carrier_census'];
+
+describe('incremental FMCSA runs', () => {
+  let dir: string;
+  let input: string;
+  let files = 0;
+  const data = () => `${dir}/data`;
+  const run = (dataDir = data(), force = true) =>
+    runPipelineInProcess(fmcsaPipeline, { config: testConfig(dataDir), log: silentLogger, inputDir: input, force, backoffMs: 1 });
+  /** Every table, plus the packed stores' lines, of the current snapshot. */
+  const snapshotRows = async (dataDir: string) => {
+    const rows = await publishedRows(dataDir, 'fmcsa');
+    const manifest = (await readCurrentManifest(dataDir, 'fmcsa'))!;
+    for (const p of PACKED) {
+      expect(manifest.packed?.[p], `packed store ${p}`).toBeDefined();
+      const tsv = await readFile(path.join(snapshotDir(dataDir, 'fmcsa', manifest.snapshot_id), 'packed', `${p}.tsv`), 'utf8');
+      rows[`packed:${p}`] = tsv.split('\n').filter(Boolean).sort();
+    }
+    return rows;
+  };
+  /** A full run over the same files in a fresh warehouse: what the incremental snapshot must equal. */
+  const fullRun = async (name: string) => {
+    const d = `${dir}/${name}`;
+    const report = await run(d);
+    expect(report.incremental).toEqual({ parsed: files, reused: 0, removed: 0 });
+    return snapshotRows(d);
+  };
+  const oos = () => path.join(input, 'fmcsa', 'oos', 'OUT_OF_SERVICE_ORDERS.csv');
+
+  beforeAll(async () => {
+    dir = await tempDir('proofline-fmcsa-incremental-');
+    // The first (full) run: the sample generated under dir/input and published into dir/data.
+    await ingestSmallFmcsa(dir, data(), {}, CARRIERS);
+    input = `${dir}/input`;
+    const manifest = (await readCurrentManifest(data(), 'fmcsa'))!;
+    files = (await readLedger(data(), 'fmcsa', manifest))!.length;
+    expect(files).toBeGreaterThan(8);
+    expect(manifest.meta.incremental).toEqual({ parsed: files, reused: 0, removed: 0 });
+    // A row whose DOT number is not a number: a reject that later runs (reusing the file) must keep reporting.
+    await appendFile(oos(), 'NOT-A-DOT,BAD KEY LLC,,2024-01-02,Imminent hazard,ACTIVE,\n');
+    const second = await run();
+    expect(second.failed_children).toBe(0);
+    expect(second.children.map((c) => c.key)).toEqual(['oos/OUT_OF_SERVICE_ORDERS.csv']);
+    expect(second.incremental).toEqual({ parsed: 1, reused: files - 1, removed: 0 });
+    // Every input names the parts holding its rows (kept by the snapshot for the next run to link).
+    const ledger = (await readLedger(data(), 'fmcsa', await readCurrentManifest(data(), 'fmcsa')))!;
+    for (const e of ledger) expect(e.parts?.length, e.path).toBeGreaterThan(0);
+  }, 240_000);
+  afterAll(async () => {
+    await removeDir(dir);
+  });
+
+  it('a night with nothing changed publishes nothing; forced, it parses no file and publishes the same rows', async () => {
+    const before = await snapshotRows(data());
+    expect(before.rejects).toEqual([expect.stringContaining('OUT_OF_SERVICE_ORDERS.csv')]);
+    const snapshots = await listSnapshots(data(), 'fmcsa');
+    const skipped = await run(data(), false);
+    expect(skipped.skipped).toBe(true);
+    expect(await listSnapshots(data(), 'fmcsa')).toEqual(snapshots);
+    const forced = await run();
+    expect(forced.children).toEqual([]);
+    expect(forced.incremental).toEqual({ parsed: 0, reused: files, removed: 0 });
+    expectSameRows(await snapshotRows(data()), before);
+  }, 120_000);
+
+  it('a changed crash file is the only file parsed, and every table equals a full run', async () => {
+    const crash = path.join(input, 'fmcsa', 'crash', 'Crash_File.csv');
+    const lines = (await readFile(crash, 'utf8')).split('\n');
+    // Drop a fifth of the crashes: risk features, scores, red flags and dataset_status all move.
+    await writeFile(crash, lines.filter((_l, i) => i === 0 || i % 5 !== 0).join('\n'));
+    const before = await snapshotRows(data());
+    const report = await run();
+    expect(report.children.map((c) => c.key)).toEqual(['crash/Crash_File.csv']);
+    expect(report.incremental).toEqual({ parsed: 1, reused: files - 1, removed: 0 });
+    const rows = await snapshotRows(data());
+    expect(rows.crashes.length).toBeLessThan(before.crashes.length);
+    expect(rows.carrier_risk).toHaveLength(CARRIERS);
+    expect(rows.carrier_risk).not.toEqual(before.carrier_risk);
+    // The reused OOS file's rejected row is still reported.
+    expect(rows.rejects).toEqual([expect.stringContaining('OUT_OF_SERVICE_ORDERS.csv')]);
+    expectSameRows(rows, await fullRun('full-changed'));
+  }, 240_000);
+
+  it("a removed file's rows disappear, and every table equals a full run", async () => {
+    const revocation = path.join(input, 'fmcsa', 'licensing', 'revocation_2026_11_20.txt');
+    await rename(revocation, `${dir}/revocation.txt`);
+    const report = await run();
+    expect(report.children).toEqual([]);
+    expect(report.incremental).toEqual({ parsed: 0, reused: files - 1, removed: 1 });
+    const rows = await snapshotRows(data());
+    expect(rows.revocations).toEqual([]);
+    files -= 1;
+    expectSameRows(rows, await fullRun('full-removed'));
+  }, 240_000);
+
+  it('an added file is the only file parsed, and every table equals a full run', async () => {
+    await cp(`${dir}/revocation.txt`, path.join(input, 'fmcsa', 'licensing', 'revocation_2026_11_24.txt'));
+    const report = await run();
+    expect(report.children.map((c) => c.key)).toEqual(['licensing/revocation_2026_11_24.txt']);
+    expect(report.incremental).toEqual({ parsed: 1, reused: files, removed: 0 });
+    files += 1;
+    const rows = await snapshotRows(data());
+    expect(rows.revocations.length).toBeGreaterThan(0);
+    expectSameRows(rows, await fullRun('full-added'));
+  }, 240_000);
+
+  it('a file whose header changed is rejected by name, its rows dropped as in a full run; fixed, it is parsed again', async () => {
+    const text = await readFile(oos(), 'utf8');
+    await writeFile(oos(), text.replace(/^DOT_NUMBER/, 'USDOT_NO'));
+    const report = await run();
+    expect(report.children).toEqual([]);
+    expect(report.plan_rejects).toEqual([{ file: 'oos/OUT_OF_SERVICE_ORDERS.csv', reason: expect.stringMatching(/unrecognised header/) }]);
+    expect(report.incremental).toEqual({ parsed: 0, reused: files - 1, removed: 1 });
+    const rows = await snapshotRows(data());
+    expect(rows.oos_orders).toEqual([]);
+    expect(rows.rejects).toEqual([expect.stringMatching(/oos\/OUT_OF_SERVICE_ORDERS\.csv.*unrecognised header/)]);
+    expectSameRows(rows, await fullRunExcept('full-bad-header', 1));
+    await writeFile(oos(), text);
+    const fixed = await run();
+    expect(fixed.children.map((c) => c.key)).toEqual(['oos/OUT_OF_SERVICE_ORDERS.csv']);
+    expect(fixed.incremental).toEqual({ parsed: 1, reused: files - 1, removed: 0 });
+  }, 240_000);
+
+  /** A full run where `unreadable` of the files are rejected while planning (so not parsed). */
+  const fullRunExcept = async (name: string, unreadable: number) => {
+    const d = `${dir}/${name}`;
+    const report = await run(d);
+    expect(report.incremental).toEqual({ parsed: files - unreadable, reused: 0, removed: 0 });
+    return snapshotRows(d);
+  };
+});
