@@ -34,6 +34,7 @@ import { hashCanonical } from '../../lib/hash.ts';
 import { describeInput, digestInputs, listInputs, readFirstLine } from '../inputs.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import { READERS, readerSelectSql } from './readers.ts';
+import { CARRIER_NAME_INDEX_TABLES, deriveCarrierNameIndex } from './carrier-name-index.ts';
 import { FMCSA_FETCH_STEP, fmcsaFetchPayload, planFmcsaFetch, processFmcsaFetch } from './fmcsa-fetch.ts';
 
 const FMCSA_TABLES = [
@@ -52,6 +53,7 @@ const FMCSA_TABLES = [
   'carrier_snapshot_columns',
   'red_flag_rows',
   'red_flag_index',
+  ...CARRIER_NAME_INDEX_TABLES,
   'dataset_status',
 ];
 
@@ -76,7 +78,7 @@ export const fmcsaDomain = defineDomain({
   indexes: './indexes.sql',
   base: import.meta.url,
   replaceTables: FMCSA_TABLES,
-  parquetTables: FMCSA_PARQUET_TABLES,
+  parquetTables: [...FMCSA_PARQUET_TABLES, ...CARRIER_NAME_INDEX_TABLES],
 });
 
 /** Rejects kept per file (the count is always exact; the rows beyond this are summarised). */
@@ -363,6 +365,7 @@ export const fmcsaPipeline: Pipeline = {
     const census = await censusPackedSelect(conn);
     if (census) await step('census_packed', () => ctx.writePacked('carrier_census', census));
     await step('red_flag_index', () => conn.run(loadSql('./derive-red-flag-index.sql', import.meta.url)));
+    await step('name_index', () => deriveCarrierNameIndex(ctx));
     await step('dataset_status', () => conn.run(loadSql('./derive-dataset-status.sql', import.meta.url)));
     lastDeriveTimings = { total: Date.now() - t0, ...timings };
     ctx.log.info({ domain: 'fmcsa', ms: Date.now() - t0, timings }, 'derived carrier_risk and dataset_status');

@@ -111,5 +111,9 @@ CREATE TABLE IF NOT EXISTS carrier_snapshot_columns (pos INTEGER, name VARCHAR);
 -- them that /api/red-flags reads a page from. Columns are those of the derive query.
 CREATE TABLE IF NOT EXISTS red_flag_rows (g INTEGER);
 CREATE TABLE IF NOT EXISTS red_flag_index (code VARCHAR, state_key VARCHAR, pos INTEGER, g INTEGER, risk_score DOUBLE);
+-- Derived at publish (jobs/fmcsa/carrier-name-index.ts): the carrier search's name index, parquet-only; its columns
+-- are those of derive-carrier-name-terms.sql and derive-carrier-name-dict.sql, not these placeholders.
+CREATE TABLE IF NOT EXISTS carrier_name_terms (term VARCHAR);
+CREATE TABLE IF NOT EXISTS carrier_name_dict (term VARCHAR);
 -- Derived at publish: record counts and as-of dates per dataset.
 CREATE TABLE IF NOT EXISTS dataset_status (dataset VARCHAR, table_name VARCHAR, records BIGINT, as_of DATE, data_available BOOLEAN);

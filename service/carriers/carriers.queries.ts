@@ -30,6 +30,7 @@ import {
 const SQL = {
   search: loadSql('./search-carriers.sql', import.meta.url),
   searchPage: loadSql('./search-carriers-page.sql', import.meta.url),
+  searchByTerm: loadSql('./search-carriers-by-term.sql', import.meta.url),
   carrier: loadSql('./get-carrier.sql', import.meta.url),
   carrierCensus: loadSql('./get-carrier-census.sql', import.meta.url),
   risk: /* sql */ `SELECT * FROM carrier_risk WHERE dot_number = $dot`,
@@ -125,6 +126,20 @@ export async function searchCarriers(
   const { limit, clamped } = clampLimit(q.limit, 20, 100);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = q.cursor ? decodeCursor(q.cursor, snapshotId) : Math.max(0, Math.trunc(q.offset ?? 0));
+  if (name && dot == null && !mc && canSearchByTerm(fmcsa, name)) {
+    // The name index built at publish (jobs/fmcsa/carrier-name-index.ts) gives the page's DOTs, ranks and total
+    // without a scan of every name; each row's columns come from the packed census and snapshot stores.
+    const hits = await fmcsa.query(SQL.searchByTerm, { name, state, limit, offset });
+    const total = hits.length ? Number(hits[0].total) : 0;
+    return {
+      total,
+      limit,
+      ...(clamped ? { limit_clamped: clamped } : {}),
+      offset,
+      results: await Promise.all(hits.map((h) => searchRowOf(fmcsa, Number(h.dot_number)))),
+      next_cursor: nextCursorOf(offset, hits.length, total, snapshotId),
+    };
+  }
   const params = { dot, mc, name, state, limit, offset };
   // With the packed carrier_snapshot store, the risk columns of the page's rows come from it: the SQL then reads
   // carriers alone instead of joining every match to the carrier_risk parquet (issue 22).
@@ -140,6 +155,45 @@ export async function searchCarriers(
     results: packed ? await Promise.all(results.map((r) => withRiskColumns(fmcsa, r))) : results,
     next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
   };
+}
+
+/**
+ * Whether the name index answers a name query exactly (search-carriers-by-term.sql): a snapshot with the index and
+ * both packed stores, and a name of [a-z0-9] with a letter (the index holds terms with a letter; any other name,
+ * e.g. with a space, punctuation or digits alone, is answered by the scan).
+ */
+function canSearchByTerm(fmcsa: SnapshotReader, name: string): boolean {
+  return (
+    /^[a-z0-9]*[a-z][a-z0-9]*$/.test(name) &&
+    fmcsa.manifest?.tables.carrier_name_terms != null &&
+    fmcsa.manifest.tables.carrier_name_dict != null &&
+    fmcsa.packed('carrier_census') !== null &&
+    fmcsa.packed('carrier_snapshot') !== null
+  );
+}
+
+/** Columns of a search row (search-carriers-page.sql's select list) and the census column each is read from. */
+const SEARCH_ROW_COLUMNS: Array<[string, string]> = [
+  ['dot_number', 'dot_number'],
+  ['legal_name', 'legal_name'],
+  ['dba_name', 'dba_name'],
+  ['phy_city', 'phy_city'],
+  ['phy_state', 'phy_state'],
+  ['status_code', 'status_code'],
+  ['carrier_operation', 'carrier_operation'],
+  ['power_units', 'power_units'],
+  ['total_drivers', 'total_drivers'],
+  ['mc_number', 'docket1'],
+];
+
+/** A search row of a DOT from the packed census store, with its risk columns, as search-carriers-page.sql + withRiskColumns give it. */
+async function searchRowOf(fmcsa: SnapshotReader, dot: number): Promise<Row> {
+  const [text, { censusColumns }] = await Promise.all([fmcsa.packed('carrier_census')!.get(dot), snapshotMeta(fmcsa)]);
+  if (text == null) throw new Error(`carrier ${dot} of the name index is not in the packed census store`);
+  const values = JSON.parse(text) as Json[];
+  const row: Row = {};
+  for (const [out, col] of SEARCH_ROW_COLUMNS) row[out] = values[censusColumns.indexOf(col)] ?? null;
+  return withRiskColumns(fmcsa, row);
 }
 
 /** A search row with risk_score, risk_level and recommendation of its packed carrier_risk row appended (null when none), as search-carriers.sql's LEFT JOIN gives them. */

@@ -3,7 +3,7 @@
  * scans they replace, and plans that read a range instead of scanning (asserted on EXPLAIN, never timed).
  */
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { loadSql, type Params } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { getCarrier, searchCarriers, searchRedFlags } from '../../service/carriers/carriers.queries.ts';
@@ -166,6 +166,103 @@ describe('FMCSA serving indexes over a generated sample', () => {
       });
       expect(plan).toMatch(/READ_PARQUET|TABLE_SCAN/);
       expect(plan).not.toMatch(/carrier_risk|JOIN/);
+    });
+  });
+
+  describe('carrier search by name through the name index', () => {
+    const scanOf = async (q: { name: string; state?: string; limit?: number; offset?: number }) => {
+      const rows = await fmcsa.query(sql('search-carriers.sql'), {
+        dot: null,
+        mc: null,
+        name: q.name.trim().toLowerCase(),
+        state: q.state ?? null,
+        limit: q.limit ?? 20,
+        offset: q.offset ?? 0,
+      });
+      return { total: rows.length ? Number(rows[0].total) : 0, results: rows.map(({ total: _t, rank: _r, ...r }) => r) };
+    };
+
+    it('answers random names drawn from the sample byte for byte as the scan of every name does', async () => {
+      const names = (await fmcsa.query(`SELECT legal_name FROM carriers ORDER BY hash(dot_number) LIMIT 40`)).map((r) =>
+        String(r.legal_name),
+      );
+      let seed = 7;
+      const rnd = () => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+        return seed / 2_147_483_648;
+      };
+      const queries: Array<{ name: string; state?: string; limit?: number; offset?: number }> = [];
+      for (const n of names) {
+        const words = n.split(' ');
+        const w = words[Math.floor(rnd() * words.length)]!;
+        const at = Math.floor(rnd() * Math.max(1, w.length - 2));
+        queries.push(
+          { name: w }, // a word (letters, or the sample's DOT-like number)
+          { name: w.slice(0, 2 + Math.floor(rnd() * 4)) }, // a prefix
+          { name: w.slice(at, at + 3) }, // an inner fragment
+          { name: w.toLowerCase().replace(/^./, (c) => c.toUpperCase()) }, // mixed case
+          { name: n }, // the whole name (spaces: the scan)
+          { name: `${w},` }, // punctuation (the scan)
+          { name: `  ${w.slice(0, 3)} ` }, // surrounding spaces, trimmed
+          { name: w, state: 'TX', limit: 7, offset: 3 },
+        );
+      }
+      queries.push({ name: 'zzqx' }, { name: 'xq' }, { name: 'e' }, { name: 'ea', offset: 100_000 }, { name: 'trucking', limit: 100 });
+      const spy = vi.spyOn(fmcsa, 'query');
+      let indexed = 0;
+      try {
+        for (const q of queries) {
+          const name = q.name.trim().toLowerCase();
+          if (name.length < 2) {
+            await expect(searchCarriers(fmcsa, q)).rejects.toMatchObject({ httpStatus: 400 });
+            continue;
+          }
+          spy.mockClear();
+          const got = await searchCarriers(fmcsa, q);
+          const viaIndex = spy.mock.calls.some(([text]) => text.includes('carrier_name_terms'));
+          expect(viaIndex, q.name).toBe(/^[a-z0-9]*[a-z][a-z0-9]*$/.test(name));
+          if (viaIndex) indexed++;
+          const scan = await scanOf(q);
+          expect(JSON.stringify(got.results), JSON.stringify(q)).toBe(JSON.stringify(scan.results));
+          expect(got.total, JSON.stringify(q)).toBe(scan.total);
+        }
+      } finally {
+        spy.mockRestore();
+      }
+      expect(indexed).toBeGreaterThan(100);
+    });
+
+    it('reads the index, not carriers: the dictionary filtered by the name, the postings of its terms alone', async () => {
+      // A term no other term contains: the dictionary gives exactly it.
+      const [{ term }] = await fmcsa.query(
+        `SELECT d.term FROM carrier_name_dict d WHERE (SELECT count(*) FROM carrier_name_dict e WHERE contains(e.term, d.term)) = 1 ORDER BY hash(d.term) LIMIT 1`,
+      );
+      const word = String(term);
+      const params = { name: word, state: null, limit: 20, offset: 0 };
+      const plan = await planOf(fmcsa, sql('search-carriers-by-term.sql'), params);
+      // Two parquet scans: the dictionary with the name's contains() pushed into it, and the postings (the only
+      // table with `flag`); carriers (legal_name) and carrier_risk are not read, and nothing is joined but the semi
+      // join of the postings to their terms.
+      expect(plan).toMatch(/READ_PARQUET[\s\S]*Filters:[\s\S]*contains\(term, '/);
+      expect(plan).toMatch(/Projections:[\s\S]*flag/);
+      expect(plan).not.toMatch(/legal_name|risk_score/);
+      expect(plan.match(/Join Type: (\w+)/g)).toEqual(['Join Type: SEMI']);
+      // Run: the postings scan gets the matched terms as a filter (row groups of other terms are skipped by their
+      // min/max) and returns the rows of those terms alone, not the whole table.
+      const analyzed = (await fmcsa.query(`EXPLAIN ANALYZE ${sql('search-carriers-by-term.sql')}`, params))
+        .map((x) => String(x.explain_value))
+        .join('\n');
+      expect(analyzed).toMatch(new RegExp(`flag[\\s\\S]*Dynamic Filters:[\\s\\S]*term='${word}'`));
+      const [{ postings, all }] = await fmcsa.query(
+        `SELECT count(*) FILTER (WHERE term = $name)::INTEGER AS postings, count(*)::INTEGER AS all FROM carrier_name_terms`,
+        { name: word },
+      );
+      expect(Number(postings)).toBeLessThan(Number(all));
+      // The postings scan's box: from its `flag` projection down to its first row count (the left one of its line).
+      const lines = analyzed.split('\n');
+      const from = lines.findIndex((l) => /│\s*flag\s*│/.test(l));
+      const counted = lines.slice(from).find((l) => /[\d,]+ rows?/.test(l));
+      expect(Number(/([\d,]+) rows?/.exec(counted ?? '')?.[1]?.replace(/,/g, ''))).toBe(Number(postings));
     });
   });
 });

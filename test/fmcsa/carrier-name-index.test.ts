@@ -1,0 +1,155 @@
+/**
+ * The carrier name index built at FMCSA publish (jobs/fmcsa/derive-carrier-name-terms.sql and -dict.sql) read by
+ * service/carriers/search-carriers-by-term.sql, over hand-made and random names the generated sample lacks: DBA
+ * names, punctuation and leading separators, one-word names, repeated words, non-ASCII letters (one of which
+ * lower-cases to ASCII), digits, fleet-size ties and nulls. For every name query the index answers, its page
+ * (DOTs and ranks, in order) and total equal those of the scan (search-carriers-page.sql).
+ */
+import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadSql, type Params, queryRows } from '../../lib/warehouse/duckdb.ts';
+
+const derive = (f: string) => loadSql(`../../jobs/fmcsa/${f}`, import.meta.url);
+const service = (f: string) => loadSql(`../../service/carriers/${f}`, import.meta.url);
+/** The names the index answers (carriers.queries.ts canSearchByTerm); any other name goes to the scan. */
+const INDEXED = /^[a-z0-9]*[a-z][a-z0-9]*$/;
+
+type Carrier = [legal: string | null, dba: string | null, powerUnits: number | null, state: string | null];
+const HAND_MADE: Carrier[] = [
+  ['EAGLE', null, 3, 'TX'],
+  ['Eagle Trucking LLC', 'EAGLE EXPRESS', 10, 'TX'],
+  ['-EAGLE- LINES', null, 2, 'CA'],
+  ['A-1 EAGLE, INC.', 'A1 EAGLE', null, 'TX'],
+  ['EAGLES NEST TRANSPORT', '', 5, null],
+  ['BALD EAGLE EAGLE CO', 'bald eagle', 5, 'FL'],
+  ['SEAGLE LOGISTICS', null, 0, 'TX'],
+  ['CAFÉ EXPRESS', 'ÉCOLE FREIGHT', 7, 'NY'],
+  ['STRAßE HAULING', null, 1, 'NY'],
+  ['24/7 LOGISTICS', null, 4, 'TX'],
+  ['J B HUNT TRANSPORT INC', 'JB HUNT', 20000, 'AR'],
+  ['JB', null, 1, 'AR'],
+  [null, 'NO LEGAL NAME CARRIER', 2, 'GA'],
+  ['TRUCK', 'TRUCKING TRUCK', 2, 'GA'],
+  ['  LEADING SPACE TRUCKING', null, 8, 'OH'],
+  ['KELVIN \u212AING LLC', null, 3, 'OH'],
+  ['EA', 'EA', null, 'TX'],
+  ['eagle', 'EAGLE', 3, 'TX'],
+];
+const WORDS = ['eagle', 'Eagles', 'truck', 'TRUCKING', 'ea', 'express', 'a1', 'A', '24', 'co', 'llc', 'Café', 'jb', 'x9z', 'seagle'];
+const SEPARATORS = [' ', ' ', ' ', '-', ', ', '.', ' & ', '/', "'"];
+
+/** Deterministic pseudo-random numbers (mulberry32). */
+function rngOf(seed: number): () => number {
+  let a = seed;
+  return () => {
+    a = (a + 0x6d2b79f5) | 0;
+    let t = Math.imul(a ^ (a >>> 15), 1 | a);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+describe('carrier name index: the same page and total as the scan of every name', () => {
+  let db: DuckDBInstance;
+  let conn: DuckDBConnection;
+  const rnd = rngOf(22);
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const randomName = () => {
+    let s = rnd() < 0.15 ? pick(SEPARATORS) : '';
+    const n = 1 + Math.floor(rnd() * 4);
+    for (let i = 0; i < n; i++) s += (i ? pick(SEPARATORS) : '') + pick(WORDS);
+    return s;
+  };
+  const carriers: Carrier[] = [...HAND_MADE];
+  for (let i = 0; i < 400; i++)
+    carriers.push([
+      rnd() < 0.03 ? null : randomName(),
+      rnd() < 0.3 ? randomName() : null,
+      rnd() < 0.1 ? null : Math.floor(rnd() * 6),
+      rnd() < 0.05 ? null : pick(['TX', 'CA', 'NY']),
+    ]);
+
+  beforeAll(async () => {
+    db = await DuckDBInstance.create(':memory:');
+    conn = await db.connect();
+    await conn.run(`CREATE TABLE carriers (dot_number INTEGER, legal_name VARCHAR, dba_name VARCHAR, phy_city VARCHAR,
+      phy_state VARCHAR, status_code VARCHAR, carrier_operation VARCHAR, power_units INTEGER, total_drivers INTEGER,
+      docket1 VARCHAR, docket2 VARCHAR, docket3 VARCHAR)`);
+    const app = await conn.createAppender('carriers');
+    carriers.forEach(([legal, dba, units, state], i) => {
+      app.appendInteger(1000 + ((i * 7919) % 100_000));
+      legal == null ? app.appendNull() : app.appendVarchar(legal);
+      dba == null ? app.appendNull() : app.appendVarchar(dba);
+      app.appendVarchar('SALEM');
+      state == null ? app.appendNull() : app.appendVarchar(state);
+      app.appendVarchar('A');
+      app.appendVarchar('A');
+      units == null ? app.appendNull() : app.appendInteger(units);
+      app.appendInteger(1);
+      for (let k = 0; k < 3; k++) app.appendNull();
+      app.endRow();
+    });
+    app.closeSync();
+    // The publish writes both as parquet-only tables; here they are tables of the same queries.
+    await conn.run(`CREATE TABLE carrier_name_terms AS ${derive('derive-carrier-name-terms.sql')}`);
+    await conn.run(`CREATE TABLE carrier_name_dict AS ${derive('derive-carrier-name-dict.sql')}`);
+  });
+  afterAll(() => {
+    conn?.closeSync();
+    db?.closeSync();
+  });
+
+  const indexPage = async (p: Params) =>
+    (await queryRows(conn, service('search-carriers-by-term.sql'), p)).map((r) => [r.dot_number, r.rank, Number(r.total)]);
+  const scanPage = async (p: Params) =>
+    (await queryRows(conn, service('search-carriers-page.sql'), { dot: null, mc: null, ...p })).map((r) => [
+      r.dot_number,
+      r.rank,
+      Number(r.total),
+    ]);
+
+  it('answers words, prefixes, inner fragments, whole names, mixed case and no-match queries as the scan does', async () => {
+    const queries = new Set<string>(['ea', 'eagle', 'eagles', 'seagle', 'truck', 'trucking', 'kelvin', 'king', 'jb', 'caf']);
+    for (const w of ['zz', 'zzqx', 'x9', 'a1', '9z', 'b', 'st', 'ucki', 'llc', 'gle']) queries.add(w);
+    for (const [legal, dba] of carriers)
+      for (const name of [legal, dba]) {
+        if (!name) continue;
+        const lc = name.toLowerCase();
+        for (const w of lc.split(/[^a-z0-9]+/)) if (w) queries.add(w);
+        const at = Math.floor(rnd() * lc.length);
+        queries.add(lc.slice(at, at + 2 + Math.floor(rnd() * 6)));
+        queries.add(lc.slice(0, 2 + Math.floor(rnd() * 5)));
+        queries.add(lc);
+      }
+    let indexed = 0;
+    for (const raw of queries) {
+      // The route trims and lower-cases the name (carriers.queries.ts searchCarriers) and wants 2 characters.
+      const name = raw.trim().toLowerCase();
+      if (name.length < 2 || !INDEXED.test(name)) continue;
+      indexed++;
+      for (const [state, limit, offset] of [
+        [null, 20, 0],
+        [null, 5, 3],
+        ['TX', 20, 0],
+        [null, 10, 10_000],
+      ] as const) {
+        const p = { name, state, limit, offset };
+        expect(await indexPage(p), JSON.stringify(p)).toEqual(await scanPage(p));
+      }
+    }
+    expect(indexed).toBeGreaterThan(60);
+  });
+
+  it('finds every carrier with the name in its legal or DBA name, including a non-ASCII letter that lower-cases to ASCII', async () => {
+    const all = (name: string) => indexPage({ name, state: null, limit: 1000, offset: 0 });
+    const king = await all('king');
+    expect(king.length).toBeGreaterThan(0);
+    expect(king).toEqual(await scanPage({ name: 'king', state: null, limit: 1000, offset: 0 }));
+    // 'EAGLE' (legal) and 'eagle' (legal, DBA 'EAGLE'), among others, are exact names: rank 0, listed first.
+    const eagle = await all('eagle');
+    expect(eagle).toEqual(await scanPage({ name: 'eagle', state: null, limit: 1000, offset: 0 }));
+    const exact = eagle.filter((r) => r[1] === 0).length;
+    expect(exact).toBeGreaterThanOrEqual(2);
+    expect(eagle.slice(0, exact).every((r) => r[1] === 0)).toBe(true);
+  });
+});
