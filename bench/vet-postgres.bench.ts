@@ -168,7 +168,9 @@ try {
     const servers = await Promise.all(Array.from({ length: nodes }, () => startServer(url)));
     const post = (i: number, p: string, body: unknown) =>
       fetch(`${servers[i % nodes]!.url}${p}`, { method: 'POST', headers, body: JSON.stringify(body) });
-    await load(300, 16, async (i) =>
+    // Warm-up, not measured: 300 requests per process of each kind, so that every process's JIT and connection pool
+    // are warm before timing (with two processes, a shared 300 left each half-warm and charged the rest to the run).
+    await load(300 * nodes, 16, async (i) =>
       (await post(i, '/api/vet', { dot_number: dots[(i * 7919) % dots.length], broker_id: 'bench' })).ok ? 1 : null,
     );
     console.log(`[${name}] POST /api/vet × ${VETS}, ${CONCURRENCY} in flight`);
@@ -191,6 +193,9 @@ try {
       docs.push(id);
       for (const stage of ['TENDER', 'PICKUP_HANDOFF']) await post(i, `/api/care/${id}/event`, { stage, actor: 'bench' });
     }
+    await load(300 * nodes, 16, async (i) =>
+      (await post(i, `/api/care/${docs[i % docs.length]}/event`, { stage: 'IN_TRANSIT', actor: { name: 'warm-up' } })).ok ? 1 : null,
+    );
     console.log(`[${name}] POST /api/care/{id}/event × ${EVENTS} over ${docs.length} documents`);
     // Request i goes to node i % nodes and document i % 64: each document is written by one node only.
     const events = await withCpu(apiPids, pgPids, () =>
