@@ -124,14 +124,14 @@ export class IncrementalPlanner {
   private readonly byFile = new Map<string, LedgerEntry>();
 
   /**
-   * `opts.parts`: part reuse (see the module comment): only an entry that lists its parts can be reused, and the
-   * state names the parts to link.
+   * `opts.parts`: part reuse (see the module comment): only an entry that lists its parts, each present in
+   * `opts.partsDir` (the previous snapshot's `parts/`), can be reused, and the state names the parts to link.
    */
   constructor(
     readonly inputDir: string,
     readonly parser: string,
     previous: LedgerEntry[] | null,
-    private readonly opts: { parts?: boolean } = {},
+    private readonly opts: { parts?: boolean; partsDir?: string } = {},
   ) {
     this.previous = new Map((previous ?? []).map((e) => [e.path, e]));
   }
@@ -179,12 +179,22 @@ export class IncrementalPlanner {
           this.byFile.set(file, entry);
           const prev = this.previous.get(entry.path);
           const reusable =
-            prev && prev.sha256 === entry.sha256 && prev.parser === this.parser && (!this.opts.parts || Array.isArray(prev.parts));
+            prev && prev.sha256 === entry.sha256 && prev.parser === this.parser && (!this.opts.parts || (await this.partsPresent(prev)));
           if (reusable) this.candidates.set(entry.path, { file, entry });
           else this.parsedFiles.add(file);
         }),
       );
     }
+  }
+
+  /** Part reuse: whether the entry lists its parts and each is still in the previous snapshot (else the input is parsed again). */
+  private async partsPresent(prev: LedgerEntry): Promise<boolean> {
+    if (!Array.isArray(prev.parts) || !this.opts.partsDir) return false;
+    for (const rel of prev.parts) {
+      const st = await stat(path.join(this.opts.partsDir, ...rel.split('/'))).catch(() => null);
+      if (!st?.isFile()) return false;
+    }
+    return true;
   }
 
   /** SHA-256 values some previous path had that is now changed, removed, or parsed with another parser. */
