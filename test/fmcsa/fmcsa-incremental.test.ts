@@ -10,6 +10,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
+import { sha256Hex } from '../../lib/hash.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { readLedger } from '../../lib/warehouse/incremental.ts';
 import { snapshotDir } from '../../lib/warehouse/layout.ts';
@@ -66,7 +67,11 @@ describe('incremental FMCSA runs', () => {
     expect(second.incremental).toEqual({ parsed: 1, reused: files - 1, removed: 0 });
     // Every input names the parts holding its rows (kept by the snapshot for the next run to link).
     const ledger = (await readLedger(data(), 'fmcsa', await readCurrentManifest(data(), 'fmcsa')))!;
-    for (const e of ledger) expect(e.parts?.length, e.path).toBeGreaterThan(0);
+    for (const e of ledger) {
+      expect(e.parts?.length, e.path).toBeGreaterThan(0);
+      // The SHA-256 of the bytes on disk (new files are hashed by their child, not at plan).
+      expect(e.sha256, e.path).toBe(sha256Hex(await readFile(path.join(input, e.path))));
+    }
   }, 240_000);
   afterAll(async () => {
     await removeDir(dir);
