@@ -8,16 +8,22 @@
  * server on loopback at 16 connections. Targets (issue 5): ingest < 4 min,
  * peak RSS < 4 GB, within 1.5x of DuckDB alone; >= 1,000 req/s with p99 < 50 ms.
  * The result records per-file load times, publish phases and derive steps.
+ * Then incremental nights (issue 18, item 6) over the same warehouse: one with
+ * nothing changed (skipped by the input digest), and twice one in which the
+ * crash file changed (its last record dropped: only that file is parsed, the
+ * other files' parts are linked from the previous snapshot, every carrier table
+ * is derived again), each followed by a full run over the same files.
  *
  * The input is generated once under data/bench/fmcsa-full (bench/fmcsa-generate.ts).
  * Env: FMCSA_BENCH_SCALE (full), FMCSA_BENCH_SECONDS (20), FMCSA_BENCH_CONNECTIONS (16).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { createReadStream, existsSync, readFileSync } from 'node:fs';
-import { link, mkdir, rm } from 'node:fs/promises';
+import { createReadStream, createWriteStream, existsSync, readFileSync } from 'node:fs';
+import { link, mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import http from 'node:http';
 import os from 'node:os';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { loadConfig } from '../lib/config.ts';
@@ -84,6 +90,66 @@ async function duckdbAlone(config: ReturnType<typeof loadConfig>): Promise<numbe
   db.closeSync();
   await rm(out, { recursive: true, force: true });
   return ms;
+}
+
+/** Replaces `file` (a hard link of the generated file, which stays as it was) by a copy without its last record. */
+async function dropLastRecord(file: string): Promise<void> {
+  const { size } = await stat(file);
+  const fh = await open(file, 'r');
+  let end = size;
+  try {
+    const tail = Buffer.alloc(Math.min(size, 1 << 16));
+    await fh.read(tail, 0, tail.length, size - tail.length);
+    // The newline ending the second-to-last line (a trailing newline ends the last one).
+    const text = tail.subarray(0, tail.length - (tail.at(-1) === 10 ? 1 : 0));
+    end = size - tail.length + text.lastIndexOf(10) + 1;
+  } finally {
+    await fh.close();
+  }
+  const tmp = `${file}.tmp`;
+  await pipeline(createReadStream(file, { start: 0, end: end - 1 }), createWriteStream(tmp));
+  await rename(tmp, file);
+}
+
+/**
+ * Incremental nights over the warehouse of the full run: nothing changed (skipped by the input digest), then
+ * twice a night in which the crash file changed, each followed by a full run over the same files (`full`: every
+ * file parsed) so the two are measured back to back under the same machine load.
+ */
+async function incrementalNights(config: ReturnType<typeof loadConfig>): Promise<Record<string, unknown>> {
+  const night = async (full: boolean) => {
+    const rss = trackPeakRss(50);
+    const t = performance.now();
+    const report = await runPipelineInProcess(fmcsaPipeline, { config, log: createLogger('warn'), inputDir, force: full, full });
+    const ms = performance.now() - t;
+    if (report.failed_children || report.skipped) throw new Error(`night failed or skipped: ${JSON.stringify(report.incremental)}`);
+    return {
+      files_parsed: report.incremental?.parsed ?? null,
+      files_reused: report.incremental?.reused ?? null,
+      rows_parsed: report.rows,
+      seconds: Math.round(ms / 100) / 10,
+      peak_rss_mb: rss.stop(),
+      publish_ms: { ...lastPublishTimings },
+      derive_ms: { ...lastDeriveTimings },
+    };
+  };
+  const t = performance.now();
+  const same = await runPipelineInProcess(fmcsaPipeline, { config, log: createLogger('warn'), inputDir });
+  const sameMs = performance.now() - t;
+  const pairs: Array<{ one_file_changed: Awaited<ReturnType<typeof night>>; full_run: Awaited<ReturnType<typeof night>> }> = [];
+  for (let i = 0; i < 2; i++) {
+    await dropLastRecord(path.join(inputDir, CORE[1]!));
+    await warmInputs();
+    const inc = await night(false);
+    pairs.push({ one_file_changed: inc, full_run: await night(true) });
+  }
+  const ratios = pairs.map((p) => Math.round((p.one_file_changed.seconds / p.full_run.seconds) * 100) / 100);
+  return {
+    changed_file: CORE[1],
+    nothing_changed: { skipped: same.skipped, seconds: Math.round(sameMs / 100) / 10 },
+    pairs,
+    ratio_one_file_changed_to_full: ratios,
+  };
 }
 
 function pct(sorted: number[], p: number): number {
@@ -184,10 +250,13 @@ async function main(): Promise<void> {
   const report = await runPipelineInProcess(fmcsaPipeline, { config, log: createLogger('warn'), inputDir, force: true });
   const ingestMs = performance.now() - t0;
   const peakRss = rss.stop();
+  const publishMs = { ...lastPublishTimings };
+  const deriveMs = { ...lastDeriveTimings };
   if (report.failed_children) throw new Error(`ingest failed: ${JSON.stringify(report.children.filter((c) => c.status !== 'completed'))}`);
 
   const aloneMs = await duckdbAlone(config);
   const serving = await serve();
+  const incremental = await incrementalNights(config);
   const rows = report.children.reduce((a, c) => a + c.rows, 0);
   const result = {
     scale,
@@ -203,14 +272,15 @@ async function main(): Promise<void> {
       total_seconds: Math.round(ingestMs / 100) / 10,
       rows_per_s: Math.round(rows / (ingestMs / 1000)),
       peak_rss_mb: peakRss,
-      publish_ms: lastPublishTimings,
-      derive_ms: lastDeriveTimings,
+      publish_ms: publishMs,
+      derive_ms: deriveMs,
       load_average_at_start: loadAtStart,
       load_average_at_end: os.loadavg().map((x) => Math.round(x * 10) / 10),
       duckdb_alone_seconds: Math.round(aloneMs / 100) / 10,
       ratio_to_duckdb_alone: Math.round((ingestMs / aloneMs) * 100) / 100,
       targets: { total_seconds: 240, peak_rss_mb: 4000, ratio_to_duckdb_alone: 1.5 },
     },
+    incremental,
     serving: {
       route: '/api/carrier/{dot}/snapshot',
       random_dots_over: FMCSA_CARRIERS[scale],

@@ -89,7 +89,10 @@ export async function planRun(
         pipeline.incremental.parser,
         // `full`: parse every input (the ledger is still written, so the next run can be incremental).
         ctx.full ? null : await readLedger(ctx.config.dataDir, domain, current),
-        { parts: pipeline.incremental.reuseParts },
+        {
+          parts: pipeline.incremental.reuseParts,
+          partsDir: current ? path.join(snapshotDir(ctx.config.dataDir, domain, current.snapshot_id), 'parts') : undefined,
+        },
       )
     : undefined;
   const planned = await pipeline.plan({ ...base, fetches, incremental });

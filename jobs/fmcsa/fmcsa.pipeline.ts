@@ -233,7 +233,7 @@ async function processFile(ctx: StepContext<z.infer<typeof filePayload>>): Promi
     const src = await srcP;
     await ctx.run.recordSource(src, { rows, rejects }, `${members[0].kind}-${path.basename(file)}`);
     // Incremental runs: the next run links these parts instead of parsing the same bytes again.
-    if (ctx.data.rel) await ctx.run.recordInputParts({ path: ctx.data.rel, sha256: src.content_sha256 }, parts);
+    if (ctx.data.rel) await ctx.run.recordInputParts({ path: ctx.data.rel, sha256: src.content_sha256, bytes: src.byte_size }, parts);
     return { rows, rejects, detail };
   } finally {
     if (scratchDir) await rm(scratchDir, { recursive: true, force: true });

@@ -34,6 +34,7 @@ import type { SnapshotManifest } from './snapshot.ts';
 export interface LedgerEntry {
   /** Relative to the run's input directory, '/'-separated. */
   path: string;
+  /** Empty in a plan's entry not hashed at plan (part reuse: a new or resized file); never in a published ledger. */
   sha256: string;
   bytes: number;
   mtime_ms: number;
@@ -50,8 +51,9 @@ export interface LedgerEntry {
 export interface InputParts {
   /** Relative to the run's input directory, '/'-separated (the ledger's path). */
   path: string;
-  /** SHA-256 of the bytes the child parsed. */
+  /** SHA-256 and size of the bytes the child parsed. */
   sha256: string;
+  bytes?: number;
   parts: string[];
 }
 
@@ -124,14 +126,14 @@ export class IncrementalPlanner {
   private readonly byFile = new Map<string, LedgerEntry>();
 
   /**
-   * `opts.parts`: part reuse (see the module comment): only an entry that lists its parts can be reused, and the
-   * state names the parts to link.
+   * `opts.parts`: part reuse (see the module comment): only an entry that lists its parts, each present in
+   * `opts.partsDir` (the previous snapshot's `parts/`), can be reused, and the state names the parts to link.
    */
   constructor(
     readonly inputDir: string,
     readonly parser: string,
     previous: LedgerEntry[] | null,
-    private readonly opts: { parts?: boolean } = {},
+    private readonly opts: { parts?: boolean; partsDir?: string } = {},
   ) {
     this.previous = new Map((previous ?? []).map((e) => [e.path, e]));
   }
@@ -161,6 +163,11 @@ export class IncrementalPlanner {
       const { parts: _parts, ...known } = prev;
       return { ...known, parser: this.parser };
     }
+    // Part reuse: a new path, or one whose size changed, is parsed whatever its bytes; parts are per path, so its
+    // SHA-256 is not needed to plan and is taken from its child's record at publish (no second read here: at
+    // full FMCSA scale, hashing every file in the plan cost more than 10 s under load).
+    if (this.opts.parts && (!prev || prev.bytes !== st.size))
+      return { path: rel, sha256: '', bytes: st.size, mtime_ms: mtime, parser: this.parser };
     const { sha256 } = await hashFile(file);
     return { path: rel, sha256, bytes: st.size, mtime_ms: mtime, parser: this.parser };
   }
@@ -179,12 +186,22 @@ export class IncrementalPlanner {
           this.byFile.set(file, entry);
           const prev = this.previous.get(entry.path);
           const reusable =
-            prev && prev.sha256 === entry.sha256 && prev.parser === this.parser && (!this.opts.parts || Array.isArray(prev.parts));
+            prev && prev.sha256 === entry.sha256 && prev.parser === this.parser && (!this.opts.parts || (await this.partsPresent(prev)));
           if (reusable) this.candidates.set(entry.path, { file, entry });
           else this.parsedFiles.add(file);
         }),
       );
     }
+  }
+
+  /** Part reuse: whether the entry lists its parts and each is still in the previous snapshot (else the input is parsed again). */
+  private async partsPresent(prev: LedgerEntry): Promise<boolean> {
+    if (!Array.isArray(prev.parts) || !this.opts.partsDir) return false;
+    for (const rel of prev.parts) {
+      const st = await stat(path.join(this.opts.partsDir, ...rel.split('/'))).catch(() => null);
+      if (!st?.isFile()) return false;
+    }
+    return true;
   }
 
   /** SHA-256 values some previous path had that is now changed, removed, or parsed with another parser. */
@@ -279,19 +296,25 @@ export async function completeLedger(
 ): Promise<LedgerEntry[]> {
   const byPath = new Map(state.ledger.map((e) => [e.path, e]));
   const excluded = new Set(exclude.map((f) => relPath(state.input_dir, f)));
+  const recorded = new Map(parsedParts.map((r) => [r.path, r]));
   for (const file of state.fetched_outputs) {
     const st = await stat(file).catch(() => null);
     if (!st?.isFile()) continue;
     const rel = relPath(state.input_dir, file);
-    const { sha256 } = await hashFile(file);
+    // A fetched file its child recorded (part reuse) is not read again: the child hashed the bytes it parsed.
+    const rec = recorded.get(rel);
+    const sha256 = rec?.bytes === st.size ? rec.sha256 : (await hashFile(file)).sha256;
     byPath.set(rel, { path: rel, sha256, bytes: st.size, mtime_ms: Math.floor(st.mtimeMs), parser: state.parser });
   }
   for (const rel of excluded) byPath.delete(rel);
   for (const rec of parsedParts) {
     const e = byPath.get(rec.path);
-    if (e && e.sha256 === rec.sha256 && !e.parts) byPath.set(rec.path, { ...e, parts: [...rec.parts].sort() });
+    // An entry planned without its SHA-256 (part reuse: a new or resized file) takes the one its child read.
+    if (e && (e.sha256 === rec.sha256 || e.sha256 === '') && !e.parts)
+      byPath.set(rec.path, { ...e, sha256: rec.sha256, parts: [...rec.parts].sort() });
   }
-  return [...byPath.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  // An input whose bytes nobody hashed (its child recorded nothing) is left out: the next run parses it.
+  return [...byPath.values()].filter((e) => e.sha256 !== '').sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 }
 
 /** The `InputParts` records of a staging run (written by its children). */

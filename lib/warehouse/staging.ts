@@ -222,7 +222,10 @@ export class StagingRun {
    * ('/'-separated, the ledger's path), `input.sha256` that of the bytes parsed; every part must hold rows of this
    * input only. Parts not written (a reject part of a file without rejects) are left out.
    */
-  async recordInputParts(input: { path: string; sha256: string }, parts: ReadonlyArray<{ table: string; key: string }>): Promise<void> {
+  async recordInputParts(
+    input: { path: string; sha256: string; bytes?: number },
+    parts: ReadonlyArray<{ table: string; key: string }>,
+  ): Promise<void> {
     const present: string[] = [];
     for (const p of parts) {
       const file = this.partPath(p.table, p.key);
@@ -237,7 +240,12 @@ export class StagingRun {
     const dir = path.join(this.dir, INPUT_PARTS_DIR);
     await mkdir(dir, { recursive: true });
     const target = path.join(dir, `${toPartKey(input.path).slice(0, 120)}-${sha256Hex(input.path).slice(0, 12)}.json`);
-    const record: InputParts = { path: input.path, sha256: input.sha256, parts: [...new Set(present)].sort() };
+    const record: InputParts = {
+      path: input.path,
+      sha256: input.sha256,
+      ...(input.bytes != null ? { bytes: input.bytes } : {}),
+      parts: [...new Set(present)].sort(),
+    };
     await writeFile(`${target}.tmp`, JSON.stringify(record));
     await rename(`${target}.tmp`, target);
   }

@@ -5,11 +5,12 @@
  * and packed stores included, equals a full run over the same files. A reused file's rejected rows stay reported;
  * a file whose header changed is rejected by name, as in a full run.
  */
-import { appendFile, cp, readFile, rename, writeFile } from 'node:fs/promises';
+import { appendFile, cp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
+import { sha256Hex } from '../../lib/hash.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { readLedger } from '../../lib/warehouse/incremental.ts';
 import { snapshotDir } from '../../lib/warehouse/layout.ts';
@@ -66,7 +67,11 @@ describe('incremental FMCSA runs', () => {
     expect(second.incremental).toEqual({ parsed: 1, reused: files - 1, removed: 0 });
     // Every input names the parts holding its rows (kept by the snapshot for the next run to link).
     const ledger = (await readLedger(data(), 'fmcsa', await readCurrentManifest(data(), 'fmcsa')))!;
-    for (const e of ledger) expect(e.parts?.length, e.path).toBeGreaterThan(0);
+    for (const e of ledger) {
+      expect(e.parts?.length, e.path).toBeGreaterThan(0);
+      // The SHA-256 of the bytes on disk (new files are hashed by their child, not at plan).
+      expect(e.sha256, e.path).toBe(sha256Hex(await readFile(path.join(input, e.path))));
+    }
   }, 240_000);
   afterAll(async () => {
     await removeDir(dir);
@@ -124,6 +129,17 @@ describe('incremental FMCSA runs', () => {
     const rows = await snapshotRows(data());
     expect(rows.revocations.length).toBeGreaterThan(0);
     expectSameRows(rows, await fullRun('full-added'));
+  }, 240_000);
+
+  it('a reused file whose parts are gone from the snapshot is parsed again, and the rows stay the same', async () => {
+    const manifest = (await readCurrentManifest(data(), 'fmcsa'))!;
+    const entry = (await readLedger(data(), 'fmcsa', manifest))!.find((e) => e.path.endsWith('Vehicle_Inspection_File.csv'))!;
+    const before = await snapshotRows(data());
+    await rm(path.join(snapshotDir(data(), 'fmcsa', manifest.snapshot_id), 'parts', ...entry.parts![0]!.split('/')));
+    const report = await run();
+    expect(report.children.map((c) => c.key)).toEqual(['inspection/Vehicle_Inspection_File.csv']);
+    expect(report.incremental).toEqual({ parsed: 1, reused: files - 1, removed: 0 });
+    expectSameRows(await snapshotRows(data()), before);
   }, 240_000);
 
   it('a file whose header changed is rejected by name, its rows dropped as in a full run; fixed, it is parsed again', async () => {
