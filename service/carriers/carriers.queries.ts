@@ -131,14 +131,18 @@ export async function searchCarriers(
     // without a scan of every name; each row's columns come from the packed census and snapshot stores.
     const hits = await fmcsa.query(SQL.searchByTerm, { name, state, limit, offset });
     const total = hits.length ? Number(hits[0].total) : 0;
-    return {
-      total,
-      limit,
-      ...(clamped ? { limit_clamped: clamped } : {}),
-      offset,
-      results: await Promise.all(hits.map((h) => searchRowOf(fmcsa, Number(h.dot_number)))),
-      next_cursor: nextCursorOf(offset, hits.length, total, snapshotId),
-    };
+    const rows = await Promise.all(hits.map((h) => searchRowOf(fmcsa, Number(h.dot_number))));
+    // A row missing from the packed store (the reader swapped snapshots between the two reads) sends the request
+    // to the scan below, which reads one snapshot.
+    if (rows.every((r): r is Row => r !== null))
+      return {
+        total,
+        limit,
+        ...(clamped ? { limit_clamped: clamped } : {}),
+        offset,
+        results: rows,
+        next_cursor: nextCursorOf(offset, hits.length, total, snapshotId),
+      };
   }
   const params = { dot, mc, name, state, limit, offset };
   // With the packed carrier_snapshot store, the risk columns of the page's rows come from it: the SQL then reads
@@ -186,10 +190,15 @@ const SEARCH_ROW_COLUMNS: Array<[string, string]> = [
   ['mc_number', 'docket1'],
 ];
 
-/** A search row of a DOT from the packed census store, with its risk columns, as search-carriers-page.sql + withRiskColumns give it. */
-async function searchRowOf(fmcsa: SnapshotReader, dot: number): Promise<Row> {
-  const [text, { censusColumns }] = await Promise.all([fmcsa.packed('carrier_census')!.get(dot), snapshotMeta(fmcsa)]);
-  if (text == null) throw new Error(`carrier ${dot} of the name index is not in the packed census store`);
+/**
+ * A search row of a DOT from the packed census store, with its risk columns, as search-carriers-page.sql +
+ * withRiskColumns give it; null when the store (of the snapshot now served) has no such DOT.
+ */
+async function searchRowOf(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
+  const census = fmcsa.packed('carrier_census');
+  if (!census) return null;
+  const [text, { censusColumns }] = await Promise.all([census.get(dot), snapshotMeta(fmcsa)]);
+  if (text == null) return null;
   const values = JSON.parse(text) as Json[];
   const row: Row = {};
   for (const [out, col] of SEARCH_ROW_COLUMNS) row[out] = values[censusColumns.indexOf(col)] ?? null;

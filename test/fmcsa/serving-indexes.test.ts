@@ -232,6 +232,20 @@ describe('FMCSA serving indexes over a generated sample', () => {
       expect(indexed).toBeGreaterThan(100);
     });
 
+    it('falls back to the scan when a row of the page is missing from the packed census store (a snapshot swap between reads)', async () => {
+      const store = fmcsa.packed('carrier_census')!;
+      const get = vi.spyOn(store, 'get').mockResolvedValueOnce(null);
+      try {
+        const got = await searchCarriers(fmcsa, { name: 'trucking' });
+        expect(get).toHaveBeenCalled();
+        const scan = await scanOf({ name: 'trucking' });
+        expect(JSON.stringify(got.results)).toBe(JSON.stringify(scan.results));
+        expect(got.total).toBe(scan.total);
+      } finally {
+        get.mockRestore();
+      }
+    });
+
     it('reads the index, not carriers: the dictionary filtered by the name, the postings of its terms alone', async () => {
       // A term no other term contains: the dictionary gives exactly it.
       const [{ term }] = await fmcsa.query(
