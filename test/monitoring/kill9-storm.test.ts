@@ -137,6 +137,6 @@ describe.each(BACKENDS)('a monitoring write storm across kill -9 ($name state st
       await exited(node.proc);
       node = null;
     },
-    120_000,
+    180_000, // two server starts under tsx on a loaded 2-core machine
   );
 });
