@@ -15,10 +15,11 @@
  * log rows, never state).
  *
  * While PostgreSQL is unreachable the rows are kept and sent again, oldest
- * first, when it is back; reads (rankings, stats) answer 503 with Retry-After.
+ * first, when it is back (the batch a failed write took, then everything
+ * buffered since); reads (rankings, stats) answer 503 with Retry-After.
  * At most `maxUnsent` rows (MAX_QUERY_LOG_BUFFER, 200,000) are held: beyond
  * that the newest are dropped and counted (`dropped`, /api/health
- * `query_log`). Exactly once: each flush is a numbered batch of this writer
+ * `query_log`). Exactly once: each write sends a numbered batch of this writer
  * (a random id per process), and its transaction records the number in
  * `query_log_writers` (migration 0006) under that row's lock; a batch whose
  * COMMIT went unacknowledged (the connection dropped) is sent again with its
@@ -51,8 +52,8 @@ export class PgQueryLog extends QueryLogBuffer {
   readonly file = 'postgres';
   /** This writer's id in `query_log_writers`: one per process start. */
   readonly writerId = randomUUID();
-  /** Batches a failed write left (oldest first), sent again before newer rows. */
-  private retry: Batch[] = [];
+  /** The batch a failed write left, sent again (with its number) before newer rows. */
+  private retry: Batch | null = null;
   private nextSeq = 1;
   private flushing: Promise<void> | null = null;
   private timer: NodeJS.Timeout | null = null;
@@ -85,43 +86,46 @@ export class PgQueryLog extends QueryLogBuffer {
     return q;
   }
 
-  /** Writes the buffered rows (and any kept by a failed write) in one transaction; concurrent callers share one write. */
+  /** Writes the rows kept by a failed write and the buffered ones; concurrent callers share one write. */
   override flush(): Promise<void> {
     if (this.flushing) return this.flushing.then(() => (this.pendingRows ? this.flush() : undefined));
-    if (this.pendingRows === 0 && this.retry.length === 0) return Promise.resolve();
+    if (this.pendingRows === 0 && this.retry === null) return Promise.resolve();
     this.flushing = this.write().finally(() => (this.flushing = null));
     return this.flushing;
   }
 
+  /**
+   * Writes the batch a failed write left (if any), then the rows buffered now as the next batch: one transaction
+   * each. While a batch is unwritten, newer rows stay in the buffer (one batch to retry, however long the outage).
+   */
   private async write(): Promise<void> {
     this.reportDropped();
-    const fresh = this.takeBuffered();
-    const batches = this.retry;
-    if (fresh.rows > 0) batches.push({ seq: this.nextSeq++, ...fresh });
-    this.retry = [];
-    // Taken rows still count against the bound until they are written (push drops the newest beyond it).
-    this.heldRows = batches.reduce((n, b) => n + b.rows, 0);
-    if (batches.length === 0) return;
-    try {
-      await this.sql.begin(async (t) => {
-        const [mark] = await t.unsafe(MARK, [this.writerId], { prepare: true });
-        const committed = Number(mark!.last_batch);
-        // Batches numbered at most `committed` were committed by a write whose answer was lost: never twice.
-        for (const b of batches) {
-          if (b.seq <= committed) continue;
+    for (let round = 0; round < 2; round++) {
+      if (this.retry === null) {
+        if (this.pendingRows === 0) return;
+        this.retry = { seq: this.nextSeq++, ...this.takeBuffered() };
+        // Taken rows still count against the bound until they are written (push drops the newest beyond it).
+        this.heldRows = this.retry.rows;
+      }
+      const b = this.retry;
+      try {
+        await this.sql.begin(async (t) => {
+          const [mark] = await t.unsafe(MARK, [this.writerId], { prepare: true });
+          // Numbered at most `last_batch`: committed by a write whose answer was lost. Never twice.
+          if (b.seq <= Number(mark!.last_batch)) return;
           for (const c of b.chunks) await t.unsafe(INSERT, [c.toString('utf8')], { prepare: true });
-        }
-        await t.unsafe(ADVANCE, [this.writerId, batches.at(-1)!.seq], { prepare: true });
-      });
-      this.written += this.heldRows;
+          await t.unsafe(ADVANCE, [this.writerId, b.seq], { prepare: true });
+        });
+      } catch (e) {
+        this.log?.warn(
+          { err: (e as Error).message, rows: b.rows, buffered: this.pendingRows },
+          'query log write to PostgreSQL failed; rows kept for the next flush',
+        );
+        throw isUnavailable(e) ? unavailable(e) : e;
+      }
+      this.written += b.rows;
       this.heldRows = 0;
-    } catch (e) {
-      this.retry = batches;
-      this.log?.warn(
-        { err: (e as Error).message, rows: this.heldRows, batches: batches.length },
-        'query log write to PostgreSQL failed; rows kept for the next flush',
-      );
-      throw isUnavailable(e) ? unavailable(e) : e;
+      this.retry = null;
     }
   }
 
