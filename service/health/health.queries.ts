@@ -16,6 +16,7 @@
  */
 import type { ServiceDeps } from '../platform/deps.ts';
 import type { BreakerReport } from '../platform/deadline.ts';
+import type { QueryLogReport } from '../platform/usage.service.ts';
 
 /** How long health waits on any one dependency probe. */
 export const PROBE_DEADLINE_MS = 500;
@@ -42,6 +43,11 @@ export interface Health {
   dependency_detail: Record<string, Partial<BreakerReport> & { probe_ms?: number; counted_in_memory?: number }>;
   /** Where the durable state lives: `duckdb` (embedded file), `postgres` (DATABASE_URL; also under dependencies), or null. */
   state_backend: 'duckdb' | 'postgres' | null;
+  /**
+   * The query log behind rankings and stats: rows not yet written (kept in memory while PostgreSQL is down, up to
+   * `max_unsent_rows`), rows dropped at that bound (the newest), rows written by this process. Absent without metering.
+   */
+  query_log?: QueryLogReport;
   reasons: string[];
 }
 
@@ -163,6 +169,7 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     dependencies,
     dependency_detail: detail,
     state_backend: deps.state?.backend ?? null,
+    ...(deps.usage ? { query_log: deps.usage.queryLogReport() } : {}),
     reasons,
   };
 }

@@ -37,6 +37,18 @@ export const healthAnswer = z.object({
     }),
   ),
   state_backend: z.enum(['duckdb', 'postgres']).nullable(),
+  query_log: z
+    .object({
+      backend: z.enum(['duckdb', 'postgres']),
+      unsent_rows: z.number().int(),
+      dropped_rows: z.number().int(),
+      written_rows: z.number().int(),
+      max_unsent_rows: z.number().int(),
+    })
+    .optional()
+    .describe(
+      'the query log behind rankings and stats: rows not yet written (kept while PostgreSQL is down), dropped at the bound (the newest), written',
+    ),
   reasons: z.array(z.string()),
 });
 

@@ -9,6 +9,7 @@
  */
 import type { ServiceDeps } from './deps.ts';
 import { allocBody, uintLength, writeUint } from './bytes.ts';
+import { apiKeyRepositoryFor } from './api-keys.state.ts';
 import { meteredHeaders, meterRequest, usageMetaText, type MeteredRequest } from './metering.ts';
 import { logClientPart, logRequestPart } from './query-log.ts';
 import { isCacheable, ResponseCache, type CachedResponse, type HotEntry } from './response-cache.ts';
@@ -88,7 +89,10 @@ export class ApiLayer {
   getUsage(): Promise<UsageService> | UsageService {
     const d = this.deps;
     if (d.usage) return d.usage;
-    this.usagePromise ??= UsageService.create({ dataDir: d.options.dataDir, log: d.log }).then((u) => (d.usage = u));
+    // An app built without metering (tests, embedders): PostgreSQL state still holds the API keys (api-keys.state.ts).
+    this.usagePromise ??= UsageService.create({ dataDir: d.options.dataDir, log: d.log, keyRepository: apiKeyRepositoryFor(d.state) }).then(
+      (u) => (d.usage = u),
+    );
     return this.usagePromise;
   }
 

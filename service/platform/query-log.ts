@@ -50,7 +50,12 @@ const DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log (
   ts_ms BIGINT NOT NULL, client VARCHAR NOT NULL, tier VARCHAR NOT NULL, agent_type VARCHAR NOT NULL,
   method VARCHAR NOT NULL, path VARCHAR NOT NULL, ticker VARCHAR, status INTEGER NOT NULL, duration_ms DOUBLE NOT NULL)`;
 
-/** Lines held in memory at most; beyond this (writer stalled) new rows are dropped and counted. */
+/**
+ * Rows held in memory at most, buffered or taken by the writer and not yet
+ * written (on PostgreSQL: kept while the database is down). Beyond it the
+ * newest rows are dropped (the oldest are kept and written first) and counted
+ * in `dropped`, which /api/health reports (`query_log`).
+ */
 export const MAX_QUERY_LOG_BUFFER = 200_000;
 /** Bytes per off-heap chunk of encoded lines (about 5,000 lines). */
 const CHUNK_BYTES = 1 << 20;
@@ -101,12 +106,22 @@ export abstract class QueryLogBuffer {
   private chunk: Buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   private chunkLen = 0;
   protected pendingRows = 0;
-  /** Rows dropped because the buffer overflowed (or, PostgreSQL, could not be written). */
+  /** Rows the writer has taken from the buffer and not yet written (PostgreSQL: in flight, or kept for a retry). */
+  protected heldRows = 0;
+  /** Rows dropped because the bound (`maxUnsent`) was reached: the newest, never one already held. */
   dropped = 0;
   /** Rows written to the database so far. */
   written = 0;
   /** Where the log is: a DuckDB file, `:memory:` (fallback), or `postgres`. */
   abstract readonly file: string;
+
+  /** `maxUnsent`: rows held in memory at most (MAX_QUERY_LOG_BUFFER; tests pass a small bound). */
+  constructor(readonly maxUnsent: number = MAX_QUERY_LOG_BUFFER) {}
+
+  /** Rows accepted and not yet written to the database (buffered, in flight or kept for a retry). */
+  get unsent(): number {
+    return this.pendingRows + this.heldRows;
+  }
   /** Runs a read query over `query_log` (named `$name` parameters) after writing what is buffered. */
   abstract query(sql: string, params?: Params): Promise<Row[]>;
   /** Writes what is buffered. */
@@ -119,7 +134,7 @@ export abstract class QueryLogBuffer {
    * each: about 4 µs a request on this machine, mostly garbage collection.
    */
   push(e: QueryLogEntry): void {
-    if (this.pendingRows >= MAX_QUERY_LOG_BUFFER) {
+    if (this.pendingRows + this.heldRows >= this.maxUnsent) {
       this.dropped++;
       return;
     }
@@ -136,7 +151,7 @@ export abstract class QueryLogBuffer {
    * the chunk without building a string (the node:http hot path).
    */
   pushEncoded(tsMs: number, clientPart: Uint8Array, requestPart: Uint8Array, durationMs: number): void {
-    if (this.pendingRows >= MAX_QUERY_LOG_BUFFER) {
+    if (this.pendingRows + this.heldRows >= this.maxUnsent) {
       this.dropped++;
       return;
     }

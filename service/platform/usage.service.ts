@@ -74,7 +74,14 @@ export interface UsageOptions {
   databaseUrl?: string;
 }
 
-/** Thrown by identify() for a presented but unknown or revoked key (answered 401). */
+/** The query log's counters as /api/health reports them (UsageService.queryLogReport). */
+export interface QueryLogReport {
+  backend: 'duckdb' | 'postgres';
+  unsent_rows: number;
+  dropped_rows: number;
+  written_rows: number;
+  max_unsent_rows: number;
+}
 
 /** Identities memoised per client string at most (a flood of distinct IPs must not grow memory). */
 const ID_MEMO_MAX = 10_000;
@@ -208,6 +215,21 @@ export class UsageService {
   dependencyReport(): Record<string, BreakerReport & { counted_in_memory: number }> {
     const c = this.counter;
     return c instanceof RedisRateCounter ? { redis: { ...c.breaker.report(), counted_in_memory: c.countedInMemory } } : {};
+  }
+
+  /**
+   * The query log's counters (for /api/health): rows accepted and not yet written (on PostgreSQL, kept while it is
+   * down), dropped at the bound (the newest beyond `max_unsent_rows`), and written since this process started.
+   */
+  queryLogReport(): QueryLogReport {
+    const q = this.queryLog;
+    return {
+      backend: q.file === 'postgres' ? 'postgres' : 'duckdb',
+      unsent_rows: q.unsent,
+      dropped_rows: q.dropped,
+      written_rows: q.written,
+      max_unsent_rows: q.maxUnsent,
+    };
   }
 
   /** Queues one query-log row (never awaited by requests). */

@@ -8,6 +8,7 @@ import type { ServiceDeps } from '../platform/deps.ts';
 import { clampLimit, parseQuery } from '../platform/http.ts';
 import { statsAnswer, rankingsAnswer } from './stats.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
+import { apiKeyRepositoryFor } from '../platform/api-keys.state.ts';
 import { UsageService } from '../platform/usage.service.ts';
 import { aiQueryCounts, rankCompanies, registryTotals } from './stats.queries.ts';
 
@@ -52,7 +53,7 @@ describeRoute({
 async function usageOf(deps: ServiceDeps): Promise<UsageService> {
   // The API layer creates deps.usage on the first /api request, which always precedes these handlers.
   if (deps.usage) return deps.usage;
-  deps.usage = await UsageService.create({ dataDir: deps.options.dataDir, log: deps.log });
+  deps.usage = await UsageService.create({ dataDir: deps.options.dataDir, log: deps.log, keyRepository: apiKeyRepositoryFor(deps.state) });
   return deps.usage;
 }
 

@@ -284,8 +284,17 @@ suite('every API node writes to one PostgreSQL', () => {
       for (const [seq, hash] of acked) expect(stored.get(seq)).toBe(hash);
     }
     for (const [vid, hash] of vetted) {
-      const v = await json<{ data_hash: string }>(await fetch(`${restarted.url}/api/vetting?id=${vid}`));
+      const v = await json<{ data_hash: string; snapshot_json: string }>(await fetch(`${restarted.url}/api/vetting?id=${vid}`));
       expect(v.data_hash).toBe(hash);
+      expect(sha256Hex(v.snapshot_json)).toBe(hash);
+    }
+    // Debit and record commit together, even for requests cut off by the kill: each free account's balance is its 30
+    // signup credits minus exactly the records it has.
+    for (const broker of ['storm-0', 'storm-1', 'storm-2']) {
+      const [rec] = await sql`SELECT count(*)::int AS n FROM vetting_records WHERE account_id = ${`broker:${broker}`}`;
+      const [acct] = await sql`SELECT balance::int AS balance FROM accounts WHERE account_id = ${`broker:${broker}`}`;
+      if (acct) expect(acct.balance).toBe(30 - rec!.n);
+      else expect(rec!.n).toBe(0);
     }
   }, 120_000);
 

@@ -1,6 +1,6 @@
 /**
- * A webhook sender in its own process, for the kill -9 test: owns the state
- * store at argv[2] and runs the in-process monitoring runner (which re-enqueues
+ * A webhook sender in its own process, for the kill -9 test: opens the state
+ * store at argv[2] (a DuckDB file, or a `postgres://` URL: PostgreSQL) and runs the in-process monitoring runner (which re-enqueues
  * pending deliveries when it starts). `setup <url>` registers an endpoint and
  * emits one event first. Prints JSON lines: {secret}, {delivered}.
  */
@@ -9,10 +9,11 @@ import { silentLogger } from '../../lib/log.ts';
 import { monitoringProcessors } from '../../service/monitoring/monitoring.queries.ts';
 import { createEndpoint, emitEvent, listDeliveries } from '../../service/monitoring/webhooks.queries.ts';
 import type { ServiceDeps } from '../../service/platform/deps.ts';
+import { PgStateStore } from '../../service/platform/state.postgres.ts';
 import { StateStore } from '../../service/platform/state.store.ts';
 
 const [file, mode, url] = process.argv.slice(2) as [string, string, string | undefined];
-const store = await StateStore.open(file);
+const store = file.startsWith('postgres') ? await PgStateStore.open(file) : await StateStore.open(file);
 const origin = new URL(url ?? process.env.RECEIVER_ORIGIN!).origin;
 const deps = {
   readers: {},
