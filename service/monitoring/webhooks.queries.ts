@@ -24,6 +24,7 @@ import { hashCanonical } from '../../lib/hash.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
 import type { MonitoringJobs } from '../platform/deps.ts';
 import { bindFor, loadDialectSql } from '../platform/named-params.ts';
+import { decodeSeqCursor, encodeKeyCursor } from '../platform/pagination.ts';
 import { insertRowsSql, updateRowsSql, type StateStore } from '../platform/state.store.ts';
 import type { ChangeEvent } from './changes.queries.ts';
 
@@ -460,15 +461,13 @@ function deliveryView(r: Row) {
   };
 }
 
-/** One page of the account's deliveries, newest first (`cursor` = next_cursor). */
+/** One page of the account's deliveries, newest first (`cursor` = next_cursor, the opaque keyset cursor of pagination.ts holding the last sequence number). */
 export async function listDeliveries(
   store: StateStore,
   accountId: string,
   q: { limit: number; cursor?: string; endpoint_id?: string; status?: string },
 ) {
-  const before = q.cursor ? Number(q.cursor) : null;
-  if (before !== null && (!Number.isInteger(before) || before < 0))
-    throw new InvalidInputError("'cursor' is not a cursor from this list", { response: { parameter: 'cursor' } });
+  const before = decodeSeqCursor(q.cursor);
   const rows = await store.query(
     ...bindFor(store, SQL.listDeliveries, {
       account: accountId,
@@ -482,7 +481,7 @@ export async function listDeliveries(
   return {
     account_id: accountId,
     limit: q.limit,
-    next_cursor: rows.length > q.limit ? String(page[page.length - 1]!.seq) : null,
+    next_cursor: rows.length > q.limit ? encodeKeyCursor([String(page[page.length - 1]!.seq)]) : null,
     deliveries: page.map(deliveryView),
   };
 }

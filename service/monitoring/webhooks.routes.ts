@@ -12,7 +12,7 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { bearerTokenOf, tokensEqual } from '../platform/guards.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
-import { pagedResponse } from '../platform/pagination.ts';
+import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
   createEndpointAnswer,
@@ -42,7 +42,7 @@ const deliveriesQuery = accountQuery.extend({
   endpoint_id: z.string().max(64).optional(),
   status: z.enum(['pending', 'delivered', 'failed']).optional(),
   limit: limitParam(50, 500),
-  cursor: z.string().max(40).optional().describe('next_cursor of the previous page'),
+  cursor: cursorParam,
 });
 
 for (const [base, who] of [

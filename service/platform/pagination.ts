@@ -70,6 +70,19 @@ export function decodeKeyCursor(cursor: string | undefined, arity: number): stri
   return k as string[];
 }
 
+/**
+ * The one non-negative integer key of a keyset cursor (a DOT number or a sequence number; null without a cursor):
+ * the monitoring lists page by it. 400 naming `cursor` for anything else, a bare number included.
+ */
+export function decodeSeqCursor(cursor: string | undefined): number | null {
+  const k = decodeKeyCursor(cursor, 1);
+  if (k === null) return null;
+  const n = Number(k[0]);
+  if (!/^\d{1,15}$/.test(k[0]!) || !Number.isSafeInteger(n))
+    throw new InvalidInputError("'cursor' is not a cursor of this list", { response: { parameter: 'cursor' } });
+  return n;
+}
+
 /** `next_cursor` of a page that started at `offset` and returned `returned` of `total` rows (null on the last page). */
 export function nextCursorOf(offset: number, returned: number, total: number, snapshotId: string | null): string | null {
   return returned > 0 && offset + returned < total ? encodeCursor(offset + returned, snapshotId) : null;

@@ -107,6 +107,12 @@ describe.each(STATE_BACKENDS)('webhooks ($name state store)', (backend) => {
       ]);
       const list = await getJson(w.svc.app, '/api/webhooks/deliveries?broker_id=flaky');
       expect(list.body.deliveries.map((x: any) => x.delivery_id)).toEqual([id]);
+      expect(list.body).toMatchObject({ next_cursor: null, next: null });
+      // The deliveries cursor is opaque (pagination.ts): a bare sequence number is a 400 naming `cursor`.
+      expect(await getJson(w.svc.app, '/api/webhooks/deliveries?broker_id=flaky&cursor=5')).toMatchObject({
+        status: 400,
+        body: { parameter: 'cursor' },
+      });
     });
 
     it('gives a delivery up after its last attempt and disables the endpoint with the reason; re-enabled, a manual redelivery arrives', async () => {
