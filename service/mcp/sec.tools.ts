@@ -54,6 +54,10 @@ const adjustment = z
   .optional()
   .describe('price series: raw (as traded) or split_dividend (adjusted); default: the series with the newest bar');
 
+/** The `cursor` argument of every paged tool (platform/pagination.ts) and the `next_cursor` it answers. */
+const pageCursor = z.string().max(200).optional().describe('next_cursor of the previous page (opaque)');
+const nextCursorOut = str.optional().describe('cursor of the next page; absent on the last page');
+
 /** The head of every company answer. */
 const companyHead = { schema: str, ticker: str, name: str, cik: cikOut, status: str };
 const leafRef = z.string().describe('origin_leaf: hash of this row’s origin leaf (sec_verify it)');
@@ -130,7 +134,7 @@ export const SEC_TOOLS: ToolDef[] = [
     input: z.strictObject({
       ticker: tickerArg,
       limit: z.number().int().min(1).max(200).optional().describe('events to return, newest first (default 20, max 200)'),
-      cursor: z.string().max(200).optional().describe('next_cursor of the previous page'),
+      cursor: pageCursor,
       origins: originsArg,
     }),
     output: obj({
@@ -141,7 +145,7 @@ export const SEC_TOOLS: ToolDef[] = [
       origins_note: str.optional(),
       origin: originLeaf.optional(),
       total: int,
-      next_cursor: str.optional().describe('cursor of the next page; absent on the last page'),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',
@@ -157,6 +161,7 @@ export const SEC_TOOLS: ToolDef[] = [
       ticker: tickerArg,
       form: z.enum(FILING_FORMS).optional().describe('only this form (amendments included); default: every form'),
       limit: z.number().int().min(1).max(1000).optional().describe('filings to return, newest first (default 100, max 1000)'),
+      cursor: pageCursor,
     }),
     output: obj({
       ...companyHead,
@@ -166,10 +171,11 @@ export const SEC_TOOLS: ToolDef[] = [
       returned: int,
       filings: z.array(obj({ accession: str, form: str, filing_date: str, document_url: str.optional(), origin: originLeaf })),
       origin: originLeaf.optional(),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',
-    run: async ({ deps }, a) => asRecord(await getCompanyFilings(reg(deps), a.ticker, { form: a.form, limit: a.limit })),
+    run: async ({ deps }, a) => asRecord(await getCompanyFilings(reg(deps), a.ticker, { form: a.form, limit: a.limit, cursor: a.cursor })),
   },
   {
     name: 'sec_earnings',
@@ -332,6 +338,7 @@ export const SEC_TOOLS: ToolDef[] = [
       limit: z.number().int().min(1).max(HISTORY_MAX).optional().describe(`trading days (default ${HISTORY_DEFAULT}, max ${HISTORY_MAX})`),
       from: z.iso.date().optional().describe('first trading day of the window, YYYY-MM-DD; default: the latest days'),
       adjustment,
+      cursor: pageCursor,
     }),
     output: obj({
       schema: str,
@@ -343,11 +350,14 @@ export const SEC_TOOLS: ToolDef[] = [
       from: str.optional(),
       chain: obj({ first_date: str, last_date: str, days: int, rule: str }),
       quotes: z.array(obj({ quote_date: str, quote: obj({ close: num }), flags: z.array(str), origin: originLeaf, origin_verified: bool })),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',
     run: async ({ deps }, a) =>
-      asRecord(await getQuoteHistory(quoteDeps(deps), a.ticker, { limit: a.limit, from: a.from, adjustment: a.adjustment })),
+      asRecord(
+        await getQuoteHistory(quoteDeps(deps), a.ticker, { limit: a.limit, from: a.from, adjustment: a.adjustment, cursor: a.cursor }),
+      ),
   },
   {
     name: 'sec_transcripts',

@@ -22,14 +22,21 @@ export const cursorParam = z
 interface CursorBody {
   o: number;
   s: string | null;
+  /** The list within a route the offset belongs to (one category of a multi-list answer); absent for single lists. */
+  c?: string;
 }
 
-export function encodeCursor(offset: number, snapshotId: string | null): string {
-  return Buffer.from(JSON.stringify({ o: offset, s: snapshotId } satisfies CursorBody)).toString('base64url');
+/** A cursor at `offset` within one snapshot; `scope` names the list when a route serves several (search categories). */
+export function encodeCursor(offset: number, snapshotId: string | null, scope?: string): string {
+  const body: CursorBody = { o: offset, s: snapshotId, ...(scope ? { c: scope } : {}) };
+  return Buffer.from(JSON.stringify(body)).toString('base64url');
 }
 
-/** The offset a cursor stands for (0 without one); throws 400 for a malformed cursor, 409 for another snapshot's. */
-export function decodeCursor(cursor: string | undefined, snapshotId: string | null): number {
+/**
+ * The offset a cursor stands for (0 without one); throws 400 naming `cursor` for a malformed cursor or one of
+ * another list (`scope`), 409 for another snapshot's.
+ */
+export function decodeCursor(cursor: string | undefined, snapshotId: string | null, scope?: string): number {
   if (!cursor) return 0;
   let body: CursorBody;
   try {
@@ -39,6 +46,10 @@ export function decodeCursor(cursor: string | undefined, snapshotId: string | nu
   }
   if (!body || typeof body !== 'object' || !Number.isInteger(body.o) || body.o < 0)
     throw new InvalidInputError("'cursor' is not a cursor of this API", { response: { parameter: 'cursor' } });
+  if ((body.c ?? undefined) !== scope)
+    throw new InvalidInputError(`'cursor' is not a cursor of this list${scope ? ` (${scope})` : ''}`, {
+      response: { parameter: 'cursor' },
+    });
   if ((body.s ?? null) !== snapshotId)
     throw new ConflictError('the snapshot changed since this cursor was issued: start again from the first page', {
       response: { parameter: 'cursor', snapshot_id: snapshotId },
@@ -84,23 +95,46 @@ export function decodeSeqCursor(cursor: string | undefined): number | null {
 }
 
 /** `next_cursor` of a page that started at `offset` and returned `returned` of `total` rows (null on the last page). */
-export function nextCursorOf(offset: number, returned: number, total: number, snapshotId: string | null): string | null {
-  return returned > 0 && offset + returned < total ? encodeCursor(offset + returned, snapshotId) : null;
+export function nextCursorOf(offset: number, returned: number, total: number, snapshotId: string | null, scope?: string): string | null {
+  return returned > 0 && offset + returned < total ? encodeCursor(offset + returned, snapshotId, scope) : null;
+}
+
+/** The absolute URL (on `baseUrl`) of the request with `cursor` set (and `offset` dropped), and `set` parameters set. */
+export function pageUrl(event: H3Event, baseUrl: string, cursor: string, set: Record<string, string> = {}): string {
+  const u = new URL(event.url.href);
+  u.searchParams.delete('offset');
+  for (const [k, v] of Object.entries(set)) u.searchParams.set(k, v);
+  u.searchParams.set('cursor', cursor);
+  return `${baseUrl.replace(/\/$/, '')}${u.pathname}${u.search}`;
 }
 
 /**
  * The HTTP answer of a page: the body with `next` (absolute URL of the next page on `baseUrl`, PUBLIC_BASE_URL, or
  * null on the last page), and the Link header when there is a next page.
+ *
+ * A route serving several lists in one answer (search: companies, people, events) gives `next_cursor_by_category`
+ * (`category` → cursor or null) and `categoryParam`, the query parameter that selects one list: the body then also
+ * carries `next_by_category`, each list's next-page URL with that parameter set (docs/architecture.md#pagination).
  */
-export function pagedResponse(event: H3Event, page: { next_cursor: string | null } & Record<string, unknown>, baseUrl: string): Response {
-  let next: string | null = null;
-  if (page.next_cursor) {
-    const u = new URL(event.url.href);
-    u.searchParams.delete('offset');
-    u.searchParams.set('cursor', page.next_cursor);
-    next = `${baseUrl.replace(/\/$/, '')}${u.pathname}${u.search}`;
-  }
+export function pagedResponse(
+  event: H3Event,
+  page: { next_cursor: string | null; next_cursor_by_category?: Record<string, string | null> } & Record<string, unknown>,
+  baseUrl: string,
+  categoryParam?: string,
+): Response {
+  const next = page.next_cursor ? pageUrl(event, baseUrl, page.next_cursor) : null;
+  const byCategory =
+    page.next_cursor_by_category && categoryParam
+      ? {
+          next_by_category: Object.fromEntries(
+            Object.entries(page.next_cursor_by_category).map(([c, cur]) => [
+              c,
+              cur ? pageUrl(event, baseUrl, cur, { [categoryParam]: c }) : null,
+            ]),
+          ),
+        }
+      : {};
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (next) headers.link = `<${next}>; rel="next"`;
-  return new Response(JSON.stringify({ ...page, next }), { status: 200, headers });
+  return new Response(JSON.stringify({ ...page, next, ...byCategory }), { status: 200, headers });
 }
