@@ -22,34 +22,29 @@ export const cursorParam = z
 interface CursorBody {
   o: number;
   s: string | null;
-  /** The list within a route the offset belongs to (one category of a multi-list answer); absent for single lists. */
-  c?: string;
 }
 
-/** A cursor at `offset` within one snapshot; `scope` names the list when a route serves several (search categories). */
-export function encodeCursor(offset: number, snapshotId: string | null, scope?: string): string {
-  const body: CursorBody = { o: offset, s: snapshotId, ...(scope ? { c: scope } : {}) };
-  return Buffer.from(JSON.stringify(body)).toString('base64url');
-}
-
-/**
- * The offset a cursor stands for (0 without one); throws 400 naming `cursor` for a malformed cursor or one of
- * another list (`scope`), 409 for another snapshot's.
- */
-export function decodeCursor(cursor: string | undefined, snapshotId: string | null, scope?: string): number {
-  if (!cursor) return 0;
-  let body: CursorBody;
+/** The JSON a cursor encodes, or undefined unless `cursor` is exactly the base64url of JSON (no stray characters). */
+function readCursor(cursor: string): unknown {
+  const bytes = Buffer.from(cursor, 'base64url');
+  if (bytes.toString('base64url') !== cursor) return undefined;
   try {
-    body = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as CursorBody;
+    return JSON.parse(bytes.toString('utf8'));
   } catch {
-    throw new InvalidInputError("'cursor' is not a cursor of this API", { response: { parameter: 'cursor' } });
+    return undefined;
   }
+}
+
+export function encodeCursor(offset: number, snapshotId: string | null): string {
+  return Buffer.from(JSON.stringify({ o: offset, s: snapshotId } satisfies CursorBody)).toString('base64url');
+}
+
+/** The offset a cursor stands for (0 without one); throws 400 for a malformed cursor, 409 for another snapshot's. */
+export function decodeCursor(cursor: string | undefined, snapshotId: string | null): number {
+  if (!cursor) return 0;
+  const body = readCursor(cursor) as CursorBody | undefined;
   if (!body || typeof body !== 'object' || !Number.isInteger(body.o) || body.o < 0)
     throw new InvalidInputError("'cursor' is not a cursor of this API", { response: { parameter: 'cursor' } });
-  if ((body.c ?? undefined) !== scope)
-    throw new InvalidInputError(`'cursor' is not a cursor of this list${scope ? ` (${scope})` : ''}`, {
-      response: { parameter: 'cursor' },
-    });
   if ((body.s ?? null) !== snapshotId)
     throw new ConflictError('the snapshot changed since this cursor was issued: start again from the first page', {
       response: { parameter: 'cursor', snapshot_id: snapshotId },
@@ -69,13 +64,7 @@ export function encodeKeyCursor(key: readonly string[]): string {
 /** The sort key a keyset cursor holds (null without one); 400 naming `cursor` for anything else. */
 export function decodeKeyCursor(cursor: string | undefined, arity: number): string[] | null {
   if (!cursor) return null;
-  let body: { k?: unknown };
-  try {
-    body = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown };
-  } catch {
-    body = {};
-  }
-  const k = body?.k;
+  const k = (readCursor(cursor) as { k?: unknown } | undefined)?.k;
   if (!Array.isArray(k) || k.length !== arity || !k.every((v) => typeof v === 'string'))
     throw new InvalidInputError("'cursor' is not a cursor of this list", { response: { parameter: 'cursor' } });
   return k as string[];
@@ -95,15 +84,52 @@ export function decodeSeqCursor(cursor: string | undefined): number | null {
 }
 
 /** `next_cursor` of a page that started at `offset` and returned `returned` of `total` rows (null on the last page). */
-export function nextCursorOf(offset: number, returned: number, total: number, snapshotId: string | null, scope?: string): string | null {
-  return returned > 0 && offset + returned < total ? encodeCursor(offset + returned, snapshotId, scope) : null;
+export function nextCursorOf(offset: number, returned: number, total: number, snapshotId: string | null): string | null {
+  return returned > 0 && offset + returned < total ? encodeCursor(offset + returned, snapshotId) : null;
 }
 
-/** The absolute URL (on `baseUrl`) of the request with `cursor` set (and `offset` dropped), and `set` parameters set. */
-export function pageUrl(event: H3Event, baseUrl: string, cursor: string, set: Record<string, string> = {}): string {
+/**
+ * Cursors of answers that hold several lists (search: companies, people, events): one offset per list, within one
+ * snapshot. Following `next` walks every list at once (each page holds the next `limit` rows of every list that has
+ * rows left); a route that lets the client pick one list (`category`) issues cursors naming that list alone. A
+ * cursor naming other lists than the request's is a 400 naming `cursor`; another snapshot's a 409.
+ */
+export function encodeOffsetsCursor(offsets: Record<string, number>, snapshotId: string | null): string {
+  return Buffer.from(JSON.stringify({ m: offsets, s: snapshotId })).toString('base64url');
+}
+
+/** The offset of every list in `lists` (all 0 without a cursor); 400 / 409 as decodeCursor. */
+export function decodeOffsetsCursor(
+  cursor: string | undefined,
+  snapshotId: string | null,
+  lists: readonly string[],
+): Record<string, number> {
+  if (!cursor) return Object.fromEntries(lists.map((l) => [l, 0]));
+  const body = (readCursor(cursor) ?? {}) as { m?: unknown; s?: unknown };
+  const m = body?.m as Record<string, unknown> | undefined;
+  const keys = m && typeof m === 'object' ? Object.keys(m).sort() : [];
+  if (keys.join(',') !== [...lists].sort().join(',') || !keys.every((k) => Number.isInteger(m![k]) && (m![k] as number) >= 0))
+    throw new InvalidInputError("'cursor' is not a cursor of this list", { response: { parameter: 'cursor' } });
+  if ((body.s ?? null) !== snapshotId)
+    throw new ConflictError('the snapshot changed since this cursor was issued: start again from the first page', {
+      response: { parameter: 'cursor', snapshot_id: snapshotId },
+    });
+  return m as Record<string, number>;
+}
+
+/** `next_cursor` after a page of several lists: each list's offset moved past its returned rows; null when none has more. */
+export function nextOffsetsCursorOf(
+  lists: Record<string, { offset: number; returned: number; total: number }>,
+  snapshotId: string | null,
+): string | null {
+  const next = Object.fromEntries(Object.entries(lists).map(([k, l]) => [k, Math.min(l.offset + l.returned, l.total)]));
+  return Object.entries(lists).some(([k]) => next[k]! < lists[k]!.total) ? encodeOffsetsCursor(next, snapshotId) : null;
+}
+
+/** The absolute URL (on `baseUrl`) of the request with `cursor` set (and `offset` dropped). */
+function pageUrl(event: H3Event, baseUrl: string, cursor: string): string {
   const u = new URL(event.url.href);
   u.searchParams.delete('offset');
-  for (const [k, v] of Object.entries(set)) u.searchParams.set(k, v);
   u.searchParams.set('cursor', cursor);
   return `${baseUrl.replace(/\/$/, '')}${u.pathname}${u.search}`;
 }
@@ -111,30 +137,10 @@ export function pageUrl(event: H3Event, baseUrl: string, cursor: string, set: Re
 /**
  * The HTTP answer of a page: the body with `next` (absolute URL of the next page on `baseUrl`, PUBLIC_BASE_URL, or
  * null on the last page), and the Link header when there is a next page.
- *
- * A route serving several lists in one answer (search: companies, people, events) gives `next_cursor_by_category`
- * (`category` → cursor or null) and `categoryParam`, the query parameter that selects one list: the body then also
- * carries `next_by_category`, each list's next-page URL with that parameter set (docs/architecture.md#pagination).
  */
-export function pagedResponse(
-  event: H3Event,
-  page: { next_cursor: string | null; next_cursor_by_category?: Record<string, string | null> } & Record<string, unknown>,
-  baseUrl: string,
-  categoryParam?: string,
-): Response {
+export function pagedResponse(event: H3Event, page: { next_cursor: string | null } & Record<string, unknown>, baseUrl: string): Response {
   const next = page.next_cursor ? pageUrl(event, baseUrl, page.next_cursor) : null;
-  const byCategory =
-    page.next_cursor_by_category && categoryParam
-      ? {
-          next_by_category: Object.fromEntries(
-            Object.entries(page.next_cursor_by_category).map(([c, cur]) => [
-              c,
-              cur ? pageUrl(event, baseUrl, cur, { [categoryParam]: c }) : null,
-            ]),
-          ),
-        }
-      : {};
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (next) headers.link = `<${next}>; rel="next"`;
-  return new Response(JSON.stringify({ ...page, next, ...byCategory }), { status: 200, headers });
+  return new Response(JSON.stringify({ ...page, next }), { status: 200, headers });
 }
