@@ -232,4 +232,27 @@ describe('list paging (registry, quotes, transcripts)', { timeout: 120_000 }, ()
     await expectBadCursor('/api/search/transcripts?limit=4', both[0]!.next_cursor);
     expect((await getJson(svc.app, `/api/search/transcripts?category=facts&cursor=${both[0]!.next_cursor}`)).body.parameter).toBe('cursor');
   });
+
+  it('walks /api/ir/rankings one company a page: every ranked company once, ranks 1..n, the window pinned by the cursor', async () => {
+    const GPT = 'Mozilla/5.0 AppleWebKit/537.36 (KHTML, like Gecko; compatible; GPTBot/1.2; +https://openai.com/gptbot)';
+    const tickers = ['AAPL', 'MSFT', 'NVDA'];
+    for (const [i, t] of tickers.entries())
+      for (let k = 0; k <= i; k++) await getJsonAs(svc.app, `/api/company/${t}`, { headers: { 'user-agent': GPT } });
+    const one = (await getJson(svc.app, '/api/ir/rankings')).body;
+    expect(one.rankings.length).toBeGreaterThanOrEqual(3);
+    expect(one.next).toBeNull();
+    const [first] = await walk('/api/ir/rankings?limit=1').then((p) => p.slice(0, 1));
+    const p1 = (await getJson(svc.app, '/api/ir/rankings?limit=1')).body;
+    expect(p1.rankings).toEqual(first!.rankings);
+    // Requests made during the walk fall after the window the cursor pinned: the rest of the walk ranks as page 1 did.
+    for (let k = 0; k < 5; k++) await getJsonAs(svc.app, `/api/company/${one.rankings.at(-1).ticker}`, { headers: { 'user-agent': GPT } });
+    const next = new URL(p1.next);
+    const pages = [p1, ...(await walk(`${next.pathname}${next.search}`))];
+    const rows = pages.flatMap((p) => p.rankings as Body[]);
+    expect(rows.map((r) => r.ticker)).toEqual(one.rankings.map((r: Body) => r.ticker));
+    expect(rows.map((r) => r.rank)).toEqual(rows.map((_r, i) => i + 1));
+    await expectBadCursor('/api/ir/rankings?limit=1', pages[0]!.next_cursor);
+    // A cursor of one window is no cursor of another `days`.
+    expect((await getJson(svc.app, `/api/ir/rankings?days=7&limit=1&cursor=${pages[0]!.next_cursor}`)).body.parameter).toBe('cursor');
+  });
 });
