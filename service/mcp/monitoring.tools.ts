@@ -30,7 +30,7 @@ const brokerId = z
   .regex(/^[A-Za-z0-9_.-]{1,64}$/, 'letters, digits, _ . - (1-64)')
   .optional()
   .describe('the broker whose free account is used when the request carries no API key');
-const cursor = z.string().max(40).optional().describe('next_cursor of the previous page');
+const cursor = z.string().max(200).optional().describe('next_cursor of the previous page (opaque)');
 const dotNumbers = z.array(dot).min(1).max(1000).describe('USDOT numbers of the carriers (1 to 1,000)');
 const limit = z.number().int().min(1).max(200).default(50).describe('page size (1-200, default 50)');
 

@@ -13,6 +13,7 @@ import {
   getCompanyFacts,
   getCompanyTranscripts,
   searchTranscripts,
+  TRANSCRIPT_SEARCH_CATEGORIES,
 } from '../transcripts/transcripts.queries.ts';
 import { getIdentityCard } from '../company/company.queries.ts';
 import { readerFor, type ServiceDeps } from '../platform/deps.ts';
@@ -29,7 +30,7 @@ import {
   listSignals,
   SIGNAL_TYPES,
 } from '../registry-layers/registry-layers.queries.ts';
-import { searchRegistry } from '../search/search.queries.ts';
+import { SEARCH_CATEGORIES, searchRegistry } from '../search/search.queries.ts';
 import { bool, cikOut, int, num, obj, originLeaf, originRef, READ_ONLY, receipt, row, str, tickerArg, type ToolDef } from './tool-kit.ts';
 
 const reg = (deps: ServiceDeps) => readerFor(deps, 'registry');
@@ -53,6 +54,10 @@ const adjustment = z
   .enum(['raw', 'split_dividend'])
   .optional()
   .describe('price series: raw (as traded) or split_dividend (adjusted); default: the series with the newest bar');
+
+/** The `cursor` argument of every paged tool (platform/pagination.ts) and the `next_cursor` it answers. */
+const pageCursor = z.string().max(200).optional().describe('next_cursor of the previous page (opaque)');
+const nextCursorOut = str.optional().describe('cursor of the next page; absent on the last page');
 
 /** The head of every company answer. */
 const companyHead = { schema: str, ticker: str, name: str, cik: cikOut, status: str };
@@ -130,7 +135,7 @@ export const SEC_TOOLS: ToolDef[] = [
     input: z.strictObject({
       ticker: tickerArg,
       limit: z.number().int().min(1).max(200).optional().describe('events to return, newest first (default 20, max 200)'),
-      cursor: z.string().max(200).optional().describe('next_cursor of the previous page'),
+      cursor: pageCursor,
       origins: originsArg,
     }),
     output: obj({
@@ -141,7 +146,7 @@ export const SEC_TOOLS: ToolDef[] = [
       origins_note: str.optional(),
       origin: originLeaf.optional(),
       total: int,
-      next_cursor: str.optional().describe('cursor of the next page; absent on the last page'),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',
@@ -157,6 +162,7 @@ export const SEC_TOOLS: ToolDef[] = [
       ticker: tickerArg,
       form: z.enum(FILING_FORMS).optional().describe('only this form (amendments included); default: every form'),
       limit: z.number().int().min(1).max(1000).optional().describe('filings to return, newest first (default 100, max 1000)'),
+      cursor: pageCursor,
     }),
     output: obj({
       ...companyHead,
@@ -166,17 +172,22 @@ export const SEC_TOOLS: ToolDef[] = [
       returned: int,
       filings: z.array(obj({ accession: str, form: str, filing_date: str, document_url: str.optional(), origin: originLeaf })),
       origin: originLeaf.optional(),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',
-    run: async ({ deps }, a) => asRecord(await getCompanyFilings(reg(deps), a.ticker, { form: a.form, limit: a.limit })),
+    run: async ({ deps }, a) => asRecord(await getCompanyFilings(reg(deps), a.ticker, { form: a.form, limit: a.limit, cursor: a.cursor })),
   },
   {
     name: 'sec_earnings',
     title: 'Earnings dates',
     description:
       'Confirmed earnings dates (from 8-K Item 2.02, with before/after-market timing and how it was established), predicted next dates with confidence, and recent 8-Ks. Same as GET /api/company/{ticker}/earnings.',
-    input: z.strictObject({ ticker: tickerArg }),
+    input: z.strictObject({
+      ticker: tickerArg,
+      limit: z.number().int().min(1).max(200).optional().describe('confirmed dates to return, newest first (default 12, max 200)'),
+      cursor: pageCursor,
+    }),
     output: obj({
       ...companyHead,
       timing_legend: z.record(z.string(), str),
@@ -186,27 +197,40 @@ export const SEC_TOOLS: ToolDef[] = [
       confirmed_total: int,
       recent_8ks: z.array(obj({ accession: str, form: str, filing_date: str, items: z.array(str), origin: originLeaf })),
       origin: originLeaf.optional(),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',
-    run: async ({ deps }, a) => asRecord(await getCompanyEarnings(reg(deps), a.ticker)),
+    run: async ({ deps }, a) => asRecord(await getCompanyEarnings(reg(deps), a.ticker, { limit: a.limit, cursor: a.cursor })),
   },
   {
     name: 'sec_people',
     title: 'Executives and board',
     description:
       "A company's executives, board members and owners from Forms 3/4/5 and 10-K executive lists, with first and last seen dates and origins. Same as GET /api/company/{ticker}/people.",
-    input: z.strictObject({ ticker: tickerArg }),
+    input: z.strictObject({
+      ticker: tickerArg,
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(1000)
+        .optional()
+        .describe('roles to return: executives, then board, then owners (default and max 1000)'),
+      cursor: pageCursor,
+    }),
     output: obj({
       ...companyHead,
       executives: z.array(obj({ name: str, role: str.optional(), role_type: str, ...sourceRow })),
       board: z.array(obj({ name: str, role: str.optional(), role_type: str, ...sourceRow })),
       owners: z.array(obj({ name: str })),
       origin: originLeaf.optional(),
+      total: int,
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',
-    run: async ({ deps }, a) => asRecord(await getCompanyPeople(reg(deps), a.ticker)),
+    run: async ({ deps }, a) => asRecord(await getCompanyPeople(reg(deps), a.ticker, { limit: a.limit, cursor: a.cursor })),
   },
   {
     name: 'sec_person',
@@ -282,6 +306,8 @@ export const SEC_TOOLS: ToolDef[] = [
     input: z.strictObject({
       q: z.string().trim().min(1).max(200).describe('words to find, all must match, case-insensitive (e.g. "apple cupertino")'),
       limit: z.number().int().min(1).max(50).optional().describe('results per category (default 10, max 50)'),
+      category: z.enum(SEARCH_CATEGORIES).optional().describe('page one list alone: companies, people or events; default all three'),
+      cursor: pageCursor,
     }),
     output: obj({
       query: str,
@@ -292,12 +318,14 @@ export const SEC_TOOLS: ToolDef[] = [
       }),
       total: int,
       limit: int,
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',
     run: async ({ deps }, a) => {
       const limit = a.limit ?? 10;
-      return { ...asRecord(await searchRegistry(reg(deps), { q: a.q, limit }, deps.options.publicBaseUrl)), limit };
+      const opts = { q: a.q, limit, cursor: a.cursor, category: a.category };
+      return { ...asRecord(await searchRegistry(reg(deps), opts, deps.options.publicBaseUrl)), limit };
     },
   },
   {
@@ -332,6 +360,7 @@ export const SEC_TOOLS: ToolDef[] = [
       limit: z.number().int().min(1).max(HISTORY_MAX).optional().describe(`trading days (default ${HISTORY_DEFAULT}, max ${HISTORY_MAX})`),
       from: z.iso.date().optional().describe('first trading day of the window, YYYY-MM-DD; default: the latest days'),
       adjustment,
+      cursor: pageCursor,
     }),
     output: obj({
       schema: str,
@@ -343,18 +372,25 @@ export const SEC_TOOLS: ToolDef[] = [
       from: str.optional(),
       chain: obj({ first_date: str, last_date: str, days: int, rule: str }),
       quotes: z.array(obj({ quote_date: str, quote: obj({ close: num }), flags: z.array(str), origin: originLeaf, origin_verified: bool })),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',
     run: async ({ deps }, a) =>
-      asRecord(await getQuoteHistory(quoteDeps(deps), a.ticker, { limit: a.limit, from: a.from, adjustment: a.adjustment })),
+      asRecord(
+        await getQuoteHistory(quoteDeps(deps), a.ticker, { limit: a.limit, from: a.from, adjustment: a.adjustment, cursor: a.cursor }),
+      ),
   },
   {
     name: 'sec_transcripts',
     title: 'Earnings-call transcripts',
     description:
       "A company's earnings-call transcripts: titles, quarters, call dates, speakers, key metrics, topics, each with its origin, plus known call dates. Same as GET /api/company/{ticker}/transcripts.",
-    input: z.strictObject({ ticker: tickerArg }),
+    input: z.strictObject({
+      ticker: tickerArg,
+      limit: z.number().int().min(1).max(500).optional().describe('transcripts to return, newest call first (default 200, max 500)'),
+      cursor: pageCursor,
+    }),
     output: obj({
       schema: str,
       ticker: str,
@@ -374,10 +410,11 @@ export const SEC_TOOLS: ToolDef[] = [
       ),
       call_dates: z.array(row),
       origin: originLeaf.optional(),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',
-    run: async ({ deps }, a) => asRecord(await getCompanyTranscripts(transcriptDeps(deps), a.ticker)),
+    run: async ({ deps }, a) => asRecord(await getCompanyTranscripts(transcriptDeps(deps), a.ticker, { limit: a.limit, cursor: a.cursor })),
   },
   {
     name: 'sec_facts',
@@ -389,6 +426,7 @@ export const SEC_TOOLS: ToolDef[] = [
       type: factType,
       topic: factTopic,
       limit: z.number().int().min(1).max(FACTS_MAX).optional().describe(`facts to return (default 100, max ${FACTS_MAX})`),
+      cursor: pageCursor,
     }),
     output: obj({
       schema: str,
@@ -396,7 +434,9 @@ export const SEC_TOOLS: ToolDef[] = [
       name: str.optional(),
       filters: obj({ type: str.optional(), topic: str.optional() }),
       fact_count: int,
+      total: int,
       facts: z.array(obj({ transcript_key: str, type: str, topic: str.optional(), snippet: str, origin: originLeaf })),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',
@@ -411,7 +451,15 @@ export const SEC_TOOLS: ToolDef[] = [
       topic: factTopic,
       type: factType,
       first: z.boolean().optional().describe('true: only the first-mention date per company and topic, no facts'),
-      limit: z.number().int().min(1).max(FACTS_MAX).optional().describe(`facts to return (default 50, max ${FACTS_MAX})`),
+      limit: z
+        .number()
+        .int()
+        .min(1)
+        .max(FACTS_MAX)
+        .optional()
+        .describe(`rows of each list to return: topic-company rows and facts (default 50, max ${FACTS_MAX})`),
+      category: z.enum(TRANSCRIPT_SEARCH_CATEGORIES).optional().describe('page one list alone: companies or facts; default both, together'),
+      cursor: pageCursor,
     }),
     output: obj({
       schema: str,
@@ -420,6 +468,9 @@ export const SEC_TOOLS: ToolDef[] = [
         obj({ topic: str, company_count: int, companies: z.array(obj({ ticker: str, first_mention_date: str, mentions: int })) }),
       ),
       facts: z.array(obj({ ticker: str, transcript_key: str, type: str, snippet: str, origin: originLeaf })).optional(),
+      company_total: int.optional(),
+      fact_total: int.optional(),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',

@@ -21,6 +21,7 @@ import { snapshotDir } from '../../lib/warehouse/layout.ts';
 import { readManifest, tableFilePaths, type SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
 import { featuresFromRow } from '../carriers/carriers.queries.ts';
 import { bindFor, loadDialectSql } from '../platform/named-params.ts';
+import { decodeSeqCursor, encodeKeyCursor } from '../platform/pagination.ts';
 import type { StateStore } from '../platform/state.store.ts';
 
 const SQL = {
@@ -198,17 +199,15 @@ function eventOf(r: Row): ChangeEvent & { seq: number } {
   };
 }
 
-/** One page of the change events of the account's watched carriers, oldest first (`cursor` = next_cursor). */
+/** One page of the change events of the account's watched carriers, oldest first (`cursor` = next_cursor, the opaque keyset cursor of pagination.ts holding the last sequence number). */
 export async function listChangeEvents(store: StateStore, accountId: string, q: { limit: number; cursor?: string; dot?: number }) {
-  const after = q.cursor ? Number(q.cursor) : 0;
-  if (!Number.isInteger(after) || after < 0)
-    throw new InvalidInputError("'cursor' is not a cursor from this list", { response: { parameter: 'cursor' } });
+  const after = decodeSeqCursor(q.cursor) ?? 0;
   const rows = await store.query(...bindFor(store, SQL.list, { id: accountId, after, dot: q.dot ?? null, limit: q.limit + 1 }));
   const page = rows.slice(0, q.limit).map(eventOf);
   return {
     account_id: accountId,
     limit: q.limit,
-    next_cursor: rows.length > q.limit ? String(page[page.length - 1]!.seq) : null,
+    next_cursor: rows.length > q.limit ? encodeKeyCursor([String(page[page.length - 1]!.seq)]) : null,
     events: page.map(({ seq: _s, ...e }) => e),
   };
 }

@@ -9,7 +9,7 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { creditKeyOf } from '../platform/guards.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
-import { pagedResponse } from '../platform/pagination.ts';
+import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { changeEventsAnswer, monitoringSettingsAnswer, watchAddAnswer, watchRemoveAnswer, watchlistAnswer } from './monitoring.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { listChangeEvents } from './changes.queries.ts';
@@ -30,7 +30,7 @@ import {
 const accountQuery = z.object({ broker_id: brokerIdSchema.optional() });
 const pageQuery = accountQuery.extend({
   limit: limitParam(100, 1000),
-  cursor: z.string().max(200).optional().describe('next_cursor of the previous page'),
+  cursor: cursorParam,
 });
 
 describeRoute({

@@ -89,7 +89,7 @@ export const createEndpointAnswer = z.object({
   secret: z.string().startsWith('whsec_'),
   created_at: str,
 });
-export const endpointsAnswer = z.object({ account_id: str, endpoints: z.array(endpoint) });
+export const endpointsAnswer = z.object({ account_id: str, endpoints: z.array(endpoint), ...page });
 export const deleteEndpointAnswer = z.object({ endpoint_id: str, deleted: z.boolean() });
 
 const delivery = {

@@ -15,6 +15,7 @@ import { InvalidInputError, PaymentRequiredError } from '../../lib/errors.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { getRiskSnapshot } from '../carriers/carriers.queries.ts';
 import { bindFor, loadDialectSql, type DialectSql } from '../platform/named-params.ts';
+import { decodeSeqCursor, encodeKeyCursor } from '../platform/pagination.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { stateOf } from '../platform/guards.ts';
 import type { StateStore, StateTx } from '../platform/state.store.ts';
@@ -199,8 +200,8 @@ export async function autoWatchVetted(store: StateStore, accountId: string, dot:
 }
 
 /**
- * One page of the watchlist, ordered by DOT (`cursor` = the last DOT of the
- * previous page), each carrier with its state in the served FMCSA snapshot
+ * One page of the watchlist, ordered by DOT (`cursor` = next_cursor: the opaque keyset cursor of pagination.ts
+ * holding the last DOT of the previous page), each carrier with its state in the served FMCSA snapshot
  * (null when the snapshot lacks it or none is served) and its last change event.
  */
 export async function listWatchlist(
@@ -210,9 +211,7 @@ export async function listWatchlist(
   limit: number,
   cursor?: string,
 ) {
-  const after = cursor ? Number(cursor) : 0;
-  if (!Number.isInteger(after) || after < 0)
-    throw new InvalidInputError("'cursor' is not a cursor from this list", { response: { parameter: 'cursor' } });
+  const after = decodeSeqCursor(cursor) ?? 0;
   const rows = await store.query(...bindFor(store, SQL.list, { id: accountId, after, limit: limit + 1 }));
   const page = rows.slice(0, limit);
   const carriers = [];
@@ -237,7 +236,7 @@ export async function listWatchlist(
   return {
     ...settings,
     limit,
-    next_cursor: rows.length > limit ? String(page[page.length - 1]!.dot_number) : null,
+    next_cursor: rows.length > limit ? encodeKeyCursor([String(page[page.length - 1]!.dot_number)]) : null,
     carriers,
   };
 }

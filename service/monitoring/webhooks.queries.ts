@@ -24,6 +24,7 @@ import { hashCanonical } from '../../lib/hash.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
 import type { MonitoringJobs } from '../platform/deps.ts';
 import { bindFor, loadDialectSql } from '../platform/named-params.ts';
+import { decodeKeyCursor, decodeSeqCursor, encodeKeyCursor } from '../platform/pagination.ts';
 import { insertRowsSql, updateRowsSql, type StateStore } from '../platform/state.store.ts';
 import type { ChangeEvent } from './changes.queries.ts';
 
@@ -147,10 +148,25 @@ export async function createEndpoint(store: StateStore, accountId: string, input
   };
 }
 
-export async function listEndpoints(store: StateStore, accountId: string) {
+/**
+ * One page of the account's webhook endpoints, oldest first: `limit` from `cursor`, the opaque keyset cursor of
+ * pagination.ts holding the last endpoint's (created_at, endpoint_id), so endpoints added meanwhile (at the tail)
+ * or removed never shift a later page.
+ */
+export async function listEndpoints(store: StateStore, accountId: string, q: { limit?: number; cursor?: string } = {}) {
+  const limit = q.limit ?? 100;
+  const after = decodeKeyCursor(q.cursor, 2);
+  const key = (r: Row) => [String(r.created_at), String(r.endpoint_id)] as const;
+  // Ordered here, by code units, as the cursor compares (a PostgreSQL collation may order ids otherwise).
+  const cmp = (a: Row, b: Row) => (key(a)[0] < key(b)[0] ? -1 : key(a)[0] > key(b)[0] ? 1 : key(a)[1] < key(b)[1] ? -1 : 1);
+  const all = (await store.query(...bindFor(store, SQL.listEndpoints, { account: accountId }))).sort(cmp);
+  const rest = after ? all.filter((r) => key(r)[0] > after[0]! || (key(r)[0] === after[0] && key(r)[1] > after[1]!)) : all;
+  const page = rest.slice(0, limit);
   return {
     account_id: accountId,
-    endpoints: (await store.query(...bindFor(store, SQL.listEndpoints, { account: accountId }))).map(endpointView),
+    limit,
+    endpoints: page.map(endpointView),
+    next_cursor: rest.length > limit ? encodeKeyCursor(key(page[page.length - 1]!)) : null,
   };
 }
 
@@ -460,15 +476,13 @@ function deliveryView(r: Row) {
   };
 }
 
-/** One page of the account's deliveries, newest first (`cursor` = next_cursor). */
+/** One page of the account's deliveries, newest first (`cursor` = next_cursor, the opaque keyset cursor of pagination.ts holding the last sequence number). */
 export async function listDeliveries(
   store: StateStore,
   accountId: string,
   q: { limit: number; cursor?: string; endpoint_id?: string; status?: string },
 ) {
-  const before = q.cursor ? Number(q.cursor) : null;
-  if (before !== null && (!Number.isInteger(before) || before < 0))
-    throw new InvalidInputError("'cursor' is not a cursor from this list", { response: { parameter: 'cursor' } });
+  const before = decodeSeqCursor(q.cursor);
   const rows = await store.query(
     ...bindFor(store, SQL.listDeliveries, {
       account: accountId,
@@ -482,7 +496,7 @@ export async function listDeliveries(
   return {
     account_id: accountId,
     limit: q.limit,
-    next_cursor: rows.length > q.limit ? String(page[page.length - 1]!.seq) : null,
+    next_cursor: rows.length > q.limit ? encodeKeyCursor([String(page[page.length - 1]!.seq)]) : null,
     deliveries: page.map(deliveryView),
   };
 }

@@ -12,7 +12,7 @@ import { InvalidInputError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { bearerTokenOf, tokensEqual } from '../platform/guards.ts';
 import { clampLimit, limitParam, parseBody, parseQuery } from '../platform/http.ts';
-import { pagedResponse } from '../platform/pagination.ts';
+import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import {
   createEndpointAnswer,
@@ -38,11 +38,12 @@ import {
 import { accountOf } from './monitoring.routes.ts';
 
 const accountQuery = z.object({ broker_id: z.string().max(64).optional() });
+const endpointsQuery = accountQuery.extend({ limit: limitParam(100, 1000), cursor: cursorParam });
 const deliveriesQuery = accountQuery.extend({
   endpoint_id: z.string().max(64).optional(),
   status: z.enum(['pending', 'delivered', 'failed']).optional(),
   limit: limitParam(50, 500),
-  cursor: z.string().max(40).optional().describe('next_cursor of the previous page'),
+  cursor: cursorParam,
 });
 
 for (const [base, who] of [
@@ -55,8 +56,8 @@ for (const [base, who] of [
     method: 'GET',
     path: base,
     family,
-    summary: `${who} webhook endpoints (secrets are not listed)`,
-    query: accountQuery,
+    summary: `${who} webhook endpoints, oldest first (secrets are not listed; pages: limit + cursor, next)`,
+    query: endpointsQuery,
     response: endpointsAnswer,
     statuses,
   });
@@ -141,7 +142,12 @@ export function registerWebhookRoutes(app: H3, deps: ServiceDeps): void {
   ];
   const webhookOpts = () => ({ privateOrigins: deps.options.webhookPrivateOrigins });
   for (const [base, account, isOperator] of trees) {
-    app.get(base, async (e) => listEndpoints(monitoringStateOf(deps), await account(e, parseQuery(e, accountQuery).broker_id)));
+    app.get(base, async (e) => {
+      const q = parseQuery(e, endpointsQuery);
+      const { limit, clamped } = clampLimit(q.limit, 100, 1000);
+      const page = await listEndpoints(monitoringStateOf(deps), await account(e, q.broker_id), { limit, cursor: q.cursor });
+      return pagedResponse(e, { ...page, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
+    });
     app.post(base, async (e) => {
       const body = await parseBody(e, endpointInput);
       const id = await account(e, body.broker_id);

@@ -24,6 +24,17 @@ interface CursorBody {
   s: string | null;
 }
 
+/** The JSON a cursor encodes, or undefined unless `cursor` is exactly the base64url of JSON (no stray characters). */
+function readCursor(cursor: string): unknown {
+  const bytes = Buffer.from(cursor, 'base64url');
+  if (bytes.toString('base64url') !== cursor) return undefined;
+  try {
+    return JSON.parse(bytes.toString('utf8'));
+  } catch {
+    return undefined;
+  }
+}
+
 export function encodeCursor(offset: number, snapshotId: string | null): string {
   return Buffer.from(JSON.stringify({ o: offset, s: snapshotId } satisfies CursorBody)).toString('base64url');
 }
@@ -31,12 +42,7 @@ export function encodeCursor(offset: number, snapshotId: string | null): string 
 /** The offset a cursor stands for (0 without one); throws 400 for a malformed cursor, 409 for another snapshot's. */
 export function decodeCursor(cursor: string | undefined, snapshotId: string | null): number {
   if (!cursor) return 0;
-  let body: CursorBody;
-  try {
-    body = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as CursorBody;
-  } catch {
-    throw new InvalidInputError("'cursor' is not a cursor of this API", { response: { parameter: 'cursor' } });
-  }
+  const body = readCursor(cursor) as CursorBody | undefined;
   if (!body || typeof body !== 'object' || !Number.isInteger(body.o) || body.o < 0)
     throw new InvalidInputError("'cursor' is not a cursor of this API", { response: { parameter: 'cursor' } });
   if ((body.s ?? null) !== snapshotId)
@@ -58,16 +64,23 @@ export function encodeKeyCursor(key: readonly string[]): string {
 /** The sort key a keyset cursor holds (null without one); 400 naming `cursor` for anything else. */
 export function decodeKeyCursor(cursor: string | undefined, arity: number): string[] | null {
   if (!cursor) return null;
-  let body: { k?: unknown };
-  try {
-    body = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { k?: unknown };
-  } catch {
-    body = {};
-  }
-  const k = body?.k;
+  const k = (readCursor(cursor) as { k?: unknown } | undefined)?.k;
   if (!Array.isArray(k) || k.length !== arity || !k.every((v) => typeof v === 'string'))
     throw new InvalidInputError("'cursor' is not a cursor of this list", { response: { parameter: 'cursor' } });
   return k as string[];
+}
+
+/**
+ * The one non-negative integer key of a keyset cursor (a DOT number or a sequence number; null without a cursor):
+ * the monitoring lists page by it. 400 naming `cursor` for anything else, a bare number included.
+ */
+export function decodeSeqCursor(cursor: string | undefined): number | null {
+  const k = decodeKeyCursor(cursor, 1);
+  if (k === null) return null;
+  const n = Number(k[0]);
+  if (!/^\d{1,15}$/.test(k[0]!) || !Number.isSafeInteger(n))
+    throw new InvalidInputError("'cursor' is not a cursor of this list", { response: { parameter: 'cursor' } });
+  return n;
 }
 
 /** `next_cursor` of a page that started at `offset` and returned `returned` of `total` rows (null on the last page). */
@@ -76,17 +89,57 @@ export function nextCursorOf(offset: number, returned: number, total: number, sn
 }
 
 /**
+ * Cursors of answers that hold several lists (search: companies, people, events): one offset per list, within one
+ * snapshot. Following `next` walks every list at once (each page holds the next `limit` rows of every list that has
+ * rows left); a route that lets the client pick one list (`category`) issues cursors naming that list alone. A
+ * cursor naming other lists than the request's is a 400 naming `cursor`; another snapshot's a 409.
+ */
+export function encodeOffsetsCursor(offsets: Record<string, number>, snapshotId: string | null): string {
+  return Buffer.from(JSON.stringify({ m: offsets, s: snapshotId })).toString('base64url');
+}
+
+/** The offset of every list in `lists` (all 0 without a cursor); 400 / 409 as decodeCursor. */
+export function decodeOffsetsCursor(
+  cursor: string | undefined,
+  snapshotId: string | null,
+  lists: readonly string[],
+): Record<string, number> {
+  if (!cursor) return Object.fromEntries(lists.map((l) => [l, 0]));
+  const body = (readCursor(cursor) ?? {}) as { m?: unknown; s?: unknown };
+  const m = body?.m as Record<string, unknown> | undefined;
+  const keys = m && typeof m === 'object' ? Object.keys(m).sort() : [];
+  if (keys.join(',') !== [...lists].sort().join(',') || !keys.every((k) => Number.isInteger(m![k]) && (m![k] as number) >= 0))
+    throw new InvalidInputError("'cursor' is not a cursor of this list", { response: { parameter: 'cursor' } });
+  if ((body.s ?? null) !== snapshotId)
+    throw new ConflictError('the snapshot changed since this cursor was issued: start again from the first page', {
+      response: { parameter: 'cursor', snapshot_id: snapshotId },
+    });
+  return m as Record<string, number>;
+}
+
+/** `next_cursor` after a page of several lists: each list's offset moved past its returned rows; null when none has more. */
+export function nextOffsetsCursorOf(
+  lists: Record<string, { offset: number; returned: number; total: number }>,
+  snapshotId: string | null,
+): string | null {
+  const next = Object.fromEntries(Object.entries(lists).map(([k, l]) => [k, Math.min(l.offset + l.returned, l.total)]));
+  return Object.entries(lists).some(([k]) => next[k]! < lists[k]!.total) ? encodeOffsetsCursor(next, snapshotId) : null;
+}
+
+/** The absolute URL (on `baseUrl`) of the request with `cursor` set (and `offset` dropped). */
+function pageUrl(event: H3Event, baseUrl: string, cursor: string): string {
+  const u = new URL(event.url.href);
+  u.searchParams.delete('offset');
+  u.searchParams.set('cursor', cursor);
+  return `${baseUrl.replace(/\/$/, '')}${u.pathname}${u.search}`;
+}
+
+/**
  * The HTTP answer of a page: the body with `next` (absolute URL of the next page on `baseUrl`, PUBLIC_BASE_URL, or
  * null on the last page), and the Link header when there is a next page.
  */
 export function pagedResponse(event: H3Event, page: { next_cursor: string | null } & Record<string, unknown>, baseUrl: string): Response {
-  let next: string | null = null;
-  if (page.next_cursor) {
-    const u = new URL(event.url.href);
-    u.searchParams.delete('offset');
-    u.searchParams.set('cursor', page.next_cursor);
-    next = `${baseUrl.replace(/\/$/, '')}${u.pathname}${u.search}`;
-  }
+  const next = page.next_cursor ? pageUrl(event, baseUrl, page.next_cursor) : null;
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (next) headers.link = `<${next}>; rel="next"`;
   return new Response(JSON.stringify({ ...page, next }), { status: 200, headers });

@@ -12,6 +12,7 @@ import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { leafTemplate, quoteLeaf, quoteLeafHash, quoteRecord, quoteRecordSha256, type QuoteSource } from '../../ingest/quotes/chain.ts';
 import { normalizeTicker, type Adjustment, type QuoteBar } from '../../ingest/quotes/quote.schema.ts';
 import { findCompany, parseCompanyRef } from '../company/company.queries.ts';
+import { decodeKeyCursor, encodeKeyCursor } from '../platform/pagination.ts';
 
 const ROWS = loadSql('./quote-rows.sql', import.meta.url);
 const CHAINS = loadSql('./quote-chains.sql', import.meta.url);
@@ -296,31 +297,55 @@ export async function getLatestQuote(d: QuoteQueryDeps, rawTicker: string, opts:
   };
 }
 
-/** GET /api/company/{ticker}/quote/history: newest first, each day with its chained leaf. */
+/** The day before / after a YYYY-MM-DD date (UTC calendar arithmetic). */
+function shiftDay(date: string, days: number): string {
+  const d = new Date(`${date}T00:00:00Z`);
+  d.setUTCDate(d.getUTCDate() + days);
+  return d.toISOString().slice(0, 10);
+}
+
+/**
+ * GET /api/company/{ticker}/quote/history: a window of `limit` trading days, newest first, each day with its
+ * chained leaf. Pages like every list route (platform/pagination.ts), by an opaque keyset cursor over the date:
+ * without `from` the first page is the latest `limit` days and each next page the `limit` days before it (back to
+ * the chain's first day); with `from` (spec 000: the start date) the first page is the `limit` days from `from` and
+ * each next page the `limit` days after it (up to the chain's last day). Either way each page is newest first, as
+ * the one-window answer always was, and a walk gets every day of the chain (from `from` on) exactly once. The
+ * cursor holds the series, so a walk stays on it when a newer snapshot would change the default one.
+ */
 export async function getQuoteHistory(
   d: QuoteQueryDeps,
   rawTicker: string,
-  opts: { limit?: number; from?: string; adjustment?: Adjustment } = {},
+  opts: { limit?: number; from?: string; adjustment?: Adjustment; cursor?: string } = {},
 ) {
   const requested = opts.limit ?? HISTORY_DEFAULT;
   if (!Number.isInteger(requested) || requested < 1)
     throw new InvalidInputError(`invalid parameter 'limit': must be a positive integer`, { response: { parameter: 'limit' } });
   const limit = Math.min(requested, HISTORY_MAX);
+  const cursor = decodeHistoryCursor(opts.cursor, opts.adjustment);
   const t = await resolveQuoteTicker(d.registry, rawTicker);
-  const chain = pickChain(await chainsOf(d.quotes, t), opts.adjustment, t.ticker);
+  const chain = pickChain(await chainsOf(d.quotes, t), cursor?.adjustment ?? opts.adjustment, t.ticker);
   const adjustment = String(chain.adjustment) as Adjustment;
-  // With `from`, the window is the `limit` trading days starting at `from`; without, the latest `limit` days.
-  let to = String(chain.last_date);
-  if (opts.from) {
-    const [end] = await d.quotes.query(WINDOW_END, { ticker: t.ticker, adjustment, from: opts.from, offset: limit - 1 });
+  // Forward (with `from`): the window is the `limit` trading days starting at `start`; backward: the `limit` days up
+  // to `to` (the latest day on the first page, the day before the previous page's oldest day after it).
+  const forward = cursor ? cursor.dir === 'after' : Boolean(opts.from);
+  const start = cursor?.dir === 'after' ? shiftDay(cursor.date, 1) : (opts.from ?? null);
+  let to = cursor?.dir === 'before' ? shiftDay(cursor.date, -1) : String(chain.last_date);
+  if (forward && start) {
+    const [end] = await d.quotes.query(WINDOW_END, { ticker: t.ticker, adjustment, from: start, offset: limit - 1 });
     if (end) to = String(end.quote_date);
   }
   // One extra (older) row gives the parent of the oldest day served.
   const rows = await d.quotes.query(ROWS, { ticker: t.ticker, adjustment, to, from: null, limit: limit + 1 });
   let served = rows.slice(0, limit);
-  if (opts.from) served = served.filter((r) => String(r.quote_date) >= opts.from!);
+  if (forward && start) served = served.filter((r) => String(r.quote_date) >= start);
   const older = rows[served.length] ?? null;
   const days = await daysFromRows(served, older, new SourceCache(d.quotes));
+  const newest = served[0] ? String(served[0].quote_date) : null;
+  const oldest = served.length ? String(served[served.length - 1]!.quote_date) : null;
+  let next_cursor: string | null = null;
+  if (forward && newest && newest < String(chain.last_date)) next_cursor = encodeKeyCursor([adjustment, 'after', newest]);
+  if (!forward && oldest && older) next_cursor = encodeKeyCursor([adjustment, 'before', oldest]);
   return {
     schema: QUOTE_SCHEMA_ID,
     ticker: t.ticker,
@@ -337,7 +362,20 @@ export async function getQuoteHistory(
       rule: "each day's origin.parent is the previous trading day's leaf_hash; the first day's parent is the source file's leaf",
     },
     quotes: days,
+    next_cursor,
   };
+}
+
+/** The series, direction and date a quote-history cursor holds; 400 naming `cursor` for another series or a bad one. */
+function decodeHistoryCursor(cursor: string | undefined, adjustment: Adjustment | undefined) {
+  const k = decodeKeyCursor(cursor, 3);
+  if (!k) return null;
+  const [adj, dir, date] = k as [string, string, string];
+  if ((adj !== 'raw' && adj !== 'split_dividend') || (dir !== 'before' && dir !== 'after') || !/^\d{4}-\d{2}-\d{2}$/.test(date))
+    throw new InvalidInputError("'cursor' is not a cursor of this list", { response: { parameter: 'cursor' } });
+  if (adjustment && adjustment !== adj)
+    throw new InvalidInputError(`'cursor' is a cursor of the ${adj} series, not ${adjustment}`, { response: { parameter: 'cursor' } });
+  return { adjustment: adj as Adjustment, dir, date };
 }
 
 export interface FoundQuoteLeaf {

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
 import { parseQuery } from '../platform/http.ts';
+import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { quoteAnswer, quoteHistoryAnswer } from './quotes.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { getLatestQuote, getQuoteHistory, HISTORY_DEFAULT, HISTORY_MAX } from './quotes.queries.ts';
@@ -22,8 +23,14 @@ const historyQuery = z.object({
     .min(1)
     .optional()
     .describe(`days, default ${HISTORY_DEFAULT}, max ${HISTORY_MAX} (larger values are clamped and the response says so)`),
-  from: z.iso.date('expected a calendar date YYYY-MM-DD').optional(),
+  from: z.iso
+    .date('expected a calendar date YYYY-MM-DD')
+    .optional()
+    .describe(
+      'start date: the first page is the `limit` trading days from it and `next` goes forward in time; without it the first page is the latest days and `next` goes back',
+    ),
   adjustment,
+  cursor: cursorParam,
 });
 
 export function registerQuotesRoutes(app: H3, deps: ServiceDeps): void {
@@ -41,7 +48,7 @@ export function registerQuotesRoutes(app: H3, deps: ServiceDeps): void {
     method: 'GET',
     path: '/api/company/{ticker}/quote/history',
     family: 'quotes',
-    summary: 'Daily quotes, each with its chained origin leaf',
+    summary: 'Daily quotes, newest first, each with its chained origin leaf (pages: limit + cursor, next)',
     params: { ticker: 'ticker or CIK' },
     query: historyQuery,
     statuses: [400, 404, 503],
@@ -54,6 +61,6 @@ export function registerQuotesRoutes(app: H3, deps: ServiceDeps): void {
   });
   app.get('/api/company/:ticker/quote/history', async (event) => {
     const q = parseQuery(event, historyQuery);
-    return getQuoteHistory(qdeps(), getRouterParam(event, 'ticker') ?? '', q);
+    return pagedResponse(event, await getQuoteHistory(qdeps(), getRouterParam(event, 'ticker') ?? '', q), deps.options.publicBaseUrl);
   });
 }

@@ -4,7 +4,7 @@
  * ones (spec 000 "stock quote", test/contract/spec-000.table.ts; quotes.queries.ts QuoteDay and MarketContext).
  */
 import { z } from 'zod';
-import { limitClampedSchema, originLeafSchema } from '../platform/answer-schemas.ts';
+import { limitClampedSchema, originLeafSchema, pageMembers } from '../platform/answer-schemas.ts';
 
 const adjustment = z.enum(['raw', 'split_dividend']);
 const strN = z.string().nullable();
@@ -52,4 +52,5 @@ export const quoteHistoryAnswer = z.object({
   from: strN,
   chain: z.object({ first_date: z.string(), last_date: z.string(), days: z.number().int(), rule: z.string() }),
   quotes: z.array(z.object(day)),
+  ...pageMembers,
 });

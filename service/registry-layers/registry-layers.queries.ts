@@ -357,14 +357,23 @@ export async function getCompanyFilings(
   };
 }
 
-/** Confirmed (8-K 2.02) and predicted earnings dates, with the recent 8-Ks. */
-export async function getCompanyEarnings(registry: SnapshotReader, ref: string) {
+/**
+ * Confirmed (8-K 2.02) and predicted earnings dates, with the recent 8-Ks. The `confirmed` list pages
+ * (platform/pagination.ts): `limit` dates a page, newest first (default 12, today's one-page answer), `confirmed_total`
+ * over all; `predicted` (the next dates) and `recent_8ks` (the 10 latest 8-Ks; every 8-K pages at
+ * /filings?form=8-K) are the same on every page.
+ */
+export async function getCompanyEarnings(registry: SnapshotReader, ref: string, opts: { limit?: number; cursor?: string } = {}) {
   const c = await findCompany(registry, ref);
   const cik = Number(c.cik);
+  const { limit, clamped } = clampLimit(opts.limit, 12, 200);
+  const snapshotId = registry.manifest?.snapshot_id ?? null;
+  const offset = decodeCursor(opts.cursor, snapshotId);
   const [rows, recent] = await Promise.all([
     registry.query(Q.earnings, { cik }).then(withOrigin),
     registry.query(Q.recent8k, { cik, limit: 10 }).then(withOrigin),
   ]);
+  const confirmed = rows.filter((e) => e.confirmed);
   const shape = (e: Record<string, unknown>) => ({
     date: e.event_date,
     confirmed: Boolean(e.confirmed),
@@ -398,23 +407,38 @@ export async function getCompanyEarnings(registry: SnapshotReader, ref: string) 
       history: 'predicted row: the most common timing of past confirmed dates',
     },
     predicted: rows.filter((e) => !e.confirmed).map(shape),
-    confirmed: rows
-      .filter((e) => e.confirmed)
-      .slice(0, 12)
-      .map(shape),
-    confirmed_total: rows.filter((e) => e.confirmed).length,
+    confirmed: confirmed.slice(offset, offset + limit).map(shape),
+    confirmed_total: confirmed.length,
     recent_8ks: recent,
     origin: companyOrigin(c, rows),
+    ...(clamped ? { limit_clamped: clamped } : {}),
+    next_cursor: nextCursorOf(offset, confirmed.slice(offset, offset + limit).length, confirmed.length, snapshotId),
   };
 }
 
-/** Executives and board members of one company. */
-export async function getCompanyPeople(registry: SnapshotReader, ref: string) {
+/** The list of a person row: executives, then board, then owners (the order of the answer's three arrays). */
+const PEOPLE_GROUPS: Record<string, number> = { officer: 0, executive_officer: 0, director: 1, ten_percent_owner: 2, other: 2 };
+
+/**
+ * Executives, board members and owners of one company. The roles page (platform/pagination.ts) as one list in the
+ * answer's order, executives, then board, then owners (each in the query's order): a page holds `limit` roles
+ * (default and max 1000, so today's one-page answer is unchanged) split into the three arrays; `total` counts all.
+ */
+export async function getCompanyPeople(registry: SnapshotReader, ref: string, opts: { limit?: number; cursor?: string } = {}) {
   const c = await findCompany(registry, ref);
-  const rows = await registry
+  const { limit, clamped } = clampLimit(opts.limit, 1000, 1000);
+  const snapshotId = registry.manifest?.snapshot_id ?? null;
+  const offset = decodeCursor(opts.cursor, snapshotId);
+  const all = await registry
     .query(Q.people, { cik: Number(c.cik) })
     .then(withOrigin)
     .then(mergeSameRoles);
+  const listed = all
+    .map((p, i) => ({ p, i, g: PEOPLE_GROUPS[String(p.role_type)] }))
+    .filter((x) => x.g !== undefined)
+    .sort((a, b) => a.g! - b.g! || a.i - b.i)
+    .map((x) => x.p);
+  const rows = listed.slice(offset, offset + limit);
   const shape = (p: Record<string, unknown>) => ({
     name: p.person_name,
     role: p.role,
@@ -431,7 +455,10 @@ export async function getCompanyPeople(registry: SnapshotReader, ref: string) {
     executives: rows.filter((p) => p.role_type === 'officer' || p.role_type === 'executive_officer').map(shape),
     board: rows.filter((p) => p.role_type === 'director').map(shape),
     owners: rows.filter((p) => p.role_type === 'ten_percent_owner' || p.role_type === 'other').map(shape),
-    origin: companyOrigin(c, rows),
+    origin: companyOrigin(c, all),
+    total: listed.length,
+    ...(clamped ? { limit_clamped: clamped } : {}),
+    next_cursor: nextCursorOf(offset, rows.length, listed.length, snapshotId),
   };
 }
 

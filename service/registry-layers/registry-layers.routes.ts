@@ -57,6 +57,14 @@ const signalsQuery = z.object({
   limit: limitParam(50, 200),
   cursor: cursorParam,
 });
+const earningsQuery = z.object({
+  limit: limitParam(12, 200).describe('confirmed dates a page, newest first: default 12, max 200 (larger values are clamped)'),
+  cursor: cursorParam,
+});
+const peopleQuery = z.object({
+  limit: limitParam(1000, 1000).describe('roles a page (executives, then board, then owners): default and max 1000'),
+  cursor: cursorParam,
+});
 const tickerParam = { ticker: 'ticker or CIK' };
 
 describeRoute({
@@ -94,19 +102,21 @@ describeRoute({
   method: 'GET',
   path: '/api/company/{ticker}/earnings',
   family: 'company',
-  summary: 'Confirmed and predicted earnings dates, recent 8-Ks',
+  summary: 'Confirmed and predicted earnings dates, recent 8-Ks (confirmed dates page: limit + cursor, next)',
   params: tickerParam,
+  query: earningsQuery,
   response: earningsAnswer,
-  statuses: [400, 404, 503],
+  statuses: [400, 404, 409, 503],
 });
 describeRoute({
   method: 'GET',
   path: '/api/company/{ticker}/people',
   family: 'company',
-  summary: 'Executives and board members',
+  summary: 'Executives, board members and owners (pages: limit + cursor, next)',
   params: tickerParam,
+  query: peopleQuery,
   response: peopleAnswer,
-  statuses: [400, 404, 503],
+  statuses: [400, 404, 409, 503],
 });
 describeRoute({
   method: 'GET',
@@ -139,8 +149,12 @@ export function registerRegistryLayerRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/company/:ticker/filings', async (e) =>
     pagedResponse(e, await getCompanyFilings(reg(), ticker(e), parseQuery(e, filingsQuery)), base()),
   );
-  app.get('/api/company/:ticker/earnings', (e) => getCompanyEarnings(reg(), ticker(e)));
-  app.get('/api/company/:ticker/people', (e) => getCompanyPeople(reg(), ticker(e)));
+  app.get('/api/company/:ticker/earnings', async (e) =>
+    pagedResponse(e, await getCompanyEarnings(reg(), ticker(e), parseQuery(e, earningsQuery)), base()),
+  );
+  app.get('/api/company/:ticker/people', async (e) =>
+    pagedResponse(e, await getCompanyPeople(reg(), ticker(e), parseQuery(e, peopleQuery)), base()),
+  );
   app.get('/api/person/:name', (e) => getPerson(reg(), getRouterParam(e, 'name') ?? ''));
   app.get('/api/signals', async (e) => {
     const answer = await listSignals(reg(), parseQuery(e, signalsQuery), Object.keys(getQuery(e)).length);

@@ -166,6 +166,8 @@ export const earningsAnswer = z.object({
     }),
   ),
   origin: originLeafSchema.nullable(),
+  limit_clamped: limitClampedSchema,
+  ...pageMembers,
 });
 
 const alsoReportedAs = z.array(z.object({ name: str, role: str, accession: strN, source: str })).optional();
@@ -186,6 +188,9 @@ export const peopleAnswer = z.object({
   board: z.array(personRow),
   owners: z.array(personRow),
   origin: originLeafSchema.nullable(),
+  total: z.number().int().describe('roles in all three lists, over every page'),
+  limit_clamped: limitClampedSchema,
+  ...pageMembers,
 });
 
 export const personAnswer = z.object({

@@ -14,10 +14,20 @@ import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { companyIndex, searchCompanyIndex, type IndexedCompany } from './company-index.ts';
 import { searchEvents, searchPeople, textIndexes } from './text-index.ts';
 import { splitWords } from './word-index.ts';
+import { decodeOffsetsCursor, nextOffsetsCursorOf } from '../platform/pagination.ts';
+
+/** The three ranked lists of a search, each its own `category`. */
+export const SEARCH_CATEGORIES = ['companies', 'people', 'events'] as const;
+export type SearchCategory = (typeof SEARCH_CATEGORIES)[number];
 
 export interface SearchOptions {
   q: string;
+  /** Results per list a page. */
   limit: number;
+  /** `next_cursor` of the previous page (platform/pagination.ts). */
+  cursor?: string;
+  /** One list alone (its cursors name it alone); default: the three, walked together. */
+  category?: SearchCategory;
 }
 
 /** Lower-cased tokens of a query (letters, digits, `&`, `.`, `-`, `'`), at most 5: the word index's own word class. */
@@ -36,19 +46,36 @@ function cikMapOf(index: IndexedCompany[]): Map<number, IndexedCompany> {
   return m;
 }
 
-/** Runs the three searches in parallel and returns ranked results. */
+/**
+ * Runs the three searches and returns ranked results. Pages (platform/pagination.ts): each list's rows are ranked in
+ * a deterministic order (score, then a unique tie-break), and a page holds the next `limit` rows of each list
+ * (`category`: of that list alone; the others are then empty). The first page without `category` is the one-page
+ * answer every caller got before paging: the top `limit` of each list.
+ */
 export async function searchRegistry(registry: SnapshotReader, opts: SearchOptions, baseUrl: string) {
   const query = opts.q.trim();
   const tokens = tokenize(query);
   if (tokens.length === 0)
     throw new InvalidInputError("parameter 'q' must contain at least one letter or digit", { response: { parameter: 'q' } });
+  const lists: readonly SearchCategory[] = opts.category ? [opts.category] : SEARCH_CATEGORIES;
+  const snapshotId = registry.manifest?.snapshot_id ?? null;
+  const offsets = decodeOffsetsCursor(opts.cursor, snapshotId, lists);
+  // A list's page is the top `offset + limit` ranked rows with the first `offset` dropped: the rankings are total
+  // orders, so the top N+k starts with the top N. A list not on this page is still counted (`total`, `totals`).
+  const depth = (c: SearchCategory) => (lists.includes(c) ? offsets[c]! + opts.limit : 1);
+  const skip = (c: SearchCategory) => (lists.includes(c) ? offsets[c]! : Number.POSITIVE_INFINITY);
   const q = query.toLowerCase();
   const [companies, text] = await Promise.all([companyIndex(registry), textIndexes(registry)]);
   const byCik = cikMapOf(companies);
   const counts = { companies: { total: 0 }, people: { total: 0 }, events: { total: 0 } };
-  const companyHits = searchCompanyIndex(companies, q, tokens, opts.limit, counts.companies);
-  const people = searchPeople(text.people, q, tokens, opts.limit, text.peopleWords, counts.people);
-  const events = searchEvents(text.events, q, tokens, opts.limit, text.eventWords, counts.events);
+  const companyHits = searchCompanyIndex(companies, q, tokens, depth('companies'), counts.companies).slice(skip('companies'));
+  const people = searchPeople(text.people, q, tokens, depth('people'), text.peopleWords, counts.people).slice(skip('people'));
+  const events = searchEvents(text.events, q, tokens, depth('events'), text.eventWords, counts.events).slice(skip('events'));
+  const returned = { companies: companyHits.length, people: people.length, events: events.length };
+  const next_cursor = nextOffsetsCursorOf(
+    Object.fromEntries(lists.map((c) => [c, { offset: offsets[c]!, returned: returned[c], total: counts[c].total }])),
+    snapshotId,
+  );
   return {
     query,
     results: {
@@ -82,5 +109,6 @@ export async function searchRegistry(registry: SnapshotReader, opts: SearchOptio
     // Spec 000: `total` is the number of matches (every list), not the number returned (at most `limit` a list).
     total: counts.companies.total + counts.people.total + counts.events.total,
     totals: { companies: counts.companies.total, people: counts.people.total, events: counts.events.total },
+    next_cursor,
   };
 }

@@ -6,7 +6,8 @@ import { readerFor } from '../platform/deps.ts';
 import { clampLimit, parseQuery } from '../platform/http.ts';
 import { searchAnswer } from './search.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
-import { searchRegistry } from './search.queries.ts';
+import { SEARCH_CATEGORIES, searchRegistry } from './search.queries.ts';
+import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { companyIndex } from './company-index.ts';
 import { textIndexes } from './text-index.ts';
 
@@ -25,17 +26,23 @@ const searchQuery = z.object({
     .int()
     .min(1)
     .optional()
-    .describe(`results per category (default ${SEARCH_LIMIT_DEFAULT}, max ${SEARCH_LIMIT_MAX}; larger values are clamped)`),
+    .describe(`results per category a page (default ${SEARCH_LIMIT_DEFAULT}, max ${SEARCH_LIMIT_MAX}; larger values are clamped)`),
+  category: z
+    .enum(SEARCH_CATEGORIES)
+    .optional()
+    .describe('page one list alone (the other two are then empty); default: the three lists, walked together by `next`'),
+  cursor: cursorParam,
 });
 
 describeRoute({
   method: 'GET',
   path: '/api/search',
   family: 'search',
-  summary: 'Search companies (name, summary, tags), people (name, notes) and timeline events; ranked',
+  summary:
+    'Search companies (name, summary, tags), people (name, notes) and timeline events; ranked (pages: limit + cursor, next walks the three lists together; category pages one)',
   query: searchQuery,
   response: searchAnswer,
-  statuses: [400, 503],
+  statuses: [400, 409, 503],
 });
 
 export function registerSearchRoutes(app: H3, deps: ServiceDeps): void {
@@ -54,7 +61,11 @@ export function registerSearchRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/search', async (event) => {
     const q = parseQuery(event, searchQuery);
     const { limit, clamped } = clampLimit(q.limit, SEARCH_LIMIT_DEFAULT, SEARCH_LIMIT_MAX);
-    const res = await searchRegistry(readerFor(deps, 'registry'), { q: q.q, limit }, deps.options.publicBaseUrl);
-    return { ...res, limit, ...(clamped ? { limit_clamped: clamped } : {}) };
+    const res = await searchRegistry(
+      readerFor(deps, 'registry'),
+      { q: q.q, limit, cursor: q.cursor, category: q.category },
+      deps.options.publicBaseUrl,
+    );
+    return pagedResponse(event, { ...res, limit, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
   });
 }

@@ -1,5 +1,6 @@
 /** Answer schema of /api/search (companies, people and timeline events, ranked): the OpenAPI component of its body, checked live by test/api/openapi-conformance.test.ts. */
 import { z } from 'zod';
+import { pageMembers } from '../platform/answer-schemas.ts';
 
 const company = z.object({
   ticker: z.string(),
@@ -43,4 +44,5 @@ export const searchAnswer = z.object({
   totals: z.object({ companies: z.number(), people: z.number(), events: z.number() }),
   limit: z.number(),
   limit_clamped: z.object({ requested: z.number(), max: z.number() }).optional(),
+  ...pageMembers,
 });

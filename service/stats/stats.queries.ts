@@ -8,6 +8,8 @@
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { AGENT_PLATFORM, AI_AGENT_TYPES } from '../platform/agent-type.ts';
 import type { QueryLogBuffer } from '../platform/query-log.ts';
+import { decodeKeyCursor, encodeKeyCursor } from '../platform/pagination.ts';
+import { InvalidInputError } from '../../lib/errors.ts';
 import { snapshotSchema } from '../../lib/warehouse/snapshot-schema.ts';
 
 const AI_LIST = AI_AGENT_TYPES.map((t) => `'${t}'`).join(', '); // constants from our own allow-list, not input
@@ -82,9 +84,28 @@ export async function aiQueryCounts(log: QueryLogBuffer, nowMs: number, hours = 
   return { window_hours: hours, total_requests, total_ai, by_platform, by_agent_type };
 }
 
-/** Companies ranked by successful AI-agent queries about them in the last `days` days. */
-export async function rankCompanies(log: QueryLogBuffer, registry: SnapshotReader | undefined, nowMs: number, days: number, limit: number) {
-  const rows = await log.query(
+/**
+ * Companies ranked by successful AI-agent queries about them in the `days` days up to `nowMs`, one page: `limit`
+ * companies from `offset` (rank = offset + position). `next_cursor` (platform/pagination.ts, a keyset cursor holding
+ * the window's end and the next offset) pins the window, so the next page ranks the same queries even while new
+ * ones arrive: a walk gets every ranked company once.
+ */
+export async function rankCompanies(
+  log: QueryLogBuffer,
+  registry: SnapshotReader | undefined,
+  nowMs: number,
+  days: number,
+  limit: number,
+  cursor?: string,
+) {
+  const at = decodeKeyCursor(cursor, 3);
+  if (at && (!/^\d{1,15}$/.test(at[0]!) || !/^\d{1,9}$/.test(at[1]!) || at[2] !== String(days)))
+    throw new InvalidInputError("'cursor' is not a cursor of this list (or of another `days` window)", {
+      response: { parameter: 'cursor' },
+    });
+  const until = at ? Number(at[0]) : Math.trunc(nowMs);
+  const offset = at ? Number(at[1]) : 0;
+  const found = await log.query(
     /* sql */ `SELECT ticker, count(*) AS ai_queries, count(DISTINCT client) AS distinct_clients,
        count(*) FILTER (WHERE agent_type IN ('chatgpt_user', 'gptbot')) AS openai,
        count(*) FILTER (WHERE agent_type IN ('claudebot', 'claude_user')) AS anthropic,
@@ -93,10 +114,12 @@ export async function rankCompanies(log: QueryLogBuffer, registry: SnapshotReade
        count(*) FILTER (WHERE agent_type = 'other_ai_agent') AS other_ai,
        max(ts_ms) AS last_ms
      FROM query_log
-     WHERE ts_ms >= $since AND ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})
-     GROUP BY ticker ORDER BY ai_queries DESC, ticker LIMIT $limit`,
-    { since: Math.trunc(nowMs - days * 86_400_000), limit },
+     WHERE ts_ms >= $since AND ts_ms <= $until AND ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})
+     GROUP BY ticker ORDER BY ai_queries DESC, ticker LIMIT $limit OFFSET $offset`,
+    { since: Math.trunc(until - days * 86_400_000), until, limit: limit + 1, offset },
   );
+  const rows = found.slice(0, limit);
+  const next_cursor = found.length > limit ? encodeKeyCursor([String(until), String(offset + limit), String(days)]) : null;
   const names = new Map<string, string | null>();
   if (registry?.manifest && rows.length) {
     const found = await registry
@@ -106,8 +129,8 @@ export async function rankCompanies(log: QueryLogBuffer, registry: SnapshotReade
       .catch(() => []);
     for (const f of found) names.set(String(f.ticker), (f.name as string | null) ?? null);
   }
-  return rows.map((r, i) => ({
-    rank: i + 1,
+  const rankings = rows.map((r, i) => ({
+    rank: offset + i + 1,
     ticker: String(r.ticker),
     name: names.get(String(r.ticker)) ?? null,
     ai_queries: Number(r.ai_queries),
@@ -121,4 +144,5 @@ export async function rankCompanies(log: QueryLogBuffer, registry: SnapshotReade
     },
     last_queried_at: new Date(Number(r.last_ms)).toISOString(),
   }));
+  return { rankings, next_cursor };
 }

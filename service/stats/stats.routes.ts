@@ -6,6 +6,7 @@ import type { H3 } from 'h3';
 import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { clampLimit, parseQuery } from '../platform/http.ts';
+import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { statsAnswer, rankingsAnswer } from './stats.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { apiKeyRepositoryFor } from '../platform/api-keys.state.ts';
@@ -29,7 +30,8 @@ const rankingsQuery = z.object({
     .int()
     .min(1)
     .optional()
-    .describe(`companies (default ${RANKINGS_LIMIT_DEFAULT}, max ${RANKINGS_LIMIT_MAX}; larger values are clamped)`),
+    .describe(`companies a page (default ${RANKINGS_LIMIT_DEFAULT}, max ${RANKINGS_LIMIT_MAX}; larger values are clamped)`),
+  cursor: cursorParam,
 });
 
 describeRoute({
@@ -44,7 +46,8 @@ describeRoute({
   method: 'GET',
   path: '/api/ir/rankings',
   family: 'stats',
-  summary: 'Companies ranked by AI-agent query volume (successful /api/company/* requests from AI agents)',
+  summary:
+    'Companies ranked by AI-agent query volume (successful /api/company/* requests from AI agents); pages: limit + cursor, next (the cursor pins the window)',
   query: rankingsQuery,
   response: rankingsAnswer,
   statuses: [400],
@@ -76,14 +79,19 @@ export function registerStatsRoutes(app: H3, deps: ServiceDeps): void {
     const d = clampLimit(q.days, RANKINGS_DAYS_DEFAULT, RANKINGS_DAYS_MAX);
     const usage = await usageOf(deps);
     const now = deps.now();
-    const rankings = await rankCompanies(usage.queryLog, deps.readers.registry, now.getTime(), d.limit, limit);
-    return {
-      days: d.limit,
-      limit,
-      ...(clamped ? { limit_clamped: clamped } : {}),
-      ...(d.clamped ? { days_clamped: d.clamped } : {}),
-      rankings,
-      generated_at: now.toISOString(),
-    };
+    const page = await rankCompanies(usage.queryLog, deps.readers.registry, now.getTime(), d.limit, limit, q.cursor);
+    return pagedResponse(
+      event,
+      {
+        days: d.limit,
+        limit,
+        ...(clamped ? { limit_clamped: clamped } : {}),
+        ...(d.clamped ? { days_clamped: d.clamped } : {}),
+        rankings: page.rankings,
+        generated_at: now.toISOString(),
+        next_cursor: page.next_cursor,
+      },
+      deps.options.publicBaseUrl,
+    );
   });
 }

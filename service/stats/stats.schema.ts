@@ -1,5 +1,6 @@
 /** Answer schemas of /api/stats and /api/ir/rankings: OpenAPI components of their bodies, checked live by test/api/openapi-conformance.test.ts. */
 import { z } from 'zod';
+import { pageMembers } from '../platform/answer-schemas.ts';
 
 const platforms = z.object({ openai: z.number(), anthropic: z.number(), perplexity: z.number(), google: z.number(), other_ai: z.number() });
 
@@ -40,4 +41,5 @@ export const rankingsAnswer = z.object({
     }),
   ),
   generated_at: z.string(),
+  ...pageMembers,
 });

@@ -5,6 +5,7 @@ import { InvalidInputError, NotFoundError, PipelineError } from '../../lib/error
 import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { clampLimit } from '../platform/http.ts';
+import { decodeCursor, decodeOffsetsCursor, nextCursorOf, nextOffsetsCursorOf } from '../platform/pagination.ts';
 import { TOPIC_PATTERNS } from '../../ingest/transcripts/facts.ts';
 import { findCompany, parseCompanyRef } from '../company/company.queries.ts';
 
@@ -12,6 +13,8 @@ const BY_TICKER = loadSql('./transcripts-by-ticker.sql', import.meta.url);
 const FACTS = loadSql('./facts-by-ticker.sql', import.meta.url);
 const SEARCH_FACTS = loadSql('./search-facts.sql', import.meta.url);
 const SEARCH_TOPICS = loadSql('./search-topics.sql', import.meta.url);
+const FACTS_COUNT = loadSql('./facts-count-by-ticker.sql', import.meta.url);
+const SEARCH_FACTS_COUNT = loadSql('./search-facts-count.sql', import.meta.url);
 const CALL_DATES = loadSql('./call-dates.sql', import.meta.url);
 
 export const TRANSCRIPTS_SCHEMA_ID = 'proofline/sec-transcripts/v1';
@@ -69,11 +72,20 @@ export function keyMetricTexts(metrics: unknown): string[] {
   });
 }
 
-/** GET /api/company/{ticker}/transcripts. 404 with a hint when the ticker has none. */
-export async function getCompanyTranscripts(d: TranscriptQueryDeps, raw: string) {
+/**
+ * GET /api/company/{ticker}/transcripts. 404 with a hint when the ticker has none. The transcripts page
+ * (platform/pagination.ts): `limit` a page, newest call first (default 200, max 500, so a company's whole index is
+ * still one page by default); `transcript_count` counts them all, and `call_dates` and `origin` are the same on
+ * every page.
+ */
+export async function getCompanyTranscripts(d: TranscriptQueryDeps, raw: string, q: { limit?: number; cursor?: string } = {}) {
   const t = await resolve(d, raw);
-  const rows = await d.transcripts.query(BY_TICKER, { ticker: t.ticker });
-  if (rows.length === 0)
+  const { limit, clamped } = clampLimit(q.limit, 200, 500);
+  const snapshotId = d.transcripts.manifest?.snapshot_id ?? null;
+  const offset = decodeCursor(q.cursor, snapshotId);
+  const all = await d.transcripts.query(BY_TICKER, { ticker: t.ticker });
+  const rows = all.slice(offset, offset + limit);
+  if (all.length === 0)
     throw new NotFoundError(`no transcripts for '${t.ticker}'`, {
       response: { ticker: t.ticker, hint: 'transcripts cover the calls ingested from PDF, EarningsCall, Motley-Fool or markdown files' },
     });
@@ -82,7 +94,7 @@ export async function getCompanyTranscripts(d: TranscriptQueryDeps, raw: string)
     schema: TRANSCRIPTS_SCHEMA_ID,
     ticker: t.ticker,
     name: t.name,
-    transcript_count: rows.length,
+    transcript_count: all.length,
     transcripts: rows.map((r: Row) => ({
       transcript_key: r.transcript_key,
       title: r.title,
@@ -106,19 +118,35 @@ export async function getCompanyTranscripts(d: TranscriptQueryDeps, raw: string)
       fetch_origin: json(r.fetch_origin),
     })),
     call_dates: callDates,
-    origin: json(rows[0].origin),
+    origin: json(all[0]!.origin),
+    ...(clamped ? { limit_clamped: clamped } : {}),
+    next_cursor: nextCursorOf(offset, rows.length, all.length, snapshotId),
   };
 }
 
-/** GET /api/company/{ticker}/facts?type=&topic= */
-export async function getCompanyFacts(d: TranscriptQueryDeps, raw: string, q: { type?: string; topic?: string; limit?: number } = {}) {
+/**
+ * GET /api/company/{ticker}/facts?type=&topic=: `limit` facts a page (default 100), newest call first
+ * (platform/pagination.ts); `fact_count` is the page's, `total` every matching fact's.
+ */
+export async function getCompanyFacts(
+  d: TranscriptQueryDeps,
+  raw: string,
+  q: { type?: string; topic?: string; limit?: number; cursor?: string } = {},
+) {
   checkFilters(q.type, q.topic);
   const t = await resolve(d, raw);
   const { limit, clamped } = clampLimit(q.limit, 100, FACTS_MAX);
-  const rows = await d.transcripts.query(FACTS, { ticker: t.ticker, type: q.type ?? null, topic: q.topic ?? null, limit });
+  const snapshotId = d.transcripts.manifest?.snapshot_id ?? null;
+  const offset = decodeCursor(q.cursor, snapshotId);
+  const filter = { ticker: t.ticker, type: q.type ?? null, topic: q.topic ?? null };
+  const [rows, count] = await Promise.all([
+    d.transcripts.query(FACTS, { ...filter, limit, offset }),
+    d.transcripts.query(FACTS_COUNT, filter),
+  ]);
+  const total = Number(count[0]?.n ?? 0);
   // Spec 000: facts of an unknown company are a 404. A ticker the registry does not know is known here only when
   // it has transcripts (ETFs and non-registrants can); a registry company without transcripts answers 200, empty.
-  if (rows.length === 0 && t.name === null && (await d.transcripts.query(BY_TICKER, { ticker: t.ticker })).length === 0)
+  if (total === 0 && t.name === null && (await d.transcripts.query(BY_TICKER, { ticker: t.ticker })).length === 0)
     throw new NotFoundError(`no company or transcripts for '${t.ticker}'`, {
       response: { ticker: t.ticker, hint: 'search by name at /api/search?q=...' },
     });
@@ -128,38 +156,74 @@ export async function getCompanyFacts(d: TranscriptQueryDeps, raw: string, q: { 
     name: t.name,
     filters: { type: q.type ?? null, topic: q.topic ?? null },
     fact_count: rows.length,
+    total,
     ...(clamped ? { limit_clamped: clamped } : {}),
     facts: rows.map((r) => ({ ...r, origin: json(r.origin) })),
+    next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
   };
 }
+
+/** The lists of a transcript search (`category`): topic-company rows, and facts (none with first=true). */
+export const TRANSCRIPT_SEARCH_CATEGORIES = ['companies', 'facts'] as const;
 
 /**
  * GET /api/search/transcripts?topic=&type=&first=true. Without `first`: matching facts across companies
  * plus per-topic company lists; with `first=true`: the first-mention date per company and topic.
+ *
+ * Two lists page (platform/pagination.ts), `limit` rows each a page (default 50, max 500): `companies`, one row per
+ * topic and company (topic, first mention, ticker), shown grouped under `topics` (`company_count` counts the topic's
+ * companies over every page), and `facts` (newest call first; absent with first=true). `next` walks both lists at
+ * once; `category=companies|facts` pages one of them alone (the other is then empty: `topics` [] or no `facts`).
  */
-export async function searchTranscripts(d: TranscriptQueryDeps, q: { topic?: string; type?: string; first?: boolean; limit?: number }) {
+export async function searchTranscripts(
+  d: TranscriptQueryDeps,
+  q: { topic?: string; type?: string; first?: boolean; limit?: number; cursor?: string; category?: 'companies' | 'facts' },
+) {
   checkFilters(q.type, q.topic);
-  const topics = await d.transcripts.query(SEARCH_TOPICS, { topic: q.topic ?? null });
-  const byTopic = new Map<string, Array<Record<string, unknown>>>();
-  for (const r of topics) {
-    const list = byTopic.get(String(r.topic)) ?? [];
-    list.push(
-      q.first
-        ? { ticker: r.ticker, first_mention_date: r.first_mention_date, mentions: r.mentions }
-        : { ticker: r.ticker, first_mention_date: r.first_mention_date, mentions: r.mentions, calls: json(r.calls) },
-    );
-    byTopic.set(String(r.topic), list);
-  }
+  if (q.category === 'facts' && q.first)
+    throw new InvalidInputError("invalid parameter 'category': first=true has no facts list", { response: { parameter: 'category' } });
+  const { limit, clamped } = clampLimit(q.limit, 50, FACTS_MAX);
+  const lists = q.category ? [q.category] : q.first ? ['companies'] : ['companies', 'facts'];
+  const snapshotId = d.transcripts.manifest?.snapshot_id ?? null;
+  const offsets = decodeOffsetsCursor(q.cursor, snapshotId, lists);
+  const paged: Record<string, { offset: number; returned: number; total: number }> = {};
   const out: Record<string, unknown> = {
     schema: TRANSCRIPTS_SCHEMA_ID,
     query: { topic: q.topic ?? null, type: q.type ?? null, first: q.first ?? false },
-    topics: [...byTopic].map(([topic, companies]) => ({ topic, company_count: companies.length, companies })),
+    topics: [],
   };
-  if (!q.first) {
-    const { limit, clamped } = clampLimit(q.limit, 50, FACTS_MAX);
-    const facts = await d.transcripts.query(SEARCH_FACTS, { topic: q.topic ?? null, type: q.type ?? null, limit });
-    if (clamped) out.limit_clamped = clamped;
-    out.facts = facts.map((r) => ({ ...r, origin: json(r.origin) }));
+  if (lists.includes('companies')) {
+    const all = await d.transcripts.query(SEARCH_TOPICS, { topic: q.topic ?? null });
+    const perTopic = new Map<string, number>();
+    for (const r of all) perTopic.set(String(r.topic), (perTopic.get(String(r.topic)) ?? 0) + 1);
+    const offset = offsets.companies!;
+    const page = all.slice(offset, offset + limit);
+    const byTopic = new Map<string, Array<Record<string, unknown>>>();
+    for (const r of page) {
+      const list = byTopic.get(String(r.topic)) ?? [];
+      list.push(
+        q.first
+          ? { ticker: r.ticker, first_mention_date: r.first_mention_date, mentions: r.mentions }
+          : { ticker: r.ticker, first_mention_date: r.first_mention_date, mentions: r.mentions, calls: json(r.calls) },
+      );
+      byTopic.set(String(r.topic), list);
+    }
+    out.topics = [...byTopic].map(([topic, companies]) => ({ topic, company_count: perTopic.get(topic)!, companies }));
+    out.company_total = all.length;
+    paged.companies = { offset, returned: page.length, total: all.length };
   }
-  return out;
+  if (lists.includes('facts')) {
+    const filter = { topic: q.topic ?? null, type: q.type ?? null };
+    const offset = offsets.facts!;
+    const [facts, count] = await Promise.all([
+      d.transcripts.query(SEARCH_FACTS, { ...filter, limit, offset }),
+      d.transcripts.query(SEARCH_FACTS_COUNT, filter),
+    ]);
+    out.facts = facts.map((r) => ({ ...r, origin: json(r.origin) }));
+    out.fact_total = Number(count[0]?.n ?? 0);
+    paged.facts = { offset, returned: facts.length, total: Number(count[0]?.n ?? 0) };
+  }
+  if (clamped) out.limit_clamped = clamped;
+  out.next_cursor = nextOffsetsCursorOf(paged, snapshotId);
+  return out as Record<string, unknown> & { next_cursor: string | null };
 }

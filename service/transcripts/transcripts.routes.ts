@@ -3,10 +3,17 @@ import { getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { readerFor } from '../platform/deps.ts';
-import { parseQuery } from '../platform/http.ts';
+import { limitParam, parseQuery } from '../platform/http.ts';
+import { cursorParam, pagedResponse } from '../platform/pagination.ts';
 import { factsAnswer, searchTranscriptsAnswer, transcriptsAnswer } from './transcripts.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
-import { getCompanyFacts, getCompanyTranscripts, searchTranscripts } from './transcripts.queries.ts';
+import {
+  FACTS_MAX,
+  getCompanyFacts,
+  getCompanyTranscripts,
+  searchTranscripts,
+  TRANSCRIPT_SEARCH_CATEGORIES,
+} from './transcripts.queries.ts';
 
 const factsQuery = z.object({
   type: z.string().optional().describe('metric | guidance | strategy'),
@@ -14,46 +21,64 @@ const factsQuery = z.object({
     .string()
     .optional()
     .describe('ai | blockchain | quantum | cloud | supply_chain | capital_return | tariffs | china | sustainability'),
-  limit: z.coerce.number().int().min(1).optional(),
+  limit: limitParam(100, FACTS_MAX),
+  cursor: cursorParam,
 });
-const searchQuery = factsQuery.extend({ first: z.enum(['true', 'false']).optional().describe('true: first-mention date per company') });
+const searchQuery = factsQuery.extend({
+  first: z.enum(['true', 'false']).optional().describe('true: first-mention date per company'),
+  limit: limitParam(50, FACTS_MAX).describe(`rows of each list a page: default 50, max ${FACTS_MAX} (larger values are clamped)`),
+  category: z
+    .enum(TRANSCRIPT_SEARCH_CATEGORIES)
+    .optional()
+    .describe('page one list alone: companies (the topic-company rows under `topics`) or facts; default: both, walked together by `next`'),
+});
+const transcriptsQuery = z.object({ limit: limitParam(200, 500), cursor: cursorParam });
 
 export function registerTranscriptsRoutes(app: H3, deps: ServiceDeps): void {
   describeRoute({
     method: 'GET',
     path: '/api/company/{ticker}/transcripts',
     family: 'transcripts',
-    summary: 'Earnings-call transcripts: count, titles, quarters, speakers, key metrics',
+    summary: 'Earnings-call transcripts: count, titles, quarters, speakers, key metrics (pages: limit + cursor, next)',
     params: { ticker: 'ticker or CIK' },
-    statuses: [400, 404, 503],
+    query: transcriptsQuery,
+    statuses: [400, 404, 409, 503],
     response: transcriptsAnswer,
   });
   describeRoute({
     method: 'GET',
     path: '/api/company/{ticker}/facts',
     family: 'transcripts',
-    summary: 'Facts extracted from transcripts',
+    summary: 'Facts extracted from transcripts (pages: limit + cursor, next)',
     params: { ticker: 'ticker or CIK' },
     query: factsQuery,
-    statuses: [400, 404, 503],
+    statuses: [400, 404, 409, 503],
     response: factsAnswer,
   });
   describeRoute({
     method: 'GET',
     path: '/api/search/transcripts',
     family: 'transcripts',
-    summary: 'Search transcript facts by topic and type; first=true: first-mention date per company',
+    summary:
+      'Search transcript facts by topic and type; first=true: first-mention date per company (pages: limit + cursor, next walks the companies and facts lists together; category pages one)',
     query: searchQuery,
-    statuses: [400, 503],
+    statuses: [400, 409, 503],
     response: searchTranscriptsAnswer,
   });
   const tdeps = () => ({ transcripts: readerFor(deps, 'transcripts'), registry: deps.readers.registry });
-  app.get('/api/company/:ticker/transcripts', async (event) => getCompanyTranscripts(tdeps(), getRouterParam(event, 'ticker') ?? ''));
+  const base = () => deps.options.publicBaseUrl;
+  app.get('/api/company/:ticker/transcripts', async (event) =>
+    pagedResponse(
+      event,
+      await getCompanyTranscripts(tdeps(), getRouterParam(event, 'ticker') ?? '', parseQuery(event, transcriptsQuery)),
+      base(),
+    ),
+  );
   app.get('/api/company/:ticker/facts', async (event) =>
-    getCompanyFacts(tdeps(), getRouterParam(event, 'ticker') ?? '', parseQuery(event, factsQuery)),
+    pagedResponse(event, await getCompanyFacts(tdeps(), getRouterParam(event, 'ticker') ?? '', parseQuery(event, factsQuery)), base()),
   );
   app.get('/api/search/transcripts', async (event) => {
     const q = parseQuery(event, searchQuery);
-    return searchTranscripts(tdeps(), { ...q, first: q.first === 'true' });
+    return pagedResponse(event, await searchTranscripts(tdeps(), { ...q, first: q.first === 'true' }), base());
   });
 }

@@ -5,7 +5,7 @@
  * parsed objects beside them in *_detail); nullable where the column is (jobs/transcripts/tables.sql).
  */
 import { z } from 'zod';
-import { limitClampedSchema, originLeafSchema } from '../platform/answer-schemas.ts';
+import { limitClampedSchema, originLeafSchema, pageMembers } from '../platform/answer-schemas.ts';
 
 const str = z.string();
 const strN = z.string().nullable();
@@ -47,6 +47,8 @@ export const transcriptsAnswer = z.object({
   ),
   call_dates: z.array(z.object({ fiscal_year: z.number().int(), fiscal_quarter: z.number().int(), call_date: str, call_time: str })),
   origin: originLeafSchema,
+  limit_clamped: limitClampedSchema,
+  ...pageMembers,
 });
 
 const fact = {
@@ -66,9 +68,11 @@ export const factsAnswer = z.object({
   ticker: str,
   name: strN,
   filters: z.object({ type: strN, topic: strN }),
-  fact_count: z.number().int(),
+  fact_count: z.number().int().describe('facts on this page'),
+  total: z.number().int().describe('matching facts over every page'),
   limit_clamped: limitClampedSchema,
   facts: z.array(z.object({ ...fact, section: z.enum(['prepared', 'qa']), pattern: str })),
+  ...pageMembers,
 });
 
 export const searchTranscriptsAnswer = z.object({
@@ -100,9 +104,12 @@ export const searchTranscriptsAnswer = z.object({
       ),
     }),
   ),
+  company_total: z.number().int().optional().describe('topic-company rows over every page (absent with category=facts)'),
   limit_clamped: limitClampedSchema,
   facts: z
     .array(z.object({ ticker: str, ...fact }))
     .optional()
-    .describe('absent with first=true'),
+    .describe('absent with first=true or category=companies'),
+  fact_total: z.number().int().optional().describe('matching facts over every page (absent when facts is)'),
+  ...pageMembers,
 });

@@ -137,7 +137,7 @@ describe.each(BACKENDS)('QueryLog across processes ($name)', (b) => {
       await logFromAnotherProcess(dir, target, 2); // two claudebot rows about OTHER
       // On the embedded store the first process owns the file and loads the handed-over rows; on PostgreSQL it reads the table.
       const now = 1_795_000_010_000;
-      const ranked = await rankCompanies(first, undefined, now, 30, 10);
+      const { rankings: ranked } = await rankCompanies(first, undefined, now, 30, 10);
       expect(ranked.map((r) => [r.ticker, r.ai_queries, r.by_platform.anthropic])).toEqual([
         ['ACME', 3, 3],
         ['OTHER', 2, 2],

@@ -53,6 +53,13 @@ describe.each(STATE_BACKENDS)('change detection ($name state store)', (backend) 
       const p2 = await getJson(w.svc.app, `/api/monitoring/events?broker_id=watcher&limit=2&cursor=${p1.body.next_cursor}`);
       expect(p2.body.events).toHaveLength(1);
       expect(p2.body.next_cursor).toBeNull();
+      expect(p1.headers.get('link')).toBe(`<${p1.body.next}>; rel="next"`);
+      // The cursor is opaque: the sequence number it holds, given bare, is a 400 naming `cursor`.
+      const seq = JSON.parse(Buffer.from(p1.body.next_cursor, 'base64url').toString('utf8')).k[0];
+      expect(await getJson(w.svc.app, `/api/monitoring/events?broker_id=watcher&cursor=${seq}`)).toMatchObject({
+        status: 400,
+        body: { parameter: 'cursor' },
+      });
       const all = [...p1.body.events, ...p2.body.events].map((e: any) => e.dot_number).sort();
       expect(all).toEqual(Object.values(w.changed).sort());
       const other = await getJson(w.svc.app, '/api/monitoring/events?broker_id=other');

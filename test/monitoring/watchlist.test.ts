@@ -34,9 +34,19 @@ describe.each(STATE_BACKENDS)('watchlists ($name state store)', (backend) => {
     expect(p1.body.carriers[0].state).toMatchObject({ snapshot_id: expect.any(String), risk_level: expect.any(String) });
     expect(p1.body.carriers[0].state.origin.leaf_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(p1.body.carriers[0].last_change).toBeNull();
+    // The cursor is opaque (pagination.ts's codec, not the bare DOT) and `next` / the Link header lead to page 2.
+    expect(p1.body.next_cursor).not.toBe(String(dots[1]));
+    expect(p1.headers.get('link')).toBe(`<${p1.body.next}>; rel="next"`);
     const p2 = await getJson(w.svc.app, `/api/watchlist?broker_id=wl&limit=2&cursor=${p1.body.next_cursor}`);
     expect(p2.body.carriers.map((c: any) => c.dot_number)).toEqual([dots[2]]);
     expect(p2.body.next_cursor).toBeNull();
+    expect(p2.headers.get('link')).toBeNull();
+    // A plain key or a tampered cursor is a 400 naming `cursor`.
+    for (const bad of [String(dots[1]), `${p1.body.next_cursor}x`, 'eyJrIjpbIi0xIl19'])
+      expect(await getJson(w.svc.app, `/api/watchlist?broker_id=wl&cursor=${bad}`)).toMatchObject({
+        status: 400,
+        body: { parameter: 'cursor' },
+      });
 
     const del = await getJson(w.svc.app, `/api/watchlist/${dots[1]}?broker_id=wl`, { method: 'DELETE' });
     expect(del.body).toMatchObject({ removed: [dots[1]], not_watched: [] });

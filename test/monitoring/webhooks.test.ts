@@ -49,6 +49,26 @@ describe.each(STATE_BACKENDS)('webhooks ($name state store)', (backend) => {
   });
 
   describe('signed webhooks', () => {
+    it("pages an account's endpoints oldest first by an opaque cursor: every endpoint once, next and Link rel=next", async () => {
+      const rx = await receiver();
+      const ids: string[] = [];
+      for (let i = 0; i < 5; i++) ids.push((await register('paged', `${rx.url}?n=${i}`)).endpoint_id);
+      const seen: string[] = [];
+      let url: string | null = '/api/webhooks?broker_id=paged&limit=2';
+      while (url) {
+        const r = await getJson(w.svc.app, url);
+        expect(r.status).toBe(200);
+        seen.push(...r.body.endpoints.map((e: { endpoint_id: string }) => e.endpoint_id));
+        expect(r.headers.get('link')).toBe(r.body.next ? `<${r.body.next}>; rel="next"` : null);
+        url = r.body.next ? `${new URL(r.body.next).pathname}${new URL(r.body.next).search}` : null;
+      }
+      expect(seen).toEqual(ids);
+      expect(await getJson(w.svc.app, '/api/webhooks?broker_id=paged&cursor=2')).toMatchObject({
+        status: 400,
+        body: { parameter: 'cursor' },
+      });
+    });
+
     it('delivers each change event of a new snapshot once, signed so the standardwebhooks verifier accepts it', async () => {
       const rx = await receiver();
       const ep = await register('hooked', rx.url);
@@ -107,6 +127,12 @@ describe.each(STATE_BACKENDS)('webhooks ($name state store)', (backend) => {
       ]);
       const list = await getJson(w.svc.app, '/api/webhooks/deliveries?broker_id=flaky');
       expect(list.body.deliveries.map((x: any) => x.delivery_id)).toEqual([id]);
+      expect(list.body).toMatchObject({ next_cursor: null, next: null });
+      // The deliveries cursor is opaque (pagination.ts): a bare sequence number is a 400 naming `cursor`.
+      expect(await getJson(w.svc.app, '/api/webhooks/deliveries?broker_id=flaky&cursor=5')).toMatchObject({
+        status: 400,
+        body: { parameter: 'cursor' },
+      });
     });
 
     it('gives a delivery up after its last attempt and disables the endpoint with the reason; re-enabled, a manual redelivery arrives', async () => {
