@@ -9,10 +9,10 @@
  * - Exactly once: a batch whose COMMIT went through but whose answer was lost
  *   (a proxy drops the connection right after PostgreSQL answers COMMIT) is
  *   sent again and skipped, never counted twice (migration 0006).
- * - A real server process keeps answering warehouse reads (200) while the
- *   database is down, health says degraded and shows the rows it holds, stats
- *   answer 503 with Retry-After (never 500); once the database is back every
- *   request made meanwhile is counted by /api/stats exactly once.
+ * - Two real server processes keep answering warehouse reads (200) while the
+ *   database is down, health says degraded and shows the rows each holds,
+ *   stats answer 503 with Retry-After (never 500); once the database is back
+ *   /api/stats on either counts every request made meanwhile exactly once.
  *
  * Skipped with a notice without PostgreSQL (never under REQUIRE_POSTGRES=1).
  */
@@ -168,9 +168,9 @@ suite('the query log on PostgreSQL through an outage', () => {
     }
   }, 60_000);
 
-  describe('a server process', () => {
+  describe('two server processes', () => {
     let dir: string;
-    let node: ServerProcess | null = null;
+    const nodes: ServerProcess[] = [];
     let dots: number[] = [];
     beforeAll(async () => {
       dir = await tempDir('proofline-qlog-outage-');
@@ -180,60 +180,65 @@ suite('the query log on PostgreSQL through an outage', () => {
       await r.close();
     }, 180_000);
     afterAll(async () => {
-      if (node) {
-        node.proc.kill('SIGKILL');
-        await exited(node.proc);
-      }
+      for (const n of nodes) n.proc.kill('SIGKILL');
+      await Promise.all(nodes.map((n) => exited(n.proc)));
       await removeDir(dir);
     });
 
-    it('answers reads while PostgreSQL is down and counts the requests made meanwhile exactly once when it is back', async () => {
-      node = await startServerProcess(dir, { DATABASE_URL: cluster.url, RATE_LIMIT_FREE_PER_HOUR: '1000000' });
-      const base = node.url;
+    it('answer reads while PostgreSQL is down, and each counts the requests both made meanwhile exactly once when it is back', async () => {
+      const env = { DATABASE_URL: cluster.url, RATE_LIMIT_FREE_PER_HOUR: '1000000' };
+      nodes.push(...(await Promise.all([startServerProcess(dir, env), startServerProcess(dir, env)])));
+      const [a, b] = nodes as [ServerProcess, ServerProcess];
       // The only perplexitybot requests of this suite: the stats count of that agent is exactly these.
       const ua = { 'user-agent': 'PerplexityBot/1.0' };
-      const perplexity = async () => {
-        const r = await fetch(`${base}/api/stats`);
+      const perplexity = async (node: ServerProcess) => {
+        const r = await fetch(`${node.url}/api/stats`);
         return r.status === 200
           ? (((await r.json()) as { ai_queries_24h: { by_agent_type: Record<string, number> } }).ai_queries_24h.by_agent_type
               .perplexitybot ?? 0)
           : -r.status;
       };
-      const health = async () =>
-        (await (await fetch(`${base}/api/health`)).json()) as {
+      const health = async (node: ServerProcess) =>
+        (await (await fetch(`${node.url}/api/health`)).json()) as {
           status: string;
           dependencies: Record<string, string>;
           query_log: { backend: string; unsent_rows: number; dropped_rows: number; written_rows: number };
         };
-      for (let i = 0; i < 4; i++) expect((await fetch(`${base}/api/carrier/${dots[i]}`, { headers: ua })).status).toBe(200);
-      await expect.poll(perplexity, { timeout: 15_000, interval: 200 }).toBe(4);
+      const read = async (node: ServerProcess, i: number) =>
+        expect((await fetch(`${node.url}/api/carrier/${dots[i % dots.length]}`, { headers: ua })).status).toBe(200);
+      for (let i = 0; i < 4; i++) await read(a, i);
+      await expect.poll(() => perplexity(b), { timeout: 15_000, interval: 200 }).toBe(4);
 
       await cluster.stop();
-      // Warehouse reads keep answering; each is metered and its log row kept in memory.
-      for (let i = 0; i < 12; i++) expect((await fetch(`${base}/api/carrier/${dots[i % dots.length]}`, { headers: ua })).status).toBe(200);
-      const down = await health();
-      expect(down.status).toBe('degraded');
-      expect(['down', 'slow']).toContain(down.dependencies.postgres); // slow: no answer within the probe's deadline
-      expect(down.query_log).toMatchObject({ backend: 'postgres', dropped_rows: 0 });
-      expect(down.query_log.unsent_rows).toBeGreaterThanOrEqual(12);
-      const stats = await fetch(`${base}/api/stats`);
-      expect(stats.status).toBe(503);
-      expect(stats.headers.get('retry-after')).toMatch(/^\d+$/);
+      // Warehouse reads keep answering on both nodes; each is metered and its log row kept in memory.
+      for (let i = 0; i < 12; i++) await read(i % 3 ? a : b, i);
+      for (const [node, n] of [
+        [a, 8],
+        [b, 4],
+      ] as const) {
+        const down = await health(node);
+        expect(down.status).toBe('degraded');
+        expect(['down', 'slow']).toContain(down.dependencies.postgres); // slow: no answer within the probe's deadline
+        expect(down.query_log).toMatchObject({ backend: 'postgres', dropped_rows: 0 });
+        expect(down.query_log.unsent_rows).toBeGreaterThanOrEqual(n);
+        const stats = await fetch(`${node.url}/api/stats`);
+        expect(stats.status).toBe(503);
+        expect(stats.headers.get('retry-after')).toMatch(/^\d+$/);
+      }
 
       await cluster.start();
-      // Once the log's next flush succeeds, stats count every request once: 4 before, 12 during the outage.
-      await expect.poll(perplexity, { timeout: 30_000, interval: 250 }).toBe(16);
-      await expect.poll(async () => (await health()).query_log.unsent_rows, { timeout: 15_000, interval: 250 }).toBe(0);
+      // Once each node's next flush succeeds, stats on either count every request once: 4 before, 12 during the outage.
+      for (const node of [a, b]) await expect.poll(() => perplexity(node), { timeout: 30_000, interval: 250 }).toBe(16);
+      for (const node of [a, b])
+        await expect.poll(async () => (await health(node)).query_log.unsent_rows, { timeout: 15_000, interval: 250 }).toBe(0);
       const [row] = await sql`SELECT count(*)::int AS n FROM query_log WHERE agent_type = 'perplexitybot'`;
       expect(row!.n).toBe(16);
-      expect(await perplexity()).toBe(16);
-      const after = await health();
-      expect(after.query_log.dropped_rows).toBe(0);
-      expect(after.query_log.written_rows).toBeGreaterThanOrEqual(16);
-      expect(after.dependencies.postgres).toBe('up');
-      node.proc.kill('SIGTERM');
-      await exited(node.proc);
-      node = null;
-    }, 120_000);
+      for (const node of [a, b]) {
+        expect(await perplexity(node)).toBe(16);
+        const after = await health(node);
+        expect(after.query_log.dropped_rows).toBe(0);
+        expect(after.dependencies.postgres).toBe('up');
+      }
+    }, 150_000);
   });
 });
