@@ -152,6 +152,12 @@ export interface Pipeline {
    */
   incremental?: {
     parser: string;
+    /**
+     * The pipeline reuses an unchanged input itself: its plan hard-links the input's parts from the current
+     * snapshot into the run (quotes: jobs/quotes/quote-input-parts.ts), so publish carries nothing and runs as a
+     * full publish over the run's parts (needed for parquet-only tables, which publish cannot carry).
+     */
+    reuseParts?: boolean;
     carryTables?: string[];
     carryVia?: Record<string, { key: string; table: string }>;
     deltaKey?: string;

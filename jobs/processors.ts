@@ -235,7 +235,7 @@ export async function processPublish(
   return publishRun(run, {
     keep: ctx.config.SNAPSHOT_KEEP,
     carry:
-      incState?.carry && pipeline.incremental
+      incState?.carry && pipeline.incremental && !pipeline.incremental.reuseParts
         ? {
             reuseSha256: incState.reuse_sha256,
             reuseFiles: incState.reuse_files,

@@ -55,6 +55,8 @@ import {
   RECORD_JSON_SQL,
 } from './quotes-fold.ts';
 import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
+import { readCurrentManifest } from '../../lib/warehouse/snapshot.ts';
+import { linkInputParts, QUOTES_PARSER, saveInputParts, savedInputParts, sidecarSha256 } from './quote-input-parts.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import {
   planPolygonFetch,
@@ -497,7 +499,32 @@ export const quotesPipeline: Pipeline = {
     const dir = path.join(ctx.inputDir, 'quotes');
     const fetched = new Map(ctx.fetches.flatMap((f) => f.outputs.map((o) => [o, f.key] as const)));
     const files = (await listInputs(dir, /\.(csv|json)$/i)).filter((f) => !fetched.has(f));
-    const children: ChildJob[] = files.map((f) => {
+    // Incremental (jobs/quotes/quote-input-parts.ts): a file the planner reuses whose saved parts match it gets no
+    // child; its parts are hard-linked into the run now. Any other file is parsed.
+    let parse = (_f: string) => true;
+    if (ctx.incremental) {
+      const inc = ctx.incremental;
+      await inc.partition(files);
+      const current = await readCurrentManifest(ctx.config.dataDir, quotesDomain.domain);
+      const reuse: Array<[string, string]> = [];
+      let settled = inc.settle();
+      for (const f of files) {
+        if (settled.has(f)) continue;
+        const entry = inc.entryOf(f)!;
+        const saved = current
+          ? await savedInputParts(ctx.config.dataDir, current.snapshot_id, path.relative(dir, f), {
+              sha256: entry.sha256,
+              sidecar_sha256: await sidecarSha256(f),
+            })
+          : null;
+        if (saved) reuse.push([f, saved]);
+        else inc.require([f]);
+      }
+      settled = inc.settle();
+      for (const [f, saved] of reuse) if (!settled.has(f)) await linkInputParts(ctx.config.dataDir, ctx.runId, saved);
+      parse = (f) => settled.has(f);
+    }
+    const children: ChildJob[] = files.filter(parse).map((f) => {
       const rel = path.relative(dir, f);
       return { step: f.toLowerCase().endsWith('.json') ? 'polygon' : 'csv', key: rel, data: { file: f, rel } };
     });
@@ -506,6 +533,8 @@ export const quotesPipeline: Pipeline = {
       children.push({ step: 'polygon', key: path.relative(dir, f), data: { file: f, rel: path.relative(dir, f) }, after: [key] });
     return { inputDigest: await digestInputs(ctx.inputDir, files, 'quotes-v1'), children };
   },
+  // Unchanged inputs are not parsed: their parts are reused from the current snapshot (see plan), never carried.
+  incremental: { parser: QUOTES_PARSER, reuseParts: true },
   steps: {
     csv: { payload: filePayload, process: processCsv },
     polygon: { payload: filePayload, process: processPolygon },
@@ -591,6 +620,8 @@ export const quotesPipeline: Pipeline = {
       // Splits applied to the raw bars and checked against the stored adjusted ones (quote_split_adjustments).
       await conn.run(loadSql('./derive-split-adjustments.sql', import.meta.url));
       mark('split adjustments');
+      // Each published input's parts stay with the snapshot, for the next run to reuse (quote-input-parts.ts).
+      mark(`input parts kept: ${await saveInputParts(ctx.run.dir)}`);
       await conn.run(
         folds.fast
           ? 'DROP VIEW previous_quote_bars; DELETE FROM quote_bar_inputs;'

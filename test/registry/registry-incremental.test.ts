@@ -7,6 +7,7 @@ import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { expectSameRows } from '../helpers/same-rows.ts';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
 import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
 import { ensureSample } from '../../jobs/sample.ts';
@@ -68,11 +69,6 @@ describe('incremental registry runs', () => {
     const d = `${dir}/${name}`;
     await run(d);
     return tableRows(d, (await readCurrentManifest(d, 'registry'))!);
-  };
-  /** Table by table, so a failure names the table and shows the differing rows. */
-  const expectSameRows = (actual: Record<string, string[]>, expected: Record<string, string[]>) => {
-    expect(Object.keys(actual).sort()).toEqual(Object.keys(expected).sort());
-    for (const t of Object.keys(expected)) expect(actual[t], `table ${t}`).toEqual(expected[t]);
   };
   /** Every table's parquet (a directory table: all its files) holds the serving table's row count (delta exports). */
   const expectParquetMatchesServing = async () => {
