@@ -56,6 +56,7 @@ import {
 } from './quotes-fold.ts';
 import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
 import { readCurrentManifest } from '../../lib/warehouse/snapshot.ts';
+import { STATE_FILE, type IncrementalState } from '../../lib/warehouse/incremental.ts';
 import { linkInputParts, QUOTES_PARSER, saveInputParts, savedInputParts, sidecarSha256 } from './quote-input-parts.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import {
@@ -491,6 +492,32 @@ export async function chooseQuoteDerive(conn: DuckDBConnection, runDir: string):
   }
 }
 
+/**
+ * On an incremental run with reused inputs (the run directory's incremental state): a WHERE clause restricting bars
+ * to the (ticker, adjustment) chains that hold a bar of a file not reused, in this run's chain summaries or in the
+ * previous snapshot's quote_bars (`prev`), materialised as temp table quote_changed_chains. Null on a full run.
+ */
+async function changedChainsScope(conn: DuckDBConnection, runDir: string, prev: string): Promise<string | null> {
+  const state = await readFile(path.join(runDir, STATE_FILE), 'utf8').then(
+    (t) => JSON.parse(t) as IncrementalState,
+    () => null,
+  );
+  if (!state?.carry || state.reuse_sha256.length === 0) return null;
+  const reuse = `[${state.reuse_sha256.map(quoteLiteral).join(', ')}]`;
+  const chainFiles = (await readdir(path.join(runDir, 'parts', CHAIN_PARTS)).catch(() => [] as string[]))
+    .filter((f) => f.endsWith('.parquet'))
+    .map((f) => quoteLiteral(path.join(runDir, 'parts', CHAIN_PARTS, f)));
+  const current = chainFiles.length
+    ? `SELECT ticker, adjustment FROM read_parquet([${chainFiles.join(', ')}]) WHERE NOT list_contains(${reuse}, content_sha256)`
+    : 'SELECT NULL::VARCHAR AS ticker, NULL::VARCHAR AS adjustment WHERE false';
+  await conn.run(`CREATE OR REPLACE TEMP TABLE quote_changed_chains AS
+    SELECT DISTINCT ticker, adjustment FROM (
+      ${current}
+      UNION ALL
+      SELECT ticker, adjustment FROM read_parquet(${quoteLiteral(prev)}) WHERE NOT list_contains(${reuse}, content_sha256))`);
+  return ' WHERE (ticker, adjustment) IN (SELECT (ticker, adjustment) FROM quote_changed_chains)';
+}
+
 export const quotesPipeline: Pipeline = {
   domain: quotesDomain,
   // Polygon fetch jobs (QUOTES_FETCH_TICKERS + POLYGON_API_KEY, jobs/quotes/quotes-fetch.ts); none configured: local inputs only.
@@ -607,11 +634,17 @@ export const quotesPipeline: Pipeline = {
         mark('bars');
       }
       const prev = ctx.previousTable('quote_bars');
+      // The history compares the previous and current chains. On an incremental run only the chains with a bar of a
+      // file that was not reused (parsed by this run, or gone) can differ: a chain of reused files alone has the same
+      // rows and leaves (its parts are the previous run's), so the scan is restricted to the others.
+      const scope = prev ? await changedChainsScope(conn, ctx.run.dir, prev) : null;
       await conn.run(
         prev
-          ? `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM read_parquet(${quoteLiteral(prev)})`
+          ? `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM read_parquet(${quoteLiteral(prev)})${scope ?? ''}`
           : `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM quote_bars LIMIT 0`,
       );
+      await conn.run(`CREATE OR REPLACE TEMP VIEW current_quote_bars AS SELECT * FROM quote_bars${scope ?? ''}`);
+      mark(`history scope: ${scope ? 'changed chains' : 'every chain'}`);
       const [superseded, gone] = loadSql('./derive-history.sql', import.meta.url).split('-- next statement');
       // Superseded versions within this run exist only on the general path (the fast path has one version per day).
       if (!folds.fast) await queryRows(conn, superseded, { run_id: ctx.runId });
@@ -624,8 +657,8 @@ export const quotesPipeline: Pipeline = {
       mark(`input parts kept: ${await saveInputParts(ctx.run.dir)}`);
       await conn.run(
         folds.fast
-          ? 'DROP VIEW previous_quote_bars; DELETE FROM quote_bar_inputs;'
-          : 'DROP VIEW previous_quote_bars; DROP TABLE quote_leaf_hashes; DROP TABLE quote_chain_input; DROP TABLE quote_duplicates; DROP TABLE quote_fold_sources; DELETE FROM quote_bar_inputs;',
+          ? 'DROP VIEW previous_quote_bars; DROP VIEW current_quote_bars; DELETE FROM quote_bar_inputs;'
+          : 'DROP VIEW previous_quote_bars; DROP VIEW current_quote_bars; DROP TABLE quote_leaf_hashes; DROP TABLE quote_chain_input; DROP TABLE quote_duplicates; DROP TABLE quote_fold_sources; DELETE FROM quote_bar_inputs;',
       );
     } finally {
       await conn.run('SET preserve_insertion_order = false');
