@@ -58,7 +58,7 @@ const config = loadConfig({
   LOG_LEVEL: 'warn',
   WORKER_CONCURRENCY: String(CONCURRENCY),
 });
-const log = createLogger('warn');
+const log = createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn');
 
 async function measure(name: string, opts: { full?: boolean }) {
   const rss = trackPeakRss();

@@ -25,6 +25,8 @@ import { CHAIN_PARTS, FOLD_PARTS, KEY_PARTS, LINE_PARTS } from './quotes-fold.ts
 /** Version of what the quote steps make of an input: bump it when parsing or the fold changes (every file is parsed again). */
 export const QUOTES_PARSER = 'quotes-v1';
 export const INPUT_PARTS_DIR = 'input-parts';
+/** `input-parts/_sorted/`: quote_bars files of overlapping groups of inputs, sorted at publish (never a part key: those never start with `_`). */
+export const SORTED_GROUPS_DIR = '_sorted';
 const DOMAIN = 'quotes';
 
 /** What `input.json` of a saved input records. */
@@ -132,6 +134,17 @@ export async function savedInputParts(
   if (!info || info.path !== rel || info.sha256 !== want.sha256 || info.parser !== QUOTES_PARSER) return null;
   if (info.sidecar_sha256 !== want.sidecar_sha256) return null;
   return dir;
+}
+
+/** Links the previous snapshot's sorted group file `name` to `target`; false when it has none. */
+export async function linkSortedGroup(dataDir: string, snapshotId: string, name: string, target: string): Promise<boolean> {
+  try {
+    await linkOrCopy(path.join(snapshotDir(dataDir, DOMAIN, snapshotId), INPUT_PARTS_DIR, SORTED_GROUPS_DIR, name), target);
+    return true;
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw e;
+  }
 }
 
 /** Hard-links a saved input's parts into the run's `parts/` (the layout the child would have written). */

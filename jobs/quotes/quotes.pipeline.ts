@@ -22,7 +22,7 @@
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
@@ -57,7 +57,17 @@ import {
 import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
 import { readCurrentManifest } from '../../lib/warehouse/snapshot.ts';
 import { STATE_FILE, type IncrementalState } from '../../lib/warehouse/incremental.ts';
-import { linkInputParts, QUOTES_PARSER, saveInputParts, savedInputParts, sidecarSha256 } from './quote-input-parts.ts';
+import {
+  INPUT_PARTS_DIR,
+  linkInputParts,
+  linkSortedGroup,
+  QUOTES_PARSER,
+  SORTED_GROUPS_DIR,
+  saveInputParts,
+  savedInputParts,
+  sidecarSha256,
+} from './quote-input-parts.ts';
+import { hashCanonical } from '../../lib/hash.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import {
   planPolygonFetch,
@@ -437,6 +447,12 @@ export interface QuoteDerivePlan {
   files: string[];
   /** The files' (ticker, adjustment) ranges are disjoint: concatenating them in `files` order is key order (no sort). */
   ordered: boolean;
+  /**
+   * Fast path: `files` grouped into runs whose key ranges overlap (in key order; the groups' ranges are disjoint),
+   * each with the identity of its members' parts (`key`): a group of one file is linked as it is, a larger one is
+   * sorted into one file (reused from the previous snapshot when its members were all reused).
+   */
+  groups: Array<{ files: string[]; key: string }>;
 }
 
 /**
@@ -455,7 +471,7 @@ export async function chooseQuoteDerive(conn: DuckDBConnection, runDir: string):
       .map((f) => path.join(runDir, 'parts', dir, f));
   const files = await list(FOLD_PARTS);
   const chainFiles = await list(CHAIN_PARTS);
-  const general = (reason: string): QuoteDerivePlan => ({ fast: false, reason, files, ordered: false });
+  const general = (reason: string): QuoteDerivePlan => ({ fast: false, reason, files, ordered: false, groups: [] });
   if (files.length === 0) return general('no per-file folds');
   const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_bar_inputs`);
   if (Number(n) > 0) return general('bars outside per-file folds');
@@ -476,17 +492,41 @@ export async function chooseQuoteDerive(conn: DuckDBConnection, runDir: string):
     if (Number(c.unfolded) > 0) return general('a file repeats a key');
     if (Number(c.spanning) > 0) return general(`${c.spanning} chains span several files`);
     if (Number(c.source_mismatch) > 0) return general('source identity differs from the sources table');
+    // A file starts a new group when its range begins after every earlier file's range ends.
     const ranges = await queryRows(
       conn,
-      `SELECT file, coalesce(lo > lag(hi) OVER (ORDER BY lo), true) AS after_prev
-      FROM (SELECT file, min({t: ticker, a: adjustment}) AS lo, max({t: ticker, a: adjustment}) AS hi FROM quote_chain_summary GROUP BY file)
-      ORDER BY lo`,
+      `WITH r AS (
+        SELECT file, min({t: ticker, a: adjustment}) AS lo, max({t: ticker, a: adjustment}) AS hi,
+               to_json(list([dataset, content_sha256, source_url, retrieved_at] ORDER BY ticker, adjustment)[1])::VARCHAR AS identity
+        FROM quote_chain_summary GROUP BY file
+      ), m AS (
+        SELECT *, coalesce(lo > max(hi) OVER (ORDER BY lo, file ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), true) AS starts FROM r
+      )
+      SELECT file, identity, starts, sum(starts::INTEGER) OVER (ORDER BY lo, file ROWS UNBOUNDED PRECEDING) AS grp FROM m ORDER BY lo, file`,
     );
     const byKey = new Map(files.map((f) => [path.basename(f, '.parquet'), f]));
-    const ordered = ranges.every((r) => r.after_prev === true);
+    const ordered = ranges.every((r) => r.starts === true);
     const inOrder = ranges.map((r) => byKey.get(toPartKey(String(r.file)))).filter((f): f is string => !!f);
     if (inOrder.length !== files.length) return general('fold parts and chain summaries differ');
-    return { fast: true, reason: ordered ? 'disjoint per-file chains' : 'per-file chains (sorted at publish)', files: inOrder, ordered };
+    const groups: QuoteDerivePlan['groups'] = [];
+    const members: string[][] = [];
+    ranges.forEach((r, i) => {
+      const g = Number(r.grp) - 1;
+      if (!groups[g]) {
+        groups[g] = { files: [], key: '' };
+        members[g] = [];
+      }
+      groups[g].files.push(inOrder[i]);
+      members[g].push(`${r.file}|${r.identity}`);
+    });
+    for (const [g, m] of members.entries()) groups[g].key = hashCanonical({ parser: QUOTES_PARSER, parts: m.sort() });
+    return {
+      fast: true,
+      reason: ordered ? 'disjoint per-file chains' : `per-file chains (${sortedGroups(groups)} sorted at publish)`,
+      files: inOrder,
+      ordered,
+      groups,
+    };
   } finally {
     await conn.run('DROP VIEW quote_chain_summary');
   }
@@ -516,6 +556,53 @@ async function changedChainsScope(conn: DuckDBConnection, runDir: string, prev: 
       UNION ALL
       SELECT ticker, adjustment FROM read_parquet(${quoteLiteral(prev)}) WHERE NOT list_contains(${reuse}, content_sha256))`);
   return ' WHERE (ticker, adjustment) IN (SELECT (ticker, adjustment) FROM quote_changed_chains)';
+}
+
+function sortedGroups(groups: QuoteDerivePlan['groups']): string {
+  const n = groups.filter((g) => g.files.length > 1).length;
+  return `${n} overlapping group${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * The files of quote_bars on the fast path when key ranges overlap: a group of one file is its part; a larger group
+ * is sorted into `input-parts/_sorted/<group key>.parquet` of the run (kept with the snapshot), or that file of the
+ * previous snapshot is linked when this run reused every member's parts (same parts: same sorted rows).
+ */
+async function sortedGroupFiles(
+  conn: DuckDBConnection,
+  runDir: string,
+  previousSnapshot: string | null,
+  dataDir: string,
+  groups: QuoteDerivePlan['groups'],
+): Promise<string[]> {
+  const state = await readFile(path.join(runDir, STATE_FILE), 'utf8').then(
+    (t) => JSON.parse(t) as IncrementalState,
+    () => null,
+  );
+  const reused = new Set(state?.carry ? state.reuse_sha256 : []);
+  const dir = path.join(runDir, INPUT_PARTS_DIR, SORTED_GROUPS_DIR);
+  await mkdir(dir, { recursive: true });
+  const out: string[] = [];
+  for (const g of groups) {
+    if (g.files.length === 1) {
+      out.push(g.files[0]);
+      continue;
+    }
+    const target = path.join(dir, `${g.key.slice(0, 32)}.parquet`);
+    const shas = await queryRows(conn, `SELECT DISTINCT content_sha256 FROM read_parquet([${g.files.map(quoteLiteral).join(', ')}])`);
+    const allReused = shas.length > 0 && shas.every((r) => reused.has(String(r.content_sha256)));
+    if (allReused && previousSnapshot && (await linkSortedGroup(dataDir, previousSnapshot, path.basename(target), target))) {
+      out.push(target);
+      continue;
+    }
+    await conn.run(
+      `COPY (SELECT * FROM read_parquet([${g.files.map(quoteLiteral).join(', ')}]) ORDER BY ticker, adjustment, quote_date)
+       TO ${quoteLiteral(`${target}.tmp`)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`,
+    );
+    await rename(`${target}.tmp`, target);
+    out.push(target);
+  }
+  return out;
 }
 
 export const quotesPipeline: Pipeline = {
@@ -580,13 +667,14 @@ export const quotesPipeline: Pipeline = {
       if (folds.fast) {
         // Fast path: every chain lies in one file with one version per day, so the children's leaves are final.
         // Concatenated in key order, the parts ARE the table (same columns, rows, order): linked as its files.
-        // Per-file chains whose key ranges overlap are sorted once into one file.
+        // Per-file chains whose key ranges overlap are sorted into one file per overlapping group (the groups are
+        // disjoint and in key order, so their files in order are the table in key order). An incremental run reuses a
+        // group's sorted file from the previous snapshot when every member was reused (quote-input-parts.ts).
         if (folds.ordered) await ctx.linkParquetTable('quote_bars', folds.files);
         else
-          await ctx.replaceParquetTable(
+          await ctx.linkParquetTable(
             'quote_bars',
-            `SELECT * FROM read_parquet([${folds.files.map(quoteLiteral).join(', ')}]) ORDER BY ticker, adjustment, quote_date`,
-            { rowGroupSize: BAR_ROW_GROUP },
+            await sortedGroupFiles(conn, ctx.run.dir, ctx.previous?.snapshot_id ?? null, ctx.run.dataDir, folds.groups),
           );
         mark('bars (from per-file folds)');
         // Every file's leaf keys, sorted per file by the child: linked as quote_leaf_keys' files.

@@ -4,7 +4,7 @@
  * jobs/quotes/quote-input-parts.ts), a removed one drops its rows, a run with nothing changed publishes nothing
  * new, and every published table equals that of a full run over the same inputs after the same previous snapshot.
  */
-import { cp, readFile, rm, writeFile } from 'node:fs/promises';
+import { cp, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
@@ -14,7 +14,8 @@ import { listInputs } from '../../jobs/inputs.ts';
 import { quotesSampleGenerator } from '../../ingest/quotes/quotes.sample.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { readCurrentManifest } from '../../lib/warehouse/snapshot.ts';
+import { readCurrentManifest, tableFilePaths } from '../../lib/warehouse/snapshot.ts';
+import { snapshotDir } from '../../lib/warehouse/layout.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { expectSameRows } from '../helpers/same-rows.ts';
 import { writeInput } from './quotes-fixture.ts';
@@ -102,8 +103,16 @@ describe('incremental quotes runs', () => {
     expect(skipped.skipped).toBe(true);
     expect((await readCurrentManifest(inc(), 'quotes'))!.snapshot_id).toBe(current);
 
+    const barInodes = async () => {
+      const m = (await readCurrentManifest(inc(), 'quotes'))!;
+      const files = tableFilePaths(snapshotDir(inc(), 'quotes', m.snapshot_id), 'quote_bars', m.tables.quote_bars);
+      return (await Promise.all(files.map(async (f) => (await stat(f)).ino))).sort();
+    };
+    const inodes = await barInodes();
     const forced = await run(inc());
     expect(forced.children).toEqual([]);
+    // Nothing sorted or written again: quote_bars is the previous snapshot's files (parts and sorted groups), linked.
+    expect(await barInodes()).toEqual(inodes);
     expect(await meta(inc())).toEqual({ parsed: 0, reused: fileCount, removed: 0 });
     expectSameRows(await tableRows(inc()), before);
   }, 120_000);
