@@ -15,7 +15,7 @@ import { quotesSampleGenerator } from '../../ingest/quotes/quotes.sample.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { readCurrentManifest, tableFilePaths } from '../../lib/warehouse/snapshot.ts';
-import { snapshotDir } from '../../lib/warehouse/layout.ts';
+import { snapshotDir, stagingDir } from '../../lib/warehouse/layout.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { expectSameRows } from '../helpers/same-rows.ts';
 import { writeInput } from './quotes-fixture.ts';
@@ -102,6 +102,8 @@ describe('incremental quotes runs', () => {
     const skipped = await run(inc(), { force: false });
     expect(skipped.skipped).toBe(true);
     expect((await readCurrentManifest(inc(), 'quotes'))!.snapshot_id).toBe(current);
+    // The parts the plan linked for the skipped run are gone with its staging directory.
+    await expect(stat(stagingDir(inc(), 'quotes', skipped.run_id))).rejects.toThrow(/ENOENT/);
 
     const barInodes = async () => {
       const m = (await readCurrentManifest(inc(), 'quotes'))!;
