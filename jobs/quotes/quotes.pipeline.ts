@@ -16,9 +16,11 @@
  * derive only concatenates those parts (fast path); otherwise the general
  * derive recomputes record hashes in SQL over all rows, streams them in chain
  * order through the same fold, and joins the leaf hashes back (duplicates,
- * corrected bars, forks). Every run re-reads all inputs, so the same bytes
- * always give the same chain; a changed bar produces new leaves and the old
- * ones move to quote_leaf_history (docs/quotes-and-transcripts.md).
+ * corrected bars, forks). The same bytes always give the same chain; a
+ * changed bar produces new leaves and the old ones move to quote_leaf_history
+ * (docs/quotes-and-transcripts.md). Incremental: an unchanged input is not
+ * parsed again, its parts are hard-linked from the current snapshot at plan
+ * time (jobs/quotes/quote-input-parts.ts), so publish sees a full run's parts.
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
