@@ -31,7 +31,7 @@ import { z } from 'zod';
 import { loadSql, queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
 import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { toPartKey } from '../../lib/warehouse/layout.ts';
-import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
+import { leafTemplate, QuoteChainFold, splitAdjustedLeaf, splitAdjustedRecord, type LeafTemplate } from '../../ingest/quotes/chain.ts';
 import {
   detectQuoteCsvFormat,
   parsePolygonAggs,
@@ -607,6 +607,52 @@ async function sortedGroupFiles(
   return out;
 }
 
+/**
+ * Stores, for every stale split_dividend day, the hash of the quote_split_adjusted leaf the routes serve for it
+ * (ingest/quotes/chain.ts splitAdjustedLeaf over the same values as service/quotes/split-adjusted-days.sql), so
+ * /api/verify finds that leaf (findQuoteLeaf). Returns the number of days.
+ */
+async function fillServedLeafHashes(conn: DuckDBConnection, runDir: string): Promise<number> {
+  const rows = await queryRows(conn, loadSql('./derive-served-leaves.sql', import.meta.url));
+  if (rows.length === 0) return 0;
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  const file = path.join(runDir, 'quote-served-leaves.ndjson');
+  const out = createWriteStream(file);
+  for (const r of rows) {
+    const served = {
+      ticker: String(r.ticker),
+      quote_date: String(r.quote_date),
+      adjustment: 'split_dividend' as const,
+      open: Number(r.adjusted_open),
+      high: Number(r.adjusted_high),
+      low: Number(r.adjusted_low),
+      close: Number(r.adjusted_close),
+      volume: Number(r.adjusted_volume),
+      vwap: num(r.adjusted_vwap),
+      trade_count: num(r.trade_count),
+    };
+    const splits = (r.split_leaf_hashes as string[]).map(String);
+    const first =
+      r.split_leaf == null
+        ? null
+        : {
+            source_url: (r.source_url as string | null) ?? null,
+            retrieved_at: (r.retrieved_at as string | null) ?? null,
+            content_sha256: (r.content_sha256 as string | null) ?? null,
+          };
+    const leaf = splitAdjustedLeaf(splitAdjustedRecord(served, Number(r.split_factor), splits), first, String(r.raw_leaf_hash));
+    if (!out.write(`${JSON.stringify({ ticker: served.ticker, quote_date: served.quote_date, h: leaf.leaf_hash })}\n`))
+      await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'close');
+  await conn.run(`UPDATE quote_split_adjustments a SET served_leaf_hash = t.h
+    FROM read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = {'ticker': 'VARCHAR', 'quote_date': 'DATE', 'h': 'VARCHAR'}) t
+    WHERE a.ticker = t.ticker AND a.quote_date = t.quote_date`);
+  await rm(file, { force: true });
+  return rows.length;
+}
+
 export const quotesPipeline: Pipeline = {
   domain: quotesDomain,
   // Polygon fetch jobs (QUOTES_FETCH_TICKERS + POLYGON_API_KEY, jobs/quotes/quotes-fetch.ts); none configured: local inputs only.
@@ -742,7 +788,7 @@ export const quotesPipeline: Pipeline = {
       mark('history');
       // Splits applied to the raw bars and checked against the stored adjusted ones (quote_split_adjustments).
       await conn.run(loadSql('./derive-split-adjustments.sql', import.meta.url));
-      mark('split adjustments');
+      mark(`split adjustments (${await fillServedLeafHashes(conn, ctx.run.dir)} stale days re-derived)`);
       // Each published input's parts stay with the snapshot, for the next run to reuse (quote-input-parts.ts).
       mark(`input parts kept: ${await saveInputParts(ctx.run.dir)}`);
       await conn.run(

@@ -6,10 +6,21 @@
  */
 import { InvalidInputError, NotFoundError, PipelineError } from '../../lib/errors.ts';
 import { createLeaf, verifyLeaf, type OriginLeaf } from '../../lib/origin.ts';
-import { hashCanonical, isSha256Hex } from '../../lib/hash.ts';
+import { isSha256Hex } from '../../lib/hash.ts';
 import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { leafTemplate, quoteLeaf, quoteLeafHash, quoteRecord, quoteRecordSha256, type QuoteSource } from '../../ingest/quotes/chain.ts';
+import {
+  leafTemplate,
+  quoteLeaf,
+  quoteLeafHash,
+  quoteRecord,
+  quoteRecordSha256,
+  SPLIT_LEAF_KIND,
+  SPLIT_LEAF_SOURCE,
+  splitAdjustedLeaf,
+  splitAdjustedRecord,
+  type QuoteSource,
+} from '../../ingest/quotes/chain.ts';
 import { normalizeTicker, type Adjustment, type QuoteBar } from '../../ingest/quotes/quote.schema.ts';
 import { findCompany, parseCompanyRef } from '../company/company.queries.ts';
 
@@ -25,6 +36,7 @@ const SHARES_AS_OF = loadSql('./market-shares-asof.sql', import.meta.url);
 const WINDOW_END = loadSql('./quote-window-end.sql', import.meta.url);
 const SPLIT_DAYS = loadSql('./split-adjusted-days.sql', import.meta.url);
 const SPLIT_ACTIONS = loadSql('./split-actions.sql', import.meta.url);
+const SPLIT_BY_LEAF = loadSql('./split-by-leaf.sql', import.meta.url);
 
 export const QUOTE_SCHEMA_ID = 'proofline/stock-quote/v1';
 export const HISTORY_DEFAULT = 30;
@@ -130,8 +142,7 @@ export interface SplitAdjustment {
   splits: AppliedSplit[];
 }
 
-export const SPLIT_LEAF_KIND = 'quote_split_adjusted';
-export const SPLIT_LEAF_SOURCE = 'proofline/quote-split-adjustment';
+export { SPLIT_LEAF_KIND, SPLIT_LEAF_SOURCE };
 
 /** Rebuilds leaves for rows newest-first; `older` is the row before the last one (or null at the chain start). */
 async function daysFromRows(rows: Row[], older: Row | null, sources: SourceCache): Promise<QuoteDay[]> {
@@ -237,17 +248,8 @@ async function applySplitAdjustments(reader: SnapshotReader, ticker: string, day
       vwap: r.adjusted_vwap == null ? null : Number(r.adjusted_vwap),
     };
     const factor = Number(r.split_factor);
-    const record = { ...quoteRecord(served), split_factor: factor, split_leaf_hashes: splitHashes };
-    const first = splits[0]?.origin;
-    const origin = createLeaf({
-      kind: SPLIT_LEAF_KIND,
-      source: SPLIT_LEAF_SOURCE,
-      source_url: first?.source_url ?? null,
-      retrieved_at: first?.retrieved_at ?? null,
-      content_sha256: first?.content_sha256 ?? null,
-      record_sha256: hashCanonical(record),
-      parent: rawLeaf.leaf_hash,
-    });
+    const record = splitAdjustedRecord(served, factor, splitHashes);
+    const origin = splitAdjustedLeaf(record, splits[0]?.origin ?? null, rawLeaf.leaf_hash);
     const rawVerified = rawLeaf.leaf_hash === r.raw_leaf_hash && rawLeaf.leaf_hash === r.leaf_hash;
     const storedVerified = day.origin_verified && day.origin.leaf_hash === r.stored_leaf_hash;
     const splitsVerified = splits.length > 0 && splits.every((x) => x.origin !== null && verifyLeaf(x.origin));
@@ -501,8 +503,11 @@ export async function getQuoteHistory(
 
 export interface FoundQuoteLeaf {
   leaf: OriginLeaf;
-  /** `quote_bars` (current), `quote_leaf_history` (superseded fork), or `origin_leaves` (a source file). */
-  table: 'quote_bars' | 'quote_leaf_history' | 'origin_leaves';
+  /**
+   * `quote_bars` (current), `quote_leaf_history` (superseded fork), `origin_leaves` (a source file), or
+   * `quote_split_adjustments` (a stale adjusted day served split-adjusted: its chain continues with the raw bar's).
+   */
+  table: 'quote_bars' | 'quote_leaf_history' | 'origin_leaves' | 'quote_split_adjustments';
   record: Record<string, unknown> | null;
   /** The leaf and its ancestors, walk order (this leaf first, the source file's leaf last). */
   chain: OriginLeaf[];
@@ -590,7 +595,40 @@ export async function findQuoteLeaf(
       superseded: null,
     };
   }
-  return null;
+  return findSplitAdjustedLeaf(reader, leafHash, maxDepth, sources);
+}
+
+/** findQuoteLeaf for a quote_split_adjusted leaf: rebuilt as the routes serve it, then the raw bar's chain. */
+async function findSplitAdjustedLeaf(
+  reader: SnapshotReader,
+  leafHash: string,
+  maxDepth: number,
+  sources: SourceCache,
+): Promise<FoundQuoteLeaf | null> {
+  let hit: Row | undefined;
+  try {
+    [hit] = await reader.query(SPLIT_BY_LEAF, { leaf_hash: leafHash });
+  } catch (e) {
+    if (e instanceof PipelineError) throw e;
+    return null; // a snapshot published before served_leaf_hash existed
+  }
+  if (!hit) return null;
+  const ticker = String(hit.ticker);
+  const date = String(hit.quote_date);
+  const rows = await reader.query(ROWS, { ticker, adjustment: 'split_dividend', to: date, from: null, limit: 2 });
+  if (String(rows[0]?.quote_date) !== date) return null;
+  const [day] = await applySplitAdjustments(reader, ticker, await daysFromRows(rows.slice(0, 1), rows[1] ?? null, sources), sources);
+  if (!day?.split_adjustment || day.origin.leaf_hash !== leafHash) return null;
+  const up = maxDepth > 1 ? await findQuoteLeaf(reader, String(day.origin.parent), { maxDepth: maxDepth - 1 }) : null;
+  return {
+    leaf: day.origin,
+    table: 'quote_split_adjustments',
+    record: day.split_adjustment.record,
+    chain: [day.origin, ...(up?.chain ?? [])],
+    truncated: up ? up.truncated : true,
+    valid: day.origin_verified && (up?.valid ?? false),
+    superseded: null,
+  };
 }
 
 export interface ChainVerification {

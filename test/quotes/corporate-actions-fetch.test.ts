@@ -206,9 +206,14 @@ describe.skipIf(!HAS_SHARED)('splits and dividends from Polygon reference endpoi
       expect(fileOf(sa.stored.origin.content_sha256).join()).toMatch(/grouped\/locale\/us\/market\/stocks\/2022-06-08\?adjusted=true/);
       expect(after.origin.parent).toBe(sa.stored.origin.leaf_hash);
       for (const q of body.quotes.filter((x: any) => !x.split_adjustment)) expect(q.origin.kind).toBe('quote_day');
-      // The raw leaf the served one rests on is a current quote leaf: /api/verify finds it.
-      const v = await getJson(svc.app, `/api/verify/${stale.origin.parent}`);
+      // /api/verify finds the served leaf (its hash is stored at publish) and walks on through the raw bar's chain
+      // to the raw file's source leaf.
+      const v = await getJson(svc.app, `/api/verify/${stale.origin.leaf_hash}`);
       expect(v.status).toBe(200);
+      expect(v.body).toMatchObject({ found: true, domain: 'quotes', table_name: 'quote_split_adjustments', leaf: stale.origin });
+      expect(v.body.chain.valid).toBe(true);
+      expect(v.body.chain.leaves.map((l: any) => l.kind)).toEqual(['quote_split_adjusted', 'quote_day', 'quote_day', 'source']);
+      expect(v.body.chain.leaves[1]).toEqual(sa.raw.origin);
 
       // The raw series is served as stored (no split_adjustment).
       const raw = await getJson(svc.app, '/api/company/DXCM/quote/history?adjustment=raw&limit=10');
