@@ -20,6 +20,7 @@ export const benches: string[] = [
   'webhooks', // change detection between two FMCSA snapshots (1 M carriers, 100k watched by default), deliveries/s (bench/webhooks.bench.ts)
   'quotes', // 8,000 tickers × 10 years of daily bars (~20M rows) ingested with origin chains (bench/quotes.bench.ts)
   'endpoints', // every GET route of /openapi.json and every MCP read tool, cold and warm; --scale small|medium|full (bench/endpoints.bench.ts)
+  'quotes-incremental', // quotes nights: full, one file changed, no change (parts reused), medium scale (bench/quotes-incremental.bench.ts)
   'nightly', // incremental registry nights: full run, a 1 % next day, no change; --full for 8,200 companies (bench/nightly.bench.ts)
 ];
 

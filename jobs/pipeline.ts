@@ -155,6 +155,13 @@ export interface Pipeline {
   incremental?: {
     parser: string;
     reuseParts?: boolean;
+    /**
+     * The pipeline reuses an unchanged input itself: its plan hard-links the input's parts from the current
+     * snapshot into the run (quotes: jobs/quotes/quote-input-parts.ts, whose sorted parts hold many inputs, which
+     * `reuseParts`' one-input parts do not fit), so publish carries nothing and runs as a full publish over the
+     * run's parts (needed for parquet-only tables, which publish cannot carry).
+     */
+    ownParts?: boolean;
     carryTables?: string[];
     carryVia?: Record<string, { key: string; table: string }>;
     deltaKey?: string;

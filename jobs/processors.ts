@@ -3,7 +3,7 @@
  * runners (in-process and BullMQ) call exactly these; tests call them directly.
  */
 import path from 'node:path';
-import { readdir, readFile } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import type { Config } from '../lib/config.ts';
 import { InvalidInputError } from '../lib/errors.ts';
 import { hashCanonical } from '../lib/hash.ts';
@@ -21,6 +21,7 @@ import {
 import { publishRun, type PublishResult } from '../lib/warehouse/publish.ts';
 import { snapshotDir } from '../lib/warehouse/layout.ts';
 import { pruneStaging, readCurrentManifest } from '../lib/warehouse/snapshot.ts';
+import { stagingDir } from '../lib/warehouse/layout.ts';
 import { StagingRun } from '../lib/warehouse/staging.ts';
 import type { FetchJob, FetchPlan, Pipeline, Plan, StepResult } from './pipeline.ts';
 
@@ -111,6 +112,9 @@ export async function planRun(
       'inputs unchanged since the current snapshot: skipping',
     );
     if (plan.rejects?.length) ctx.log.warn({ domain, rejects: plan.rejects }, 'files rejected while planning');
+    // A plan may have linked reused parts into the run's staging directory (quotes: `ownParts`): nothing of a
+    // skipped run is kept.
+    if (pipeline.incremental?.ownParts) await rm(stagingDir(ctx.config.dataDir, domain, ctx.runId), { recursive: true, force: true });
     return { plan, skipped: true };
   }
   const run = await StagingRun.open(ctx.config.dataDir, pipeline.domain, ctx.runId, stagingOptions(ctx.config));
@@ -247,7 +251,7 @@ export async function processPublish(
     // Part reuse: the reused inputs' rows are already in the run's parts; publish is a full one over them.
     keepParts: pipeline.incremental?.reuseParts === true,
     carry:
-      incState?.carry && pipeline.incremental && !pipeline.incremental.reuseParts
+      incState?.carry && pipeline.incremental && !pipeline.incremental.reuseParts && !pipeline.incremental.ownParts
         ? {
             reuseSha256: incState.reuse_sha256,
             reuseFiles: incState.reuse_files,

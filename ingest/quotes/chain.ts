@@ -147,3 +147,34 @@ export function chainBars(bars: readonly QuoteBar[], src: QuoteSource): Array<{ 
     return { bar, leaf: quoteLeaf(src, parent, rec) };
   });
 }
+
+/** Kind and source of the leaf of a split_dividend bar re-derived from the raw bar and the splits after it. */
+export const SPLIT_LEAF_KIND = 'quote_split_adjusted';
+export const SPLIT_LEAF_SOURCE = 'proofline/quote-split-adjustment';
+
+/** The record a split-adjusted bar's leaf hashes: the served bar's record, the split factor and the splits' leaves. */
+export function splitAdjustedRecord(served: QuoteBar, splitFactor: number, splitLeafHashes: string[]): Record<string, unknown> {
+  return { ...quoteRecord(served), split_factor: splitFactor, split_leaf_hashes: splitLeafHashes };
+}
+
+/**
+ * The leaf of a split-adjusted bar (docs/quotes-and-transcripts.md, "Splits served"): names the (first) split's
+ * reference file (`source_url`, `retrieved_at`, `content_sha256` of that split's leaf), commits to the record, and
+ * chains to the raw bar's leaf (which names the raw file). The same function at publish (the hash stored in
+ * quote_split_adjustments.served_leaf_hash) and at serving.
+ */
+export function splitAdjustedLeaf(
+  record: Record<string, unknown>,
+  firstSplit: Pick<OriginLeaf, 'source_url' | 'retrieved_at' | 'content_sha256'> | null,
+  rawLeafHash: string,
+): OriginLeaf {
+  return createLeaf({
+    kind: SPLIT_LEAF_KIND,
+    source: SPLIT_LEAF_SOURCE,
+    source_url: firstSplit?.source_url ?? null,
+    retrieved_at: firstSplit?.retrieved_at ?? null,
+    content_sha256: firstSplit?.content_sha256 ?? null,
+    record_sha256: hashCanonical(record),
+    parent: rawLeafHash,
+  });
+}

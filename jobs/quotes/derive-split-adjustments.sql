@@ -1,6 +1,8 @@
 -- Splits applied to the bars at publish (issue 18, item 4): see quote_split_adjustments in tables.sql.
 -- Params: none. Reads quote_bars (a view over its parquet files), quote_corporate_actions. Replaces
 -- quote_split_adjustments. A split read from several files (a day's fetch and a bulk listing) counts once.
+-- served_leaf_hash is filled afterwards in JS (jobs/quotes/quotes.pipeline.ts fillServedLeafHashes) from
+-- derive-served-leaves.sql.
 DELETE FROM quote_split_adjustments;
 INSERT INTO quote_split_adjustments
 WITH splits AS (
@@ -36,6 +38,6 @@ SELECT a.ticker, a.quote_date, a.factor, a.n, a.close, a.a_open, a.a_high, a.a_l
        CASE WHEN s.close IS NULL THEN 'derived'
             WHEN abs(CAST(s.close AS DOUBLE) - CAST(a.a_close AS DOUBLE)) <= greatest(0.0001, 0.005 * CAST(a.a_close AS DOUBLE)) THEN 'agrees'
             ELSE 'stale' END,
-       a.leaf_hash, s.leaf_hash, a.split_leaves
+       a.leaf_hash, s.leaf_hash, a.split_leaves, NULL
 FROM adjusted a
 LEFT JOIN quote_bars s ON s.ticker = a.ticker AND s.quote_date = a.quote_date AND s.adjustment = 'split_dividend';

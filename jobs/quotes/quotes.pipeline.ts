@@ -16,20 +16,22 @@
  * derive only concatenates those parts (fast path); otherwise the general
  * derive recomputes record hashes in SQL over all rows, streams them in chain
  * order through the same fold, and joins the leaf hashes back (duplicates,
- * corrected bars, forks). Every run re-reads all inputs, so the same bytes
- * always give the same chain; a changed bar produces new leaves and the old
- * ones move to quote_leaf_history (docs/quotes-and-transcripts.md).
+ * corrected bars, forks). The same bytes always give the same chain; a
+ * changed bar produces new leaves and the old ones move to quote_leaf_history
+ * (docs/quotes-and-transcripts.md). Incremental: an unchanged input is not
+ * parsed again, its parts are hard-linked from the current snapshot at plan
+ * time (jobs/quotes/quote-input-parts.ts), so publish sees a full run's parts.
  */
 import { createWriteStream } from 'node:fs';
 import { once } from 'node:events';
-import { mkdir, open, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { z } from 'zod';
 import { loadSql, queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
 import { defineDomain } from '../../lib/warehouse/domain.ts';
 import { toPartKey } from '../../lib/warehouse/layout.ts';
-import { leafTemplate, QuoteChainFold, type LeafTemplate } from '../../ingest/quotes/chain.ts';
+import { leafTemplate, QuoteChainFold, splitAdjustedLeaf, splitAdjustedRecord, type LeafTemplate } from '../../ingest/quotes/chain.ts';
 import {
   detectQuoteCsvFormat,
   parsePolygonAggs,
@@ -55,6 +57,19 @@ import {
   RECORD_JSON_SQL,
 } from './quotes-fold.ts';
 import { describeInput, digestInputs, listInputs, readInput, readFirstLine } from '../inputs.ts';
+import { readCurrentManifest } from '../../lib/warehouse/snapshot.ts';
+import { STATE_FILE, type IncrementalState } from '../../lib/warehouse/incremental.ts';
+import {
+  INPUT_PARTS_DIR,
+  linkInputParts,
+  linkSortedGroup,
+  QUOTES_PARSER,
+  SORTED_GROUPS_DIR,
+  saveInputParts,
+  savedInputParts,
+  sidecarSha256,
+} from './quote-input-parts.ts';
+import { hashCanonical } from '../../lib/hash.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import {
   planPolygonFetch,
@@ -434,6 +449,12 @@ export interface QuoteDerivePlan {
   files: string[];
   /** The files' (ticker, adjustment) ranges are disjoint: concatenating them in `files` order is key order (no sort). */
   ordered: boolean;
+  /**
+   * Fast path: `files` grouped into runs whose key ranges overlap (in key order; the groups' ranges are disjoint),
+   * each with the identity of its members' parts (`key`): a group of one file is linked as it is, a larger one is
+   * sorted into one file (reused from the previous snapshot when its members were all reused).
+   */
+  groups: Array<{ files: string[]; key: string }>;
 }
 
 /**
@@ -452,7 +473,7 @@ export async function chooseQuoteDerive(conn: DuckDBConnection, runDir: string):
       .map((f) => path.join(runDir, 'parts', dir, f));
   const files = await list(FOLD_PARTS);
   const chainFiles = await list(CHAIN_PARTS);
-  const general = (reason: string): QuoteDerivePlan => ({ fast: false, reason, files, ordered: false });
+  const general = (reason: string): QuoteDerivePlan => ({ fast: false, reason, files, ordered: false, groups: [] });
   if (files.length === 0) return general('no per-file folds');
   const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_bar_inputs`);
   if (Number(n) > 0) return general('bars outside per-file folds');
@@ -473,20 +494,163 @@ export async function chooseQuoteDerive(conn: DuckDBConnection, runDir: string):
     if (Number(c.unfolded) > 0) return general('a file repeats a key');
     if (Number(c.spanning) > 0) return general(`${c.spanning} chains span several files`);
     if (Number(c.source_mismatch) > 0) return general('source identity differs from the sources table');
+    // A file starts a new group when its range begins after every earlier file's range ends.
     const ranges = await queryRows(
       conn,
-      `SELECT file, coalesce(lo > lag(hi) OVER (ORDER BY lo), true) AS after_prev
-      FROM (SELECT file, min({t: ticker, a: adjustment}) AS lo, max({t: ticker, a: adjustment}) AS hi FROM quote_chain_summary GROUP BY file)
-      ORDER BY lo`,
+      `WITH r AS (
+        SELECT file, min({t: ticker, a: adjustment}) AS lo, max({t: ticker, a: adjustment}) AS hi,
+               to_json(list([dataset, content_sha256, source_url, retrieved_at] ORDER BY ticker, adjustment)[1])::VARCHAR AS identity
+        FROM quote_chain_summary GROUP BY file
+      ), m AS (
+        SELECT *, coalesce(lo > max(hi) OVER (ORDER BY lo, file ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), true) AS starts FROM r
+      )
+      SELECT file, identity, starts, sum(starts::INTEGER) OVER (ORDER BY lo, file ROWS UNBOUNDED PRECEDING) AS grp FROM m ORDER BY lo, file`,
     );
     const byKey = new Map(files.map((f) => [path.basename(f, '.parquet'), f]));
-    const ordered = ranges.every((r) => r.after_prev === true);
+    const ordered = ranges.every((r) => r.starts === true);
     const inOrder = ranges.map((r) => byKey.get(toPartKey(String(r.file)))).filter((f): f is string => !!f);
     if (inOrder.length !== files.length) return general('fold parts and chain summaries differ');
-    return { fast: true, reason: ordered ? 'disjoint per-file chains' : 'per-file chains (sorted at publish)', files: inOrder, ordered };
+    const groups: QuoteDerivePlan['groups'] = [];
+    const members: string[][] = [];
+    ranges.forEach((r, i) => {
+      const g = Number(r.grp) - 1;
+      if (!groups[g]) {
+        groups[g] = { files: [], key: '' };
+        members[g] = [];
+      }
+      groups[g].files.push(inOrder[i]);
+      members[g].push(`${r.file}|${r.identity}`);
+    });
+    for (const [g, m] of members.entries()) groups[g].key = hashCanonical({ parser: QUOTES_PARSER, parts: m.sort() });
+    return {
+      fast: true,
+      reason: ordered ? 'disjoint per-file chains' : `per-file chains (${sortedGroups(groups)} sorted at publish)`,
+      files: inOrder,
+      ordered,
+      groups,
+    };
   } finally {
     await conn.run('DROP VIEW quote_chain_summary');
   }
+}
+
+/**
+ * On an incremental run with reused inputs (the run directory's incremental state): a WHERE clause restricting bars
+ * to the (ticker, adjustment) chains that hold a bar of a file not reused, in this run's chain summaries or in the
+ * previous snapshot's quote_bars (`prev`), materialised as temp table quote_changed_chains. Null on a full run.
+ */
+async function changedChainsScope(conn: DuckDBConnection, runDir: string, prev: string): Promise<string | null> {
+  const state = await readFile(path.join(runDir, STATE_FILE), 'utf8').then(
+    (t) => JSON.parse(t) as IncrementalState,
+    () => null,
+  );
+  if (!state?.carry || state.reuse_sha256.length === 0) return null;
+  const reuse = `[${state.reuse_sha256.map(quoteLiteral).join(', ')}]`;
+  const chainFiles = (await readdir(path.join(runDir, 'parts', CHAIN_PARTS)).catch(() => [] as string[]))
+    .filter((f) => f.endsWith('.parquet'))
+    .map((f) => quoteLiteral(path.join(runDir, 'parts', CHAIN_PARTS, f)));
+  const current = chainFiles.length
+    ? `SELECT ticker, adjustment FROM read_parquet([${chainFiles.join(', ')}]) WHERE NOT list_contains(${reuse}, content_sha256)`
+    : 'SELECT NULL::VARCHAR AS ticker, NULL::VARCHAR AS adjustment WHERE false';
+  await conn.run(`CREATE OR REPLACE TEMP TABLE quote_changed_chains AS
+    SELECT DISTINCT ticker, adjustment FROM (
+      ${current}
+      UNION ALL
+      SELECT ticker, adjustment FROM read_parquet(${quoteLiteral(prev)}) WHERE NOT list_contains(${reuse}, content_sha256))`);
+  return ' WHERE (ticker, adjustment) IN (SELECT (ticker, adjustment) FROM quote_changed_chains)';
+}
+
+function sortedGroups(groups: QuoteDerivePlan['groups']): string {
+  const n = groups.filter((g) => g.files.length > 1).length;
+  return `${n} overlapping group${n === 1 ? '' : 's'}`;
+}
+
+/**
+ * The files of quote_bars on the fast path when key ranges overlap: a group of one file is its part; a larger group
+ * is sorted into `input-parts/_sorted/<group key>.parquet` of the run (kept with the snapshot), or that file of the
+ * previous snapshot is linked when this run reused every member's parts (same parts: same sorted rows).
+ */
+async function sortedGroupFiles(
+  conn: DuckDBConnection,
+  runDir: string,
+  previousSnapshot: string | null,
+  dataDir: string,
+  groups: QuoteDerivePlan['groups'],
+): Promise<string[]> {
+  const state = await readFile(path.join(runDir, STATE_FILE), 'utf8').then(
+    (t) => JSON.parse(t) as IncrementalState,
+    () => null,
+  );
+  const reused = new Set(state?.carry ? state.reuse_sha256 : []);
+  const dir = path.join(runDir, INPUT_PARTS_DIR, SORTED_GROUPS_DIR);
+  await mkdir(dir, { recursive: true });
+  const out: string[] = [];
+  for (const g of groups) {
+    if (g.files.length === 1) {
+      out.push(g.files[0]);
+      continue;
+    }
+    const target = path.join(dir, `${g.key.slice(0, 32)}.parquet`);
+    const shas = await queryRows(conn, `SELECT DISTINCT content_sha256 FROM read_parquet([${g.files.map(quoteLiteral).join(', ')}])`);
+    const allReused = shas.length > 0 && shas.every((r) => reused.has(String(r.content_sha256)));
+    if (allReused && previousSnapshot && (await linkSortedGroup(dataDir, previousSnapshot, path.basename(target), target))) {
+      out.push(target);
+      continue;
+    }
+    await conn.run(
+      `COPY (SELECT * FROM read_parquet([${g.files.map(quoteLiteral).join(', ')}]) ORDER BY ticker, adjustment, quote_date)
+       TO ${quoteLiteral(`${target}.tmp`)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`,
+    );
+    await rename(`${target}.tmp`, target);
+    out.push(target);
+  }
+  return out;
+}
+
+/**
+ * Stores, for every stale split_dividend day, the hash of the quote_split_adjusted leaf the routes serve for it
+ * (ingest/quotes/chain.ts splitAdjustedLeaf over the same values as service/quotes/split-adjusted-days.sql), so
+ * /api/verify finds that leaf (findQuoteLeaf). Returns the number of days.
+ */
+async function fillServedLeafHashes(conn: DuckDBConnection, runDir: string): Promise<number> {
+  const rows = await queryRows(conn, loadSql('./derive-served-leaves.sql', import.meta.url));
+  if (rows.length === 0) return 0;
+  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+  const file = path.join(runDir, 'quote-served-leaves.ndjson');
+  const out = createWriteStream(file);
+  for (const r of rows) {
+    const served = {
+      ticker: String(r.ticker),
+      quote_date: String(r.quote_date),
+      adjustment: 'split_dividend' as const,
+      open: Number(r.adjusted_open),
+      high: Number(r.adjusted_high),
+      low: Number(r.adjusted_low),
+      close: Number(r.adjusted_close),
+      volume: Number(r.adjusted_volume),
+      vwap: num(r.adjusted_vwap),
+      trade_count: num(r.trade_count),
+    };
+    const splits = (r.split_leaf_hashes as string[]).map(String);
+    const first =
+      r.split_leaf == null
+        ? null
+        : {
+            source_url: (r.source_url as string | null) ?? null,
+            retrieved_at: (r.retrieved_at as string | null) ?? null,
+            content_sha256: (r.content_sha256 as string | null) ?? null,
+          };
+    const leaf = splitAdjustedLeaf(splitAdjustedRecord(served, Number(r.split_factor), splits), first, String(r.raw_leaf_hash));
+    if (!out.write(`${JSON.stringify({ ticker: served.ticker, quote_date: served.quote_date, h: leaf.leaf_hash })}\n`))
+      await once(out, 'drain');
+  }
+  out.end();
+  await once(out, 'close');
+  await conn.run(`UPDATE quote_split_adjustments a SET served_leaf_hash = t.h
+    FROM read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = {'ticker': 'VARCHAR', 'quote_date': 'DATE', 'h': 'VARCHAR'}) t
+    WHERE a.ticker = t.ticker AND a.quote_date = t.quote_date`);
+  await rm(file, { force: true });
+  return rows.length;
 }
 
 export const quotesPipeline: Pipeline = {
@@ -497,7 +661,32 @@ export const quotesPipeline: Pipeline = {
     const dir = path.join(ctx.inputDir, 'quotes');
     const fetched = new Map(ctx.fetches.flatMap((f) => f.outputs.map((o) => [o, f.key] as const)));
     const files = (await listInputs(dir, /\.(csv|json)$/i)).filter((f) => !fetched.has(f));
-    const children: ChildJob[] = files.map((f) => {
+    // Incremental (jobs/quotes/quote-input-parts.ts): a file the planner reuses whose saved parts match it gets no
+    // child; its parts are hard-linked into the run now. Any other file is parsed.
+    let parse = (_f: string) => true;
+    if (ctx.incremental) {
+      const inc = ctx.incremental;
+      await inc.partition(files);
+      const current = await readCurrentManifest(ctx.config.dataDir, quotesDomain.domain);
+      const reuse: Array<[string, string]> = [];
+      let settled = inc.settle();
+      for (const f of files) {
+        if (settled.has(f)) continue;
+        const entry = inc.entryOf(f)!;
+        const saved = current
+          ? await savedInputParts(ctx.config.dataDir, current.snapshot_id, path.relative(dir, f), {
+              sha256: entry.sha256,
+              sidecar_sha256: await sidecarSha256(f),
+            })
+          : null;
+        if (saved) reuse.push([f, saved]);
+        else inc.require([f]);
+      }
+      settled = inc.settle();
+      for (const [f, saved] of reuse) if (!settled.has(f)) await linkInputParts(ctx.config.dataDir, ctx.runId, saved);
+      parse = (f) => settled.has(f);
+    }
+    const children: ChildJob[] = files.filter(parse).map((f) => {
       const rel = path.relative(dir, f);
       return { step: f.toLowerCase().endsWith('.json') ? 'polygon' : 'csv', key: rel, data: { file: f, rel } };
     });
@@ -506,6 +695,8 @@ export const quotesPipeline: Pipeline = {
       children.push({ step: 'polygon', key: path.relative(dir, f), data: { file: f, rel: path.relative(dir, f) }, after: [key] });
     return { inputDigest: await digestInputs(ctx.inputDir, files, 'quotes-v1'), children };
   },
+  // Unchanged inputs are not parsed: their parts are reused from the current snapshot (see plan), never carried.
+  incremental: { parser: QUOTES_PARSER, ownParts: true },
   steps: {
     csv: { payload: filePayload, process: processCsv },
     polygon: { payload: filePayload, process: processPolygon },
@@ -524,13 +715,14 @@ export const quotesPipeline: Pipeline = {
       if (folds.fast) {
         // Fast path: every chain lies in one file with one version per day, so the children's leaves are final.
         // Concatenated in key order, the parts ARE the table (same columns, rows, order): linked as its files.
-        // Per-file chains whose key ranges overlap are sorted once into one file.
+        // Per-file chains whose key ranges overlap are sorted into one file per overlapping group (the groups are
+        // disjoint and in key order, so their files in order are the table in key order). An incremental run reuses a
+        // group's sorted file from the previous snapshot when every member was reused (quote-input-parts.ts).
         if (folds.ordered) await ctx.linkParquetTable('quote_bars', folds.files);
         else
-          await ctx.replaceParquetTable(
+          await ctx.linkParquetTable(
             'quote_bars',
-            `SELECT * FROM read_parquet([${folds.files.map(quoteLiteral).join(', ')}]) ORDER BY ticker, adjustment, quote_date`,
-            { rowGroupSize: BAR_ROW_GROUP },
+            await sortedGroupFiles(conn, ctx.run.dir, ctx.previous?.snapshot_id ?? null, ctx.run.dataDir, folds.groups),
           );
         mark('bars (from per-file folds)');
         // Every file's leaf keys, sorted per file by the child: linked as quote_leaf_keys' files.
@@ -578,11 +770,17 @@ export const quotesPipeline: Pipeline = {
         mark('bars');
       }
       const prev = ctx.previousTable('quote_bars');
+      // The history compares the previous and current chains. On an incremental run only the chains with a bar of a
+      // file that was not reused (parsed by this run, or gone) can differ: a chain of reused files alone has the same
+      // rows and leaves (its parts are the previous run's), so the scan is restricted to the others.
+      const scope = prev ? await changedChainsScope(conn, ctx.run.dir, prev) : null;
       await conn.run(
         prev
-          ? `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM read_parquet(${quoteLiteral(prev)})`
+          ? `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM read_parquet(${quoteLiteral(prev)})${scope ?? ''}`
           : `CREATE OR REPLACE TEMP VIEW previous_quote_bars AS SELECT * FROM quote_bars LIMIT 0`,
       );
+      await conn.run(`CREATE OR REPLACE TEMP VIEW current_quote_bars AS SELECT * FROM quote_bars${scope ?? ''}`);
+      mark(`history scope: ${scope ? 'changed chains' : 'every chain'}`);
       const [superseded, gone] = loadSql('./derive-history.sql', import.meta.url).split('-- next statement');
       // Superseded versions within this run exist only on the general path (the fast path has one version per day).
       if (!folds.fast) await queryRows(conn, superseded, { run_id: ctx.runId });
@@ -590,11 +788,13 @@ export const quotesPipeline: Pipeline = {
       mark('history');
       // Splits applied to the raw bars and checked against the stored adjusted ones (quote_split_adjustments).
       await conn.run(loadSql('./derive-split-adjustments.sql', import.meta.url));
-      mark('split adjustments');
+      mark(`split adjustments (${await fillServedLeafHashes(conn, ctx.run.dir)} stale days re-derived)`);
+      // Each published input's parts stay with the snapshot, for the next run to reuse (quote-input-parts.ts).
+      mark(`input parts kept: ${await saveInputParts(ctx.run.dir)}`);
       await conn.run(
         folds.fast
-          ? 'DROP VIEW previous_quote_bars; DELETE FROM quote_bar_inputs;'
-          : 'DROP VIEW previous_quote_bars; DROP TABLE quote_leaf_hashes; DROP TABLE quote_chain_input; DROP TABLE quote_duplicates; DROP TABLE quote_fold_sources; DELETE FROM quote_bar_inputs;',
+          ? 'DROP VIEW previous_quote_bars; DROP VIEW current_quote_bars; DELETE FROM quote_bar_inputs;'
+          : 'DROP VIEW previous_quote_bars; DROP VIEW current_quote_bars; DROP TABLE quote_leaf_hashes; DROP TABLE quote_chain_input; DROP TABLE quote_duplicates; DROP TABLE quote_fold_sources; DELETE FROM quote_bar_inputs;',
       );
     } finally {
       await conn.run('SET preserve_insertion_order = false');

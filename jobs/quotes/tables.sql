@@ -120,5 +120,7 @@ CREATE TABLE IF NOT EXISTS quote_split_adjustments (
   status                 VARCHAR NOT NULL,   -- derived | agrees | stale
   raw_leaf_hash          VARCHAR NOT NULL,   -- origin leaf of the raw bar
   stored_leaf_hash       VARCHAR,            -- origin leaf of the stored adjusted bar
-  split_leaf_hashes      VARCHAR[] NOT NULL  -- origin leaves of the splits applied (quote_corporate_actions), by date
+  split_leaf_hashes      VARCHAR[] NOT NULL, -- origin leaves of the splits applied (quote_corporate_actions), by date
+  served_leaf_hash       VARCHAR             -- 'stale' rows: the quote_split_adjusted leaf the routes serve for the day
+                                             -- (ingest/quotes/chain.ts splitAdjustedLeaf), so /api/verify finds it
 );

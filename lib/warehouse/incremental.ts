@@ -144,6 +144,11 @@ export class IncrementalPlanner {
     return e ? { bytes: e.bytes, mtime_ms: e.mtime_ms } : undefined;
   }
 
+  /** The ledger entry of a file passed to `partition` (its SHA-256 as recorded or hashed), or undefined. */
+  entryOf(file: string): LedgerEntry | undefined {
+    return this.byFile.get(file);
+  }
+
   /** Paths (relative to the input directory) the previous ledger records. */
   previousPaths(): string[] {
     return [...this.previous.keys()];

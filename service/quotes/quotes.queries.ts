@@ -5,11 +5,20 @@
  * then compared with the stored hash, so a changed row is detected on read.
  */
 import { InvalidInputError, NotFoundError, PipelineError } from '../../lib/errors.ts';
-import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
+import { createLeaf, verifyLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { isSha256Hex } from '../../lib/hash.ts';
 import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { leafTemplate, quoteLeaf, quoteLeafHash, quoteRecord, quoteRecordSha256, type QuoteSource } from '../../ingest/quotes/chain.ts';
+import {
+  leafTemplate,
+  quoteLeaf,
+  quoteLeafHash,
+  quoteRecord,
+  quoteRecordSha256,
+  splitAdjustedLeaf,
+  splitAdjustedRecord,
+  type QuoteSource,
+} from '../../ingest/quotes/chain.ts';
 import { normalizeTicker, type Adjustment, type QuoteBar } from '../../ingest/quotes/quote.schema.ts';
 import { findCompany, parseCompanyRef } from '../company/company.queries.ts';
 import { decodeKeyCursor, encodeKeyCursor } from '../platform/pagination.ts';
@@ -24,6 +33,9 @@ const TICKER_CHAIN = loadSql('./ticker-chain.sql', import.meta.url);
 const MARKET_FACTS = loadSql('./market-facts.sql', import.meta.url);
 const SHARES_AS_OF = loadSql('./market-shares-asof.sql', import.meta.url);
 const WINDOW_END = loadSql('./quote-window-end.sql', import.meta.url);
+const SPLIT_DAYS = loadSql('./split-adjusted-days.sql', import.meta.url);
+const SPLIT_ACTIONS = loadSql('./split-actions.sql', import.meta.url);
+const SPLIT_BY_LEAF = loadSql('./split-by-leaf.sql', import.meta.url);
 
 export const QUOTE_SCHEMA_ID = 'proofline/stock-quote/v1';
 export const HISTORY_DEFAULT = 30;
@@ -95,6 +107,38 @@ export interface QuoteDay {
   origin: OriginLeaf;
   /** False when the row's values or links no longer hash to the stored leaf (tampered or corrupted). */
   origin_verified: boolean;
+  /**
+   * Added field (not in spec 000): null when `quote` is the stored bar; set when the stored split_dividend bar predates
+   * a split (stale) and `quote` was re-derived from the raw bar and the split(s) after it (see SplitAdjustment).
+   */
+  split_adjustment: SplitAdjustment | null;
+}
+
+/** One split applied to a served day: its reference file and the split's record leaf (origin_leaves). */
+export interface AppliedSplit {
+  ex_date: string;
+  split_from: number;
+  split_to: number;
+  /** The reference file (under the quotes input), as recorded in quote_corporate_actions. */
+  file: string;
+  origin: OriginLeaf | null;
+}
+
+/**
+ * How a served split_dividend day was re-derived (docs/quotes-and-transcripts.md, "Splits served"). The day's
+ * `origin` is then a `quote_split_adjusted` leaf: `content_sha256`/`source_url` of the (first) split's reference
+ * file, `record_sha256` = SHA-256 of RFC 8785 `record`, `parent` = the raw bar's chained leaf (which names the raw
+ * file). The stored adjusted bar and its chained leaf stay in `stored`: the next day's `origin.parent` is its hash.
+ */
+export interface SplitAdjustment {
+  status: 'stale';
+  /** Product of split_to / split_from over the splits after the day: prices ÷ factor, volume × factor. */
+  split_factor: number;
+  /** The record hashed into `origin.record_sha256`: the served bar's fields, the factor and the splits' leaves. */
+  record: Record<string, unknown>;
+  raw: { quote: QuoteDay['quote']; origin: OriginLeaf; origin_verified: boolean };
+  stored: { quote: QuoteDay['quote']; origin: OriginLeaf; origin_verified: boolean };
+  splits: AppliedSplit[];
 }
 
 /** Rebuilds leaves for rows newest-first; `older` is the row before the last one (or null at the chain start). */
@@ -122,9 +166,118 @@ async function daysFromRows(rows: Row[], older: Row | null, sources: SourceCache
       flags: (r.flags as string[] | null) ?? [],
       origin: leaf,
       origin_verified: leaf.leaf_hash === r.leaf_hash,
+      split_adjustment: null,
     });
   }
   return out;
+}
+
+const quoteOf = (b: QuoteBar): QuoteDay['quote'] => ({
+  open: b.open,
+  high: b.high,
+  low: b.low,
+  close: b.close,
+  volume: b.volume,
+  vwap: b.vwap,
+  trade_count: b.trade_count,
+});
+
+/**
+ * Serves split_dividend days whose stored bar is stale (fetched before a later split: quote_split_adjustments
+ * status 'stale') with the split-adjusted values re-derived from the raw bar, so the adjusted close is continuous
+ * across the split. Days already agreeing with the splits are served as stored. `days` are of one ticker's
+ * split_dividend chain; a snapshot without quote_split_adjustments (published before it existed) serves them as stored.
+ */
+async function applySplitAdjustments(reader: SnapshotReader, ticker: string, days: QuoteDay[], sources: SourceCache): Promise<QuoteDay[]> {
+  if (days.length === 0 || days[0].adjustment !== 'split_dividend') return days;
+  const dates = days.map((d) => d.quote_date).sort();
+  let rows: Row[];
+  try {
+    rows = await reader.query(SPLIT_DAYS, { ticker, from: dates[0], to: dates[dates.length - 1] });
+  } catch (e) {
+    if (e instanceof PipelineError) throw e;
+    return days;
+  }
+  if (rows.length === 0) return days;
+  const actions = new Map<string, Row>();
+  for (const a of await reader.query(SPLIT_ACTIONS, { ticker }))
+    if (!actions.has(String(a.origin_leaf_hash))) actions.set(String(a.origin_leaf_hash), a);
+  const leaves = new Map<string, OriginLeaf | null>();
+  const splitLeaf = async (h: string) => {
+    if (!leaves.has(h)) {
+      const [s] = await reader.query(SOURCE_LEAF, { leaf_hash: h });
+      leaves.set(h, s ? leafFromRow(s) : null);
+    }
+    return leaves.get(h)!;
+  };
+  const byDate = new Map(rows.map((r) => [String(r.quote_date), r]));
+  const out: QuoteDay[] = [];
+  for (const day of days) {
+    const r = byDate.get(day.quote_date);
+    if (!r) {
+      out.push(day);
+      continue;
+    }
+    const rawBar = barFromRow(r);
+    const src = await sources.get(String(r.dataset), String(r.content_sha256));
+    const rawParent = Number(r.day_index) === 0 || r.prev_leaf_hash == null ? src.leaf_hash : String(r.prev_leaf_hash);
+    const rawLeaf = quoteLeaf(src, rawParent, quoteRecordSha256(rawBar));
+    const splitHashes = (r.split_leaf_hashes as string[]).map(String);
+    const splits: AppliedSplit[] = [];
+    for (const h of splitHashes) {
+      const a = actions.get(h);
+      splits.push({
+        ex_date: a ? String(a.ex_date) : '',
+        split_from: a ? Number(a.split_from) : Number.NaN,
+        split_to: a ? Number(a.split_to) : Number.NaN,
+        file: a ? String(a.file) : '',
+        origin: await splitLeaf(h),
+      });
+    }
+    const served: QuoteBar = {
+      ...rawBar,
+      adjustment: 'split_dividend',
+      open: Number(r.adjusted_open),
+      high: Number(r.adjusted_high),
+      low: Number(r.adjusted_low),
+      close: Number(r.adjusted_close),
+      volume: Number(r.adjusted_volume),
+      vwap: r.adjusted_vwap == null ? null : Number(r.adjusted_vwap),
+    };
+    const factor = Number(r.split_factor);
+    const record = splitAdjustedRecord(served, factor, splitHashes);
+    const origin = splitAdjustedLeaf(record, splits[0]?.origin ?? null, rawLeaf.leaf_hash);
+    const rawVerified = rawLeaf.leaf_hash === r.raw_leaf_hash && rawLeaf.leaf_hash === r.leaf_hash;
+    const storedVerified = day.origin_verified && day.origin.leaf_hash === r.stored_leaf_hash;
+    const splitsVerified = splits.length > 0 && splits.every((x) => x.origin !== null && verifyLeaf(x.origin));
+    out.push({
+      ...day,
+      quote: quoteOf(served),
+      origin,
+      origin_verified: rawVerified && storedVerified && splitsVerified,
+      split_adjustment: {
+        status: 'stale',
+        split_factor: factor,
+        record,
+        raw: { quote: quoteOf(rawBar), origin: rawLeaf, origin_verified: rawVerified },
+        stored: { quote: day.quote, origin: day.origin, origin_verified: day.origin_verified },
+        splits,
+      },
+    });
+  }
+  return out;
+}
+
+function leafFromRow(s: Row): OriginLeaf {
+  return createLeaf({
+    kind: String(s.kind),
+    source: String(s.source),
+    source_url: (s.source_url as string | null) ?? null,
+    retrieved_at: (s.retrieved_at as string | null) ?? null,
+    content_sha256: (s.content_sha256 as string | null) ?? null,
+    record_sha256: (s.record_sha256 as string | null) ?? null,
+    parent: (s.parent as string | null) ?? null,
+  });
 }
 
 export interface ResolvedTicker {
@@ -282,7 +435,7 @@ export async function getLatestQuote(d: QuoteQueryDeps, rawTicker: string, opts:
   const adjustment = String(chain.adjustment) as Adjustment;
   const rows = await d.quotes.query(ROWS, { ticker: t.ticker, adjustment, to: String(chain.last_date), from: null, limit: 2 });
   const sources = new SourceCache(d.quotes);
-  const [day] = await daysFromRows(rows.slice(0, 1), rows[1] ?? null, sources);
+  const [day] = await applySplitAdjustments(d.quotes, t.ticker, await daysFromRows(rows.slice(0, 1), rows[1] ?? null, sources), sources);
   return {
     schema: QUOTE_SCHEMA_ID,
     ticker: t.ticker,
@@ -294,6 +447,7 @@ export async function getLatestQuote(d: QuoteQueryDeps, rawTicker: string, opts:
     market_context: await marketContext(d.registry, t.cik, day.quote.close, day.quote_date, adjustment, t.employees ?? null),
     origin: day.origin,
     origin_verified: day.origin_verified,
+    split_adjustment: day.split_adjustment,
   };
 }
 
@@ -340,7 +494,8 @@ export async function getQuoteHistory(
   let served = rows.slice(0, limit);
   if (forward && start) served = served.filter((r) => String(r.quote_date) >= start);
   const older = rows[served.length] ?? null;
-  const days = await daysFromRows(served, older, new SourceCache(d.quotes));
+  const sources = new SourceCache(d.quotes);
+  const days = await applySplitAdjustments(d.quotes, t.ticker, await daysFromRows(served, older, sources), sources);
   const newest = served[0] ? String(served[0].quote_date) : null;
   const oldest = served.length ? String(served[served.length - 1]!.quote_date) : null;
   let next_cursor: string | null = null;
@@ -359,8 +514,10 @@ export async function getQuoteHistory(
       first_date: chain.first_date,
       last_date: chain.last_date,
       days: chain.days,
-      rule: "each day's origin.parent is the previous trading day's leaf_hash; the first day's parent is the source file's leaf",
+      rule: "each day's origin.parent is the previous trading day's leaf_hash; the first day's parent is the source file's leaf. A day served split-adjusted (split_adjustment not null) has a quote_split_adjusted origin (parent: the raw bar's leaf, content_sha256: the split reference file's); its chained leaf is split_adjustment.stored.origin",
     },
+    /** Added field: how many served days were re-derived from a split (each has split_adjustment set). */
+    split_adjusted_days: days.filter((x) => x.split_adjustment !== null).length,
     quotes: days,
     next_cursor,
   };
@@ -380,8 +537,11 @@ function decodeHistoryCursor(cursor: string | undefined, adjustment: Adjustment 
 
 export interface FoundQuoteLeaf {
   leaf: OriginLeaf;
-  /** `quote_bars` (current), `quote_leaf_history` (superseded fork), or `origin_leaves` (a source file). */
-  table: 'quote_bars' | 'quote_leaf_history' | 'origin_leaves';
+  /**
+   * `quote_bars` (current), `quote_leaf_history` (superseded fork), `origin_leaves` (a source file), or
+   * `quote_split_adjustments` (a stale adjusted day served split-adjusted: its chain continues with the raw bar's).
+   */
+  table: 'quote_bars' | 'quote_leaf_history' | 'origin_leaves' | 'quote_split_adjustments';
   record: Record<string, unknown> | null;
   /** The leaf and its ancestors, walk order (this leaf first, the source file's leaf last). */
   chain: OriginLeaf[];
@@ -458,15 +618,7 @@ export async function findQuoteLeaf(
   }
   const [s] = await reader.query(SOURCE_LEAF, { leaf_hash: leafHash });
   if (s) {
-    const leaf = createLeaf({
-      kind: String(s.kind),
-      source: String(s.source),
-      source_url: (s.source_url as string | null) ?? null,
-      retrieved_at: (s.retrieved_at as string | null) ?? null,
-      content_sha256: (s.content_sha256 as string | null) ?? null,
-      record_sha256: (s.record_sha256 as string | null) ?? null,
-      parent: (s.parent as string | null) ?? null,
-    });
+    const leaf = leafFromRow(s);
     return {
       leaf,
       table: 'origin_leaves',
@@ -477,7 +629,40 @@ export async function findQuoteLeaf(
       superseded: null,
     };
   }
-  return null;
+  return findSplitAdjustedLeaf(reader, leafHash, maxDepth, sources);
+}
+
+/** findQuoteLeaf for a quote_split_adjusted leaf: rebuilt as the routes serve it, then the raw bar's chain. */
+async function findSplitAdjustedLeaf(
+  reader: SnapshotReader,
+  leafHash: string,
+  maxDepth: number,
+  sources: SourceCache,
+): Promise<FoundQuoteLeaf | null> {
+  let hit: Row | undefined;
+  try {
+    [hit] = await reader.query(SPLIT_BY_LEAF, { leaf_hash: leafHash });
+  } catch (e) {
+    if (e instanceof PipelineError) throw e;
+    return null; // a snapshot published before served_leaf_hash existed
+  }
+  if (!hit) return null;
+  const ticker = String(hit.ticker);
+  const date = String(hit.quote_date);
+  const rows = await reader.query(ROWS, { ticker, adjustment: 'split_dividend', to: date, from: null, limit: 2 });
+  if (String(rows[0]?.quote_date) !== date) return null;
+  const [day] = await applySplitAdjustments(reader, ticker, await daysFromRows(rows.slice(0, 1), rows[1] ?? null, sources), sources);
+  if (!day?.split_adjustment || day.origin.leaf_hash !== leafHash) return null;
+  const up = maxDepth > 1 ? await findQuoteLeaf(reader, String(day.origin.parent), { maxDepth: maxDepth - 1 }) : null;
+  return {
+    leaf: day.origin,
+    table: 'quote_split_adjustments',
+    record: day.split_adjustment.record,
+    chain: [day.origin, ...(up?.chain ?? [])],
+    truncated: up ? up.truncated : true,
+    valid: day.origin_verified && (up?.valid ?? false),
+    superseded: null,
+  };
 }
 
 export interface ChainVerification {

@@ -17,6 +17,27 @@ const bar = z.object({
   vwap: z.number().nullable(),
   trade_count: z.number().nullable(),
 });
+const servedBar = z.object({ quote: bar, origin: originLeafSchema, origin_verified: z.boolean() });
+/** Added field (spec 000 names none of these): how a stale split_dividend day was re-derived from a split. */
+const splitAdjustment = z
+  .object({
+    status: z.literal('stale'),
+    split_factor: z.number(),
+    record: z.record(z.string(), z.unknown()).describe('the record hashed into origin.record_sha256'),
+    raw: servedBar.describe('the raw bar the values were derived from, with its chained leaf (origin.parent)'),
+    stored: servedBar.describe('the stored adjusted bar (fetched before the split) and its chained leaf'),
+    splits: z.array(
+      z.object({
+        ex_date: z.string(),
+        split_from: z.number(),
+        split_to: z.number(),
+        file: z.string(),
+        origin: originLeafSchema.nullable(),
+      }),
+    ),
+  })
+  .nullable()
+  .describe('null when quote is the stored bar; set when it was re-derived from the raw bar and the splits after it');
 const day = {
   quote_date: z.string(),
   adjustment,
@@ -24,6 +45,7 @@ const day = {
   flags: z.array(z.string()),
   origin: originLeafSchema,
   origin_verified: z.boolean().describe('false when the row no longer hashes to its stored leaf'),
+  split_adjustment: splitAdjustment,
 };
 const head = { schema: z.literal('proofline/stock-quote/v1'), ticker: z.string(), name: strN };
 
@@ -51,6 +73,7 @@ export const quoteHistoryAnswer = z.object({
   limit_clamped: limitClampedSchema,
   from: strN,
   chain: z.object({ first_date: z.string(), last_date: z.string(), days: z.number().int(), rule: z.string() }),
+  split_adjusted_days: z.number().int().describe('served days re-derived from a split (split_adjustment set)'),
   quotes: z.array(z.object(day)),
   ...pageMembers,
 });

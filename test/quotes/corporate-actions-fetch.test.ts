@@ -13,6 +13,10 @@ import { closePolygonLimiter } from '../../jobs/quotes/quotes-fetch.ts';
 import { quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { hashCanonical } from '../../lib/hash.ts';
+import { verifyLeaf } from '../../lib/origin.ts';
+import { buildTestService, getJson } from '../helpers/app.ts';
+import { connectClient } from '../mcp/mcp-helpers.ts';
 import { startReplayServer, type ReplayServer } from '../helpers/replay-server.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { FIXTURES, HAS_SHARED } from '../helpers/shared.ts';
@@ -152,5 +156,88 @@ describe.skipIf(!HAS_SHARED)('splits and dividends from Polygon reference endpoi
     const r2 = await run();
     expect(r2.failed_children).toBe(0);
     expect(replay.hits.slice(from)).toEqual([]);
+
+    // Served (HTTP and MCP): the adjusted series is continuous across the split; the stale 06-08 bar (392, fetched
+    // before the split) is served as 98, re-derived from the raw bar, and says so.
+    const svc = await buildTestService(config, ['quotes']);
+    try {
+      const { status, body } = await getJson(svc.app, '/api/company/DXCM/quote/history?adjustment=split_dividend&limit=10');
+      expect(status).toBe(200);
+      expect(body.quotes.map((q: any) => [q.quote_date, q.quote.close, q.split_adjustment !== null])).toEqual([
+        ['2022-06-10', 101, false],
+        ['2022-06-09', 100, false],
+        ['2022-06-08', 98, true],
+      ]);
+      expect(body.split_adjusted_days).toBe(1);
+      const closes = body.quotes.map((q: any) => q.quote.close);
+      for (let i = 1; i < closes.length; i++) expect(Math.abs(closes[i - 1] / closes[i] - 1)).toBeLessThan(0.05);
+      expect(body.quotes.every((q: any) => q.origin_verified === true)).toBe(true);
+
+      const [, after, stale] = body.quotes;
+      const sa = stale.split_adjustment;
+      expect(stale.quote).toEqual({ open: 98, high: 98, low: 98, close: 98, volume: 4000, vwap: 98, trade_count: 10 });
+      expect(sa.stored.quote.close).toBe(392);
+      expect(sa.raw.quote.close).toBe(392);
+      expect(sa.split_factor).toBe(4);
+      // Provenance: the served leaf names the split reference file and its parent is the raw bar's chained leaf
+      // (which names the raw grouped file); the stored adjusted leaf names the adjusted grouped file; the chain
+      // continues from the stored leaf.
+      const srcs = await (async () => {
+        const r = await SnapshotReader.open(dataDir, 'quotes', { poolSize: 1 });
+        try {
+          return await r.query(`SELECT DISTINCT dataset, content_sha256, source_url FROM sources ORDER BY source_url`);
+        } finally {
+          await r.close();
+        }
+      })();
+      const fileOf = (sha: string) => srcs.filter((x) => x.content_sha256 === sha).map((x) => String(x.source_url));
+      expect(stale.origin.kind).toBe('quote_split_adjusted');
+      expect(verifyLeaf(stale.origin)).toBe(true);
+      expect(fileOf(stale.origin.content_sha256).join()).toMatch(/reference\/splits\?execution_date=2022-06-10/);
+      expect(stale.origin.record_sha256).toBe(hashCanonical(sa.record));
+      expect(sa.record).toMatchObject({ ticker: 'DXCM', quote_date: '2022-06-08', close: 98, split_factor: 4 });
+      expect(sa.record.split_leaf_hashes).toEqual([sa.splits[0].origin.leaf_hash]);
+      expect(sa.splits).toMatchObject([
+        { ex_date: '2022-06-10', split_from: 1, split_to: 4, file: 'polygon/reference/2022-06-10_splits.json' },
+      ]);
+      expect(stale.origin.parent).toBe(sa.raw.origin.leaf_hash);
+      expect(sa.raw.origin.kind).toBe('quote_day');
+      expect(fileOf(sa.raw.origin.content_sha256).join()).toMatch(/grouped\/locale\/us\/market\/stocks\/2022-06-08\?adjusted=false/);
+      expect(fileOf(sa.stored.origin.content_sha256).join()).toMatch(/grouped\/locale\/us\/market\/stocks\/2022-06-08\?adjusted=true/);
+      expect(after.origin.parent).toBe(sa.stored.origin.leaf_hash);
+      for (const q of body.quotes.filter((x: any) => !x.split_adjustment)) expect(q.origin.kind).toBe('quote_day');
+      // /api/verify finds the served leaf (its hash is stored at publish) and walks on through the raw bar's chain
+      // to the raw file's source leaf.
+      const v = await getJson(svc.app, `/api/verify/${stale.origin.leaf_hash}`);
+      expect(v.status).toBe(200);
+      expect(v.body).toMatchObject({ found: true, domain: 'quotes', table_name: 'quote_split_adjustments', leaf: stale.origin });
+      expect(v.body.chain.valid).toBe(true);
+      expect(v.body.chain.leaves.map((l: any) => l.kind)).toEqual(['quote_split_adjusted', 'quote_day', 'quote_day', 'source']);
+      expect(v.body.chain.leaves[1]).toEqual(sa.raw.origin);
+
+      // The raw series is served as stored (no split_adjustment).
+      const raw = await getJson(svc.app, '/api/company/DXCM/quote/history?adjustment=raw&limit=10');
+      expect(raw.body.quotes.map((q: any) => [q.quote.close, q.split_adjustment])).toEqual([
+        [101, null],
+        [400, null],
+        [392, null],
+        [388, null],
+      ]);
+      expect(raw.body.split_adjusted_days).toBe(0);
+
+      // The MCP tool calls the same query: same served values and leaves.
+      const client = await connectClient(svc.app);
+      try {
+        const res = (await client.callTool({ name: 'sec_quote_history', arguments: { ticker: 'DXCM', adjustment: 'split_dividend' } })) as {
+          structuredContent?: Record<string, any>;
+        };
+        expect(res.structuredContent!.quotes.map((q: any) => q.quote.close)).toEqual([101, 100, 98]);
+        expect(res.structuredContent!.quotes[2].origin).toEqual(stale.origin);
+      } finally {
+        await client.close();
+      }
+    } finally {
+      await svc.close();
+    }
   });
 });
