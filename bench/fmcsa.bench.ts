@@ -9,13 +9,13 @@
  * peak RSS < 4 GB, within 1.5x of DuckDB alone; >= 1,000 req/s with p99 < 50 ms.
  * The result records per-file load times, publish phases and derive steps.
  * Then incremental nights (issue 18, item 6) over the same warehouse: one with
- * nothing changed (skipped by the input digest), and twice one in which the
- * crash file changed (its last record dropped: only that file is parsed, the
- * other files' parts are linked from the previous snapshot, every carrier table
- * is derived again), each followed by a full run over the same files.
+ * nothing changed (skipped by the input digest), and (FMCSA_BENCH_PAIRS) nights
+ * in which the crash file changed (its last record dropped: only that file is
+ * parsed, the other files' parts are linked from the previous snapshot, every
+ * carrier table is derived again), each paired with a full run of the same files.
  *
  * The input is generated once under data/bench/fmcsa-full (bench/fmcsa-generate.ts).
- * Env: FMCSA_BENCH_SCALE (full), FMCSA_BENCH_SECONDS (20), FMCSA_BENCH_CONNECTIONS (16).
+ * Env: FMCSA_BENCH_SCALE (full), FMCSA_BENCH_SECONDS (20), FMCSA_BENCH_CONNECTIONS (16), FMCSA_BENCH_PAIRS (3).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync, readFileSync } from 'node:fs';
@@ -113,14 +113,18 @@ async function dropLastRecord(file: string): Promise<void> {
 
 /**
  * Incremental nights over the warehouse of the full run: nothing changed (skipped by the input digest), then
- * twice a night in which the crash file changed, each followed by a full run over the same files (`full`: every
- * file parsed) so the two are measured back to back under the same machine load.
+ * FMCSA_BENCH_PAIRS (3) times a night in which the crash file changed, paired with a full run of the same files
+ * in a scratch warehouse (`full`: every file parsed), the two back to back under the same machine load and in
+ * alternating order (incremental first in even pairs), so neither kind always runs second.
  */
 async function incrementalNights(config: ReturnType<typeof loadConfig>): Promise<Record<string, unknown>> {
+  const scratch = `${dataDir}-full-runs`;
   const night = async (full: boolean) => {
+    if (full) await rm(scratch, { recursive: true, force: true });
+    const cfg = full ? loadConfig({ ...process.env, DATA_DIR: scratch, LOG_LEVEL: 'warn' }) : config;
     const rss = trackPeakRss(50);
     const t = performance.now();
-    const report = await runPipelineInProcess(fmcsaPipeline, { config, log: createLogger('warn'), inputDir, force: full, full });
+    const report = await runPipelineInProcess(fmcsaPipeline, { config: cfg, log: createLogger('warn'), inputDir, force: full, full });
     const ms = performance.now() - t;
     if (report.failed_children || report.skipped) throw new Error(`night failed or skipped: ${JSON.stringify(report.incremental)}`);
     return {
@@ -137,18 +141,29 @@ async function incrementalNights(config: ReturnType<typeof loadConfig>): Promise
   const same = await runPipelineInProcess(fmcsaPipeline, { config, log: createLogger('warn'), inputDir });
   const sameMs = performance.now() - t;
   const pairs: Array<{ one_file_changed: Awaited<ReturnType<typeof night>>; full_run: Awaited<ReturnType<typeof night>> }> = [];
-  for (let i = 0; i < 2; i++) {
+  for (let i = 0; i < Number(process.env.FMCSA_BENCH_PAIRS ?? 3); i++) {
     await dropLastRecord(path.join(inputDir, CORE[1]!));
     await warmInputs();
-    const inc = await night(false);
-    pairs.push({ one_file_changed: inc, full_run: await night(true) });
+    if (i % 2 === 0) {
+      const inc = await night(false);
+      pairs.push({ one_file_changed: inc, full_run: await night(true) });
+    } else {
+      const full = await night(true);
+      pairs.push({ one_file_changed: await night(false), full_run: full });
+    }
   }
+  await rm(scratch, { recursive: true, force: true });
   const ratios = pairs.map((p) => Math.round((p.one_file_changed.seconds / p.full_run.seconds) * 100) / 100);
+  const sum = (k: 'one_file_changed' | 'full_run', f: (n: Awaited<ReturnType<typeof night>>) => number) =>
+    pairs.reduce((a, p) => a + f(p[k]), 0);
+  const withoutDerive = (n: Awaited<ReturnType<typeof night>>) => n.seconds * 1000 - Number(n.derive_ms.total ?? 0);
   return {
     changed_file: CORE[1],
     nothing_changed: { skipped: same.skipped, seconds: Math.round(sameMs / 100) / 10 },
     pairs,
     ratio_one_file_changed_to_full: ratios,
+    ratio_of_sums: Math.round((sum('one_file_changed', (n) => n.seconds) / sum('full_run', (n) => n.seconds)) * 100) / 100,
+    ratio_of_sums_without_derive: Math.round((sum('one_file_changed', withoutDerive) / sum('full_run', withoutDerive)) * 100) / 100,
   };
 }
 

@@ -97,7 +97,8 @@ const filePayload = z.object({
 /**
  * Version of what the FMCSA steps make of a file: the incremental ledger's parser and the input digest's salt.
  * Bump it when readers.ts, formats.ts or tables.sql change what a file's parts hold, so no part written by older
- * code is reused (v2: parts recorded per file for incremental runs).
+ * code is reused, and when the packed census store's format changes (it is linked from the previous snapshot
+ * while the census files are unchanged) (v2: parts recorded per file for incremental runs).
  */
 export const FMCSA_PARSER = 'fmcsa-v2';
 
@@ -363,7 +364,12 @@ export const fmcsaPipeline: Pipeline = {
     // The identity endpoint's census row, packed the same way: a point read of the 44-column carriers parquet
     // decodes whole row groups (tens of ms); the packed read costs microseconds (issue 22).
     const census = await censusPackedSelect(conn);
-    if (census) await step('census_packed', () => ctx.writePacked('carrier_census', census));
+    // Part reuse: when every census file was reused, the carriers rows (deduplicated the same way) are the previous
+    // snapshot's, and so is this store: linked, not written (FMCSA_PARSER versions its format with the parts').
+    if (census) {
+      if ((await ctx.samePartsAsPrevious('carriers')) && (await ctx.linkPreviousPacked('carrier_census'))) timings.census_packed_linked = 1;
+      else await step('census_packed', () => ctx.writePacked('carrier_census', census));
+    }
     await step('red_flag_index', () => conn.run(loadSql('./derive-red-flag-index.sql', import.meta.url)));
     await step('name_index', () => deriveCarrierNameIndex(ctx));
     await step('dataset_status', () => conn.run(loadSql('./derive-dataset-status.sql', import.meta.url)));

@@ -45,7 +45,7 @@ import { domainIndexesSql, domainTablesSql } from './domain.ts';
 import { openDatabase, queryRows, quoteIdentifier, quoteLiteral } from './duckdb.ts';
 import { assertSafeName, snapshotDir, snapshotsDir, tempDir } from './layout.ts';
 import { acquireWriterLock } from './lock.ts';
-import { writePackedStore, type PackedInfo } from './packed-store.ts';
+import { packedPaths, writePackedStore, type PackedInfo } from './packed-store.ts';
 import {
   newSnapshotId,
   pruneSnapshots,
@@ -94,6 +94,18 @@ export interface DeriveContext {
    * text); listed in the manifest's `packed` and opened by readers.
    */
   writePacked(name: string, selectSql: string): Promise<PackedInfo>;
+  /**
+   * Part reuse (lib/warehouse/incremental.ts): whether the run's parts of `table` are exactly the previous
+   * snapshot's kept parts (same names, hard links of the same files): the table's rows are then the previous
+   * snapshot's, and so is anything derived from them alone.
+   */
+  samePartsAsPrevious(table: string): Promise<boolean>;
+  /**
+   * Hard-links the previous snapshot's packed store `name` into this one with its manifest entry, instead of
+   * writing it again (for a store whose source rows `samePartsAsPrevious` shows unchanged). False, and nothing
+   * linked, when the previous snapshot has no such store.
+   */
+  linkPreviousPacked(name: string): Promise<boolean>;
   /**
    * Makes `files` (zstd parquet the run's children already wrote, with exactly the table's DDL columns, in this
    * order) the parquet-only table `table`: publish hard-links them as `tables/<table>/NNNNN.parquet` (a directory
@@ -781,7 +793,35 @@ async function deriveTables(s: PublishSession, derive: NonNullable<PublishOption
     s.packed[name] = info;
     return info;
   };
+  const partFiles = async (dir: string) => (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.parquet')).sort();
+  const samePartsAsPrevious = async (t: string) => {
+    if (!s.prevDir) return false;
+    const cur = path.join(s.run.dir, 'parts', assertSafeName('table', t));
+    const prev = path.join(s.prevDir, 'parts', t);
+    const [a, b] = [await partFiles(cur), await partFiles(prev)];
+    if (a.length === 0 || a.join('\n') !== b.join('\n')) return false;
+    for (const f of a) {
+      const [x, y] = [await stat(path.join(cur, f)), await stat(path.join(prev, f))];
+      if (x.ino !== y.ino || x.dev !== y.dev) return false;
+    }
+    return true;
+  };
+  const linkPreviousPacked = async (name: string) => {
+    assertSafeName('packed store', name);
+    const info = s.previous?.packed?.[name];
+    if (!info || !s.prevDir) return false;
+    const from = packedPaths(path.join(s.prevDir, 'packed'), name);
+    if (!existsSync(from.data) || !existsSync(from.index)) return false;
+    await mkdir(s.packedDir, { recursive: true });
+    const to = packedPaths(s.packedDir, name);
+    await linkOrCopy(from.data, to.data);
+    await linkOrCopy(from.index, to.index);
+    s.packed[name] = info;
+    return true;
+  };
   await derive(s.conn, {
+    samePartsAsPrevious,
+    linkPreviousPacked,
     run: s.run,
     previous: s.previous,
     previousTable: (t) => previousTablePath(s, t),

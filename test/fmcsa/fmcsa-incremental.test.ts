@@ -2,13 +2,14 @@
  * Incremental FMCSA runs (issue 18, item 6) on the small sample: a night with nothing changed is skipped (nothing
  * published) and, forced, parses nothing; a changed, a removed and an added file are the only files parsed (the
  * others' parts are linked from the previous snapshot), and every published table, the derived carrier tables
- * and packed stores included, equals a full run over the same files. A reused file's rejected rows stay reported;
+ * and packed stores included, equals a full run over the same files (the packed census store is linked while the
+ * census files are unchanged, written again when one changed). A reused file's rejected rows stay reported;
  * a file whose header changed is rejected by name, as in a full run.
  */
 import { appendFile, cp, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { fmcsaPipeline } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
+import { fmcsaPipeline, lastDeriveTimings } from '../../jobs/fmcsa/fmcsa.pipeline.ts';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
 import { sha256Hex } from '../../lib/hash.ts';
 import { silentLogger } from '../../lib/log.ts';
@@ -103,9 +104,23 @@ describe('incremental FMCSA runs', () => {
     expect(rows.crashes.length).toBeLessThan(before.crashes.length);
     expect(rows.carrier_risk).toHaveLength(CARRIERS);
     expect(rows.carrier_risk).not.toEqual(before.carrier_risk);
+    // The census files were reused: the packed census store is linked from the previous snapshot, not written.
+    expect(lastDeriveTimings.census_packed_linked).toBe(1);
     // The reused OOS file's rejected row is still reported.
     expect(rows.rejects).toEqual([expect.stringContaining('OUT_OF_SERVICE_ORDERS.csv')]);
     expectSameRows(rows, await fullRun('full-changed'));
+  }, 240_000);
+
+  it('a changed census file rewrites the packed census store, and every table equals a full run', async () => {
+    const census = path.join(input, 'fmcsa', 'census', 'Company_Census_File.csv');
+    const lines = (await readFile(census, 'utf8')).split('\n');
+    await writeFile(census, lines.filter((_l, i) => i !== 7).join('\n'));
+    const report = await run();
+    expect(report.children.map((c) => c.key)).toEqual(['census/Company_Census_File.csv']);
+    expect(lastDeriveTimings.census_packed_linked).toBeUndefined();
+    const rows = await snapshotRows(data());
+    expect(rows['packed:carrier_census']).toHaveLength(CARRIERS - 1);
+    expectSameRows(rows, await fullRun('full-census'));
   }, 240_000);
 
   it("a removed file's rows disappear, and every table equals a full run", async () => {
