@@ -160,6 +160,12 @@ describe.each(STATE_BACKENDS)('webhooks ($name state store)', (backend) => {
       const refused = await getJson(w.svc.app, `/api/webhooks/deliveries/${id}/redeliver?broker_id=down`, { method: 'POST' });
       expect(refused.status).toBe(400);
       up = true;
+      const enable = (status: string) => json('PATCH', { status });
+      expect((await getJson(w.svc.app, `/api/webhooks/${ep.endpoint_id}?broker_id=down`, enable('disabled'))).body.parameter).toBe(
+        'status',
+      );
+      expect((await getJson(w.svc.app, `/api/webhooks/${ep.endpoint_id}?broker_id=down`, enable('active'))).body.status).toBe('active');
+      // The former path stays served as a deprecated alias.
       expect((await getJson(w.svc.app, `/api/webhooks/${ep.endpoint_id}/enable?broker_id=down`, { method: 'POST' })).body.status).toBe(
         'active',
       );
