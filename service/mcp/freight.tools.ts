@@ -18,6 +18,10 @@ import * as carriers from '../carriers/carriers.queries.ts';
 import { bool, int, num, obj, READ_ONLY, row, str, type ToolDef } from './tool-kit.ts';
 
 // Input schemas stay transform-free so they convert to JSON Schema as accepted input.
+/** The `cursor` argument of every paged tool (platform/pagination.ts): `next_cursor` of the previous call. */
+const pageCursor = z.string().max(200).optional().describe('next_cursor of the previous page (opaque)');
+const nextCursorOut = str.optional().describe('cursor of the next page; absent on the last page');
+
 const dotNumber = z
   .union([
     z.number().int().positive().max(99_999_999),
@@ -91,6 +95,7 @@ export const FREIGHT_TOOLS: ToolDef[] = [
         state: stateArg.optional(),
         limit: z.number().int().min(1).max(100).optional().describe('carriers to return (default 20, max 100)'),
         offset: z.number().int().min(0).max(10_000).optional().describe('carriers to skip, for paging (default 0)'),
+        cursor: pageCursor,
       })
       .refine(
         (a) => a.dot_number !== undefined || a.mc_number || a.name || a.state,
@@ -101,6 +106,7 @@ export const FREIGHT_TOOLS: ToolDef[] = [
       limit: int,
       offset: int,
       results: z.array(obj({ dot_number: int, legal_name: str.optional() })),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'lookup',
@@ -113,6 +119,7 @@ export const FREIGHT_TOOLS: ToolDef[] = [
           state: a.state?.toUpperCase(),
           limit: a.limit,
           offset: a.offset,
+          cursor: a.cursor,
         }),
       ),
   },
@@ -174,6 +181,7 @@ export const FREIGHT_TOOLS: ToolDef[] = [
     input: z.strictObject({
       dot_number: dotNumber,
       limit: z.number().int().min(1).max(500).optional().describe('newest crashes to list (counts always cover every crash)'),
+      cursor: pageCursor,
     }),
     output: obj({
       dot_number: int,
@@ -186,10 +194,12 @@ export const FREIGHT_TOOLS: ToolDef[] = [
       limit: int.optional(),
       returned_crashes: int.optional(),
       vehicles: z.array(row),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'lookup',
-    run: async ({ deps }, a) => asRecord(await carriers.getCrashes(fmcsa(deps), { dot: toDot(a.dot_number), limit: a.limit })),
+    run: async ({ deps }, a) =>
+      asRecord(await carriers.getCrashes(fmcsa(deps), { dot: toDot(a.dot_number), limit: a.limit, cursor: a.cursor })),
   },
   {
     name: 'freight_inspection_history',
@@ -199,6 +209,7 @@ export const FREIGHT_TOOLS: ToolDef[] = [
     input: z.strictObject({
       dot_number: dotNumber,
       limit: z.number().int().min(1).max(100).optional().describe('newest inspections to list (default and max 100)'),
+      cursor: pageCursor,
     }),
     output: obj({
       dot_number: int,
@@ -209,10 +220,12 @@ export const FREIGHT_TOOLS: ToolDef[] = [
       inspections: z.array(row),
       violations: z.array(row),
       units: z.array(row),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'lookup',
-    run: async ({ deps }, a) => asRecord(await carriers.getInspections(fmcsa(deps), toDot(a.dot_number), { limit: a.limit })),
+    run: async ({ deps }, a) =>
+      asRecord(await carriers.getInspections(fmcsa(deps), toDot(a.dot_number), { limit: a.limit, cursor: a.cursor })),
   },
   {
     name: 'freight_enforcement_history',
@@ -245,18 +258,20 @@ export const FREIGHT_TOOLS: ToolDef[] = [
           .optional()
           .describe('a vetting record id (VET-...)'),
         limit: z.number().int().min(1).max(200).optional().describe('records to return with dot_number (default 20, max 200)'),
+        cursor: pageCursor,
       })
       .refine((a) => (a.dot_number === undefined) !== (a.vetting_id === undefined), 'give exactly one of dot_number or vetting_id'),
     output: obj({
       dot_number: int.optional(),
       count: int,
       records: z.array(vettingRecord.extend({ snapshot_json: str.optional() })),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'lookup',
     run: async ({ deps }, a) => {
       if (a.vetting_id) return { count: 1, records: [await getVettingRecord(stateOf(deps), a.vetting_id)] };
-      return asRecord(await getVettingHistory(stateOf(deps), toDot(a.dot_number), a.limit ?? 20));
+      return asRecord(await getVettingHistory(stateOf(deps), toDot(a.dot_number), a.limit ?? 20, a.cursor));
     },
   },
   {
@@ -333,6 +348,7 @@ export const FREIGHT_TOOLS: ToolDef[] = [
         .optional()
         .describe('only carriers carrying this red flag (a risk-model rule code; see proofline://risk-model/rules)'),
       limit: z.number().int().min(1).max(500).optional().describe('carriers to return (default 50, max 500)'),
+      cursor: pageCursor,
     }),
     output: obj({
       code: str.optional(),
@@ -351,6 +367,7 @@ export const FREIGHT_TOOLS: ToolDef[] = [
           red_flag_codes: z.array(str),
         }),
       ),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'lookup',
@@ -362,6 +379,7 @@ export const FREIGHT_TOOLS: ToolDef[] = [
           min_risk: a.min_risk,
           safety_rating: a.safety_rating,
           limit: a.limit,
+          cursor: a.cursor,
         }),
       ),
   },
@@ -375,6 +393,8 @@ export const FREIGHT_TOOLS: ToolDef[] = [
         .trim()
         .regex(/^[A-HJ-NPR-Z0-9]{11,17}$/i, 'must be a VIN (11-17 letters and digits, no I, O or Q)')
         .describe('vehicle identification number (11 to 17 characters, no I, O or Q)'),
+      limit: z.number().int().min(1).max(500).optional().describe('newest crashes to list (counts always cover every crash)'),
+      cursor: pageCursor,
     }),
     output: obj({
       vin: str,
@@ -384,10 +404,12 @@ export const FREIGHT_TOOLS: ToolDef[] = [
       injury: int,
       tow_away: int,
       vehicles: z.array(row),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'lookup',
-    run: async ({ deps }, a) => asRecord(await carriers.getCrashes(fmcsa(deps), { vin: a.vin.toUpperCase() })),
+    run: async ({ deps }, a) =>
+      asRecord(await carriers.getCrashes(fmcsa(deps), { vin: a.vin.toUpperCase(), limit: a.limit, cursor: a.cursor })),
   },
   {
     name: 'freight_status',

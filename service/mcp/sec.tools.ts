@@ -279,6 +279,7 @@ export const SEC_TOOLS: ToolDef[] = [
         .optional()
         .describe('minimum strength: 1 weak (hedged), 2 moderate (direct statement), 3 strong (quantified or repeated)'),
       limit: z.number().int().min(1).max(200).optional().describe('hits to return (default 50, max 200); alone, it also selects hits'),
+      cursor: pageCursor,
     }),
     output: obj({
       schema: str,
@@ -291,6 +292,7 @@ export const SEC_TOOLS: ToolDef[] = [
         .array(obj({ signal_type: str.optional(), ticker: str.optional(), strength: int.optional(), origin: originLeaf }))
         .optional(),
       origin: originLeaf.optional(),
+      next_cursor: nextCursorOut,
     }),
     annotations: READ_ONLY,
     meter: 'registry',

@@ -38,6 +38,10 @@ import {
 import { accountOf } from './monitoring.routes.ts';
 
 const accountQuery = z.object({ broker_id: z.string().max(64).optional() });
+/** PATCH …/{id}: the one change an endpoint takes, back to `active` (an endpoint is disabled by failures, not by hand). */
+const endpointPatchInput = z.strictObject({
+  status: z.literal('active').describe('active: re-enable an endpoint disabled after repeated failures (failure count reset)'),
+});
 const endpointsQuery = accountQuery.extend({ limit: limitParam(100, 1000), cursor: cursorParam });
 const deliveriesQuery = accountQuery.extend({
   endpoint_id: z.string().max(64).optional(),
@@ -81,12 +85,14 @@ for (const [base, who] of [
     statuses,
   });
   describeRoute({
-    method: 'POST',
-    path: `${base}/{id}/enable`,
+    method: 'PATCH',
+    path: `${base}/{id}`,
     family,
-    summary: 'Re-enable an endpoint disabled after repeated failures',
+    summary:
+      'Re-enable an endpoint disabled after repeated failures: {"status":"active"} (POST …/{id}/enable, its former path, is still served as a deprecated alias)',
     params: { id: 'WHE-... endpoint id' },
     query: accountQuery,
+    body: endpointPatchInput,
     response: endpointAnswer,
     statuses,
   });
@@ -163,6 +169,16 @@ export function registerWebhookRoutes(app: H3, deps: ServiceDeps): void {
     app.delete(`${base}/:id`, async (e) =>
       deleteEndpoint(monitoringStateOf(deps), await account(e, parseQuery(e, accountQuery).broker_id), idParam(e, 'WHE')),
     );
+    app.patch(`${base}/:id`, async (e) => {
+      await parseBody(e, endpointPatchInput);
+      return enableEndpoint(
+        monitoringStateOf(deps),
+        await account(e, parseQuery(e, accountQuery).broker_id),
+        idParam(e, 'WHE'),
+        deps.now(),
+      );
+    });
+    // Deprecated alias (not described: known-routes.ts UNDOCUMENTED).
     app.post(`${base}/:id/enable`, async (e) =>
       enableEndpoint(monitoringStateOf(deps), await account(e, parseQuery(e, accountQuery).broker_id), idParam(e, 'WHE'), deps.now()),
     );

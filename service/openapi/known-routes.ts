@@ -17,6 +17,10 @@ const KNOWN: Array<Omit<RouteDoc, 'method'> & { method?: HttpMethod }> = [
 /** Served paths the document leaves out, and why. */
 const UNDOCUMENTED: Record<string, string> = {
   'GET /mcp': 'the stateless MCP endpoint takes POST only (GET answers 405); POST /mcp describes it',
+  // Deprecated aliases of PATCH …/{id} {"status":"active"} (docs/monitoring.md): still served for existing clients, not
+  // described, since `{id}/enable` beside `deliveries/{id}` is an ambiguous path pair to OpenAPI tools (redocly).
+  'POST /api/webhooks/{id}/enable': 'deprecated alias of PATCH /api/webhooks/{id} {"status":"active"}',
+  'POST /admin/webhooks/{id}/enable': 'deprecated alias of PATCH /admin/webhooks/{id} {"status":"active"}',
 };
 
 function isSeeded(method: string, path: string): boolean {
@@ -28,7 +32,7 @@ export function seedRoutesOf(app: H3): void {
   const served = (app as unknown as { '~routes': Array<{ method: string; route: string }> })['~routes'] ?? [];
   for (const r of served) {
     const method = (r.method || 'GET').toUpperCase() as HttpMethod;
-    if (!['GET', 'POST', 'PUT', 'DELETE'].includes(method)) continue;
+    if (!['GET', 'POST', 'PUT', 'PATCH', 'DELETE'].includes(method)) continue;
     const path = r.route.replace(/:([A-Za-z0-9_]+)/g, '{$1}').replace(/\*\*:?([A-Za-z0-9_]*)/g, (_m, n: string) => `{${n || 'path'}}`);
     if (isSeeded(method, path) || UNDOCUMENTED[`${method} ${path}`]) continue;
     const known = KNOWN.find((k) => k.path === path && (k.method ?? 'GET') === method);

@@ -208,6 +208,7 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
     let out: Outcome;
     if (hit) {
       headers['x-proofline-cache'] = 'hit';
+      if (hit.link) headers.link = hit.link;
       out = { status: hit.status, json: hit.json, raw: null, contentType: hit.contentType, headers: null, ticker: hit.ticker };
     } else {
       const gen = cache.generation;
@@ -225,18 +226,15 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
       if (cacheable) {
         headers['x-proofline-cache'] = 'miss';
         // 404s of these routes depend only on the snapshot too (unknown ticker, person): cached alike, never with an ETag.
-        // A page with a Link header is not kept: the cache keeps bodies, not headers (pagination.ts).
-        if (
-          out.json !== null &&
-          !out.headers?.has('link') &&
-          (out.status === 200 || (out.status === 404 && onlyContentType(out.headers)))
-        ) {
+        // A page keeps its Link header (pagination.ts); it is the one header besides the content type an entry keeps.
+        if (out.json !== null && (out.status === 200 || (out.status === 404 && onlyContentType(out.headers)))) {
           hit = {
             status: out.status,
             json: out.json,
             etag: etagOf(out.json),
             ticker: out.status === 200 ? out.ticker : null,
             contentType: out.contentType,
+            link: out.headers?.get('link') ?? null,
             hot: null,
           };
           cache.set(key, hit, gen);

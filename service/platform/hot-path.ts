@@ -140,6 +140,7 @@ export class ApiLayer {
       const headers = meteredHeaders(m);
       headers['x-proofline-cache'] = 'hit';
       headers['content-type'] = hit.contentType;
+      if (hit.link) headers.link = hit.link;
       return finish(
         req,
         hit.status,
@@ -183,6 +184,12 @@ export class ApiLayer {
       'x-proofline-cache': 'hit',
       'content-length': String(len),
     };
+    if (hit.link) {
+      // A page's Link header goes where `finish` puts it, before content-length (pages only leave the one-literal shape).
+      delete headers['content-length'];
+      headers.link = hit.link;
+      headers['content-length'] = String(len);
+    }
     if (hit.status === 200) headers.etag = hit.etag;
     return { status: hit.status, headers, body };
   }

@@ -7,6 +7,10 @@
  * query orders by a unique key last) within one snapshot. A cursor of another snapshot is a 409: the rows moved,
  * so walking on could skip or repeat some; the client restarts from the first page. A malformed cursor is a 400
  * naming `cursor`. Query functions (shared with MCP) take and return cursors; only routes build URLs and headers.
+ *
+ * Two more cursor kinds share the codec (base64url JSON, exactly: a changed or appended character is a 400): keyset
+ * cursors `{k: [...]}` for lists whose rows arrive at the head (state-store lists, quote history, rankings pinned to
+ * a window), and offsets cursors `{m: {list: offset}, s}` for answers holding several lists (search).
  */
 import type { H3Event } from 'h3';
 import { z } from 'zod';
@@ -122,7 +126,10 @@ export function nextOffsetsCursorOf(
   lists: Record<string, { offset: number; returned: number; total: number }>,
   snapshotId: string | null,
 ): string | null {
-  const next = Object.fromEntries(Object.entries(lists).map(([k, l]) => [k, Math.min(l.offset + l.returned, l.total)]));
+  // A list that returned nothing is done, whatever its count says: a walk never asks for the same rows twice.
+  const next = Object.fromEntries(
+    Object.entries(lists).map(([k, l]) => [k, l.returned > 0 ? Math.min(l.offset + l.returned, l.total) : l.total]),
+  );
   return Object.entries(lists).some(([k]) => next[k]! < lists[k]!.total) ? encodeOffsetsCursor(next, snapshotId) : null;
 }
 

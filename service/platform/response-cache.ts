@@ -20,6 +20,8 @@ export interface CachedResponse {
   /** Ticker the response is about, for the query log (null when none). */
   ticker: string | null;
   contentType: string;
+  /** The page's `Link: <next>; rel="next"` header (pagination.ts), null when it has none. */
+  link: string | null;
   /** Byte parts for the node:http hot path, built on the first hit (service/platform/hot-path.ts). */
   hot: HotEntry | null;
 }

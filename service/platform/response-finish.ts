@@ -13,7 +13,7 @@ import type { UsageService } from './usage.service.ts';
 export const COMPRESS_MIN_BYTES = 1024;
 export const JSON_TYPE = 'application/json; charset=utf-8';
 export const EXPOSE_HEADERS =
-  'ETag, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, Retry-After, X-Proofline-Cache';
+  'ETag, Link, RateLimit-Limit, RateLimit-Remaining, RateLimit-Reset, RateLimit-Policy, Retry-After, X-Proofline-Cache';
 export const CORS_HEADERS: Record<string, string> = {
   'access-control-allow-origin': '*',
   'access-control-expose-headers': EXPOSE_HEADERS,

@@ -143,6 +143,7 @@ describe('bad input', () => {
       '/api/watchlist': '&broker_id=x',
       '/api/monitoring/events': '&broker_id=x',
       '/api/webhooks/deliveries': '&broker_id=x',
+      '/api/webhooks': '&broker_id=x',
     };
     const routes = Object.entries(doc.paths).filter(
       ([p, ops]) => p.startsWith('/api') && ops.get?.parameters?.some((x) => x.in === 'query' && x.name === 'limit'),

@@ -203,7 +203,7 @@ describe('node:http hot path (real server)', () => {
     await ingestAll(config, [registryPipeline], inputDir);
     proKey = (await createApiKey(config.dataDir, { label: 'hot', hourlyLimit: 1000 })).secret;
     tinyKey = (await createApiKey(config.dataDir, { label: 'tiny', hourlyLimit: 3 })).secret;
-    for (let i = 0; i < 8; i++) twinKeys.push((await createApiKey(config.dataDir, { label: `twin-${i}`, hourlyLimit: 777 })).secret);
+    for (let i = 0; i < 10; i++) twinKeys.push((await createApiKey(config.dataDir, { label: `twin-${i}`, hourlyLimit: 777 })).secret);
     server = await startServer(config, silentLogger);
     svc = await buildTestService(config, ['registry']);
   }, 300_000);
@@ -249,6 +249,17 @@ describe('node:http hot path (real server)', () => {
     const [a, b] = [await json(miss), await json(hit)];
     expect(b.usage_meta.requests_this_hour).toBe(a.usage_meta.requests_this_hour + 1);
     expect(withoutCounters(b)).toEqual(withoutCounters(a));
+  });
+
+  it('answers a cached page with its Link rel="next" header, as h3 did', async () => {
+    const miss = await get('/api/search?q=a&limit=1');
+    const hit = await get('/api/search?q=a&limit=1');
+    expect([miss.headers.get('x-proofline-cache'), hit.headers.get('x-proofline-cache')]).toEqual(['miss', 'hit']);
+    const next = (await json(miss)).next as string;
+    expect(next).toMatch(/cursor=/);
+    expect(miss.headers.get('link')).toBe(`<${next}>; rel="next"`);
+    expect(stable(hit.headers)).toEqual(stable(miss.headers));
+    expect((await json(hit)).next).toBe(next);
   });
 
   it('answers 304 to a matching If-None-Match and compresses by Accept-Encoding', async () => {
@@ -315,6 +326,7 @@ describe('node:http hot path (real server)', () => {
       ['/api/company/AAPL', ''],
       ['/api/company/NOSUCHTICKR', ''],
       ['/api/search', '?q=apple'],
+      ['/api/search', '?q=a&limit=1'], // a page with a next page: its Link header is kept with the body
       ['/api/company/MSFT/filings', '?form=10-K'],
     ] as const) {
       const miss = await svc.app.fetch(

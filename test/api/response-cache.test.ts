@@ -6,6 +6,7 @@ const entry = (json: string): CachedResponse => ({
   json,
   etag: 'W/"x"',
   ticker: null,
+  link: null,
   contentType: 'application/json',
   hot: null,
 });

@@ -123,6 +123,13 @@ describe('registry tools', () => {
     expect(history.quotes).toHaveLength(3);
     // each day's leaf chains to the previous day's
     expect(history.quotes[0].origin.parent).toBe(history.quotes[1].origin.leaf_hash);
+    // Listing tools page with `cursor` like their routes: the next page continues where this one stopped.
+    const older = await call('sec_quote_history', { ticker: 'AAPL', limit: 3, cursor: history.next_cursor });
+    expect(history.quotes[2].origin.parent).toBe(older.quotes[0].origin.leaf_hash);
+    const people2 = await call('sec_search', { q: 'a', limit: 2, category: 'people' });
+    const people3 = await call('sec_search', { q: 'a', limit: 2, category: 'people', cursor: people2.next_cursor });
+    expect(people3.results.people[0].name).not.toBe(people2.results.people[0].name);
+    expect(people3.results.companies).toEqual([]);
     const transcripts = await call('sec_transcripts', { ticker: 'AAPL' });
     expect(transcripts.transcript_count).toBeGreaterThan(0);
     const facts = await call('sec_facts', { ticker: 'AAPL', topic: 'ai', limit: 2 });

@@ -86,6 +86,18 @@ describe.each(STATE_BACKENDS)('webhooks ($name state store)', (backend) => {
         return payload.data.dot_number;
       });
       expect(dots.sort()).toEqual(Object.values(w.changed).sort());
+      // The three deliveries, walked one a page by `next` (newest first, an opaque keyset cursor): each once.
+      const walked: string[] = [];
+      let url: string | null = '/api/webhooks/deliveries?broker_id=hooked&limit=1';
+      while (url) {
+        const page = await getJson(w.svc.app, url);
+        walked.push(...page.body.deliveries.map((d: { delivery_id: string }) => d.delivery_id));
+        expect(page.headers.get('link')).toBe(page.body.next ? `<${page.body.next}>; rel="next"` : null);
+        url = page.body.next ? `${new URL(page.body.next).pathname}${new URL(page.body.next).search}` : null;
+      }
+      const all = (await getJson(w.svc.app, '/api/webhooks/deliveries?broker_id=hooked')).body.deliveries;
+      expect(walked).toEqual(all.map((d: { delivery_id: string }) => d.delivery_id));
+      expect(walked).toHaveLength(3);
       // A tampered body or another secret fails verification.
       expect(() => verifier.verify(`${rx.received[0]!.body} `, rx.received[0]!.headers as Record<string, string>)).toThrow();
       expect(() =>
@@ -160,6 +172,12 @@ describe.each(STATE_BACKENDS)('webhooks ($name state store)', (backend) => {
       const refused = await getJson(w.svc.app, `/api/webhooks/deliveries/${id}/redeliver?broker_id=down`, { method: 'POST' });
       expect(refused.status).toBe(400);
       up = true;
+      const enable = (status: string) => json('PATCH', { status });
+      expect((await getJson(w.svc.app, `/api/webhooks/${ep.endpoint_id}?broker_id=down`, enable('disabled'))).body.parameter).toBe(
+        'status',
+      );
+      expect((await getJson(w.svc.app, `/api/webhooks/${ep.endpoint_id}?broker_id=down`, enable('active'))).body.status).toBe('active');
+      // The former path stays served as a deprecated alias.
       expect((await getJson(w.svc.app, `/api/webhooks/${ep.endpoint_id}/enable?broker_id=down`, { method: 'POST' })).body.status).toBe(
         'active',
       );
