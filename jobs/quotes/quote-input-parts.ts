@@ -15,10 +15,10 @@
  * then exactly those a full run would write, so publish and derive run unchanged and every table equals a full
  * run's (test/quotes/quotes-incremental.test.ts). No publish-time carry is involved (`ownParts`).
  */
-import { copyFile, link, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256Hex } from '../../lib/hash.ts';
-import { snapshotDir, stagingDir, toPartKey } from '../../lib/warehouse/layout.ts';
+import { linkOrCopy, snapshotDir, stagingDir, toPartKey } from '../../lib/warehouse/layout.ts';
 import { LEDGER_FILE, STATE_FILE, type IncrementalState, type LedgerEntry } from '../../lib/warehouse/incremental.ts';
 import { CHAIN_PARTS, FOLD_PARTS, KEY_PARTS, LINE_PARTS } from './quotes-fold.ts';
 
@@ -57,16 +57,6 @@ export async function sidecarSha256(file: string): Promise<string | null> {
     (b) => sha256Hex(b),
     () => null,
   );
-}
-
-async function linkOrCopy(from: string, to: string): Promise<void> {
-  await rm(to, { force: true });
-  try {
-    await link(from, to);
-  } catch (e) {
-    if (!['EXDEV', 'EPERM', 'EMLINK'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
-    await copyFile(from, to);
-  }
 }
 
 /**

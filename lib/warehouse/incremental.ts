@@ -24,10 +24,10 @@
  * with their parts. An entry without `parts` (parsed by older code, or its parts not recorded) is parsed again.
  */
 import { createReadStream } from 'node:fs';
-import { copyFile, link, mkdir, readdir, readFile, rm, stat } from 'node:fs/promises';
+import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { createSha256Stream } from '../hash.ts';
-import { snapshotDir } from './layout.ts';
+import { linkOrCopy, snapshotDir } from './layout.ts';
 import type { SnapshotManifest } from './snapshot.ts';
 
 /** One input covered by a snapshot. */
@@ -344,12 +344,6 @@ export async function linkReusedParts(previousSnapshotDir: string, runDir: strin
     const from = path.join(previousSnapshotDir, 'parts', table, file);
     const to = path.join(runDir, 'parts', table, file);
     await mkdir(path.dirname(to), { recursive: true });
-    await rm(to, { force: true });
-    try {
-      await link(from, to);
-    } catch (e) {
-      if (!['EXDEV', 'EPERM', 'EMLINK'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
-      await copyFile(from, to);
-    }
+    await linkOrCopy(from, to);
   }
 }

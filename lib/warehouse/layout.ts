@@ -17,6 +17,7 @@
  * The `current/` links and `current.sql` are the stable paths for DuckDB CLI, Python and other readers
  * (docs/operations.md#warehouse-paths); the service itself reads through CURRENT and the manifest.
  */
+import { copyFile, link, rm } from 'node:fs/promises';
 import path from 'node:path';
 
 export function warehouseDir(dataDir: string): string {
@@ -67,4 +68,15 @@ export function toPartKey(s: string): string {
     .replace(/^[._-]+/, '')
     .slice(0, 180);
   return k || 'part';
+}
+
+/** Hard-links `from` to `to` (same file system: a run directory or a previous snapshot); copies when linking is impossible (another file system, no link permission, too many links). */
+export async function linkOrCopy(from: string, to: string): Promise<void> {
+  await rm(to, { force: true });
+  try {
+    await link(from, to);
+  } catch (e) {
+    if (!['EXDEV', 'EPERM', 'EMLINK'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+    await copyFile(from, to);
+  }
 }

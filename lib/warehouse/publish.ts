@@ -37,13 +37,13 @@
  * next run cleans an abandoned staging directory.
  */
 import { createReadStream, existsSync } from 'node:fs';
-import { copyFile, link, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { createSha256Stream, hashCanonical } from '../hash.ts';
 import { domainIndexesSql, domainTablesSql } from './domain.ts';
 import { openDatabase, queryRows, quoteIdentifier, quoteLiteral } from './duckdb.ts';
-import { assertSafeName, snapshotDir, snapshotsDir, tempDir } from './layout.ts';
+import { assertSafeName, linkOrCopy, snapshotDir, snapshotsDir, tempDir } from './layout.ts';
 import { acquireWriterLock } from './lock.ts';
 import { packedPaths, writePackedStore, type PackedInfo } from './packed-store.ts';
 import {
@@ -223,17 +223,6 @@ function ddlProjection(ddl: DdlColumn[], have: Set<string>): string {
 
 const sameColumns = (a: DdlColumn[], b: DdlColumn[]) =>
   a.length === b.length && a.every((c, i) => c.name === b[i].name && c.type === b[i].type);
-
-/** Hard-links `from` to `to` (same file system: the run directory or a previous snapshot); copies when linking is impossible. */
-async function linkOrCopy(from: string, to: string): Promise<void> {
-  await rm(to, { force: true });
-  try {
-    await link(from, to);
-  } catch (e) {
-    if (!['EXDEV', 'EPERM', 'EMLINK'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
-    await copyFile(from, to);
-  }
-}
 
 async function sha256File(file: string): Promise<{ sha256: string; bytes: number }> {
   const h = createSha256Stream();
