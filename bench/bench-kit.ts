@@ -1,9 +1,15 @@
-/** Shared helpers for benchmark scripts: peak-RSS sampling, result files and the API as a process. */
+/** Shared helpers for benchmark scripts: peak-RSS sampling, result files, the API as a process, timed pipeline runs. */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
+import { link, mkdir, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { runPipelineInProcess } from '../jobs/in-process.ts';
+import type { Pipeline } from '../jobs/pipeline.ts';
+import type { Config } from '../lib/config.ts';
+import type { Logger } from '../lib/log.ts';
+import { lastPublishShape, lastPublishTimings } from '../lib/warehouse/publish.ts';
 
 export const RESULTS_DIR = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
 
@@ -101,4 +107,71 @@ export async function runLoad<T>(
     }),
   );
   return { ms: performance.now() - t0, lat: lat.sort((a, b) => a - b), ok, failed };
+}
+
+/** Copies a tree as hard links, `.complete` markers left out (a bench never writes into a linked file: it unlinks first). */
+export async function linkTree(from: string, to: string): Promise<number> {
+  let n = 0;
+  for (const e of await readdir(from, { withFileTypes: true, recursive: true })) {
+    if (!e.isFile() || e.name === '.complete') continue;
+    const src = path.join(e.parentPath, e.name);
+    const dst = path.join(to, path.relative(from, src));
+    await mkdir(path.dirname(dst), { recursive: true });
+    await link(src, dst);
+    n++;
+  }
+  return n;
+}
+
+/**
+ * One in-process run of `pipeline` over `opts.inputDir`, forced, as the incremental benches time it: seconds,
+ * stage seconds (plan = scan, stat and hash, up to the first ingest event; parse, up to the first publish event;
+ * publish), files parsed / reused / removed, child jobs, rows, peak RSS, and the publish's mode, phase times and
+ * tables written and hard-linked.
+ */
+export async function measurePipelineRun(
+  pipeline: Pipeline,
+  name: string,
+  opts: { config: Config; log: Logger; inputDir: string; concurrency: number; full?: boolean },
+) {
+  const rss = trackPeakRss();
+  const t0 = Date.now();
+  const marks: { ingest?: number; publish?: number } = {};
+  const r = await runPipelineInProcess(pipeline, {
+    config: opts.config,
+    log: opts.log,
+    inputDir: opts.inputDir,
+    force: true,
+    full: opts.full,
+    concurrency: opts.concurrency,
+    onProgress: (e) => {
+      if (e.stage === 'ingest') marks.ingest ??= Date.now();
+      if (e.stage === 'publish') marks.publish ??= Date.now();
+    },
+  });
+  const end = Date.now();
+  const sec = (a: number, b: number) => Math.round((b - a) / 100) / 10;
+  const out = {
+    run: name,
+    seconds: sec(t0, end),
+    files_parsed: r.incremental?.parsed ?? null,
+    files_reused: r.incremental?.reused ?? null,
+    files_removed: r.incremental?.removed ?? null,
+    child_jobs: r.children.length,
+    rows_parsed: r.rows,
+    failed_children: r.failed_children,
+    requests: 0,
+    peak_rss_mb: rss.stop(),
+    stage_seconds: {
+      plan: sec(t0, marks.ingest ?? end),
+      parse: sec(marks.ingest ?? end, marks.publish ?? end),
+      publish: sec(marks.publish ?? end, end),
+    },
+    publish_mode: lastPublishShape.mode,
+    publish_ms: { ...lastPublishTimings },
+    tables_written: lastPublishShape.written.length,
+    tables_linked: lastPublishShape.linked.length,
+  };
+  console.log(JSON.stringify(out));
+  return out;
 }

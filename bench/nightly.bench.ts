@@ -17,18 +17,16 @@
  * and copied (hard links; a changed file is unlinked before it is written) to data/bench/nightly/input.
  * Result: bench/results/nightly.json.
  */
-import { link, mkdir, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../lib/config.ts';
 import { createLogger } from '../lib/log.ts';
-import { runPipelineInProcess } from '../jobs/in-process.ts';
 import { registryPipeline } from '../jobs/registry/registry.pipeline.ts';
 import { ensureSample } from '../jobs/sample.ts';
 import { edgarSampleGenerator } from '../ingest/edgar/edgar.sample.ts';
 import type { SampleScale } from '../ingest/sample/sample-kit.ts';
 import { COMPANY_COUNT } from '../ingest/sample/universe.ts';
-import { lastPublishShape, lastPublishTimings } from '../lib/warehouse/publish.ts';
-import { trackPeakRss, writeResult } from './bench-kit.ts';
+import { linkTree, measurePipelineRun, writeResult } from './bench-kit.ts';
 
 const SCALE = (process.argv.includes('--full') ? 'full' : (process.env.BENCH_NIGHTLY_SCALE ?? 'medium')) as SampleScale;
 const CHANGE = Number(process.env.BENCH_NIGHTLY_CHANGE ?? 0.01);
@@ -42,70 +40,13 @@ const g0 = Date.now();
 const sample = await ensureSample(sampleDir, { scale: SCALE, seed: 42, generators: [edgarSampleGenerator] });
 console.log(sample.generated ? `sample: ${sample.files} files in ${((Date.now() - g0) / 1000).toFixed(1)} s` : 'sample: reused');
 
-/** Copies a tree as hard links (the bench never writes into a linked file: it unlinks first). */
-async function linkTree(from: string, to: string): Promise<number> {
-  let n = 0;
-  for (const e of await readdir(from, { withFileTypes: true, recursive: true })) {
-    if (!e.isFile()) continue;
-    const src = path.join(e.parentPath, e.name);
-    const dst = path.join(to, path.relative(from, src));
-    await mkdir(path.dirname(dst), { recursive: true });
-    await link(src, dst);
-    n++;
-  }
-  return n;
-}
-
 await rm(root, { recursive: true, force: true });
 await linkTree(sampleDir, inputDir);
 const config = loadConfig({ ...process.env, DATA_DIR: dataDir, INPUT_DIR: inputDir, LOG_LEVEL: 'warn' });
 const log = createLogger('warn');
 
-async function measure(name: string, opts: { full?: boolean }) {
-  const rss = trackPeakRss();
-  const t0 = Date.now();
-  // Stage boundaries from the run's progress events: plan (scan, stat, hash) ends at the first ingest event,
-  // parse at the first publish event.
-  const marks: { ingest?: number; publish?: number } = {};
-  const r = await runPipelineInProcess(registryPipeline, {
-    config,
-    log,
-    inputDir,
-    force: true,
-    full: opts.full,
-    concurrency: CONCURRENCY,
-    onProgress: (e) => {
-      if (e.stage === 'ingest') marks.ingest ??= Date.now();
-      if (e.stage === 'publish') marks.publish ??= Date.now();
-    },
-  });
-  const end = Date.now();
-  const seconds = Math.round((end - t0) / 100) / 10;
-  const sec = (a: number, b: number) => Math.round((b - a) / 100) / 10;
-  const out = {
-    run: name,
-    seconds,
-    files_parsed: r.incremental?.parsed ?? null,
-    files_reused: r.incremental?.reused ?? null,
-    files_removed: r.incremental?.removed ?? null,
-    child_jobs: r.children.length,
-    rows_parsed: r.rows,
-    failed_children: r.failed_children,
-    requests: 0,
-    peak_rss_mb: rss.stop(),
-    stage_seconds: {
-      plan: sec(t0, marks.ingest ?? end),
-      parse: sec(marks.ingest ?? end, marks.publish ?? end),
-      publish: sec(marks.publish ?? end, end),
-    },
-    publish_mode: lastPublishShape.mode,
-    publish_ms: { ...lastPublishTimings },
-    tables_written: lastPublishShape.written.length,
-    tables_linked: lastPublishShape.linked.length,
-  };
-  console.log(JSON.stringify(out));
-  return out;
-}
+const measure = (name: string, opts: { full?: boolean }) =>
+  measurePipelineRun(registryPipeline, name, { config, log, inputDir, concurrency: CONCURRENCY, full: opts.full });
 
 /** The next day: `CHANGE` of the parsed inputs changed (every 1/CHANGE-th file in path order, deterministic). */
 async function nextDay(): Promise<number> {

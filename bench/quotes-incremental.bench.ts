@@ -11,17 +11,15 @@
  * Each: seconds (plan, parse, publish), files parsed / reused, peak RSS, publish phases. Result:
  * bench/results/quotes-incremental.json.
  */
-import { link, mkdir, readdir, readFile, rm, unlink, writeFile } from 'node:fs/promises';
+import { readFile, rm, unlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { loadConfig } from '../lib/config.ts';
 import { createLogger } from '../lib/log.ts';
-import { runPipelineInProcess } from '../jobs/in-process.ts';
 import { quotesPipeline } from '../jobs/quotes/quotes.pipeline.ts';
 import { ensureSample } from '../jobs/sample.ts';
 import { quotesSampleGenerator } from '../ingest/quotes/quotes.sample.ts';
 import type { SampleScale } from '../ingest/sample/sample-kit.ts';
-import { lastPublishTimings } from '../lib/warehouse/publish.ts';
-import { trackPeakRss, writeResult } from './bench-kit.ts';
+import { linkTree, measurePipelineRun, writeResult } from './bench-kit.ts';
 
 const SCALE = (process.env.BENCH_QUOTES_INC_SCALE ?? 'medium') as SampleScale;
 if (SCALE === 'full') throw new Error('quotes-incremental runs at small or medium scale only');
@@ -35,20 +33,6 @@ const g0 = Date.now();
 const sample = await ensureSample(sampleDir, { scale: SCALE, seed: 42, generators: [quotesSampleGenerator] });
 console.log(sample.generated ? `sample: ${sample.files} files in ${((Date.now() - g0) / 1000).toFixed(1)} s` : 'sample: reused');
 
-/** Copies a tree as hard links (the bench never writes into a linked file: it unlinks first). */
-async function linkTree(from: string, to: string): Promise<number> {
-  let n = 0;
-  for (const e of await readdir(from, { withFileTypes: true, recursive: true })) {
-    if (!e.isFile() || e.name === '.complete') continue;
-    const src = path.join(e.parentPath, e.name);
-    const dst = path.join(to, path.relative(from, src));
-    await mkdir(path.dirname(dst), { recursive: true });
-    await link(src, dst);
-    n++;
-  }
-  return n;
-}
-
 await rm(root, { recursive: true, force: true });
 const files = await linkTree(sampleDir, inputDir);
 const config = loadConfig({
@@ -60,44 +44,8 @@ const config = loadConfig({
 });
 const log = createLogger(process.env.BENCH_LOG_LEVEL ?? 'warn');
 
-async function measure(name: string, opts: { full?: boolean }) {
-  const rss = trackPeakRss();
-  const t0 = Date.now();
-  const marks: { ingest?: number; publish?: number } = {};
-  const r = await runPipelineInProcess(quotesPipeline, {
-    config,
-    log,
-    inputDir,
-    force: true,
-    full: opts.full,
-    concurrency: CONCURRENCY,
-    onProgress: (e) => {
-      if (e.stage === 'ingest') marks.ingest ??= Date.now();
-      if (e.stage === 'publish') marks.publish ??= Date.now();
-    },
-  });
-  const end = Date.now();
-  const sec = (a: number, b: number) => Math.round((b - a) / 100) / 10;
-  const out = {
-    run: name,
-    seconds: sec(t0, end),
-    files_parsed: r.incremental?.parsed ?? null,
-    files_reused: r.incremental?.reused ?? null,
-    files_removed: r.incremental?.removed ?? null,
-    child_jobs: r.children.length,
-    rows_parsed: r.rows,
-    failed_children: r.failed_children,
-    peak_rss_mb: rss.stop(),
-    stage_seconds: {
-      plan: sec(t0, marks.ingest ?? end),
-      parse: sec(marks.ingest ?? end, marks.publish ?? end),
-      publish: sec(marks.publish ?? end, end),
-    },
-    publish_ms: { ...lastPublishTimings },
-  };
-  console.log(JSON.stringify(out));
-  return out;
-}
+const measure = (name: string, opts: { full?: boolean }) =>
+  measurePipelineRun(quotesPipeline, name, { config, log, inputDir, concurrency: CONCURRENCY, full: opts.full });
 
 const runs = [];
 runs.push(await measure('full', { full: true }));
