@@ -11,16 +11,26 @@ export const VOLATILE_COLUMNS = ['run_id', 'first_run_id', 'ingested_at'];
 /** Cumulative tables (every run's sources and leaves are kept) differ by design between a chain of runs and one run. */
 export const CUMULATIVE_TABLES = ['sources', 'origin_leaves'];
 
-/** Every table of the domain's current snapshot (cumulative ones left out): its rows as sorted JSON lines, volatile columns dropped. */
-export async function publishedRows(dataDir: string, domain: string): Promise<Record<string, string[]>> {
+/**
+ * Every table of the domain's current snapshot (cumulative ones left out): its rows as sorted JSON lines, volatile
+ * columns dropped. `opts` replaces the defaults for a domain whose run history shows elsewhere (quotes: a
+ * `recorded_run_id` column, and `origin_leaves` compared since its leaves are per bar, not per run).
+ */
+export async function publishedRows(
+  dataDir: string,
+  domain: string,
+  opts: { volatile?: string[]; cumulative?: string[] } = {},
+): Promise<Record<string, string[]>> {
+  const volatile = opts.volatile ?? VOLATILE_COLUMNS;
+  const cumulative = opts.cumulative ?? CUMULATIVE_TABLES;
   const manifest = await readCurrentManifest(dataDir, domain);
   if (!manifest) throw new Error(`${domain} has no published snapshot in ${dataDir}`);
   const reader = await SnapshotReader.open(dataDir, domain, { poolSize: 1 });
   try {
     const out: Record<string, string[]> = {};
-    for (const t of Object.keys(manifest.tables).filter((t) => !CUMULATIVE_TABLES.includes(t))) {
+    for (const t of Object.keys(manifest.tables).filter((t) => !cumulative.includes(t))) {
       const rows = await reader.query(`SELECT * FROM ${t}`);
-      out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !VOLATILE_COLUMNS.includes(k))))).sort();
+      out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !volatile.includes(k))))).sort();
     }
     return out;
   } finally {

@@ -13,32 +13,15 @@ import { ensureSample } from '../../jobs/sample.ts';
 import { listInputs } from '../../jobs/inputs.ts';
 import { quotesSampleGenerator } from '../../ingest/quotes/quotes.sample.ts';
 import { silentLogger } from '../../lib/log.ts';
-import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { readCurrentManifest, tableFilePaths } from '../../lib/warehouse/snapshot.ts';
 import { snapshotDir, stagingDir } from '../../lib/warehouse/layout.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
-import { expectSameRows } from '../helpers/snapshot-rows.ts';
+import { expectSameRows, publishedRows, VOLATILE_COLUMNS } from '../helpers/snapshot-rows.ts';
 import { writeInput } from './quotes-fixture.ts';
 
-/** Columns that name the run, not the data. */
-const VOLATILE = ['run_id', 'first_run_id', 'ingested_at', 'recorded_run_id'];
-/** `sources` gets a row per file and run on a full run (cumulative): differs between run histories by design. */
-const CUMULATIVE = ['sources'];
-
-async function tableRows(dataDir: string): Promise<Record<string, string[]>> {
-  const manifest = (await readCurrentManifest(dataDir, 'quotes'))!;
-  const reader = await SnapshotReader.open(dataDir, 'quotes', { poolSize: 1 });
-  try {
-    const out: Record<string, string[]> = {};
-    for (const t of Object.keys(manifest.tables).filter((t) => !CUMULATIVE.includes(t))) {
-      const rows = await reader.query(`SELECT * FROM ${t}`);
-      out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !VOLATILE.includes(k))))).sort();
-    }
-    return out;
-  } finally {
-    await reader.close();
-  }
-}
+/** Quotes' run history shows in `recorded_run_id`; only `sources` is cumulative (a row per file and run). */
+const tableRows = (dataDir: string) =>
+  publishedRows(dataDir, 'quotes', { volatile: [...VOLATILE_COLUMNS, 'recorded_run_id'], cumulative: ['sources'] });
 
 describe('incremental quotes runs', () => {
   let dir: string;
