@@ -170,7 +170,7 @@ export const TRANSCRIPT_SEARCH_CATEGORIES = ['companies', 'facts'] as const;
  * GET /api/search/transcripts?topic=&type=&first=true. Without `first`: matching facts across companies
  * plus per-topic company lists; with `first=true`: the first-mention date per company and topic.
  *
- * Two lists page (platform/pagination.ts), `limit` rows each a page (default 50, max 500): `companies`, one row per
+ * Two lists page (platform/pagination.ts), `limit` rows each a page (max 500; without it, facts 50 and companies all): `companies`, one row per
  * topic and company (topic, first mention, ticker), shown grouped under `topics` (`company_count` counts the topic's
  * companies over every page), and `facts` (newest call first; absent with first=true). `next` walks both lists at
  * once; `category=companies|facts` pages one of them alone (the other is then empty: `topics` [] or no `facts`).
@@ -197,7 +197,8 @@ export async function searchTranscripts(
     const perTopic = new Map<string, number>();
     for (const r of all) perTopic.set(String(r.topic), (perTopic.get(String(r.topic)) ?? 0) + 1);
     const offset = offsets.companies!;
-    const page = all.slice(offset, offset + limit);
+    // Without `limit` the companies list is whole, as before paging (spec 000 gives this route no limit); facts page at 50.
+    const page = all.slice(offset, q.limit === undefined ? all.length : offset + limit);
     const byTopic = new Map<string, Array<Record<string, unknown>>>();
     for (const r of page) {
       const list = byTopic.get(String(r.topic)) ?? [];

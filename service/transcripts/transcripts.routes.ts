@@ -26,7 +26,9 @@ const factsQuery = z.object({
 });
 const searchQuery = factsQuery.extend({
   first: z.enum(['true', 'false']).optional().describe('true: first-mention date per company'),
-  limit: limitParam(50, FACTS_MAX).describe(`rows of each list a page: default 50, max ${FACTS_MAX} (larger values are clamped)`),
+  limit: limitParam(50, FACTS_MAX).describe(
+    `rows of each list a page, max ${FACTS_MAX} (larger values are clamped); without it, 50 facts and every topic-company row`,
+  ),
   category: z
     .enum(TRANSCRIPT_SEARCH_CATEGORIES)
     .optional()

@@ -227,6 +227,10 @@ describe('list paging (registry, quotes, transcripts)', { timeout: 120_000 }, ()
     const both = await walk('/api/search/transcripts?limit=4');
     expect(both.flatMap((p) => p.facts.map((f: Body) => f.origin.leaf_hash))).toEqual(all.facts.map((f: Body) => f.origin.leaf_hash));
     expect(both.flatMap(companyRows)).toEqual(companyRows(all));
+    // Without limit, every topic-company row on the first page, as before paging (spec 000: no limit for this route).
+    const plain = (await getJson(svc.app, '/api/search/transcripts')).body;
+    expect(companyRows(plain)).toEqual(companyRows(all));
+    expect(plain.facts.length).toBe(Math.min(50, all.fact_total));
     const first = await walk('/api/search/transcripts?first=true&limit=3');
     expect(first.flatMap(companyRows)).toEqual(companyRows(all));
     await expectBadCursor('/api/search/transcripts?limit=4', both[0]!.next_cursor);
