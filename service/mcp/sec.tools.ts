@@ -459,7 +459,9 @@ export const SEC_TOOLS: ToolDef[] = [
         .min(1)
         .max(FACTS_MAX)
         .optional()
-        .describe(`rows of each list to return: topic-company rows and facts (max ${FACTS_MAX}; without it, 50 facts and every topic-company row)`),
+        .describe(
+          `rows of each list to return: topic-company rows and facts (max ${FACTS_MAX}; without it, 50 facts and every topic-company row)`,
+        ),
       category: z.enum(TRANSCRIPT_SEARCH_CATEGORIES).optional().describe('page one list alone: companies or facts; default both, together'),
       cursor: pageCursor,
     }),
