@@ -274,6 +274,15 @@ export const configSchema = z.object({
     .describe(
       "Entries of the API's hot-response cache (snapshot-determined GET answers, dropped on every snapshot swap); `0` turns it off (benchmarks measure the query path with it off).",
     ),
+  WARMUP_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(600_000)
+    .default(15_000)
+    .describe(
+      'Budget of the warm-up the API runs before it listens: every GET route and read-only MCP tool once, in process, unmetered, with real keys from the snapshots, so a new process answers its first requests warm. `0` turns it off.',
+    ),
   SNAPSHOT_POLL_MS: z.coerce.number().int().min(50).default(1000).describe('How often the API checks for a newly published snapshot.'),
   STATE_CLAIM_RETRY_MS: z.coerce
     .number()

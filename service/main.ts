@@ -10,6 +10,8 @@ import { loadConfig, type Config } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { createApp } from './app.ts';
+import { warmUpApp, warmUpListener } from './platform/warmup.ts';
+import { loadWarmupKeys, planWarmupRequests } from './warmup/warmup.queries.ts';
 import { ConnectionTracker, createNodeListener, serverTimeouts } from './platform/node-listener.ts';
 import { discoveryOptions } from './discovery/discovery.options.ts';
 import type { Readers, ServiceDeps } from './platform/deps.ts';
@@ -117,6 +119,11 @@ export async function startServer(config: Config, log: Logger, attach?: AttachTo
   const t0 = Date.now();
   await Promise.all(deps.warmups ?? []);
   if (deps.warmups?.length) log.info({ ms: Date.now() - t0 }, 'warm-up done (search indexes)');
+  if (config.WARMUP_MS > 0) {
+    const plan = planWarmupRequests(await loadWarmupKeys(deps.readers, log));
+    const report = await warmUpApp(app, plan, { budgetMs: config.WARMUP_MS, passes: 2, concurrency: config.READ_POOL_SIZE, log });
+    log.info(report, 'warm-up done (routes)');
+  }
   // node:http with the API layer's hot path in front of h3 (service/platform/node-listener.ts), under deliberate
   // timeouts (docs/limits.md): a slow sender holds its memory for at most HTTP_REQUEST_TIMEOUT_MS, not node's 300 s.
   const server = createServer(serverTimeouts(config.HTTP_REQUEST_TIMEOUT_MS, config.HTTP_HEADERS_TIMEOUT_MS));
@@ -137,6 +144,9 @@ export async function startServer(config: Config, log: Logger, attach?: AttachTo
   const url = `http://${host}:${port}`;
   // With PORT=0 the real port is known only now; links use it unless PUBLIC_BASE_URL is set.
   if (!config.PUBLIC_BASE_URL) deps.options.publicBaseUrl = url;
+  // The socket path (node listener, hot path, ETag and compression) is warmed with a few unmetered requests over
+  // loopback, before the server reports it is listening.
+  if (config.WARMUP_MS > 0) await warmUpListener(`http://127.0.0.1:${port}`, Math.min(config.WARMUP_MS, 5_000), log);
   return {
     url,
     async close() {

@@ -16,6 +16,7 @@ import type { H3Event } from 'h3';
 import { InvalidApiKeyError, RateLimitedError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { type DoorMetered, doorRequestOf, meterDoor, usageOf } from '../platform/metering.ts';
+import { isWarmupRequest } from '../platform/warmup.ts';
 import type { MeterClass } from '../platform/usage.service.ts';
 import { TOOLS } from './mcp.queries.ts';
 
@@ -42,7 +43,7 @@ function rpcAnswer(status: number, payload: unknown, headers: Record<string, str
 /** Counts a `tools/call` (null for any other message), or answers it: 401 for a bad key, a tool error over the limit. */
 export async function meterMcpCall(deps: ServiceDeps, event: H3Event, body: unknown, cors: Record<string, string>): Promise<Gate> {
   const msg = body as { method?: unknown; id?: unknown; params?: { name?: unknown } } | undefined;
-  if (msg?.method !== 'tools/call') return null;
+  if (msg?.method !== 'tools/call' || isWarmupRequest(event.req)) return null; // warm-up calls are never counted (warmup.ts)
   const tool = typeof msg.params?.name === 'string' ? msg.params.name : '';
   try {
     const counted = await meterDoor(deps, await usageOf(deps), doorRequestOf(event.req, `/mcp#${tool}`), meterClassOfTool(tool));

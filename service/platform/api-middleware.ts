@@ -32,6 +32,7 @@ import {
   type LayerRequest,
   type ResponseBody,
 } from './response-finish.ts';
+import { isWarmupRequest } from './warmup.ts';
 
 /** Non-/api documents that get ETag, compression and CORS (no metering). */
 const DOCUMENT_PATHS = new Set(['/openapi.json', '/docs', '/docs/rules', '/.well-known/proofline-keys.json']);
@@ -174,6 +175,8 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
   const cache = layer.cache;
 
   app.use(async (event, next) => {
+    // The process's own warm-up requests (warmup.ts) are answered unmetered, uncached and unlogged.
+    if (isWarmupRequest(event.req)) return next();
     const pathname = event.url.pathname;
     const method = event.req.method;
     if (pathname.startsWith('/mcp')) return next();

@@ -1,0 +1,96 @@
+/**
+ * Process warm-up (service/platform/warmup.ts, service/warmup/): before it
+ * listens, the server answers every GET route and read-only MCP tool once in
+ * process with real keys from the snapshots, so a new process answers its
+ * first client requests warm (issue 22: cold p99). The warm-up must leave no
+ * trace: no metering, no query log, no cached answer, no stored receipt; and
+ * its unmetered pass cannot be claimed by a client.
+ */
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import type { ServiceDeps } from '../../service/platform/deps.ts';
+import { listRoutes } from '../../service/platform/route-registry.ts';
+import type { UsageService } from '../../service/platform/usage.service.ts';
+import { warmUpApp } from '../../service/platform/warmup.ts';
+import { loadWarmupKeys, planWarmupRequests } from '../../service/warmup/warmup.queries.ts';
+import { getJson, type TestService } from '../helpers/app.ts';
+import { removeDir } from '../helpers/env.ts';
+import { buildRegistryWorld } from '../helpers/registry-world.ts';
+
+let root: string;
+let svc: TestService;
+beforeAll(async () => {
+  ({ root, svc } = await buildRegistryWorld('proofline-warmup-'));
+}, 300_000);
+afterAll(async () => {
+  await svc?.close();
+  if (root) await removeDir(root);
+});
+
+/** The usage service the API layer created on the first metered request. */
+async function usageOf(deps: ServiceDeps): Promise<UsageService> {
+  await getJson(svc.app, '/api/company/NOPE');
+  expect(deps.usage).toBeDefined();
+  return deps.usage!;
+}
+
+describe('process warm-up', () => {
+  it('draws real keys from the served snapshots (FMCSA is not served here)', async () => {
+    const keys = await loadWarmupKeys(svc.deps.readers);
+    expect(keys.ticker).toMatch(/^[A-Z.-]+$/);
+    expect(keys.leaf_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(keys.person).toBeTruthy();
+    expect(keys.quote_ticker).toMatch(/^[A-Z.-]+$/);
+    expect(keys.transcript_ticker).toMatch(/^[A-Z.-]+$/);
+    expect(keys.dot).toBeUndefined();
+  });
+
+  it('plans every GET route whose keys it has, every read-only tool, and nothing with side effects', async () => {
+    const plan = planWarmupRequests(await loadWarmupKeys(svc.deps.readers));
+    const paths = plan.filter((p) => p.body === undefined).map((p) => p.path.split('?')[0]!);
+    for (const r of listRoutes().filter((x) => x.method === 'GET' && x.path.startsWith('/api/company/{ticker}')))
+      expect(paths.some((p) => p.startsWith('/api/company/') && p.split('/').length === r.path.split('/').length)).toBe(true);
+    expect(paths).toContain('/openapi.json');
+    expect(paths.some((p) => p.startsWith('/api/verify/') || p.startsWith('/admin/') || p.startsWith('/api/care/'))).toBe(false);
+    const tools = plan.filter((p) => p.body !== undefined).map((p) => JSON.parse(p.body!).params.name as string);
+    expect(tools).toContain('sec_company');
+    expect(tools).not.toContain('sec_verify');
+    expect(tools).not.toContain('freight_carrier_vet');
+  });
+
+  it('answers the plan in process, unmetered, unlogged and uncached, and stores no receipt', async () => {
+    const usage = await usageOf(svc.deps);
+    const meter = vi.spyOn(usage, 'meter');
+    const record = vi.spyOn(usage, 'record');
+    const plan = planWarmupRequests(await loadWarmupKeys(svc.deps.readers));
+    svc.deps.responseCache?.clear();
+    const report = await warmUpApp(svc.app, plan, { budgetMs: 120_000, passes: 2, concurrency: 2 });
+    expect(report.cut_short).toBe(false);
+    expect(report.requests).toBe(plan.length * 2);
+    // Registry, quotes and transcripts routes answer; FMCSA ones are 503 here (domain not served), never 500.
+    expect(report.statuses['500'] ?? 0).toBe(0);
+    expect(report.statuses.error ?? 0).toBe(0);
+    expect(report.statuses['200']).toBeGreaterThan(plan.length);
+    expect(meter).not.toHaveBeenCalled();
+    expect(record).not.toHaveBeenCalled();
+    expect(svc.deps.responseCache?.size).toBe(0);
+    expect(existsSync(path.join(svc.config.dataDir, 'state', 'receipts.jsonl'))).toBe(false);
+
+    // A client's request for the same URL is metered, logged and cached as ever.
+    const card = plan.find((p) => p.body === undefined && /^\/api\/company\/[^/?]+$/.test(p.path))!;
+    const r = await getJson(svc.app, card.path);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('x-proofline-cache')).toBe('miss');
+    expect(record).toHaveBeenCalledTimes(1);
+    expect(meter).toHaveBeenCalledTimes(1);
+    meter.mockRestore();
+    record.mockRestore();
+  });
+
+  it('stops at its budget', async () => {
+    const plan = planWarmupRequests(await loadWarmupKeys(svc.deps.readers));
+    const report = await warmUpApp(svc.app, plan, { budgetMs: 0 });
+    expect(report).toMatchObject({ requests: 0, cut_short: true });
+  });
+});
