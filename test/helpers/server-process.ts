@@ -46,6 +46,7 @@ export async function startServerProcess(
       FMCSA_WEBKEY: '',
       REDIS_URL: '',
       DATABASE_URL: '', // the embedded state store unless a test asks for PostgreSQL
+      WARMUP_MS: '3000', // the start-up warm-up runs, bounded well inside the 30 s start timeout below
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
