@@ -7,9 +7,9 @@ import { describe, expect, it } from 'vitest';
 import { ParseError } from '../../lib/errors.ts';
 import { PolygonResultsSplitter } from '../../ingest/quotes/polygon-split.ts';
 
-function split(text: string, chunkSize: number): { lines: string[]; rest: unknown } {
+function split(text: string, chunkSize: number, flatFastPath = true): { lines: string[]; rest: unknown } {
   const parts: Buffer[] = [];
-  const s = new PolygonResultsSplitter('f.json', (b) => parts.push(Buffer.from(b)));
+  const s = new PolygonResultsSplitter('f.json', (b) => parts.push(Buffer.from(b)), flatFastPath);
   const bytes = Buffer.from(text, 'utf8');
   for (let i = 0; i < bytes.length; i += chunkSize) s.push(bytes.subarray(i, i + chunkSize));
   const rest = JSON.parse(s.end());
@@ -57,5 +57,28 @@ describe('splitting a Polygon aggregates response', () => {
     s.push(Buffer.from('{"results":[{"T":"A","o":1},{"T":"B"'));
     expect(() => s.end()).toThrow(ParseError);
     expect(() => s.end()).toThrow(/ends early/);
+  });
+
+  it('copies flat results whole exactly as the byte scan copies them, whatever the chunking or the results', () => {
+    // Flat compact results (the fast path), and results it must leave to the byte scan: whitespace, escapes, nesting,
+    // non-ASCII text, non-object results, a separator after whitespace.
+    const results = [
+      { T: 'T00001', v: 100000.0, vw: 4.75, o: 4.75, c: 4.75, h: 4.75, l: 4.75, t: 1451883600000, n: 50 },
+      { T: 'BRK.B', o: 1.5, t: 1, note: 'commas, colons: {braces} [brackets]' },
+      { T: 'É', o: 2, note: 'ü → ∞' },
+      { T: 'Q"X', o: 3 },
+      { T: 'A', nested: { a: [1, 2] } },
+      7,
+      {},
+      { T: 'Z', o: -2e-7, t: null },
+    ];
+    const compact = JSON.stringify({ adjusted: true, results, status: 'OK' });
+    const spaced = compact.replace('{"T":"A"', ' { "T" : "A"').replace(',7,', ' , 7 ,\n');
+    for (const text of [compact, spaced, JSON.stringify({ results }, null, 1)])
+      for (const chunk of [1, 5, 13, 64, 1 << 20]) {
+        const fast = split(text, chunk, true);
+        expect(fast).toEqual(split(text, chunk, false));
+        expect(fast.lines.map((l) => JSON.parse(l))).toEqual(results);
+      }
   });
 });
