@@ -35,6 +35,7 @@ const SOURCE_LEAF = loadSql('./source-leaf.sql', import.meta.url);
 const TICKER_CHAIN = loadSql('./ticker-chain.sql', import.meta.url);
 const MARKET_FACTS = loadSql('./market-facts.sql', import.meta.url);
 const SHARES_AS_OF = loadSql('./market-shares-asof.sql', import.meta.url);
+const MARKET_CONTEXT = loadSql('./market-context.sql', import.meta.url);
 const WINDOW_END = loadSql('./quote-window-end.sql', import.meta.url);
 const SPLIT_DAYS = loadSql('./split-adjusted-days.sql', import.meta.url);
 const SPLIT_STALE = loadSql('./split-stale-days.sql', import.meta.url);
@@ -450,19 +451,27 @@ export async function marketContext(
   });
   if (!registry || cik === null) return empty('company not in the registry: no EDGAR facts to compute market cap');
   let rows: Row[];
-  try {
-    rows = await registry.query(MARKET_FACTS, { cik });
-  } catch (e) {
-    if (e instanceof PipelineError) throw e;
-    return empty('the registry snapshot has no company_facts table yet: market cap unavailable');
-  }
   let asOf: Row | undefined;
   let rule = 'the latest count on or before the quote date';
   try {
-    [asOf] = await registry.query(SHARES_AS_OF, { cik, quote_date: quoteDate });
+    // Both reads in one query; a registry snapshot lacking one of the tables gets the two reads below.
+    const both = await registry.query(MARKET_CONTEXT, { cik, quote_date: quoteDate });
+    rows = both.filter((r) => r.kind === 'fact');
+    asOf = both.find((r) => r.kind === 'as_of');
   } catch (e) {
     if (e instanceof PipelineError) throw e;
-    rule = 'the latest count (this registry snapshot has no share-count history)';
+    try {
+      rows = await registry.query(MARKET_FACTS, { cik });
+    } catch (e2) {
+      if (e2 instanceof PipelineError) throw e2;
+      return empty('the registry snapshot has no company_facts table yet: market cap unavailable');
+    }
+    try {
+      [asOf] = await registry.query(SHARES_AS_OF, { cik, quote_date: quoteDate });
+    } catch (e2) {
+      if (e2 instanceof PipelineError) throw e2;
+      rule = 'the latest count (this registry snapshot has no share-count history)';
+    }
   }
   const shares = asOf ?? rows.find((r) => r.metric === 'shares_outstanding');
   const emp = rows.find((r) => r.metric === 'employees');
