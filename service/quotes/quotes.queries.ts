@@ -394,6 +394,15 @@ function pickChain(chains: Chain[], adjustment: Adjustment | undefined, ticker: 
   return c;
 }
 
+/** quote-rows.sql for a chain known by ticker and series: from its one file when the heads store names it. */
+async function barsOf(reader: SnapshotReader, ticker: string, adjustment: string, to: string, limit: number): Promise<Row[]> {
+  const found = await readQuoteHeads(reader, ticker);
+  const part = found?.heads?.chains.find((c) => c.adjustment === adjustment)?.part ?? null;
+  const file = part === null ? null : (found?.barFiles[part] ?? null);
+  const p = { ticker, adjustment, to, from: null, limit };
+  return file ? reader.query(ROWS_IN_FILE, { ...p, file }) : reader.query(ROWS, p);
+}
+
 /** A chain's bars newest first from `to` down (quote-rows.sql), from its one file when the heads store names it. */
 function chainRows(quotes: SnapshotReader, ticker: string, chain: Chain, to: string, limit: number): Promise<Row[]> {
   const p = { ticker, adjustment: chain.adjustment, to, from: null, limit };
@@ -655,13 +664,7 @@ export async function findQuoteLeaf(
   // Two point queries (key → bar key, then the bar's chain), not a join: both tables are parquet views.
   let rows: Row[] = [];
   for (const k of await reader.query(BY_LEAF, { leaf_key: BigInt(`0x${leafHash.slice(0, 15)}`) })) {
-    const chain = await reader.query(ROWS, {
-      ticker: String(k.ticker),
-      adjustment: String(k.adjustment),
-      to: String(k.quote_date),
-      from: null,
-      limit: maxDepth + 1,
-    });
+    const chain = await barsOf(reader, String(k.ticker), String(k.adjustment), String(k.quote_date), maxDepth + 1);
     if (chain[0]?.leaf_hash === leafHash && String(chain[0].quote_date) === String(k.quote_date)) {
       rows = chain;
       break;
@@ -736,7 +739,7 @@ async function findSplitAdjustedLeaf(
   if (!hit) return null;
   const ticker = String(hit.ticker);
   const date = String(hit.quote_date);
-  const rows = await reader.query(ROWS, { ticker, adjustment: 'split_dividend', to: date, from: null, limit: 2 });
+  const rows = await barsOf(reader, ticker, 'split_dividend', date, 2);
   if (String(rows[0]?.quote_date) !== date) return null;
   const [day] = await applySplitAdjustments(reader, ticker, await daysFromRows(rows.slice(0, 1), rows[1] ?? null, sources), sources);
   if (!day?.split_adjustment || day.origin.leaf_hash !== leafHash) return null;
