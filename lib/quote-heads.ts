@@ -72,13 +72,20 @@ function directoryOf(store: PackedStore): Promise<Map<string, number>> {
 export async function readQuoteHeads(
   quotes: SnapshotReader,
   ticker: string,
+  retry = true,
 ): Promise<{ heads: QuoteHeads | null; barFiles: string[] } | null> {
   // Store and file list from the same snapshot: both are read before any await (a swap replaces them together).
   const store = quotes.packed(QUOTE_HEADS_STORE);
   const barFiles = quotes.tableFiles('quote_bars');
   if (!store || !barFiles) return null;
-  const key = (await directoryOf(store)).get(ticker);
-  if (key === undefined) return { heads: null, barFiles };
-  const text = await store.get(key);
-  return { heads: text ? (JSON.parse(text) as QuoteHeads) : null, barFiles };
+  try {
+    const key = (await directoryOf(store)).get(ticker);
+    if (key === undefined) return { heads: null, barFiles };
+    const text = await store.get(key);
+    return { heads: text ? (JSON.parse(text) as QuoteHeads) : null, barFiles };
+  } catch (e) {
+    // The reader swapped to a newer snapshot meanwhile and closed this one's store: read the new one once.
+    if (retry && quotes.packed(QUOTE_HEADS_STORE) !== store) return readQuoteHeads(quotes, ticker, false);
+    throw e;
+  }
 }
