@@ -126,15 +126,28 @@ export async function savedInputParts(
   return dir;
 }
 
-/** Links the previous snapshot's sorted group file `name` to `target`; false when it has none. */
-export async function linkSortedGroup(dataDir: string, snapshotId: string, name: string, target: string): Promise<boolean> {
+/**
+ * Links the previous snapshot's sorted files of the group `prefix` into `dir` (in key order); null when it has none.
+ */
+export async function linkSortedGroup(dataDir: string, snapshotId: string, prefix: string, dir: string): Promise<string[] | null> {
+  const from = path.join(snapshotDir(dataDir, DOMAIN, snapshotId), INPUT_PARTS_DIR, SORTED_GROUPS_DIR);
+  let names: string[];
   try {
-    await linkOrCopy(path.join(snapshotDir(dataDir, DOMAIN, snapshotId), INPUT_PARTS_DIR, SORTED_GROUPS_DIR, name), target);
-    return true;
+    names = await readdir(from);
   } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
+  // A group's files are `<prefix>-NNNNN.parquet` (sortedGroupFiles); an older snapshot's single `<prefix>.parquet` is
+  // not reused (the group is sorted again into bounded files).
+  const mine = names.filter((n) => n.startsWith(`${prefix}-`) && /-\d{5}\.parquet$/.test(n)).sort();
+  if (mine.length === 0) return null;
+  const out: string[] = [];
+  for (const n of mine) {
+    await linkOrCopy(path.join(from, n), path.join(dir, n));
+    out.push(path.join(dir, n));
+  }
+  return out;
 }
 
 /** Hard-links a saved input's parts into the run's `parts/` (the layout the child would have written). */

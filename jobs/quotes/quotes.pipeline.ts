@@ -44,6 +44,8 @@ import type { Adjustment } from '../../ingest/quotes/quote.schema.ts';
 import { ParseError } from '../../lib/errors.ts';
 import { createRecordLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import type { IngestedSource } from '../../lib/warehouse/staging.ts';
+import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import { QUOTE_HEADS_STORE } from '../../lib/quote-heads.ts';
 import {
   BAR_ROW_GROUP,
   KEY_ROW_GROUP,
@@ -566,9 +568,41 @@ function sortedGroups(groups: QuoteDerivePlan['groups']): string {
 }
 
 /**
+ * Rows per file of a sorted group (issue 22): 32 row groups of BAR_ROW_GROUP rows. A query names the one file
+ * holding its ticker (the chain heads store, writeQuoteHeads), so what it pays for the file's footer and row-group
+ * list is bounded by this, not by the table (one 1.49 GB file of 2,180 row groups cost 18-50 ms per query).
+ */
+export const BAR_FILE_ROWS = 32 * BAR_ROW_GROUP;
+
+/**
+ * Ticker ranges of a group's bars, each at most `maxRows` rows unless one ticker alone has more, from the chain
+ * summaries (rows per ticker, in ticker order); a ticker is never split, so every chain lies in one file. Small
+ * groups are cut into about 8 files of at least 4 row groups (the layout is the same at every scale).
+ */
+export function tickerBuckets(counts: Array<{ ticker: string; n: number }>, maxRows = BAR_FILE_ROWS): Array<{ lo: string; hi: string }> {
+  const total = counts.reduce((a, c) => a + c.n, 0);
+  const target = Math.min(maxRows, Math.max(4 * BAR_ROW_GROUP, Math.ceil(total / 8)));
+  const out: Array<{ lo: string; hi: string }> = [];
+  let rows = 0;
+  for (const c of counts) {
+    const last = out[out.length - 1];
+    if (last && rows + c.n <= target) {
+      last.hi = c.ticker;
+      rows += c.n;
+    } else {
+      out.push({ lo: c.ticker, hi: c.ticker });
+      rows = c.n;
+    }
+  }
+  return out;
+}
+
+/**
  * The files of quote_bars on the fast path when key ranges overlap: a group of one file is its part; a larger group
- * is sorted into `input-parts/_sorted/<group key>.parquet` of the run (kept with the snapshot), or that file of the
- * previous snapshot is linked when this run reused every member's parts (same parts: same sorted rows).
+ * is sorted into files of bounded size, cut at ticker boundaries (tickerBuckets), `input-parts/_sorted/<group
+ * key>-NNNNN.parquet` of the run (kept with the snapshot), or those files of the previous snapshot are linked when
+ * this run reused every member's parts (same parts: same sorted rows). Each file is one ticker range read from the
+ * members (each member is sorted, so the range filter skips the other row groups) and sorted on its own.
  */
 async function sortedGroupFiles(
   conn: DuckDBConnection,
@@ -590,19 +624,31 @@ async function sortedGroupFiles(
       out.push(g.files[0]);
       continue;
     }
-    const target = path.join(dir, `${g.key.slice(0, 32)}.parquet`);
-    const shas = await queryRows(conn, `SELECT DISTINCT content_sha256 FROM read_parquet([${g.files.map(quoteLiteral).join(', ')}])`);
+    const prefix = g.key.slice(0, 32);
+    const members = `[${g.files.map(quoteLiteral).join(', ')}]`;
+    const shas = await queryRows(conn, `SELECT DISTINCT content_sha256 FROM read_parquet(${members})`);
     const allReused = shas.length > 0 && shas.every((r) => reused.has(String(r.content_sha256)));
-    if (allReused && previousSnapshot && (await linkSortedGroup(dataDir, previousSnapshot, path.basename(target), target))) {
-      out.push(target);
+    const linked = allReused && previousSnapshot ? await linkSortedGroup(dataDir, previousSnapshot, prefix, dir) : null;
+    if (linked) {
+      out.push(...linked);
       continue;
     }
-    await conn.run(
-      `COPY (SELECT * FROM read_parquet([${g.files.map(quoteLiteral).join(', ')}]) ORDER BY ticker, adjustment, quote_date)
-       TO ${quoteLiteral(`${target}.tmp`)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`,
+    const summaries = g.files.map((f) => quoteLiteral(path.join(path.dirname(path.dirname(f)), CHAIN_PARTS, path.basename(f))));
+    const counts = await queryRows(
+      conn,
+      `SELECT ticker, sum(days)::BIGINT AS n FROM read_parquet([${summaries.join(', ')}]) GROUP BY ticker ORDER BY ticker`,
     );
-    await rename(`${target}.tmp`, target);
-    out.push(target);
+    const buckets = tickerBuckets(counts.map((c) => ({ ticker: String(c.ticker), n: Number(c.n) })));
+    for (const [i, b] of buckets.entries()) {
+      const target = path.join(dir, `${prefix}-${String(i).padStart(5, '0')}.parquet`);
+      await conn.run(
+        `COPY (SELECT * FROM read_parquet(${members}) WHERE ticker BETWEEN ${quoteLiteral(b.lo)} AND ${quoteLiteral(b.hi)}
+               ORDER BY ticker, adjustment, quote_date)
+         TO ${quoteLiteral(`${target}.tmp`)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`,
+      );
+      await rename(`${target}.tmp`, target);
+      out.push(target);
+    }
   }
   return out;
 }
@@ -651,6 +697,24 @@ async function fillServedLeafHashes(conn: DuckDBConnection, runDir: string): Pro
     WHERE a.ticker = t.ticker AND a.quote_date = t.quote_date`);
   await rm(file, { force: true });
   return rows.length;
+}
+
+/**
+ * Writes the packed store `quote_heads` (jobs/quotes/derive-heads.sql): per ticker its chains, each with the one
+ * quote_bars file holding it (`part`: the ordinal of `barFiles`, the table's files in order; 0 for the general path's
+ * single file), its head bar and the head's parent and source. Read by lib/quote-heads.ts.
+ */
+async function writeQuoteHeads(conn: DuckDBConnection, ctx: DeriveContext, barFiles: string[] | null) {
+  const list = `[${(barFiles ?? []).map(quoteLiteral).join(', ')}]`;
+  const bars = barFiles
+    ? `SELECT *, (list_position(${list}, filename) - 1)::INTEGER AS part FROM read_parquet(${list}, filename = true)`
+    : 'SELECT *, 0 AS part FROM quote_bars';
+  await conn.run(`CREATE OR REPLACE TEMP VIEW quote_heads_bars AS ${bars}`);
+  try {
+    return await ctx.writePacked(QUOTE_HEADS_STORE, loadSql('./derive-heads.sql', import.meta.url));
+  } finally {
+    await conn.run('DROP VIEW quote_heads_bars');
+  }
 }
 
 export const quotesPipeline: Pipeline = {
@@ -711,6 +775,8 @@ export const quotesPipeline: Pipeline = {
     const mark = (what: string) => ctx.log.info({ ms: Date.now() - t0 }, `quotes derive: ${what}`);
     try {
       const folds = await chooseQuoteDerive(conn, ctx.run.dir);
+      // quote_bars' files in table order (fast path); the general path writes one file (replaceParquetTable).
+      let barFiles: string[] | null = null;
       mark(`plan: ${folds.fast ? 'per-file folds' : 'general'} (${folds.reason})`);
       if (folds.fast) {
         // Fast path: every chain lies in one file with one version per day, so the children's leaves are final.
@@ -718,12 +784,10 @@ export const quotesPipeline: Pipeline = {
         // Per-file chains whose key ranges overlap are sorted into one file per overlapping group (the groups are
         // disjoint and in key order, so their files in order are the table in key order). An incremental run reuses a
         // group's sorted file from the previous snapshot when every member was reused (quote-input-parts.ts).
-        if (folds.ordered) await ctx.linkParquetTable('quote_bars', folds.files);
-        else
-          await ctx.linkParquetTable(
-            'quote_bars',
-            await sortedGroupFiles(conn, ctx.run.dir, ctx.previous?.snapshot_id ?? null, ctx.run.dataDir, folds.groups),
-          );
+        barFiles = folds.ordered
+          ? folds.files
+          : await sortedGroupFiles(conn, ctx.run.dir, ctx.previous?.snapshot_id ?? null, ctx.run.dataDir, folds.groups);
+        await ctx.linkParquetTable('quote_bars', barFiles);
         mark('bars (from per-file folds)');
         // Every file's leaf keys, sorted per file by the child: linked as quote_leaf_keys' files.
         const keyFiles = folds.files.map((f) => path.join(path.dirname(path.dirname(f)), KEY_PARTS, path.basename(f)));
@@ -789,6 +853,7 @@ export const quotesPipeline: Pipeline = {
       // Splits applied to the raw bars and checked against the stored adjusted ones (quote_split_adjustments).
       await conn.run(loadSql('./derive-split-adjustments.sql', import.meta.url));
       mark(`split adjustments (${await fillServedLeafHashes(conn, ctx.run.dir)} stale days re-derived)`);
+      mark(`chain heads (${(await writeQuoteHeads(conn, ctx, barFiles)).records - 1} tickers)`);
       // Each published input's parts stay with the snapshot, for the next run to reuse (quote-input-parts.ts).
       mark(`input parts kept: ${await saveInputParts(ctx.run.dir)}`);
       await conn.run(

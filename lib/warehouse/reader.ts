@@ -33,6 +33,7 @@ export interface ReaderOptions {
 
 interface Active {
   manifest: SnapshotManifest;
+  dir: string;
   pool: ConnectionPool;
   packed: Map<string, PackedStore>;
 }
@@ -122,7 +123,7 @@ export class SnapshotReader {
     const packed = new Map<string, PackedStore>();
     for (const name of Object.keys(manifest.packed ?? {})) packed.set(name, await PackedStore.open(path.join(dir, 'packed'), name));
     const old = this.active;
-    this.active = { manifest, pool, packed };
+    this.active = { manifest, dir, pool, packed };
     for (const l of this.listeners) l(manifest);
     if (old) {
       void old.pool.close().catch(() => undefined);
@@ -134,6 +135,18 @@ export class SnapshotReader {
   /** The packed record store `name` of the snapshot being served, or null (not published, or an older snapshot without it). */
   packed(name: string): PackedStore | null {
     return this.active?.packed.get(name) ?? null;
+  }
+
+  /**
+   * Absolute paths of a parquet-only table's files in the snapshot being served (in table order), or null (not
+   * published, or not a parquet-only table). Read together with `packed()` in one synchronous step, both name the
+   * same snapshot.
+   */
+  tableFiles(table: string): string[] | null {
+    const a = this.active;
+    const tm = a?.manifest.tables[table];
+    if (!a || !tm || tm.storage !== 'parquet') return null;
+    return tableFilePaths(a.dir, table, tm);
   }
 
   /** Runs a read query on the current snapshot. Throws SourceUnavailableError (503) when nothing is published. */

@@ -3,6 +3,7 @@
  */
 import { NotFoundError, InvalidInputError } from '../../lib/errors.ts';
 import { loadSql } from '../../lib/warehouse/duckdb.ts';
+import { readQuoteHeads } from '../../lib/quote-heads.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 
 const FIND = loadSql('./find-company.sql', import.meta.url);
@@ -94,7 +95,13 @@ export async function getIdentityMarketCap(
   let bar: Record<string, unknown> | undefined;
   let shares: Record<string, unknown> | undefined;
   try {
-    [bar] = await quotes.query(LATEST_CLOSE, { ticker: String(c.ticker) });
+    // The latest raw close from the quotes domain's chain heads store (no read of quote_bars); a snapshot without
+    // the store reads quote_bars (latest-close.sql).
+    const found = await readQuoteHeads(quotes, String(c.ticker));
+    if (found) {
+      const raw = found.heads?.chains.find((x) => x.adjustment === 'raw');
+      bar = raw ? { quote_date: raw.head.quote_date, close: Number(raw.head.close) } : undefined;
+    } else [bar] = await quotes.query(LATEST_CLOSE, { ticker: String(c.ticker) });
     if (!bar) return null;
     [shares] = await registry.query(SHARES_AS_OF, { cik: Number(c.cik), as_of: String(bar.quote_date) });
   } catch (e) {

@@ -21,9 +21,12 @@ import {
 } from '../../ingest/quotes/chain.ts';
 import { normalizeTicker, type Adjustment, type QuoteBar } from '../../ingest/quotes/quote.schema.ts';
 import { findCompany, parseCompanyRef } from '../company/company.queries.ts';
+import { readQuoteHeads, type QuoteHeadChain, type QuoteHeads } from '../../lib/quote-heads.ts';
 import { decodeKeyCursor, encodeKeyCursor } from '../platform/pagination.ts';
 
 const ROWS = loadSql('./quote-rows.sql', import.meta.url);
+const ROWS_IN_FILE = loadSql('./quote-rows-file.sql', import.meta.url);
+const WINDOW_END_IN_FILE = loadSql('./quote-window-end-file.sql', import.meta.url);
 const CHAINS = loadSql('./quote-chains.sql', import.meta.url);
 const SOURCES = loadSql('./quote-sources.sql', import.meta.url);
 const BY_LEAF = loadSql('./quote-by-leaf.sql', import.meta.url);
@@ -32,6 +35,7 @@ const SOURCE_LEAF = loadSql('./source-leaf.sql', import.meta.url);
 const TICKER_CHAIN = loadSql('./ticker-chain.sql', import.meta.url);
 const MARKET_FACTS = loadSql('./market-facts.sql', import.meta.url);
 const SHARES_AS_OF = loadSql('./market-shares-asof.sql', import.meta.url);
+const MARKET_CONTEXT = loadSql('./market-context.sql', import.meta.url);
 const WINDOW_END = loadSql('./quote-window-end.sql', import.meta.url);
 const SPLIT_DAYS = loadSql('./split-adjusted-days.sql', import.meta.url);
 const SPLIT_STALE = loadSql('./split-stale-days.sql', import.meta.url);
@@ -67,6 +71,11 @@ interface SourceInfo extends QuoteSource {
 class SourceCache {
   private readonly map = new Map<string, Promise<SourceInfo>>();
   constructor(private readonly reader: SnapshotReader) {}
+  /** A source already known (the chain heads store carries the head's, picked as quote-sources.sql picks it). */
+  seed(dataset: string, sha: string, s: { source_url: string | null; retrieved_at: string | null; leaf_hash: string }): void {
+    const k = `${dataset}|${sha}`;
+    if (!this.map.has(k)) this.map.set(k, Promise.resolve({ source: dataset, content_sha256: sha, ...s }));
+  }
   get(dataset: string, sha: string): Promise<SourceInfo> {
     const k = `${dataset}|${sha}`;
     let p = this.map.get(k);
@@ -189,16 +198,26 @@ const quoteOf = (b: QuoteBar): QuoteDay['quote'] => ({
  * across the split. Days already agreeing with the splits are served as stored. `days` are of one ticker's
  * split_dividend chain; a snapshot without quote_split_adjustments (published before it existed) serves them as stored.
  */
-async function applySplitAdjustments(reader: SnapshotReader, ticker: string, days: QuoteDay[], sources: SourceCache): Promise<QuoteDay[]> {
+async function applySplitAdjustments(
+  reader: SnapshotReader,
+  ticker: string,
+  days: QuoteDay[],
+  sources: SourceCache,
+  known?: QuoteHeads['stale'],
+): Promise<QuoteDay[]> {
   if (days.length === 0 || days[0].adjustment !== 'split_dividend') return days;
   const dates = days.map((d) => d.quote_date).sort();
   const span = { ticker, from: dates[0], to: dates[dates.length - 1] };
+  // The chain heads store knows the ticker's stale days (`known`, null: none): no query when none falls in the span.
+  if (known === null || (known && (known.last < span.from || known.first > span.to))) return days;
   let rows: Row[];
   try {
     // Nearly every answer has no stale day: a count on quote_split_adjustments (~1 ms at full scale) spares the
     // raw-bar window of split-adjusted-days.sql (~100 ms: the ticker's whole raw series) when there is none.
-    const [stale] = await reader.query(SPLIT_STALE, span);
-    if (Number(stale?.n ?? 0) === 0) return days;
+    if (known === undefined) {
+      const [stale] = await reader.query(SPLIT_STALE, span);
+      if (Number(stale?.n ?? 0) === 0) return days;
+    }
     rows = await reader.query(SPLIT_DAYS, span);
   } catch (e) {
     if (e instanceof PipelineError) throw e;
@@ -322,8 +341,42 @@ export async function resolveQuoteTicker(registry: SnapshotReader | undefined, r
   return { ticker: normalizeTicker(ref.ticker), name: null, cik: null };
 }
 
-async function chainsOf(quotes: SnapshotReader, t: ResolvedTicker): Promise<Row[]> {
-  const chains = await quotes.query(CHAINS, { ticker: t.ticker });
+/**
+ * A chain of a ticker as the answers use it. With the chain heads store (lib/quote-heads.ts) it comes from there
+ * with its head bar, the one quote_bars file holding it and the ticker's stale days; a snapshot without the store
+ * gives the quote-chains.sql row alone (`head` null, `file` null, `stale` undefined: unknown).
+ */
+interface Chain {
+  adjustment: Adjustment;
+  last_date: string;
+  first_date: string;
+  days: number;
+  head: QuoteHeadChain | null;
+  file: string | null;
+  stale: QuoteHeads['stale'] | undefined;
+}
+
+async function chainsOf(quotes: SnapshotReader, t: ResolvedTicker): Promise<Chain[]> {
+  const found = await readQuoteHeads(quotes, t.ticker);
+  const chains: Chain[] = found
+    ? (found.heads?.chains ?? []).map((c) => ({
+        adjustment: c.adjustment as Adjustment,
+        last_date: c.last_date,
+        first_date: c.first_date,
+        days: c.days,
+        head: c,
+        file: c.part === null ? null : (found.barFiles[c.part] ?? null),
+        stale: found.heads?.stale ?? null,
+      }))
+    : (await quotes.query(CHAINS, { ticker: t.ticker })).map((r) => ({
+        adjustment: String(r.adjustment) as Adjustment,
+        last_date: String(r.last_date),
+        first_date: String(r.first_date),
+        days: Number(r.days),
+        head: null,
+        file: null,
+        stale: undefined,
+      }));
   if (chains.length === 0) {
     throw new NotFoundError(`no quotes for '${t.ticker}'`, {
       response: { ticker: t.ticker, hint: 'quotes cover the tickers of the ingested bar files' },
@@ -332,13 +385,28 @@ async function chainsOf(quotes: SnapshotReader, t: ResolvedTicker): Promise<Row[
   return chains;
 }
 
-function pickChain(chains: Row[], adjustment: Adjustment | undefined, ticker: string): Row {
+function pickChain(chains: Chain[], adjustment: Adjustment | undefined, ticker: string): Chain {
   const c = adjustment ? chains.find((x) => x.adjustment === adjustment) : chains[0];
   if (!c)
     throw new NotFoundError(`no ${adjustment} quotes for '${ticker}'`, {
       response: { ticker, hint: `available: ${chains.map((x) => x.adjustment).join(', ')}` },
     });
   return c;
+}
+
+/** quote-rows.sql for a chain known by ticker and series: from its one file when the heads store names it. */
+async function barsOf(reader: SnapshotReader, ticker: string, adjustment: string, to: string, limit: number): Promise<Row[]> {
+  const found = await readQuoteHeads(reader, ticker);
+  const part = found?.heads?.chains.find((c) => c.adjustment === adjustment)?.part ?? null;
+  const file = part === null ? null : (found?.barFiles[part] ?? null);
+  const p = { ticker, adjustment, to, from: null, limit };
+  return file ? reader.query(ROWS_IN_FILE, { ...p, file }) : reader.query(ROWS, p);
+}
+
+/** A chain's bars newest first from `to` down (quote-rows.sql), from its one file when the heads store names it. */
+function chainRows(quotes: SnapshotReader, ticker: string, chain: Chain, to: string, limit: number): Promise<Row[]> {
+  const p = { ticker, adjustment: chain.adjustment, to, from: null, limit };
+  return chain.file ? quotes.query(ROWS_IN_FILE, { ...p, file: chain.file }) : quotes.query(ROWS, p);
 }
 
 export interface MarketContext {
@@ -392,19 +460,27 @@ export async function marketContext(
   });
   if (!registry || cik === null) return empty('company not in the registry: no EDGAR facts to compute market cap');
   let rows: Row[];
-  try {
-    rows = await registry.query(MARKET_FACTS, { cik });
-  } catch (e) {
-    if (e instanceof PipelineError) throw e;
-    return empty('the registry snapshot has no company_facts table yet: market cap unavailable');
-  }
   let asOf: Row | undefined;
   let rule = 'the latest count on or before the quote date';
   try {
-    [asOf] = await registry.query(SHARES_AS_OF, { cik, quote_date: quoteDate });
+    // Both reads in one query; a registry snapshot lacking one of the tables gets the two reads below.
+    const both = await registry.query(MARKET_CONTEXT, { cik, quote_date: quoteDate });
+    rows = both.filter((r) => r.kind === 'fact');
+    asOf = both.find((r) => r.kind === 'as_of');
   } catch (e) {
     if (e instanceof PipelineError) throw e;
-    rule = 'the latest count (this registry snapshot has no share-count history)';
+    try {
+      rows = await registry.query(MARKET_FACTS, { cik });
+    } catch (e2) {
+      if (e2 instanceof PipelineError) throw e2;
+      return empty('the registry snapshot has no company_facts table yet: market cap unavailable');
+    }
+    try {
+      [asOf] = await registry.query(SHARES_AS_OF, { cik, quote_date: quoteDate });
+    } catch (e2) {
+      if (e2 instanceof PipelineError) throw e2;
+      rule = 'the latest count (this registry snapshot has no share-count history)';
+    }
   }
   const shares = asOf ?? rows.find((r) => r.metric === 'shares_outstanding');
   const emp = rows.find((r) => r.metric === 'employees');
@@ -438,10 +514,22 @@ export interface QuoteQueryDeps {
 export async function getLatestQuote(d: QuoteQueryDeps, rawTicker: string, opts: { adjustment?: Adjustment } = {}) {
   const t = await resolveQuoteTicker(d.registry, rawTicker);
   const chain = pickChain(await chainsOf(d.quotes, t), opts.adjustment, t.ticker);
-  const adjustment = String(chain.adjustment) as Adjustment;
-  const rows = await d.quotes.query(ROWS, { ticker: t.ticker, adjustment, to: String(chain.last_date), from: null, limit: 2 });
+  const adjustment = chain.adjustment;
   const sources = new SourceCache(d.quotes);
-  const [day] = await applySplitAdjustments(d.quotes, t.ticker, await daysFromRows(rows.slice(0, 1), rows[1] ?? null, sources), sources);
+  let rows: Row[];
+  let older: Row | null;
+  if (chain.head) {
+    // The head bar and its parent's leaf hash are in the heads store: no read of quote_bars.
+    const h = chain.head;
+    if (h.source) sources.seed(h.head.dataset, h.head.content_sha256, h.source);
+    rows = [h.head as unknown as Row];
+    older = h.parent_leaf_hash === null ? null : { leaf_hash: h.parent_leaf_hash };
+  } else {
+    const found = await chainRows(d.quotes, t.ticker, chain, chain.last_date, 2);
+    rows = found.slice(0, 1);
+    older = found[1] ?? null;
+  }
+  const [day] = await applySplitAdjustments(d.quotes, t.ticker, await daysFromRows(rows, older, sources), sources, chain.stale);
   return {
     schema: QUOTE_SCHEMA_ID,
     ticker: t.ticker,
@@ -485,23 +573,25 @@ export async function getQuoteHistory(
   const cursor = decodeHistoryCursor(opts.cursor, opts.adjustment);
   const t = await resolveQuoteTicker(d.registry, rawTicker);
   const chain = pickChain(await chainsOf(d.quotes, t), cursor?.adjustment ?? opts.adjustment, t.ticker);
-  const adjustment = String(chain.adjustment) as Adjustment;
+  const adjustment = chain.adjustment;
   // Forward (with `from`): the window is the `limit` trading days starting at `start`; backward: the `limit` days up
   // to `to` (the latest day on the first page, the day before the previous page's oldest day after it).
   const forward = cursor ? cursor.dir === 'after' : Boolean(opts.from);
   const start = cursor?.dir === 'after' ? shiftDay(cursor.date, 1) : (opts.from ?? null);
   let to = cursor?.dir === 'before' ? shiftDay(cursor.date, -1) : String(chain.last_date);
   if (forward && start) {
-    const [end] = await d.quotes.query(WINDOW_END, { ticker: t.ticker, adjustment, from: start, offset: limit - 1 });
+    const w = { ticker: t.ticker, adjustment, from: start, offset: limit - 1 };
+    const [end] = await (chain.file ? d.quotes.query(WINDOW_END_IN_FILE, { ...w, file: chain.file }) : d.quotes.query(WINDOW_END, w));
     if (end) to = String(end.quote_date);
   }
   // One extra (older) row gives the parent of the oldest day served.
-  const rows = await d.quotes.query(ROWS, { ticker: t.ticker, adjustment, to, from: null, limit: limit + 1 });
+  const rows = await chainRows(d.quotes, t.ticker, chain, to, limit + 1);
   let served = rows.slice(0, limit);
   if (forward && start) served = served.filter((r) => String(r.quote_date) >= start);
   const older = rows[served.length] ?? null;
   const sources = new SourceCache(d.quotes);
-  const days = await applySplitAdjustments(d.quotes, t.ticker, await daysFromRows(served, older, sources), sources);
+  if (chain.head?.source) sources.seed(chain.head.head.dataset, chain.head.head.content_sha256, chain.head.source);
+  const days = await applySplitAdjustments(d.quotes, t.ticker, await daysFromRows(served, older, sources), sources, chain.stale);
   const newest = served[0] ? String(served[0].quote_date) : null;
   const oldest = served.length ? String(served[served.length - 1]!.quote_date) : null;
   let next_cursor: string | null = null;
@@ -574,13 +664,7 @@ export async function findQuoteLeaf(
   // Two point queries (key → bar key, then the bar's chain), not a join: both tables are parquet views.
   let rows: Row[] = [];
   for (const k of await reader.query(BY_LEAF, { leaf_key: BigInt(`0x${leafHash.slice(0, 15)}`) })) {
-    const chain = await reader.query(ROWS, {
-      ticker: String(k.ticker),
-      adjustment: String(k.adjustment),
-      to: String(k.quote_date),
-      from: null,
-      limit: maxDepth + 1,
-    });
+    const chain = await barsOf(reader, String(k.ticker), String(k.adjustment), String(k.quote_date), maxDepth + 1);
     if (chain[0]?.leaf_hash === leafHash && String(chain[0].quote_date) === String(k.quote_date)) {
       rows = chain;
       break;
@@ -655,7 +739,7 @@ async function findSplitAdjustedLeaf(
   if (!hit) return null;
   const ticker = String(hit.ticker);
   const date = String(hit.quote_date);
-  const rows = await reader.query(ROWS, { ticker, adjustment: 'split_dividend', to: date, from: null, limit: 2 });
+  const rows = await barsOf(reader, ticker, 'split_dividend', date, 2);
   if (String(rows[0]?.quote_date) !== date) return null;
   const [day] = await applySplitAdjustments(reader, ticker, await daysFromRows(rows.slice(0, 1), rows[1] ?? null, sources), sources);
   if (!day?.split_adjustment || day.origin.leaf_hash !== leafHash) return null;

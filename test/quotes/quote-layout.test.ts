@@ -1,13 +1,19 @@
 /**
  * Quote history reads one ticker's rows as a narrow row-group range (issue 22): quote_bars is published sorted by
- * (ticker, adjustment, quote_date) in row groups of BAR_ROW_GROUP rows, so the parquet statistics admit only the
- * groups holding that ticker. Asserted on the published file's metadata and on the plan, never timed.
+ * (ticker, adjustment, quote_date) in row groups of BAR_ROW_GROUP rows, cut into files of at most BAR_FILE_ROWS rows
+ * at ticker boundaries, so the parquet statistics admit only the groups holding that ticker, in the one file the
+ * chain heads store names. The latest quote and the identity card's close come from that store without reading
+ * quote_bars. Asserted on the published files' metadata, the queries the answers run and the plan, never timed.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quotesSampleGenerator } from '../../ingest/quotes/quotes.sample.ts';
 import { BAR_ROW_GROUP } from '../../jobs/quotes/quotes-fold.ts';
-import { quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
+import { BAR_FILE_ROWS, quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
+import { readQuoteHeads } from '../../lib/quote-heads.ts';
+import type { Params } from '../../lib/warehouse/duckdb.ts';
+import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { getLatestQuote, getQuoteHistory } from '../../service/quotes/quotes.queries.ts';
 import { ensureSample } from '../../jobs/sample.ts';
 import { loadSql, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
 import { snapshotDir } from '../../lib/warehouse/layout.ts';
@@ -56,5 +62,77 @@ describe('quote_bars layout over the small quotes sample', () => {
     const plan = rows.map((x) => String(x.explain_value)).join('\n');
     expect(plan).toMatch(/READ_PARQUET|TABLE_SCAN/);
     expect(plan).toMatch(/Filters:[\s\S]*ticker='AAPL'/);
+  });
+
+  /** A query reading quote_bars' rows (through the view or a file of it). */
+  const READS_BARS = /\bFROM\s+(quote_bars|read_parquet)\b/i;
+
+  /** Runs `fn` recording every query the quotes reader runs meanwhile (SQL text and parameters). */
+  async function recordQueries<T>(
+    r: SnapshotReader,
+    fn: () => Promise<T>,
+  ): Promise<{ result: T; queries: Array<{ sql: string; params?: Params }> }> {
+    const queries: Array<{ sql: string; params?: Params }> = [];
+    const query = r.query.bind(r);
+    r.query = (sql: string, params?: Params) => {
+      queries.push({ sql, params });
+      return query(sql, params);
+    };
+    try {
+      return { result: await fn(), queries };
+    } finally {
+      r.query = query;
+    }
+  }
+
+  it('cuts quote_bars into files of bounded size, each ticker in exactly one file', async () => {
+    const r = svc.deps.readers.quotes!;
+    const files = r.tableFiles('quote_bars')!;
+    expect(files.length).toBeGreaterThan(1);
+    const list = `[${files.map(quoteLiteral).join(', ')}]`;
+    const perFile = await r.query(
+      `SELECT file_name, count(*)::INTEGER AS groups, sum(row_group_num_rows)::BIGINT AS n FROM (SELECT DISTINCT file_name, row_group_id, row_group_num_rows FROM parquet_metadata(${list})) GROUP BY file_name`,
+    );
+    for (const f of perFile) {
+      expect(Number(f.n)).toBeLessThanOrEqual(BAR_FILE_ROWS);
+      expect(Number(f.groups)).toBeLessThanOrEqual(BAR_FILE_ROWS / BAR_ROW_GROUP + 1);
+    }
+    const spanning = await r.query(
+      `SELECT ticker FROM read_parquet(${list}, filename = true) GROUP BY ticker HAVING count(DISTINCT filename) > 1`,
+    );
+    expect(spanning).toEqual([]);
+  });
+
+  it('serves the latest quote and the identity close from the chain heads store, never reading quote_bars', async () => {
+    const r = svc.deps.readers.quotes!;
+    const [{ ticker }] = await r.query(`SELECT ticker FROM quote_bars ORDER BY hash(ticker) LIMIT 1`);
+    const found = await readQuoteHeads(r, String(ticker));
+    expect(found?.heads?.chains.length).toBeGreaterThan(0);
+    const { result, queries } = await recordQueries(r, () => getLatestQuote({ quotes: r }, String(ticker)));
+    expect(queries.filter((q) => READS_BARS.test(q.sql))).toEqual([]);
+    // The head is the chain's newest bar, as the table has it.
+    const [latest] = await r.query(
+      `SELECT CAST(max(quote_date) AS VARCHAR) AS d FROM quote_bars WHERE ticker = $ticker AND adjustment = $adjustment`,
+      { ticker: String(ticker), adjustment: result.adjustment },
+    );
+    expect(result.quote_date).toBe(latest.d);
+    expect(result.origin_verified).toBe(true);
+  });
+
+  it('reads a history page from the one file holding the chain', async () => {
+    const r = svc.deps.readers.quotes!;
+    const [{ ticker }] = await r.query(`SELECT ticker FROM quote_bars ORDER BY hash(ticker) DESC LIMIT 1`);
+    const { result, queries } = await recordQueries(r, () => getQuoteHistory({ quotes: r }, String(ticker), { limit: 40 }));
+    expect(result.count).toBe(40);
+    expect(result.quotes.every((d) => d.origin_verified)).toBe(true);
+    const reads = queries.filter((q) => READS_BARS.test(q.sql));
+    expect(reads).toHaveLength(1);
+    expect(reads[0].sql).toMatch(/FROM read_parquet\(\$file\)/);
+    const file = String(reads[0].params?.file);
+    expect(r.tableFiles('quote_bars')).toContain(file);
+    // That file's plan: one parquet scan of one file, the ticker filter pushed into it.
+    const plan = (await r.query(`EXPLAIN ANALYZE ${reads[0].sql}`, reads[0].params)).map((x) => String(x.explain_value)).join('\n');
+    expect(plan).toMatch(/Total Files Read: 1\b/);
+    expect(plan).toMatch(new RegExp(`ticker='${ticker}'`));
   });
 });

@@ -1,0 +1,45 @@
+-- The chain heads store `quote_heads` (packed store, lib/warehouse/packed-store.ts; read by lib/quote-heads.ts): what
+-- the latest-quote answer, the identity card's latest close and a history page's chain need, found without reading
+-- quote_bars (docs/quotes-and-transcripts.md, "Serving layout"). Key 0: the JSON array of every ticker, in key order;
+-- key i (1-based): the i-th ticker's record
+--   {ticker, chains: [...], stale: {n, first, last} | null}
+-- with chains in service/quotes/quote-chains.sql's order (newest last_date first, raw first on a tie), each
+--   {adjustment, first_date, last_date, days, part, head, parent_leaf_hash, source}
+-- part: ordinal of the one quote_bars file holding the chain (in the table's file order), null when it spans files;
+-- head: the newest bar with quote-rows.sql's columns; parent_leaf_hash: the leaf hash of the bar before it (null for
+-- a one-day chain); source: the head's source file as service/quotes/quote-sources.sql picks it (null when sources has
+-- none); stale: the ticker's stale split-adjusted days (quote_split_adjustments), null when none.
+-- Reads TEMP VIEW quote_heads_bars (made by the caller, writeQuoteHeads): quote_bars' columns plus `part` (INTEGER). Params: none.
+-- Columns: k (INTEGER key), v (JSON text).
+WITH c AS (
+  SELECT ticker, adjustment, min(quote_date) AS first_date, max(quote_date) AS last_date, count(*)::INTEGER AS days,
+         CASE WHEN min(part) = max(part) THEN min(part) END AS part,
+         arg_max({ticker: ticker, adjustment: adjustment, quote_date: quote_date, open: open, high: high, low: low,
+                  "close": "close", volume: volume, vwap: vwap, trade_count: trade_count, flags: flags, dataset: dataset,
+                  content_sha256: content_sha256, day_index: day_index, leaf_hash: leaf_hash}, quote_date) AS head,
+         arg_max(leaf_hash, quote_date, 2) AS leaves
+  FROM quote_heads_bars
+  GROUP BY ticker, adjustment
+), s AS (
+  SELECT dataset, content_sha256, arg_min(source_url, k) AS source_url, arg_min(retrieved_at, k) AS retrieved_at,
+         arg_min(leaf_hash, k) AS leaf_hash
+  FROM sources, LATERAL (SELECT (retrieved_at, source_url, leaf_hash) AS k)
+  GROUP BY dataset, content_sha256
+), t AS (
+  SELECT c.ticker,
+         list({adjustment: c.adjustment, first_date: c.first_date, last_date: c.last_date, days: c.days, part: c.part,
+               head: c.head, parent_leaf_hash: c.leaves[2],
+               source: CASE WHEN s.leaf_hash IS NOT NULL THEN {source_url: s.source_url, retrieved_at: s.retrieved_at, leaf_hash: s.leaf_hash} END}
+              ORDER BY c.last_date DESC, (c.adjustment = 'raw') DESC) AS chains
+  FROM c LEFT JOIN s ON s.dataset = c.head.dataset AND s.content_sha256 = c.head.content_sha256
+  GROUP BY c.ticker
+), st AS (
+  SELECT ticker, {n: count(*)::INTEGER, first: min(quote_date), last: max(quote_date)} AS stale
+  FROM quote_split_adjustments WHERE status = 'stale' GROUP BY ticker
+), k AS (
+  SELECT row_number() OVER (ORDER BY ticker)::INTEGER AS k, ticker, chains FROM t
+)
+SELECT 0 AS k, coalesce(to_json(list(ticker ORDER BY k)), '[]')::VARCHAR AS v FROM k
+UNION ALL
+SELECT k.k, to_json({ticker: k.ticker, chains: k.chains, stale: st.stale})::VARCHAR AS v
+FROM k LEFT JOIN st USING (ticker)

@@ -1,0 +1,91 @@
+/**
+ * The quotes domain's chain heads store (packed store `quote_heads`, written at publish by
+ * jobs/quotes/derive-heads.sql): per ticker, its chains with their dates, day count, the one `quote_bars` file
+ * holding each, the newest bar with its parent leaf hash and source, and the ticker's stale split-adjusted days.
+ * Read by the quote routes (service/quotes) and the identity card's latest close (service/company), so that neither
+ * reads `quote_bars` for what the store answers (issue 22). In lib/ because both families read it.
+ *
+ * A packed store is keyed by integers: key 0 holds the JSON array of every ticker, key i the (i-1)-th ticker's record.
+ */
+import type { SnapshotReader } from './warehouse/reader.ts';
+import type { PackedStore } from './warehouse/packed-store.ts';
+
+export const QUOTE_HEADS_STORE = 'quote_heads';
+
+/** A bar as stored in a head (quote_bars' columns; prices as JSON numbers, dates YYYY-MM-DD). */
+export interface QuoteHeadBar {
+  ticker: string;
+  adjustment: string;
+  quote_date: string;
+  open: number;
+  high: number;
+  low: number;
+  close: number;
+  volume: number;
+  vwap: number | null;
+  trade_count: number | null;
+  flags: string[] | null;
+  dataset: string;
+  content_sha256: string;
+  day_index: number;
+  leaf_hash: string;
+}
+
+export interface QuoteHeadChain {
+  adjustment: string;
+  first_date: string;
+  last_date: string;
+  days: number;
+  /** Ordinal of the quote_bars file holding every bar of the chain (the table's files in order); null: several. */
+  part: number | null;
+  head: QuoteHeadBar;
+  parent_leaf_hash: string | null;
+  /** The head's source file as service/quotes/quote-sources.sql picks it; null when `sources` has no row. */
+  source: { source_url: string | null; retrieved_at: string | null; leaf_hash: string } | null;
+}
+
+export interface QuoteHeads {
+  ticker: string;
+  /** Newest last_date first, raw first on a tie (service/quotes/quote-chains.sql's order). */
+  chains: QuoteHeadChain[];
+  /** The ticker's stale split-adjusted days (quote_split_adjustments status 'stale'), null when none. */
+  stale: { n: number; first: string; last: string } | null;
+}
+
+const directories = new WeakMap<PackedStore, Promise<Map<string, number>>>();
+
+function directoryOf(store: PackedStore): Promise<Map<string, number>> {
+  let d = directories.get(store);
+  if (!d) {
+    d = store.get(0).then((text) => new Map((JSON.parse(text ?? '[]') as string[]).map((t, i) => [t, i + 1])));
+    d.catch(() => directories.delete(store));
+    directories.set(store, d);
+  }
+  return d;
+}
+
+/**
+ * What the served snapshot's heads store says of `ticker` (already normalised), with the absolute paths of
+ * quote_bars' files of that same snapshot: `heads` null when the ticker has no bars. Null when the snapshot has no
+ * heads store (published before it existed, or nothing published): the caller then reads quote_bars.
+ */
+export async function readQuoteHeads(
+  quotes: SnapshotReader,
+  ticker: string,
+  retry = true,
+): Promise<{ heads: QuoteHeads | null; barFiles: string[] } | null> {
+  // Store and file list from the same snapshot: both are read before any await (a swap replaces them together).
+  const store = quotes.packed(QUOTE_HEADS_STORE);
+  const barFiles = quotes.tableFiles('quote_bars');
+  if (!store || !barFiles) return null;
+  try {
+    const key = (await directoryOf(store)).get(ticker);
+    if (key === undefined) return { heads: null, barFiles };
+    const text = await store.get(key);
+    return { heads: text ? (JSON.parse(text) as QuoteHeads) : null, barFiles };
+  } catch (e) {
+    // The reader swapped to a newer snapshot meanwhile and closed this one's store: read the new one once.
+    if (retry && quotes.packed(QUOTE_HEADS_STORE) !== store) return readQuoteHeads(quotes, ticker, false);
+    throw e;
+  }
+}
