@@ -13,6 +13,7 @@ import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
 import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
 import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { loadSql, type Json, type Row } from '../../lib/warehouse/duckdb.ts';
+import { textKey } from '../../lib/warehouse/packed-store.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { clampLimit } from '../platform/http.ts';
 import {
@@ -39,6 +40,10 @@ const SQL = {
   insurance: loadSql('./get-insurance.sql', import.meta.url),
   insuranceOfDockets: loadSql('./get-insurance-dockets.sql', import.meta.url),
   censusColumns: /* sql */ `SELECT column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file, content_sha256) FROM carriers)`,
+  servedColumns: /* sql */ `SELECT 'crashes' AS t, column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM crashes)
+    UNION ALL SELECT 'inspections', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM inspections)
+    UNION ALL SELECT 'violations', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM violations)
+    UNION ALL SELECT 'inspection_units', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM inspection_units)`,
   sms: /* sql */ `SELECT * EXCLUDE (source_file) FROM sms_basics WHERE dot_number = $dot ORDER BY segment`,
   crashPage: loadSql('./get-crash-page.sql', import.meta.url),
   crashCounts: loadSql('./count-crashes.sql', import.meta.url),
@@ -461,10 +466,10 @@ export async function getCrashes(fmcsa: SnapshotReader, q: { dot?: number | stri
   const { limit, clamped } = clampLimit(q.limit, 500, 500);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(q.cursor, snapshotId);
-  const [rows, [counts]] = await Promise.all([
-    fmcsa.query(SQL.crashPage, { dot, vin, limit, offset }),
-    fmcsa.query(SQL.crashCounts, { dot, vin }),
-  ]);
+  const packed = await packedCrashes(fmcsa, dot, vin, limit, offset);
+  const [rows, [counts]] = packed
+    ? [packed.rows, [packed.counts]]
+    : await Promise.all([fmcsa.query(SQL.crashPage, { dot, vin, limit, offset }), fmcsa.query(SQL.crashCounts, { dot, vin })]);
   const returned = new Set(rows.map((r) => String(r.crash_id))).size;
   const total = Number(counts?.total_crashes ?? 0);
   return {
@@ -495,12 +500,14 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
   const f = featuresFromRow(await riskRow(fmcsa, dot));
   const { status } = await snapshotMeta(fmcsa);
   const available = hasData(status, 'inspection');
-  const [inspections, [{ n }], violations, units] = await Promise.all([
-    fmcsa.query(SQL.inspections, { dot, limit, offset }),
-    fmcsa.query(SQL.inspectionCount, { dot }),
-    fmcsa.query(SQL.violations, { dot, limit, offset }),
-    fmcsa.query(SQL.units, { dot, limit, offset }),
-  ]);
+  const [inspections, [{ n }], violations, units] =
+    (await packedInspections(fmcsa, dot, limit, offset)) ??
+    (await Promise.all([
+      fmcsa.query(SQL.inspections, { dot, limit, offset }),
+      fmcsa.query(SQL.inspectionCount, { dot }),
+      fmcsa.query(SQL.violations, { dot, limit, offset }),
+      fmcsa.query(SQL.units, { dot, limit, offset }),
+    ]));
   const rate = (insp: number, oos: number, r: number | null, nat: number) => ({
     inspections: insp,
     oos_inspections: oos,
@@ -529,6 +536,90 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
     units,
     next_cursor: nextCursorOf(offset, inspections.length, Number(n), snapshotId),
   };
+}
+
+/** Column names (table order, without source_file) of the rows in the packed crash and inspection stores. */
+type ServedColumns = Record<'crashes' | 'inspections' | 'violations' | 'inspection_units', string[]>;
+const servedColumnsCache = new WeakMap<object, Promise<ServedColumns>>();
+async function servedColumns(fmcsa: SnapshotReader): Promise<ServedColumns> {
+  const m = fmcsa.manifest!;
+  let p = servedColumnsCache.get(m);
+  if (!p) {
+    p = fmcsa.query(SQL.servedColumns).then((rows) => {
+      const out: ServedColumns = { crashes: [], inspections: [], violations: [], inspection_units: [] };
+      for (const r of rows) out[r.t as keyof ServedColumns].push(String(r.column_name));
+      return out;
+    });
+    p.catch(() => servedColumnsCache.delete(m));
+    servedColumnsCache.set(m, p);
+  }
+  return p;
+}
+
+/** A row object from a packed JSON array of values in `columns` order (the keys and order the SQL row reader gives). */
+function rowOf(columns: string[], values: Json[]): Row {
+  const row: Row = {};
+  for (let i = 0; i < columns.length; i++) row[columns[i]] = values[i];
+  return row;
+}
+
+type PackedCrashes = [counts: [number, number, number, number], crashes: Json[][][]];
+
+/**
+ * A page of crashes and the counts from the packed crash_by_dot / crash_by_vin store (jobs/fmcsa/serving-stores.ts):
+ * the rows and counts of get-crash-page.sql and count-crashes.sql without a parquet scan. Null when the snapshot
+ * has no such store (the SQL answers).
+ */
+async function packedCrashes(fmcsa: SnapshotReader, dot: number | null, vin: string | null, limit: number, offset: number) {
+  const store = fmcsa.packed(dot != null ? 'crash_by_dot' : 'crash_by_vin');
+  if (!store) return null;
+  const cols = await servedColumns(fmcsa);
+  const text = await store.get(dot ?? textKey(vin!));
+  let found: PackedCrashes | undefined;
+  if (text != null) {
+    if (dot != null) found = JSON.parse(text) as PackedCrashes;
+    else {
+      // Several VINs may share a key: the record lists [vin, counts, crashes] of each.
+      const hit = (JSON.parse(text) as Array<[string, ...PackedCrashes]>).find((e) => e[0] === vin);
+      if (hit) found = [hit[1], hit[2]];
+    }
+  }
+  const [total, fatal, injury, tow_away] = found?.[0] ?? [0, 0, 0, 0];
+  const page = (found?.[1] ?? []).slice(offset, offset + limit);
+  return {
+    counts: { total_crashes: total, fatal, injury, tow_away } as Row,
+    rows: page.flatMap((vehicles) => vehicles.map((v) => rowOf(cols.crashes, v as Json[]))),
+  };
+}
+
+type PackedInspection = [inspection: Json[], violations: Json[][], units: Json[][]];
+
+/**
+ * A page of inspections, their count, violations and units from the packed inspection_by_dot store
+ * (jobs/fmcsa/serving-stores.ts): the rows of the inspections, get-violations.sql and get-units.sql queries
+ * (violations and units carry their inspection's insp_date last). Null when the snapshot has no such store.
+ */
+async function packedInspections(
+  fmcsa: SnapshotReader,
+  dot: number,
+  limit: number,
+  offset: number,
+): Promise<[Row[], [{ n: number }], Row[], Row[]] | null> {
+  const store = fmcsa.packed('inspection_by_dot');
+  if (!store) return null;
+  const cols = await servedColumns(fmcsa);
+  const text = await store.get(dot);
+  const all = text == null ? [] : (JSON.parse(text) as PackedInspection[]);
+  const inspections: Row[] = [];
+  const violations: Row[] = [];
+  const units: Row[] = [];
+  for (const [insp, viol, unit] of all.slice(offset, offset + limit)) {
+    const row = rowOf(cols.inspections, insp);
+    inspections.push(row);
+    for (const v of viol) violations.push({ ...rowOf(cols.violations, v), insp_date: row.insp_date });
+    for (const u of unit) units.push({ ...rowOf(cols.inspection_units, u), insp_date: row.insp_date });
+  }
+  return [inspections, [{ n: all.length }], violations, units];
 }
 
 /** Enforcement: OOS orders, enforcement cases and L&I revocations, each saying when there is no data yet. */

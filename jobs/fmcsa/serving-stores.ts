@@ -1,0 +1,115 @@
+/**
+ * Packed per-carrier (and per-VIN) stores of the crash and inspection routes, built at FMCSA publish (issue 22:
+ * `/api/crashes`, `/api/inspections` and their MCP tools without a parquet scan per request). Each record is the
+ * whole answer list of one key, already in the route's order, as JSON arrays of column values in table column order
+ * (each value as the API's row reader gives it: BIGINT as a string, DATE as 'YYYY-MM-DD'); the route pages it in
+ * memory (service/carriers/carriers.queries.ts). Same rows and order as the SQL they replace
+ * (service/carriers/get-crash-page.sql, count-crashes.sql, get-violations.sql, get-units.sql).
+ *
+ *   crash_by_dot   key dot_number: [[total, fatal, injury, tow_away], [[row, …] per crash, newest first]]
+ *   crash_by_vin   key textKey(vin) (lib/warehouse/packed-store.ts; VINs may share one): [[vin, counts, crashes], …]
+ *   inspection_by_dot  key dot_number: [[inspection, [violation, …], [unit, …]], …] newest first
+ *
+ * Part reuse: a store whose source tables' parts are the previous snapshot's is linked, not written.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { queryRows, quoteIdentifier } from '../../lib/warehouse/duckdb.ts';
+import { textKeySql } from '../../lib/warehouse/packed-store.ts';
+import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+
+/** Store names (packed/<name>.{tsv,idx} of the snapshot). */
+export const SERVING_STORES = { crashByDot: 'crash_by_dot', crashByVin: 'crash_by_vin', inspectionByDot: 'inspection_by_dot' } as const;
+
+/** JSON types of getRowObjectsJson that json_array renders the same way; BIGINT/DECIMAL (strings there) are cast. */
+const JSON_SAME = /^(INTEGER|SMALLINT|TINYINT|VARCHAR|BOOLEAN|DATE)$/;
+const JSON_AS_TEXT = /^(BIGINT|UBIGINT|HUGEINT|DECIMAL\(\d+,\d+\))$/;
+
+/**
+ * `json_array(…)` of a table's columns without source_file, in table order, valued as the API's row reader gives
+ * them; null when a column type would render differently (the route then keeps its SQL).
+ */
+async function jsonRowSql(conn: DuckDBConnection, table: string, alias: string): Promise<string | null> {
+  const cols = await queryRows(conn, `SELECT column_name, column_type FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM ${table})`);
+  const values: string[] = [];
+  for (const c of cols) {
+    const q = `${alias}.${quoteIdentifier(String(c.column_name))}`;
+    const t = String(c.column_type);
+    if (JSON_SAME.test(t)) values.push(q);
+    else if (JSON_AS_TEXT.test(t)) values.push(`${q}::VARCHAR`);
+    else return null;
+  }
+  return `json_array(${values.join(', ')})`;
+}
+
+/**
+ * Crashes grouped per crash of one key (`keyCols`), then per key: the counts of count-crashes.sql (each crash by its
+ * first vehicle row) and the crashes in get-crash-page.sql's order, each crash's vehicle rows by report_seq_no.
+ */
+function crashGroupsSql(row: string, keyCol: string, where: string): string {
+  return `
+    WITH per_crash AS (
+      SELECT ${keyCol} AS k, crash_id, max(report_date) AS newest,
+        arg_min(fatalities, report_seq_no) AS fatalities, arg_min(injuries, report_seq_no) AS injuries,
+        arg_min(tow_away, report_seq_no) AS tow_away,
+        list(${row} ORDER BY report_seq_no) AS vehicles
+      FROM crashes c WHERE ${where}
+      GROUP BY ALL
+    )
+    SELECT k,
+      json_array(count(*)::INTEGER, (count(*) FILTER (WHERE fatalities > 0))::INTEGER,
+        (count(*) FILTER (WHERE injuries > 0))::INTEGER, (count(*) FILTER (WHERE tow_away))::INTEGER) AS counts,
+      to_json(list(vehicles ORDER BY newest DESC NULLS LAST, crash_id)) AS crashes
+    FROM per_crash GROUP BY k`;
+}
+
+/**
+ * Writes (or links) the three stores; `step` times each written group as a derive step. Returns the groups
+ * linked from the previous snapshot ('crash_packed', 'inspection_packed').
+ */
+export async function deriveServingStores(
+  conn: DuckDBConnection,
+  ctx: DeriveContext,
+  step: (name: string, fn: () => Promise<unknown>) => Promise<void>,
+): Promise<string[]> {
+  const linked: string[] = [];
+  const link = async (tables: string[], stores: string[]) => {
+    for (const t of tables) if (!(await ctx.samePartsAsPrevious(t))) return false;
+    for (const s of stores) if (!(await ctx.linkPreviousPacked(s))) return false;
+    return true;
+  };
+  const crashRow = await jsonRowSql(conn, 'crashes', 'c');
+  if (crashRow && (await link(['crashes'], [SERVING_STORES.crashByDot, SERVING_STORES.crashByVin]))) linked.push('crash_packed');
+  else if (crashRow) {
+    await step('crash_packed', async () => {
+      await ctx.writePacked(
+        SERVING_STORES.crashByDot,
+        `SELECT k, json_array(counts, crashes)::VARCHAR FROM (${crashGroupsSql(crashRow, 'dot_number', 'dot_number IS NOT NULL')})`,
+      );
+      await ctx.writePacked(
+        SERVING_STORES.crashByVin,
+        `SELECT ${textKeySql('k')} AS key, to_json(list(json_array(k, counts, crashes) ORDER BY k))::VARCHAR
+         FROM (${crashGroupsSql(crashRow, 'vin', 'vin IS NOT NULL')}) GROUP BY key`,
+      );
+    });
+  }
+  const insp = await jsonRowSql(conn, 'inspections', 'i');
+  const viol = await jsonRowSql(conn, 'violations', 'v');
+  const unit = await jsonRowSql(conn, 'inspection_units', 'u');
+  if (insp && viol && unit && (await link(['inspections', 'violations', 'inspection_units'], [SERVING_STORES.inspectionByDot])))
+    linked.push('inspection_packed');
+  else if (insp && viol && unit) {
+    await step('inspection_packed', () =>
+      ctx.writePacked(
+        SERVING_STORES.inspectionByDot,
+        `WITH vs AS (SELECT inspection_id, list(${viol} ORDER BY seq_no) AS rows FROM violations v GROUP BY inspection_id),
+              us AS (SELECT inspection_id, list(${unit} ORDER BY insp_unit_number) AS rows FROM inspection_units u GROUP BY inspection_id)
+         SELECT i.dot_number,
+           to_json(list(json_array(${insp}, coalesce(vs.rows, []), coalesce(us.rows, [])) ORDER BY i.insp_date DESC NULLS LAST, i.inspection_id))::VARCHAR
+         FROM inspections i LEFT JOIN vs USING (inspection_id) LEFT JOIN us USING (inspection_id)
+         WHERE i.dot_number IS NOT NULL
+         GROUP BY i.dot_number`,
+      ),
+    );
+  }
+  return linked;
+}
