@@ -9,6 +9,9 @@
  *   crash_by_dot   key dot_number: [[total, fatal, injury, tow_away], [[row, …] per crash, newest first]]
  *   crash_by_vin   key textKey(vin) (lib/warehouse/packed-store.ts; VINs may share one): [[vin, counts, crashes], …]
  *   inspection_by_dot  key dot_number: [[inspection, [violation, …], [unit, …]], …] newest first
+ *   carrier_filings    key dot_number: [[authority row, …] by docket, [insurance row, …] newest first] of the
+ *                      identity route (get-insurance-dockets.sql: the filings of the DOT's L&I and census dockets);
+ *                      only DOTs with any.
  *
  * Part reuse: a store whose source tables' parts are the previous snapshot's is linked, not written.
  */
@@ -18,7 +21,12 @@ import { textKeySql } from '../../lib/warehouse/packed-store.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
 
 /** Store names (packed/<name>.{tsv,idx} of the snapshot). */
-export const SERVING_STORES = { crashByDot: 'crash_by_dot', crashByVin: 'crash_by_vin', inspectionByDot: 'inspection_by_dot' } as const;
+export const SERVING_STORES = {
+  crashByDot: 'crash_by_dot',
+  crashByVin: 'crash_by_vin',
+  inspectionByDot: 'inspection_by_dot',
+  carrierFilings: 'carrier_filings',
+} as const;
 
 /** JSON types of getRowObjectsJson that json_array renders the same way; BIGINT/DECIMAL (strings there) are cast. */
 const JSON_SAME = /^(INTEGER|SMALLINT|TINYINT|VARCHAR|BOOLEAN|DATE)$/;
@@ -64,7 +72,7 @@ function crashGroupsSql(row: string, keyCol: string, where: string): string {
 
 /**
  * Writes (or links) the three stores; `step` times each written group as a derive step. Returns the groups
- * linked from the previous snapshot ('crash_packed', 'inspection_packed').
+ * linked from the previous snapshot ('crash_packed', 'inspection_packed', 'filings_packed').
  */
 export async function deriveServingStores(
   conn: DuckDBConnection,
@@ -108,6 +116,32 @@ export async function deriveServingStores(
          FROM inspections i LEFT JOIN vs USING (inspection_id) LEFT JOIN us USING (inspection_id)
          WHERE i.dot_number IS NOT NULL
          GROUP BY i.dot_number`,
+      ),
+    );
+  }
+  const auth = await jsonRowSql(conn, 'authority', 'a');
+  const ins = await jsonRowSql(conn, 'insurance', 'i');
+  if (auth && ins && (await link(['carriers', 'authority', 'insurance'], [SERVING_STORES.carrierFilings]))) linked.push('filings_packed');
+  else if (auth && ins) {
+    await step('filings_packed', () =>
+      ctx.writePacked(
+        SERVING_STORES.carrierFilings,
+        `WITH dockets AS (
+           SELECT dot_number, docket_number FROM authority WHERE dot_number IS NOT NULL AND docket_number IS NOT NULL
+           UNION
+           SELECT dot_number, docket FROM (SELECT dot_number, unnest([docket1, docket2, docket3]) AS docket FROM carriers
+             WHERE docket1 IS NOT NULL OR docket2 IS NOT NULL OR docket3 IS NOT NULL) WHERE docket IS NOT NULL
+         ),
+         ins AS (
+           SELECT d.dot_number, list(${ins} ORDER BY i.effective_date DESC NULLS LAST, i.docket_number, i.ins_type_code,
+             i.ins_class_code, i.max_cov_amount_k, i.underl_lim_amount_k, i.policy_no, i.ins_form_code, i.name_company) AS rows
+           FROM dockets d JOIN insurance i USING (docket_number) GROUP BY d.dot_number
+         ),
+         auth AS (
+           SELECT dot_number, list(${auth} ORDER BY a.docket_number) AS rows FROM authority a WHERE dot_number IS NOT NULL GROUP BY dot_number
+         )
+         SELECT dot_number, json_array(coalesce(auth.rows, []), coalesce(ins.rows, []))::VARCHAR
+         FROM auth FULL JOIN ins USING (dot_number)`,
       ),
     );
   }

@@ -43,7 +43,9 @@ const SQL = {
   servedColumns: /* sql */ `SELECT 'crashes' AS t, column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM crashes)
     UNION ALL SELECT 'inspections', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM inspections)
     UNION ALL SELECT 'violations', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM violations)
-    UNION ALL SELECT 'inspection_units', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM inspection_units)`,
+    UNION ALL SELECT 'inspection_units', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM inspection_units)
+    UNION ALL SELECT 'authority', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM authority)
+    UNION ALL SELECT 'insurance', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM insurance)`,
   sms: /* sql */ `SELECT * EXCLUDE (source_file) FROM sms_basics WHERE dot_number = $dot ORDER BY segment`,
   crashPage: loadSql('./get-crash-page.sql', import.meta.url),
   crashCounts: loadSql('./count-crashes.sql', import.meta.url),
@@ -232,6 +234,9 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
       c[name] = values[i];
     });
     row = withCarrierRiskColumns(c, r);
+    // The filings from the packed carrier_filings store (jobs/fmcsa/serving-stores.ts): no DuckDB query at all.
+    const filings = await packedFilings(fmcsa, dot);
+    if (filings) return { ...row, ...filings };
     // The dockets of the census row stand in for get-insurance.sql's read of carriers.
     const [authority, insurance] = await Promise.all([
       fmcsa.query(SQL.authority, { dot }),
@@ -539,14 +544,14 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
 }
 
 /** Column names (table order, without source_file) of the rows in the packed crash and inspection stores. */
-type ServedColumns = Record<'crashes' | 'inspections' | 'violations' | 'inspection_units', string[]>;
+type ServedColumns = Record<'crashes' | 'inspections' | 'violations' | 'inspection_units' | 'authority' | 'insurance', string[]>;
 const servedColumnsCache = new WeakMap<object, Promise<ServedColumns>>();
 async function servedColumns(fmcsa: SnapshotReader): Promise<ServedColumns> {
   const m = fmcsa.manifest!;
   let p = servedColumnsCache.get(m);
   if (!p) {
     p = fmcsa.query(SQL.servedColumns).then((rows) => {
-      const out: ServedColumns = { crashes: [], inspections: [], violations: [], inspection_units: [] };
+      const out: ServedColumns = { crashes: [], inspections: [], violations: [], inspection_units: [], authority: [], insurance: [] };
       for (const r of rows) out[r.t as keyof ServedColumns].push(String(r.column_name));
       return out;
     });
@@ -589,6 +594,22 @@ async function packedCrashes(fmcsa: SnapshotReader, dot: number | null, vin: str
   return {
     counts: { total_crashes: total, fatal, injury, tow_away } as Row,
     rows: page.flatMap((vehicles) => vehicles.map((v) => rowOf(cols.crashes, v as Json[]))),
+  };
+}
+
+/**
+ * The authority and insurance rows of a DOT from the packed carrier_filings store (jobs/fmcsa/serving-stores.ts):
+ * those of the authority query and get-insurance-dockets.sql. Null when the snapshot has no such store.
+ */
+async function packedFilings(fmcsa: SnapshotReader, dot: number): Promise<{ authority: Row[]; insurance: Row[] } | null> {
+  const store = fmcsa.packed('carrier_filings');
+  if (!store) return null;
+  const cols = await servedColumns(fmcsa);
+  const text = await store.get(dot);
+  const [authority, insurance] = text == null ? [[], []] : (JSON.parse(text) as [Json[][], Json[][]]);
+  return {
+    authority: authority.map((v) => rowOf(cols.authority, v)),
+    insurance: insurance.map((v) => rowOf(cols.insurance, v)),
   };
 }
 

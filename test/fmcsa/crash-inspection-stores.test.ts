@@ -8,12 +8,12 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { textKey } from '../../lib/warehouse/packed-store.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { getCrashes, getInspections } from '../../service/carriers/carriers.queries.ts';
+import { getCarrier, getCrashes, getInspections } from '../../service/carriers/carriers.queries.ts';
 import { buildTestService, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
-const STORES = ['crash_by_dot', 'crash_by_vin', 'inspection_by_dot'];
+const STORES = ['crash_by_dot', 'crash_by_vin', 'inspection_by_dot', 'carrier_filings'];
 
 /** The same reader with the crash and inspection stores hidden: the routes answer from their SQL. */
 function withoutStores(r: SnapshotReader): SnapshotReader {
@@ -51,7 +51,7 @@ describe('FMCSA crash and inspection stores over a generated sample', () => {
     } while (cursor && pages < 6);
   }
 
-  it('publishes the three stores', () => {
+  it('publishes the four stores', () => {
     for (const s of STORES) expect(fmcsa.packed(s), s).not.toBeNull();
   });
 
@@ -95,18 +95,37 @@ describe('FMCSA crash and inspection stores over a generated sample', () => {
     }
   });
 
-  it('reads no parquet: with the stores, a crash, VIN or inspection answer runs no DuckDB query', async () => {
+  it('answers a carrier identity with its authority and insurance filings as the SQL does', async () => {
+    const dots = await fmcsa.query(
+      `(SELECT dot_number FROM authority WHERE dot_number IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 5)
+       UNION ALL (SELECT dot_number FROM carriers ORDER BY (docket2 IS NOT NULL) DESC, hash(dot_number) LIMIT 40)`,
+    );
+    let withInsurance = 0;
+    for (const { dot_number } of dots) {
+      const dot = Number(dot_number);
+      const got = await getCarrier(fmcsa, dot).catch((e: Error) => e);
+      const want = await getCarrier(sqlOnly, dot).catch((e: Error) => e);
+      expect(JSON.stringify(got)).toBe(JSON.stringify(want));
+      if (!(got instanceof Error) && got.insurance.length > 0) withInsurance++;
+    }
+    expect(withInsurance).toBeGreaterThan(0);
+  });
+
+  it('reads no parquet: with the stores, a crash, VIN, inspection or carrier identity answer runs no DuckDB query', async () => {
     const [{ dot, vin }] = await fmcsa.query(
       `SELECT dot_number AS dot, any_value(vin) AS vin FROM crashes WHERE dot_number IS NOT NULL AND vin IS NOT NULL GROUP BY 1 ORDER BY hash(dot) LIMIT 1`,
     );
     // Warm the per-snapshot metadata (dataset status, column names), read once per snapshot.
     await getCrashes(fmcsa, { dot: Number(dot) });
     await getInspections(fmcsa, Number(dot));
+    await getCarrier(fmcsa, Number(dot));
     const query = vi.spyOn(fmcsa, 'query');
     try {
       const crashes = await getCrashes(fmcsa, { dot: Number(dot) });
       const byVin = await getCrashes(fmcsa, { vin: String(vin) });
       const inspections = await getInspections(fmcsa, Number(dot));
+      const carrier = await getCarrier(fmcsa, Number(dot));
+      expect(carrier.dot_number).toBe(Number(dot));
       expect(crashes.total_crashes).toBeGreaterThan(0);
       expect(byVin.total_crashes).toBeGreaterThan(0);
       expect(inspections.dot_number).toBe(Number(dot));

@@ -22,7 +22,7 @@ import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
 const CARRIERS = 400;
 /** The packed stores publish writes beside the tables (served by DOT without DuckDB). */
-const PACKED = ['carrier_snapshot', 'carrier_census', 'crash_by_dot', 'crash_by_vin', 'inspection_by_dot'];
+const PACKED = ['carrier_snapshot', 'carrier_census', 'crash_by_dot', 'crash_by_vin', 'inspection_by_dot', 'carrier_filings'];
 
 describe('incremental FMCSA runs', () => {
   let dir: string;
@@ -110,6 +110,7 @@ describe('incremental FMCSA runs', () => {
     expect(lastDeriveTimings.crash_packed_linked).toBeUndefined();
     expect(lastDeriveTimings.crash_packed).toBeGreaterThanOrEqual(0);
     expect(lastDeriveTimings.inspection_packed_linked).toBe(1);
+    expect(lastDeriveTimings.filings_packed_linked).toBe(1);
     expect(rows['packed:crash_by_dot']).not.toEqual(before['packed:crash_by_dot']);
     // The reused OOS file's rejected row is still reported.
     expect(rows.rejects).toEqual([expect.stringContaining('OUT_OF_SERVICE_ORDERS.csv')]);
@@ -125,6 +126,7 @@ describe('incremental FMCSA runs', () => {
     expect(lastDeriveTimings.census_packed_linked).toBeUndefined();
     expect(lastDeriveTimings.crash_packed_linked).toBe(1);
     expect(lastDeriveTimings.inspection_packed_linked).toBe(1);
+    expect(lastDeriveTimings.filings_packed_linked).toBeUndefined();
     const rows = await snapshotRows(data());
     expect(rows['packed:carrier_census']).toHaveLength(CARRIERS - 1);
     expectSameRows(rows, await fullRun('full-census'));
