@@ -3,12 +3,12 @@
  * `/api/crashes`, `/api/inspections` and their MCP tools without a parquet scan per request). Each record is the
  * whole answer list of one key, already in the route's order, as JSON arrays of column values in table column order
  * (each value as the API's row reader gives it: BIGINT as a string, DATE as 'YYYY-MM-DD'); the route pages it in
- * memory (service/carriers/carriers.queries.ts). Same rows and order as the SQL they replace
+ * memory (service/carriers/carriers.queries.ts); ␁ is a raw U+0001 between the entries of a long list (SEP). Same rows and order as the SQL they replace
  * (service/carriers/get-crash-page.sql, count-crashes.sql, get-violations.sql, get-units.sql).
  *
- *   crash_by_dot   key dot_number: [[total, fatal, injury, tow_away], [[row, …] per crash, newest first]]
+ *   crash_by_dot   key dot_number: [total, fatal, injury, tow_away] ␁ [row, …] of a crash ␁ … (newest first)
  *   crash_by_vin   key textKey(vin) (lib/warehouse/packed-store.ts; VINs may share one): [[vin, counts, crashes], …]
- *   inspection_by_dot  key dot_number: [[inspection, [violation, …], [unit, …]], …] newest first
+ *   inspection_by_dot  key dot_number: count ␁ [inspection, [violation, …], [unit, …]] ␁ … (newest first)
  *   carrier_filings    key dot_number: [[authority row, …] by docket, [insurance row, …] newest first] of the
  *                      identity route (get-insurance-dockets.sql: the filings of the DOT's L&I and census dockets);
  *                      only DOTs with any.
@@ -49,26 +49,27 @@ async function jsonRowSql(conn: DuckDBConnection, table: string, alias: string):
   return `json_array(${values.join(', ')})`;
 }
 
-/**
- * Crashes grouped per crash of one key (`keyCols`), then per key: the counts of count-crashes.sql (each crash by its
- * first vehicle row) and the crashes in get-crash-page.sql's order, each crash's vehicle rows by report_seq_no.
- */
-function crashGroupsSql(row: string, keyCol: string, where: string): string {
+/** Crash rows of one key (`keyCol` AS k) grouped per crash, each crash's vehicle rows by report_seq_no. */
+function perCrashSql(row: string, keyCol: string, where: string): string {
   return `
-    WITH per_crash AS (
-      SELECT ${keyCol} AS k, crash_id, max(report_date) AS newest,
-        arg_min(fatalities, report_seq_no) AS fatalities, arg_min(injuries, report_seq_no) AS injuries,
-        arg_min(tow_away, report_seq_no) AS tow_away,
-        list(${row} ORDER BY report_seq_no) AS vehicles
-      FROM crashes c WHERE ${where}
-      GROUP BY ALL
-    )
-    SELECT k,
-      json_array(count(*)::INTEGER, (count(*) FILTER (WHERE fatalities > 0))::INTEGER,
-        (count(*) FILTER (WHERE injuries > 0))::INTEGER, (count(*) FILTER (WHERE tow_away))::INTEGER) AS counts,
-      to_json(list(vehicles ORDER BY newest DESC NULLS LAST, crash_id)) AS crashes
-    FROM per_crash GROUP BY k`;
+    SELECT ${keyCol} AS k, crash_id, max(report_date) AS newest,
+      arg_min(fatalities, report_seq_no) AS fatalities, arg_min(injuries, report_seq_no) AS injuries,
+      arg_min(tow_away, report_seq_no) AS tow_away,
+      list(${row} ORDER BY report_seq_no) AS vehicles
+    FROM crashes c WHERE ${where}
+    GROUP BY ALL`;
 }
+/** count-crashes.sql's counts over the crashes of a group (each crash by its first vehicle row), as a JSON array. */
+const CRASH_COUNTS = `json_array(count(*)::INTEGER, (count(*) FILTER (WHERE fatalities > 0))::INTEGER,
+  (count(*) FILTER (WHERE injuries > 0))::INTEGER, (count(*) FILTER (WHERE tow_away))::INTEGER)`;
+/** get-crash-page.sql's order of crashes. */
+const CRASH_ORDER = 'newest DESC NULLS LAST, crash_id';
+
+/**
+ * Entries of a long list are separated by a raw U+0001 (never found in JSON text, where control characters are
+ * escaped) after a JSON header, so a route parses its page's entries alone, however many the key has.
+ */
+const SEP = 'chr(1)';
 
 /**
  * Writes (or links) the three stores; `step` times each written group as a derive step. Returns the groups
@@ -91,12 +92,15 @@ export async function deriveServingStores(
     await step('crash_packed', async () => {
       await ctx.writePacked(
         SERVING_STORES.crashByDot,
-        `SELECT k, json_array(counts, crashes)::VARCHAR FROM (${crashGroupsSql(crashRow, 'dot_number', 'dot_number IS NOT NULL')})`,
+        `SELECT k, ${CRASH_COUNTS}::VARCHAR || ${SEP} || string_agg(to_json(vehicles)::VARCHAR, ${SEP} ORDER BY ${CRASH_ORDER})
+         FROM (${perCrashSql(crashRow, 'dot_number', 'dot_number IS NOT NULL')}) GROUP BY k`,
       );
       await ctx.writePacked(
         SERVING_STORES.crashByVin,
         `SELECT ${textKeySql('k')} AS key, to_json(list(json_array(k, counts, crashes) ORDER BY k))::VARCHAR
-         FROM (${crashGroupsSql(crashRow, 'vin', 'vin IS NOT NULL')}) GROUP BY key`,
+         FROM (SELECT k, ${CRASH_COUNTS} AS counts, to_json(list(vehicles ORDER BY ${CRASH_ORDER})) AS crashes
+               FROM (${perCrashSql(crashRow, 'vin', 'vin IS NOT NULL')}) GROUP BY k)
+         GROUP BY key`,
       );
     });
   }
@@ -111,8 +115,8 @@ export async function deriveServingStores(
         SERVING_STORES.inspectionByDot,
         `WITH vs AS (SELECT inspection_id, list(${viol} ORDER BY seq_no) AS rows FROM violations v GROUP BY inspection_id),
               us AS (SELECT inspection_id, list(${unit} ORDER BY insp_unit_number) AS rows FROM inspection_units u GROUP BY inspection_id)
-         SELECT i.dot_number,
-           to_json(list(json_array(${insp}, coalesce(vs.rows, []), coalesce(us.rows, [])) ORDER BY i.insp_date DESC NULLS LAST, i.inspection_id))::VARCHAR
+         SELECT i.dot_number, count(*)::VARCHAR || ${SEP} || string_agg(json_array(${insp}, coalesce(vs.rows, []), coalesce(us.rows, []))::VARCHAR,
+           ${SEP} ORDER BY i.insp_date DESC NULLS LAST, i.inspection_id)
          FROM inspections i LEFT JOIN vs USING (inspection_id) LEFT JOIN us USING (inspection_id)
          WHERE i.dot_number IS NOT NULL
          GROUP BY i.dot_number`,

@@ -568,7 +568,23 @@ function rowOf(columns: string[], values: Json[]): Row {
   return row;
 }
 
-type PackedCrashes = [counts: [number, number, number, number], crashes: Json[][][]];
+/**
+ * The header and the entries [offset, offset + limit) of a packed record `<header>␁<entry>␁…` (␁: a raw U+0001,
+ * jobs/fmcsa/serving-stores.ts), each parsed: entries before the page are skipped unparsed.
+ */
+function packedPage(text: string, offset: number, limit: number): { header: Json; page: Json[] } {
+  let end = text.indexOf('\u0001');
+  const header = JSON.parse(end < 0 ? text : text.slice(0, end)) as Json;
+  const page: Json[] = [];
+  for (let i = 0; end >= 0 && page.length < limit; i++) {
+    const start = end + 1;
+    end = text.indexOf('\u0001', start);
+    if (i >= offset) page.push(JSON.parse(end < 0 ? text.slice(start) : text.slice(start, end)) as Json);
+  }
+  return { header, page };
+}
+
+type CrashCounts = [total: number, fatal: number, injury: number, tow_away: number];
 
 /**
  * A page of crashes and the counts from the packed crash_by_dot / crash_by_vin store (jobs/fmcsa/serving-stores.ts):
@@ -580,20 +596,24 @@ async function packedCrashes(fmcsa: SnapshotReader, dot: number | null, vin: str
   if (!store) return null;
   const cols = await servedColumns(fmcsa);
   const text = await store.get(dot ?? textKey(vin!));
-  let found: PackedCrashes | undefined;
-  if (text != null) {
-    if (dot != null) found = JSON.parse(text) as PackedCrashes;
-    else {
-      // Several VINs may share a key: the record lists [vin, counts, crashes] of each.
-      const hit = (JSON.parse(text) as Array<[string, ...PackedCrashes]>).find((e) => e[0] === vin);
-      if (hit) found = [hit[1], hit[2]];
+  let counts: CrashCounts = [0, 0, 0, 0];
+  let page: Json[][][] = [];
+  if (text != null && dot != null) {
+    const p = packedPage(text, offset, limit);
+    counts = p.header as CrashCounts;
+    page = p.page as Json[][][];
+  } else if (text != null) {
+    // Several VINs may share a key: the record lists [vin, counts, crashes] of each (a vehicle has few crashes).
+    const hit = (JSON.parse(text) as Array<[string, CrashCounts, Json[][][]]>).find((e) => e[0] === vin);
+    if (hit) {
+      counts = hit[1];
+      page = hit[2].slice(offset, offset + limit);
     }
   }
-  const [total, fatal, injury, tow_away] = found?.[0] ?? [0, 0, 0, 0];
-  const page = (found?.[1] ?? []).slice(offset, offset + limit);
+  const [total, fatal, injury, tow_away] = counts;
   return {
     counts: { total_crashes: total, fatal, injury, tow_away } as Row,
-    rows: page.flatMap((vehicles) => vehicles.map((v) => rowOf(cols.crashes, v as Json[]))),
+    rows: page.flatMap((vehicles) => vehicles.map((v) => rowOf(cols.crashes, v))),
   };
 }
 
@@ -630,17 +650,17 @@ async function packedInspections(
   if (!store) return null;
   const cols = await servedColumns(fmcsa);
   const text = await store.get(dot);
-  const all = text == null ? [] : (JSON.parse(text) as PackedInspection[]);
+  const { header, page } = text == null ? { header: 0, page: [] } : packedPage(text, offset, limit);
   const inspections: Row[] = [];
   const violations: Row[] = [];
   const units: Row[] = [];
-  for (const [insp, viol, unit] of all.slice(offset, offset + limit)) {
+  for (const [insp, viol, unit] of page as PackedInspection[]) {
     const row = rowOf(cols.inspections, insp);
     inspections.push(row);
     for (const v of viol) violations.push({ ...rowOf(cols.violations, v), insp_date: row.insp_date });
     for (const u of unit) units.push({ ...rowOf(cols.inspection_units, u), insp_date: row.insp_date });
   }
-  return [inspections, [{ n: all.length }], violations, units];
+  return [inspections, [{ n: Number(header) }], violations, units];
 }
 
 /** Enforcement: OOS orders, enforcement cases and L&I revocations, each saying when there is no data yet. */
