@@ -35,6 +35,7 @@ import { describeInput, digestInputs, listInputs, readFirstLine } from '../input
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import { READERS, readerSelectSql } from './readers.ts';
 import { CARRIER_NAME_INDEX_TABLES, deriveCarrierNameIndex } from './carrier-name-index.ts';
+import { deriveServingStores } from './serving-stores.ts';
 import { FMCSA_FETCH_STEP, fmcsaFetchPayload, planFmcsaFetch, processFmcsaFetch } from './fmcsa-fetch.ts';
 
 const FMCSA_TABLES = [
@@ -372,6 +373,8 @@ export const fmcsaPipeline: Pipeline = {
     }
     await step('red_flag_index', () => conn.run(loadSql('./derive-red-flag-index.sql', import.meta.url)));
     await step('name_index', () => deriveCarrierNameIndex(ctx));
+    // The crash and inspection routes' per-DOT (and per-VIN) answers, packed (issue 22; linked when unchanged).
+    for (const g of await deriveServingStores(conn, ctx, step)) timings[`${g}_linked`] = 1;
     await step('dataset_status', () => conn.run(loadSql('./derive-dataset-status.sql', import.meta.url)));
     lastDeriveTimings = { total: Date.now() - t0, ...timings };
     ctx.log.info({ domain: 'fmcsa', ms: Date.now() - t0, timings }, 'derived carrier_risk and dataset_status');

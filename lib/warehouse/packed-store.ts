@@ -22,6 +22,7 @@
  * A store is opened when a reader swaps to the snapshot and closed (once its
  * in-flight reads finish) when the reader swaps away from it.
  */
+import { createHash } from 'node:crypto';
 import { readSync } from 'node:fs';
 import { open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
@@ -35,6 +36,20 @@ export interface PackedInfo {
   records: number;
   /** Bytes of the .tsv data file. */
   bytes: number;
+}
+
+/**
+ * The integer key of a text key (a VIN) in a packed store: the first 28 bits of its MD5, so that DuckDB
+ * (`textKeySql`) and Node compute the same key. Distinct texts may share a key: such a store's record holds
+ * every text of its key, and the reader picks its own by the text itself.
+ */
+export function textKey(text: string): number {
+  return Number.parseInt(createHash('md5').update(text).digest('hex').slice(0, 7), 16);
+}
+
+/** `textKey` in DuckDB SQL, of the VARCHAR expression `expr`. */
+export function textKeySql(expr: string): string {
+  return `('0x' || left(md5(${expr}), 7))::INTEGER`;
 }
 
 export function packedPaths(dir: string, name: string): { data: string; index: string } {

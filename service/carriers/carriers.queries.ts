@@ -13,6 +13,7 @@ import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
 import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
 import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { loadSql, type Json, type Row } from '../../lib/warehouse/duckdb.ts';
+import { textKey } from '../../lib/warehouse/packed-store.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { clampLimit } from '../platform/http.ts';
 import {
@@ -39,6 +40,12 @@ const SQL = {
   insurance: loadSql('./get-insurance.sql', import.meta.url),
   insuranceOfDockets: loadSql('./get-insurance-dockets.sql', import.meta.url),
   censusColumns: /* sql */ `SELECT column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file, content_sha256) FROM carriers)`,
+  servedColumns: /* sql */ `SELECT 'crashes' AS t, column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM crashes)
+    UNION ALL SELECT 'inspections', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM inspections)
+    UNION ALL SELECT 'violations', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM violations)
+    UNION ALL SELECT 'inspection_units', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM inspection_units)
+    UNION ALL SELECT 'authority', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM authority)
+    UNION ALL SELECT 'insurance', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM insurance)`,
   sms: /* sql */ `SELECT * EXCLUDE (source_file) FROM sms_basics WHERE dot_number = $dot ORDER BY segment`,
   crashPage: loadSql('./get-crash-page.sql', import.meta.url),
   crashCounts: loadSql('./count-crashes.sql', import.meta.url),
@@ -227,6 +234,9 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
       c[name] = values[i];
     });
     row = withCarrierRiskColumns(c, r);
+    // The filings from the packed carrier_filings store (jobs/fmcsa/serving-stores.ts): no DuckDB query at all.
+    const filings = await packedFilings(fmcsa, dot);
+    if (filings) return { ...row, ...filings };
     // The dockets of the census row stand in for get-insurance.sql's read of carriers.
     const [authority, insurance] = await Promise.all([
       fmcsa.query(SQL.authority, { dot }),
@@ -461,10 +471,10 @@ export async function getCrashes(fmcsa: SnapshotReader, q: { dot?: number | stri
   const { limit, clamped } = clampLimit(q.limit, 500, 500);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(q.cursor, snapshotId);
-  const [rows, [counts]] = await Promise.all([
-    fmcsa.query(SQL.crashPage, { dot, vin, limit, offset }),
-    fmcsa.query(SQL.crashCounts, { dot, vin }),
-  ]);
+  const packed = await packedCrashes(fmcsa, dot, vin, limit, offset);
+  const [rows, [counts]] = packed
+    ? [packed.rows, [packed.counts]]
+    : await Promise.all([fmcsa.query(SQL.crashPage, { dot, vin, limit, offset }), fmcsa.query(SQL.crashCounts, { dot, vin })]);
   const returned = new Set(rows.map((r) => String(r.crash_id))).size;
   const total = Number(counts?.total_crashes ?? 0);
   return {
@@ -495,12 +505,14 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
   const f = featuresFromRow(await riskRow(fmcsa, dot));
   const { status } = await snapshotMeta(fmcsa);
   const available = hasData(status, 'inspection');
-  const [inspections, [{ n }], violations, units] = await Promise.all([
-    fmcsa.query(SQL.inspections, { dot, limit, offset }),
-    fmcsa.query(SQL.inspectionCount, { dot }),
-    fmcsa.query(SQL.violations, { dot, limit, offset }),
-    fmcsa.query(SQL.units, { dot, limit, offset }),
-  ]);
+  const [inspections, [{ n }], violations, units] =
+    (await packedInspections(fmcsa, dot, limit, offset)) ??
+    (await Promise.all([
+      fmcsa.query(SQL.inspections, { dot, limit, offset }),
+      fmcsa.query(SQL.inspectionCount, { dot }),
+      fmcsa.query(SQL.violations, { dot, limit, offset }),
+      fmcsa.query(SQL.units, { dot, limit, offset }),
+    ]));
   const rate = (insp: number, oos: number, r: number | null, nat: number) => ({
     inspections: insp,
     oos_inspections: oos,
@@ -529,6 +541,126 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
     units,
     next_cursor: nextCursorOf(offset, inspections.length, Number(n), snapshotId),
   };
+}
+
+/** Column names (table order, without source_file) of the rows in the packed crash and inspection stores. */
+type ServedColumns = Record<'crashes' | 'inspections' | 'violations' | 'inspection_units' | 'authority' | 'insurance', string[]>;
+const servedColumnsCache = new WeakMap<object, Promise<ServedColumns>>();
+async function servedColumns(fmcsa: SnapshotReader): Promise<ServedColumns> {
+  const m = fmcsa.manifest!;
+  let p = servedColumnsCache.get(m);
+  if (!p) {
+    p = fmcsa.query(SQL.servedColumns).then((rows) => {
+      const out: ServedColumns = { crashes: [], inspections: [], violations: [], inspection_units: [], authority: [], insurance: [] };
+      for (const r of rows) out[r.t as keyof ServedColumns].push(String(r.column_name));
+      return out;
+    });
+    p.catch(() => servedColumnsCache.delete(m));
+    servedColumnsCache.set(m, p);
+  }
+  return p;
+}
+
+/** A row object from a packed JSON array of values in `columns` order (the keys and order the SQL row reader gives). */
+function rowOf(columns: string[], values: Json[]): Row {
+  const row: Row = {};
+  for (let i = 0; i < columns.length; i++) row[columns[i]] = values[i];
+  return row;
+}
+
+/**
+ * The header and the entries [offset, offset + limit) of a packed record `<header>␁<entry>␁…` (␁: a raw U+0001,
+ * jobs/fmcsa/serving-stores.ts), each parsed: entries before the page are skipped unparsed.
+ */
+function packedPage(text: string, offset: number, limit: number): { header: Json; page: Json[] } {
+  let end = text.indexOf('\u0001');
+  const header = JSON.parse(end < 0 ? text : text.slice(0, end)) as Json;
+  const page: Json[] = [];
+  for (let i = 0; end >= 0 && page.length < limit; i++) {
+    const start = end + 1;
+    end = text.indexOf('\u0001', start);
+    if (i >= offset) page.push(JSON.parse(end < 0 ? text.slice(start) : text.slice(start, end)) as Json);
+  }
+  return { header, page };
+}
+
+type CrashCounts = [total: number, fatal: number, injury: number, tow_away: number];
+
+/**
+ * A page of crashes and the counts from the packed crash_by_dot / crash_by_vin store (jobs/fmcsa/serving-stores.ts):
+ * the rows and counts of get-crash-page.sql and count-crashes.sql without a parquet scan. Null when the snapshot
+ * has no such store (the SQL answers).
+ */
+async function packedCrashes(fmcsa: SnapshotReader, dot: number | null, vin: string | null, limit: number, offset: number) {
+  const store = fmcsa.packed(dot != null ? 'crash_by_dot' : 'crash_by_vin');
+  if (!store) return null;
+  const cols = await servedColumns(fmcsa);
+  const text = await store.get(dot ?? textKey(vin!));
+  let counts: CrashCounts = [0, 0, 0, 0];
+  let page: Json[][][] = [];
+  if (text != null && dot != null) {
+    const p = packedPage(text, offset, limit);
+    counts = p.header as CrashCounts;
+    page = p.page as Json[][][];
+  } else if (text != null) {
+    // Several VINs may share a key: the record lists [vin, counts, crashes] of each (a vehicle has few crashes).
+    const hit = (JSON.parse(text) as Array<[string, CrashCounts, Json[][][]]>).find((e) => e[0] === vin);
+    if (hit) {
+      counts = hit[1];
+      page = hit[2].slice(offset, offset + limit);
+    }
+  }
+  const [total, fatal, injury, tow_away] = counts;
+  return {
+    counts: { total_crashes: total, fatal, injury, tow_away } as Row,
+    rows: page.flatMap((vehicles) => vehicles.map((v) => rowOf(cols.crashes, v))),
+  };
+}
+
+/**
+ * The authority and insurance rows of a DOT from the packed carrier_filings store (jobs/fmcsa/serving-stores.ts):
+ * those of the authority query and get-insurance-dockets.sql. Null when the snapshot has no such store.
+ */
+async function packedFilings(fmcsa: SnapshotReader, dot: number): Promise<{ authority: Row[]; insurance: Row[] } | null> {
+  const store = fmcsa.packed('carrier_filings');
+  if (!store) return null;
+  const cols = await servedColumns(fmcsa);
+  const text = await store.get(dot);
+  const [authority, insurance] = text == null ? [[], []] : (JSON.parse(text) as [Json[][], Json[][]]);
+  return {
+    authority: authority.map((v) => rowOf(cols.authority, v)),
+    insurance: insurance.map((v) => rowOf(cols.insurance, v)),
+  };
+}
+
+type PackedInspection = [inspection: Json[], violations: Json[][], units: Json[][]];
+
+/**
+ * A page of inspections, their count, violations and units from the packed inspection_by_dot store
+ * (jobs/fmcsa/serving-stores.ts): the rows of the inspections, get-violations.sql and get-units.sql queries
+ * (violations and units carry their inspection's insp_date last). Null when the snapshot has no such store.
+ */
+async function packedInspections(
+  fmcsa: SnapshotReader,
+  dot: number,
+  limit: number,
+  offset: number,
+): Promise<[Row[], [{ n: number }], Row[], Row[]] | null> {
+  const store = fmcsa.packed('inspection_by_dot');
+  if (!store) return null;
+  const cols = await servedColumns(fmcsa);
+  const text = await store.get(dot);
+  const { header, page } = text == null ? { header: 0, page: [] } : packedPage(text, offset, limit);
+  const inspections: Row[] = [];
+  const violations: Row[] = [];
+  const units: Row[] = [];
+  for (const [insp, viol, unit] of page as PackedInspection[]) {
+    const row = rowOf(cols.inspections, insp);
+    inspections.push(row);
+    for (const v of viol) violations.push({ ...rowOf(cols.violations, v), insp_date: row.insp_date });
+    for (const u of unit) units.push({ ...rowOf(cols.inspection_units, u), insp_date: row.insp_date });
+  }
+  return [inspections, [{ n: Number(header) }], violations, units];
 }
 
 /** Enforcement: OOS orders, enforcement cases and L&I revocations, each saying when there is no data yet. */

@@ -3,7 +3,7 @@
  * published) and, forced, parses nothing; a changed, a removed and an added file are the only files parsed (the
  * others' parts are linked from the previous snapshot), and every published table, the derived carrier tables
  * and packed stores included, equals a full run over the same files (the packed census store is linked while the
- * census files are unchanged, written again when one changed). A reused file's rejected rows stay reported;
+ * census files are unchanged, written again when one changed; so are the crash and inspection stores with their files). A reused file's rejected rows stay reported;
  * a file whose header changed is rejected by name, as in a full run.
  */
 import { appendFile, cp, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -22,7 +22,7 @@ import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
 const CARRIERS = 400;
 /** The packed stores publish writes beside the tables (served by DOT without DuckDB). */
-const PACKED = ['carrier_snapshot', 'carrier_census'];
+const PACKED = ['carrier_snapshot', 'carrier_census', 'crash_by_dot', 'crash_by_vin', 'inspection_by_dot', 'carrier_filings'];
 
 describe('incremental FMCSA runs', () => {
   let dir: string;
@@ -106,6 +106,12 @@ describe('incremental FMCSA runs', () => {
     expect(rows.carrier_risk).not.toEqual(before.carrier_risk);
     // The census files were reused: the packed census store is linked from the previous snapshot, not written.
     expect(lastDeriveTimings.census_packed_linked).toBe(1);
+    // The crash stores are written again from the new crash part; the inspection store is linked (its files were reused).
+    expect(lastDeriveTimings.crash_packed_linked).toBeUndefined();
+    expect(lastDeriveTimings.crash_packed).toBeGreaterThanOrEqual(0);
+    expect(lastDeriveTimings.inspection_packed_linked).toBe(1);
+    expect(lastDeriveTimings.filings_packed_linked).toBe(1);
+    expect(rows['packed:crash_by_dot']).not.toEqual(before['packed:crash_by_dot']);
     // The reused OOS file's rejected row is still reported.
     expect(rows.rejects).toEqual([expect.stringContaining('OUT_OF_SERVICE_ORDERS.csv')]);
     expectSameRows(rows, await fullRun('full-changed'));
@@ -118,6 +124,9 @@ describe('incremental FMCSA runs', () => {
     const report = await run();
     expect(report.children.map((c) => c.key)).toEqual(['census/Company_Census_File.csv']);
     expect(lastDeriveTimings.census_packed_linked).toBeUndefined();
+    expect(lastDeriveTimings.crash_packed_linked).toBe(1);
+    expect(lastDeriveTimings.inspection_packed_linked).toBe(1);
+    expect(lastDeriveTimings.filings_packed_linked).toBeUndefined();
     const rows = await snapshotRows(data());
     expect(rows['packed:carrier_census']).toHaveLength(CARRIERS - 1);
     expectSameRows(rows, await fullRun('full-census'));
