@@ -104,8 +104,9 @@ const filePayload = z.object({
 /**
  * Version of what the FMCSA steps make of a file: the incremental ledger's parser and the input digest's salt.
  * Bump it when readers.ts, formats.ts or tables.sql change what a file's parts hold, so no part written by older
- * code is reused, and when the packed census store's format changes (it is linked from the previous snapshot
- * while the census files are unchanged) (v2: parts recorded per file for incremental runs).
+ * code is reused, and when the packed store's file format changes (the census store is linked from the previous
+ * snapshot while the census files are unchanged; a change of its SELECT or of the name index SQL is caught by the
+ * stamps of DERIVED_FROM_FILE instead) (v2: parts recorded per file for incremental runs).
  */
 export const FMCSA_PARSER = 'fmcsa-v2';
 
