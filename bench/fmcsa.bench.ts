@@ -29,7 +29,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { loadConfig } from '../lib/config.ts';
 import { createLogger } from '../lib/log.ts';
 import { runPipelineInProcess } from '../jobs/in-process.ts';
-import { fmcsaPipeline, lastDeriveTimings } from '../jobs/fmcsa/fmcsa.pipeline.ts';
+import { fmcsaPipeline, lastDeriveCpuMs, lastDeriveTimings } from '../jobs/fmcsa/fmcsa.pipeline.ts';
 import { lastPublishTimings } from '../lib/warehouse/publish.ts';
 import { FMCSA_CARRIERS, SAMPLE_DOT_BASE } from '../ingest/fmcsa/fmcsa.sample.ts';
 import type { SampleScale } from '../ingest/sample/sample-kit.ts';
@@ -135,6 +135,7 @@ async function incrementalNights(config: ReturnType<typeof loadConfig>): Promise
       peak_rss_mb: rss.stop(),
       publish_ms: { ...lastPublishTimings },
       derive_ms: { ...lastDeriveTimings },
+      derive_cpu_ms: { ...lastDeriveCpuMs },
     };
   };
   const t = performance.now();
@@ -267,6 +268,7 @@ async function main(): Promise<void> {
   const peakRss = rss.stop();
   const publishMs = { ...lastPublishTimings };
   const deriveMs = { ...lastDeriveTimings };
+  const deriveCpuMs = { ...lastDeriveCpuMs };
   if (report.failed_children) throw new Error(`ingest failed: ${JSON.stringify(report.children.filter((c) => c.status !== 'completed'))}`);
 
   const aloneMs = await duckdbAlone(config);
@@ -289,6 +291,7 @@ async function main(): Promise<void> {
       peak_rss_mb: peakRss,
       publish_ms: publishMs,
       derive_ms: deriveMs,
+      derive_cpu_ms: deriveCpuMs,
       load_average_at_start: loadAtStart,
       load_average_at_end: os.loadavg().map((x) => Math.round(x * 10) / 10),
       duckdb_alone_seconds: Math.round(aloneMs / 100) / 10,

@@ -20,8 +20,10 @@ WITH named AS (
 ), termed AS (
   SELECT dot_number, power_units, phy_state, nm, unnest(parts) AS term, generate_subscripts(parts, 1) AS i FROM split
 )
+-- A term is a run of [a-z0-9], so "has a letter" is regexp_matches(term, '[a-z]') (half the cost of testing what
+-- ltrim of the digits leaves); only the first term can be the whole name.
 SELECT term, dot_number, power_units, phy_state,
-  (CASE WHEN term = nm THEN 0 WHEN i = 1 THEN 1 ELSE 2 END)::UTINYINT AS flag
+  (CASE WHEN i = 1 THEN (CASE WHEN term = nm THEN 0 ELSE 1 END) ELSE 2 END)::UTINYINT AS flag
 FROM termed
-WHERE ltrim(term, '0123456789') <> ''
+WHERE regexp_matches(term, '[a-z]')
 ORDER BY term

@@ -19,7 +19,7 @@
  * its rows are gone.
  */
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, rename, rm } from 'node:fs/promises';
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { Unzip, UnzipInflate } from 'fflate';
@@ -32,9 +32,16 @@ import { detectFormat, FORMATS, type FmcsaKind } from '../../ingest/fmcsa/format
 import { basicsOverThresholdSql, riskScoreSelectSql } from '../../ingest/fmcsa/risk-model.ts';
 import { hashCanonical } from '../../lib/hash.ts';
 import { describeInput, digestInputs, listInputs, readFirstLine } from '../inputs.ts';
+import { snapshotDir } from '../../lib/warehouse/layout.ts';
+import type { DeriveContext } from '../../lib/warehouse/publish.ts';
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import { READERS, readerSelectSql } from './readers.ts';
-import { CARRIER_NAME_INDEX_TABLES, deriveCarrierNameIndex } from './carrier-name-index.ts';
+import {
+  CARRIER_NAME_INDEX_STAMP,
+  CARRIER_NAME_INDEX_TABLES,
+  deriveCarrierNameIndex,
+  linkPreviousCarrierNameIndex,
+} from './carrier-name-index.ts';
 import { deriveServingStores } from './serving-stores.ts';
 import { FMCSA_FETCH_STEP, fmcsaFetchPayload, planFmcsaFetch, processFmcsaFetch } from './fmcsa-fetch.ts';
 
@@ -98,8 +105,9 @@ const filePayload = z.object({
 /**
  * Version of what the FMCSA steps make of a file: the incremental ledger's parser and the input digest's salt.
  * Bump it when readers.ts, formats.ts or tables.sql change what a file's parts hold, so no part written by older
- * code is reused, and when the packed census store's format changes (it is linked from the previous snapshot
- * while the census files are unchanged) (v2: parts recorded per file for incremental runs).
+ * code is reused, and when the packed store's file format changes (the census store is linked from the previous
+ * snapshot while the census files are unchanged; a change of its SELECT or of the name index SQL is caught by the
+ * stamps of DERIVED_FROM_FILE instead) (v2: parts recorded per file for incremental runs).
  */
 export const FMCSA_PARSER = 'fmcsa-v2';
 
@@ -267,8 +275,32 @@ async function censusPackedSelect(conn: DuckDBConnection): Promise<string | null
   return `SELECT dot_number, json_array(${values.join(', ')})::VARCHAR AS v FROM carriers`;
 }
 
+/**
+ * Derived products that are functions of the carriers rows alone (the packed census store, the carrier name index)
+ * are kept from the previous snapshot when its carriers parts are this run's (`samePartsAsPrevious`: every census
+ * file reused) and it was derived the same way: each snapshot records, in this file, a stamp of how each such
+ * product was computed (its SQL), and a product is linked only when the previous snapshot's stamp equals this
+ * run's. A snapshot without the file (older code) has every product derived again.
+ */
+const DERIVED_FROM_FILE = 'derived-from.json';
+
+async function previousStamps(ctx: DeriveContext): Promise<Record<string, string>> {
+  if (!ctx.previous) return {};
+  const file = path.join(snapshotDir(ctx.run.dataDir, ctx.run.domain, ctx.previous.snapshot_id), DERIVED_FROM_FILE);
+  try {
+    return z.record(z.string(), z.string()).parse(JSON.parse(await readFile(file, 'utf8')));
+  } catch {
+    return {};
+  }
+}
+
 /** Milliseconds per derive step of the last publish in this process (reported by bench/fmcsa.bench.ts). */
 export let lastDeriveTimings: Record<string, number> = {};
+/**
+ * CPU milliseconds of the process (DuckDB's threads included) per derive step of the last publish: on a shared
+ * machine a steadier measure of a step's work than its wall time.
+ */
+export let lastDeriveCpuMs: Record<string, number> = {};
 
 /** A path relative to the input directory as the incremental ledger writes it ('/'-separated). */
 const ledgerPath = (inputDir: string, file: string) => path.relative(inputDir, file).split(path.sep).join('/');
@@ -336,10 +368,15 @@ export const fmcsaPipeline: Pipeline = {
   async derive(conn, ctx) {
     const t0 = Date.now();
     const timings: Record<string, number> = {};
+    const cpuMs: Record<string, number> = {};
+    const cpu0 = process.cpuUsage();
     const step = async (name: string, fn: () => Promise<unknown>) => {
       const t = Date.now();
+      const cpu = process.cpuUsage();
       await fn();
       timings[name] = Date.now() - t;
+      const u = process.cpuUsage(cpu);
+      cpuMs[name] = Math.round((u.user + u.system) / 1000);
     };
     await conn.run(`SET threads = ${Math.max(1, ctx.config.DUCKDB_THREADS)}`);
     // A DOT in both census formats keeps the Company Census row (147 columns, status and rating included).
@@ -366,17 +403,27 @@ export const fmcsaPipeline: Pipeline = {
     // decodes whole row groups (tens of ms); the packed read costs microseconds (issue 22).
     const census = await censusPackedSelect(conn);
     // Part reuse: when every census file was reused, the carriers rows (deduplicated the same way) are the previous
-    // snapshot's, and so is this store: linked, not written (FMCSA_PARSER versions its format with the parts').
+    // snapshot's, and so are the products derived from them alone: linked, not derived again, when the previous
+    // snapshot computed them the same way (DERIVED_FROM_FILE).
+    const stamps: Record<string, string> = { carrier_name_index: CARRIER_NAME_INDEX_STAMP };
+    if (census) stamps.carrier_census = hashCanonical({ select: census, format: 'packed-store' });
+    const prevStamps = await previousStamps(ctx);
+    const sameCarriers = await ctx.samePartsAsPrevious('carriers');
+    const keep = (name: string) => sameCarriers && prevStamps[name] !== undefined && prevStamps[name] === stamps[name];
     if (census) {
-      if ((await ctx.samePartsAsPrevious('carriers')) && (await ctx.linkPreviousPacked('carrier_census'))) timings.census_packed_linked = 1;
+      if (keep('carrier_census') && (await ctx.linkPreviousPacked('carrier_census'))) timings.census_packed_linked = 1;
       else await step('census_packed', () => ctx.writePacked('carrier_census', census));
     }
     await step('red_flag_index', () => conn.run(loadSql('./derive-red-flag-index.sql', import.meta.url)));
-    await step('name_index', () => deriveCarrierNameIndex(ctx));
+    if (keep('carrier_name_index') && (await linkPreviousCarrierNameIndex(ctx))) timings.name_index_linked = 1;
+    else await step('name_index', () => deriveCarrierNameIndex(ctx));
     // The crash and inspection routes' per-DOT (and per-VIN) answers, packed (issue 22; linked when unchanged).
     for (const g of await deriveServingStores(conn, ctx, step)) timings[`${g}_linked`] = 1;
+    await writeFile(path.join(ctx.run.dir, DERIVED_FROM_FILE), `${JSON.stringify(stamps, null, 2)}\n`);
     await step('dataset_status', () => conn.run(loadSql('./derive-dataset-status.sql', import.meta.url)));
     lastDeriveTimings = { total: Date.now() - t0, ...timings };
+    const cpuAll = process.cpuUsage(cpu0);
+    lastDeriveCpuMs = { total: Math.round((cpuAll.user + cpuAll.system) / 1000), ...cpuMs };
     ctx.log.info({ domain: 'fmcsa', ms: Date.now() - t0, timings }, 'derived carrier_risk and dataset_status');
   },
 };

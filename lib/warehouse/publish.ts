@@ -107,6 +107,13 @@ export interface DeriveContext {
    */
   linkPreviousPacked(name: string): Promise<boolean>;
   /**
+   * Hard-links the previous snapshot's files of the parquet-only table `table` into this one, same names and
+   * layout, and hashes them, instead of deriving it again (for a derived table whose source rows
+   * `samePartsAsPrevious` shows unchanged and whose derivation did not change). False, and nothing linked, when
+   * the previous snapshot has no such table or its files are gone.
+   */
+  linkPreviousParquetTable(table: string): Promise<boolean>;
+  /**
    * Makes `files` (zstd parquet the run's children already wrote, with exactly the table's DDL columns, in this
    * order) the parquet-only table `table`: publish hard-links them as `tables/<table>/NNNNN.parquet` (a directory
    * table, read in file order) and hashes them, instead of loading and copying the rows again. Checked: same
@@ -478,6 +485,29 @@ async function replaceParquetTable(
   await hashTable(s, t);
 }
 
+/** DeriveContext.linkPreviousParquetTable of a session. */
+async function linkPreviousParquetTable(s: PublishSession, t: string): Promise<boolean> {
+  if (!s.parquetOnly.has(t)) throw new Error(`${t} is not a parquet-only table of ${s.run.domain}`);
+  const tm = s.previous?.tables[t];
+  if (!tm || !s.prevDir || tm.storage !== 'parquet') return false;
+  const given = tableFilePaths(s.prevDir, t, tm);
+  if (!given.every((f) => existsSync(f))) return false;
+  await s.hashing.get(t)?.catch(() => undefined);
+  await rm(path.join(s.tablesDir, `${t}.parquet`), { force: true });
+  await rm(path.join(s.tablesDir, t), { recursive: true, force: true });
+  if (tm.files) await mkdir(path.join(s.tablesDir, t), { recursive: true });
+  const files: string[] = [];
+  for (const src of given) {
+    const out = tm.files ? path.join(s.tablesDir, t, path.basename(src)) : path.join(s.tablesDir, `${t}.parquet`);
+    await linkOrCopy(src, out);
+    files.push(out);
+  }
+  s.parquetFiles.set(t, files);
+  await viewOver(s, t);
+  await hashTable(s, t);
+  return true;
+}
+
 /** DeriveContext.linkParquetTable of a session. */
 async function linkParquetTable(s: PublishSession, t: string, given: string[]): Promise<void> {
   if (!s.parquetOnly.has(t)) throw new Error(`${t} is not a parquet-only table of ${s.run.domain}`);
@@ -817,6 +847,7 @@ async function deriveTables(s: PublishSession, derive: NonNullable<PublishOption
     parquetTables: s.parquetOnly,
     replaceParquetTable: (t, sql, o) => replaceParquetTable(s, t, sql, o),
     linkParquetTable: (t, files) => linkParquetTable(s, t, files),
+    linkPreviousParquetTable: (t) => linkPreviousParquetTable(s, t),
     writePacked,
     delta: s.delta
       ? {

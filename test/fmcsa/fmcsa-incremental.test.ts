@@ -2,8 +2,10 @@
  * Incremental FMCSA runs (issue 18, item 6) on the small sample: a night with nothing changed is skipped (nothing
  * published) and, forced, parses nothing; a changed, a removed and an added file are the only files parsed (the
  * others' parts are linked from the previous snapshot), and every published table, the derived carrier tables
- * and packed stores included, equals a full run over the same files (the packed census store is linked while the
- * census files are unchanged, written again when one changed; so are the crash and inspection stores with their files). A reused file's rejected rows stay reported;
+ * and packed stores included, equals a full run over the same files (the packed census store and the carrier name
+ * index are linked while the census files are unchanged and the previous snapshot derived them the same way,
+ * derived again when one changed or the way differs; the crash and inspection stores likewise with their files).
+ * A reused file's rejected rows stay reported;
  * a file whose header changed is rejected by name, as in a full run.
  */
 import { appendFile, cp, readFile, rename, rm, writeFile } from 'node:fs/promises';
@@ -104,8 +106,10 @@ describe('incremental FMCSA runs', () => {
     expect(rows.crashes.length).toBeLessThan(before.crashes.length);
     expect(rows.carrier_risk).toHaveLength(CARRIERS);
     expect(rows.carrier_risk).not.toEqual(before.carrier_risk);
-    // The census files were reused: the packed census store is linked from the previous snapshot, not written.
+    // The census files were reused: the packed census store and the name index are linked from the previous
+    // snapshot, not derived again.
     expect(lastDeriveTimings.census_packed_linked).toBe(1);
+    expect(lastDeriveTimings.name_index_linked).toBe(1);
     // The crash stores are written again from the new crash part; the inspection store is linked (its files were reused).
     expect(lastDeriveTimings.crash_packed_linked).toBeUndefined();
     expect(lastDeriveTimings.crash_packed).toBeGreaterThanOrEqual(0);
@@ -116,6 +120,22 @@ describe('incremental FMCSA runs', () => {
     expect(rows.rejects).toEqual([expect.stringContaining('OUT_OF_SERVICE_ORDERS.csv')]);
     expectSameRows(rows, await fullRun('full-changed'));
   }, 240_000);
+
+  it('a previous snapshot that derived the census store or the name index another way has them derived again', async () => {
+    const manifest = (await readCurrentManifest(data(), 'fmcsa'))!;
+    const stampFile = path.join(snapshotDir(data(), 'fmcsa', manifest.snapshot_id), 'derived-from.json');
+    const stamps = JSON.parse(await readFile(stampFile, 'utf8')) as Record<string, string>;
+    expect(Object.keys(stamps).sort()).toEqual(['carrier_census', 'carrier_name_index']);
+    const before = await snapshotRows(data());
+    await writeFile(stampFile, JSON.stringify({ ...stamps, carrier_census: 'older', carrier_name_index: 'older' }));
+    const report = await run();
+    expect(report.children).toEqual([]);
+    expect(lastDeriveTimings.census_packed_linked).toBeUndefined();
+    expect(lastDeriveTimings.name_index_linked).toBeUndefined();
+    expect(lastDeriveTimings.name_index_linked).toBeUndefined();
+    expect(lastDeriveTimings.name_index).toBeGreaterThanOrEqual(0);
+    expectSameRows(await snapshotRows(data()), before);
+  }, 120_000);
 
   it('a changed census file rewrites the packed census store, and every table equals a full run', async () => {
     const census = path.join(input, 'fmcsa', 'census', 'Company_Census_File.csv');

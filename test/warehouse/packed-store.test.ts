@@ -98,6 +98,20 @@ describe('writePackedStore and PackedStore', () => {
     }
   });
 
+  it("writes its lines in any order but leaves the session's insertion-order setting as it found it", async () => {
+    await conn.run('SET preserve_insertion_order = true');
+    try {
+      await writePackedStore(conn, `SELECT k, json_array(k, s)::VARCHAR FROM r`, dir, 'ordered');
+      const [[kept]] = (await conn.runAndReadAll(`SELECT current_setting('preserve_insertion_order')::BOOLEAN`)).getRows();
+      expect(kept).toBe(true);
+    } finally {
+      await conn.run('SET preserve_insertion_order = false');
+    }
+    await writePackedStore(conn, `SELECT k, json_array(k, s)::VARCHAR FROM r`, dir, 'unordered');
+    const [[off]] = (await conn.runAndReadAll(`SELECT current_setting('preserve_insertion_order')::BOOLEAN`)).getRows();
+    expect(off).toBe(false);
+  });
+
   it('rejects duplicate keys', async () => {
     await expect(writePackedStore(conn, `SELECT 1, '"a"' UNION ALL SELECT 1, '"b"'`, dir, 'dups')).rejects.toThrow(/unique/);
   });
