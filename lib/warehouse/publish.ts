@@ -45,7 +45,7 @@ import { domainIndexesSql, domainTablesSql } from './domain.ts';
 import { openDatabase, queryRows, quoteIdentifier, quoteLiteral } from './duckdb.ts';
 import { assertSafeName, linkOrCopy, snapshotDir, snapshotsDir, tempDir } from './layout.ts';
 import { acquireWriterLock } from './lock.ts';
-import { packedPaths, writePackedStore, type PackedInfo } from './packed-store.ts';
+import { packedPaths, writePackedStore, writePackedStoreDelta, type PackedInfo } from './packed-store.ts';
 import {
   newSnapshotId,
   pruneSnapshots,
@@ -94,6 +94,13 @@ export interface DeriveContext {
    * text); listed in the manifest's `packed` and opened by readers.
    */
   writePacked(name: string, selectSql: string): Promise<PackedInfo>;
+  /**
+   * On a delta publish: the previous snapshot's packed store `name` with the records of `changed` keys replaced by
+   * the rows of `selectSql` (the same two columns, restricted to those keys; a changed key it does not return is
+   * removed): unchanged records are copied as bytes, not recomputed (packed-store.ts, writePackedStoreDelta).
+   * Falls back to `writePacked(name, fullSelectSql)` when the previous snapshot has no such store.
+   */
+  writePackedDelta(name: string, selectSql: string, changed: ReadonlySet<number>, fullSelectSql: string): Promise<PackedInfo>;
   /**
    * Part reuse (lib/warehouse/incremental.ts): whether the run's parts of `table` are exactly the previous
    * snapshot's kept parts (same names, hard links of the same files): the table's rows are then the previous
@@ -782,6 +789,17 @@ async function deriveTables(s: PublishSession, derive: NonNullable<PublishOption
     s.packed[name] = info;
     return info;
   };
+  const writePackedDelta = async (name: string, selectSql: string, changed: ReadonlySet<number>, fullSelectSql: string) => {
+    assertSafeName('packed store', name);
+    const prevDir = s.prevDir ? path.join(s.prevDir, 'packed') : null;
+    const from = prevDir ? packedPaths(prevDir, name) : null;
+    if (!prevDir || !from || !s.previous?.packed?.[name] || !existsSync(from.data) || !existsSync(from.index))
+      return writePacked(name, fullSelectSql);
+    await mkdir(s.packedDir, { recursive: true });
+    const info = await writePackedStoreDelta(s.conn, selectSql, s.packedDir, name, prevDir, changed);
+    s.packed[name] = info;
+    return info;
+  };
   const partFiles = async (dir: string) => (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.parquet')).sort();
   const samePartsAsPrevious = async (t: string) => {
     if (!s.prevDir) return false;
@@ -818,6 +836,7 @@ async function deriveTables(s: PublishSession, derive: NonNullable<PublishOption
     replaceParquetTable: (t, sql, o) => replaceParquetTable(s, t, sql, o),
     linkParquetTable: (t, files) => linkParquetTable(s, t, files),
     writePacked,
+    writePackedDelta,
     delta: s.delta
       ? {
           key: s.delta.key,
