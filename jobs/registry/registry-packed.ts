@@ -20,19 +20,49 @@ export const REGISTRY_PACKED: Record<string, string> = {
   registry_profile: loadSql('./packed-profile.sql', import.meta.url),
 };
 
+/**
+ * `batch`: CIKs a batch aggregates at a time (the records of 1,000 companies stay far below the publish memory
+ * limit; at 8,200 companies one SELECT over all of them ran out of the 1 GB limit). Tests lower it to cross batches.
+ */
+export const packOptions = { batch: 1000 };
+
+/** Every CIK with rows in a table the stores read. */
+const ALL_KEYS = ['filing_index', 'earnings_calendar', 'timeline', 'people', 'profile_facts', 'company_facts']
+  .map((t) => `SELECT cik AS k FROM ${t} WHERE cik IS NOT NULL`)
+  .join(' UNION ');
+
+/**
+ * The batches of one store: the sorted keys of `keysSql` in runs of `packOptions.batch`, each loaded into temp table
+ * `_pack_keys` (which the store's SELECT reads) before its SELECT is copied.
+ */
+async function* batches(conn: DuckDBConnection, select: string, keysSql: string): AsyncIterable<string> {
+  const keys = (await queryRows(conn, `SELECT DISTINCT k FROM (${keysSql}) WHERE k IS NOT NULL ORDER BY k`)).map((r) => Number(r.k));
+  try {
+    for (let i = 0; i < keys.length; i += packOptions.batch) {
+      const slice = keys.slice(i, i + packOptions.batch);
+      await conn.run(`CREATE OR REPLACE TEMP TABLE _pack_keys AS SELECT DISTINCT k FROM (${keysSql}) WHERE k BETWEEN $lo AND $hi`, {
+        lo: slice[0]!,
+        hi: slice[slice.length - 1]!,
+      });
+      yield select;
+    }
+  } finally {
+    await conn.run('DROP TABLE IF EXISTS temp.main._pack_keys');
+  }
+}
+
 /** Writes (full publish), merges (delta publish) or links (delta publish with nothing changed) every registry store. */
 export async function writeRegistryPacked(conn: DuckDBConnection, ctx: DeriveContext): Promise<Record<string, number>> {
   const timings: Record<string, number> = {};
   const delta = ctx.delta;
   for (const [name, select] of Object.entries(REGISTRY_PACKED)) {
     const t = Date.now();
-    if (!delta) await ctx.writePacked(name, select);
+    if (!delta) await ctx.writePacked(name, batches(conn, select, ALL_KEYS));
     else if (delta.changed.size === 0 && (await ctx.linkPreviousPacked(name))) timings[`${name}_linked`] = 1;
     else {
-      const keys = new Set(
-        (await queryRows(conn, `SELECT DISTINCT k FROM ${delta.keysTable} WHERE k IS NOT NULL`)).map((r) => Number(r.k)),
-      );
-      await ctx.writePackedDelta(name, `SELECT * FROM (${select}) WHERE k IN (SELECT k FROM ${delta.keysTable})`, keys, select);
+      const changedSql = `SELECT k FROM ${delta.keysTable}`;
+      const keys = new Set((await queryRows(conn, `SELECT DISTINCT k FROM (${changedSql}) WHERE k IS NOT NULL`)).map((r) => Number(r.k)));
+      await ctx.writePackedDelta(name, batches(conn, select, changedSql), keys, batches(conn, select, ALL_KEYS));
     }
     timings[name] = Date.now() - t;
   }

@@ -11,6 +11,7 @@ import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { expectSameRows, publishedRows } from '../helpers/snapshot-rows.ts';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
 import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
+import { packOptions } from '../../jobs/registry/registry-packed.ts';
 import { ensureSample } from '../../jobs/sample.ts';
 import { scanInputs } from '../../jobs/registry/scan-inputs.ts';
 import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
@@ -73,6 +74,8 @@ describe('incremental registry runs', () => {
   let inputCount = 0;
 
   beforeAll(async () => {
+    // The packed stores in batches of 37 companies, so full and delta writes both cross batch boundaries.
+    packOptions.batch = 37;
     dir = await tempDir('proofline-registry-incremental-');
     const sample = `${dir}/sample`;
     await ensureSample(sample, { scale: 'small', seed: 42, generators: [edgarSampleGenerator] });
