@@ -24,7 +24,10 @@ import { hashCanonical } from '../../lib/hash.ts';
 import { ParseError } from '../../lib/errors.ts';
 import { describeError } from '../in-process.ts';
 import { readInput } from '../inputs.ts';
-import type { ChildJob, FetchJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
+import type { BaseContext, ChildJob, FetchJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import { writeRegistryPacked } from './registry-packed.ts';
 import type { Reject } from '../../lib/warehouse/staging.ts';
 import { SourceBatch } from './source-batch.ts';
 import { digestScanned, scanInputs } from './scan-inputs.ts';
@@ -217,7 +220,7 @@ function fetchedChildren(fetches: FetchJob[], secDir: string): ChildJob[] {
 }
 
 /** Version of what the registry makes of its inputs: the plan digest's salt and the incremental ledger's parser (see plan). */
-export const REGISTRY_PARSER = 'registry-v3';
+export const REGISTRY_PARSER = 'registry-v4';
 
 export const registryPipeline: Pipeline = {
   domain: registryDomain,
@@ -286,7 +289,7 @@ export const registryPipeline: Pipeline = {
       children.push({ step: 'index', key: `index-${path.relative(secDir, f)}`, data: { file: f, root: secDir } });
     // The salt versions what the pipeline makes of the inputs: bump it when parsing or derive SQL changes, so a
     // snapshot built by older code is rebuilt on the next run instead of skipped as unchanged (v3: 10-K executive
-    // names linked to the company's Form 3/4/5 filers in derive-people-signals.sql).
+    // names linked to the company's Form 3/4/5 filers in derive-people-signals.sql; v4: the per-company packed stores of registry-packed.ts).
     const known = ctx.incremental ? (f: string) => ctx.incremental!.statOf(f) : undefined;
     return { inputDigest: await digestScanned(ctx.inputDir, all, REGISTRY_PARSER, known), children };
   },
@@ -302,7 +305,11 @@ export const registryPipeline: Pipeline = {
     [EDGAR_FETCH_STEP]: { payload: edgarFetchPayload, process: processEdgarFetch, rateLimited: 'sec' },
   },
   async derive(conn, ctx) {
-    if (ctx.delta) return deriveRegistryDelta(conn, ctx.delta);
+    if (ctx.delta) {
+      await deriveRegistryDelta(conn, ctx.delta);
+      await packRegistry(conn, ctx);
+      return;
+    }
     // A CIK can appear in two batches only through a malformed input set; keep one row per CIK and filing.
     await conn.run(
       `CREATE OR REPLACE TABLE companies AS SELECT * FROM companies QUALIFY row_number() OVER (PARTITION BY cik ORDER BY name) = 1`,
@@ -313,5 +320,13 @@ export const registryPipeline: Pipeline = {
     await deriveLayers(conn);
     await conn.run(loadSql('./derive-lookup.sql', import.meta.url));
     await deriveAfterLookup(conn);
+    await packRegistry(conn, ctx);
   },
 };
+
+/** The per-company packed stores the company routes read (registry-packed.ts), after the derived tables are final. */
+async function packRegistry(conn: DuckDBConnection, ctx: DeriveContext & BaseContext): Promise<void> {
+  const t = Date.now();
+  const timings = await writeRegistryPacked(conn, ctx);
+  ctx.log.info({ domain: 'registry', ms: Date.now() - t, timings }, 'wrote the per-company packed stores');
+}

@@ -24,7 +24,7 @@
  */
 import { createHash } from 'node:crypto';
 import { readSync } from 'node:fs';
-import { open, readFile, rename, stat, type FileHandle } from 'node:fs/promises';
+import { open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteLiteral } from './duckdb.ts';
@@ -62,25 +62,70 @@ export function packedPaths(dir: string, name: string): { data: string; index: s
  * newline (JSON text). DuckDB writes the data file; Node scans it once for the
  * index. Both files are written under temporary names, then renamed.
  */
-export async function writePackedStore(conn: DuckDBConnection, selectSql: string, dir: string, name: string): Promise<PackedInfo> {
+export async function writePackedStore(conn: DuckDBConnection, selectSql: PackedSelect, dir: string, name: string): Promise<PackedInfo> {
   const { data, index } = packedPaths(dir, name);
   const tmpData = `${data}.tmp`;
+  await copyPackedLines(conn, selectSql, tmpData);
+  const idx = sortIndex(await indexPackedData(tmpData), data);
+  await writePackedIndex(`${index}.tmp`, idx);
+  await rename(tmpData, data);
+  await rename(`${index}.tmp`, index);
+  return { records: idx.count, bytes: (await stat(data)).size };
+}
+
+/**
+ * What a store is written from: one SELECT (columns k, v), or batches: an async sequence of SELECTs run one after
+ * the other (the sequence may change temp tables between them, e.g. the keys of the next batch), whose lines are
+ * concatenated. Batches bound the memory of a SELECT that aggregates whole records (registry-packed.ts).
+ */
+export type PackedSelect = string | AsyncIterable<string>;
+
+/** DuckDB writes the lines `<key>\t<value>\n` of `selectSql` (columns k, v; or each batch's in turn) to `file`. */
+async function copyPackedLines(conn: DuckDBConnection, selectSql: PackedSelect, file: string): Promise<void> {
   // One text column `<key>\t<value>` per line: the CSV writer costs about a quarter less with one column
   // than with two (measured on the 4.4 M-row carrier snapshot); QUOTE '' writes the text as it is.
   // Line order is free (the index is sorted by key): without insertion order DuckDB builds and writes the lines on
   // every thread at once (about a third less CPU for the JSON stores, issue 22). The session's setting is restored.
-  const [order] = (await conn.runAndReadAll(`SELECT current_setting('preserve_insertion_order')::BOOLEAN`)).getRows();
-  await conn.run(`SET preserve_insertion_order = false`);
-  try {
-    await conn.run(
-      `COPY (SELECT CAST(k AS VARCHAR) || chr(9) || coalesce(v, '') FROM (${selectSql}) AS packed_source(k, v)) TO ${quoteLiteral(tmpData)} (FORMAT csv, HEADER false, QUOTE '', ESCAPE '')`,
-    );
-  } finally {
-    await conn.run(`SET preserve_insertion_order = ${order?.[0] === false ? 'false' : 'true'}`);
+  const copy = async (sql: string, to: string) => {
+    const [order] = (await conn.runAndReadAll(`SELECT current_setting('preserve_insertion_order')::BOOLEAN`)).getRows();
+    await conn.run(`SET preserve_insertion_order = false`);
+    try {
+      await conn.run(
+        `COPY (SELECT CAST(k AS VARCHAR) || chr(9) || coalesce(v, '') FROM (${sql}) AS packed_source(k, v)) TO ${quoteLiteral(to)} (FORMAT csv, HEADER false, QUOTE '', ESCAPE '')`,
+      );
+    } finally {
+      await conn.run(`SET preserve_insertion_order = ${order?.[0] === false ? 'false' : 'true'}`);
+    }
+  };
+  if (typeof selectSql === 'string') {
+    await copy(selectSql, file);
+    return;
   }
-  const idx = sortIndex(await indexPackedData(tmpData), data);
-  const tmpIndex = `${index}.tmp`;
-  const fh = await open(tmpIndex, 'w');
+  const out = await open(file, 'w');
+  const part = `${file}.part`;
+  try {
+    const chunk = Buffer.allocUnsafe(16 << 20);
+    for await (const sql of selectSql) {
+      await copy(sql, part);
+      const fh = await open(part, 'r');
+      try {
+        for (;;) {
+          const { bytesRead } = await fh.read(chunk, 0, chunk.length, null);
+          if (bytesRead === 0) break;
+          await out.write(chunk, 0, bytesRead);
+        }
+      } finally {
+        await fh.close();
+      }
+    }
+  } finally {
+    await out.close();
+    await rm(part, { force: true });
+  }
+}
+
+async function writePackedIndex(file: string, idx: PackedIndex): Promise<void> {
+  const fh = await open(file, 'w');
   try {
     const header = Buffer.alloc(HEADER);
     header.write(MAGIC, 0, 'latin1');
@@ -93,9 +138,107 @@ export async function writePackedStore(conn: DuckDBConnection, selectSql: string
   } finally {
     await fh.close();
   }
+}
+
+async function readPackedIndex(file: string): Promise<PackedIndex> {
+  const raw = await readFile(file);
+  if (raw.length < HEADER || raw.toString('latin1', 0, 8) !== MAGIC) throw new Error(`${file}: not a packed index`);
+  const count = raw.readUInt32LE(8);
+  if (raw.length !== HEADER + count * 16) throw new Error(`${file}: truncated`);
+  // Copy into aligned buffers (a Buffer from readFile may sit at any offset of a shared pool).
+  const body = new Uint8Array(raw.buffer, raw.byteOffset + HEADER, count * 16).slice();
+  return {
+    count,
+    offsets: new Float64Array(body.buffer, 0, count),
+    keys: new Int32Array(body.buffer, count * 8, count),
+    lengths: new Uint32Array(body.buffer, count * 12, count),
+  };
+}
+
+/**
+ * A store that changes only at some keys (a delta publish): the previous snapshot's store `previousDir/name` with
+ * the records of `changed` keys dropped, and the records of `selectSql` (which should return changed keys only)
+ * appended. A changed key `selectSql` does not return is removed. Unchanged records are copied byte for byte in
+ * runs (no DuckDB, no JSON), and only the new lines are scanned for the index; the merged index is sorted as a
+ * full write's is, so a record `selectSql` returns for an unchanged key fails as a duplicate instead of
+ * silently shadowing it. The result has the same records as a full write over the same rows; only their order in
+ * the data file differs (which no reader sees).
+ */
+export async function writePackedStoreDelta(
+  conn: DuckDBConnection,
+  selectSql: PackedSelect,
+  dir: string,
+  name: string,
+  previousDir: string,
+  changed: ReadonlySet<number>,
+): Promise<PackedInfo> {
+  const { data, index } = packedPaths(dir, name);
+  const prev = packedPaths(previousDir, name);
+  const tmpNew = `${data}.new.tmp`;
+  const tmpData = `${data}.tmp`;
+  await copyPackedLines(conn, selectSql, tmpNew);
+  const fresh = await indexPackedData(tmpNew);
+  const old = await readPackedIndex(prev.index);
+  const kept: number[] = [];
+  for (let i = 0; i < old.count; i++) if (!changed.has(old.keys[i]!)) kept.push(i);
+  kept.sort((a, b) => old.offsets[a]! - old.offsets[b]!);
+  const n = kept.length + fresh.count;
+  const idx: PackedIndex = { count: n, keys: new Int32Array(n), offsets: new Float64Array(n), lengths: new Uint32Array(n) };
+  const out = await open(tmpData, 'w');
+  const src = await open(prev.data, 'r');
+  let outPos = 0;
+  try {
+    // Runs of adjacent kept lines are copied with one read and one write (in chunks of at most 16 MB).
+    const copyRun = async (fh: FileHandle, from: number, to: number) => {
+      const chunk = Buffer.allocUnsafe(Math.min(16 << 20, Math.max(1, to - from)));
+      for (let at = from; at < to; ) {
+        const len = Math.min(chunk.length, to - at);
+        const { bytesRead } = await fh.read(chunk, 0, len, at);
+        if (bytesRead !== len) throw new Error(`${prev.data}: short read at byte ${at}`);
+        await out.write(chunk, 0, len);
+        at += len;
+      }
+    };
+    let runFrom = -1;
+    let runTo = -1;
+    for (let j = 0; j < kept.length; j++) {
+      const i = kept[j]!;
+      const keyLen = String(old.keys[i]).length;
+      const lineFrom = old.offsets[i]! - keyLen - 1;
+      const lineTo = old.offsets[i]! + old.lengths[i]! + 1;
+      if (lineFrom !== runTo) {
+        if (runFrom >= 0) await copyRun(src, runFrom, runTo);
+        runFrom = lineFrom;
+      }
+      runTo = lineTo;
+      idx.keys[j] = old.keys[i]!;
+      idx.offsets[j] = outPos + keyLen + 1;
+      idx.lengths[j] = old.lengths[i]!;
+      outPos += lineTo - lineFrom;
+    }
+    if (runFrom >= 0) await copyRun(src, runFrom, runTo);
+    const freshFh = await open(tmpNew, 'r');
+    try {
+      await copyRun(freshFh, 0, (await stat(tmpNew)).size);
+    } finally {
+      await freshFh.close();
+    }
+    for (let j = 0; j < fresh.count; j++) {
+      idx.keys[kept.length + j] = fresh.keys[j]!;
+      idx.offsets[kept.length + j] = outPos + fresh.offsets[j]!;
+      idx.lengths[kept.length + j] = fresh.lengths[j]!;
+    }
+    await out.sync();
+  } finally {
+    await src.close();
+    await out.close();
+  }
+  await rm(tmpNew, { force: true });
+  const sorted = sortIndex(idx, data);
+  await writePackedIndex(`${index}.tmp`, sorted);
   await rename(tmpData, data);
-  await rename(tmpIndex, index);
-  return { records: idx.count, bytes: (await stat(data)).size };
+  await rename(`${index}.tmp`, index);
+  return { records: sorted.count, bytes: (await stat(data)).size };
 }
 
 interface PackedIndex {
@@ -242,20 +385,17 @@ export class PackedStore {
   /** Opens `<dir>/<name>.{tsv,idx}`: loads the index (16 bytes per record) and keeps the data file open. */
   static async open(dir: string, name: string): Promise<PackedStore> {
     const { data, index } = packedPaths(dir, name);
-    const raw = await readFile(index);
-    if (raw.length < HEADER || raw.toString('latin1', 0, 8) !== MAGIC) throw new Error(`${index}: not a packed index`);
-    const count = raw.readUInt32LE(8);
-    if (raw.length !== HEADER + count * 16) throw new Error(`${index}: truncated`);
-    // Copy into aligned buffers (a Buffer from readFile may sit at any offset of a shared pool).
-    const body = new Uint8Array(raw.buffer, raw.byteOffset + HEADER, count * 16).slice();
-    const offsets = new Float64Array(body.buffer, 0, count);
-    const keys = new Int32Array(body.buffer, count * 8, count);
-    const lengths = new Uint32Array(body.buffer, count * 12, count);
+    const { keys, offsets, lengths } = await readPackedIndex(index);
     return new PackedStore(await open(data, 'r'), keys, offsets, lengths);
   }
 
   get size(): number {
     return this.keys.length;
+  }
+
+  /** Every key, ascending (a copy). */
+  allKeys(): Int32Array {
+    return this.keys.slice();
   }
 
   /** Position of `key` in the index, or -1. */

@@ -45,7 +45,7 @@ import { domainIndexesSql, domainTablesSql } from './domain.ts';
 import { openDatabase, queryRows, quoteIdentifier, quoteLiteral } from './duckdb.ts';
 import { assertSafeName, linkOrCopy, snapshotDir, snapshotsDir, tempDir } from './layout.ts';
 import { acquireWriterLock } from './lock.ts';
-import { packedPaths, writePackedStore, type PackedInfo } from './packed-store.ts';
+import { packedPaths, writePackedStore, writePackedStoreDelta, type PackedInfo, type PackedSelect } from './packed-store.ts';
 import {
   newSnapshotId,
   pruneSnapshots,
@@ -91,9 +91,16 @@ export interface DeriveContext {
   /**
    * Writes a packed record store `packed/<name>` from `selectSql` (two columns:
    * unique INTEGER key, VARCHAR value without raw tabs or newlines, e.g. JSON
-   * text); listed in the manifest's `packed` and opened by readers.
+   * text), or from batches of such SELECTs (PackedSelect); listed in the manifest's `packed` and opened by readers.
    */
-  writePacked(name: string, selectSql: string): Promise<PackedInfo>;
+  writePacked(name: string, selectSql: PackedSelect): Promise<PackedInfo>;
+  /**
+   * On a delta publish: the previous snapshot's packed store `name` with the records of `changed` keys replaced by
+   * the rows of `selectSql` (the same two columns, restricted to those keys; a changed key it does not return is
+   * removed): unchanged records are copied as bytes, not recomputed (packed-store.ts, writePackedStoreDelta).
+   * Falls back to `writePacked(name, fullSelectSql)` when the previous snapshot has no such store.
+   */
+  writePackedDelta(name: string, selectSql: PackedSelect, changed: ReadonlySet<number>, fullSelectSql: PackedSelect): Promise<PackedInfo>;
   /**
    * Part reuse (lib/warehouse/incremental.ts): whether the run's parts of `table` are exactly the previous
    * snapshot's kept parts (same names, hard links of the same files): the table's rows are then the previous
@@ -805,10 +812,21 @@ async function loadDelta(s: PublishSession): Promise<void> {
 
 /** Phase 4: the domain's derive step inside the serving database (it may replace or link parquet-only tables and write packed stores). */
 async function deriveTables(s: PublishSession, derive: NonNullable<PublishOptions['derive']>): Promise<void> {
-  const writePacked = async (name: string, selectSql: string) => {
+  const writePacked = async (name: string, selectSql: PackedSelect) => {
     assertSafeName('packed store', name);
     await mkdir(s.packedDir, { recursive: true });
     const info = await writePackedStore(s.conn, selectSql, s.packedDir, name);
+    s.packed[name] = info;
+    return info;
+  };
+  const writePackedDelta = async (name: string, selectSql: PackedSelect, changed: ReadonlySet<number>, fullSelectSql: PackedSelect) => {
+    assertSafeName('packed store', name);
+    const prevDir = s.prevDir ? path.join(s.prevDir, 'packed') : null;
+    const from = prevDir ? packedPaths(prevDir, name) : null;
+    if (!prevDir || !from || !s.previous?.packed?.[name] || !existsSync(from.data) || !existsSync(from.index))
+      return writePacked(name, fullSelectSql);
+    await mkdir(s.packedDir, { recursive: true });
+    const info = await writePackedStoreDelta(s.conn, selectSql, s.packedDir, name, prevDir, changed);
     s.packed[name] = info;
     return info;
   };
@@ -849,6 +867,7 @@ async function deriveTables(s: PublishSession, derive: NonNullable<PublishOption
     linkParquetTable: (t, files) => linkParquetTable(s, t, files),
     linkPreviousParquetTable: (t) => linkPreviousParquetTable(s, t),
     writePacked,
+    writePackedDelta,
     delta: s.delta
       ? {
           key: s.delta.key,

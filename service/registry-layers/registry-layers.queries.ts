@@ -53,6 +53,52 @@ function withOrigin(rows: Row[]): Array<Record<string, unknown>> {
 }
 
 /**
+ * The packed per-company record of `cik` in store `name` (jobs/registry/registry-packed.ts: the rows this module's
+ * SQL would return for that company, same columns, order and origin leaves), parsed: `undefined` when the served
+ * snapshot has no such store (an older snapshot: the SQL path runs), `null` when the company has no rows.
+ */
+async function packedRecord<T>(registry: SnapshotReader, name: string, cik: number): Promise<T | null | undefined> {
+  const store = registry.packed(name);
+  if (!store) return undefined;
+  const text = await store.get(cik);
+  return text === null ? null : (JSON.parse(text) as T);
+}
+
+/** Packed rows as withOrigin gives SQL rows: a row whose leaf is missing gets `origin: null`. */
+function packedRows(rows: Array<Record<string, unknown>> | undefined): Array<Record<string, unknown>> {
+  const out = rows ?? [];
+  for (const r of out) if (!(r.origin as { leaf_hash?: unknown } | null)?.leaf_hash) r.origin = null;
+  return out;
+}
+
+type Rows = Array<Record<string, unknown>>;
+
+/**
+ * findCompany (service/company) memoised per served snapshot: a company's identity row changes only when a new
+ * snapshot is published, and each company route starts with it. Bounded (dropped whole past 50,000 refs); a miss
+ * (404) is not kept. The memo belongs to the reader and is dropped with the snapshot id it was built on.
+ */
+const companyMemo = new WeakMap<SnapshotReader, { snapshot: string; refs: Map<string, Promise<CompanyRecord>> }>();
+const COMPANY_MEMO_MAX = 50_000;
+export function findCompanyMemo(registry: SnapshotReader, ref: string): Promise<CompanyRecord> {
+  const snapshot = registry.manifest?.snapshot_id;
+  if (!snapshot) return findCompany(registry, ref);
+  let m = companyMemo.get(registry);
+  if (!m || m.snapshot !== snapshot || m.refs.size >= COMPANY_MEMO_MAX) {
+    m = { snapshot, refs: new Map() };
+    companyMemo.set(registry, m);
+  }
+  const refs = m.refs;
+  let p = refs.get(ref);
+  if (!p) {
+    p = findCompany(registry, ref);
+    refs.set(ref, p);
+    p.catch(() => refs.delete(ref));
+  }
+  return p;
+}
+
+/**
  * How the rows of the token-budgeted layers (1, about 800 tokens; 2, about
  * 2000) carry provenance. A full leaf is ~10 members and ~500 characters, more
  * than most rows' data, so by default (`hash`) a row carries only its leaf's
@@ -197,12 +243,17 @@ const PROFILE_DEFAULT = { people: 5, affiliations: 3 };
 export async function getCompanyProfile(registry: SnapshotReader, ref: string, opts: { origins?: RowOrigins; detail?: LayerDetail } = {}) {
   const mode = opts.origins ?? 'hash';
   const full = opts.detail === 'full';
-  const c = await findCompany(registry, ref);
+  const c = await findCompanyMemo(registry, ref);
   const cik = Number(c.cik);
+  const profile = await packedRecord<{ facts: Rows; metrics: Rows }>(registry, 'registry_profile', cik);
+  const packedPeople = await packedRecord<{ people: Rows }>(registry, 'registry_people', cik);
   const [facts, metrics, people, affiliations] = await Promise.all([
-    registry.query(Q.profileFacts, { cik }).then(withOrigin),
-    registry.query(Q.metrics, { cik }).then(withOrigin),
-    registry.query(Q.people, { cik }).then(withOrigin).then(mergeSameRoles),
+    profile !== undefined ? packedRows(profile?.facts) : registry.query(Q.profileFacts, { cik }).then(withOrigin),
+    profile !== undefined ? packedRows(profile?.metrics) : registry.query(Q.metrics, { cik }).then(withOrigin),
+    (packedPeople !== undefined
+      ? Promise.resolve(packedRows(packedPeople?.people))
+      : registry.query(Q.people, { cik }).then(withOrigin)
+    ).then(mergeSameRoles),
     registry.query(Q.affiliations, { cik }),
   ]);
   const latestAcc = facts[0]?.accession ?? null;
@@ -288,15 +339,16 @@ export async function getCompanyTimeline(
 ) {
   const mode = opts.origins ?? 'hash';
   const full = opts.detail === 'full';
-  const c = await findCompany(registry, ref);
+  const c = await findCompanyMemo(registry, ref);
   const cik = Number(c.cik);
   const { limit, clamped } = clampLimit(opts.limit, 20, 200);
   const snapshotId = registry.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(opts.cursor, snapshotId);
-  const [events, counts] = await Promise.all([
-    registry.query(Q.timeline, { cik, limit, offset }).then(withOrigin),
-    registry.query(Q.timelineCounts, { cik }),
-  ]);
+  const packed = await packedRecord<{ events: Rows; counts: Rows }>(registry, 'registry_timeline', cik);
+  const [events, counts] =
+    packed !== undefined
+      ? [packedRows(packed?.events.slice(offset, offset + limit)), packed?.counts ?? []]
+      : await Promise.all([registry.query(Q.timeline, { cik, limit, offset }).then(withOrigin), registry.query(Q.timelineCounts, { cik })]);
   const total = counts.reduce((n, r) => n + Number(r.n), 0);
   return {
     ...companyHead(c, 2),
@@ -325,6 +377,13 @@ export async function getCompanyTimeline(
 
 export const FILING_FORMS = ['10-K', '10-Q', '8-K'] as const;
 
+/** company-filings.sql's form filter, for the packed rows: the form itself, its amendments (`10-K/A`), and for 10-K also 10-K405 and 10-KT. */
+function formMatches(f: unknown, form: string | null): boolean {
+  if (form === null) return true;
+  if (typeof f !== 'string') return false;
+  return f === form || f.startsWith(`${form}/`) || (form === '10-K' && (f === '10-K405' || f === '10-KT'));
+}
+
 /** Layer 3: the filing index with EDGAR URLs and extraction status; `form` is 10-K, 10-Q or 8-K (amendments included). */
 export async function getCompanyFilings(
   registry: SnapshotReader,
@@ -335,16 +394,26 @@ export async function getCompanyFilings(
   if (form && !(FILING_FORMS as readonly string[]).includes(form)) {
     throw new InvalidInputError(`invalid parameter 'form': must be one of ${FILING_FORMS.join(', ')}`, { response: { parameter: 'form' } });
   }
-  const c = await findCompany(registry, ref);
+  const c = await findCompanyMemo(registry, ref);
   const cik = Number(c.cik);
   const { limit, clamped } = clampLimit(opts.limit, 100, 1000);
   const snapshotId = registry.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(opts.cursor, snapshotId);
-  const [rows, count] = await Promise.all([
-    registry.query(Q.filings, { cik, form, limit, offset }).then(withOrigin),
-    registry.query(Q.filingsCount, { cik, form }),
-  ]);
-  const total = Number(count[0]?.n ?? 0);
+  const packed = await packedRecord<{ filings: Rows }>(registry, 'registry_filings', cik);
+  let rows: Rows;
+  let total: number;
+  if (packed !== undefined) {
+    const matching = (packed?.filings ?? []).filter((f) => formMatches(f.form, form));
+    rows = packedRows(matching.slice(offset, offset + limit));
+    total = matching.length;
+  } else {
+    const [found, count] = await Promise.all([
+      registry.query(Q.filings, { cik, form, limit, offset }).then(withOrigin),
+      registry.query(Q.filingsCount, { cik, form }),
+    ]);
+    rows = found;
+    total = Number(count[0]?.n ?? 0);
+  }
   return {
     ...companyHead(c, 3),
     form,
@@ -364,15 +433,19 @@ export async function getCompanyFilings(
  * /filings?form=8-K) are the same on every page.
  */
 export async function getCompanyEarnings(registry: SnapshotReader, ref: string, opts: { limit?: number; cursor?: string } = {}) {
-  const c = await findCompany(registry, ref);
+  const c = await findCompanyMemo(registry, ref);
   const cik = Number(c.cik);
   const { limit, clamped } = clampLimit(opts.limit, 12, 200);
   const snapshotId = registry.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(opts.cursor, snapshotId);
-  const [rows, recent] = await Promise.all([
-    registry.query(Q.earnings, { cik }).then(withOrigin),
-    registry.query(Q.recent8k, { cik, limit: 10 }).then(withOrigin),
-  ]);
+  const packed = await packedRecord<{ earnings: Rows; recent_8ks: Rows }>(registry, 'registry_earnings', cik);
+  const [rows, recent] =
+    packed !== undefined
+      ? [packedRows(packed?.earnings), packedRows(packed?.recent_8ks)]
+      : await Promise.all([
+          registry.query(Q.earnings, { cik }).then(withOrigin),
+          registry.query(Q.recent8k, { cik, limit: 10 }).then(withOrigin),
+        ]);
   const confirmed = rows.filter((e) => e.confirmed);
   const shape = (e: Record<string, unknown>) => ({
     date: e.event_date,
@@ -425,14 +498,14 @@ const PEOPLE_GROUPS: Record<string, number> = { officer: 0, executive_officer: 0
  * (default and max 1000, so today's one-page answer is unchanged) split into the three arrays; `total` counts all.
  */
 export async function getCompanyPeople(registry: SnapshotReader, ref: string, opts: { limit?: number; cursor?: string } = {}) {
-  const c = await findCompany(registry, ref);
+  const c = await findCompanyMemo(registry, ref);
   const { limit, clamped } = clampLimit(opts.limit, 1000, 1000);
   const snapshotId = registry.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(opts.cursor, snapshotId);
-  const all = await registry
-    .query(Q.people, { cik: Number(c.cik) })
-    .then(withOrigin)
-    .then(mergeSameRoles);
+  const packed = await packedRecord<{ people: Rows }>(registry, 'registry_people', Number(c.cik));
+  const all = mergeSameRoles(
+    packed !== undefined ? packedRows(packed?.people) : withOrigin(await registry.query(Q.people, { cik: Number(c.cik) })),
+  );
   const listed = all
     .map((p, i) => ({ p, i, g: PEOPLE_GROUPS[String(p.role_type)] }))
     .filter((x) => x.g !== undefined)

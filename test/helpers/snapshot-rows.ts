@@ -14,12 +14,13 @@ export const CUMULATIVE_TABLES = ['sources', 'origin_leaves'];
 /**
  * Every table of the domain's current snapshot (cumulative ones left out): its rows as sorted JSON lines, volatile
  * columns dropped. `opts` replaces the defaults for a domain whose run history shows elsewhere (quotes: a
- * `recorded_run_id` column, and `origin_leaves` compared since its leaves are per bar, not per run).
+ * `recorded_run_id` column, and `origin_leaves` compared since its leaves are per bar, not per run); `packed` adds
+ * the snapshot's packed record stores.
  */
 export async function publishedRows(
   dataDir: string,
   domain: string,
-  opts: { volatile?: string[]; cumulative?: string[] } = {},
+  opts: { volatile?: string[]; cumulative?: string[]; packed?: boolean } = {},
 ): Promise<Record<string, string[]>> {
   const volatile = opts.volatile ?? VOLATILE_COLUMNS;
   const cumulative = opts.cumulative ?? CUMULATIVE_TABLES;
@@ -32,6 +33,14 @@ export async function publishedRows(
       const rows = await reader.query(`SELECT * FROM ${t}`);
       out[t] = rows.map((r) => JSON.stringify(Object.fromEntries(Object.entries(r).filter(([k]) => !volatile.includes(k))))).sort();
     }
+    // `packed`: every packed record store too, as `packed:<name>`, one `<key>\t<value>` line per record.
+    if (opts.packed)
+      for (const name of Object.keys(manifest.packed ?? {})) {
+        const store = reader.packed(name)!;
+        const lines: string[] = [];
+        for (const k of store.allKeys()) lines.push(`${k}\t${await store.get(k)}`);
+        out[`packed:${name}`] = lines.sort();
+      }
     return out;
   } finally {
     await reader.close();

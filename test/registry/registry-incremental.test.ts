@@ -1,7 +1,8 @@
 /**
  * Incremental registry runs (issue 18, item 6) on the small deterministic sample: a second run over the same
  * inputs parses nothing and reuses every input; a run with one changed file parses exactly that file; a removed
- * input's rows disappear. Each incremental snapshot holds the same rows as a full run over the same inputs.
+ * input's rows disappear. Each incremental snapshot holds the same rows, and the same packed per-company records
+ * (merged from the previous snapshot's, jobs/registry/registry-packed.ts), as a full run over the same inputs.
  */
 import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -10,6 +11,7 @@ import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { expectSameRows, publishedRows } from '../helpers/snapshot-rows.ts';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
 import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
+import { packOptions } from '../../jobs/registry/registry-packed.ts';
 import { ensureSample } from '../../jobs/sample.ts';
 import { scanInputs } from '../../jobs/registry/scan-inputs.ts';
 import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
@@ -48,7 +50,7 @@ describe('incremental registry runs', () => {
   const fullRows = async (name: string) => {
     const d = `${dir}/${name}`;
     await run(d);
-    return publishedRows(d, 'registry');
+    return publishedRows(d, 'registry', { packed: true });
   };
   /** Every table's parquet (a directory table: all its files) holds the serving table's row count (delta exports). */
   const expectParquetMatchesServing = async () => {
@@ -68,10 +70,12 @@ describe('incremental registry runs', () => {
       db.closeSync();
     }
   };
-  const currentRows = () => publishedRows(`${dir}/data`, 'registry');
+  const currentRows = () => publishedRows(`${dir}/data`, 'registry', { packed: true });
   let inputCount = 0;
 
   beforeAll(async () => {
+    // The packed stores in batches of 37 companies, so full and delta writes both cross batch boundaries.
+    packOptions.batch = 37;
     dir = await tempDir('proofline-registry-incremental-');
     const sample = `${dir}/sample`;
     await ensureSample(sample, { scale: 'small', seed: 42, generators: [edgarSampleGenerator] });

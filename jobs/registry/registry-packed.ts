@@ -1,0 +1,70 @@
+/**
+ * The registry's packed per-company stores (issue 22): one JSON record per CIK holding every row a company route
+ * reads (service/registry-layers: earnings, filings, timeline, people, profile facts and metrics), with the same
+ * columns, order and origin leaves as the route's SQL, so an answer reads one record (a binary search and one
+ * positioned read, lib/warehouse/packed-store.ts) instead of running 2-4 DuckDB queries. Written at publish after
+ * the derive; on a delta publish only the changed CIKs' records are computed and the rest copied as bytes from the
+ * previous snapshot's stores; with nothing changed the stores are hard-linked. Every record depends only on rows of
+ * its own CIK (and their origin leaves), which is what the delta publish's key set tracks.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { loadSql, queryRows } from '../../lib/warehouse/duckdb.ts';
+import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+
+/** Store name → its SELECT (columns k = cik, v = JSON text). Names are read by service/registry-layers. */
+export const REGISTRY_PACKED: Record<string, string> = {
+  registry_earnings: loadSql('./packed-earnings.sql', import.meta.url),
+  registry_filings: loadSql('./packed-filings.sql', import.meta.url),
+  registry_timeline: loadSql('./packed-timeline.sql', import.meta.url),
+  registry_people: loadSql('./packed-people.sql', import.meta.url),
+  registry_profile: loadSql('./packed-profile.sql', import.meta.url),
+};
+
+/**
+ * `batch`: CIKs a batch aggregates at a time (the records of 1,000 companies stay far below the publish memory
+ * limit; at 8,200 companies one SELECT over all of them ran out of the 1 GB limit). Tests lower it to cross batches.
+ */
+export const packOptions = { batch: 1000 };
+
+/** Every CIK with rows in a table the stores read. */
+const ALL_KEYS = ['filing_index', 'earnings_calendar', 'timeline', 'people', 'profile_facts', 'company_facts']
+  .map((t) => `SELECT cik AS k FROM ${t} WHERE cik IS NOT NULL`)
+  .join(' UNION ');
+
+/**
+ * The batches of one store: the sorted keys of `keysSql` in runs of `packOptions.batch`, each loaded into temp table
+ * `_pack_keys` (which the store's SELECT reads) before its SELECT is copied.
+ */
+async function* batches(conn: DuckDBConnection, select: string, keysSql: string): AsyncIterable<string> {
+  const keys = (await queryRows(conn, `SELECT DISTINCT k FROM (${keysSql}) WHERE k IS NOT NULL ORDER BY k`)).map((r) => Number(r.k));
+  try {
+    for (let i = 0; i < keys.length; i += packOptions.batch) {
+      const slice = keys.slice(i, i + packOptions.batch);
+      await conn.run(`CREATE OR REPLACE TEMP TABLE _pack_keys AS SELECT DISTINCT k FROM (${keysSql}) WHERE k BETWEEN $lo AND $hi`, {
+        lo: slice[0]!,
+        hi: slice[slice.length - 1]!,
+      });
+      yield select;
+    }
+  } finally {
+    await conn.run('DROP TABLE IF EXISTS temp.main._pack_keys');
+  }
+}
+
+/** Writes (full publish), merges (delta publish) or links (delta publish with nothing changed) every registry store. */
+export async function writeRegistryPacked(conn: DuckDBConnection, ctx: DeriveContext): Promise<Record<string, number>> {
+  const timings: Record<string, number> = {};
+  const delta = ctx.delta;
+  for (const [name, select] of Object.entries(REGISTRY_PACKED)) {
+    const t = Date.now();
+    if (!delta) await ctx.writePacked(name, batches(conn, select, ALL_KEYS));
+    else if (delta.changed.size === 0 && (await ctx.linkPreviousPacked(name))) timings[`${name}_linked`] = 1;
+    else {
+      const changedSql = `SELECT k FROM ${delta.keysTable}`;
+      const keys = new Set((await queryRows(conn, `SELECT DISTINCT k FROM (${changedSql}) WHERE k IS NOT NULL`)).map((r) => Number(r.k)));
+      await ctx.writePackedDelta(name, batches(conn, select, changedSql), keys, batches(conn, select, ALL_KEYS));
+    }
+    timings[name] = Date.now() - t;
+  }
+  return timings;
+}

@@ -1,0 +1,143 @@
+/**
+ * The registry's per-company packed stores (issue 22; jobs/registry/registry-packed.ts): every company route
+ * answers the same bytes from the packed record as from its SQL (the path a snapshot without the stores takes),
+ * for every company of the small sample, across forms, pages and detail levels; and with the stores an answer
+ * runs no DuckDB query but the memoised company lookup (the profile adds its affiliations query): the plan
+ * guard of issue 22, no timing.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { runPipelineInProcess } from '../../jobs/in-process.ts';
+import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
+import { REGISTRY_PACKED } from '../../jobs/registry/registry-packed.ts';
+import { ensureSample } from '../../jobs/sample.ts';
+import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
+import { silentLogger } from '../../lib/log.ts';
+import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import {
+  getCompanyEarnings,
+  getCompanyFilings,
+  getCompanyPeople,
+  getCompanyProfile,
+  getCompanyTimeline,
+} from '../../service/registry-layers/registry-layers.queries.ts';
+
+/** The same reader without its packed stores: the routes take their SQL path. */
+function sqlOnly(reader: SnapshotReader): SnapshotReader {
+  const r = Object.create(reader) as SnapshotReader;
+  Object.defineProperty(r, 'packed', { value: () => null });
+  return r;
+}
+
+/** The reader, counting the DuckDB queries run through it. */
+function counting(reader: SnapshotReader): { reader: SnapshotReader; count: () => number } {
+  let n = 0;
+  const r = Object.create(reader) as SnapshotReader;
+  Object.defineProperty(r, 'query', {
+    value: (sql: string, p?: Record<string, never>) => {
+      n++;
+      return reader.query(sql, p);
+    },
+  });
+  return { reader: r, count: () => n };
+}
+
+/** Both answers, or both errors, as JSON text. */
+async function answer(f: () => Promise<unknown>): Promise<string> {
+  try {
+    return JSON.stringify(await f());
+  } catch (e) {
+    return `error ${(e as Error).name}: ${(e as Error).message}`;
+  }
+}
+
+describe('registry packed stores', () => {
+  let dir: string;
+  let reader: SnapshotReader;
+  let tickers: string[];
+
+  beforeAll(async () => {
+    dir = await tempDir('proofline-registry-packed-');
+    const input = `${dir}/input`;
+    await ensureSample(input, { scale: 'small', seed: 42, generators: [edgarSampleGenerator] });
+    const config = testConfig(`${dir}/data`);
+    await runPipelineInProcess(registryPipeline, { config, log: silentLogger, inputDir: input, force: true, backoffMs: 1, concurrency: 2 });
+    reader = await SnapshotReader.open(`${dir}/data`, 'registry', { poolSize: 2 });
+    tickers = (await reader.query(`SELECT ticker FROM company_lookup WHERE is_primary ORDER BY ticker`)).map((r) => String(r.ticker));
+  }, 180_000);
+  afterAll(async () => {
+    await reader?.close();
+    await removeDir(dir);
+  });
+
+  it('publishes one record per company with rows in each store', async () => {
+    expect(Object.keys(reader.manifest?.packed ?? {}).sort()).toEqual(Object.keys(REGISTRY_PACKED).sort());
+    const [{ n }] = await reader.query(`SELECT count(DISTINCT cik)::INTEGER AS n FROM filing_index WHERE cik IS NOT NULL`);
+    expect(reader.packed('registry_filings')!.size).toBe(Number(n));
+    expect(tickers.length).toBeGreaterThan(100);
+  });
+
+  it('answers every company route with the same bytes as the SQL path', async () => {
+    const sql = sqlOnly(reader);
+    let compared = 0;
+    // Every third company (the SQL path is the slow one): about 100 companies, 1,200 answers.
+    const some = tickers.filter((_, i) => i % 3 === 0);
+    for (const t of some) {
+      const calls: Array<(r: SnapshotReader) => Promise<unknown>> = [
+        (r) => getCompanyEarnings(r, t),
+        (r) => getCompanyEarnings(r, t, { limit: 3 }),
+        (r) => getCompanyFilings(r, t),
+        (r) => getCompanyFilings(r, t, { form: '10-K' }),
+        (r) => getCompanyFilings(r, t, { form: '8-K', limit: 4 }),
+        (r) => getCompanyFilings(r, t, { form: '10-q', limit: 2 }),
+        (r) => getCompanyTimeline(r, t),
+        (r) => getCompanyTimeline(r, t, { limit: 3, detail: 'full', origins: 'full' }),
+        (r) => getCompanyProfile(r, t),
+        (r) => getCompanyProfile(r, t, { detail: 'full', origins: 'full' }),
+        (r) => getCompanyPeople(r, t),
+        (r) => getCompanyPeople(r, t, { limit: 2 }),
+      ];
+      for (const call of calls) {
+        expect(await answer(() => call(reader))).toBe(await answer(() => call(sql)));
+        compared++;
+      }
+    }
+    expect(compared).toBe(some.length * 12);
+  }, 300_000);
+
+  it('pages through the packed lists as through SQL (cursor and next)', async () => {
+    const sql = sqlOnly(reader);
+    const [{ ticker }] = await reader.query(
+      `SELECT l.ticker FROM company_lookup l JOIN filing_index f ON f.cik = l.cik WHERE l.is_primary GROUP BY l.ticker ORDER BY count(*) DESC, l.ticker LIMIT 1`,
+    );
+    for (const [name, page] of [
+      ['filings', (r: SnapshotReader, cursor?: string) => getCompanyFilings(r, String(ticker), { limit: 7, cursor })],
+      ['timeline', (r: SnapshotReader, cursor?: string) => getCompanyTimeline(r, String(ticker), { limit: 7, cursor })],
+      ['earnings', (r: SnapshotReader, cursor?: string) => getCompanyEarnings(r, String(ticker), { limit: 3, cursor })],
+    ] as const) {
+      let cursor: string | undefined;
+      let pages = 0;
+      do {
+        const [a, b] = [await page(reader, cursor), await page(sql, cursor)];
+        expect(JSON.stringify(a), `${name} page ${pages}`).toBe(JSON.stringify(b));
+        cursor = (a.next_cursor as string | null) ?? undefined;
+        pages++;
+      } while (cursor && pages < 100);
+      expect(pages, name).toBeGreaterThan(1);
+    }
+  });
+
+  it('runs no DuckDB query for an answer once the company is known (the profile: its affiliations only)', async () => {
+    const t = tickers[0]!;
+    const { reader: r, count } = counting(reader);
+    await getCompanyEarnings(r, t); // looks the company up once for this snapshot
+    const before = count();
+    await getCompanyEarnings(r, t);
+    await getCompanyFilings(r, t, { form: '8-K' });
+    await getCompanyTimeline(r, t, { limit: 5 });
+    await getCompanyPeople(r, t);
+    expect(count() - before).toBe(0);
+    await getCompanyProfile(r, t);
+    expect(count() - before).toBe(1);
+  });
+});
