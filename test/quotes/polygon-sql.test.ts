@@ -24,6 +24,10 @@ const EDGES: Array<Record<string, unknown>> = [
   { T: 'Y', o: 10, h: 11, l: 9, c: 10, t: Date.UTC(2024, 0, 3, 5) }, // no volume: reject
   { T: 'bad ticker!', o: 10, h: 11, l: 9, c: 10, v: 1, t: Date.UTC(2024, 0, 4, 5) }, // not a ticker: reject
   { T: 'Z', o: 123456.7891235, h: 123456.79, l: 0.0000004, c: 0.0000005, v: 2.4999, vw: null, n: 'x', t: Date.UTC(2024, 0, 5, 5) },
+  { T: 123, o: 10, h: 11, l: 9, c: 10, v: 2e-7, vw: -0, n: 1e3, t: Date.UTC(2024, 0, 8, 5) }, // a number or a boolean as ticker: its text
+  { T: true, o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 0, 9, 5) },
+  { T: 'Y', o: 10, h: true, l: [9], c: { c: 10 }, v: 1000, t: Date.UTC(2024, 0, 10, 5) }, // prices that are not numbers: reject
+  { T: 'Q"x', o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 0, 11, 5) }, // an escaped ticker (not a ticker: reject)
 ];
 
 let dir: string;
@@ -91,6 +95,6 @@ describe('a large Polygon aggregates response read by DuckDB alone', () => {
       `SELECT line::INTEGER AS line, reason, raw FROM rejects WHERE file LIKE '%large.json' ORDER BY line`,
     );
     expect(rejects).toEqual(expected.rejects);
-    expect(rejects.map((r) => r.line)).toEqual([4, 5, 6, 7]);
+    expect(rejects.map((r) => r.line)).toEqual([4, 5, 6, 7, 11, 12]);
   });
 });
