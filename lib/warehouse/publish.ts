@@ -93,7 +93,7 @@ export interface DeriveContext {
    * unique INTEGER key, VARCHAR value without raw tabs or newlines, e.g. JSON
    * text); listed in the manifest's `packed` and opened by readers.
    */
-  writePacked(name: string, selectSql: string): Promise<PackedInfo>;
+  writePacked(name: string, selectSql: string | readonly string[]): Promise<PackedInfo>;
   /**
    * Part reuse (lib/warehouse/incremental.ts): whether the run's parts of `table` are exactly the previous
    * snapshot's kept parts (same names, hard links of the same files): the table's rows are then the previous
@@ -775,7 +775,7 @@ async function loadDelta(s: PublishSession): Promise<void> {
 
 /** Phase 4: the domain's derive step inside the serving database (it may replace or link parquet-only tables and write packed stores). */
 async function deriveTables(s: PublishSession, derive: NonNullable<PublishOptions['derive']>): Promise<void> {
-  const writePacked = async (name: string, selectSql: string) => {
+  const writePacked = async (name: string, selectSql: string | readonly string[]) => {
     assertSafeName('packed store', name);
     await mkdir(s.packedDir, { recursive: true });
     const info = await writePackedStore(s.conn, selectSql, s.packedDir, name);
