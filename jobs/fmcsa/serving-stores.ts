@@ -12,6 +12,8 @@
  *   carrier_filings    key dot_number: [[authority row, …] by docket, [insurance row, …] newest first] of the
  *                      identity route (get-insurance-dockets.sql: the filings of the DOT's L&I and census dockets);
  *                      only DOTs with any.
+ *   carrier_records    key dot_number: [[sms row, …], [oos order, …], [enforcement case, …], [revocation, …]] of the
+ *                      safety and enforcement routes, in their queries' order (RECORD_ORDERS); only DOTs with any.
  *
  * Part reuse: a store whose source tables' parts are the previous snapshot's is linked, not written.
  */
@@ -26,10 +28,24 @@ export const SERVING_STORES = {
   crashByVin: 'crash_by_vin',
   inspectionByDot: 'inspection_by_dot',
   carrierFilings: 'carrier_filings',
+  carrierRecords: 'carrier_records',
 } as const;
+
+/**
+ * The per-DOT lists of carrier_records: table and order, the same as the route's queries (carriers.queries.ts);
+ * ties on the date are ordered by the whole row's JSON (`to_json(t)`), in the queries and here alike.
+ */
+const RECORD_ORDERS: Array<[table: string, order: string]> = [
+  ['sms_basics', 'segment, to_json(t)::VARCHAR'],
+  ['oos_orders', 'oos_date DESC NULLS LAST, to_json(t)::VARCHAR'],
+  ['enforcement_cases', 'case_open_date DESC NULLS LAST, to_json(t)::VARCHAR'],
+  ['revocations', 'serve_date DESC NULLS LAST, to_json(t)::VARCHAR'],
+];
 
 /** JSON types of getRowObjectsJson that json_array renders the same way; BIGINT/DECIMAL (strings there) are cast. */
 const JSON_SAME = /^(INTEGER|SMALLINT|TINYINT|VARCHAR|BOOLEAN|DATE)$/;
+/** DOUBLE renders as the shortest round-trip number, as JS does; NaN and infinities (JSON null over HTTP) as null. */
+const JSON_FINITE = /^DOUBLE$/;
 const JSON_AS_TEXT = /^(BIGINT|UBIGINT|HUGEINT|DECIMAL\(\d+,\d+\))$/;
 
 /**
@@ -44,6 +60,7 @@ async function jsonRowSql(conn: DuckDBConnection, table: string, alias: string):
     const t = String(c.column_type);
     if (JSON_SAME.test(t)) values.push(q);
     else if (JSON_AS_TEXT.test(t)) values.push(`${q}::VARCHAR`);
+    else if (JSON_FINITE.test(t)) values.push(`CASE WHEN isfinite(${q}) THEN ${q} END`);
     else return null;
   }
   return `json_array(${values.join(', ')})`;
@@ -72,8 +89,42 @@ const CRASH_ORDER = 'newest DESC NULLS LAST, crash_id';
 const SEP = 'chr(1)';
 
 /**
+ * Source rows aggregated per pass of a store's write: list and string_agg states cannot spill to disk and take
+ * several times their text (measured: 1.5 M rows of ~260 bytes aggregated per key failed under a 1 GB limit in one
+ * pass, and a sixth of them under 200 MB), so each pass covers a key range of about this many rows (`rows`; tests
+ * lower it to exercise the passes).
+ */
+export const storePasses = { rows: 150_000 };
+
+/**
+ * Predicates on the INTEGER expression `key` splitting the rows of `from` into key ranges of about PASS_ROWS rows
+ * (`rows`: the rows the passes aggregate, when more than `from` has), cut at quantiles of the key: ['true'] for one
+ * pass. The cuts are computed integers, not request values.
+ */
+async function keyRanges(conn: DuckDBConnection, from: string, key: string, rows = 0): Promise<string[]> {
+  const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM ${from}`);
+  const k = Math.ceil(Math.max(Number(n), rows) / storePasses.rows);
+  if (k <= 1) return ['true'];
+  const fractions = Array.from({ length: k - 1 }, (_, i) => (i + 1) / k).join(', ');
+  const cuts = (
+    await queryRows(
+      conn,
+      `SELECT DISTINCT b FROM (SELECT unnest(quantile_disc(${key}, [${fractions}]))::BIGINT AS b FROM ${from}) WHERE b IS NOT NULL ORDER BY b`,
+    )
+  ).map((r) => Number(r.b));
+  const ranges: string[] = [];
+  let low: number | null = null;
+  for (const cut of cuts) {
+    ranges.push(low == null ? `(${key} <= ${cut})` : `(${key} > ${low} AND ${key} <= ${cut})`);
+    low = cut;
+  }
+  ranges.push(low == null ? 'true' : `(${key} > ${low})`);
+  return ranges;
+}
+
+/**
  * Writes (or links) the three stores; `step` times each written group as a derive step. Returns the groups
- * linked from the previous snapshot ('crash_packed', 'inspection_packed', 'filings_packed').
+ * linked from the previous snapshot ('crash_packed', 'inspection_packed', 'filings_packed', 'records_packed').
  */
 export async function deriveServingStores(
   conn: DuckDBConnection,
@@ -81,8 +132,14 @@ export async function deriveServingStores(
   step: (name: string, fn: () => Promise<unknown>) => Promise<void>,
 ): Promise<string[]> {
   const linked: string[] = [];
+  // A table is unchanged when its parts are the previous snapshot's, or when it is empty now and was then (a dataset
+  // with no file, such as enforcement_cases until one is supplied, has no parts to compare).
+  const unchanged = async (t: string) =>
+    (await ctx.samePartsAsPrevious(t)) ||
+    (ctx.previous?.tables[t]?.rows === 0 &&
+      Number((await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${quoteIdentifier(t)}`))[0]?.n) === 0);
   const link = async (tables: string[], stores: string[]) => {
-    for (const t of tables) if (!(await ctx.samePartsAsPrevious(t))) return false;
+    for (const t of tables) if (!(await unchanged(t))) return false;
     for (const s of stores) if (!(await ctx.linkPreviousPacked(s))) return false;
     return true;
   };
@@ -90,17 +147,23 @@ export async function deriveServingStores(
   if (crashRow && (await link(['crashes'], [SERVING_STORES.crashByDot, SERVING_STORES.crashByVin]))) linked.push('crash_packed');
   else if (crashRow) {
     await step('crash_packed', async () => {
+      const byDot = await keyRanges(conn, 'crashes', 'dot_number');
       await ctx.writePacked(
         SERVING_STORES.crashByDot,
-        `SELECT k, ${CRASH_COUNTS}::VARCHAR || ${SEP} || string_agg(to_json(vehicles)::VARCHAR, ${SEP} ORDER BY ${CRASH_ORDER})
-         FROM (${perCrashSql(crashRow, 'dot_number', 'dot_number IS NOT NULL')}) GROUP BY k`,
+        byDot.map(
+          (range) => `SELECT k, ${CRASH_COUNTS}::VARCHAR || ${SEP} || string_agg(to_json(vehicles)::VARCHAR, ${SEP} ORDER BY ${CRASH_ORDER})
+           FROM (${perCrashSql(crashRow, 'dot_number', `dot_number IS NOT NULL AND ${range}`)}) GROUP BY k`,
+        ),
       );
+      const byVin = await keyRanges(conn, 'crashes', textKeySql('vin'));
       await ctx.writePacked(
         SERVING_STORES.crashByVin,
-        `SELECT ${textKeySql('k')} AS key, to_json(list(json_array(k, counts, crashes) ORDER BY k))::VARCHAR
-         FROM (SELECT k, ${CRASH_COUNTS} AS counts, to_json(list(vehicles ORDER BY ${CRASH_ORDER})) AS crashes
-               FROM (${perCrashSql(crashRow, 'vin', 'vin IS NOT NULL')}) GROUP BY k)
-         GROUP BY key`,
+        byVin.map(
+          (range) => `SELECT ${textKeySql('k')} AS key, to_json(list(json_array(k, counts, crashes) ORDER BY k))::VARCHAR
+           FROM (SELECT k, ${CRASH_COUNTS} AS counts, to_json(list(vehicles ORDER BY ${CRASH_ORDER})) AS crashes
+                 FROM (${perCrashSql(crashRow, 'vin', `vin IS NOT NULL AND ${range}`)}) GROUP BY k)
+           GROUP BY key`,
+        ),
       );
     });
   }
@@ -110,44 +173,98 @@ export async function deriveServingStores(
   if (insp && viol && unit && (await link(['inspections', 'violations', 'inspection_units'], [SERVING_STORES.inspectionByDot])))
     linked.push('inspection_packed');
   else if (insp && viol && unit) {
-    await step('inspection_packed', () =>
-      ctx.writePacked(
+    await step('inspection_packed', async () => {
+      const [{ n }] = await queryRows(
+        conn,
+        `SELECT ((SELECT count(*) FROM inspections) + (SELECT count(*) FROM violations) + (SELECT count(*) FROM inspection_units))::BIGINT AS n`,
+      );
+      const ranges = await keyRanges(conn, 'inspections', 'dot_number', Number(n));
+      await ctx.writePacked(
         SERVING_STORES.inspectionByDot,
-        `WITH vs AS (SELECT inspection_id, list(${viol} ORDER BY seq_no) AS rows FROM violations v GROUP BY inspection_id),
-              us AS (SELECT inspection_id, list(${unit} ORDER BY insp_unit_number) AS rows FROM inspection_units u GROUP BY inspection_id)
-         SELECT i.dot_number, count(*)::VARCHAR || ${SEP} || string_agg(json_array(${insp}, coalesce(vs.rows, []), coalesce(us.rows, []))::VARCHAR,
-           ${SEP} ORDER BY i.insp_date DESC NULLS LAST, i.inspection_id)
-         FROM inspections i LEFT JOIN vs USING (inspection_id) LEFT JOIN us USING (inspection_id)
-         WHERE i.dot_number IS NOT NULL
-         GROUP BY i.dot_number`,
-      ),
-    );
+        ranges.map(
+          (range) => `WITH ii AS (SELECT * FROM inspections WHERE dot_number IS NOT NULL AND ${range}),
+                vs AS (SELECT inspection_id, list(${viol} ORDER BY seq_no) AS rows FROM violations v
+                       WHERE inspection_id IN (SELECT inspection_id FROM ii) GROUP BY inspection_id),
+                us AS (SELECT inspection_id, list(${unit} ORDER BY insp_unit_number) AS rows FROM inspection_units u
+                       WHERE inspection_id IN (SELECT inspection_id FROM ii) GROUP BY inspection_id)
+           SELECT i.dot_number, count(*)::VARCHAR || ${SEP} || string_agg(json_array(${insp}, coalesce(vs.rows, []), coalesce(us.rows, []))::VARCHAR,
+             ${SEP} ORDER BY i.insp_date DESC NULLS LAST, i.inspection_id)
+           FROM ii i LEFT JOIN vs USING (inspection_id) LEFT JOIN us USING (inspection_id)
+           GROUP BY i.dot_number`,
+        ),
+      );
+    });
   }
   const auth = await jsonRowSql(conn, 'authority', 'a');
   const ins = await jsonRowSql(conn, 'insurance', 'i');
   if (auth && ins && (await link(['carriers', 'authority', 'insurance'], [SERVING_STORES.carrierFilings]))) linked.push('filings_packed');
   else if (auth && ins) {
-    await step('filings_packed', () =>
-      ctx.writePacked(
+    await step('filings_packed', async () => {
+      const [{ n }] = await queryRows(conn, `SELECT ((SELECT count(*) FROM authority) + (SELECT count(*) FROM insurance))::BIGINT AS n`);
+      const ranges = await keyRanges(
+        conn,
+        `(SELECT dot_number FROM authority UNION ALL SELECT dot_number FROM carriers
+          WHERE docket1 IS NOT NULL OR docket2 IS NOT NULL OR docket3 IS NOT NULL) AS s`,
+        'dot_number',
+        Number(n),
+      );
+      await ctx.writePacked(
         SERVING_STORES.carrierFilings,
-        `WITH dockets AS (
-           SELECT dot_number, docket_number FROM authority WHERE dot_number IS NOT NULL AND docket_number IS NOT NULL
-           UNION
-           SELECT dot_number, docket FROM (SELECT dot_number, unnest([docket1, docket2, docket3]) AS docket FROM carriers
-             WHERE docket1 IS NOT NULL OR docket2 IS NOT NULL OR docket3 IS NOT NULL) WHERE docket IS NOT NULL
-         ),
-         ins AS (
-           SELECT d.dot_number, list(${ins} ORDER BY i.effective_date DESC NULLS LAST, i.docket_number, i.ins_type_code,
-             i.ins_class_code, i.max_cov_amount_k, i.underl_lim_amount_k, i.policy_no, i.ins_form_code, i.name_company) AS rows
-           FROM dockets d JOIN insurance i USING (docket_number) GROUP BY d.dot_number
-         ),
-         auth AS (
-           SELECT dot_number, list(${auth} ORDER BY a.docket_number) AS rows FROM authority a WHERE dot_number IS NOT NULL GROUP BY dot_number
-         )
-         SELECT dot_number, json_array(coalesce(auth.rows, []), coalesce(ins.rows, []))::VARCHAR
-         FROM auth FULL JOIN ins USING (dot_number)`,
-      ),
-    );
+        ranges.map(
+          (range) => `WITH dockets AS (
+             SELECT dot_number, docket_number FROM authority WHERE dot_number IS NOT NULL AND docket_number IS NOT NULL AND ${range}
+             UNION
+             SELECT dot_number, docket FROM (SELECT dot_number, unnest([docket1, docket2, docket3]) AS docket FROM carriers
+               WHERE (docket1 IS NOT NULL OR docket2 IS NOT NULL OR docket3 IS NOT NULL) AND ${range}) WHERE docket IS NOT NULL
+           ),
+           ins AS (
+             SELECT d.dot_number, list(${ins} ORDER BY i.effective_date DESC NULLS LAST, i.docket_number, i.ins_type_code,
+               i.ins_class_code, i.max_cov_amount_k, i.underl_lim_amount_k, i.policy_no, i.ins_form_code, i.name_company) AS rows
+             FROM dockets d JOIN insurance i USING (docket_number) GROUP BY d.dot_number
+           ),
+           auth AS (
+             SELECT dot_number, list(${auth} ORDER BY a.docket_number) AS rows FROM authority a
+             WHERE dot_number IS NOT NULL AND ${range} GROUP BY dot_number
+           )
+           SELECT dot_number, json_array(coalesce(auth.rows, []), coalesce(ins.rows, []))::VARCHAR
+           FROM auth FULL JOIN ins USING (dot_number)`,
+        ),
+      );
+    });
   }
+  const records: Array<[table: string, row: string, order: string]> = [];
+  for (const [table, order] of RECORD_ORDERS) {
+    const row = await jsonRowSql(conn, table, 't');
+    if (!row) return linked;
+    records.push([table, row, order]);
+  }
+  if (
+    await link(
+      RECORD_ORDERS.map(([t]) => t),
+      [SERVING_STORES.carrierRecords],
+    )
+  )
+    linked.push('records_packed');
+  else
+    await step('records_packed', async () => {
+      const ranges = await keyRanges(
+        conn,
+        `(${records.map(([t]) => `SELECT dot_number FROM ${t}`).join(' UNION ALL ')}) AS s`,
+        'dot_number',
+      );
+      await ctx.writePacked(
+        SERVING_STORES.carrierRecords,
+        ranges.map((range) => {
+          const lists = records.map(
+            ([table, row, order]) =>
+              `SELECT dot_number, list(${row} ORDER BY ${order}) AS rows FROM ${table} t WHERE dot_number IS NOT NULL AND ${range} GROUP BY dot_number`,
+          );
+          return `WITH ${lists.map((q, i) => `r${i} AS (${q})`).join(', ')},
+           dots AS (${lists.map((_q, i) => `SELECT dot_number FROM r${i}`).join(' UNION ')})
+           SELECT dot_number, json_array(${lists.map((_q, i) => `coalesce(r${i}.rows, [])`).join(', ')})::VARCHAR
+           FROM dots ${lists.map((_q, i) => `LEFT JOIN r${i} USING (dot_number)`).join(' ')}`;
+        }),
+      );
+    });
   return linked;
 }

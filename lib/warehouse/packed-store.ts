@@ -61,11 +61,21 @@ export function packedPaths(dir: string, name: string): { data: string; index: s
  * columns: an INTEGER key (unique) and a VARCHAR value with no raw tab or
  * newline (JSON text). DuckDB writes the data file; Node scans it once for the
  * index. Both files are written under temporary names, then renamed.
+ *
+ * Several selects (disjoint keys) are run one after the other and their lines
+ * appended in order: a store whose values aggregate many rows per key (list or
+ * string_agg, whose states DuckDB cannot spill to disk) is built in passes over
+ * key ranges, so its memory stays bounded by one pass.
  */
 export async function writePackedStore(conn: DuckDBConnection, selectSql: PackedSelect, dir: string, name: string): Promise<PackedInfo> {
   const { data, index } = packedPaths(dir, name);
   const tmpData = `${data}.tmp`;
-  await copyPackedLines(conn, selectSql, tmpData);
+  try {
+    await copyPackedLines(conn, selectSql, tmpData);
+  } catch (err) {
+    await rm(tmpData, { force: true });
+    throw err;
+  }
   const idx = sortIndex(await indexPackedData(tmpData), data);
   await writePackedIndex(`${index}.tmp`, idx);
   await rename(tmpData, data);
@@ -74,11 +84,11 @@ export async function writePackedStore(conn: DuckDBConnection, selectSql: Packed
 }
 
 /**
- * What a store is written from: one SELECT (columns k, v), or batches: an async sequence of SELECTs run one after
+ * What a store is written from: one SELECT (columns k, v), or batches: a list or an async sequence of SELECTs run one after
  * the other (the sequence may change temp tables between them, e.g. the keys of the next batch), whose lines are
  * concatenated. Batches bound the memory of a SELECT that aggregates whole records (registry-packed.ts).
  */
-export type PackedSelect = string | AsyncIterable<string>;
+export type PackedSelect = string | readonly string[] | AsyncIterable<string>;
 
 /** DuckDB writes the lines `<key>\t<value>\n` of `selectSql` (columns k, v; or each batch's in turn) to `file`. */
 async function copyPackedLines(conn: DuckDBConnection, selectSql: PackedSelect, file: string): Promise<void> {

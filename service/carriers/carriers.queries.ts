@@ -45,17 +45,22 @@ const SQL = {
     UNION ALL SELECT 'violations', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM violations)
     UNION ALL SELECT 'inspection_units', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM inspection_units)
     UNION ALL SELECT 'authority', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM authority)
-    UNION ALL SELECT 'insurance', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM insurance)`,
-  sms: /* sql */ `SELECT * EXCLUDE (source_file) FROM sms_basics WHERE dot_number = $dot ORDER BY segment`,
+    UNION ALL SELECT 'insurance', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM insurance)
+    UNION ALL SELECT 'sms_basics', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM sms_basics)
+    UNION ALL SELECT 'oos_orders', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM oos_orders)
+    UNION ALL SELECT 'enforcement_cases', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM enforcement_cases)
+    UNION ALL SELECT 'revocations', column_name FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM revocations)`,
+  // Ties on the date ordered by the whole row (to_json(t)), as the packed carrier_records store has them.
+  sms: /* sql */ `SELECT * EXCLUDE (source_file) FROM sms_basics t WHERE dot_number = $dot ORDER BY segment, to_json(t)::VARCHAR`,
   crashPage: loadSql('./get-crash-page.sql', import.meta.url),
   crashCounts: loadSql('./count-crashes.sql', import.meta.url),
   inspections: /* sql */ `SELECT * EXCLUDE (source_file) FROM inspections WHERE dot_number = $dot ORDER BY insp_date DESC, inspection_id LIMIT $limit OFFSET $offset`,
   inspectionCount: /* sql */ `SELECT count(*)::INTEGER AS n FROM inspections WHERE dot_number = $dot`,
   violations: loadSql('./get-violations.sql', import.meta.url),
   units: loadSql('./get-units.sql', import.meta.url),
-  oos: /* sql */ `SELECT * EXCLUDE (source_file) FROM oos_orders WHERE dot_number = $dot ORDER BY oos_date DESC`,
-  enforcement: /* sql */ `SELECT * EXCLUDE (source_file) FROM enforcement_cases WHERE dot_number = $dot ORDER BY case_open_date DESC`,
-  revocations: /* sql */ `SELECT * EXCLUDE (source_file) FROM revocations WHERE dot_number = $dot ORDER BY serve_date DESC`,
+  oos: /* sql */ `SELECT * EXCLUDE (source_file) FROM oos_orders t WHERE dot_number = $dot ORDER BY oos_date DESC, to_json(t)::VARCHAR`,
+  enforcement: /* sql */ `SELECT * EXCLUDE (source_file) FROM enforcement_cases t WHERE dot_number = $dot ORDER BY case_open_date DESC, to_json(t)::VARCHAR`,
+  revocations: /* sql */ `SELECT * EXCLUDE (source_file) FROM revocations t WHERE dot_number = $dot ORDER BY serve_date DESC, to_json(t)::VARCHAR`,
   status: /* sql */ `SELECT dataset, table_name, records::BIGINT AS records, as_of, data_available FROM dataset_status ORDER BY dataset`,
   sources: /* sql */ `SELECT dataset, path, source_url, byte_size, content_sha256, retrieved_at, ingested_at, run_id, row_count, reject_count FROM sources ORDER BY dataset, ingested_at`,
   redFlags: loadSql('./search-red-flags.sql', import.meta.url),
@@ -409,7 +414,7 @@ export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | s
   const row = await riskRow(fmcsa, dot);
   const f = featuresFromRow(row);
   const { status } = await snapshotMeta(fmcsa);
-  const sms = await fmcsa.query(SQL.sms, { dot });
+  const sms = (await packedRecords(fmcsa, dot))?.sms ?? (await fmcsa.query(SQL.sms, { dot }));
   const basics = assessBasics(f).map((b, i) => ({
     ...b,
     acute_critical: f.basics[BASICS[i].key]?.acute_critical ?? null,
@@ -544,14 +549,26 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
 }
 
 /** Column names (table order, without source_file) of the rows in the packed crash and inspection stores. */
-type ServedColumns = Record<'crashes' | 'inspections' | 'violations' | 'inspection_units' | 'authority' | 'insurance', string[]>;
+type ServedColumns = Record<(typeof SERVED_TABLES)[number], string[]>;
+const SERVED_TABLES = [
+  'crashes',
+  'inspections',
+  'violations',
+  'inspection_units',
+  'authority',
+  'insurance',
+  'sms_basics',
+  'oos_orders',
+  'enforcement_cases',
+  'revocations',
+] as const;
 const servedColumnsCache = new WeakMap<object, Promise<ServedColumns>>();
 async function servedColumns(fmcsa: SnapshotReader): Promise<ServedColumns> {
   const m = fmcsa.manifest!;
   let p = servedColumnsCache.get(m);
   if (!p) {
     p = fmcsa.query(SQL.servedColumns).then((rows) => {
-      const out: ServedColumns = { crashes: [], inspections: [], violations: [], inspection_units: [], authority: [], insurance: [] };
+      const out = Object.fromEntries(SERVED_TABLES.map((t) => [t, [] as string[]])) as ServedColumns;
       for (const r of rows) out[r.t as keyof ServedColumns].push(String(r.column_name));
       return out;
     });
@@ -633,6 +650,25 @@ async function packedFilings(fmcsa: SnapshotReader, dot: number): Promise<{ auth
   };
 }
 
+/**
+ * The SMS rows, OOS orders, enforcement cases and revocations of a DOT from the packed carrier_records store
+ * (jobs/fmcsa/serving-stores.ts): those of the sms, oos, enforcement and revocations queries. Null when the snapshot
+ * has no such store.
+ */
+async function packedRecords(fmcsa: SnapshotReader, dot: number) {
+  const store = fmcsa.packed('carrier_records');
+  if (!store) return null;
+  const cols = await servedColumns(fmcsa);
+  const text = await store.get(dot);
+  const [sms, oos, cases, revocations] = text == null ? [[], [], [], []] : (JSON.parse(text) as Json[][][]);
+  return {
+    sms: sms.map((v) => rowOf(cols.sms_basics, v)),
+    oos: oos.map((v) => rowOf(cols.oos_orders, v)),
+    cases: cases.map((v) => rowOf(cols.enforcement_cases, v)),
+    revocations: revocations.map((v) => rowOf(cols.revocations, v)),
+  };
+}
+
 type PackedInspection = [inspection: Json[], violations: Json[][], units: Json[][]];
 
 /**
@@ -668,11 +704,10 @@ export async function getEnforcement(fmcsa: SnapshotReader, dotRaw: number | str
   const dot = parseDot(dotRaw);
   await riskRow(fmcsa, dot);
   const { status } = await snapshotMeta(fmcsa);
-  const [oos, cases, revocations] = await Promise.all([
-    fmcsa.query(SQL.oos, { dot }),
-    fmcsa.query(SQL.enforcement, { dot }),
-    fmcsa.query(SQL.revocations, { dot }),
-  ]);
+  const packed = await packedRecords(fmcsa, dot);
+  const [oos, cases, revocations] = packed
+    ? [packed.oos, packed.cases, packed.revocations]
+    : await Promise.all([fmcsa.query(SQL.oos, { dot }), fmcsa.query(SQL.enforcement, { dot }), fmcsa.query(SQL.revocations, { dot })]);
   const section = (dataset: string, what: string, rows: Row[]) => {
     const available = hasData(status, dataset);
     return { data_available: available, message: available ? null : NO_DATA(what), records: available ? rows : [] };

@@ -1,26 +1,32 @@
 /**
- * The packed per-DOT and per-VIN stores of the crash and inspection routes (issue 22; jobs/fmcsa/serving-stores.ts):
- * every answer equals, byte for byte, the one of the SQL they replace (get-crash-page.sql, count-crashes.sql, the
- * inspection, violation and unit queries), pages included; and with the stores published the routes read no parquet
+ * The packed per-DOT and per-VIN stores of the per-carrier routes (issue 22; jobs/fmcsa/serving-stores.ts): crashes,
+ * inspections, identity filings, safety and enforcement: every answer equals, byte for byte, the one of the SQL they
+ * replace (get-crash-page.sql, count-crashes.sql, the inspection, violation, unit, authority, insurance, SMS, OOS,
+ * enforcement and revocation queries), pages included; and with the stores published the routes read no parquet
  * (no DuckDB query at all once the snapshot's metadata is cached). No timings: speed is `npm run bench -- endpoints`.
  */
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { storePasses } from '../../jobs/fmcsa/serving-stores.ts';
 import { textKey } from '../../lib/warehouse/packed-store.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { getCarrier, getCrashes, getInspections } from '../../service/carriers/carriers.queries.ts';
+import { getCarrier, getCarrierSafety, getCrashes, getEnforcement, getInspections } from '../../service/carriers/carriers.queries.ts';
 import { buildTestService, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
-const STORES = ['crash_by_dot', 'crash_by_vin', 'inspection_by_dot', 'carrier_filings'];
+const STORES = ['crash_by_dot', 'crash_by_vin', 'inspection_by_dot', 'carrier_filings', 'carrier_records'];
 
 /** The same reader with the crash and inspection stores hidden: the routes answer from their SQL. */
 function withoutStores(r: SnapshotReader): SnapshotReader {
   return Object.create(r, { packed: { value: (name: string) => (STORES.includes(name) ? null : r.packed(name)) } }) as SnapshotReader;
 }
 
-describe('FMCSA crash and inspection stores over a generated sample', () => {
+// Written in one pass per store (the default at this size), and in passes over key ranges of 400 rows (as at full scale).
+describe.each([
+  ['one pass', storePasses.rows],
+  ['passes of 400 rows', 400],
+])('FMCSA per-carrier stores over a generated sample, %s', (_name, passRows) => {
   let root: string;
   let svc: TestService;
   let fmcsa: SnapshotReader;
@@ -28,7 +34,11 @@ describe('FMCSA crash and inspection stores over a generated sample', () => {
 
   beforeAll(async () => {
     root = await tempDir('fmcsa-stores-');
-    const config = await ingestSmallFmcsa(root, path.join(root, 'data'), {}, 3000);
+    const saved = storePasses.rows;
+    storePasses.rows = passRows;
+    const config = await ingestSmallFmcsa(root, path.join(root, 'data'), {}, 3000).finally(() => {
+      storePasses.rows = saved;
+    });
     svc = await buildTestService(config, ['fmcsa']);
     fmcsa = svc.deps.readers.fmcsa!;
     sqlOnly = withoutStores(fmcsa);
@@ -51,7 +61,7 @@ describe('FMCSA crash and inspection stores over a generated sample', () => {
     } while (cursor && pages < 6);
   }
 
-  it('publishes the four stores', () => {
+  it('publishes the five stores', () => {
     for (const s of STORES) expect(fmcsa.packed(s), s).not.toBeNull();
   });
 
@@ -111,7 +121,27 @@ describe('FMCSA crash and inspection stores over a generated sample', () => {
     expect(withInsurance).toBeGreaterThan(0);
   });
 
-  it('reads no parquet: with the stores, a crash, VIN, inspection or carrier identity answer runs no DuckDB query', async () => {
+  it('answers safety (SMS rows) and enforcement (OOS orders, cases, revocations) as the SQL does', async () => {
+    const dots = await fmcsa.query(
+      `(SELECT dot_number FROM revocations WHERE dot_number IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 5)
+       UNION ALL (SELECT dot_number FROM oos_orders WHERE dot_number IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC, 1 LIMIT 5)
+       UNION ALL (SELECT dot_number FROM sms_basics GROUP BY 1 ORDER BY hash(dot_number) LIMIT 10)
+       UNION ALL (SELECT dot_number FROM carriers ORDER BY hash(dot_number) LIMIT 20)`,
+    );
+    let records = 0;
+    for (const { dot_number } of dots) {
+      const dot = Number(dot_number);
+      for (const ask of [getCarrierSafety, getEnforcement] as Array<(r: SnapshotReader, d: number) => Promise<unknown>>) {
+        const got = await ask(fmcsa, dot).catch((e: Error) => e);
+        expect(JSON.stringify(got)).toBe(JSON.stringify(await ask(sqlOnly, dot).catch((e: Error) => e)));
+      }
+      const e = await getEnforcement(fmcsa, dot).catch(() => null);
+      records += (e?.revocations.records.length ?? 0) + (e?.oos_orders.records.length ?? 0);
+    }
+    expect(records).toBeGreaterThan(0);
+  });
+
+  it('reads no parquet: with the stores, crash, VIN, inspection, identity, safety and enforcement answers run no DuckDB query', async () => {
     const [{ dot, vin }] = await fmcsa.query(
       `SELECT dot_number AS dot, any_value(vin) AS vin FROM crashes WHERE dot_number IS NOT NULL AND vin IS NOT NULL GROUP BY 1 ORDER BY hash(dot) LIMIT 1`,
     );
@@ -119,12 +149,16 @@ describe('FMCSA crash and inspection stores over a generated sample', () => {
     await getCrashes(fmcsa, { dot: Number(dot) });
     await getInspections(fmcsa, Number(dot));
     await getCarrier(fmcsa, Number(dot));
+    await getCarrierSafety(fmcsa, Number(dot));
+    await getEnforcement(fmcsa, Number(dot));
     const query = vi.spyOn(fmcsa, 'query');
     try {
       const crashes = await getCrashes(fmcsa, { dot: Number(dot) });
       const byVin = await getCrashes(fmcsa, { vin: String(vin) });
       const inspections = await getInspections(fmcsa, Number(dot));
       const carrier = await getCarrier(fmcsa, Number(dot));
+      await getCarrierSafety(fmcsa, Number(dot));
+      await getEnforcement(fmcsa, Number(dot));
       expect(carrier.dot_number).toBe(Number(dot));
       expect(crashes.total_crashes).toBeGreaterThan(0);
       expect(byVin.total_crashes).toBeGreaterThan(0);

@@ -24,7 +24,15 @@ import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
 const CARRIERS = 400;
 /** The packed stores publish writes beside the tables (served by DOT without DuckDB). */
-const PACKED = ['carrier_snapshot', 'carrier_census', 'crash_by_dot', 'crash_by_vin', 'inspection_by_dot', 'carrier_filings'];
+const PACKED = [
+  'carrier_snapshot',
+  'carrier_census',
+  'crash_by_dot',
+  'crash_by_vin',
+  'inspection_by_dot',
+  'carrier_filings',
+  'carrier_records',
+];
 
 describe('incremental FMCSA runs', () => {
   let dir: string;
@@ -115,6 +123,7 @@ describe('incremental FMCSA runs', () => {
     expect(lastDeriveTimings.crash_packed).toBeGreaterThanOrEqual(0);
     expect(lastDeriveTimings.inspection_packed_linked).toBe(1);
     expect(lastDeriveTimings.filings_packed_linked).toBe(1);
+    expect(lastDeriveTimings.records_packed_linked).toBe(1);
     expect(rows['packed:crash_by_dot']).not.toEqual(before['packed:crash_by_dot']);
     // The reused OOS file's rejected row is still reported.
     expect(rows.rejects).toEqual([expect.stringContaining('OUT_OF_SERVICE_ORDERS.csv')]);
@@ -160,6 +169,9 @@ describe('incremental FMCSA runs', () => {
     expect(report.incremental).toEqual({ parsed: 0, reused: files - 1, removed: 1 });
     const rows = await snapshotRows(data());
     expect(rows.revocations).toEqual([]);
+    // The revocations are gone: the records store is written again, the crash store linked.
+    expect(lastDeriveTimings.records_packed_linked).toBeUndefined();
+    expect(lastDeriveTimings.crash_packed_linked).toBe(1);
     files -= 1;
     expectSameRows(rows, await fullRun('full-removed'));
   }, 240_000);
