@@ -658,6 +658,21 @@ function checkType(name: string, v: string | undefined): SignalType | null {
   return v as SignalType;
 }
 
+/** signal-index.sql's rows, once per served snapshot (they change only with it). */
+const signalIndexMemo = new WeakMap<SnapshotReader, { snapshot: string; rows: Promise<Row[]> }>();
+function signalIndexOf(registry: SnapshotReader): Promise<Row[]> {
+  const snapshot = registry.manifest?.snapshot_id;
+  if (!snapshot) return registry.query(Q.signalIndex);
+  const m = signalIndexMemo.get(registry);
+  if (m?.snapshot === snapshot) return m.rows;
+  const rows = registry.query(Q.signalIndex);
+  signalIndexMemo.set(registry, { snapshot, rows });
+  rows.catch(() => {
+    if (signalIndexMemo.get(registry)?.rows === rows) signalIndexMemo.delete(registry);
+  });
+  return rows;
+}
+
 /**
  * Signals (spec 000 rule 2): with no parameters at all, the index of signal types with counts; with any parameter
  * (also `limit` alone), the matching hits. `given` is how many query parameters the request carried (the route
@@ -672,7 +687,7 @@ export async function listSignals(registry: SnapshotReader, q: SignalQuery, give
     });
   const filtered = (given ?? Object.values(q).filter((v) => v !== undefined).length) > 0;
   if (!filtered) {
-    const idx = await registry.query(Q.signalIndex);
+    const idx = await signalIndexOf(registry);
     return {
       schema: SIGNALS_SCHEMA_ID,
       strength_scale: STRENGTH_SCALE,
