@@ -1,5 +1,7 @@
--- Packed store registry_profile (issue 22): per CIK, the rows of service/registry-layers/profile-facts.sql and
--- company-metrics.sql, same columns, order (ties broken) and origin struct, as {facts, metrics}.
+-- Packed store registry_profile (issue 22): per CIK, the rows of service/registry-layers/profile-facts.sql,
+-- company-metrics.sql and affiliations.sql (at most 50), same columns, order (ties broken) and origin struct, as
+-- {facts, metrics, affiliations}. Affiliations read other companies' people rows: a delta publish re-packs every
+-- company sharing a person with a changed one (registry-packed.ts).
 -- Only the CIKs of temp table _pack_keys(k) (a batch: registry-packed.ts). Columns: k (cik), v (JSON text).
 WITH f AS (
   SELECT p.cik, list(struct_pack(fact_type := p.fact_type, value := p.value, numeric_value := p.numeric_value, evidence := p.evidence,
@@ -17,6 +19,21 @@ m AS (
   FROM company_facts f LEFT JOIN origin_leaves o ON o.leaf_hash = f.origin_leaf_hash
   WHERE f.cik IN (SELECT k FROM _pack_keys)
   GROUP BY f.cik
+),
+a AS (
+  SELECT cik, list(struct_pack(person_name := person_name, company_name := company_name, ticker := ticker, cik := other_cik, role := role,
+           role_type := role_type, last_seen := last_seen)
+         ORDER BY person_name, company_name, ticker, other_cik, role, role_type, last_seen) AS rows
+  FROM (
+    SELECT * FROM (
+      SELECT DISTINCT mine.cik, other.person_name, other.company_name, other.ticker, other.cik AS other_cik, other.role, other.role_type, other.last_seen
+      FROM people mine JOIN people other ON other.person_key = mine.person_key AND other.cik <> mine.cik
+      WHERE mine.cik IN (SELECT k FROM _pack_keys)
+    )
+    QUALIFY row_number() OVER (PARTITION BY cik ORDER BY person_name, company_name, ticker, other_cik, role, role_type, last_seen) <= 50
+  )
+  GROUP BY cik
 )
-SELECT coalesce(f.cik, m.cik) AS k, to_json(struct_pack(facts := coalesce(f.rows, []), metrics := coalesce(m.rows, [])))::VARCHAR AS v
-FROM f FULL JOIN m ON m.cik = f.cik
+SELECT k.k, to_json(struct_pack(facts := coalesce(f.rows, []), metrics := coalesce(m.rows, []), affiliations := coalesce(a.rows, [])))::VARCHAR AS v
+FROM _pack_keys k LEFT JOIN f ON f.cik = k.k LEFT JOIN m ON m.cik = k.k LEFT JOIN a ON a.cik = k.k
+WHERE f.rows IS NOT NULL OR m.rows IS NOT NULL OR a.rows IS NOT NULL

@@ -5,7 +5,8 @@
  * positioned read, lib/warehouse/packed-store.ts) instead of running 2-4 DuckDB queries. Written at publish after
  * the derive; on a delta publish only the changed CIKs' records are computed and the rest copied as bytes from the
  * previous snapshot's stores; with nothing changed the stores are hard-linked. Every record depends only on rows of
- * its own CIK (and their origin leaves), which is what the delta publish's key set tracks.
+ * its own CIK (and their origin leaves), which is what the delta publish's key set tracks, except a profile's
+ * affiliations (other companies' roles of its people): those widen the set (writeRegistryPacked).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { loadSql, queryRows } from '../../lib/warehouse/duckdb.ts';
@@ -51,6 +52,14 @@ async function* batches(conn: DuckDBConnection, select: string, keysSql: string)
   }
 }
 
+/**
+ * On a delta publish, before the derive replaces the changed companies' people rows: who sat where, so that the
+ * affiliations of companies sharing a person with a changed company can be re-packed (writeRegistryPacked).
+ */
+export async function notePeopleBeforeDelta(conn: DuckDBConnection): Promise<void> {
+  await conn.run('CREATE OR REPLACE TEMP TABLE _people_before AS SELECT DISTINCT cik, person_key FROM people');
+}
+
 /** Writes (full publish), merges (delta publish) or links (delta publish with nothing changed) every registry store. */
 export async function writeRegistryPacked(conn: DuckDBConnection, ctx: DeriveContext): Promise<Record<string, number>> {
   const timings: Record<string, number> = {};
@@ -60,11 +69,17 @@ export async function writeRegistryPacked(conn: DuckDBConnection, ctx: DeriveCon
     if (!delta) await ctx.writePacked(name, batches(conn, select, ALL_KEYS));
     else if (delta.changed.size === 0 && (await ctx.linkPreviousPacked(name))) timings[`${name}_linked`] = 1;
     else {
-      const changedSql = `SELECT k FROM ${delta.keysTable}`;
+      // A profile record also holds the company's affiliations, read from other companies' people rows: every
+      // company sharing a person (before or after the change: _people_before) with a changed one is re-packed.
+      const changedSql =
+        name === 'registry_profile'
+          ? `SELECT k FROM ${delta.keysTable} UNION SELECT cik FROM people WHERE person_key IN (SELECT person_key FROM people WHERE cik IN (SELECT k FROM ${delta.keysTable}) UNION SELECT person_key FROM _people_before WHERE cik IN (SELECT k FROM ${delta.keysTable}))`
+          : `SELECT k FROM ${delta.keysTable}`;
       const keys = new Set((await queryRows(conn, `SELECT DISTINCT k FROM (${changedSql}) WHERE k IS NOT NULL`)).map((r) => Number(r.k)));
       await ctx.writePackedDelta(name, batches(conn, select, changedSql), keys, batches(conn, select, ALL_KEYS));
     }
     timings[name] = Date.now() - t;
   }
+  await conn.run('DROP TABLE IF EXISTS temp.main._people_before');
   return timings;
 }

@@ -27,7 +27,7 @@ import { readInput } from '../inputs.ts';
 import type { BaseContext, ChildJob, FetchJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
-import { writeRegistryPacked } from './registry-packed.ts';
+import { notePeopleBeforeDelta, writeRegistryPacked } from './registry-packed.ts';
 import type { Reject } from '../../lib/warehouse/staging.ts';
 import { SourceBatch } from './source-batch.ts';
 import { digestScanned, scanInputs } from './scan-inputs.ts';
@@ -306,6 +306,7 @@ export const registryPipeline: Pipeline = {
   },
   async derive(conn, ctx) {
     if (ctx.delta) {
+      await notePeopleBeforeDelta(conn);
       await deriveRegistryDelta(conn, ctx.delta);
       await packRegistry(conn, ctx);
       return;

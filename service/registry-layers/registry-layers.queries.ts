@@ -30,6 +30,8 @@ const Q = {
   earnings: sql('company-earnings.sql'),
   recent8k: sql('recent-8ks.sql'),
   person: sql('find-person.sql'),
+  personNames: sql('person-names.sql'),
+  personRows: sql('person-rows.sql'),
   signalIndex: sql('signal-index.sql'),
   signals: sql('list-signals.sql'),
   signalsCount: sql('count-signals.sql'),
@@ -245,7 +247,7 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string, o
   const full = opts.detail === 'full';
   const c = await findCompanyMemo(registry, ref);
   const cik = Number(c.cik);
-  const profile = await packedRecord<{ facts: Rows; metrics: Rows }>(registry, 'registry_profile', cik);
+  const profile = await packedRecord<{ facts: Rows; metrics: Rows; affiliations: Rows }>(registry, 'registry_profile', cik);
   const packedPeople = await packedRecord<{ people: Rows }>(registry, 'registry_people', cik);
   const [facts, metrics, people, affiliations] = await Promise.all([
     profile !== undefined ? packedRows(profile?.facts) : registry.query(Q.profileFacts, { cik }).then(withOrigin),
@@ -254,7 +256,7 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string, o
       ? Promise.resolve(packedRows(packedPeople?.people))
       : registry.query(Q.people, { cik }).then(withOrigin)
     ).then(mergeSameRoles),
-    registry.query(Q.affiliations, { cik }),
+    profile !== undefined ? (profile?.affiliations ?? []) : registry.query(Q.affiliations, { cik }),
   ]);
   const latestAcc = facts[0]?.accession ?? null;
   const latest = facts.filter((f) => f.accession === latestAcc);
@@ -535,6 +537,44 @@ export async function getCompanyPeople(registry: SnapshotReader, ref: string, op
   };
 }
 
+/**
+ * Person keys and comparison names of the served snapshot, built once per snapshot id (person-names.sql: the
+ * names computed by DuckDB exactly as find-person.sql computes them), so a name search scans them in memory
+ * instead of normalising every people row on each request (issue 22: 63 ms at full scale).
+ */
+const personNameMemo = new WeakMap<SnapshotReader, { snapshot: string; names: Promise<Array<{ key: string; name: string }>> }>();
+function personNames(registry: SnapshotReader, snapshot: string): Promise<Array<{ key: string; name: string }>> {
+  const m = personNameMemo.get(registry);
+  if (m?.snapshot === snapshot) return m.names;
+  const names = registry
+    .query(Q.personNames)
+    .then((rows) => rows.map((r) => ({ key: String(r.person_key), name: String(r.name_key ?? '') })));
+  personNameMemo.set(registry, { snapshot, names });
+  names.catch(() => {
+    if (personNameMemo.get(registry)?.names === names) personNameMemo.delete(registry);
+  });
+  return names;
+}
+
+/** UTF-8 byte order, as DuckDB orders VARCHAR. */
+function compareBytes(a: string, b: string): number {
+  return a === b ? 0 : Buffer.compare(Buffer.from(a), Buffer.from(b));
+}
+
+/**
+ * find-person.sql's rows: the first 200 person keys (in key order) one of whose names contains `q`, then their
+ * roles. The keys are found in memory (personNames) and the roles read by key (person-rows.sql, one query).
+ */
+async function findPersonRows(registry: SnapshotReader, q: string): Promise<Row[]> {
+  const snapshot = registry.manifest?.snapshot_id;
+  if (!snapshot) return registry.query(Q.person, { q });
+  const hit = new Set<string>();
+  for (const p of await personNames(registry, snapshot)) if (p.name.includes(q)) hit.add(p.key);
+  if (hit.size === 0) return [];
+  const keys = [...hit].sort(compareBytes).slice(0, 200);
+  return registry.query(Q.personRows, { keys: keys.join('\u001f') });
+}
+
 /** Careers of the people whose name contains `name` (case-insensitive), across companies; 404 when none. */
 export async function getPerson(registry: SnapshotReader, name: string) {
   // Compared as find-person.sql compares names: no case, no punctuation.
@@ -545,7 +585,7 @@ export async function getPerson(registry: SnapshotReader, name: string) {
     .trim();
   if (q.length < 2)
     throw new InvalidInputError("invalid parameter 'name': give at least 2 letters or digits", { response: { parameter: 'name' } });
-  const rows = mergeSameRoles(withOrigin(await registry.query(Q.person, { q })));
+  const rows = mergeSameRoles(withOrigin(await findPersonRows(registry, q)));
   if (rows.length === 0)
     throw new NotFoundError(`no person matching '${q}'`, {
       response: { name: q, hint: 'names come from Forms 3/4/5 and 10-K executive lists; try a last name' },
@@ -618,6 +658,21 @@ function checkType(name: string, v: string | undefined): SignalType | null {
   return v as SignalType;
 }
 
+/** signal-index.sql's rows, once per served snapshot (they change only with it). */
+const signalIndexMemo = new WeakMap<SnapshotReader, { snapshot: string; rows: Promise<Row[]> }>();
+function signalIndexOf(registry: SnapshotReader): Promise<Row[]> {
+  const snapshot = registry.manifest?.snapshot_id;
+  if (!snapshot) return registry.query(Q.signalIndex);
+  const m = signalIndexMemo.get(registry);
+  if (m?.snapshot === snapshot) return m.rows;
+  const rows = registry.query(Q.signalIndex);
+  signalIndexMemo.set(registry, { snapshot, rows });
+  rows.catch(() => {
+    if (signalIndexMemo.get(registry)?.rows === rows) signalIndexMemo.delete(registry);
+  });
+  return rows;
+}
+
 /**
  * Signals (spec 000 rule 2): with no parameters at all, the index of signal types with counts; with any parameter
  * (also `limit` alone), the matching hits. `given` is how many query parameters the request carried (the route
@@ -632,7 +687,7 @@ export async function listSignals(registry: SnapshotReader, q: SignalQuery, give
     });
   const filtered = (given ?? Object.values(q).filter((v) => v !== undefined).length) > 0;
   if (!filtered) {
-    const idx = await registry.query(Q.signalIndex);
+    const idx = await signalIndexOf(registry);
     return {
       schema: SIGNALS_SCHEMA_ID,
       strength_scale: STRENGTH_SCALE,

@@ -1,9 +1,9 @@
 /**
  * The registry's per-company packed stores (issue 22; jobs/registry/registry-packed.ts): every company route
  * answers the same bytes from the packed record as from its SQL (the path a snapshot without the stores takes),
- * for every company of the small sample, across forms, pages and detail levels; and with the stores an answer
- * runs no DuckDB query but the memoised company lookup (the profile adds its affiliations query): the plan
- * guard of issue 22, no timing.
+ * for a third of the small sample's companies, across forms, pages and detail levels; and with the stores an answer
+ * runs no DuckDB query but the memoised company lookup, and a person search one query (the plan guard of
+ * issue 22, no timing).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
@@ -20,12 +20,20 @@ import {
   getCompanyPeople,
   getCompanyProfile,
   getCompanyTimeline,
+  getPerson,
 } from '../../service/registry-layers/registry-layers.queries.ts';
 
 /** The same reader without its packed stores: the routes take their SQL path. */
 function sqlOnly(reader: SnapshotReader): SnapshotReader {
   const r = Object.create(reader) as SnapshotReader;
   Object.defineProperty(r, 'packed', { value: () => null });
+  return r;
+}
+
+/** The same reader as if it had no snapshot id: getPerson scans every people row in SQL (find-person.sql). */
+function noSnapshotId(reader: SnapshotReader): SnapshotReader {
+  const r = Object.create(reader) as SnapshotReader;
+  Object.defineProperty(r, 'manifest', { value: null });
   return r;
 }
 
@@ -127,7 +135,7 @@ describe('registry packed stores', () => {
     }
   });
 
-  it('runs no DuckDB query for an answer once the company is known (the profile: its affiliations only)', async () => {
+  it('runs no DuckDB query for an answer once the company is known', async () => {
     const t = tickers[0]!;
     const { reader: r, count } = counting(reader);
     await getCompanyEarnings(r, t); // looks the company up once for this snapshot
@@ -136,8 +144,21 @@ describe('registry packed stores', () => {
     await getCompanyFilings(r, t, { form: '8-K' });
     await getCompanyTimeline(r, t, { limit: 5 });
     await getCompanyPeople(r, t);
+    await getCompanyProfile(r, t, { detail: 'full' });
     expect(count() - before).toBe(0);
-    await getCompanyProfile(r, t);
-    expect(count() - before).toBe(1);
   });
+
+  it('finds people by name from the in-memory name list as find-person.sql does (same answers, one query)', async () => {
+    const sql = noSnapshotId(reader);
+    const names = (await reader.query(`SELECT DISTINCT person_name FROM people ORDER BY hash(person_name) LIMIT 60`)).map((r) =>
+      String(r.person_name),
+    );
+    const queries = [...new Set(names.flatMap((n) => [n, n.split(' ').at(-1)!, n.slice(0, 3), n.toUpperCase()]))].concat(['zzqx', 'an']);
+    for (const q of queries) expect(await answer(() => getPerson(reader, q)), q).toBe(await answer(() => getPerson(sql, q)));
+    const { reader: r, count } = counting(reader);
+    await getPerson(r, names[0]!);
+    const before = count();
+    await getPerson(r, names[1]!);
+    expect(count() - before).toBe(1);
+  }, 120_000);
 });

@@ -1,9 +1,9 @@
-import { readFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import type { DomainSpec } from '../../lib/warehouse/domain.ts';
-import { PackedStore, writePackedStore } from '../../lib/warehouse/packed-store.ts';
+import { PackedStore, writePackedStore, writePackedStoreDelta } from '../../lib/warehouse/packed-store.ts';
 import { publishRun } from '../../lib/warehouse/publish.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { StagingRun } from '../../lib/warehouse/staging.ts';
@@ -28,6 +28,43 @@ afterAll(async () => {
 });
 
 describe('writePackedStore and PackedStore', () => {
+  it('a delta write equals a full write: changed keys replaced, removed keys gone, new keys added, the rest copied', async () => {
+    const base = path.join(dir, 'delta-base');
+    const next = path.join(dir, 'delta-next');
+    const full = path.join(dir, 'delta-full');
+    for (const d of [base, next, full]) await mkdir(d, { recursive: true });
+    await conn.run(`CREATE OR REPLACE TABLE dv AS SELECT i AS k, 'v' || i || repeat('x', i % 7) AS v FROM range(-50, 3000) t(i)`);
+    await writePackedStore(conn, 'SELECT k, v FROM dv', base, 's');
+    // The next night: key 7 changed, 8 removed, 5000 added; and -50 (the first) and 2999 (the last) changed.
+    await conn.run(`UPDATE dv SET v = 'changed ' || k WHERE k IN (7, -50, 2999)`);
+    await conn.run('DELETE FROM dv WHERE k = 8');
+    await conn.run(`INSERT INTO dv VALUES (5000, 'new')`);
+    const changed = new Set([7, 8, 5000, -50, 2999]);
+    async function* batches() {
+      // In two batches, as registry-packed.ts writes them.
+      yield 'SELECT k, v FROM dv WHERE k IN (7, 8, -50)';
+      yield 'SELECT k, v FROM dv WHERE k IN (5000, 2999)';
+    }
+    const info = await writePackedStoreDelta(conn, batches(), next, 's', base, changed);
+    await writePackedStore(conn, 'SELECT k, v FROM dv', full, 's');
+    const [a, b] = [await PackedStore.open(next, 's'), await PackedStore.open(full, 's')];
+    try {
+      expect(info.records).toBe(b.size);
+      expect([...a.allKeys()]).toEqual([...b.allKeys()]);
+      for (const k of b.allKeys()) expect(await a.get(k), `key ${k}`).toBe(await b.get(k));
+      expect(await a.get(8)).toBeNull();
+      expect(await a.get(7)).toBe('changed 7');
+      expect(await a.get(5000)).toBe('new');
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    // A record for a key not named as changed would shadow the previous one: refused as a duplicate key.
+    const dup = path.join(dir, 'delta-dup');
+    await mkdir(dup, { recursive: true });
+    await expect(writePackedStoreDelta(conn, 'SELECT k, v FROM dv WHERE k = 9', dup, 's', base, new Set())).rejects.toThrow(/unique/);
+  });
+
   it('finds the first and the last key, misses absent keys, and returns exactly the JSON text DuckDB produced', async () => {
     const sql = `SELECT k, json_array(k, s, d)::VARCHAR FROM r`;
     const info = await writePackedStore(conn, sql, dir, 'rows');
