@@ -5,7 +5,8 @@
  * - `/api/company/{ticker}` at 32 connections, rotating over many tickers
  *   (warm hot cache), next to a bare node:http server returning the same bytes
  *   (status, headers and body of a hot answer)
- *   in the same run (target: ≥ 10,000 req/s, p99 < 10 ms, ≥ half of bare);
+ *   in the same run (targets, issue 22 item 5: ≥ 0.85 of bare, p99 < 5 ms at
+ *   32 connections; earlier ones kept: ≥ 10,000 req/s, p99 < 10 ms);
  * - `/api/search?q=` with a cache-busting unknown parameter, so every request
  *   runs the DuckDB search (target p99 < 50 ms), at 8 connections;
  * - `/api/company/{ticker}/quote` when the quotes domain is published.
@@ -272,10 +273,14 @@ try {
     console.log(fmt('/api/company/{ticker}/quote, c32', runs.quote_c32));
   }
   const c = runs.company_c32;
+  // The median round's p99 at 32 connections, and the worst round's (a single slow round shows there first).
+  const p99s = rounds.map((x) => x.company.p99_us).sort((a, b) => a - b);
   const targets = {
     company_req_per_s_ge_10000: c.req_per_s >= 10_000,
     company_p99_lt_10ms: c.p99_us < 10_000,
     company_ge_half_of_bare: ratio >= 0.5,
+    company_ge_085_of_bare: ratio >= 0.85,
+    company_p99_c32_lt_5ms: p99s[Math.floor(p99s.length / 2)]! < 5_000,
     search_p99_lt_50ms: runs.search_uncached_c8.p99_us < 50_000,
   };
   console.log('targets:', targets);
@@ -291,6 +296,8 @@ try {
     tool: 'wrk -t2',
     server_peak_rss_mb: vmHwmMb(server.pid!),
     ratio_company_to_bare: ratio,
+    company_c32_p99_us_median_round: p99s[Math.floor(p99s.length / 2)],
+    company_c32_p99_us_worst_round: p99s.at(-1),
     rounds: rounds.map((x) => ({
       bare_req_per_s: x.bare.req_per_s,
       bare_p99_us: x.bare.p99_us,

@@ -14,7 +14,14 @@ import { meteredHeaders, meterRequest, usageMetaText, type MeteredRequest } from
 import { logClientPart, logRequestPart } from './query-log.ts';
 import { isCacheable, ResponseCache, type CachedResponse, type HotEntry } from './response-cache.ts';
 import { COMPRESS_MIN_BYTES, EXPOSE_HEADERS, finish, mergeUsageMeta, type LayerRequest, type LayerResponse } from './response-finish.ts';
-import { tierRecommendation, usageMetaParts, UsageService, type ClientIdentity, type UsageMetaParts } from './usage.service.ts';
+import {
+  meterClassOf,
+  tierRecommendation,
+  usageMetaParts,
+  UsageService,
+  type ClientIdentity,
+  type UsageMetaParts,
+} from './usage.service.ts';
 
 /**
  * What a hot answer needs of its client, built once per memoised identity:
@@ -58,7 +65,12 @@ function hotEntryOf(hit: CachedResponse, pathname: string): HotEntry {
     head = Buffer.from(text);
     headChars = text.length;
   }
-  return (hit.hot = { head, headChars, logRequest: Buffer.from(logRequestPart(pathname, hit.ticker, hit.status)) });
+  return (hit.hot = {
+    head,
+    headChars,
+    logRequest: Buffer.from(logRequestPart(pathname, hit.ticker, hit.status)),
+    meterClass: meterClassOf(pathname),
+  });
 }
 
 let resetSeconds = -1;
@@ -109,10 +121,12 @@ export class ApiLayer {
     const usage = this.deps.usage;
     if (!usage) return null;
     const t0 = performance.now();
-    const metered = meterRequest(this.deps, usage, req, t0);
+    // The entry's parts first (built on its first hit, whoever asks): its meter class saves testing the path per hit.
+    const entry = hotEntryOf(hit, req.pathname);
+    const metered = meterRequest(this.deps, usage, req, t0, entry.meterClass);
     return metered instanceof Promise
-      ? metered.then((x) => this.hitResponse(usage, req, x, hit, t0))
-      : this.hitResponse(usage, req, metered, hit, t0);
+      ? metered.then((x) => this.hitResponse(usage, req, x, hit, entry, t0))
+      : this.hitResponse(usage, req, metered, hit, entry, t0);
   }
 
   /**
@@ -127,13 +141,13 @@ export class ApiLayer {
     req: LayerRequest,
     x: LayerResponse | MeteredRequest,
     hit: CachedResponse,
+    entry: HotEntry,
     t0: number,
   ): LayerResponse {
     if (!('id' in x)) return x;
     const { id, m, nowMs } = x;
     const baseUrl = this.deps.options.publicBaseUrl;
     const client = hotClientOf(id, baseUrl, usage.proHourlyLimit);
-    const entry = hotEntryOf(hit, req.pathname);
     const head = entry.head;
     if (head === null || req.header('if-none-match') || req.header('accept-encoding')) {
       usage.queryLog.pushEncoded(nowMs, client.logClient, entry.logRequest, performance.now() - t0);

@@ -66,6 +66,8 @@ export function meterRequest(
   usage: UsageService,
   req: LayerRequest,
   t0: number,
+  /** The meter class of `req.pathname` when the caller knows it already (a hot cache entry keeps it). */
+  cls: MeterClass = meterClassOf(req.pathname),
 ): LayerResponse | MeteredRequest | Promise<LayerResponse | MeteredRequest> {
   let id: ClientIdentity;
   try {
@@ -83,7 +85,7 @@ export function meterRequest(
     };
   }
   const nowMs = deps.now().getTime();
-  const m = usage.meter(id, nowMs, meterClassOf(req.pathname));
+  const m = usage.meter(id, nowMs, cls);
   return m instanceof Promise
     ? m.then((mm) => afterCount(deps, usage, req, id, mm, nowMs, t0))
     : afterCount(deps, usage, req, id, m, nowMs, t0);

@@ -9,6 +9,7 @@
  * it (`set` takes the generation read before the handler ran).
  */
 import { createHash } from 'node:crypto';
+import type { MeterClass } from './usage.service.ts';
 
 export interface CachedResponse {
   /** 200, or 404 for a snapshot-determined miss (an unknown ticker costs a DuckDB lookup only once per snapshot). */
@@ -32,6 +33,8 @@ export interface HotEntry {
   /** UTF-16 length of the text of `head`. */
   headChars: number;
   logRequest: Buffer;
+  /** The meter class of the entry's path (meterClassOf), so a hit does not test the path's patterns again. */
+  meterClass: MeterClass;
 }
 
 export interface ResponseCacheOptions {
