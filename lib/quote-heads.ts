@@ -40,6 +40,8 @@ export interface QuoteHeadChain {
   part: number | null;
   head: QuoteHeadBar;
   parent_leaf_hash: string | null;
+  /** The bars before the head, newest first: 30, or fewer in a shorter chain (absent in a store written before it). */
+  tail?: QuoteHeadBar[];
   /** The head's source file as service/quotes/quote-sources.sql picks it; null when `sources` has no row. */
   source: { source_url: string | null; retrieved_at: string | null; leaf_hash: string } | null;
 }

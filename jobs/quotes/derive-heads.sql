@@ -4,10 +4,11 @@
 -- key i (1-based): the i-th ticker's record
 --   {ticker, chains: [...], stale: {n, first, last} | null}
 -- with chains in service/quotes/quote-chains.sql's order (newest last_date first, raw first on a tie), each
---   {adjustment, first_date, last_date, days, part, head, parent_leaf_hash, source}
+--   {adjustment, first_date, last_date, days, part, head, parent_leaf_hash, tail, source}
 -- part: ordinal of the one quote_bars file holding the chain (in the table's file order), null when it spans files;
 -- head: the newest bar with quote-rows.sql's columns; parent_leaf_hash: the leaf hash of the bar before it (null for
--- a one-day chain); source: the head's source file as service/quotes/quote-sources.sql picks it (null when sources has
+-- a one-day chain); tail: the 30 bars before the head, newest first (fewer in a shorter chain: a default history
+-- page, 30 days and the parent of the oldest, is head + tail); source: the head's source file as service/quotes/quote-sources.sql picks it (null when sources has
 -- none); stale: the ticker's stale split-adjusted days (quote_split_adjustments), null when none.
 -- Reads TEMP VIEW quote_heads_bars (made by the caller, writeQuoteHeads): quote_bars' columns plus `part` (INTEGER). Params: none.
 -- Columns: k (INTEGER key), v (JSON text).
@@ -16,8 +17,7 @@ WITH c AS (
          CASE WHEN min(part) = max(part) THEN min(part) END AS part,
          arg_max({ticker: ticker, adjustment: adjustment, quote_date: quote_date, open: open, high: high, low: low,
                   "close": "close", volume: volume, vwap: vwap, trade_count: trade_count, flags: flags, dataset: dataset,
-                  content_sha256: content_sha256, day_index: day_index, leaf_hash: leaf_hash}, quote_date) AS head,
-         arg_max(leaf_hash, quote_date, 2) AS leaves
+                  content_sha256: content_sha256, day_index: day_index, leaf_hash: leaf_hash}, quote_date, 31) AS bars
   FROM quote_heads_bars
   GROUP BY ticker, adjustment
 ), s AS (
@@ -28,10 +28,10 @@ WITH c AS (
 ), t AS (
   SELECT c.ticker,
          list({adjustment: c.adjustment, first_date: c.first_date, last_date: c.last_date, days: c.days, part: c.part,
-               head: c.head, parent_leaf_hash: c.leaves[2],
+               head: c.bars[1], parent_leaf_hash: c.bars[2].leaf_hash, tail: c.bars[2:],
                source: CASE WHEN s.leaf_hash IS NOT NULL THEN {source_url: s.source_url, retrieved_at: s.retrieved_at, leaf_hash: s.leaf_hash} END}
               ORDER BY c.last_date DESC, (c.adjustment = 'raw') DESC) AS chains
-  FROM c LEFT JOIN s ON s.dataset = c.head.dataset AND s.content_sha256 = c.head.content_sha256
+  FROM c LEFT JOIN s ON s.dataset = c.bars[1].dataset AND s.content_sha256 = c.bars[1].content_sha256
   GROUP BY c.ticker
 ), st AS (
   SELECT ticker, {n: count(*)::INTEGER, first: min(quote_date), last: max(quote_date)} AS stale

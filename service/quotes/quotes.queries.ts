@@ -584,8 +584,13 @@ export async function getQuoteHistory(
     const [end] = await (chain.file ? d.quotes.query(WINDOW_END_IN_FILE, { ...w, file: chain.file }) : d.quotes.query(WINDOW_END, w));
     if (end) to = String(end.quote_date);
   }
-  // One extra (older) row gives the parent of the oldest day served.
-  const rows = await chainRows(d.quotes, t.ticker, chain, to, limit + 1);
+  // One extra (older) row gives the parent of the oldest day served. The latest page is in the heads store when it
+  // holds limit + 1 bars, or the whole chain (derive-heads.sql: the head and the 30 bars before it).
+  const stored = chain.head?.tail ? [chain.head.head, ...chain.head.tail] : null;
+  const rows =
+    !forward && !cursor && stored && (stored.length >= limit + 1 || stored.length === chain.days)
+      ? (stored.slice(0, limit + 1) as unknown as Row[])
+      : await chainRows(d.quotes, t.ticker, chain, to, limit + 1);
   let served = rows.slice(0, limit);
   if (forward && start) served = served.filter((r) => String(r.quote_date) >= start);
   const older = rows[served.length] ?? null;

@@ -135,4 +135,15 @@ describe('quote_bars layout over the small quotes sample', () => {
     expect(plan).toMatch(/Total Files Read: 1\b/);
     expect(plan).toMatch(new RegExp(`ticker='${ticker}'`));
   });
+
+  it('serves the default history page from the heads store, the same days as read from the file', async () => {
+    const r = svc.deps.readers.quotes!;
+    const [{ ticker }] = await r.query(`SELECT ticker FROM quote_bars ORDER BY hash(ticker) DESC LIMIT 1`);
+    const { result, queries } = await recordQueries(r, () => getQuoteHistory({ quotes: r }, String(ticker)));
+    expect(queries.filter((q) => READS_BARS.test(q.sql))).toEqual([]);
+    expect(result.count).toBe(30);
+    const fromFile = await getQuoteHistory({ quotes: r }, String(ticker), { limit: 40 });
+    expect(result.quotes).toEqual(fromFile.quotes.slice(0, 30));
+    expect(result.next_cursor).not.toBeNull(); // the sample's chains are longer than a page
+  });
 });
