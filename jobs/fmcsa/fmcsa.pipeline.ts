@@ -99,9 +99,10 @@ const filePayload = z.object({
  * Version of what the FMCSA steps make of a file: the incremental ledger's parser and the input digest's salt.
  * Bump it when readers.ts, formats.ts or tables.sql change what a file's parts hold, so no part written by older
  * code is reused, and when the packed census store's format changes (it is linked from the previous snapshot
- * while the census files are unchanged) (v2: parts recorded per file for incremental runs).
+ * while the census files are unchanged) (v2: parts recorded per file for incremental runs; v3: the per-carrier
+ * stores of serving-stores.ts, linked the same way, changed format while they were introduced).
  */
-export const FMCSA_PARSER = 'fmcsa-v2';
+export const FMCSA_PARSER = 'fmcsa-v3';
 
 /**
  * Streams the data members of a zip (ReadMe files skipped) to `dir`, bounded

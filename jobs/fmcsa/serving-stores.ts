@@ -6,7 +6,8 @@
  * memory (service/carriers/carriers.queries.ts); ␁ is a raw U+0001 between the entries of a long list (SEP). Same rows and order as the SQL they replace
  * (service/carriers/get-crash-page.sql, count-crashes.sql, get-violations.sql, get-units.sql).
  *
- *   crash_by_dot   key dot_number: [total, fatal, injury, tow_away] ␁ [row, …] of a crash ␁ … (newest first)
+ *   crash_by_dot   key dot_number: [total, fatal, injury, tow_away] ␁ vehicle row ␁ … (crashes newest first, each
+ *                  crash's rows adjacent by report_seq_no; crash_id is each row's first value)
  *   crash_by_vin   key textKey(vin) (lib/warehouse/packed-store.ts; VINs may share one): [[vin, counts, crashes], …]
  *   inspection_by_dot  key dot_number: count ␁ [inspection, [violation, …], [unit, …]] ␁ … (newest first)
  *   carrier_filings    key dot_number: [[authority row, …] by docket, [insurance row, …] newest first] of the
@@ -66,13 +67,15 @@ async function jsonRowSql(conn: DuckDBConnection, table: string, alias: string):
   return `json_array(${values.join(', ')})`;
 }
 
-/** Crash rows of one key (`keyCol` AS k) grouped per crash, each crash's vehicle rows by report_seq_no. */
-function perCrashSql(row: string, keyCol: string, where: string): string {
+/**
+ * Crash rows of one key (`keyCol` AS k) grouped per crash: its newest report date, the first vehicle row's counts
+ * and (unless `row` is null) its vehicle rows by report_seq_no.
+ */
+function perCrashSql(row: string | null, keyCol: string, where: string): string {
   return `
     SELECT ${keyCol} AS k, crash_id, max(report_date) AS newest,
       arg_min(fatalities, report_seq_no) AS fatalities, arg_min(injuries, report_seq_no) AS injuries,
-      arg_min(tow_away, report_seq_no) AS tow_away,
-      list(${row} ORDER BY report_seq_no) AS vehicles
+      arg_min(tow_away, report_seq_no) AS tow_away${row ? `,\n      list(${row} ORDER BY report_seq_no) AS vehicles` : ''}
     FROM crashes c WHERE ${where}
     GROUP BY ALL`;
 }
@@ -147,12 +150,20 @@ export async function deriveServingStores(
   if (crashRow && (await link(['crashes'], [SERVING_STORES.crashByDot, SERVING_STORES.crashByVin]))) linked.push('crash_packed');
   else if (crashRow) {
     await step('crash_packed', async () => {
+      // One vehicle row per entry, in get-crash-page.sql's order (a crash's rows are adjacent: the route groups them by
+      // crash_id, the entry's first value), so a DOT's rows are aggregated once (per-crash lists first cost 2.5x).
       const byDot = await keyRanges(conn, 'crashes', 'dot_number');
       await ctx.writePacked(
         SERVING_STORES.crashByDot,
         byDot.map(
-          (range) => `SELECT k, ${CRASH_COUNTS}::VARCHAR || ${SEP} || string_agg(to_json(vehicles)::VARCHAR, ${SEP} ORDER BY ${CRASH_ORDER})
-           FROM (${perCrashSql(crashRow, 'dot_number', `dot_number IS NOT NULL AND ${range}`)}) GROUP BY k`,
+          (range) => `WITH pc AS (${perCrashSql(null, 'dot_number', `dot_number IS NOT NULL AND ${range}`)}),
+             counts AS (SELECT k, ${CRASH_COUNTS} AS counts FROM pc GROUP BY k),
+             vehicles AS (
+               SELECT c.dot_number AS k, string_agg(${crashRow}::VARCHAR, ${SEP} ORDER BY p.newest DESC NULLS LAST, p.crash_id, c.report_seq_no) AS v
+               FROM crashes c JOIN pc p ON p.k = c.dot_number AND p.crash_id = c.crash_id
+               GROUP BY 1
+             )
+           SELECT k, counts::VARCHAR || ${SEP} || v FROM counts JOIN vehicles USING (k)`,
         ),
       );
       const byVin = await keyRanges(conn, 'crashes', textKeySql('vin'));
