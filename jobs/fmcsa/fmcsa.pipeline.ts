@@ -105,11 +105,13 @@ const filePayload = z.object({
 /**
  * Version of what the FMCSA steps make of a file: the incremental ledger's parser and the input digest's salt.
  * Bump it when readers.ts, formats.ts or tables.sql change what a file's parts hold, so no part written by older
- * code is reused, and when the packed store's file format changes (the census store is linked from the previous
- * snapshot while the census files are unchanged; a change of its SELECT or of the name index SQL is caught by the
- * stamps of DERIVED_FROM_FILE instead) (v2: parts recorded per file for incremental runs).
+ * code is reused, and when a packed store's file format changes (the census store and the per-carrier stores of
+ * serving-stores.ts are linked from the previous snapshot while their files are unchanged; a change of the census
+ * store's SELECT or of the name index SQL is caught by the stamps of DERIVED_FROM_FILE instead) (v2: parts recorded
+ * per file for incremental runs; v3: the per-carrier stores of serving-stores.ts changed format while they were
+ * introduced).
  */
-export const FMCSA_PARSER = 'fmcsa-v2';
+export const FMCSA_PARSER = 'fmcsa-v3';
 
 /**
  * Streams the data members of a zip (ReadMe files skipped) to `dir`, bounded

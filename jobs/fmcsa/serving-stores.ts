@@ -6,7 +6,8 @@
  * memory (service/carriers/carriers.queries.ts); ␁ is a raw U+0001 between the entries of a long list (SEP). Same rows and order as the SQL they replace
  * (service/carriers/get-crash-page.sql, count-crashes.sql, get-violations.sql, get-units.sql).
  *
- *   crash_by_dot   key dot_number: [total, fatal, injury, tow_away] ␁ [row, …] of a crash ␁ … (newest first)
+ *   crash_by_dot   key dot_number: [total, fatal, injury, tow_away] ␁ vehicle row ␁ … (crashes newest first, each
+ *                  crash's rows adjacent by report_seq_no; crash_id is each row's first value)
  *   crash_by_vin   key textKey(vin) (lib/warehouse/packed-store.ts; VINs may share one): [[vin, counts, crashes], …]
  *   inspection_by_dot  key dot_number: count ␁ [inspection, [violation, …], [unit, …]] ␁ … (newest first)
  *   carrier_filings    key dot_number: [[authority row, …] by docket, [insurance row, …] newest first] of the
@@ -66,13 +67,15 @@ async function jsonRowSql(conn: DuckDBConnection, table: string, alias: string):
   return `json_array(${values.join(', ')})`;
 }
 
-/** Crash rows of one key (`keyCol` AS k) grouped per crash, each crash's vehicle rows by report_seq_no. */
-function perCrashSql(row: string, keyCol: string, where: string): string {
+/**
+ * Crash rows of one key (`keyCol` AS k) grouped per crash: its newest report date, the first vehicle row's counts
+ * and (unless `row` is null) its vehicle rows by report_seq_no.
+ */
+function perCrashSql(row: string | null, keyCol: string, where: string): string {
   return `
     SELECT ${keyCol} AS k, crash_id, max(report_date) AS newest,
       arg_min(fatalities, report_seq_no) AS fatalities, arg_min(injuries, report_seq_no) AS injuries,
-      arg_min(tow_away, report_seq_no) AS tow_away,
-      list(${row} ORDER BY report_seq_no) AS vehicles
+      arg_min(tow_away, report_seq_no) AS tow_away${row ? `,\n      list(${row} ORDER BY report_seq_no) AS vehicles` : ''}
     FROM crashes c WHERE ${where}
     GROUP BY ALL`;
 }
@@ -89,21 +92,46 @@ const CRASH_ORDER = 'newest DESC NULLS LAST, crash_id';
 const SEP = 'chr(1)';
 
 /**
- * Source rows aggregated per pass of a store's write: list and string_agg states cannot spill to disk and take
- * several times their text (measured: 1.5 M rows of ~260 bytes aggregated per key failed under a 1 GB limit in one
- * pass, and a sixth of them under 200 MB), so each pass covers a key range of about this many rows (`rows`; tests
- * lower it to exercise the passes).
+ * What one pass of a store's write may aggregate. list and string_agg states cannot spill to disk and cost both
+ * their text and a per-group overhead (measured: 1.5 M rows of ~260 bytes, 390 MB of JSON, aggregated per key ran
+ * out of memory under a 1 GB limit in one pass, and a sixth of them under 200 MB; the real SMS fixture's 917,920
+ * one-row groups, 155 MB of JSON, under 1 GB even in two passes, but not in seven), so each pass covers a key range
+ * of at most `rows` rows of the keyed table whose JSON is at most `bytes` (0: an eighth of DuckDB's memory limit).
+ * Tests lower `bytes` to exercise the passes.
  */
-export const storePasses = { rows: 150_000 };
+export const storePasses = { bytes: 0, rows: 150_000 };
+
+const UNIT_BYTES: Record<string, number> = { KB: 1e3, MB: 1e6, GB: 1e9, TB: 1e12, KiB: 2 ** 10, MiB: 2 ** 20, GiB: 2 ** 30, TiB: 2 ** 40 };
+
+/** The JSON text one pass may aggregate (see storePasses). */
+async function passBytes(conn: DuckDBConnection): Promise<number> {
+  if (storePasses.bytes > 0) return storePasses.bytes;
+  const [{ m }] = await queryRows(conn, `SELECT current_setting('memory_limit') AS m`);
+  const x = /^([\d.]+)\s*([KMGT]i?B)$/.exec(String(m));
+  return ((x ? Number(x[1]) * (UNIT_BYTES[x[2]!] ?? 1e9) : 1e9) / 8) | 0;
+}
+
+/** The JSON text of `rows` (table, alias, json_array over the alias): row count times a sample's mean length. */
+async function jsonBytes(conn: DuckDBConnection, rows: Array<[table: string, alias: string, json: string]>): Promise<number> {
+  let total = 0;
+  for (const [table, alias, json] of rows) {
+    const [{ b }] = await queryRows(
+      conn,
+      `SELECT ((SELECT count(*) FROM ${table}) * coalesce((SELECT avg(length(${json}::VARCHAR)) FROM (SELECT * FROM ${table} USING SAMPLE 2000 ROWS) ${alias}), 0))::DOUBLE AS b`,
+    );
+    total += Number(b);
+  }
+  return total;
+}
 
 /**
- * Predicates on the INTEGER expression `key` splitting the rows of `from` into key ranges of about PASS_ROWS rows
- * (`rows`: the rows the passes aggregate, when more than `from` has), cut at quantiles of the key: ['true'] for one
- * pass. The cuts are computed integers, not request values.
+ * Predicates on the INTEGER expression `key` splitting the rows of `from` into key ranges that fit one pass
+ * (storePasses: `from`'s rows, and `bytes`, the JSON of all the rows aggregated), cut at quantiles of the key: ['true'] for one pass. The cuts are computed
+ * integers, not request values.
  */
-async function keyRanges(conn: DuckDBConnection, from: string, key: string, rows = 0): Promise<string[]> {
+async function keyRanges(conn: DuckDBConnection, from: string, key: string, bytes: number): Promise<string[]> {
   const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM ${from}`);
-  const k = Math.ceil(Math.max(Number(n), rows) / storePasses.rows);
+  const k = Math.max(Math.ceil(bytes / (await passBytes(conn))), Math.ceil(Number(n) / storePasses.rows));
   if (k <= 1) return ['true'];
   const fractions = Array.from({ length: k - 1 }, (_, i) => (i + 1) / k).join(', ');
   const cuts = (
@@ -147,15 +175,24 @@ export async function deriveServingStores(
   if (crashRow && (await link(['crashes'], [SERVING_STORES.crashByDot, SERVING_STORES.crashByVin]))) linked.push('crash_packed');
   else if (crashRow) {
     await step('crash_packed', async () => {
-      const byDot = await keyRanges(conn, 'crashes', 'dot_number');
+      // One vehicle row per entry, in get-crash-page.sql's order (a crash's rows are adjacent: the route groups them by
+      // crash_id, the entry's first value), so a DOT's rows are aggregated once (per-crash lists first cost 2.5x).
+      const crashBytes = await jsonBytes(conn, [['crashes', 'c', crashRow]]);
+      const byDot = await keyRanges(conn, 'crashes', 'dot_number', crashBytes);
       await ctx.writePacked(
         SERVING_STORES.crashByDot,
         byDot.map(
-          (range) => `SELECT k, ${CRASH_COUNTS}::VARCHAR || ${SEP} || string_agg(to_json(vehicles)::VARCHAR, ${SEP} ORDER BY ${CRASH_ORDER})
-           FROM (${perCrashSql(crashRow, 'dot_number', `dot_number IS NOT NULL AND ${range}`)}) GROUP BY k`,
+          (range) => `WITH pc AS (${perCrashSql(null, 'dot_number', `dot_number IS NOT NULL AND ${range}`)}),
+             counts AS (SELECT k, ${CRASH_COUNTS} AS counts FROM pc GROUP BY k),
+             vehicles AS (
+               SELECT c.dot_number AS k, string_agg(${crashRow}::VARCHAR, ${SEP} ORDER BY p.newest DESC NULLS LAST, p.crash_id, c.report_seq_no) AS v
+               FROM crashes c JOIN pc p ON p.k = c.dot_number AND p.crash_id = c.crash_id
+               GROUP BY 1
+             )
+           SELECT k, counts::VARCHAR || ${SEP} || v FROM counts JOIN vehicles USING (k)`,
         ),
       );
-      const byVin = await keyRanges(conn, 'crashes', textKeySql('vin'));
+      const byVin = await keyRanges(conn, 'crashes', textKeySql('vin'), crashBytes);
       await ctx.writePacked(
         SERVING_STORES.crashByVin,
         byVin.map(
@@ -174,11 +211,12 @@ export async function deriveServingStores(
     linked.push('inspection_packed');
   else if (insp && viol && unit) {
     await step('inspection_packed', async () => {
-      const [{ n }] = await queryRows(
-        conn,
-        `SELECT ((SELECT count(*) FROM inspections) + (SELECT count(*) FROM violations) + (SELECT count(*) FROM inspection_units))::BIGINT AS n`,
-      );
-      const ranges = await keyRanges(conn, 'inspections', 'dot_number', Number(n));
+      const bytes = await jsonBytes(conn, [
+        ['inspections', 'i', insp],
+        ['violations', 'v', viol],
+        ['inspection_units', 'u', unit],
+      ]);
+      const ranges = await keyRanges(conn, 'inspections', 'dot_number', bytes);
       await ctx.writePacked(
         SERVING_STORES.inspectionByDot,
         ranges.map(
@@ -200,13 +238,16 @@ export async function deriveServingStores(
   if (auth && ins && (await link(['carriers', 'authority', 'insurance'], [SERVING_STORES.carrierFilings]))) linked.push('filings_packed');
   else if (auth && ins) {
     await step('filings_packed', async () => {
-      const [{ n }] = await queryRows(conn, `SELECT ((SELECT count(*) FROM authority) + (SELECT count(*) FROM insurance))::BIGINT AS n`);
+      const bytes = await jsonBytes(conn, [
+        ['authority', 'a', auth],
+        ['insurance', 'i', ins],
+      ]);
       const ranges = await keyRanges(
         conn,
         `(SELECT dot_number FROM authority UNION ALL SELECT dot_number FROM carriers
           WHERE docket1 IS NOT NULL OR docket2 IS NOT NULL OR docket3 IS NOT NULL) AS s`,
         'dot_number',
-        Number(n),
+        bytes,
       );
       await ctx.writePacked(
         SERVING_STORES.carrierFilings,
@@ -251,6 +292,10 @@ export async function deriveServingStores(
         conn,
         `(${records.map(([t]) => `SELECT dot_number FROM ${t}`).join(' UNION ALL ')}) AS s`,
         'dot_number',
+        await jsonBytes(
+          conn,
+          records.map(([t, row]) => [t, 't', row]),
+        ),
       );
       await ctx.writePacked(
         SERVING_STORES.carrierRecords,

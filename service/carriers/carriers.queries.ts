@@ -601,6 +601,33 @@ function packedPage(text: string, offset: number, limit: number): { header: Json
   return { header, page };
 }
 
+/**
+ * The counts and the crashes [offset, offset + limit) of a crash_by_dot record `<counts>␁<vehicle row>␁…`: rows of one
+ * crash are adjacent and start with its crash_id (`["<id>",`), so crashes before the page are counted by that prefix
+ * and skipped unparsed.
+ */
+function packedCrashPage(text: string, offset: number, limit: number): { header: Json; page: Json[][][] } {
+  let end = text.indexOf('\u0001');
+  const header = JSON.parse(end < 0 ? text : text.slice(0, end)) as Json;
+  const page: Json[][][] = [];
+  let crash = -1;
+  let id = '';
+  while (end >= 0) {
+    const start = end + 1;
+    end = text.indexOf('\u0001', start);
+    const entry = end < 0 ? text.slice(start) : text.slice(start, end);
+    const entryId = entry.slice(0, entry.indexOf(','));
+    if (entryId !== id) {
+      id = entryId;
+      crash++;
+      if (crash >= offset + limit) break;
+      if (crash >= offset) page.push([]);
+    }
+    if (crash >= offset) page[page.length - 1]!.push(JSON.parse(entry) as Json[]);
+  }
+  return { header, page };
+}
+
 type CrashCounts = [total: number, fatal: number, injury: number, tow_away: number];
 
 /**
@@ -612,13 +639,15 @@ async function packedCrashes(fmcsa: SnapshotReader, dot: number | null, vin: str
   const store = fmcsa.packed(dot != null ? 'crash_by_dot' : 'crash_by_vin');
   if (!store) return null;
   const cols = await servedColumns(fmcsa);
+  // The per-DOT record groups its rows by their first value: crash_id in the table's DDL (jobs/fmcsa/tables.sql).
+  if (cols.crashes[0] !== 'crash_id') return null;
   const text = await store.get(dot ?? textKey(vin!));
   let counts: CrashCounts = [0, 0, 0, 0];
   let page: Json[][][] = [];
   if (text != null && dot != null) {
-    const p = packedPage(text, offset, limit);
+    const p = packedCrashPage(text, offset, limit);
     counts = p.header as CrashCounts;
-    page = p.page as Json[][][];
+    page = p.page;
   } else if (text != null) {
     // Several VINs may share a key: the record lists [vin, counts, crashes] of each (a vehicle has few crashes).
     const hit = (JSON.parse(text) as Array<[string, CrashCounts, Json[][][]]>).find((e) => e[0] === vin);

@@ -22,11 +22,12 @@ function withoutStores(r: SnapshotReader): SnapshotReader {
   return Object.create(r, { packed: { value: (name: string) => (STORES.includes(name) ? null : r.packed(name)) } }) as SnapshotReader;
 }
 
-// Written in one pass per store (the default at this size), and in passes over key ranges of 400 rows (as at full scale).
+// Written in one pass per store (the default at this size), and in passes over key ranges of ~100 KB of JSON each
+// (several per store, as at full scale).
 describe.each([
-  ['one pass', storePasses.rows],
-  ['passes of 400 rows', 400],
-])('FMCSA per-carrier stores over a generated sample, %s', (_name, passRows) => {
+  ['one pass', storePasses.bytes],
+  ['passes of 100 KB', 100_000],
+])('FMCSA per-carrier stores over a generated sample, %s', (_name, passBytes) => {
   let root: string;
   let svc: TestService;
   let fmcsa: SnapshotReader;
@@ -34,10 +35,10 @@ describe.each([
 
   beforeAll(async () => {
     root = await tempDir('fmcsa-stores-');
-    const saved = storePasses.rows;
-    storePasses.rows = passRows;
+    const saved = storePasses.bytes;
+    storePasses.bytes = passBytes;
     const config = await ingestSmallFmcsa(root, path.join(root, 'data'), {}, 3000).finally(() => {
-      storePasses.rows = saved;
+      storePasses.bytes = saved;
     });
     svc = await buildTestService(config, ['fmcsa']);
     fmcsa = svc.deps.readers.fmcsa!;
