@@ -6,7 +6,8 @@
  * the derive; on a delta publish only the changed CIKs' records are computed and the rest copied as bytes from the
  * previous snapshot's stores; with nothing changed the stores are hard-linked. Every record depends only on rows of
  * its own CIK (and their origin leaves), which is what the delta publish's key set tracks, except a profile's
- * affiliations (other companies' roles of its people): those widen the set (writeRegistryPacked).
+ * affiliations (other companies' roles of its people) and `registry_person` (keyed by person, one record per
+ * person id with the person's roles at every company, for /api/person): those widen the set (writeRegistryPacked).
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { loadSql, queryRows } from '../../lib/warehouse/duckdb.ts';
@@ -19,7 +20,11 @@ export const REGISTRY_PACKED: Record<string, string> = {
   registry_timeline: loadSql('./packed-timeline.sql', import.meta.url),
   registry_people: loadSql('./packed-people.sql', import.meta.url),
   registry_profile: loadSql('./packed-profile.sql', import.meta.url),
+  registry_person: loadSql('./packed-person.sql', import.meta.url),
 };
+
+/** A person's record id: the key of registry_person (service/registry-layers/person-names.sql computes the same). */
+const PERSON_ID = '(hash(person_key) % 2147483647)::INTEGER';
 
 /**
  * `batch`: CIKs a batch aggregates at a time (the records of 1,000 companies stay far below the publish memory
@@ -66,17 +71,23 @@ export async function writeRegistryPacked(conn: DuckDBConnection, ctx: DeriveCon
   const delta = ctx.delta;
   for (const [name, select] of Object.entries(REGISTRY_PACKED)) {
     const t = Date.now();
-    if (!delta) await ctx.writePacked(name, batches(conn, select, ALL_KEYS));
+    const allKeys = name === 'registry_person' ? `SELECT ${PERSON_ID} AS k FROM people WHERE person_key IS NOT NULL` : ALL_KEYS;
+    if (!delta) await ctx.writePacked(name, batches(conn, select, allKeys));
     else if (delta.changed.size === 0 && (await ctx.linkPreviousPacked(name))) timings[`${name}_linked`] = 1;
     else {
       // A profile record also holds the company's affiliations, read from other companies' people rows: every
       // company sharing a person (before or after the change: _people_before) with a changed one is re-packed.
+      // A person record holds the person's roles at every company: the ids of people with a role (before or after)
+      // at a changed company are re-packed.
+      const changedPeople = `SELECT person_key FROM people WHERE cik IN (SELECT k FROM ${delta.keysTable}) UNION SELECT person_key FROM _people_before WHERE cik IN (SELECT k FROM ${delta.keysTable})`;
       const changedSql =
         name === 'registry_profile'
-          ? `SELECT k FROM ${delta.keysTable} UNION SELECT cik FROM people WHERE person_key IN (SELECT person_key FROM people WHERE cik IN (SELECT k FROM ${delta.keysTable}) UNION SELECT person_key FROM _people_before WHERE cik IN (SELECT k FROM ${delta.keysTable}))`
-          : `SELECT k FROM ${delta.keysTable}`;
+          ? `SELECT k FROM ${delta.keysTable} UNION SELECT cik FROM people WHERE person_key IN (${changedPeople})`
+          : name === 'registry_person'
+            ? `SELECT ${PERSON_ID} AS k FROM (${changedPeople}) WHERE person_key IS NOT NULL`
+            : `SELECT k FROM ${delta.keysTable}`;
       const keys = new Set((await queryRows(conn, `SELECT DISTINCT k FROM (${changedSql}) WHERE k IS NOT NULL`)).map((r) => Number(r.k)));
-      await ctx.writePackedDelta(name, batches(conn, select, changedSql), keys, batches(conn, select, ALL_KEYS));
+      await ctx.writePackedDelta(name, batches(conn, select, changedSql), keys, batches(conn, select, allKeys));
     }
     timings[name] = Date.now() - t;
   }

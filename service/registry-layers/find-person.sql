@@ -11,5 +11,5 @@ hit AS (SELECT DISTINCT person_key FROM named WHERE contains(name_key, $q) ORDER
 SELECT p.person_key, p.person_name, p.name_key, p.person_cik, p.cik, p.ticker, p.company_name, p.role, p.role_type, p.first_seen, p.last_seen,
        p.accession, p.source_kind, to_json(struct_pack(leaf_hash := o.leaf_hash, alg := 'sha256', canon := 'rfc8785', kind := o.kind, source := o.source, source_url := o.source_url, retrieved_at := o.retrieved_at, content_sha256 := o.content_sha256, record_sha256 := o.record_sha256, parent := o.parent))::VARCHAR AS origin
 FROM named p JOIN hit h ON h.person_key = p.person_key LEFT JOIN origin_leaves o ON o.leaf_hash = p.origin_leaf_hash
-ORDER BY p.person_key, p.last_seen DESC NULLS LAST, p.company_name
+ORDER BY p.person_key, p.last_seen DESC NULLS LAST, p.company_name, p.role, p.role_type, p.accession, p.origin_leaf_hash
 LIMIT 500

@@ -47,7 +47,7 @@ function parseJson(v: unknown): unknown {
 }
 
 /** Rows with their `origin` JSON text parsed (a row without a leaf gets `origin: null`). */
-function withOrigin(rows: Row[]): Array<Record<string, unknown>> {
+function withOrigin(rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
   return rows.map((r) => {
     const o = parseJson(r.origin) as Record<string, unknown> | null;
     return { ...r, origin: o?.leaf_hash ? o : null };
@@ -542,13 +542,19 @@ export async function getCompanyPeople(registry: SnapshotReader, ref: string, op
  * names computed by DuckDB exactly as find-person.sql computes them), so a name search scans them in memory
  * instead of normalising every people row on each request (issue 22: 63 ms at full scale).
  */
-const personNameMemo = new WeakMap<SnapshotReader, { snapshot: string; names: Promise<Array<{ key: string; name: string }>> }>();
-function personNames(registry: SnapshotReader, snapshot: string): Promise<Array<{ key: string; name: string }>> {
+const personNameMemo = new WeakMap<SnapshotReader, { snapshot: string; names: Promise<PersonName[]> }>();
+interface PersonName {
+  key: string;
+  /** The key of the person's registry_person record (jobs/registry/packed-person.sql). */
+  pid: number;
+  name: string;
+}
+function personNames(registry: SnapshotReader, snapshot: string): Promise<PersonName[]> {
   const m = personNameMemo.get(registry);
   if (m?.snapshot === snapshot) return m.names;
   const names = registry
     .query(Q.personNames)
-    .then((rows) => rows.map((r) => ({ key: String(r.person_key), name: String(r.name_key ?? '') })));
+    .then((rows) => rows.map((r) => ({ key: String(r.person_key), pid: Number(r.pid), name: String(r.name_key ?? '') })));
   personNameMemo.set(registry, { snapshot, names });
   names.catch(() => {
     if (personNameMemo.get(registry)?.names === names) personNameMemo.delete(registry);
@@ -563,16 +569,33 @@ function compareBytes(a: string, b: string): number {
 
 /**
  * find-person.sql's rows: the first 200 person keys (in key order) one of whose names contains `q`, then their
- * roles. The keys are found in memory (personNames) and the roles read by key (person-rows.sql, one query).
+ * roles (at most 500). The keys are found in memory (personNames); the roles are read from the packed
+ * registry_person records (each in find-person.sql's order, so key by key they are that order), or by key with one
+ * query (person-rows.sql) on a snapshot without the store.
  */
-async function findPersonRows(registry: SnapshotReader, q: string): Promise<Row[]> {
+async function findPersonRows(registry: SnapshotReader, q: string): Promise<Array<Record<string, unknown>>> {
   const snapshot = registry.manifest?.snapshot_id;
   if (!snapshot) return registry.query(Q.person, { q });
-  const hit = new Set<string>();
-  for (const p of await personNames(registry, snapshot)) if (p.name.includes(q)) hit.add(p.key);
+  const hit = new Map<string, number>();
+  for (const p of await personNames(registry, snapshot)) if (p.name.includes(q)) hit.set(p.key, p.pid);
   if (hit.size === 0) return [];
-  const keys = [...hit].sort(compareBytes).slice(0, 200);
-  return registry.query(Q.personRows, { keys: keys.join('\u001f') });
+  const keys = [...hit.keys()].sort(compareBytes).slice(0, 200);
+  const store = registry.packed('registry_person');
+  if (!store) return registry.query(Q.personRows, { keys: keys.join('\u001f') });
+  const records = new Map<number, Array<Record<string, unknown>>>();
+  const rows: Array<Record<string, unknown>> = [];
+  for (const key of keys) {
+    const pid = hit.get(key)!;
+    let rec = records.get(pid);
+    if (!rec) {
+      const text = await store.get(pid);
+      rec = text === null ? [] : (JSON.parse(text) as { rows: Array<Record<string, unknown>> }).rows;
+      records.set(pid, rec);
+    }
+    for (const r of rec) if (r.person_key === key) rows.push(r);
+    if (rows.length >= 500) break;
+  }
+  return rows.slice(0, 500);
 }
 
 /** Careers of the people whose name contains `name` (case-insensitive), across companies; 404 when none. */
