@@ -22,6 +22,7 @@ import { answerIdempotently, checkIdempotencyKey } from './idempotency.ts';
 import { meteredHeaders, meterRequest, usageMetaText } from './metering.ts';
 import { etagOf, isCacheable, type CachedResponse } from './response-cache.ts';
 import {
+  compressText,
   CORS_HEADERS,
   finish,
   JSON_TYPE,
@@ -129,6 +130,33 @@ class EventLayerRequest implements LayerRequest {
 }
 
 /**
+ * The ETag and compressed bytes of the documents (DOCUMENT_PATHS), kept per
+ * path while the document's text stays the same: `/openapi.json` is 344 KB,
+ * whose SHA-1 and brotli took most of each request. A changed text (another
+ * snapshot's counts, another key) replaces the entry.
+ */
+class DocumentMemo {
+  private readonly entries = new Map<string, { body: string; etag: string; encoded: Map<string, Uint8Array> }>();
+
+  of(pathname: string, body: string): { etag: string; compress: (enc: 'br' | 'gzip', text: string) => Uint8Array } {
+    let e = this.entries.get(pathname);
+    if (!e || e.body !== body) {
+      e = { body, etag: etagOf(body), encoded: new Map() };
+      this.entries.set(pathname, e);
+    }
+    const entry = e;
+    return {
+      etag: entry.etag,
+      compress: (enc, text) => {
+        let bytes = entry.encoded.get(enc);
+        if (!bytes) entry.encoded.set(enc, (bytes = compressText(enc, text)));
+        return bytes;
+      },
+    };
+  }
+}
+
+/**
  * Runs a POST once per Idempotency-Key (scope: the request's credential and
  * path): JSON answers below 500 are kept and replayed with
  * `Idempotent-Replayed: true`; anything else is answered as is.
@@ -173,6 +201,7 @@ async function runIdempotently(
 export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
   const layer = new ApiLayer(deps);
   const cache = layer.cache;
+  const documents = new DocumentMemo();
 
   app.use(async (event, next) => {
     // The process's own warm-up requests (warmup.ts) are answered unmetered, uncached and unlogged.
@@ -189,7 +218,9 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
       const out = await toOutcome(event, await next(), pathname, deps);
       const body = out.json ?? out.raw;
       const headers: Record<string, string> = { ...CORS_HEADERS, 'content-type': out.contentType, 'cache-control': 'public, max-age=300' };
-      return toFastResponse(finish(req, out.status, body, headers, typeof body === 'string' ? etagOf(body) : null, out.headers));
+      if (typeof body !== 'string') return toFastResponse(finish(req, out.status, body, headers, null, out.headers));
+      const doc = documents.of(pathname, body);
+      return toFastResponse(finish(req, out.status, body, headers, doc.etag, out.headers, doc.compress));
     }
 
     await layer.getUsage();

@@ -92,11 +92,17 @@ export interface LayerResponse {
   body: string | Uint8Array | ReadableStream | Blob | null;
 }
 
+/** `body` compressed with `enc` (brotli at quality 4: most of the gain for a fraction of the CPU of the default 11). */
+export function compressText(enc: 'br' | 'gzip', body: string): Uint8Array {
+  const bytes = enc === 'br' ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } }) : gzipSync(body);
+  return new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+}
+
 /**
- * The final response: conditional GET, compression, headers. Returned as a
- * plain object so it can be written by srvx (as a FastResponse over a plain
- * header object, which srvx writes straight to the socket) or directly by the
- * node:http hot path.
+ * The final response: conditional GET, compression (`compress`, by default
+ * done anew), headers. Returned as a plain object so it can be written by srvx
+ * (as a FastResponse over a plain header object, which srvx writes straight to
+ * the socket) or directly by the node:http hot path.
  */
 export function finish(
   req: LayerRequest,
@@ -105,6 +111,7 @@ export function finish(
   headers: Record<string, string>,
   etag: string | null,
   extra: Headers | null,
+  compress: (enc: 'br' | 'gzip', body: string) => Uint8Array = compressText,
 ): LayerResponse {
   if (extra) {
     for (const [k, v] of extra) if (k !== 'content-length' && !(k in headers)) headers[k] = v;
@@ -120,10 +127,10 @@ export function finish(
     headers.vary = headers.vary ? `${headers.vary}, Accept-Encoding` : 'Accept-Encoding';
     if (enc) {
       headers['content-encoding'] = enc;
-      const bytes = enc === 'br' ? brotliCompressSync(body, { params: { [zlibConstants.BROTLI_PARAM_QUALITY]: 4 } }) : gzipSync(body);
+      const bytes = compress(enc, body);
       headers['content-length'] = String(bytes.byteLength);
       if (tagged) headers.etag = etag;
-      return { status, headers, body: new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength) };
+      return { status, headers, body: bytes };
     }
   }
   // The length is a header of its own (not left to the transport): a HEAD answer, rebuilt by h3 without its body, keeps it.

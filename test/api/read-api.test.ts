@@ -175,6 +175,26 @@ describe('HTTP caching, compression, CORS', () => {
       expect(json.identity.ticker).toBe('AAPL');
     }
   });
+  it('serves /openapi.json the same way every time: one ETag, the same compressed bytes, 304 on a match', async () => {
+    const get = async (enc: string, inm?: string) =>
+      svc.app.fetch(
+        new Request('http://proofline.test/openapi.json', {
+          headers: { 'accept-encoding': enc, ...(inm ? { 'if-none-match': inm } : {}) },
+        }),
+      );
+    const plain = await get('identity');
+    const text = await plain.text();
+    const etag = plain.headers.get('etag')!;
+    expect(etag).toMatch(/^W\/"/);
+    for (const enc of ['br', 'gzip'] as const) {
+      const [a, b] = [await get(enc), await get(enc)];
+      expect([a.headers.get('etag'), b.headers.get('etag')]).toEqual([etag, etag]);
+      const [ba, bb] = [Buffer.from(await a.arrayBuffer()), Buffer.from(await b.arrayBuffer())];
+      expect(bb.equals(ba)).toBe(true);
+      expect((enc === 'br' ? brotliDecompressSync(ba) : gunzipSync(ba)).toString('utf8')).toBe(text);
+    }
+    expect((await get('br', etag)).status).toBe(304);
+  });
   it('allows cross-origin GETs and answers preflights', async () => {
     const r = await getJson(svc.app, '/api/company/AAPL', { headers: { origin: 'https://example.org' } });
     expect(r.headers.get('access-control-allow-origin')).toBe('*');
