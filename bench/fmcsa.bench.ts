@@ -7,7 +7,7 @@
  * run; then a carrier's snapshot by random DOT over all carriers from a real
  * server on loopback at 16 connections. Targets (issue 5): ingest < 4 min,
  * peak RSS < 4 GB, within 1.5x of DuckDB alone; >= 1,000 req/s with p99 < 50 ms.
- * The result records per-file load times, publish phases and derive steps.
+ * The result records per-file load times, publish phases and derive steps (wall time, and CPU time in derive_cpu_ms).
  * Then incremental nights (issue 18, item 6) over the same warehouse: one with
  * nothing changed (skipped by the input digest), and (FMCSA_BENCH_PAIRS) nights
  * in which the crash file changed (its last record dropped: only that file is
