@@ -45,8 +45,8 @@ const RECORD_ORDERS: Array<[table: string, order: string]> = [
 
 /** JSON types of getRowObjectsJson that json_array renders the same way; BIGINT/DECIMAL (strings there) are cast. */
 const JSON_SAME = /^(INTEGER|SMALLINT|TINYINT|VARCHAR|BOOLEAN|DATE)$/;
-/** DOUBLE renders as the shortest round-trip number, as JS does; NaN and infinities (JSON null over HTTP) as null. */
-const JSON_FINITE = /^DOUBLE$/;
+/** DOUBLE renders as the shortest round-trip number, as JS does; NaN and infinities as the row reader's strings. */
+const JSON_DOUBLE = /^DOUBLE$/;
 const JSON_AS_TEXT = /^(BIGINT|UBIGINT|HUGEINT|DECIMAL\(\d+,\d+\))$/;
 
 /**
@@ -61,7 +61,10 @@ async function jsonRowSql(conn: DuckDBConnection, table: string, alias: string):
     const t = String(c.column_type);
     if (JSON_SAME.test(t)) values.push(q);
     else if (JSON_AS_TEXT.test(t)) values.push(`${q}::VARCHAR`);
-    else if (JSON_FINITE.test(t)) values.push(`CASE WHEN isfinite(${q}) THEN ${q} END`);
+    else if (JSON_DOUBLE.test(t))
+      values.push(
+        `CASE WHEN isnan(${q}) THEN '"NaN"'::JSON WHEN ${q} = 'inf'::DOUBLE THEN '"Infinity"'::JSON WHEN ${q} = '-inf'::DOUBLE THEN '"-Infinity"'::JSON ELSE to_json(${q}) END`,
+      );
     else return null;
   }
   return `json_array(${values.join(', ')})`;
