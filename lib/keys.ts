@@ -8,8 +8,8 @@
  * What is signed is always the UTF-8 of the RFC 8785 canonical JSON of the
  * payload (without its `signature` field); the signature is base64url.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomBytes, sign, verify, type KeyObject } from 'node:crypto';
+import { link, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { canonicalJson, sha256Hex } from './hash.ts';
 
@@ -41,9 +41,18 @@ export async function loadOrCreateSigningKey(file: string): Promise<SigningKey> 
   }
   const { privateKey } = generateKeyPairSync('ed25519');
   await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, { mode: 0o600, flag: 'wx' }).catch(async (e) => {
-    if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e; // another process created it first: use theirs
-  });
+  // Written whole under a private name, then linked into place: link() fails with EEXIST when another process
+  // created the key first (use theirs), and no process ever reads a key file that is still being written (two API
+  // nodes starting at once on one DATA_DIR did: ERR_OSSL_UNSUPPORTED on a half-written PEM).
+  const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+  await writeFile(tmp, privateKey.export({ format: 'pem', type: 'pkcs8' }) as string, { mode: 0o600, flag: 'wx' });
+  try {
+    await link(tmp, file).catch((e) => {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    });
+  } finally {
+    await rm(tmp, { force: true });
+  }
   return signingKeyFromPrivate(createPrivateKey(await readFile(file, 'utf8')));
 }
 
