@@ -17,8 +17,9 @@ export interface HostileAnswer {
 
 /**
  * POSTs up to `totalBytes` of JSON-looking filler to `url`, in 64 KB chunks,
- * with a Content-Length (declared) or chunked; stops writing as soon as the
- * server answers or closes.
+ * with a Content-Length (declared: the body starts one second after the
+ * headers, unless the server answered first) or chunked; stops writing as
+ * soon as the server answers or closes.
  */
 export function sendHugeBody(url: string, totalBytes: number, opts: { declared: boolean }): Promise<HostileAnswer> {
   return new Promise((resolve) => {
@@ -50,7 +51,12 @@ export function sendHugeBody(url: string, totalBytes: number, opts: { declared: 
       }
       if (!done) req.end();
     };
-    pump();
+    if (!opts.declared) return pump();
+    // A declared length is judged from the headers alone: send them and give the server a second to answer before
+    // writing (an early answer, RFC 9110 §15.5.14, as a client sending Expect: 100-continue waits for one). Writing at
+    // once raced the server's answer-and-close: the client could see EPIPE/ECONNRESET before reading the 413.
+    req.flushHeaders();
+    setTimeout(pump, 1000).unref();
   });
 }
 

@@ -34,6 +34,7 @@ describe('chaos: hostile bodies and connections', () => {
   it('refuses a declared 100 MB body with 413 naming the limit, before reading it', async () => {
     const a = await sendHugeBody(`${server.url}/api/care`, 100 * MB, { declared: true });
     expect(a.status).toBe(413);
+    expect(a.sent).toBe(0); // answered from the headers, before the client wrote a byte of the body
     expect(JSON.parse(a.body)).toMatchObject({ status: 413, parameter: 'body', limit_bytes: MB });
     expect(JSON.parse(a.body).error).toMatch(/limit of 1 MB/);
   });
