@@ -10,7 +10,10 @@
 -- a one-day chain); tail: the 30 bars before the head, newest first (fewer in a shorter chain: a default history
 -- page, 30 days and the parent of the oldest, is head + tail); source: the head's source file as service/quotes/quote-sources.sql picks it (null when sources has
 -- none); stale: the ticker's stale split-adjusted days (quote_split_adjustments), null when none.
--- Reads TEMP VIEW quote_heads_bars (made by the caller, writeQuoteHeads): quote_bars' columns plus `part` (INTEGER). Params: none.
+-- Reads TEMP VIEW quote_heads_batch (made by the caller, writeQuoteHeads: quote_bars' columns plus `part` (INTEGER),
+-- the bars of one batch of tickers) and TEMP TABLE quote_heads_keys (k, ticker: every ticker's key). Run once per
+-- batch: the top-31 states of every chain at once ran out of the publish's 1 GB memory at full scale (22 M bars).
+-- Key 0 is written by quote-heads-index.sql. Params: none.
 -- Columns: k (INTEGER key), v (JSON text).
 WITH c AS (
   SELECT ticker, adjustment, min(quote_date) AS first_date, max(quote_date) AS last_date, count(*)::INTEGER AS days,
@@ -18,7 +21,7 @@ WITH c AS (
          arg_max({ticker: ticker, adjustment: adjustment, quote_date: quote_date, open: open, high: high, low: low,
                   "close": "close", volume: volume, vwap: vwap, trade_count: trade_count, flags: flags, dataset: dataset,
                   content_sha256: content_sha256, day_index: day_index, leaf_hash: leaf_hash}, quote_date, 31) AS bars
-  FROM quote_heads_bars
+  FROM quote_heads_batch
   GROUP BY ticker, adjustment
 ), s AS (
   SELECT dataset, content_sha256, arg_min(source_url, k) AS source_url, arg_min(retrieved_at, k) AS retrieved_at,
@@ -37,9 +40,7 @@ WITH c AS (
   SELECT ticker, {n: count(*)::INTEGER, first: min(quote_date), last: max(quote_date)} AS stale
   FROM quote_split_adjustments WHERE status = 'stale' GROUP BY ticker
 ), k AS (
-  SELECT row_number() OVER (ORDER BY ticker)::INTEGER AS k, ticker, chains FROM t
+  SELECT keys.k, t.ticker, t.chains FROM t JOIN quote_heads_keys keys USING (ticker)
 )
-SELECT 0 AS k, coalesce(to_json(list(ticker ORDER BY k)), '[]')::VARCHAR AS v FROM k
-UNION ALL
 SELECT k.k, to_json({ticker: k.ticker, chains: k.chains, stale: st.stale})::VARCHAR AS v
 FROM k LEFT JOIN st USING (ticker)

@@ -705,6 +705,9 @@ async function fillServedLeafHashes(conn: DuckDBConnection, runDir: string): Pro
   return rows.length;
 }
 
+/** `batch`: tickers whose chain heads one SELECT of derive-heads.sql aggregates (tests lower it to cross batches). */
+export const quoteHeadsOptions = { batch: 500 };
+
 /**
  * Writes the packed store `quote_heads` (jobs/quotes/derive-heads.sql): per ticker its chains, each with the one
  * quote_bars file holding it (`part`: the ordinal of `barFiles`, the table's files in order; 0 for the general path's
@@ -716,9 +719,28 @@ async function writeQuoteHeads(conn: DuckDBConnection, ctx: DeriveContext, barFi
     ? `SELECT *, (list_position(${list}, filename) - 1)::INTEGER AS part FROM read_parquet(${list}, filename = true)`
     : 'SELECT *, 0 AS part FROM quote_bars';
   await conn.run(`CREATE OR REPLACE TEMP VIEW quote_heads_bars AS ${bars}`);
+  await conn.run(
+    `CREATE OR REPLACE TEMP TABLE quote_heads_keys AS
+       SELECT row_number() OVER (ORDER BY ticker)::INTEGER AS k, ticker FROM (SELECT DISTINCT ticker FROM quote_heads_bars)`,
+  );
+  const keys = (await queryRows(conn, 'SELECT ticker FROM quote_heads_keys ORDER BY k')).map((r) => String(r.ticker));
+  // Key 0, then the records in batches of tickers: DuckDB cannot spill the top-31 states of every chain at once.
+  async function* selects(): AsyncIterable<string> {
+    yield loadSql('./quote-heads-index.sql', import.meta.url);
+    for (let i = 0; i < keys.length; i += quoteHeadsOptions.batch) {
+      const lo = keys[i]!;
+      const hi = keys[Math.min(i + quoteHeadsOptions.batch, keys.length) - 1]!;
+      await conn.run(
+        `CREATE OR REPLACE TEMP VIEW quote_heads_batch AS SELECT * FROM quote_heads_bars WHERE ticker BETWEEN ${quoteLiteral(lo)} AND ${quoteLiteral(hi)}`,
+      );
+      yield loadSql('./derive-heads.sql', import.meta.url);
+    }
+  }
   try {
-    return await ctx.writePacked(QUOTE_HEADS_STORE, loadSql('./derive-heads.sql', import.meta.url));
+    return await ctx.writePacked(QUOTE_HEADS_STORE, selects());
   } finally {
+    await conn.run('DROP VIEW IF EXISTS quote_heads_batch');
+    await conn.run('DROP TABLE IF EXISTS quote_heads_keys');
     await conn.run('DROP VIEW quote_heads_bars');
   }
 }

@@ -5,11 +5,12 @@
  * chain heads store names. The latest quote and the identity card's close come from that store without reading
  * quote_bars. Asserted on the published files' metadata, the queries the answers run and the plan, never timed.
  */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quotesSampleGenerator } from '../../ingest/quotes/quotes.sample.ts';
 import { BAR_ROW_GROUP } from '../../jobs/quotes/quotes-fold.ts';
-import { BAR_FILE_ROWS, quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
+import { BAR_FILE_ROWS, quoteHeadsOptions, quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
 import { readQuoteHeads } from '../../lib/quote-heads.ts';
 import type { Params } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
@@ -17,7 +18,7 @@ import { getLatestQuote, getQuoteHistory } from '../../service/quotes/quotes.que
 import { ensureSample } from '../../jobs/sample.ts';
 import { loadSql, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
 import { snapshotDir } from '../../lib/warehouse/layout.ts';
-import { tableFilePaths } from '../../lib/warehouse/snapshot.ts';
+import { readCurrentPointer, tableFilePaths } from '../../lib/warehouse/snapshot.ts';
 import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 
@@ -37,6 +38,26 @@ describe('quote_bars layout over the small quotes sample', () => {
     await svc?.close();
     await removeDir(root);
   });
+
+  it('writes the same chain heads when they are aggregated in batches of a few tickers', async () => {
+    /** The lines of the current quote_heads store under `dataDir`, sorted (their order in the file is free). */
+    const headsOf = async (dataDir: string) => {
+      const ptr = (await readCurrentPointer(dataDir, 'quotes'))!;
+      const text = await readFile(path.join(snapshotDir(dataDir, 'quotes', ptr.snapshot_id), 'packed', 'quote_heads.tsv'), 'utf8');
+      return text.split('\n').filter(Boolean).sort();
+    };
+    const batched = path.join(root, 'batched');
+    const saved = quoteHeadsOptions.batch;
+    quoteHeadsOptions.batch = 7;
+    try {
+      await ingestAll(testConfig(batched), [quotesPipeline], path.join(root, 'input'));
+    } finally {
+      quoteHeadsOptions.batch = saved;
+    }
+    const whole = await headsOf(path.join(root, 'data'));
+    expect(whole.length).toBeGreaterThan(20); // key 0 and more tickers than several batches hold
+    expect(await headsOf(batched)).toEqual(whole);
+  }, 180_000);
 
   it('keeps one ticker in the few row groups its rows fill, in one file', async () => {
     const r = svc.deps.readers.quotes!;
