@@ -11,7 +11,7 @@ import { createLogger, type Logger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { createApp } from './app.ts';
 import { warmUpApp, warmUpListener } from './platform/warmup.ts';
-import { loadWarmupKeys, planWarmupRequests } from './warmup/warmup.queries.ts';
+import { loadWarmupKeys, planWarmupRequests, warmEachSnapshotBeforeSwap } from './warmup/warmup.queries.ts';
 import { ConnectionTracker, createNodeListener, serverTimeouts } from './platform/node-listener.ts';
 import { discoveryOptions } from './discovery/discovery.options.ts';
 import type { Readers, ServiceDeps } from './platform/deps.ts';
@@ -123,6 +123,8 @@ export async function startServer(config: Config, log: Logger, attach?: AttachTo
     const plan = planWarmupRequests(await loadWarmupKeys(deps.readers, log));
     const report = await warmUpApp(app, plan, { budgetMs: config.WARMUP_MS, passes: 2, concurrency: config.READ_POOL_SIZE, log });
     log.info(report, 'warm-up done (routes)');
+    // Each later snapshot is warmed the same way before it is swapped in (no client request is the first on it).
+    warmEachSnapshotBeforeSwap(app, deps.readers, { budgetMs: config.WARMUP_MS, concurrency: config.READ_POOL_SIZE, log });
   }
   // node:http with the API layer's hot path in front of h3 (service/platform/node-listener.ts), under deliberate
   // timeouts (docs/limits.md): a slow sender holds its memory for at most HTTP_REQUEST_TIMEOUT_MS, not node's 300 s.

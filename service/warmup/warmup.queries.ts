@@ -15,7 +15,8 @@ import { loadSql } from '../../lib/warehouse/duckdb.ts';
 import { listMcpTools } from '../mcp/mcp.queries.ts';
 import type { Readers } from '../platform/deps.ts';
 import { listRoutes } from '../platform/route-registry.ts';
-import type { WarmupRequest } from '../platform/warmup.ts';
+import type { H3 } from 'h3';
+import { type WarmupReport, type WarmupRequest, warmUpApp } from '../platform/warmup.ts';
 
 const KEY_SQL: Record<string, string> = {
   registry: loadSql('./registry-warmup-keys.sql', import.meta.url),
@@ -179,4 +180,27 @@ export function planWarmupRequests(k: WarmupKeys): WarmupRequest[] {
     });
   }
   return plan;
+}
+
+/**
+ * Warms each later snapshot of `readers` before it is swapped in: when a reader finds a new snapshot, the whole
+ * plan (keys drawn from the staged snapshot) is answered in process with that snapshot staged for these requests
+ * only (lib/warehouse/reader.ts, beforeSwap), then the reader swaps. Clients keep reading the old snapshot
+ * meanwhile, so none is the first on the new snapshot's connection pool. Returns a function that stops it.
+ */
+export function warmEachSnapshotBeforeSwap(
+  app: H3,
+  readers: Readers,
+  opts: { budgetMs: number; concurrency: number; log: Pick<Logger, 'debug' | 'info'> },
+): () => void {
+  const stops = Object.values(readers).map((reader) =>
+    reader.beforeSwap(async (manifest, domain) => {
+      const plan = planWarmupRequests(await loadWarmupKeys(readers, opts.log));
+      const report: WarmupReport = await warmUpApp(app, plan, { ...opts, passes: 2 });
+      opts.log.info({ ...report, domain, snapshot_id: manifest.snapshot_id }, 'warm-up done (new snapshot, before its swap)');
+    }),
+  );
+  return () => {
+    for (const stop of stops) stop();
+  };
 }

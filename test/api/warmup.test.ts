@@ -13,8 +13,9 @@ import type { ServiceDeps } from '../../service/platform/deps.ts';
 import { listRoutes } from '../../service/platform/route-registry.ts';
 import type { UsageService } from '../../service/platform/usage.service.ts';
 import { warmUpApp } from '../../service/platform/warmup.ts';
-import { loadWarmupKeys, planWarmupRequests } from '../../service/warmup/warmup.queries.ts';
-import { getJson, type TestService } from '../helpers/app.ts';
+import { loadWarmupKeys, planWarmupRequests, warmEachSnapshotBeforeSwap } from '../../service/warmup/warmup.queries.ts';
+import { transcriptsPipeline } from '../../jobs/transcripts/transcripts.pipeline.ts';
+import { getJson, ingestAll, type TestService } from '../helpers/app.ts';
 import { removeDir } from '../helpers/env.ts';
 import { buildRegistryWorld } from '../helpers/registry-world.ts';
 
@@ -87,6 +88,47 @@ describe('process warm-up', () => {
     meter.mockRestore();
     record.mockRestore();
   });
+
+  it('warms a newly published snapshot before it is swapped in, with it staged for the warm-up alone', async () => {
+    const usage = await usageOf(svc.deps);
+    const meter = vi.spyOn(usage, 'meter');
+    const reader = svc.deps.readers.transcripts!;
+    const before = reader.manifest!.snapshot_id;
+    const seen: Array<{ staged: string; snapshot_id: string; statuses: Record<string, number>; requests: number }> = [];
+    // A client request waiting for the warm-up's end: it reads outside the warm-up's scope, before the swap.
+    let warmedUp!: () => void;
+    const warmed = new Promise<void>((resolve) => (warmedUp = resolve));
+    const client = (async () => {
+      await warmed;
+      return reader.manifest!.snapshot_id;
+    })();
+    const log = {
+      debug: (() => undefined) as never,
+      info: ((o: object, msg: string) => {
+        if (!msg.startsWith('warm-up done (new snapshot')) return;
+        seen.push({ ...(o as (typeof seen)[number]), staged: reader.manifest!.snapshot_id });
+        warmedUp();
+      }) as never,
+    };
+    const stop = warmEachSnapshotBeforeSwap(svc.app, svc.deps.readers, { budgetMs: 120_000, concurrency: 2, log });
+    try {
+      await ingestAll(svc.config, [transcriptsPipeline], path.join(root, 'input'));
+      expect(reader.manifest!.snapshot_id).toBe(before); // published, not yet swapped (tests poll by hand)
+      expect(await reader.refresh()).toBe(true);
+      const after = reader.manifest!.snapshot_id;
+      expect(after).not.toBe(before);
+      expect(seen).toHaveLength(1);
+      expect(seen[0]).toMatchObject({ domain: 'transcripts', snapshot_id: after, staged: after });
+      expect(await client).toBe(before);
+      expect(seen[0]!.requests).toBeGreaterThan(0);
+      expect(seen[0]!.statuses['500'] ?? 0).toBe(0);
+      expect(seen[0]!.statuses['200']).toBeGreaterThan(0);
+      expect(meter).not.toHaveBeenCalled();
+    } finally {
+      stop();
+      meter.mockRestore();
+    }
+  }, 120_000);
 
   it('stops at its budget', async () => {
     const plan = planWarmupRequests(await loadWarmupKeys(svc.deps.readers));

@@ -95,6 +95,62 @@ describe('publishRun', () => {
     await reader.close();
   });
 
+  it('runs before-swap hooks on the new snapshot while every other caller still reads the old one', async () => {
+    const reader = await SnapshotReader.open(dir, 'demo');
+    const before = reader.manifest!.snapshot_id;
+    const inHook: unknown[] = [];
+    const outside: unknown[] = [];
+    // A client request: started outside the hook's async scope, it reads while the hook runs.
+    let hookRunning!: () => void;
+    const running = new Promise<void>((resolve) => (hookRunning = resolve));
+    const client = (async () => {
+      await running;
+      outside.push(reader.manifest!.snapshot_id, await reader.query('SELECT name FROM items'));
+    })();
+    reader.beforeSwap(async (manifest) => {
+      inHook.push(manifest.snapshot_id, reader.manifest!.snapshot_id, await reader.query('SELECT name FROM items'));
+      hookRunning();
+      await client; // the swap waits for the hook, so the client is served the old snapshot
+    });
+    const r = await publish('run-5', [{ id: 8, name: 'staged' }]);
+    expect(await reader.refresh()).toBe(true);
+    expect(inHook).toEqual([r.manifest.snapshot_id, r.manifest.snapshot_id, [{ name: 'staged' }]]);
+    expect(outside).toEqual([before, [{ name: 'new' }]]);
+    expect(reader.manifest!.snapshot_id).toBe(r.manifest.snapshot_id);
+    await reader.close();
+  });
+
+  it('swaps even when a before-swap hook fails, and never serves a snapshot staged while the reader closed', async () => {
+    const warned: string[] = [];
+    const log = { warn: ((_o: object, msg: string) => void warned.push(msg)) as never };
+    const reader = await SnapshotReader.open(dir, 'demo', { log });
+    reader.beforeSwap(async () => {
+      throw new Error('warm-up broke');
+    });
+    const r = await publish('run-6', [{ id: 9, name: 'after-failure' }]);
+    expect(await reader.refresh()).toBe(true);
+    expect(reader.manifest!.snapshot_id).toBe(r.manifest.snapshot_id);
+    expect(warned).toEqual(['before-swap hook failed; swapping anyway']);
+    await reader.close();
+
+    const closing = await SnapshotReader.open(dir, 'demo');
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let entered!: () => void;
+    const hookEntered = new Promise<void>((resolve) => (entered = resolve));
+    closing.beforeSwap(async () => {
+      entered();
+      await held;
+    });
+    await publish('run-7', [{ id: 10, name: 'never-served' }]);
+    const swapped = closing.refresh();
+    await hookEntered;
+    await closing.close();
+    release();
+    expect(await swapped).toBe(false);
+    expect(closing.manifest).toBeNull();
+  });
+
   it('exposes every current table to ad-hoc SQL as domain.table views', async () => {
     const { conn, tables } = await openWarehouseViews(dir);
     expect(tables).toContain('demo.items');
