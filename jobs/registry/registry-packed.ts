@@ -11,6 +11,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { loadSql, queryRows } from '../../lib/warehouse/duckdb.ts';
+import { textKeySql } from '../../lib/warehouse/packed-store.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
 
 /** Store name → its SELECT (columns k = cik, v = JSON text). Names are read by service/registry-layers. */
@@ -21,10 +22,15 @@ export const REGISTRY_PACKED: Record<string, string> = {
   registry_people: loadSql('./packed-people.sql', import.meta.url),
   registry_profile: loadSql('./packed-profile.sql', import.meta.url),
   registry_person: loadSql('./packed-person.sql', import.meta.url),
+  registry_identity: loadSql('./packed-identity.sql', import.meta.url),
+  registry_tickers: loadSql('./packed-tickers.sql', import.meta.url),
 };
 
 /** A person's record id: the key of registry_person (service/registry-layers/person-names.sql computes the same). */
 const PERSON_ID = '(hash(person_key) % 2147483647)::INTEGER';
+
+/** A ticker's key in registry_tickers: `textKey(ticker)` (lib/warehouse/packed-store.ts), which service/company computes. */
+const TICKER_KEY = textKeySql('ticker');
 
 /**
  * `batch`: CIKs a batch aggregates at a time. DuckDB cannot spill the list/string_agg states a record is built
@@ -44,11 +50,11 @@ const ALL_KEYS = ['filing_index', 'earnings_calendar', 'timeline', 'people', 'pr
  * The batches of one store: the sorted keys of `keysSql` in runs of `packOptions.batch`, each loaded into temp table
  * `_pack_keys` (which the store's SELECT reads) before its SELECT is copied.
  */
-async function* batches(conn: DuckDBConnection, select: string, keysSql: string): AsyncIterable<string> {
+async function* batches(conn: DuckDBConnection, select: string, keysSql: string, size = packOptions.batch): AsyncIterable<string> {
   const keys = (await queryRows(conn, `SELECT DISTINCT k FROM (${keysSql}) WHERE k IS NOT NULL ORDER BY k`)).map((r) => Number(r.k));
   try {
-    for (let i = 0; i < keys.length; i += packOptions.batch) {
-      const slice = keys.slice(i, i + packOptions.batch);
+    for (let i = 0; i < keys.length; i += size) {
+      const slice = keys.slice(i, i + size);
       await conn.run(`CREATE OR REPLACE TEMP TABLE _pack_keys AS SELECT DISTINCT k FROM (${keysSql}) WHERE k BETWEEN $lo AND $hi`, {
         lo: slice[0]!,
         hi: slice[slice.length - 1]!,
@@ -66,6 +72,8 @@ async function* batches(conn: DuckDBConnection, select: string, keysSql: string)
  */
 export async function notePeopleBeforeDelta(conn: DuckDBConnection): Promise<void> {
   await conn.run('CREATE OR REPLACE TEMP TABLE _people_before AS SELECT DISTINCT cik, person_key FROM people');
+  // And which tickers each company had: a ticker a changed company drops must leave registry_tickers.
+  await conn.run('CREATE OR REPLACE TEMP TABLE _tickers_before AS SELECT DISTINCT cik, ticker FROM company_lookup');
 }
 
 /** Writes (full publish), merges (delta publish) or links (delta publish with nothing changed) every registry store. */
@@ -74,8 +82,17 @@ export async function writeRegistryPacked(conn: DuckDBConnection, ctx: DeriveCon
   const delta = ctx.delta;
   for (const [name, select] of Object.entries(REGISTRY_PACKED)) {
     const t = Date.now();
-    const allKeys = name === 'registry_person' ? `SELECT ${PERSON_ID} AS k FROM people WHERE person_key IS NOT NULL` : ALL_KEYS;
-    if (!delta) await ctx.writePacked(name, batches(conn, select, allKeys));
+    const allKeys =
+      name === 'registry_person'
+        ? `SELECT ${PERSON_ID} AS k FROM people WHERE person_key IS NOT NULL`
+        : name === 'registry_identity'
+          ? 'SELECT cik AS k FROM company_lookup'
+          : name === 'registry_tickers'
+            ? `SELECT ${TICKER_KEY} AS k FROM company_lookup`
+            : ALL_KEYS;
+    // A ticker record is two short fields: batches of 20 × the companies' batch (one COPY each).
+    const size = name === 'registry_tickers' ? packOptions.batch * 20 : packOptions.batch;
+    if (!delta) await ctx.writePacked(name, batches(conn, select, allKeys, size));
     else if (delta.changed.size === 0 && (await ctx.linkPreviousPacked(name))) timings[`${name}_linked`] = 1;
     else {
       // A profile record also holds the company's affiliations, read from other companies' people rows: every
@@ -88,12 +105,16 @@ export async function writeRegistryPacked(conn: DuckDBConnection, ctx: DeriveCon
           ? `SELECT k FROM ${delta.keysTable} UNION SELECT cik FROM people WHERE person_key IN (${changedPeople})`
           : name === 'registry_person'
             ? `SELECT ${PERSON_ID} AS k FROM (${changedPeople}) WHERE person_key IS NOT NULL`
-            : `SELECT k FROM ${delta.keysTable}`;
+            : name === 'registry_tickers'
+              ? // The keys of every ticker a changed company has or had (_tickers_before): re-packed from all its tickers.
+                `SELECT ${TICKER_KEY} AS k FROM (SELECT ticker FROM company_lookup WHERE cik IN (SELECT k FROM ${delta.keysTable}) UNION SELECT ticker FROM _tickers_before WHERE cik IN (SELECT k FROM ${delta.keysTable}))`
+              : `SELECT k FROM ${delta.keysTable}`;
       const keys = new Set((await queryRows(conn, `SELECT DISTINCT k FROM (${changedSql}) WHERE k IS NOT NULL`)).map((r) => Number(r.k)));
-      await ctx.writePackedDelta(name, batches(conn, select, changedSql), keys, batches(conn, select, allKeys));
+      await ctx.writePackedDelta(name, batches(conn, select, changedSql, size), keys, batches(conn, select, allKeys, size));
     }
     timings[name] = Date.now() - t;
   }
   await conn.run('DROP TABLE IF EXISTS temp.main._people_before');
+  await conn.run('DROP TABLE IF EXISTS temp.main._tickers_before');
   return timings;
 }

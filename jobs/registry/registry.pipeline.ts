@@ -220,7 +220,7 @@ function fetchedChildren(fetches: FetchJob[], secDir: string): ChildJob[] {
 }
 
 /** Version of what the registry makes of its inputs: the plan digest's salt and the incremental ledger's parser (see plan). */
-export const REGISTRY_PARSER = 'registry-v4';
+export const REGISTRY_PARSER = 'registry-v5';
 
 export const registryPipeline: Pipeline = {
   domain: registryDomain,
@@ -289,7 +289,8 @@ export const registryPipeline: Pipeline = {
       children.push({ step: 'index', key: `index-${path.relative(secDir, f)}`, data: { file: f, root: secDir } });
     // The salt versions what the pipeline makes of the inputs: bump it when parsing or derive SQL changes, so a
     // snapshot built by older code is rebuilt on the next run instead of skipped as unchanged (v3: 10-K executive
-    // names linked to the company's Form 3/4/5 filers in derive-people-signals.sql; v4: the per-company packed stores of registry-packed.ts).
+    // names linked to the company's Form 3/4/5 filers in derive-people-signals.sql; v4: the per-company packed stores of registry-packed.ts; v5: the identity and ticker stores
+    // registry_identity / registry_tickers of the identity card and the quote routes).
     const known = ctx.incremental ? (f: string) => ctx.incremental!.statOf(f) : undefined;
     return { inputDigest: await digestScanned(ctx.inputDir, all, REGISTRY_PARSER, known), children };
   },

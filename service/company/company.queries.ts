@@ -2,7 +2,8 @@
  * Company queries, transport-free: HTTP routes and MCP tools call these.
  */
 import { NotFoundError, InvalidInputError } from '../../lib/errors.ts';
-import { loadSql } from '../../lib/warehouse/duckdb.ts';
+import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
+import { textKey } from '../../lib/warehouse/packed-store.ts';
 import { readQuoteHeads } from '../../lib/quote-heads.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 
@@ -30,17 +31,135 @@ export function parseCompanyRef(raw: string): CompanyRef {
 
 export type CompanyRecord = Record<string, unknown>;
 
-/** Finds a company by ticker or CIK, or throws NotFoundError with close matches as `hint`. */
-export async function findCompany(registry: SnapshotReader, raw: string): Promise<CompanyRecord> {
+/**
+ * A company as the identity card and the quote routes read it from the registry: the find-company.sql row, and,
+ * from the packed identity record (jobs/registry/packed-identity.sql), the rows of service/quotes/market-facts.sql
+ * (`facts`) and every company_share_counts row by period end (`shares`, see pickSharesAsOf). `facts` and `shares`
+ * are absent when the row came from SQL (a registry snapshot without the store): the callers then query them.
+ */
+export interface CompanyIdentity {
+  company: CompanyRecord;
+  facts?: Row[];
+  shares?: Row[];
+}
+
+/** The packed stores of the registry identity (jobs/registry/registry-packed.ts). */
+const IDENTITY_STORE = 'registry_identity';
+const TICKERS_STORE = 'registry_tickers';
+
+interface PackedIdentity {
+  lookup: Array<{
+    ticker: string;
+    cik_padded: string;
+    name: string | null;
+    exchange: string | null;
+    is_primary: boolean;
+    status: string;
+    status_reason: string | null;
+  }>;
+  company: Record<string, unknown> | null;
+  employees: number | null;
+  facts: Row[];
+  shares: Row[];
+}
+
+/** find-company.sql's row from a packed record and one of its lookup rows: same columns, order and values. */
+function companyRow(cik: number, l: PackedIdentity['lookup'][number], rec: PackedIdentity): CompanyRecord {
+  const c = rec.company;
+  return {
+    ticker: l.ticker,
+    cik,
+    cik_padded: l.cik_padded,
+    name: c?.name ?? l.name,
+    exchange: l.exchange,
+    status: l.status,
+    status_reason: l.status_reason,
+    sic: c?.sic ?? null,
+    sic_description: c?.sic_description ?? null,
+    state_of_incorporation: c?.state_of_incorporation ?? null,
+    state_of_incorporation_description: c?.state_of_incorporation_description ?? null,
+    fiscal_year_end: c?.fiscal_year_end ?? null,
+    category: c?.category ?? null,
+    entity_type: c?.entity_type ?? null,
+    business_address: c?.business_address ?? null,
+    former_names: c?.former_names ?? null,
+    tickers: c?.tickers ?? null,
+    exchanges: c?.exchanges ?? null,
+    origin: c?.origin ?? null,
+    has_submissions: c !== null,
+    employees: rec.employees,
+  };
+}
+
+/**
+ * The company of `ref` from the served registry snapshot's packed stores: a ticker resolves through registry_tickers
+ * to its CIK, then the CIK's registry_identity record gives its row (a CIK: the primary ticker's row, as
+ * find-company.sql's `l.is_primary`). `undefined` when the snapshot has no such stores (the SQL path runs), null when
+ * no company has that ticker or CIK. Both stores are taken from one snapshot before any await; when the reader swaps
+ * meanwhile and closes them, the new snapshot's are read once.
+ */
+async function readPackedIdentity(registry: SnapshotReader, ref: CompanyRef, retry = true): Promise<CompanyIdentity | null | undefined> {
+  const tickers = registry.packed(TICKERS_STORE);
+  const identity = registry.packed(IDENTITY_STORE);
+  if (!tickers || !identity) return undefined;
+  try {
+    let cik = ref.cik;
+    if (ref.ticker !== null) {
+      const text = await tickers.get(textKey(ref.ticker));
+      const hit = text
+        ? (JSON.parse(text) as { rows: Array<{ ticker: string; cik: number }> }).rows.find((r) => r.ticker === ref.ticker)
+        : undefined;
+      if (!hit) return null;
+      cik = hit.cik;
+    }
+    const text = cik === null ? null : await identity.get(cik);
+    if (text === null || cik === null) return null;
+    const rec = JSON.parse(text) as PackedIdentity;
+    const l = ref.ticker !== null ? rec.lookup.find((x) => x.ticker === ref.ticker) : rec.lookup.find((x) => x.is_primary);
+    if (!l) return null;
+    return { company: companyRow(cik, l, rec), facts: rec.facts, shares: rec.shares };
+  } catch (e) {
+    if (retry && (registry.packed(TICKERS_STORE) !== tickers || registry.packed(IDENTITY_STORE) !== identity))
+      return readPackedIdentity(registry, ref, false);
+    throw e;
+  }
+}
+
+/**
+ * Finds a company by ticker or CIK with what the card and the market context read of it (CompanyIdentity): from the
+ * packed stores, without a DuckDB query, else find-company.sql. Throws NotFoundError with close matches as `hint`
+ * (company-hints.sql; `hints: false` skips that query, for a caller that drops the error, e.g. quotes of an ETF).
+ */
+export async function findCompanyIdentity(registry: SnapshotReader, raw: string, opts: { hints?: boolean } = {}): Promise<CompanyIdentity> {
   const ref = parseCompanyRef(raw);
-  const rows = await registry.query(FIND, { ticker: ref.ticker, cik: ref.cik });
-  if (rows[0]) return rows[0];
+  const packed = await readPackedIdentity(registry, ref);
+  if (packed) return packed;
+  if (packed === undefined) {
+    const rows = await registry.query(FIND, { ticker: ref.ticker, cik: ref.cik });
+    if (rows[0]) return { company: rows[0] };
+  }
   const q = (ref.ticker ?? String(ref.cik)).toUpperCase();
-  const hints = ref.ticker ? await registry.query(HINTS, { q }) : [];
+  const hints = ref.ticker && opts.hints !== false ? await registry.query(HINTS, { q }) : [];
   const hint = hints.filter((h) => Number(h.score) > 0.7).map((h) => `${h.ticker} (${h.name})`);
   throw new NotFoundError(`no company with ticker or CIK '${q}'`, {
     response: { ticker: q, hint: hint.length ? `did you mean ${hint.join(', ')}?` : 'search by name at /api/search?q=...' },
   });
+}
+
+/** Finds a company by ticker or CIK (its find-company.sql row), or throws NotFoundError with close matches as `hint`. */
+export async function findCompany(registry: SnapshotReader, raw: string): Promise<CompanyRecord> {
+  return (await findCompanyIdentity(registry, raw)).company;
+}
+
+/**
+ * The share count as of `asOf` (YYYY-MM-DD) from a company's share counts ordered by period end (the packed
+ * record's `shares`): the latest whose period end is on or before `asOf`, else the earliest, the rule of
+ * shares-asof.sql and service/quotes/market-shares-asof.sql. Undefined when there is none.
+ */
+export function pickSharesAsOf(shares: Row[], asOf: string): Row | undefined {
+  let best: Row | undefined;
+  for (const s of shares) if (String(s.period_end) <= asOf) best = s;
+  return best ?? shares[0];
 }
 
 function parseJson<T>(v: unknown): T | null {
@@ -90,6 +209,7 @@ export async function getIdentityMarketCap(
   registry: SnapshotReader,
   quotes: SnapshotReader | undefined,
   c: CompanyRecord,
+  knownShares?: Row[],
 ): Promise<IdentityMarketCap | null> {
   if (!quotes) return null;
   let bar: Record<string, unknown> | undefined;
@@ -103,7 +223,9 @@ export async function getIdentityMarketCap(
       bar = raw ? { quote_date: raw.head.quote_date, close: Number(raw.head.close) } : undefined;
     } else [bar] = await quotes.query(LATEST_CLOSE, { ticker: String(c.ticker) });
     if (!bar) return null;
-    [shares] = await registry.query(SHARES_AS_OF, { cik: Number(c.cik), as_of: String(bar.quote_date) });
+    // The company's share counts from its packed identity record when read from there (same rule, no query).
+    if (knownShares) shares = pickSharesAsOf(knownShares, String(bar.quote_date));
+    else [shares] = await registry.query(SHARES_AS_OF, { cik: Number(c.cik), as_of: String(bar.quote_date) });
   } catch (e) {
     if (e instanceof NotFoundError || e instanceof InvalidInputError) throw e;
     return null; // a snapshot without these tables (older layout): the card still answers, without a market cap
@@ -207,8 +329,9 @@ export async function getIdentityCard(
   baseUrl: string,
   detail?: IdentityDetail,
 ) {
-  const company = await findCompany(registry, tickerOrCik);
-  const marketCap = await getIdentityMarketCap(registry, quotes, company);
+  // With the registry's packed identity stores and the quotes' chain heads store, no DuckDB query runs (issue 22).
+  const { company, shares } = await findCompanyIdentity(registry, tickerOrCik);
+  const marketCap = await getIdentityMarketCap(registry, quotes, company, shares);
   return buildIdentityCard(company, baseUrl, { marketCap, detail });
 }
 

@@ -20,7 +20,7 @@ import {
   type QuoteSource,
 } from '../../ingest/quotes/chain.ts';
 import { normalizeTicker, type Adjustment, type QuoteBar } from '../../ingest/quotes/quote.schema.ts';
-import { findCompany, parseCompanyRef } from '../company/company.queries.ts';
+import { findCompanyIdentity, parseCompanyRef, pickSharesAsOf } from '../company/company.queries.ts';
 import { readQuoteHeads, type QuoteHeadChain, type QuoteHeads } from '../../lib/quote-heads.ts';
 import { decodeKeyCursor, encodeKeyCursor } from '../platform/pagination.ts';
 
@@ -311,6 +311,11 @@ export interface ResolvedTicker {
   cik: number | null;
   /** The identity card's `peak_metrics.employees` (latest 10-K Item 1 figure), or null. */
   employees?: number | null;
+  /**
+   * The company's market-facts.sql rows and share counts, when the registry answered from its packed identity
+   * record (service/company findCompanyIdentity): marketContext then runs no query. Not served.
+   */
+  registryRows?: { facts: Row[]; shares: Row[] };
 }
 
 /**
@@ -322,12 +327,14 @@ export async function resolveQuoteTicker(registry: SnapshotReader | undefined, r
   const ref = parseCompanyRef(raw);
   if (registry) {
     try {
-      const c = await findCompany(registry, raw);
+      // No hint query for an unknown ticker: the NotFoundError is dropped below (quotes of an ETF, not a registrant).
+      const { company: c, facts, shares } = await findCompanyIdentity(registry, raw, { hints: ref.ticker === null });
       return {
         ticker: String(c.ticker),
         name: (c.name as string | null) ?? null,
         cik: c.cik == null ? null : Number(c.cik),
         employees: c.employees == null ? null : Number(c.employees),
+        ...(facts && shares ? { registryRows: { facts, shares } } : {}),
       };
     } catch (e) {
       if (!(e instanceof NotFoundError) && !(e instanceof PipelineError && e.code === 'proofline:source-unavailable')) throw e;
@@ -443,6 +450,7 @@ export async function marketContext(
   quoteDate: string,
   adjustment: Adjustment,
   cardEmployees: number | null = null,
+  known?: ResolvedTicker['registryRows'],
 ): Promise<MarketContext> {
   const card = {
     employees: cardEmployees,
@@ -463,10 +471,17 @@ export async function marketContext(
   let asOf: Row | undefined;
   let rule = 'the latest count on or before the quote date';
   try {
-    // Both reads in one query; a registry snapshot lacking one of the tables gets the two reads below.
-    const both = await registry.query(MARKET_CONTEXT, { cik, quote_date: quoteDate });
-    rows = both.filter((r) => r.kind === 'fact');
-    asOf = both.find((r) => r.kind === 'as_of');
+    if (known) {
+      // The company's packed identity record (read with the company, so from the same registry snapshot): the
+      // rows of market-context.sql without a query; the as-of pick is market-shares-asof.sql's rule.
+      rows = known.facts;
+      asOf = pickSharesAsOf(known.shares, quoteDate);
+    } else {
+      // Both reads in one query; a registry snapshot lacking one of the tables gets the two reads below.
+      const both = await registry.query(MARKET_CONTEXT, { cik, quote_date: quoteDate });
+      rows = both.filter((r) => r.kind === 'fact');
+      asOf = both.find((r) => r.kind === 'as_of');
+    }
   } catch (e) {
     if (e instanceof PipelineError) throw e;
     try {
@@ -538,7 +553,15 @@ export async function getLatestQuote(d: QuoteQueryDeps, rawTicker: string, opts:
     adjustment,
     quote: day.quote,
     flags: day.flags,
-    market_context: await marketContext(d.registry, t.cik, day.quote.close, day.quote_date, adjustment, t.employees ?? null),
+    market_context: await marketContext(
+      d.registry,
+      t.cik,
+      day.quote.close,
+      day.quote_date,
+      adjustment,
+      t.employees ?? null,
+      t.registryRows,
+    ),
     origin: day.origin,
     origin_verified: day.origin_verified,
     split_adjustment: day.split_adjustment,

@@ -1,0 +1,168 @@
+/**
+ * The registry's identity stores (issue 22; jobs/registry/packed-identity.sql, packed-tickers.sql): the identity
+ * card (both sizes), the latest quote and the quote history answer the same bytes from the packed records as from
+ * the SQL path (a registry snapshot without the stores), for every ticker and CIK of the small sample, and the same
+ * 404 for unknown tickers and CIKs; and with the stores (and the quotes' chain heads store) such an answer runs no
+ * DuckDB query on either reader (the plan guard of issue 22, no timing).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { runPipelineInProcess } from '../../jobs/in-process.ts';
+import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
+import { quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
+import { ensureSample } from '../../jobs/sample.ts';
+import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
+import { quotesSampleGenerator } from '../../ingest/quotes/quotes.sample.ts';
+import { silentLogger } from '../../lib/log.ts';
+import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { findCompany, getIdentityCard } from '../../service/company/company.queries.ts';
+import { getLatestQuote, getQuoteHistory } from '../../service/quotes/quotes.queries.ts';
+
+/** The same reader without its packed stores: the answers take their SQL path. */
+function sqlOnly(reader: SnapshotReader): SnapshotReader {
+  const r = Object.create(reader) as SnapshotReader;
+  Object.defineProperty(r, 'packed', { value: () => null });
+  return r;
+}
+
+/** The reader, counting the DuckDB queries run through it. */
+function counting(reader: SnapshotReader): { reader: SnapshotReader; count: () => number } {
+  let n = 0;
+  const r = Object.create(reader) as SnapshotReader;
+  Object.defineProperty(r, 'query', {
+    value: (sql: string, p?: Record<string, never>) => {
+      n++;
+      return reader.query(sql, p);
+    },
+  });
+  return { reader: r, count: () => n };
+}
+
+/** The answer, or the error with its served fields, as JSON text. */
+async function answer(f: () => Promise<unknown>): Promise<string> {
+  try {
+    return JSON.stringify(await f());
+  } catch (e) {
+    const err = e as Error & { context?: unknown };
+    return `error ${err.name}: ${err.message} ${JSON.stringify(err.context ?? null)}`;
+  }
+}
+
+const BASE = 'https://proofline.test';
+
+describe('registry identity stores', () => {
+  let dir: string;
+  let registry: SnapshotReader;
+  let quotes: SnapshotReader;
+  let tickers: string[];
+  let ciks: number[];
+  let quoteTickers: string[];
+
+  beforeAll(async () => {
+    dir = await tempDir('proofline-identity-packed-');
+    const input = `${dir}/input`;
+    await ensureSample(input, { scale: 'small', seed: 42, generators: [edgarSampleGenerator, quotesSampleGenerator] });
+    const config = testConfig(`${dir}/data`);
+    for (const p of [registryPipeline, quotesPipeline])
+      await runPipelineInProcess(p, { config, log: silentLogger, inputDir: input, force: true, backoffMs: 1, concurrency: 2 });
+    registry = await SnapshotReader.open(`${dir}/data`, 'registry', { poolSize: 2 });
+    quotes = await SnapshotReader.open(`${dir}/data`, 'quotes', { poolSize: 2 });
+    tickers = (await registry.query(`SELECT ticker FROM company_lookup ORDER BY ticker`)).map((r) => String(r.ticker));
+    ciks = (await registry.query(`SELECT DISTINCT cik FROM company_lookup ORDER BY cik`)).map((r) => Number(r.cik));
+    quoteTickers = (await quotes.query(`SELECT DISTINCT ticker FROM quote_bars ORDER BY ticker`)).map((r) => String(r.ticker));
+  }, 240_000);
+  afterAll(async () => {
+    await registry?.close();
+    await quotes?.close();
+    await removeDir(dir);
+  });
+
+  it('publishes one identity record per company and every ticker in the ticker store', async () => {
+    expect(registry.packed('registry_identity')!.size).toBe(ciks.length);
+    expect(registry.packed('registry_tickers')!.size).toBeGreaterThan(0);
+    expect(tickers.length).toBeGreaterThan(ciks.length); // some companies have several tickers (classes, preferreds)
+    expect(quoteTickers.filter((t) => tickers.includes(t)).length).toBeGreaterThan(100);
+  });
+
+  it('finds every company by ticker and CIK with the same row as find-company.sql, and misses with the same 404', async () => {
+    const sql = sqlOnly(registry);
+    const refs = [
+      ...tickers,
+      ...tickers.slice(0, 40).map((t) => t.toLowerCase().replace(/-/g, '.')),
+      ...ciks.map(String),
+      ...ciks.slice(0, 30).flatMap((c) => [String(c).padStart(10, '0'), `CIK${String(c).padStart(10, '0')}`]),
+      // unknown: near misses (hints), far misses, unknown CIKs (one beyond INTEGER), bad input
+      ...tickers.slice(0, 20).map((t) => `${t}X`),
+      'ZZZZQ',
+      'SPY',
+      '1',
+      '9999999999',
+      'not a ticker!',
+    ];
+    for (const ref of refs) expect(await answer(() => findCompany(registry, ref)), ref).toBe(await answer(() => findCompany(sql, ref)));
+  }, 120_000);
+
+  it('answers the identity card (both sizes), the latest quote and the quote history with the same bytes as the SQL path', async () => {
+    const sql = sqlOnly(registry);
+    const refs = [
+      ...new Set([...quoteTickers, ...tickers.filter((_, i) => i % 3 === 0), ...ciks.filter((_, i) => i % 5 === 0).map(String)]),
+    ];
+    refs.push('SPY', 'ZZZZQ', '9999999');
+    let compared = 0;
+    let withMarketCap = 0;
+    for (const t of refs) {
+      const calls: Array<(r: SnapshotReader) => Promise<unknown>> = [
+        (r) => getIdentityCard(r, quotes, t, BASE),
+        (r) => getIdentityCard(r, quotes, t, BASE, 'full'),
+        (r) => getIdentityCard(r, undefined, t, BASE, 'full'),
+        (r) => getLatestQuote({ quotes, registry: r }, t),
+        (r) => getLatestQuote({ quotes, registry: r }, t, { adjustment: 'split_dividend' }),
+        (r) => getQuoteHistory({ quotes, registry: r }, t),
+        (r) => getQuoteHistory({ quotes, registry: r }, t, { limit: 5, adjustment: 'raw' }),
+      ];
+      for (const call of calls) {
+        const got = await answer(() => call(registry));
+        expect(got, t).toBe(await answer(() => call(sql)));
+        if (/"market_cap(_usd)?":\d/.test(got)) withMarketCap++;
+        compared++;
+      }
+    }
+    expect(compared).toBe(refs.length * 7);
+    // The market caps (share count as of the quote date) are among what is compared, not only nulls.
+    expect(withMarketCap).toBeGreaterThan(300);
+  }, 300_000);
+
+  it('pages through a quote history as the SQL path does (backward and from a date)', async () => {
+    const sql = sqlOnly(registry);
+    for (const t of quoteTickers.filter((_, i) => i % 40 === 0)) {
+      for (const from of [undefined, '2020-01-01']) {
+        let cursor: string | undefined;
+        let pages = 0;
+        do {
+          const page = (r: SnapshotReader) => getQuoteHistory({ quotes, registry: r }, t, { limit: 50, from, cursor });
+          const [a, b] = [await page(registry), await page(sql)];
+          expect(JSON.stringify(a), `${t} page ${pages}`).toBe(JSON.stringify(b));
+          cursor = a.next_cursor ?? undefined;
+          pages++;
+        } while (cursor && pages < 6);
+      }
+    }
+  }, 120_000);
+
+  it('runs no DuckDB query for a card, a latest quote or a default quote history page', async () => {
+    const reg = counting(registry);
+    const quo = counting(quotes);
+    const some = quoteTickers.filter((t) => tickers.includes(t)).slice(0, 60);
+    const cik = String((await registry.query(`SELECT cik FROM company_lookup WHERE ticker = $t`, { t: some[0]! }))[0]!.cik);
+    for (const t of [...some, cik]) {
+      await getIdentityCard(reg.reader, quo.reader, t, BASE);
+      await getIdentityCard(reg.reader, quo.reader, t, BASE, 'full');
+      await getLatestQuote({ quotes: quo.reader, registry: reg.reader }, t);
+      await getQuoteHistory({ quotes: quo.reader, registry: reg.reader }, t);
+    }
+    // A ticker the registry does not know (quotes of an ETF): no hint query either.
+    await getLatestQuote({ quotes: quo.reader, registry: reg.reader }, 'ZZZZQ').catch(() => null);
+    expect(reg.count()).toBe(0);
+    expect(quo.count()).toBe(0);
+  });
+});
