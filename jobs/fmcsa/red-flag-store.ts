@@ -1,7 +1,7 @@
 /**
  * Packed red-flag lists, built at FMCSA publish from red_flag_rows (jobs/fmcsa/derive-red-flag-index.sql), so that
  * `/api/red-flags` and `freight_red_flag_search` answer with no DuckDB query (issue 22 item 2: a search-like route
- * answers by a binary search and a bounded read, not a scan or a count per request). Layout and keys: ingest/fmcsa/red-flag-keys.ts.
+ * answers by a binary search and a bounded read, not a scan or a count per request). Layout and keys: ingest/fmcsa/search-store-keys.ts.
  *
  * A page is the header, the one to three blocks covering [offset, offset + limit) and one row read per carrier;
  * `min_risk` cuts the list at the first block whose first score is below it (scores descend, so the carriers at or
@@ -20,7 +20,7 @@ import {
   redFlagKeysFit,
   SLOTS,
   STATE_KEYS,
-} from '../../ingest/fmcsa/red-flag-keys.ts';
+} from '../../ingest/fmcsa/search-store-keys.ts';
 
 /** Entries aggregated into lists per pass (list states cannot spill to disk; ~16 bytes each). */
 export const redFlagPasses = { entries: 4_000_000 };

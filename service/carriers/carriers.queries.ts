@@ -33,7 +33,13 @@ import {
   RED_FLAG_ROW_COLUMNS,
   RED_FLAG_STORES,
   redFlagListKey,
-} from '../../ingest/fmcsa/red-flag-keys.ts';
+  CARRIER_NAME_HITS,
+  NAME_HITS_BLOCK,
+  NAME_HITS_CAP,
+  NAME_HITS_HEADER,
+  NAME_HITS_TERMS_KEY,
+  nameHitsKey,
+} from '../../ingest/fmcsa/search-store-keys.ts';
 
 const SQL = {
   search: loadSql('./search-carriers.sql', import.meta.url),
@@ -145,6 +151,19 @@ export async function searchCarriers(
   const { limit, clamped } = clampLimit(q.limit, 20, 100);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = q.cursor ? decodeCursor(q.cursor, snapshotId) : Math.max(0, Math.trunc(q.offset ?? 0));
+  if (name && dot == null && !mc) {
+    // A frequent word's answer precomputed at publish (jobs/fmcsa/carrier-name-index.ts): no DuckDB query.
+    const packed = await packedNameSearch(fmcsa, name, state, limit, offset);
+    if (packed)
+      return {
+        total: packed.total,
+        limit,
+        ...(clamped ? { limit_clamped: clamped } : {}),
+        offset,
+        results: packed.rows,
+        next_cursor: nextCursorOf(offset, packed.rows.length, packed.total, snapshotId),
+      };
+  }
   if (name && dot == null && !mc && canSearchByTerm(fmcsa, name)) {
     // The name index built at publish (jobs/fmcsa/carrier-name-index.ts) gives the page's DOTs, ranks and total
     // without a scan of every name; each row's columns come from the packed census and snapshot stores.
@@ -193,6 +212,67 @@ function canSearchByTerm(fmcsa: SnapshotReader, name: string): boolean {
     fmcsa.packed('carrier_census') !== null &&
     fmcsa.packed('carrier_snapshot') !== null
   );
+}
+
+/** The indexed terms of a carrier_name_hits store, in order (read once per store). */
+const nameHitsTerms = new WeakMap<PackedStore, Promise<string[]>>();
+
+/**
+ * A name search's page and total from the packed carrier_name_hits store (jobs/fmcsa/carrier-name-index.ts): the
+ * query's counts header and the one or two blocks of DOTs of the page, then each row from the packed census and
+ * snapshot stores (searchRowOf): the answer of search-carriers-by-term.sql with no DuckDB query. Null when the
+ * store does not answer it (no store, a query that is not an indexed term, a page past NAME_HITS_CAP, or a row
+ * missing because the reader swapped snapshots between reads): the SQL then answers.
+ */
+async function packedNameSearch(
+  fmcsa: SnapshotReader,
+  name: string,
+  state: string | null,
+  limit: number,
+  offset: number,
+): Promise<{ rows: Row[]; total: number } | null> {
+  const store = fmcsa.packed(CARRIER_NAME_HITS);
+  if (!store || !fmcsa.packed('carrier_census') || !fmcsa.packed('carrier_snapshot')) return null;
+  let termsP = nameHitsTerms.get(store);
+  if (!termsP) {
+    termsP = store.get(NAME_HITS_TERMS_KEY).then((t) => (t === null ? [] : (JSON.parse(t) as string[])));
+    nameHitsTerms.set(store, termsP);
+  }
+  const terms = await termsP;
+  // Binary search in term order (DuckDB's VARCHAR order; terms are ASCII [a-z0-9], where JS compares the same).
+  let lo = 0;
+  let hi = terms.length - 1;
+  let qi = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const t = terms[mid]!;
+    if (t < name) lo = mid + 1;
+    else if (t > name) hi = mid - 1;
+    else {
+      qi = mid;
+      break;
+    }
+  }
+  if (qi < 0) return null;
+  const header = await store.get(nameHitsKey(qi, null, NAME_HITS_HEADER));
+  if (header === null) return null;
+  const total = (JSON.parse(header) as Record<string, number>)[state ?? '*'] ?? 0;
+  // An empty page reports total 0, as the SQL's window count does.
+  if (offset >= total) return { rows: [], total: 0 };
+  const end = Math.min(total, offset + limit);
+  if (end > NAME_HITS_CAP) return null;
+  const dots: number[] = [];
+  for (let b = Math.floor(offset / NAME_HITS_BLOCK); b * NAME_HITS_BLOCK < end; b++) {
+    const text = await store.get(nameHitsKey(qi, state, b));
+    if (text === null) return null;
+    const block = JSON.parse(text) as number[];
+    for (let i = 0; i < block.length; i++) {
+      const pos = b * NAME_HITS_BLOCK + i;
+      if (pos >= offset && pos < end) dots.push(block[i]!);
+    }
+  }
+  const rows = await Promise.all(dots.map((d) => searchRowOf(fmcsa, d)));
+  return rows.every((r): r is Row => r !== null) ? { rows, total } : null;
 }
 
 /** Columns of a search row (search-carriers-page.sql's select list) and the census column each is read from. */

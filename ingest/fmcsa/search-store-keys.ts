@@ -1,6 +1,7 @@
 /**
- * Keys and layout of the packed red-flag stores (jobs/fmcsa/red-flag-store.ts writes them, the red-flag search of
- * service/carriers/carriers.queries.ts reads them): shared by both sides, so the numbering is defined once.
+ * Keys and layout of the packed stores of the search-like FMCSA routes (jobs/fmcsa/red-flag-store.ts and
+ * carrier-name-index.ts write them, service/carriers/carriers.queries.ts reads them): shared by both sides, so the
+ * numbering is defined once.
  *
  *   red_flag_lists  one list per filter (code or any, state or any, safety rating or any): the `g` of its carriers
  *                   (red_flag_rows' answer order: risk_score DESC, dot_number) in blocks of RED_FLAG_BLOCK entries
@@ -9,6 +10,11 @@
  *                   ([[g, …], [risk_score, …]]). Key RED_FLAG_CODES_KEY (a slot no list reaches) holds the codes the
  *                   keys were numbered by: a reader whose codes differ does not use the store.
  *   red_flag_row    key g: the answer row's values, as JSON, in RED_FLAG_ROW_COLUMNS order.
+ *   carrier_name_hits  per indexed term q (a dictionary term of the name index, NAME_HITS_TERMS_KEY lists them in
+ *                   order: q's number is its position) and state key (0 any, else the state's): the first
+ *                   NAME_HITS_CAP DOTs the name search answers for q, in its order, in blocks of NAME_HITS_BLOCK
+ *                   (key `nameHitsKey(qi, state, b)`), and per q a header {state or '*': number of matches}
+ *                   (key `nameHitsKey(qi, null, NAME_HITS_HEADER)`).
  */
 
 /** Store names (packed/<name>.{tsv,idx} of the snapshot). */
@@ -39,7 +45,7 @@ export const RED_FLAG_ROW_COLUMNS = [
 
 /** The filter number of (code index: 0 any, 1 + position in `codes`; state or null; rating or null). */
 function filterOf(codeIndex: number, state: string | null, rating: string | null): number {
-  const s = state == null ? 0 : 1 + (state.charCodeAt(0) - 65) * 26 + (state.charCodeAt(1) - 65);
+  const s = stateKeyOf(state);
   const r = rating == null ? 0 : 1 + RATINGS.indexOf(rating as (typeof RATINGS)[number]);
   return (codeIndex * STATE_KEYS + s) * (RATINGS.length + 1) + r;
 }
@@ -59,4 +65,29 @@ export function redFlagListKey(codes: readonly string[], code: string | null, st
 /** Whether every key of `codes` fits an INTEGER key. */
 export function redFlagKeysFit(codes: readonly string[]): boolean {
   return (codes.length + 1) * STATE_KEYS * (RATINGS.length + 1) * SLOTS <= 2 ** 31 - 1;
+}
+
+/** The packed store of the name search's precomputed answers. */
+export const CARRIER_NAME_HITS = 'carrier_name_hits';
+
+/** The state key of a 2-letter state (1 + (A-Z)·26 + (A-Z)), 0 for any state. */
+export function stateKeyOf(state: string | null): number {
+  return state == null ? 0 : 1 + (state.charCodeAt(0) - 65) * 26 + (state.charCodeAt(1) - 65);
+}
+
+/** DOTs per block of a name-hits list: a page (100 at most) reads one or two. */
+export const NAME_HITS_BLOCK = 200;
+/** Entries kept per list: pages beyond (offsets past MCP's 10,000) are answered by the SQL. */
+export const NAME_HITS_CAP = 10_200;
+/** Slots per (term, state): the blocks, then the header in the last slot. */
+export const NAME_HITS_SLOTS = 64;
+export const NAME_HITS_HEADER = NAME_HITS_SLOTS - 1;
+/** Indexed terms at most, so that every key fits an INTEGER (the key of the term list is the largest). */
+export const NAME_HITS_MAX_TERMS = 40_000;
+/** The key of the record listing the indexed terms, in order (JSON array). */
+export const NAME_HITS_TERMS_KEY = 2 ** 31 - 1;
+
+/** The key of block `slot` of the list of term number `qi` in `state` (null: any state). */
+export function nameHitsKey(qi: number, state: string | null, slot: number): number {
+  return (qi * STATE_KEYS + stateKeyOf(state)) * NAME_HITS_SLOTS + slot;
 }
