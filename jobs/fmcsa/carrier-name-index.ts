@@ -3,10 +3,28 @@
  * name): derive-carrier-name-terms.sql writes the terms of every carrier's legal and DBA name in (term, answer
  * order), derive-carrier-name-dict.sql their dictionary. Both are parquet-only tables in small row groups, so a
  * query reads the row groups of its terms alone (service/carriers/search-carriers-by-term.sql).
+ *
+ * On top of them, the packed carrier_name_hits store (layout: ingest/fmcsa/search-store-keys.ts) holds the answer of
+ * every frequent term as a query: its matches (the carriers having a term that contains it) ranked and counted once,
+ * per state too, so a name search of such a word is a binary search and one or two positioned reads instead of a
+ * union and count of hundreds of thousands of postings per request (a common word such as "trucking" matches a
+ * seventh of the 4.4 M full-scale carriers). Other queries (fragments, rare words, pages past NAME_HITS_CAP) keep
+ * the SQL over the terms.
  */
+import type { DuckDBConnection } from '@duckdb/node-api';
 import { hashCanonical } from '../../lib/hash.ts';
-import { loadSql } from '../../lib/warehouse/duckdb.ts';
+import { loadSql, queryRows } from '../../lib/warehouse/duckdb.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import {
+  CARRIER_NAME_HITS,
+  NAME_HITS_BLOCK,
+  NAME_HITS_CAP,
+  NAME_HITS_HEADER,
+  NAME_HITS_MAX_TERMS,
+  NAME_HITS_SLOTS,
+  NAME_HITS_TERMS_KEY,
+  STATE_KEYS,
+} from '../../ingest/fmcsa/search-store-keys.ts';
 
 /** Parquet-only tables of the index (listed in the fmcsa domain's tables and parquet tables). */
 export const CARRIER_NAME_INDEX_TABLES = ['carrier_name_terms', 'carrier_name_dict'] as const;
@@ -18,23 +36,109 @@ const TERMS_SQL = loadSql('./derive-carrier-name-terms.sql', import.meta.url);
 const DICT_SQL = loadSql('./derive-carrier-name-dict.sql', import.meta.url);
 
 /**
- * What the index is computed by (its SQL and row-group size): a previous snapshot's index over the same carriers
- * rows is reused only when its stamp equals this one, so a change of the SQL rebuilds it without a version bump.
+ * Which terms get a precomputed answer (at least `minPostings` postings of their own; at most NAME_HITS_MAX_TERMS,
+ * the most frequent), and the postings one pass may group (the matches of the terms of a pass are grouped per
+ * carrier and ranked in one query; a term is never split). Tests lower them.
  */
-export const CARRIER_NAME_INDEX_STAMP = hashCanonical({ terms: TERMS_SQL, dict: DICT_SQL, row_group_size: ROW_GROUP_SIZE });
+export const nameHitsOptions = { minPostings: 64, passPostings: 3_000_000 };
 
-/** Writes carrier_name_terms from the carriers table, then carrier_name_dict from it. */
-export async function deriveCarrierNameIndex(ctx: DeriveContext): Promise<void> {
-  const opts = { columns: 'query', rowGroupSize: ROW_GROUP_SIZE } as const;
-  await ctx.replaceParquetTable('carrier_name_terms', TERMS_SQL, opts);
-  await ctx.replaceParquetTable('carrier_name_dict', DICT_SQL, opts);
+/** The indexed terms: number qi = position in term order (the reader finds a query by binary search in that order). */
+const HIT_TERMS_SQL = (minPostings: number) => `CREATE OR REPLACE TEMP TABLE name_hit_terms AS
+  SELECT q, (row_number() OVER (ORDER BY q) - 1)::INTEGER AS qi
+  FROM (SELECT term AS q FROM carrier_name_terms GROUP BY term HAVING length(term) >= 2 AND count(*) >= ${minPostings}
+        ORDER BY count(*) DESC, term LIMIT ${NAME_HITS_MAX_TERMS})`;
+/** The dictionary terms each indexed term is contained in (search-carriers-by-term.sql's contains()), with their postings. */
+const HIT_PAIRS_SQL = `CREATE OR REPLACE TEMP TABLE name_hit_pairs AS
+  SELECT h.q, h.qi, d.term, c.n
+  FROM name_hit_terms h JOIN carrier_name_dict d ON contains(d.term, h.q)
+  JOIN (SELECT term, count(*) AS n FROM carrier_name_terms GROUP BY term) c ON c.term = d.term`;
+
+/**
+ * The records of the terms qi in [lo, hi]: search-carriers-by-term.sql's matches, ranks and order for q, numbered
+ * over all states and per state; the first NAME_HITS_CAP in blocks, and the header of counts.
+ */
+function hitsPassSql(lo: number, hi: number): string {
+  const stateKey = `1 + (ascii(st[1]) - 65) * 26 + (ascii(st[2]) - 65)`;
+  return `WITH hits AS (
+      SELECT p.qi, t.dot_number, any_value(t.power_units) AS pu, any_value(t.phy_state) AS st,
+        min(CASE WHEN t.flag = 0 AND t.term = p.q THEN 0 WHEN t.flag <= 1 AND starts_with(t.term, p.q) THEN 1 ELSE 2 END) AS rank
+      FROM name_hit_pairs p JOIN carrier_name_terms t ON t.term = p.term
+      WHERE p.qi BETWEEN ${lo} AND ${hi}
+      GROUP BY p.qi, t.dot_number
+    ), ranked AS (
+      SELECT qi, dot_number, st, regexp_full_match(st, '[A-Z]{2}') AS keyed,
+        row_number() OVER (PARTITION BY qi ORDER BY rank, pu DESC NULLS LAST, dot_number) - 1 AS pos_all,
+        row_number() OVER (PARTITION BY qi, st ORDER BY rank, pu DESC NULLS LAST, dot_number) - 1 AS pos_st
+      FROM hits
+    ), entries AS (
+      SELECT qi, 0 AS sk, pos_all AS pos, dot_number FROM ranked WHERE pos_all < ${NAME_HITS_CAP}
+      UNION ALL
+      SELECT qi, ${stateKey}, pos_st, dot_number FROM ranked WHERE keyed AND pos_st < ${NAME_HITS_CAP}
+    ), counts AS (
+      SELECT qi, '*' AS s, count(*) AS n FROM ranked GROUP BY qi
+      UNION ALL
+      SELECT qi, st, count(*) FROM ranked WHERE keyed GROUP BY qi, st
+    )
+    SELECT ((qi * ${STATE_KEYS} + sk) * ${NAME_HITS_SLOTS} + pos // ${NAME_HITS_BLOCK})::INTEGER AS k,
+      to_json(list(dot_number ORDER BY pos))::VARCHAR AS v
+    FROM entries GROUP BY qi, sk, pos // ${NAME_HITS_BLOCK}
+    UNION ALL
+    SELECT (qi * ${STATE_KEYS} * ${NAME_HITS_SLOTS} + ${NAME_HITS_HEADER})::INTEGER, json_group_object(s, n)::VARCHAR
+    FROM counts GROUP BY qi`;
 }
 
 /**
- * Links both tables from the previous snapshot (its carriers rows being this run's, and its stamp this one):
- * true when both were linked. A half-linked index never stays: the caller derives both again on false.
+ * What the index is computed by (its SQL, row-group size and the hits store's layout): a previous snapshot's index
+ * over the same carriers rows is reused only when its stamp equals this one, so a change of the SQL rebuilds it
+ * without a version bump.
+ */
+export const CARRIER_NAME_INDEX_STAMP = hashCanonical({
+  terms: TERMS_SQL,
+  dict: DICT_SQL,
+  row_group_size: ROW_GROUP_SIZE,
+  hits: [HIT_TERMS_SQL(nameHitsOptions.minPostings), HIT_PAIRS_SQL, hitsPassSql(0, 0), NAME_HITS_TERMS_KEY],
+});
+
+/** Writes carrier_name_terms from the carriers table, then carrier_name_dict from it, then the hits store. */
+export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBConnection): Promise<void> {
+  const opts = { columns: 'query', rowGroupSize: ROW_GROUP_SIZE } as const;
+  await ctx.replaceParquetTable('carrier_name_terms', TERMS_SQL, opts);
+  await ctx.replaceParquetTable('carrier_name_dict', DICT_SQL, opts);
+  await conn.run(HIT_TERMS_SQL(nameHitsOptions.minPostings));
+  try {
+    await conn.run(HIT_PAIRS_SQL);
+    // Passes over term ranges of at most passPostings postings (a term is never split).
+    const sizes = await queryRows(conn, `SELECT qi, sum(n)::BIGINT AS n FROM name_hit_pairs GROUP BY qi ORDER BY qi`);
+    const passes: string[] = [];
+    let from: number | null = null;
+    let acc = 0;
+    let last = 0;
+    for (const { qi, n } of sizes) {
+      if (from !== null && acc + Number(n) > nameHitsOptions.passPostings) {
+        passes.push(hitsPassSql(from, last));
+        from = null;
+        acc = 0;
+      }
+      from ??= Number(qi);
+      acc += Number(n);
+      last = Number(qi);
+    }
+    if (from !== null) passes.push(hitsPassSql(from, last));
+    passes.push(
+      `SELECT ${NAME_HITS_TERMS_KEY}::INTEGER AS k, coalesce(to_json(list(q ORDER BY qi)), '[]')::VARCHAR AS v FROM name_hit_terms`,
+    );
+    await ctx.writePacked(CARRIER_NAME_HITS, passes);
+  } finally {
+    await conn.run('DROP TABLE IF EXISTS name_hit_pairs');
+    await conn.run('DROP TABLE IF EXISTS name_hit_terms');
+  }
+}
+
+/**
+ * Links both tables and the hits store from the previous snapshot (its carriers rows being this run's, and its stamp
+ * this one): true when all were linked. A half-linked index never stays: the caller derives all again on false.
  */
 export async function linkPreviousCarrierNameIndex(ctx: DeriveContext): Promise<boolean> {
   for (const t of CARRIER_NAME_INDEX_TABLES) if (!(await ctx.linkPreviousParquetTable(t))) return false;
-  return true;
+  return ctx.linkPreviousPacked(CARRIER_NAME_HITS);
 }

@@ -29,7 +29,7 @@ import { loadSql, queryRows, quoteIdentifier, quoteLiteral } from '../../lib/war
 import { defineDomain } from '../../lib/warehouse/domain.ts';
 import type { Reject } from '../../lib/warehouse/staging.ts';
 import { detectFormat, FORMATS, type FmcsaKind } from '../../ingest/fmcsa/formats.ts';
-import { basicsOverThresholdSql, riskScoreSelectSql } from '../../ingest/fmcsa/risk-model.ts';
+import { basicsOverThresholdSql, RISK_RULES, riskScoreSelectSql } from '../../ingest/fmcsa/risk-model.ts';
 import { hashCanonical } from '../../lib/hash.ts';
 import { describeInput, digestInputs, listInputs, readFirstLine } from '../inputs.ts';
 import { snapshotDir } from '../../lib/warehouse/layout.ts';
@@ -43,6 +43,7 @@ import {
   linkPreviousCarrierNameIndex,
 } from './carrier-name-index.ts';
 import { deriveServingStores } from './serving-stores.ts';
+import { writeRedFlagStores } from './red-flag-store.ts';
 import { FMCSA_FETCH_STEP, fmcsaFetchPayload, planFmcsaFetch, processFmcsaFetch } from './fmcsa-fetch.ts';
 
 const FMCSA_TABLES = [
@@ -109,9 +110,10 @@ const filePayload = z.object({
  * serving-stores.ts are linked from the previous snapshot while their files are unchanged; a change of the census
  * store's SELECT or of the name index SQL is caught by the stamps of DERIVED_FROM_FILE instead) (v2: parts recorded
  * per file for incremental runs; v3: the per-carrier stores of serving-stores.ts changed format while they were
- * introduced).
+ * introduced; v4: the search routes' packed stores (red-flag lists, name search lists) are new, so a warehouse whose
+ * inputs did not change is published again to have them).
  */
-export const FMCSA_PARSER = 'fmcsa-v3';
+export const FMCSA_PARSER = 'fmcsa-v4';
 
 /**
  * Streams the data members of a zip (ReadMe files skipped) to `dir`, bounded
@@ -417,8 +419,16 @@ export const fmcsaPipeline: Pipeline = {
       else await step('census_packed', () => ctx.writePacked('carrier_census', census));
     }
     await step('red_flag_index', () => conn.run(loadSql('./derive-red-flag-index.sql', import.meta.url)));
+    // The red-flag lists per filter, packed: a page is a few positioned reads, no DuckDB query (issue 22).
+    await step('red_flag_packed', () =>
+      writeRedFlagStores(
+        conn,
+        ctx,
+        RISK_RULES.map((r) => r.code),
+      ),
+    );
     if (keep('carrier_name_index') && (await linkPreviousCarrierNameIndex(ctx))) timings.name_index_linked = 1;
-    else await step('name_index', () => deriveCarrierNameIndex(ctx));
+    else await step('name_index', () => deriveCarrierNameIndex(ctx, conn));
     // The crash and inspection routes' per-DOT (and per-VIN) answers, packed (issue 22; linked when unchanged).
     for (const g of await deriveServingStores(conn, ctx, step)) timings[`${g}_linked`] = 1;
     await writeFile(path.join(ctx.run.dir, DERIVED_FROM_FILE), `${JSON.stringify(stamps, null, 2)}\n`);

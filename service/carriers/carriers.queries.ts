@@ -13,7 +13,7 @@ import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
 import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
 import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { loadSql, type Json, type Row } from '../../lib/warehouse/duckdb.ts';
-import { textKey } from '../../lib/warehouse/packed-store.ts';
+import { type PackedStore, textKey } from '../../lib/warehouse/packed-store.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { clampLimit } from '../platform/http.ts';
 import {
@@ -27,6 +27,19 @@ import {
   type CarrierFeatures,
   type RiskAssessment,
 } from '../../ingest/fmcsa/risk-model.ts';
+import {
+  RED_FLAG_BLOCK,
+  RED_FLAG_CODES_KEY,
+  RED_FLAG_ROW_COLUMNS,
+  RED_FLAG_STORES,
+  redFlagListKey,
+  CARRIER_NAME_HITS,
+  NAME_HITS_BLOCK,
+  NAME_HITS_CAP,
+  NAME_HITS_HEADER,
+  NAME_HITS_TERMS_KEY,
+  nameHitsKey,
+} from '../../ingest/fmcsa/search-store-keys.ts';
 
 const SQL = {
   search: loadSql('./search-carriers.sql', import.meta.url),
@@ -138,6 +151,19 @@ export async function searchCarriers(
   const { limit, clamped } = clampLimit(q.limit, 20, 100);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = q.cursor ? decodeCursor(q.cursor, snapshotId) : Math.max(0, Math.trunc(q.offset ?? 0));
+  if (name && dot == null && !mc) {
+    // A frequent word's answer precomputed at publish (jobs/fmcsa/carrier-name-index.ts): no DuckDB query.
+    const packed = await packedNameSearch(fmcsa, name, state, limit, offset);
+    if (packed)
+      return {
+        total: packed.total,
+        limit,
+        ...(clamped ? { limit_clamped: clamped } : {}),
+        offset,
+        results: packed.rows,
+        next_cursor: nextCursorOf(offset, packed.rows.length, packed.total, snapshotId),
+      };
+  }
   if (name && dot == null && !mc && canSearchByTerm(fmcsa, name)) {
     // The name index built at publish (jobs/fmcsa/carrier-name-index.ts) gives the page's DOTs, ranks and total
     // without a scan of every name; each row's columns come from the packed census and snapshot stores.
@@ -186,6 +212,67 @@ function canSearchByTerm(fmcsa: SnapshotReader, name: string): boolean {
     fmcsa.packed('carrier_census') !== null &&
     fmcsa.packed('carrier_snapshot') !== null
   );
+}
+
+/** The indexed terms of a carrier_name_hits store, in order (read once per store). */
+const nameHitsTerms = new WeakMap<PackedStore, Promise<string[]>>();
+
+/**
+ * A name search's page and total from the packed carrier_name_hits store (jobs/fmcsa/carrier-name-index.ts): the
+ * query's counts header and the one or two blocks of DOTs of the page, then each row from the packed census and
+ * snapshot stores (searchRowOf): the answer of search-carriers-by-term.sql with no DuckDB query. Null when the
+ * store does not answer it (no store, a query that is not an indexed term, a page past NAME_HITS_CAP, or a row
+ * missing because the reader swapped snapshots between reads): the SQL then answers.
+ */
+async function packedNameSearch(
+  fmcsa: SnapshotReader,
+  name: string,
+  state: string | null,
+  limit: number,
+  offset: number,
+): Promise<{ rows: Row[]; total: number } | null> {
+  const store = fmcsa.packed(CARRIER_NAME_HITS);
+  if (!store || !fmcsa.packed('carrier_census') || !fmcsa.packed('carrier_snapshot')) return null;
+  let termsP = nameHitsTerms.get(store);
+  if (!termsP) {
+    termsP = store.get(NAME_HITS_TERMS_KEY).then((t) => (t === null ? [] : (JSON.parse(t) as string[])));
+    nameHitsTerms.set(store, termsP);
+  }
+  const terms = await termsP;
+  // Binary search in term order (DuckDB's VARCHAR order; terms are ASCII [a-z0-9], where JS compares the same).
+  let lo = 0;
+  let hi = terms.length - 1;
+  let qi = -1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const t = terms[mid]!;
+    if (t < name) lo = mid + 1;
+    else if (t > name) hi = mid - 1;
+    else {
+      qi = mid;
+      break;
+    }
+  }
+  if (qi < 0) return null;
+  const header = await store.get(nameHitsKey(qi, null, NAME_HITS_HEADER));
+  if (header === null) return null;
+  const total = (JSON.parse(header) as Record<string, number>)[state ?? '*'] ?? 0;
+  // An empty page reports total 0, as the SQL's window count does.
+  if (offset >= total) return { rows: [], total: 0 };
+  const end = Math.min(total, offset + limit);
+  if (end > NAME_HITS_CAP) return null;
+  const dots: number[] = [];
+  for (let b = Math.floor(offset / NAME_HITS_BLOCK); b * NAME_HITS_BLOCK < end; b++) {
+    const text = await store.get(nameHitsKey(qi, state, b));
+    if (text === null) return null;
+    const block = JSON.parse(text) as number[];
+    for (let i = 0; i < block.length; i++) {
+      const pos = b * NAME_HITS_BLOCK + i;
+      if (pos >= offset && pos < end) dots.push(block[i]!);
+    }
+  }
+  const rows = await Promise.all(dots.map((d) => searchRowOf(fmcsa, d)));
+  return rows.every((r): r is Row => r !== null) ? { rows, total } : null;
 }
 
 /** Columns of a search row (search-carriers-page.sql's select list) and the census column each is read from. */
@@ -890,9 +977,10 @@ export async function searchRedFlags(
   const { limit, clamped } = clampLimit(q.limit, 50, 500);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(q.cursor, snapshotId);
-  const { rows, total } = fmcsa.manifest?.tables.red_flag_index
-    ? await redFlagPage(fmcsa, { code, state, minRisk, rating, limit, offset })
-    : await redFlagScan(fmcsa, { code, state, minRisk, rating, limit, offset });
+  const filter = { code, state, minRisk, rating, limit, offset };
+  const { rows, total } =
+    (await packedRedFlagPage(fmcsa, filter)) ??
+    (fmcsa.manifest?.tables.red_flag_index ? await redFlagPage(fmcsa, filter) : await redFlagScan(fmcsa, filter));
   return {
     code,
     state,
@@ -933,6 +1021,61 @@ async function redFlagPage(fmcsa: SnapshotReader, f: RedFlagFilter): Promise<{ r
   if (rows.length === 0) return { rows, total: 0 };
   const [{ total }] = await fmcsa.query(f.rating ? SQL.redFlagsIndexedCountRated : SQL.redFlagsIndexedCount, params);
   return { rows, total: Number(total) };
+}
+
+/** The codes red_flag_lists was numbered by equal this code's (a store checked once). */
+const redFlagCodesOk = new WeakMap<PackedStore, Promise<boolean>>();
+
+/**
+ * A page of red flags from the packed red_flag_lists and red_flag_row stores (jobs/fmcsa/red-flag-store.ts): the
+ * rows and total of redFlagPage and redFlagScan with no DuckDB query: the filter's header, the blocks of the page
+ * (and, with min_risk, the block where the scores fall below it), one row read per carrier. Null when the snapshot
+ * has no such stores (or they were numbered by other codes): the SQL answers.
+ */
+async function packedRedFlagPage(fmcsa: SnapshotReader, f: RedFlagFilter): Promise<{ rows: Row[]; total: number } | null> {
+  const lists = fmcsa.packed(RED_FLAG_STORES.lists);
+  const rowStore = fmcsa.packed(RED_FLAG_STORES.rows);
+  if (!lists || !rowStore) return null;
+  let ok = redFlagCodesOk.get(lists);
+  if (!ok) {
+    ok = lists.get(RED_FLAG_CODES_KEY).then((t) => t !== null && t === JSON.stringify(RED_FLAG_CODES));
+    redFlagCodesOk.set(lists, ok);
+  }
+  if (!(await ok)) return null;
+  const key = redFlagListKey(RED_FLAG_CODES, f.code, f.state, f.rating);
+  const header = key === null ? null : await lists.get(key);
+  if (key === null || header === null) return { rows: [], total: 0 };
+  const [count, firsts] = JSON.parse(header) as [number, Array<number | null>];
+  const block = async (b: number) => JSON.parse((await lists.get(key + 1 + b))!) as [number[], Array<number | null>];
+  // Scores descend along the list (nulls last), so the carriers at or above min_risk are a prefix of it.
+  const atLeast = (s: number | null) => s !== null && s >= f.minRisk!;
+  let total = count;
+  if (f.minRisk !== null) {
+    let b = -1;
+    while (b + 1 < firsts.length && atLeast(firsts[b + 1]!)) b++;
+    total = b < 0 ? 0 : b * RED_FLAG_BLOCK + (await block(b))[1].filter(atLeast).length;
+  }
+  const end = Math.min(total, f.offset + f.limit);
+  const gs: number[] = [];
+  for (let b = Math.floor(f.offset / RED_FLAG_BLOCK); b * RED_FLAG_BLOCK < end; b++) {
+    const [ids] = await block(b);
+    for (let i = 0; i < ids.length; i++) {
+      const pos = b * RED_FLAG_BLOCK + i;
+      if (pos >= f.offset && pos < end) gs.push(ids[i]!);
+    }
+  }
+  const rows = await Promise.all(
+    gs.map(async (g) => {
+      const values = JSON.parse((await rowStore.get(g))!) as Json[];
+      const row: Row = {};
+      RED_FLAG_ROW_COLUMNS.forEach((c, i) => {
+        row[c] = values[i] ?? null;
+      });
+      return row;
+    }),
+  );
+  // An empty page reports total 0, as the scan's window count does.
+  return { rows, total: rows.length ? total : 0 };
 }
 
 /** A page of red flags by a scan of carrier_risk (snapshots published before the index existed). */

@@ -1,0 +1,90 @@
+/**
+ * Packed red-flag lists, built at FMCSA publish from red_flag_rows (jobs/fmcsa/derive-red-flag-index.sql), so that
+ * `/api/red-flags` and `freight_red_flag_search` answer with no DuckDB query (issue 22 item 2: a search-like route
+ * answers by a binary search and a bounded read, not a scan or a count per request). Layout and keys: ingest/fmcsa/search-store-keys.ts.
+ *
+ * A page is the header, the one to three blocks covering [offset, offset + limit) and one row read per carrier;
+ * `min_risk` cuts the list at the first block whose first score is below it (scores descend, so the carriers at or
+ * above a score are a prefix of every list), read from that block. Only the codes of the risk model and 2-letter
+ * states get a list (the route accepts no other); the total of a filter with no list is 0.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { quoteLiteral, queryRows } from '../../lib/warehouse/duckdb.ts';
+import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import {
+  RATINGS,
+  RED_FLAG_BLOCK,
+  RED_FLAG_CODES_KEY,
+  RED_FLAG_ROW_COLUMNS,
+  RED_FLAG_STORES,
+  redFlagKeysFit,
+  SLOTS,
+  STATE_KEYS,
+} from '../../ingest/fmcsa/search-store-keys.ts';
+
+/** Entries aggregated into lists per pass (list states cannot spill to disk; ~16 bytes each). */
+export const redFlagPasses = { entries: 4_000_000 };
+
+/**
+ * Writes both stores from red_flag_rows (which must exist) for the rule codes `codes` (in the route's order: the
+ * key of a code is its position). Skipped (returns false) when the keys would not fit an INTEGER.
+ */
+export async function writeRedFlagStores(conn: DuckDBConnection, ctx: DeriveContext, codes: readonly string[]): Promise<boolean> {
+  if (!redFlagKeysFit(codes)) return false;
+  const codeIds = ["('*', 0)", ...codes.map((c, i) => `(${quoteLiteral(c)}, ${i + 1})`)].join(', ');
+  // One row per (filter, carrier) in answer order: the carrier's flags and '*' × its state and any × its rating and any.
+  await conn.run(`CREATE OR REPLACE TEMP TABLE red_flag_entries AS
+    WITH ids(code, ci) AS (VALUES ${codeIds}),
+    coded AS (
+      SELECT i.ci, r.g, r.risk_score,
+        CASE WHEN regexp_full_match(r.phy_state, '[A-Z]{2}')
+          THEN 1 + (ascii(r.phy_state[1]) - 65) * 26 + (ascii(r.phy_state[2]) - 65) END AS si,
+        CASE r.safety_rating WHEN 'S' THEN 1 WHEN 'C' THEN 2 WHEN 'U' THEN 3 END AS ri
+      FROM (SELECT g, risk_score, phy_state, safety_rating, unnest(list_concat(['*'], list_distinct(red_flag_codes))) AS code
+            FROM red_flag_rows) r
+      JOIN ids i ON i.code = r.code
+    ), keyed AS (
+      SELECT (ci * ${STATE_KEYS} + s) * ${RATINGS.length + 1} + rt AS f, g, risk_score
+      FROM coded, unnest(CASE WHEN si IS NULL THEN [0] ELSE [0, si] END) AS t1(s),
+        unnest(CASE WHEN ri IS NULL THEN [0] ELSE [0, ri] END) AS t2(rt)
+    )
+    SELECT f, g, risk_score, ((row_number() OVER (PARTITION BY f ORDER BY g) - 1) // ${RED_FLAG_BLOCK})::INTEGER AS b
+    FROM keyed`);
+  try {
+    // Passes over filter ranges of at most redFlagPasses.entries entries (a filter is never split).
+    const counts = await queryRows(conn, `SELECT f, count(*)::BIGINT AS n FROM red_flag_entries GROUP BY f ORDER BY f`);
+    const ranges: Array<[number, number]> = [];
+    let from: number | null = null;
+    let acc = 0;
+    let last = 0;
+    for (const { f, n } of counts) {
+      if (from !== null && acc + Number(n) > redFlagPasses.entries) {
+        ranges.push([from, last]);
+        from = null;
+        acc = 0;
+      }
+      from ??= Number(f);
+      acc += Number(n);
+      last = Number(f);
+    }
+    if (from !== null) ranges.push([from, last]);
+    await ctx.writePacked(
+      RED_FLAG_STORES.lists,
+      ranges
+        .map(
+          ([lo, hi]) => `WITH blocks AS (
+            SELECT f, b, list(g ORDER BY g) AS gs, list(risk_score ORDER BY g) AS scores, count(*) AS n
+            FROM red_flag_entries WHERE f BETWEEN ${lo} AND ${hi} GROUP BY f, b
+          )
+          SELECT (f * ${SLOTS} + 1 + b)::INTEGER AS k, json_array(gs, scores)::VARCHAR AS v FROM blocks
+          UNION ALL
+          SELECT (f * ${SLOTS})::INTEGER, json_array(sum(n)::BIGINT, list(scores[1] ORDER BY b))::VARCHAR FROM blocks GROUP BY f`,
+        )
+        .concat([`SELECT ${RED_FLAG_CODES_KEY}::INTEGER AS k, to_json([${codes.map(quoteLiteral).join(', ')}]::VARCHAR[])::VARCHAR AS v`]),
+    );
+  } finally {
+    await conn.run('DROP TABLE IF EXISTS red_flag_entries');
+  }
+  await ctx.writePacked(RED_FLAG_STORES.rows, `SELECT g, json_array(${RED_FLAG_ROW_COLUMNS.join(', ')})::VARCHAR AS v FROM red_flag_rows`);
+  return true;
+}
