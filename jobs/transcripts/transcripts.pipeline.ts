@@ -34,6 +34,7 @@ import { digestInputs, listInputs, readInput, type SourceMeta } from '../inputs.
 import type { ChildJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import type { StagingRun } from '../../lib/warehouse/staging.ts';
 import { IR_FETCH_STEP, irFetchPayload, planIrFetch, processIrFetch } from './ir-fetch.ts';
+import { writeTranscriptsPacked } from './transcripts-packed.ts';
 
 export const transcriptsDomain = defineDomain({
   domain: 'transcripts',
@@ -267,13 +268,19 @@ async function processEvents(ctx: StepContext<z.infer<typeof filePayload>>): Pro
   return { rows: parsed.events.length, rejects: 0 };
 }
 
+/**
+ * Version of what the domain makes of its inputs: the plan digest's salt and the incremental ledger's parser. v2:
+ * the snapshot carries the routes' packed stores (transcripts-packed.ts), so a warehouse published before is rebuilt.
+ */
+export const TRANSCRIPTS_PARSER = 'transcripts-v2';
+
 export const transcriptsPipeline: Pipeline = {
   domain: transcriptsDomain,
   fetch: planIrFetch,
   // Every table is written by the children (none is derived from scratch); topics name no input and go with
   // their transcript. A changed file's duplicate of another input's call reappears only when that one is re-parsed.
   incremental: {
-    parser: 'transcripts-v1',
+    parser: TRANSCRIPTS_PARSER,
     carryTables: ['transcripts', 'transcript_facts', 'transcript_topics', 'transcript_call_dates'],
     carryVia: { transcript_topics: { key: 'transcript_key', table: 'transcripts' } },
   },
@@ -344,7 +351,7 @@ export const transcriptsPipeline: Pipeline = {
     }
     for (const c of single) if (parse((c.data as { file: string }).file)) children.push(c);
     for (const c of callChildren) if ((c.data as z.infer<typeof callPayload>).files.some(parse)) children.push(c);
-    return { inputDigest: await digestInputs(ctx.inputDir, all, 'transcripts-v1'), children, rejects };
+    return { inputDigest: await digestInputs(ctx.inputDir, all, TRANSCRIPTS_PARSER), children, rejects };
   },
   steps: {
     pdf: { payload: filePayload, process: processPdf },
@@ -355,10 +362,12 @@ export const transcriptsPipeline: Pipeline = {
     events: { payload: filePayload, process: processEvents },
     [IR_FETCH_STEP]: { payload: irFetchPayload, process: processIrFetch },
   },
-  async derive(conn) {
+  async derive(conn, ctx) {
     // One row per transcript key: two inputs for the same call and format keep the first (by title) deterministically.
     await conn.run(
       `CREATE OR REPLACE TABLE transcripts AS SELECT * FROM transcripts QUALIFY row_number() OVER (PARTITION BY transcript_key ORDER BY origin_leaf_hash) = 1 ORDER BY ticker, call_date`,
     );
+    // The routes' packed stores (issue 22), from the deduplicated rows.
+    await writeTranscriptsPacked(conn, ctx);
   },
 };

@@ -3,7 +3,8 @@
  * unknown nonce reads only what was appended since the last read, and a line
  * still being written is picked up once complete.
  */
-import { appendFile, writeFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
+import { appendFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { hashReceipt, type Receipt } from '../../service/receipts/receipt-chain.ts';
@@ -38,6 +39,23 @@ describe('ReceiptStore', () => {
     expect(await reader.receiptHash(receipt(5999).nonce)).toBe(hashReceipt(receipt(5999)));
     await writer.append(receipt(7000)); // "another process"
     expect(await reader.receiptHash(receipt(7000).nonce)).toBe(hashReceipt(receipt(7000)));
+  });
+
+  it('has each receipt line in the file when append resolves, and follows the path when the file is moved or removed', async () => {
+    const file = path.join(dir, 'd', 'receipts.jsonl');
+    const store = new ReceiptStore(file);
+    const lines = () => readFileSync(file, 'utf8').split('\n').filter(Boolean);
+    await Promise.all([1, 2, 3].map((i) => store.append(receipt(i))));
+    expect(lines().map((l) => JSON.parse(l).nonce)).toEqual([1, 2, 3].map((i) => receipt(i).nonce));
+    await rename(file, `${file}.old`);
+    await store.append(receipt(4));
+    expect(lines()).toEqual([JSON.stringify(receipt(4))]);
+    await rm(file);
+    await rm(path.dirname(file), { recursive: true });
+    await store.append(receipt(5));
+    expect(lines()).toEqual([JSON.stringify(receipt(5))]);
+    expect(await new ReceiptStore(file).receiptHash(receipt(5).nonce)).toBe(hashReceipt(receipt(5)));
+    store.close();
   });
 
   it('reads only the appended bytes for an unknown nonce, never the whole file again', async () => {
