@@ -12,6 +12,7 @@
  * limit the call is a tool error (`isError: true`) with the same `_meta`, and
  * an unknown or malformed API key is HTTP 401 (JSON-RPC -32001), as on /api.
  */
+import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { H3Event } from 'h3';
 import { InvalidApiKeyError, RateLimitedError } from '../../lib/errors.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
@@ -83,20 +84,11 @@ export async function meterMcpCall(deps: ServiceDeps, event: H3Event, body: unkn
   }
 }
 
-/** The SDK's JSON answer with the limit information added to the result's `_meta` and the RateLimit-* headers. */
-export async function withUsageMeta(res: Response, gate: Gate): Promise<Response> {
-  if (!gate || !('counted' in gate)) return res;
-  const headers = new Headers(res.headers);
-  for (const [k, v] of Object.entries(gate.counted.headers)) if (k.startsWith('ratelimit-')) headers.set(k, v);
-  const text = await res.text();
-  let payload: { result?: { _meta?: Record<string, unknown> } };
-  try {
-    payload = JSON.parse(text);
-  } catch {
-    return new Response(text, { status: res.status, headers });
-  }
-  if (payload.result && typeof payload.result === 'object')
-    payload.result._meta = { ...payload.result._meta, [USAGE_META_KEY]: gate.counted.usage };
-  headers.delete('content-length');
-  return new Response(JSON.stringify(payload), { status: res.status, headers });
+/**
+ * Adds the limit information to the `_meta` of an answer's result (a tool result, a tool error), as its last member.
+ * JSON-RPC errors (no result) are left as they are: their limit information is in the RateLimit-* headers.
+ */
+export function addUsageMeta(message: JSONRPCMessage, usage: unknown): void {
+  const result = (message as { result?: { _meta?: Record<string, unknown> } }).result;
+  if (result && typeof result === 'object') result._meta = { ...result._meta, [USAGE_META_KEY]: usage };
 }

@@ -13,10 +13,15 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
+  isJSONRPCErrorResponse,
+  isJSONRPCResultResponse,
+  type JSONRPCErrorResponse,
+  type JSONRPCResultResponse,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
   ListResourceTemplatesRequestSchema,
@@ -29,6 +34,7 @@ import type { z } from 'zod';
 import { httpStatusFor, PipelineError, publicMessage } from '../../lib/errors.ts';
 import { findJsonProblem } from '../../lib/json-guard.ts';
 import { MCP_BODY_LIMIT, readBodyText } from '../platform/body.ts';
+import { toFastResponse } from '../platform/response-finish.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { mcpResponseAnswer } from './mcp.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
@@ -36,7 +42,7 @@ import { creditKeyOf } from '../platform/guards.ts';
 import { SERVER_INSTRUCTIONS, TOOLS } from './mcp.queries.ts';
 import { getPrompt, PROMPTS, RESOURCE_TEMPLATES, RESOURCES, readResource } from './mcp.resources.ts';
 import { omitNulls, toolJsonSchema, type ToolContext } from './tool-kit.ts';
-import { meterMcpCall, withUsageMeta } from './mcp.metering.ts';
+import { addUsageMeta, meterMcpCall } from './mcp.metering.ts';
 
 describeRoute({
   method: 'POST',
@@ -68,14 +74,27 @@ function issueText(error: z.ZodError): string {
     .join('; ');
 }
 
-/** Builds the per-request MCP server: every tool of the registry (mcp.queries.ts), the resources and the prompts. */
-export function buildMcpServer(ctx: ToolContext): Server {
+/**
+ * What a pooled server's handlers read of the request they are answering: set by `answerMcp` before the server is
+ * connected to that request's transport, cleared when it is released. A server answers one request at a time
+ * (one transport, see the pool below), so its slot never holds two requests.
+ */
+interface ServerSlot {
+  ctx: ToolContext;
+}
+
+/** One Ajv for every server of the process: the SDK builds one per Server otherwise (the largest cost per request). */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+/** Builds an MCP server: every tool of the registry (mcp.queries.ts), the resources and the prompts; handlers read the request's context from `slot`. */
+export function buildMcpServer(slot: ServerSlot, version: string): Server {
   const server = new Server(
-    { name: 'proofline', title: 'Proofline', version: ctx.deps.options.version },
-    { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: SERVER_INSTRUCTIONS },
+    { name: 'proofline', title: 'Proofline', version },
+    { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator },
   );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: toolList }));
   server.setRequestHandler(CallToolRequestSchema, async (req) => {
+    const ctx = slot.ctx;
     const tool = byName.get(req.params.name);
     if (!tool)
       throw new McpError(ErrorCode.InvalidParams, `unknown tool ${req.params.name}; tools: ${TOOLS.map((t) => t.name).join(', ')}`);
@@ -117,7 +136,7 @@ export function buildMcpServer(ctx: ToolContext): Server {
   server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({ resourceTemplates: RESOURCE_TEMPLATES }));
   server.setRequestHandler(ReadResourceRequestSchema, async (req) => {
     try {
-      return await readResource(ctx, req.params.uri);
+      return await readResource(slot.ctx, req.params.uri);
     } catch (e) {
       if (e instanceof McpError) throw e;
       throw new McpError(e instanceof PipelineError && e.kind === 'not_found' ? -32002 : ErrorCode.InvalidParams, publicMessage(e), {
@@ -129,6 +148,48 @@ export function buildMcpServer(ctx: ToolContext): Server {
   server.setRequestHandler(GetPromptRequestSchema, async (req) => getPrompt(req.params.name, req.params.arguments));
   return server;
 }
+
+/** How many idle servers a process keeps (more are built when more requests run at once, and dropped after). */
+export const MCP_SERVER_POOL_SIZE = 32;
+
+/**
+ * The servers of one app, reused across requests. The SDK's `Protocol` serves one transport at a time (`connect`
+ * throws while one is attached; `close` detaches it, aborts what is in flight and drops every pending correlation),
+ * and a stateless transport serves one request (webStandardStreamableHttp.js: "Create a new transport per request").
+ * So each request takes an idle server (or builds one), connects it to its own new transport, and gives it back
+ * once the transport is closed: two requests in flight never share a server, ids never meet. What a server keeps
+ * between requests: its handlers (the same for all), and the client capabilities of the last `initialize` it
+ * answered, which the SDK reads only before the server sends a request to the client (sampling, elicitation,
+ * roots), which this server never does.
+ */
+export class McpServerPool {
+  private readonly idle: Array<{ server: Server; slot: ServerSlot }> = [];
+  /** Servers built so far (tests read it to see reuse). */
+  built = 0;
+
+  constructor(private readonly version: string) {}
+
+  acquire(ctx: ToolContext): { server: Server; slot: ServerSlot } {
+    const got = this.idle.pop();
+    if (got) {
+      got.slot.ctx = ctx;
+      return got;
+    }
+    const slot: ServerSlot = { ctx };
+    this.built++;
+    return { server: buildMcpServer(slot, this.version), slot };
+  }
+
+  release(s: { server: Server; slot: ServerSlot }): void {
+    // Only a detached server goes back (a transport whose close failed leaves it attached: it is dropped).
+    if (s.server.transport !== undefined || this.idle.length >= MCP_SERVER_POOL_SIZE) return;
+    s.slot.ctx = RELEASED;
+    this.idle.push(s);
+  }
+}
+
+/** The context of an idle server: no request, so nothing to answer from. */
+const RELEASED = { deps: undefined, apiKey: null } as unknown as ToolContext;
 
 /**
  * The one mapping of the error tree (lib/errors.ts) onto MCP: every failure
@@ -150,6 +211,7 @@ function rpcError(status: number, code: number, message: string, headers: Record
 }
 
 export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
+  const pool = new McpServerPool(deps.options.version);
   app.all('/mcp', async (event) => {
     const req = event.req;
     const origin = req.headers.get('origin');
@@ -188,18 +250,49 @@ export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
     }
     const gate = await meterMcpCall(deps, event, body, cors); // one metering rule for every door (mcp.metering.ts)
     if (gate && 'refused' in gate) return gate.refused;
-    const server = buildMcpServer({ deps, apiKey: creditKeyOf(event) });
+    const pooled = pool.acquire({ deps, apiKey: creditKeyOf(event) });
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    await server.connect(transport);
+    await pooled.server.connect(transport);
+    const answer = takeAnswer(transport);
     try {
-      const res = await withUsageMeta(await transport.handleRequest(req, body === undefined ? undefined : { parsedBody: body }), gate);
-      if (!origin) return res;
-      const headers = new Headers(res.headers);
-      for (const [k, v] of Object.entries(cors)) headers.set(k, v);
-      return new Response(await res.arrayBuffer(), { status: res.status, headers });
+      const res = await Promise.race([transport.handleRequest(req, body === undefined ? undefined : { parsedBody: body }), answer]);
+      const limits: Record<string, string> = {};
+      if (gate) for (const [k, v] of Object.entries(gate.counted.headers)) if (k.startsWith('ratelimit-')) limits[k] = v;
+      if (res instanceof Response) {
+        // The transport's own answer (406, 415, 400 for a bad envelope or protocol version, 202 for notifications):
+        // its headers are mutable, the limit headers and CORS are set in place.
+        for (const [k, v] of Object.entries({ ...limits, ...cors })) res.headers.set(k, v);
+        return res;
+      }
+      if (gate) addUsageMeta(res, gate.counted.usage);
+      return toFastResponse({
+        status: 200,
+        headers: { 'content-type': 'application/json', ...limits, ...cors },
+        body: JSON.stringify(res),
+      });
     } finally {
       await transport.close();
-      await server.close();
+      pool.release(pooled);
     }
+  });
+}
+
+/**
+ * The JSON-RPC answer of the one request a stateless transport carries, taken where the SDK's `Protocol` hands it
+ * to the transport (`send`, the Transport interface). In JSON-response mode the transport's `send` only collects the
+ * answers of the POST and resolves `handleRequest` with `new Response(JSON.stringify(answer))`
+ * (webStandardStreamableHttp.js); with one request per POST (batches are refused before the SDK) that answer is
+ * exactly this message. Taking it here lets the route write it once, as a finished answer the node listener ends
+ * in one write, instead of building a web Response whose body stream is read back. Messages that are not an
+ * answer (notifications a handler sends) go to the transport as before. The transport's pending `handleRequest`
+ * promise is dropped when the transport is closed (close clears its stream map), so nothing is left behind.
+ */
+function takeAnswer(transport: WebStandardStreamableHTTPServerTransport): Promise<JSONRPCResultResponse | JSONRPCErrorResponse> {
+  return new Promise((resolve) => {
+    const send = transport.send.bind(transport);
+    transport.send = async (message, options) => {
+      if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) resolve(message);
+      else await send(message, options);
+    };
   });
 }
