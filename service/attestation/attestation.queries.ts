@@ -17,7 +17,7 @@ import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import type { SnapshotManifest } from '../../lib/warehouse/snapshot.ts';
 import { quoteIdentifier } from '../../lib/warehouse/duckdb.ts';
 import type { Readers } from '../platform/deps.ts';
-import type { StateStore } from '../platform/state.store.ts';
+import { queryCommitted, type StateStore } from '../platform/state.store.ts';
 import { getDatasetStatus } from '../carriers/carriers.queries.ts';
 
 export interface StatusReport {
@@ -36,12 +36,14 @@ export interface StatusReport {
   state: { vetting_records: number; care_documents: number; care_events: number; accounts: number } | null;
 }
 
-async function riskModelVersion(): Promise<string | null> {
-  try {
-    return (await import('../../ingest/fmcsa/risk-model.ts')).RISK_MODEL_VERSION;
-  } catch {
-    return null;
-  }
+let riskModel: Promise<string | null> | null = null;
+/** The risk model's version (a constant of the code: imported once). */
+function riskModelVersion(): Promise<string | null> {
+  riskModel ??= import('../../ingest/fmcsa/risk-model.ts').then(
+    (m) => m.RISK_MODEL_VERSION,
+    () => null,
+  );
+  return riskModel;
 }
 
 /** Record counts per dataset and table, as-of dates, database versions, state counts. */
@@ -61,9 +63,12 @@ export async function getStatus(readers: Readers, store: StateStore | undefined,
   }
   let state: StatusReport['state'] = null;
   if (store) {
-    const [c] =
-      await store.query(`SELECT (SELECT count(*) FROM vetting_records)::INTEGER AS v, (SELECT count(*) FROM care_documents)::INTEGER AS d,
-      (SELECT count(*) FROM care_events)::INTEGER AS e, (SELECT count(*) FROM accounts)::INTEGER AS a`);
+    // Through the state read cache (embedded store): counted again only after a write to one of these tables.
+    const [c] = await queryCommitted(
+      store,
+      `SELECT (SELECT count(*) FROM vetting_records)::INTEGER AS v, (SELECT count(*) FROM care_documents)::INTEGER AS d,
+      (SELECT count(*) FROM care_events)::INTEGER AS e, (SELECT count(*) FROM accounts)::INTEGER AS a`,
+    );
     state = { vetting_records: Number(c!.v), care_documents: Number(c!.d), care_events: Number(c!.e), accounts: Number(c!.a) };
   }
   return {

@@ -12,7 +12,15 @@ import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { InvalidInputError, NotFoundError, StageOrderError } from '../../lib/errors.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
-import { insertRowsSql, loadStatements, updateRowsSql, type StateStore, type StateTx, type WriteHint } from '../platform/state.store.ts';
+import {
+  insertRowsSql,
+  loadStatements,
+  queryCommitted,
+  updateRowsSql,
+  type StateStore,
+  type StateTx,
+  type WriteHint,
+} from '../platform/state.store.ts';
 import {
   CARE_STAGES,
   checkStageOrder,
@@ -377,7 +385,7 @@ export async function listCareDocuments(
 ): Promise<{ documents: Array<Omit<CareDocument, 'creation_hash'> & { creation_hash: string }>; next_cursor: string | null }> {
   // Newest first; pages by keyset (created_at, document_id) so documents created meanwhile never shift a page.
   const after = decodeKeyCursor(cursor, 2);
-  const found = await store.query(SQL.recent_documents, [limit + 1, after?.[0] ?? null, after?.[1] ?? null]);
+  const found = await queryCommitted(store, SQL.recent_documents, [limit + 1, after?.[0] ?? null, after?.[1] ?? null]);
   const rows = found.slice(0, limit);
   const last = rows.at(-1);
   const next_cursor = found.length > limit && last ? encodeKeyCursor([String(last.created_at), String(last.document_id)]) : null;

@@ -1092,7 +1092,22 @@ async function redFlagScan(fmcsa: SnapshotReader, f: RedFlagFilter): Promise<{ r
 }
 
 /** Record counts per dataset and as-of dates, the files loaded and reject counts. */
-export async function getDatasetStatus(fmcsa: SnapshotReader) {
+export function getDatasetStatus(fmcsa: SnapshotReader): ReturnType<typeof buildDatasetStatus> {
+  // Everything in it is fixed by the served snapshot: built once per manifest (issue 22: the rejects count ran per
+  // request), the same answer object after that. A failed build is not kept.
+  const m = fmcsa.manifest;
+  if (!m) return buildDatasetStatus(fmcsa);
+  let p = datasetStatusAnswers.get(m);
+  if (!p) {
+    p = buildDatasetStatus(fmcsa);
+    datasetStatusAnswers.set(m, p);
+    p.catch(() => datasetStatusAnswers.delete(m));
+  }
+  return p;
+}
+const datasetStatusAnswers = new WeakMap<object, ReturnType<typeof buildDatasetStatus>>();
+
+async function buildDatasetStatus(fmcsa: SnapshotReader) {
   const { status, sources } = await snapshotMeta(fmcsa);
   const rejects = await fmcsa.query(SQL.rejects);
   return {

@@ -22,7 +22,7 @@ import { readManifest, tableFilePaths, type SnapshotManifest } from '../../lib/w
 import { featuresFromRow } from '../carriers/carriers.queries.ts';
 import { bindFor, loadDialectSql } from '../platform/named-params.ts';
 import { decodeSeqCursor, encodeKeyCursor } from '../platform/pagination.ts';
-import type { StateStore } from '../platform/state.store.ts';
+import { queryCommitted, type StateStore } from '../platform/state.store.ts';
 
 const SQL = {
   detect: loadSql('./detect-changes.sql', import.meta.url),
@@ -202,7 +202,7 @@ function eventOf(r: Row): ChangeEvent & { seq: number } {
 /** One page of the change events of the account's watched carriers, oldest first (`cursor` = next_cursor, the opaque keyset cursor of pagination.ts holding the last sequence number). */
 export async function listChangeEvents(store: StateStore, accountId: string, q: { limit: number; cursor?: string; dot?: number }) {
   const after = decodeSeqCursor(q.cursor) ?? 0;
-  const rows = await store.query(...bindFor(store, SQL.list, { id: accountId, after, dot: q.dot ?? null, limit: q.limit + 1 }));
+  const rows = await queryCommitted(store, ...bindFor(store, SQL.list, { id: accountId, after, dot: q.dot ?? null, limit: q.limit + 1 }));
   const page = rows.slice(0, q.limit).map(eventOf);
   return {
     account_id: accountId,

@@ -18,7 +18,7 @@ import { bindFor, loadDialectSql, type DialectSql } from '../platform/named-para
 import { decodeSeqCursor, encodeKeyCursor } from '../platform/pagination.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { stateOf } from '../platform/guards.ts';
-import type { StateStore, StateTx } from '../platform/state.store.ts';
+import { queryCommitted, type StateStore, type StateTx } from '../platform/state.store.ts';
 
 /**
  * The state store monitoring runs on: the service's, embedded DuckDB or PostgreSQL (DATABASE_URL). Monitoring's
@@ -80,7 +80,7 @@ export interface MonitoringAuth {
 /** The account id of a request; 400 naming broker_id when there is neither a key nor a broker. */
 export async function resolveMonitoringAccount(store: StateStore, auth: MonitoringAuth): Promise<string> {
   if (auth.apiKey) {
-    const rows = await store.query(...bindFor(store, SQL.accountByKey, { h: hashApiKey(auth.apiKey) }));
+    const rows = await queryCommitted(store, ...bindFor(store, SQL.accountByKey, { h: hashApiKey(auth.apiKey) }));
     if (rows[0]) return String(rows[0].account_id);
   }
   if (auth.brokerId) return `broker:${auth.brokerId}`;
@@ -178,7 +178,7 @@ export async function setMonitoringSettings(store: StateStore, accountId: string
 
 /** The account's plan, watchlist size and limit, and auto_watch. */
 export async function getMonitoringSettings(store: StateStore, accountId: string) {
-  const v = await readAccountView((s, p) => store.query(...bindFor(store, s, p)), accountId);
+  const v = await readAccountView((s, p) => queryCommitted(store, ...bindFor(store, s, p)), accountId);
   return { account_id: accountId, plan: v.plan, auto_watch: v.auto_watch, watched: v.watched, watchlist_limit: v.limit };
 }
 
@@ -212,7 +212,7 @@ export async function listWatchlist(
   cursor?: string,
 ) {
   const after = decodeSeqCursor(cursor) ?? 0;
-  const rows = await store.query(...bindFor(store, SQL.list, { id: accountId, after, limit: limit + 1 }));
+  const rows = await queryCommitted(store, ...bindFor(store, SQL.list, { id: accountId, after, limit: limit + 1 }));
   const page = rows.slice(0, limit);
   const carriers = [];
   for (const r of page) {

@@ -25,7 +25,7 @@ import type { Row } from '../../lib/warehouse/duckdb.ts';
 import type { MonitoringJobs } from '../platform/deps.ts';
 import { bindFor, loadDialectSql } from '../platform/named-params.ts';
 import { decodeKeyCursor, decodeSeqCursor, encodeKeyCursor } from '../platform/pagination.ts';
-import { insertRowsSql, updateRowsSql, type StateStore } from '../platform/state.store.ts';
+import { insertRowsSql, queryCommitted, updateRowsSql, type StateStore } from '../platform/state.store.ts';
 import type { ChangeEvent } from './changes.queries.ts';
 
 const SQL = {
@@ -159,7 +159,7 @@ export async function listEndpoints(store: StateStore, accountId: string, q: { l
   const key = (r: Row) => [String(r.created_at), String(r.endpoint_id)] as const;
   // Ordered here, by code units, as the cursor compares (a PostgreSQL collation may order ids otherwise).
   const cmp = (a: Row, b: Row) => (key(a)[0] < key(b)[0] ? -1 : key(a)[0] > key(b)[0] ? 1 : key(a)[1] < key(b)[1] ? -1 : 1);
-  const all = (await store.query(...bindFor(store, SQL.listEndpoints, { account: accountId }))).sort(cmp);
+  const all = (await queryCommitted(store, ...bindFor(store, SQL.listEndpoints, { account: accountId }))).sort(cmp);
   const rest = after ? all.filter((r) => key(r)[0] > after[0]! || (key(r)[0] === after[0] && key(r)[1] > after[1]!)) : all;
   const page = rest.slice(0, limit);
   return {
@@ -483,7 +483,8 @@ export async function listDeliveries(
   q: { limit: number; cursor?: string; endpoint_id?: string; status?: string },
 ) {
   const before = decodeSeqCursor(q.cursor);
-  const rows = await store.query(
+  const rows = await queryCommitted(
+    store,
     ...bindFor(store, SQL.listDeliveries, {
       account: accountId,
       before,

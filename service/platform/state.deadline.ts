@@ -120,6 +120,16 @@ export class DeadlineStateStore implements StateStore {
     }
   }
 
+  /** The inner store's cached read (embedded store; plain `query` without one), under the same deadline and breaker. */
+  async queryCached(sql: string, params?: SqlParams): Promise<Row[]> {
+    const inner = this.inner;
+    try {
+      return await this.breaker.run(() => (inner.queryCached ? inner.queryCached(sql, params) : inner.query(sql, params)));
+    } catch (e) {
+      throw mapFailure(e, this.breaker.timeoutMs);
+    }
+  }
+
   async write<T>(run: (tx: StateTx) => Promise<T>, hint?: WriteHint): Promise<T> {
     let pending: Promise<T> | undefined;
     try {

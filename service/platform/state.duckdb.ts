@@ -36,6 +36,7 @@ import {
   type Params,
   type Row,
 } from '../../lib/warehouse/duckdb.ts';
+import { StateReadCache, writtenTables } from './state.read-cache.ts';
 import type { BatchStatement, SqlParams, StateHealth, StateStore, StateTx } from './state.types.ts';
 
 /** Positional parameters (`$1` = params[0]) as DuckDB's named bindings ('1', '2', ...). */
@@ -95,6 +96,8 @@ export class DuckDbStateStore implements StateStore {
   readonly cache = new Map<string, unknown>();
   /** Counters for benchmarks and /api/status. */
   readonly stats = { commits: 0, operations: 0 };
+  /** Reads answered without the database while no write to their tables has committed (state.read-cache.ts). */
+  readonly readCache = new StateReadCache();
 
   private constructor(
     readonly file: string,
@@ -128,6 +131,11 @@ export class DuckDbStateStore implements StateStore {
   /** Read-only query on committed data. */
   query(sql: string, params?: SqlParams): Promise<Row[]> {
     return this.readers.query(sql, positional(params));
+  }
+
+  /** `query` through the read cache: valid until a write to a table it reads commits (state.read-cache.ts). */
+  queryCached(sql: string, params?: SqlParams): Promise<Row[]> {
+    return this.readCache.read(sql, params, () => this.readers.query(sql, positional(params)));
   }
 
   /** The embedded file is up while this process holds it open. */
@@ -179,6 +187,7 @@ export class DuckDbStateStore implements StateStore {
       await this.runGroup(group);
     } catch (e) {
       this.cache.clear();
+      this.readCache.clear();
       await this.writer.raw.run('ROLLBACK').catch(() => undefined);
       for (const op of group) op.reject(e);
     }
@@ -190,14 +199,26 @@ export class DuckDbStateStore implements StateStore {
     let aborted: unknown = null;
     const deferred = new Map<string, { stmt: BatchStatement; rows: Map<string, Record<string, unknown>> }>();
     let rowSeq = 0;
+    // What the group may write, for the read cache: bumped once COMMIT returned, before any caller is resolved.
+    const touched = new Set<string>();
+    let touchedUnknown = false;
+    const note = (sql: string) => {
+      const t = writtenTables(sql);
+      if (t === null) touchedUnknown = true;
+      else for (const x of t) touched.add(x);
+    };
     await this.writer.raw.run('BEGIN TRANSACTION');
     for (const op of group) {
       let wrote = false;
       const tx: StateTx = {
-        read: (sql, params) => this.writer.query(sql, positional(params)),
+        read: (sql, params) => {
+          note(sql);
+          return this.writer.query(sql, positional(params));
+        },
         write: async (sql, params) => {
           wrote = true;
           dirty = true;
+          note(sql);
           await this.writer.query(sql, positional(params));
         },
         defer: (stmt, row, key) => {
@@ -206,12 +227,16 @@ export class DuckDbStateStore implements StateStore {
           let batch = deferred.get(stmt.id);
           if (!batch) deferred.set(stmt.id, (batch = { stmt, rows: new Map() }));
           batch.rows.set(key ?? `#${rowSeq++}`, row);
+          touched.add(stmt.table.toLowerCase());
         },
         // One writer runs every operation in turn: nothing can interleave, so there is nothing to lock.
         lock: async () => false,
         readLocked: async (_key, reads) => {
           const out: Row[][] = [];
-          for (const [sql, params] of reads) out.push(await this.writer.query(sql, positional(params)));
+          for (const [sql, params] of reads) {
+            note(sql);
+            out.push(await this.writer.query(sql, positional(params)));
+          }
           return out;
         },
         cache: this.cache,
@@ -240,6 +265,8 @@ export class DuckDbStateStore implements StateStore {
     if (aborted !== null) {
       await this.writer.raw.run('ROLLBACK').catch(() => undefined);
       this.cache.clear();
+      // Nothing of the group was written; forgetting the read cache too keeps a failed COMMIT from ever mattering.
+      this.readCache.clear();
       if (group.length === 1) {
         group[0]!.reject(aborted);
         return;
@@ -248,6 +275,7 @@ export class DuckDbStateStore implements StateStore {
       for (const op of group) await this.commitGroup([op]);
       return;
     }
+    if (dirty) this.readCache.bump(touchedUnknown ? null : touched);
     this.stats.commits += dirty ? 1 : 0;
     this.stats.operations += group.length;
     group.forEach((op, i) => {

@@ -26,7 +26,8 @@
 import path from 'node:path';
 import { loadSql } from '../../lib/warehouse/duckdb.ts';
 import { DuckDbStateStore, type DuckDbStateStoreOptions } from './state.duckdb.ts';
-import type { BatchStatement, StateStore as StateStoreApi } from './state.types.ts';
+import type { Row } from '../../lib/warehouse/duckdb.ts';
+import type { BatchStatement, SqlParams, StateStore as StateStoreApi } from './state.types.ts';
 
 export type { BatchStatement, StateTx, WriteHint } from './state.types.ts';
 /** The store interface (state.types.ts); also the name of the embedded store's opener below. */
@@ -40,6 +41,14 @@ export function insertRowsSql(table: string, columns: Record<string, string>): B
 /** A batched UPDATE of `table` matched on `key` (use the key value as the defer key: last write wins). */
 export function updateRowsSql(table: string, key: string, columns: Record<string, string>): BatchStatement {
   return { kind: 'update', table, key, columns, id: `update:${table}:${key}:${Object.keys(columns).join(',')}` };
+}
+
+/**
+ * A read of committed data through the store's read cache when it has one (the embedded store; state.read-cache.ts),
+ * else a plain `query` (PostgreSQL). Same rows either way; never mutate them.
+ */
+export function queryCommitted(store: StateStoreApi, sql: string, params?: SqlParams): Promise<Row[]> {
+  return store.queryCached ? store.queryCached(sql, params) : store.query(sql, params);
 }
 
 /** Path of the embedded state database inside DATA_DIR. */

@@ -86,6 +86,16 @@ export interface StateStore {
   /** Read-only query on committed data. */
   query(sql: string, params?: SqlParams): Promise<Row[]>;
   /**
+   * `query`, answered from a read cache when the store can prove the answer
+   * unchanged (the embedded store: no write to a table the statement reads has
+   * committed since the rows were read; state.read-cache.ts). A write is visible
+   * to every read that starts after its `write` promise resolved. Absent
+   * (PostgreSQL: other nodes write the same tables): callers use `query`
+   * (`queryCommitted` in state.store.ts picks). The rows are shared between
+   * callers: never mutate them (the array is the caller's own).
+   */
+  queryCached?(sql: string, params?: SqlParams): Promise<Row[]>;
+  /**
    * Queues `run` and resolves with its result once the transaction containing
    * it has committed durably. Rejects with the operation's own error, or with
    * the commit error (then nothing of it was written; a 503 when the database

@@ -28,7 +28,7 @@ import {
   type RedFlag,
   type RiskAssessment,
 } from '../../ingest/fmcsa/risk-model.ts';
-import { insertRowsSql, loadStatements, type StateStore, type StateTx } from '../platform/state.store.ts';
+import { insertRowsSql, loadStatements, queryCommitted, type StateStore, type StateTx } from '../platform/state.store.ts';
 import {
   assertBatchSize,
   assertCanPay,
@@ -455,7 +455,7 @@ export async function getVettingHistory(
 ): Promise<{ dot_number: number; count: number; records: SignedVetting[]; next_cursor: string | null }> {
   // Newest first; pages by keyset (vetting_date, vetting_id) so records vetted meanwhile never shift a page.
   const after = decodeKeyCursor(cursor, 2);
-  const rows = await store.query(SQL.history_by_dot, [dot, limit + 1, after?.[0] ?? null, after?.[1] ?? null]);
+  const rows = await queryCommitted(store, SQL.history_by_dot, [dot, limit + 1, after?.[0] ?? null, after?.[1] ?? null]);
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
   const records = page.map((r) => ({
@@ -473,7 +473,7 @@ export async function getVettingHistory(
 
 /** One record with its stored `snapshot_json` (the bytes `data_hash` is computed over). */
 export async function getVettingRecord(store: StateStore, id: string): Promise<SignedVetting & { snapshot_json: string }> {
-  const rows = await store.query(SQL.record_by_id, [id]);
+  const rows = await queryCommitted(store, SQL.record_by_id, [id]);
   const r = rows[0];
   if (!r) throw new NotFoundError(`vetting record ${id} does not exist`, { response: { vetting_id: id } });
   return {
