@@ -27,7 +27,7 @@
 import { createHash } from 'node:crypto';
 import * as nodeCrypto from 'node:crypto';
 import { hashCanonical } from '../../lib/hash.ts';
-import { createLeaf, createSourceLeaf, type OriginLeaf, type SourceRef } from '../../lib/origin.ts';
+import { createLeaf, createSourceLeaf, LEAF_ALG, LEAF_CANON, type OriginLeaf, type SourceRef } from '../../lib/origin.ts';
 import type { QuoteBar } from './quote.schema.ts';
 
 export const QUOTE_LEAF_KIND = 'quote_day';
@@ -46,11 +46,6 @@ export function quoteRecord(bar: QuoteBar): Record<string, string | number | nul
     vwap: bar.vwap,
     trade_count: bar.trade_count,
   };
-}
-
-/** SHA-256 of the RFC 8785 JSON of `quoteRecord(bar)`. */
-export function quoteRecordSha256(bar: QuoteBar): string {
-  return hashCanonical(quoteRecord(bar));
 }
 
 /** Where a chain's bars came from: the source file's identity (its leaf is the first day's parent). */
@@ -74,12 +69,13 @@ export interface LeafTemplate {
   source_leaf_hash: string;
 }
 
-export function leafTemplate(src: QuoteSource): LeafTemplate {
+export function leafTemplate(src: QuoteSource, withSourceLeaf = true): LeafTemplate {
   const j = JSON.stringify;
   return {
     prefix: `{"alg":"sha256","canon":"rfc8785","content_sha256":${j(src.content_sha256)},"kind":"${QUOTE_LEAF_KIND}","parent":`,
     suffix: `,"retrieved_at":${src.retrieved_at === null ? 'null' : j(src.retrieved_at)},"source":${j(src.source)},"source_url":${src.source_url === null ? 'null' : j(src.source_url)}}`,
-    source_leaf_hash: createSourceLeaf({ ...src, byte_size: 0 }).leaf_hash,
+    // `withSourceLeaf` false: the pieces only (quoteLeaf), without hashing the source file's own leaf.
+    source_leaf_hash: withSourceLeaf ? createSourceLeaf({ ...src, byte_size: 0 }).leaf_hash : '',
   };
 }
 
@@ -88,8 +84,84 @@ export function quoteLeafHash(t: LeafTemplate, parent: string, recordSha256: str
   return sha256(`${t.prefix}"${parent}","record_sha256":"${recordSha256}"${t.suffix}`);
 }
 
-/** The full leaf object of one quote day (slow path, for responses and verification). */
+/**
+ * Printable ASCII without `"` and `\`: JSON.stringify of such a string (and RFC 8785's string form) is the string
+ * between quotes, as it is. The fast serialisations below splice such values in; anything else takes the generic path.
+ */
+const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const HEX64 = /^[0-9a-f]{64}$/;
+const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
+const plainOrNull = (x: unknown): x is string | null => x === null || (typeof x === 'string' && PLAIN.test(x));
+
+/**
+ * SHA-256 of the RFC 8785 JSON of `quoteRecord(bar)`. The text is written directly (keys in their sorted order,
+ * numbers by ECMAScript ToString as RFC 8785 §3.2.2.3 and JSON.stringify write finite numbers, plain strings between
+ * quotes), the same bytes as `hashCanonical(quoteRecord(bar))` (pinned in test/quotes/chain.test.ts); a bar with any
+ * other value (a non-finite number, a string needing escapes) is hashed by the generic path, which also rejects it.
+ */
+export function quoteRecordSha256(bar: QuoteBar): string {
+  const { ticker, quote_date, adjustment, open, high, low, close, volume, vwap, trade_count } = bar;
+  if (
+    typeof ticker === 'string' &&
+    PLAIN.test(ticker) &&
+    typeof quote_date === 'string' &&
+    PLAIN.test(quote_date) &&
+    typeof adjustment === 'string' &&
+    PLAIN.test(adjustment) &&
+    finite(open) &&
+    finite(high) &&
+    finite(low) &&
+    finite(close) &&
+    finite(volume) &&
+    (vwap === null || finite(vwap)) &&
+    (trade_count === null || finite(trade_count))
+  )
+    return sha256(
+      `{"adjustment":"${adjustment}","close":${close},"high":${high},"low":${low},"open":${open},"quote_date":"${quote_date}","ticker":"${ticker}","trade_count":${trade_count === null ? 'null' : trade_count},"volume":${volume},"vwap":${vwap === null ? 'null' : vwap}}`,
+    );
+  return hashCanonical(quoteRecord(bar));
+}
+
+/** Leaf text pieces per source object (a served answer rebuilds many days of one or two sources). */
+const leafParts = new WeakMap<QuoteSource, Pick<LeafTemplate, 'prefix' | 'suffix'>>();
+
+/**
+ * The full leaf object of one quote day (for responses and verification): `createLeaf`'s object, same members in
+ * the same order, its hash from the source's pre-serialised pieces (`quoteLeafHash`, equal to `createLeaf`'s, pinned
+ * in test/quotes/chain.test.ts) when every value is plain; otherwise `createLeaf` itself.
+ */
 export function quoteLeaf(src: QuoteSource, parent: string, recordSha256: string): OriginLeaf {
+  if (
+    typeof parent === 'string' &&
+    HEX64.test(parent) &&
+    typeof recordSha256 === 'string' &&
+    HEX64.test(recordSha256) &&
+    typeof src.source === 'string' &&
+    PLAIN.test(src.source) &&
+    typeof src.content_sha256 === 'string' &&
+    PLAIN.test(src.content_sha256) &&
+    plainOrNull(src.source_url) &&
+    plainOrNull(src.retrieved_at)
+  ) {
+    let t = leafParts.get(src);
+    if (!t) {
+      const { prefix, suffix } = leafTemplate(src, false);
+      t = { prefix, suffix };
+      leafParts.set(src, t);
+    }
+    return {
+      leaf_hash: sha256(`${t.prefix}"${parent}","record_sha256":"${recordSha256}"${t.suffix}`),
+      alg: LEAF_ALG,
+      canon: LEAF_CANON,
+      kind: QUOTE_LEAF_KIND,
+      source: src.source,
+      source_url: src.source_url,
+      retrieved_at: src.retrieved_at,
+      content_sha256: src.content_sha256,
+      record_sha256: recordSha256,
+      parent,
+    };
+  }
   return createLeaf({
     kind: QUOTE_LEAF_KIND,
     source: src.source,

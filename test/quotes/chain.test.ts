@@ -2,7 +2,15 @@ import { describe, expect, it } from 'vitest';
 import { readFileSync } from 'node:fs';
 import { hashCanonical, sha256Hex } from '../../lib/hash.ts';
 import { createLeaf, createSourceLeaf, verifyChain, type OriginLeaf } from '../../lib/origin.ts';
-import { chainBars, leafTemplate, quoteLeafHash, QuoteChainFold, quoteRecord } from '../../ingest/quotes/chain.ts';
+import {
+  chainBars,
+  leafTemplate,
+  quoteLeaf,
+  quoteLeafHash,
+  QuoteChainFold,
+  quoteRecord,
+  quoteRecordSha256,
+} from '../../ingest/quotes/chain.ts';
 import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
 import type { QuoteBar } from '../../ingest/quotes/quote.schema.ts';
 import { fixture, HAS_SHARED } from '../helpers/shared.ts';
@@ -31,6 +39,35 @@ describe('leafTemplate', () => {
       expect(quoteLeafHash(t, parent, rec)).toBe(ref.leaf_hash);
       expect(t.source_leaf_hash).toBe(createSourceLeaf({ ...s, byte_size: 0 }).leaf_hash);
     }
+  });
+});
+
+describe('quoteRecordSha256 and quoteLeaf (served answers rebuild every day with them)', () => {
+  it('give the same hashes and leaf objects, member order included, as the generic RFC 8785 path', () => {
+    const bars: QuoteBar[] = [
+      bar('2026-01-02', 10.5),
+      { ...bar('2026-01-05', 0.000001234), vwap: null, trade_count: null },
+      { ...bar('2026-01-06', 1e21), volume: 123456789012, open: -0, high: 5e-7, low: 0.1 + 0.2 },
+      { ...bar('2026-01-07', 187.12), ticker: 'BRK-B', adjustment: 'split_dividend', trade_count: 0 },
+      // Values the fast text does not cover take the generic path: escapes, non-ASCII, lone surrogates.
+      { ...bar('2026-01-08', 1), ticker: 'A"B\\C' },
+      { ...bar('2026-01-09', 1), ticker: 'ÄÖ\u2028' },
+    ];
+    for (const b of bars) expect(quoteRecordSha256(b)).toBe(hashCanonical(quoteRecord(b)));
+    expect(() => quoteRecordSha256({ ...bar('2026-01-10', Number.NaN) })).toThrow();
+    expect(() => quoteRecordSha256({ ...bar('2026-01-10', 1), ticker: '\ud800' })).toThrow();
+    const sources = [
+      src,
+      { ...src, source_url: 'https://x.test/a?b="c"&d=\u00e9', retrieved_at: '2026-11-22T00:00:00.000Z' },
+      { ...src, source_url: 'https://data.alpaca.markets/v2/stocks/bars?symbols=AAPL', retrieved_at: '2026-11-22T00:00:00.000Z' },
+    ];
+    for (const s of sources)
+      for (const parent of ['b'.repeat(64), 'not-a-hash "quoted"']) {
+        const rec = quoteRecordSha256(bars[0]!);
+        const ref = createLeaf({ kind: 'quote_day', ...s, record_sha256: rec, parent });
+        const leaf = quoteLeaf(s, parent, rec);
+        expect(JSON.stringify(leaf)).toBe(JSON.stringify(ref));
+      }
   });
 });
 

@@ -15,7 +15,8 @@ import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
 import { quotesSampleGenerator } from '../../ingest/quotes/quotes.sample.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
-import { findCompany, getIdentityCard } from '../../service/company/company.queries.ts';
+import { loadSql } from '../../lib/warehouse/duckdb.ts';
+import { findCompany, findCompanyIdentity, getIdentityCard, pickSharesAsOf } from '../../service/company/company.queries.ts';
 import { getLatestQuote, getQuoteHistory } from '../../service/quotes/quotes.queries.ts';
 
 /** The same reader without its packed stores: the answers take their SQL path. */
@@ -131,6 +132,35 @@ describe('registry identity stores', () => {
     // The market caps (share count as of the quote date) are among what is compared, not only nulls.
     expect(withMarketCap).toBeGreaterThan(300);
   }, 300_000);
+
+  it('picks the share count as of any date as market-shares-asof.sql does (before the first, on and between period ends, after the last)', async () => {
+    const asOfSql = loadSql('../../service/quotes/market-shares-asof.sql', import.meta.url);
+    let compared = 0;
+    for (const cik of ciks.filter((_, i) => i % 10 === 0)) {
+      const { shares } = await findCompanyIdentity(registry, String(cik));
+      const ends = (shares ?? []).map((r) => String(r.period_end));
+      if (ends.length === 0) continue;
+      const shift = (d: string, n: number) => new Date(Date.parse(`${d}T00:00:00Z`) + n * 86_400_000).toISOString().slice(0, 10);
+      for (const d of [
+        shift(ends[0]!, -400),
+        ...ends,
+        ...ends.map((e) => shift(e, 1)),
+        ...ends.map((e) => shift(e, -1)),
+        shift(ends.at(-1)!, 900),
+      ]) {
+        const [row] = await registry.query(asOfSql, { cik, quote_date: d });
+        const picked = pickSharesAsOf(shares!, d);
+        expect([picked?.period_end, picked?.value, picked?.accession, picked?.concept], `${cik} ${d}`).toEqual([
+          row?.period_end,
+          row?.value,
+          row?.accession,
+          row?.concept,
+        ]);
+        compared++;
+      }
+    }
+    expect(compared).toBeGreaterThan(100);
+  });
 
   it('pages through a quote history as the SQL path does (backward and from a date)', async () => {
     const sql = sqlOnly(registry);
