@@ -148,6 +148,23 @@ export async function searchCarriers(
   const { limit, clamped } = clampLimit(q.limit, 20, 100);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = q.cursor ? decodeCursor(q.cursor, snapshotId) : Math.max(0, Math.trunc(q.offset ?? 0));
+  if (dot != null && !mc && !name && fmcsa.packed('carrier_census') && fmcsa.packed('carrier_snapshot')) {
+    // A DOT lookup (freight_carrier_lookup by dot_number): the one row from the packed census and snapshot stores,
+    // as search-carriers-page.sql gives it, instead of a filter over the carriers parquet. A DOT the census store
+    // lacks is not in the snapshot: no match.
+    const row = await searchRowOf(fmcsa, dot);
+    const results = (row && (state === null || row.phy_state === state) ? [row] : []).slice(offset, offset + limit);
+    // An empty page reports total 0, as the SQL's window count does.
+    const total = results.length;
+    return {
+      total,
+      limit,
+      ...(clamped ? { limit_clamped: clamped } : {}),
+      offset,
+      results,
+      next_cursor: nextCursorOf(offset, results.length, total, snapshotId),
+    };
+  }
   if (name && dot == null && !mc) {
     // A frequent word's answer precomputed at publish (jobs/fmcsa/carrier-name-index.ts): no DuckDB query.
     const packed = await packedNameSearch(fmcsa, name, state, limit, offset);
