@@ -91,3 +91,48 @@ export const NAME_HITS_TERMS_KEY = 2 ** 31 - 1;
 export function nameHitsKey(qi: number, state: string | null, slot: number): number {
   return (qi * STATE_KEYS + stateKeyOf(state)) * NAME_HITS_SLOTS + slot;
 }
+
+/**
+ * The DOTs and total of a name search's page from a carrier_name_hits store (`get` reads a record by key; `terms`
+ * is the store's term list): the answer of search-carriers-by-term.sql for `name` (lower-case) in `state` (or any),
+ * or null when the store does not hold it (`name` not an indexed term, or a page past NAME_HITS_CAP). An empty page
+ * reports total 0, as the SQL's window count does.
+ */
+export async function nameHitsPage(
+  get: (key: number) => Promise<string | null>,
+  terms: readonly string[],
+  name: string,
+  state: string | null,
+  limit: number,
+  offset: number,
+): Promise<{ dots: number[]; total: number } | null> {
+  // Binary search in term order (DuckDB's VARCHAR order; terms are ASCII [a-z0-9], where JS compares the same).
+  let lo = 0;
+  let hi = terms.length - 1;
+  let qi = -1;
+  while (lo <= hi && qi < 0) {
+    const mid = (lo + hi) >>> 1;
+    const t = terms[mid]!;
+    if (t < name) lo = mid + 1;
+    else if (t > name) hi = mid - 1;
+    else qi = mid;
+  }
+  if (qi < 0) return null;
+  const header = await get(nameHitsKey(qi, null, NAME_HITS_HEADER));
+  if (header === null) return null;
+  const total = (JSON.parse(header) as Record<string, number>)[state ?? '*'] ?? 0;
+  if (offset >= total) return { dots: [], total: 0 };
+  const end = Math.min(total, offset + limit);
+  if (end > NAME_HITS_CAP) return null;
+  const dots: number[] = [];
+  for (let b = Math.floor(offset / NAME_HITS_BLOCK); b * NAME_HITS_BLOCK < end; b++) {
+    const text = await get(nameHitsKey(qi, state, b));
+    if (text === null) return null;
+    const block = JSON.parse(text) as number[];
+    for (let i = 0; i < block.length; i++) {
+      const pos = b * NAME_HITS_BLOCK + i;
+      if (pos >= offset && pos < end) dots.push(block[i]!);
+    }
+  }
+  return { dots, total };
+}

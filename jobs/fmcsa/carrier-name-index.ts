@@ -99,6 +99,9 @@ export const CARRIER_NAME_INDEX_STAMP = hashCanonical({
   hits: [HIT_TERMS_SQL(nameHitsOptions.minPostings), HIT_PAIRS_SQL, hitsPassSql(0, 0), NAME_HITS_TERMS_KEY],
 });
 
+/** The SQL of the hits store (tests run it over hand-made names): temp tables of terms and pairs, then one pass. */
+export const nameHitsSql = { terms: HIT_TERMS_SQL, pairs: HIT_PAIRS_SQL, pass: hitsPassSql };
+
 /** Writes carrier_name_terms from the carriers table, then carrier_name_dict from it, then the hits store. */
 export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBConnection): Promise<void> {
   const opts = { columns: 'query', rowGroupSize: ROW_GROUP_SIZE } as const;

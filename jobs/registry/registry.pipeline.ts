@@ -27,6 +27,7 @@ import { readInput } from '../inputs.ts';
 import type { BaseContext, ChildJob, FetchJob, Pipeline, StepContext, StepResult } from '../pipeline.ts';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import { writeSignalsPacked } from './signals-packed.ts';
 import { notePeopleBeforeDelta, writeRegistryPacked } from './registry-packed.ts';
 import type { Reject } from '../../lib/warehouse/staging.ts';
 import { SourceBatch } from './source-batch.ts';
@@ -219,8 +220,13 @@ function fetchedChildren(fetches: FetchJob[], secDir: string): ChildJob[] {
   return children;
 }
 
-/** Version of what the registry makes of its inputs: the plan digest's salt and the incremental ledger's parser (see plan). */
-export const REGISTRY_PARSER = 'registry-v5';
+/**
+ * Version of what the registry makes of its inputs: the plan digest's salt and the incremental ledger's parser (see
+ * plan). v5: the packed identity stores (registry_identity, registry_tickers) and the packed registry_signals store
+ * (signals-packed.ts) are new, so an unchanged warehouse is published again to have them; v6: both together (each
+ * branch had named its own store v5).
+ */
+export const REGISTRY_PARSER = 'registry-v6';
 
 export const registryPipeline: Pipeline = {
   domain: registryDomain,
@@ -330,5 +336,8 @@ export const registryPipeline: Pipeline = {
 async function packRegistry(conn: DuckDBConnection, ctx: DeriveContext & BaseContext): Promise<void> {
   const t = Date.now();
   const timings = await writeRegistryPacked(conn, ctx);
+  const s = Date.now();
+  await writeSignalsPacked(conn, ctx);
+  timings.registry_signals = Date.now() - s;
   ctx.log.info({ domain: 'registry', ms: Date.now() - t, timings }, 'wrote the per-company packed stores');
 }

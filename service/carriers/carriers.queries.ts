@@ -34,11 +34,8 @@ import {
   RED_FLAG_STORES,
   redFlagListKey,
   CARRIER_NAME_HITS,
-  NAME_HITS_BLOCK,
-  NAME_HITS_CAP,
-  NAME_HITS_HEADER,
   NAME_HITS_TERMS_KEY,
-  nameHitsKey,
+  nameHitsPage,
 } from '../../ingest/fmcsa/search-store-keys.ts';
 
 const SQL = {
@@ -151,6 +148,23 @@ export async function searchCarriers(
   const { limit, clamped } = clampLimit(q.limit, 20, 100);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = q.cursor ? decodeCursor(q.cursor, snapshotId) : Math.max(0, Math.trunc(q.offset ?? 0));
+  if (dot != null && !mc && !name && fmcsa.packed('carrier_census') && fmcsa.packed('carrier_snapshot')) {
+    // A DOT lookup (freight_carrier_lookup by dot_number): the one row from the packed census and snapshot stores,
+    // as search-carriers-page.sql gives it, instead of a filter over the carriers parquet. A DOT the census store
+    // lacks is not in the snapshot: no match.
+    const row = await searchRowOf(fmcsa, dot);
+    const results = (row && (state === null || row.phy_state === state) ? [row] : []).slice(offset, offset + limit);
+    // An empty page reports total 0, as the SQL's window count does.
+    const total = results.length;
+    return {
+      total,
+      limit,
+      ...(clamped ? { limit_clamped: clamped } : {}),
+      offset,
+      results,
+      next_cursor: nextCursorOf(offset, results.length, total, snapshotId),
+    };
+  }
   if (name && dot == null && !mc) {
     // A frequent word's answer precomputed at publish (jobs/fmcsa/carrier-name-index.ts): no DuckDB query.
     const packed = await packedNameSearch(fmcsa, name, state, limit, offset);
@@ -238,41 +252,10 @@ async function packedNameSearch(
     termsP = store.get(NAME_HITS_TERMS_KEY).then((t) => (t === null ? [] : (JSON.parse(t) as string[])));
     nameHitsTerms.set(store, termsP);
   }
-  const terms = await termsP;
-  // Binary search in term order (DuckDB's VARCHAR order; terms are ASCII [a-z0-9], where JS compares the same).
-  let lo = 0;
-  let hi = terms.length - 1;
-  let qi = -1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const t = terms[mid]!;
-    if (t < name) lo = mid + 1;
-    else if (t > name) hi = mid - 1;
-    else {
-      qi = mid;
-      break;
-    }
-  }
-  if (qi < 0) return null;
-  const header = await store.get(nameHitsKey(qi, null, NAME_HITS_HEADER));
-  if (header === null) return null;
-  const total = (JSON.parse(header) as Record<string, number>)[state ?? '*'] ?? 0;
-  // An empty page reports total 0, as the SQL's window count does.
-  if (offset >= total) return { rows: [], total: 0 };
-  const end = Math.min(total, offset + limit);
-  if (end > NAME_HITS_CAP) return null;
-  const dots: number[] = [];
-  for (let b = Math.floor(offset / NAME_HITS_BLOCK); b * NAME_HITS_BLOCK < end; b++) {
-    const text = await store.get(nameHitsKey(qi, state, b));
-    if (text === null) return null;
-    const block = JSON.parse(text) as number[];
-    for (let i = 0; i < block.length; i++) {
-      const pos = b * NAME_HITS_BLOCK + i;
-      if (pos >= offset && pos < end) dots.push(block[i]!);
-    }
-  }
-  const rows = await Promise.all(dots.map((d) => searchRowOf(fmcsa, d)));
-  return rows.every((r): r is Row => r !== null) ? { rows, total } : null;
+  const page = await nameHitsPage((k) => store.get(k), await termsP, name, state, limit, offset);
+  if (!page) return null;
+  const rows = await Promise.all(page.dots.map((d) => searchRowOf(fmcsa, d)));
+  return rows.every((r): r is Row => r !== null) ? { rows, total: page.total } : null;
 }
 
 /** Columns of a search row (search-carriers-page.sql's select list) and the census column each is read from. */

@@ -9,6 +9,7 @@ import { decodeCursor, nextCursorOf } from '../platform/pagination.ts';
 import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
 import { loadSql } from '../../lib/warehouse/duckdb.ts';
 import type { Row } from '../../lib/warehouse/duckdb.ts';
+import { textKey } from '../../lib/warehouse/packed-store.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { SIGNAL_PATTERNS, type SignalType } from '../../ingest/edgar/signals.ts';
 import { clampLimit } from '../platform/http.ts';
@@ -696,6 +697,53 @@ function signalIndexOf(registry: SnapshotReader): Promise<Row[]> {
   return rows;
 }
 
+/** list-signals.sql's columns, the order of a registry_signals row (jobs/registry/signals-packed.ts). */
+const SIGNAL_COLUMNS = [
+  'ticker',
+  'exchange',
+  'cik',
+  'company_name',
+  'signal_type',
+  'strength',
+  'section',
+  'evidence',
+  'accession',
+  'filing_date',
+  'pattern_id',
+  'origin',
+] as const;
+
+/**
+ * Every hit matching a ticker query from the packed registry_signals store (jobs/registry/signals-packed.ts): the
+ * ticker's rows of list-signals.sql (its columns, order and origin leaves) filtered by type and minimum strength,
+ * with no DuckDB query. Null when the store does not answer it (no store; no ticker; an exchange or `also` filter,
+ * which the SQL answers).
+ */
+async function packedSignals(
+  registry: SnapshotReader,
+  p: { ticker: string | null; type: string | null; exchange: string | null; also: string | null; min_strength: number | null },
+): Promise<Row[] | null> {
+  const store = registry.packed('registry_signals');
+  if (!store || p.ticker === null || p.exchange !== null || p.also !== null) return null;
+  if (p.min_strength !== null && !Number.isInteger(p.min_strength)) return null;
+  const text = await store.get(textKey(p.ticker));
+  const entry = text === null ? undefined : (JSON.parse(text) as Array<[string, unknown[][]]>).find((e) => e[0] === p.ticker);
+  const minStrength = p.min_strength ?? 1;
+  const out: Row[] = [];
+  for (const values of entry?.[1] ?? []) {
+    // values[4] signal_type, values[5] strength (list-signals.sql's filters).
+    if ((p.type !== null && values[4] !== p.type) || (values[5] as number) < minStrength) continue;
+    const row: Record<string, unknown> = {};
+    SIGNAL_COLUMNS.forEach((c, i) => {
+      row[c] = values[i] ?? null;
+    });
+    const o = row.origin as Record<string, unknown> | null;
+    row.origin = o?.leaf_hash ? o : null;
+    out.push(row as Row);
+  }
+  return out;
+}
+
 /**
  * Signals (spec 000 rule 2): with no parameters at all, the index of signal types with counts; with any parameter
  * (also `limit` alone), the matching hits. `given` is how many query parameters the request carried (the route
@@ -749,10 +797,10 @@ export async function listSignals(registry: SnapshotReader, q: SignalQuery, give
   };
   const snapshotId = registry.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(q.cursor, snapshotId);
-  const [rows, count] = await Promise.all([
-    registry.query(Q.signals, { ...params, limit, offset }).then(withOrigin),
-    registry.query(Q.signalsCount, params),
-  ]);
+  const packed = await packedSignals(registry, params);
+  const [rows, count] = packed
+    ? [packed.slice(offset, offset + limit), [{ n: packed.length }]]
+    : await Promise.all([registry.query(Q.signals, { ...params, limit, offset }).then(withOrigin), registry.query(Q.signalsCount, params)]);
   const total = Number(count[0]?.n ?? 0);
   return {
     schema: SIGNALS_SCHEMA_ID,

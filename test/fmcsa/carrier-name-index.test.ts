@@ -7,6 +7,8 @@
  */
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { nameHitsSql } from '../../jobs/fmcsa/carrier-name-index.ts';
+import { NAME_HITS_TERMS_KEY, nameHitsPage } from '../../ingest/fmcsa/search-store-keys.ts';
 import { loadSql, type Params, queryRows } from '../../lib/warehouse/duckdb.ts';
 
 const derive = (f: string) => loadSql(`../../jobs/fmcsa/${f}`, import.meta.url);
@@ -151,5 +153,35 @@ describe('carrier name index: the same page and total as the scan of every name'
     const exact = eagle.filter((r) => r[1] === 0).length;
     expect(exact).toBeGreaterThanOrEqual(2);
     expect(eagle.slice(0, exact).every((r) => r[1] === 0)).toBe(true);
+  });
+  it('holds, in the packed hits store, the page and total of the scan for every word taken as a query', async () => {
+    // The store's records as the publish computes them (every word of 2+ characters, one pass), read back through
+    // the route's decoding (nameHitsPage) with a Map for the store.
+    await conn.run(nameHitsSql.terms(1));
+    await conn.run(nameHitsSql.pairs);
+    const records = new Map<number, string>();
+    for (const r of await queryRows(conn, nameHitsSql.pass(0, 1_000_000))) records.set(Number(r.k), String(r.v));
+    const terms = (await queryRows(conn, `SELECT q FROM name_hit_terms ORDER BY qi`)).map((r) => String(r.q));
+    expect(records.has(NAME_HITS_TERMS_KEY)).toBe(false);
+    const get = async (k: number) => records.get(k) ?? null;
+    expect(terms.length).toBeGreaterThan(15);
+    for (const name of terms)
+      for (const [state, limit, offset] of [
+        [null, 20, 0],
+        [null, 5, 3],
+        ['TX', 20, 0],
+        ['NY', 7, 2],
+        [null, 1000, 0],
+        [null, 10, 10_000],
+      ] as const) {
+        const p = { name, state, limit, offset };
+        const page = await nameHitsPage(get, terms, name, state, limit, offset);
+        const scan = await scanPage(p);
+        expect(page, JSON.stringify(p)).not.toBeNull();
+        expect(page!.dots, JSON.stringify(p)).toEqual(scan.map((r) => r[0]));
+        expect(page!.total, JSON.stringify(p)).toBe(scan.length ? scan[0]![2] : 0);
+      }
+    // A query that is no indexed term is not answered by the store.
+    expect(await nameHitsPage(get, terms, 'ucki', null, 20, 0)).toBeNull();
   });
 });

@@ -27,7 +27,8 @@ function withoutStores(r: SnapshotReader, scan: boolean): SnapshotReader {
       ? { ...r.manifest, tables: { ...r.manifest.tables, red_flag_index: undefined, carrier_name_terms: undefined } }
       : r.manifest;
   return Object.create(r, {
-    packed: { value: (name: string) => (STORES.includes(name) ? null : r.packed(name)) },
+    // The scan reader hides the census store too, so that a DOT lookup runs search-carriers-page.sql.
+    packed: { value: (name: string) => (STORES.includes(name) || (scan && name === 'carrier_census') ? null : r.packed(name)) },
     manifest: { value: manifest },
   }) as SnapshotReader;
 }
@@ -82,7 +83,9 @@ describe.each([
   });
 
   it('answers name searches as the SQL does: every word, fragments, states, limits, offsets and pages by cursor', async () => {
-    const words = (await fmcsa.query(`SELECT DISTINCT term FROM carrier_name_dict WHERE length(term) >= 2 ORDER BY term`)).map((r) => String(r.term));
+    const words = (await fmcsa.query(`SELECT DISTINCT term FROM carrier_name_dict WHERE length(term) >= 2 ORDER BY term`)).map((r) =>
+      String(r.term),
+    );
     const states = (await fmcsa.query(`SELECT DISTINCT phy_state AS s FROM carriers WHERE phy_state IS NOT NULL`)).map((r) => String(r.s));
     expect(words.length).toBeGreaterThan(10);
     const queries = [
@@ -117,6 +120,35 @@ describe.each([
       }
     }
     expect(fromStore).toBeGreaterThan(100);
+  });
+
+  it('answers DOT lookups as the SQL does: known and unknown DOTs, with a state, offsets; with no DuckDB query', async () => {
+    const dots = (await fmcsa.query(`SELECT dot_number, phy_state FROM carriers ORDER BY hash(dot_number) LIMIT 60`)).map(
+      (r): [number, string | null] => [Number(r.dot_number), r.phy_state as string | null],
+    );
+    const query = vi.spyOn(fmcsa, 'query');
+    query.mockClear();
+    const asks: Array<Parameters<typeof searchCarriers>[1]> = [];
+    for (const [dot, st] of dots) {
+      asks.push(
+        { dot: dot! },
+        { dot: String(dot) },
+        { dot: dot!, state: st ?? 'TX' },
+        { dot: dot!, state: 'ZZ' },
+        { dot: dot!, offset: 1 },
+      );
+      asks.push({ dot, limit: 1, state: st?.toLowerCase() ?? undefined });
+    }
+    asks.push({ dot: 99_999_999 }, { dot: 1 });
+    const got: string[] = [];
+    try {
+      for (const q of asks) got.push(JSON.stringify(await searchCarriers(fmcsa, q)));
+      expect(query).not.toHaveBeenCalled();
+    } finally {
+      query.mockRestore();
+    }
+    for (const [i, q] of asks.entries()) expect(got[i], JSON.stringify(q)).toBe(JSON.stringify(await searchCarriers(scanSql, q)));
+    expect(got.filter((g) => g.includes('"total":1')).length).toBeGreaterThan(100);
   });
 
   it('answers a search of every indexed word with no DuckDB query: every state, first and later pages', async () => {

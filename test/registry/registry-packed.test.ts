@@ -10,6 +10,7 @@ import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
 import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
 import { REGISTRY_PACKED } from '../../jobs/registry/registry-packed.ts';
+import { REGISTRY_SIGNALS } from '../../jobs/registry/signals-packed.ts';
 import { ensureSample } from '../../jobs/sample.ts';
 import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
 import { silentLogger } from '../../lib/log.ts';
@@ -21,6 +22,8 @@ import {
   getCompanyProfile,
   getCompanyTimeline,
   getPerson,
+  listSignals,
+  SIGNAL_TYPES,
 } from '../../service/registry-layers/registry-layers.queries.ts';
 
 /** The same reader without its packed stores: the routes take their SQL path. */
@@ -79,7 +82,7 @@ describe('registry packed stores', () => {
   });
 
   it('publishes one record per company with rows in each store', async () => {
-    expect(Object.keys(reader.manifest?.packed ?? {}).sort()).toEqual(Object.keys(REGISTRY_PACKED).sort());
+    expect(Object.keys(reader.manifest?.packed ?? {}).sort()).toEqual([...Object.keys(REGISTRY_PACKED), REGISTRY_SIGNALS].sort());
     const [{ n }] = await reader.query(`SELECT count(DISTINCT cik)::INTEGER AS n FROM filing_index WHERE cik IS NOT NULL`);
     expect(reader.packed('registry_filings')!.size).toBe(Number(n));
     expect(tickers.length).toBeGreaterThan(100);
@@ -166,4 +169,51 @@ describe('registry packed stores', () => {
     await getPerson(r, names[1]!);
     expect(count() - before).toBe(0);
   }, 120_000);
+  it('answers signal searches by ticker with the same bytes as the SQL path: types, strengths, limits, pages, other filters', async () => {
+    const sql = sqlOnly(reader);
+    const withHits = (await reader.query(`SELECT DISTINCT ticker FROM signal_hits WHERE ticker IS NOT NULL ORDER BY ticker`)).map((r) =>
+      String(r.ticker),
+    );
+    expect(withHits.length).toBeGreaterThan(20);
+    let seed = 22;
+    const rnd = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+    let nonEmpty = 0;
+    for (let i = 0; i < 300; i++) {
+      const t = i < withHits.length ? withHits[i]! : pick([...withHits, ...tickers, 'NOPE', 'brk.b']);
+      const q = {
+        ticker: rnd() < 0.2 ? t.toLowerCase() : t,
+        type: rnd() < 0.3 ? pick(SIGNAL_TYPES) : undefined,
+        min_strength: rnd() < 0.3 ? pick([1, 2, 3]) : undefined,
+        limit: rnd() < 0.4 ? pick([1, 2, 5, 50, 200]) : undefined,
+        ...(rnd() < 0.1 ? { exchange: 'nasdaq' } : {}),
+        ...(rnd() < 0.1 ? { type: pick(SIGNAL_TYPES), also: pick(SIGNAL_TYPES) } : {}),
+      };
+      let cursor: string | undefined;
+      for (let page = 0; page < 4; page++) {
+        const got = await answer(() => listSignals(reader, { ...q, cursor }));
+        const want = await answer(() => listSignals(sql, { ...q, cursor }));
+        expect(got, JSON.stringify(q)).toBe(want);
+        if (!got.startsWith('{')) break;
+        const parsed = JSON.parse(got) as { total: number; next_cursor: string | null };
+        if (parsed.total > 0) nonEmpty++;
+        cursor = parsed.next_cursor ?? undefined;
+        if (!cursor) break;
+      }
+    }
+    expect(nonEmpty).toBeGreaterThan(100);
+  });
+
+  it('answers a signal search by ticker (with type and strength) with no DuckDB query', async () => {
+    const [{ ticker }] = await reader.query(
+      `SELECT ticker FROM signal_hits WHERE ticker IS NOT NULL GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`,
+    );
+    const c = counting(reader);
+    const first = (await listSignals(c.reader, { ticker: String(ticker), limit: 2 })) as { total: number; next_cursor: string | null };
+    expect(first.total).toBeGreaterThan(2);
+    await listSignals(c.reader, { ticker: String(ticker), limit: 2, cursor: first.next_cursor ?? undefined });
+    await listSignals(c.reader, { ticker: String(ticker), type: SIGNAL_TYPES[0], min_strength: 2 });
+    await listSignals(c.reader, { ticker: 'NOPE' });
+    expect(c.count()).toBe(0);
+  });
 });
