@@ -219,8 +219,12 @@ function fetchedChildren(fetches: FetchJob[], secDir: string): ChildJob[] {
   return children;
 }
 
-/** Version of what the registry makes of its inputs: the plan digest's salt and the incremental ledger's parser (see plan). */
-export const REGISTRY_PARSER = 'registry-v4';
+/**
+ * Version of what the registry makes of its inputs: the plan digest's salt and the incremental ledger's parser (see
+ * plan). v5: snapshots carry the leaf store (lib/warehouse/publish.ts writeLeafStore) that /api/verify reads, so a
+ * registry published before is rebuilt (the registry holds nearly every leaf verify is asked for).
+ */
+export const REGISTRY_PARSER = 'registry-v5';
 
 export const registryPipeline: Pipeline = {
   domain: registryDomain,
