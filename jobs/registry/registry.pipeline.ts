@@ -222,9 +222,9 @@ function fetchedChildren(fetches: FetchJob[], secDir: string): ChildJob[] {
 
 /**
  * Version of what the registry makes of its inputs: the plan digest's salt and the incremental ledger's parser (see
- * plan). v5: the packed identity stores (registry_identity, registry_tickers) and the packed registry_signals store
- * (signals-packed.ts) are new, so an unchanged warehouse is published again to have them; v6: both together (each
- * branch had named its own store v5).
+ * plan). v5: the packed identity stores (registry_identity, registry_tickers), the packed registry_signals store
+ * (signals-packed.ts) and the leaf store /api/verify reads (lib/warehouse/publish.ts writeLeafStore) are new, so an
+ * unchanged warehouse is published again to have them; v6: all three together (each branch had named its own v5).
  */
 export const REGISTRY_PARSER = 'registry-v6';
 

@@ -52,6 +52,14 @@ export function textKeySql(expr: string): string {
   return `('0x' || left(md5(${expr}), 7))::INTEGER`;
 }
 
+/** Name of the leaf store every snapshot carries (publish.ts writeLeafStore) (service/receipts: `/api/verify` reads it instead of `origin_leaves`). */
+export const LEAF_STORE = 'origin_leaves';
+
+/** The integer key of a leaf hash in the leaf store: its first 7 hex digits (28 bits; a SHA-256 is uniform). */
+export function leafKey(leafHash: string): number {
+  return Number.parseInt(leafHash.slice(0, 7), 16);
+}
+
 export function packedPaths(dir: string, name: string): { data: string; index: string } {
   return { data: path.join(dir, `${name}.tsv`), index: path.join(dir, `${name}.idx`) };
 }

@@ -45,7 +45,7 @@ import { domainIndexesSql, domainTablesSql } from './domain.ts';
 import { openDatabase, queryRows, quoteIdentifier, quoteLiteral } from './duckdb.ts';
 import { assertSafeName, linkOrCopy, snapshotDir, snapshotsDir, tempDir } from './layout.ts';
 import { acquireWriterLock } from './lock.ts';
-import { packedPaths, writePackedStore, writePackedStoreDelta, type PackedInfo, type PackedSelect } from './packed-store.ts';
+import { LEAF_STORE, packedPaths, writePackedStore, writePackedStoreDelta, type PackedInfo, type PackedSelect } from './packed-store.ts';
 import {
   newSnapshotId,
   pruneSnapshots,
@@ -810,8 +810,8 @@ async function loadDelta(s: PublishSession): Promise<void> {
   }
 }
 
-/** Phase 4: the domain's derive step inside the serving database (it may replace or link parquet-only tables and write packed stores). */
-async function deriveTables(s: PublishSession, derive: NonNullable<PublishOptions['derive']>): Promise<void> {
+/** The packed-store writers of a publish (derive's, and the leaf store's): each records its store in the manifest. */
+function packedWriters(s: PublishSession) {
   const writePacked = async (name: string, selectSql: PackedSelect) => {
     assertSafeName('packed store', name);
     await mkdir(s.packedDir, { recursive: true });
@@ -830,19 +830,6 @@ async function deriveTables(s: PublishSession, derive: NonNullable<PublishOption
     s.packed[name] = info;
     return info;
   };
-  const partFiles = async (dir: string) => (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.parquet')).sort();
-  const samePartsAsPrevious = async (t: string) => {
-    if (!s.prevDir) return false;
-    const cur = path.join(s.run.dir, 'parts', assertSafeName('table', t));
-    const prev = path.join(s.prevDir, 'parts', t);
-    const [a, b] = [await partFiles(cur), await partFiles(prev)];
-    if (a.length === 0 || a.join('\n') !== b.join('\n')) return false;
-    for (const f of a) {
-      const [x, y] = [await stat(path.join(cur, f)), await stat(path.join(prev, f))];
-      if (x.ino !== y.ino || x.dev !== y.dev) return false;
-    }
-    return true;
-  };
   const linkPreviousPacked = async (name: string) => {
     assertSafeName('packed store', name);
     const info = s.previous?.packed?.[name];
@@ -854,6 +841,25 @@ async function deriveTables(s: PublishSession, derive: NonNullable<PublishOption
     await linkOrCopy(from.data, to.data);
     await linkOrCopy(from.index, to.index);
     s.packed[name] = info;
+    return true;
+  };
+  return { writePacked, writePackedDelta, linkPreviousPacked };
+}
+
+/** Phase 4: the domain's derive step inside the serving database (it may replace or link parquet-only tables and write packed stores). */
+async function deriveTables(s: PublishSession, derive: NonNullable<PublishOptions['derive']>): Promise<void> {
+  const { writePacked, writePackedDelta, linkPreviousPacked } = packedWriters(s);
+  const partFiles = async (dir: string) => (await readdir(dir).catch(() => [] as string[])).filter((f) => f.endsWith('.parquet')).sort();
+  const samePartsAsPrevious = async (t: string) => {
+    if (!s.prevDir) return false;
+    const cur = path.join(s.run.dir, 'parts', assertSafeName('table', t));
+    const prev = path.join(s.prevDir, 'parts', t);
+    const [a, b] = [await partFiles(cur), await partFiles(prev)];
+    if (a.length === 0 || a.join('\n') !== b.join('\n')) return false;
+    for (const f of a) {
+      const [x, y] = [await stat(path.join(cur, f)), await stat(path.join(prev, f))];
+      if (x.ino !== y.ino || x.dev !== y.dev) return false;
+    }
     return true;
   };
   await derive(s.conn, {
@@ -878,6 +884,55 @@ async function deriveTables(s: PublishSession, derive: NonNullable<PublishOption
         }
       : null,
   });
+}
+
+/**
+ * SELECT of the leaf store's records whose leaf hashes start with one of `firsts` (hex digits) and, optionally,
+ * whose key is in temp table `_leaf_keys`: per key, the list of its leaves ordered by hash, each with the columns of
+ * the verify lookup (service/receipts/receipts.queries.ts FIND_LEAF, same order). Only well-formed hashes (64
+ * lower-case hex digits, the only ones `/api/verify` accepts).
+ */
+function leafStoreSelect(s: PublishSession, firsts: string[], onlyChanged: boolean): string {
+  return `SELECT ('0x' || left(leaf_hash, 7))::INTEGER AS k,
+    to_json(list(struct_pack(leaf_hash := leaf_hash, alg := 'sha256', canon := 'rfc8785', kind := kind, source := source, source_url := source_url,
+      retrieved_at := retrieved_at, content_sha256 := content_sha256, record_sha256 := record_sha256, parent := parent, table_name := table_name)
+      ORDER BY leaf_hash))::VARCHAR AS v
+  FROM ${qualified(s, 'origin_leaves')}
+  WHERE left(leaf_hash, 1) IN (${firsts.map((c) => quoteLiteral(c)).join(', ')}) AND regexp_matches(leaf_hash, '^[0-9a-f]{64}$')
+    ${onlyChanged ? `AND ('0x' || left(leaf_hash, 7))::INTEGER IN (SELECT k FROM _leaf_keys)` : ''}
+  GROUP BY k`;
+}
+
+/**
+ * Phase 4b (issue 22): the leaf store `packed/origin_leaves`, every leaf of the domain's cumulative `origin_leaves`
+ * keyed by its hash's first 28 bits (leaves sharing a key share one record), so that a verify lookup is a binary
+ * search and one read, not a DuckDB query per domain and per chain link. Written in 8 batches by the hash's first
+ * digit (a batch's list states stay an eighth of the table: 765 k leaves at full scale). A delta publish adds only
+ * what it appended (`origin_leaves` only takes rows): the records of the appended leaves' keys are recomputed and
+ * the rest copied as bytes; with nothing appended the previous store is hard-linked.
+ */
+async function writeLeafStore(s: PublishSession): Promise<void> {
+  const { writePacked, writePackedDelta, linkPreviousPacked } = packedWriters(s);
+  const batches = (onlyChanged: boolean) =>
+    ['01', '23', '45', '67', '89', 'ab', 'cd', 'ef'].map((pair) => leafStoreSelect(s, [...pair], onlyChanged));
+  const appended = s.delta?.appended.get('origin_leaves');
+  if (s.delta && s.previous?.packed?.[LEAF_STORE]) {
+    const added = appended ? Number((await queryRows(s.conn, `SELECT count(*)::BIGINT AS n FROM ${quoteIdentifier(appended)}`))[0]!.n) : 0;
+    if (added === 0 && (await linkPreviousPacked(LEAF_STORE))) return;
+    if (appended) {
+      await s.conn.run(
+        `CREATE OR REPLACE TEMP TABLE _leaf_keys AS SELECT DISTINCT ('0x' || left(leaf_hash, 7))::INTEGER AS k FROM ${quoteIdentifier(appended)} WHERE regexp_matches(leaf_hash, '^[0-9a-f]{64}$')`,
+      );
+      try {
+        const keys = new Set((await queryRows(s.conn, `SELECT k FROM _leaf_keys`)).map((r) => Number(r.k)));
+        await writePackedDelta(LEAF_STORE, batches(true), keys, batches(false));
+      } finally {
+        await s.conn.run('DROP TABLE IF EXISTS temp.main._leaf_keys');
+      }
+      return;
+    }
+  }
+  await writePacked(LEAF_STORE, batches(false));
 }
 
 /** Phase 5a: every serving table exported to zstd parquet (the warehouse of record) and hashed; the parquet-only hashes collected. */
@@ -1047,6 +1102,8 @@ export async function publishRun(run: StagingRun, opts: PublishOptions): Promise
       await opts.onStep?.('loaded');
       if (opts.derive) await deriveTables(s, opts.derive);
       lap('derive');
+      await writeLeafStore(s);
+      lap('leaf_store');
       await opts.onStep?.('derived');
       if (s.delta) await exportDelta(s);
       else await exportServingTables(s);

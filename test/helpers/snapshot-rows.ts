@@ -35,7 +35,8 @@ export async function publishedRows(
     }
     // `packed`: every packed record store too, as `packed:<name>`, one `<key>\t<value>` line per record.
     if (opts.packed)
-      for (const name of Object.keys(manifest.packed ?? {})) {
+      // The leaf store holds the cumulative origin_leaves (compared as that table is: not).
+      for (const name of Object.keys(manifest.packed ?? {}).filter((n) => !cumulative.includes(n))) {
         const store = reader.packed(name)!;
         const lines: string[] = [];
         for (const k of store.allKeys()) lines.push(`${k}\t${await store.get(k)}`);

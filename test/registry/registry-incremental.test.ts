@@ -4,6 +4,7 @@
  * input's rows disappear. Each incremental snapshot holds the same rows, and the same packed per-company records
  * (merged from the previous snapshot's, jobs/registry/registry-packed.ts), as a full run over the same inputs.
  */
+import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { cp, mkdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -71,6 +72,21 @@ describe('incremental registry runs', () => {
     }
   };
   const currentRows = () => publishedRows(`${dir}/data`, 'registry', { packed: true });
+  /** The leaf store (publish.ts writeLeafStore; merged on a delta) holds exactly the snapshot's origin_leaves, each once. */
+  const expectLeafStoreMatchesTable = async () => {
+    const reader = await SnapshotReader.open(`${dir}/data`, 'registry', { poolSize: 1 });
+    try {
+      const rows = await reader.query(
+        `SELECT leaf_hash, 'sha256' AS alg, 'rfc8785' AS canon, kind, source, source_url, retrieved_at, content_sha256, record_sha256, parent, table_name FROM origin_leaves ORDER BY leaf_hash`,
+      );
+      const store = reader.packed('origin_leaves')!;
+      const stored: string[] = [];
+      for (const k of store.allKeys()) for (const l of JSON.parse((await store.get(k))!)) stored.push(JSON.stringify(l));
+      expect(stored.sort()).toEqual(rows.map((r) => JSON.stringify(r)).sort());
+    } finally {
+      await reader.close();
+    }
+  };
   let inputCount = 0;
 
   beforeAll(async () => {
@@ -130,6 +146,7 @@ describe('incremental registry runs', () => {
     expect(lastPublishShape.linked).toContain('ticker_snapshots');
     expectSameRows(rows, await fullRows('full-changed'));
     await expectParquetMatchesServing();
+    await expectLeafStoreMatchesTable();
   }, 240_000);
 
   it('a run with a changed ticker file re-derives every company and equals a full run', async () => {

@@ -15,6 +15,7 @@ import { ensureSample } from '../../jobs/sample.ts';
 import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { findLeaf } from '../../service/receipts/receipts.queries.ts';
 import {
   getCompanyEarnings,
   getCompanyFilings,
@@ -82,7 +83,9 @@ describe('registry packed stores', () => {
   });
 
   it('publishes one record per company with rows in each store', async () => {
-    expect(Object.keys(reader.manifest?.packed ?? {}).sort()).toEqual([...Object.keys(REGISTRY_PACKED), REGISTRY_SIGNALS].sort());
+    expect(Object.keys(reader.manifest?.packed ?? {}).sort()).toEqual(
+      [...Object.keys(REGISTRY_PACKED), REGISTRY_SIGNALS, 'origin_leaves'].sort(),
+    );
     const [{ n }] = await reader.query(`SELECT count(DISTINCT cik)::INTEGER AS n FROM filing_index WHERE cik IS NOT NULL`);
     expect(reader.packed('registry_filings')!.size).toBe(Number(n));
     expect(tickers.length).toBeGreaterThan(100);
@@ -216,4 +219,19 @@ describe('registry packed stores', () => {
     await listSignals(c.reader, { ticker: 'NOPE' });
     expect(c.count()).toBe(0);
   });
+
+  it('finds every origin leaf (and misses) in the leaf store as the origin_leaves query does, with no DuckDB query', async () => {
+    // The leaf store (lib/warehouse/publish.ts writeLeafStore) serves /api/verify's lookups and chain walks.
+    const sql = sqlOnly(reader);
+    const hashes = (await reader.query(`SELECT leaf_hash FROM origin_leaves ORDER BY leaf_hash`)).map((r) => String(r.leaf_hash));
+    expect(reader.packed('origin_leaves')!.size).toBeGreaterThan(0);
+    const flip = (h: string) => h.slice(0, 63) + (h[63] === '0' ? '1' : '0');
+    const probes = [...hashes, ...hashes.slice(0, 200).map(flip), 'f'.repeat(64), 'not-a-hash'];
+    for (const h of probes)
+      expect(JSON.stringify(await findLeaf({ registry: reader }, h)), h).toBe(JSON.stringify(await findLeaf({ registry: sql }, h)));
+    const { reader: r, count } = counting(reader);
+    for (const h of hashes.slice(0, 50)) await findLeaf({ registry: r }, h);
+    await findLeaf({ registry: r }, 'f'.repeat(64));
+    expect(count()).toBe(0);
+  }, 120_000);
 });

@@ -75,7 +75,7 @@ describe('transcripts packed stores', () => {
   });
 
   it('publishes every store, one record per ticker with transcripts', async () => {
-    expect(Object.keys(reader.manifest?.packed ?? {}).sort()).toEqual(Object.keys(TRANSCRIPTS_PACKED).sort());
+    expect(Object.keys(reader.manifest?.packed ?? {}).sort()).toEqual([...Object.keys(TRANSCRIPTS_PACKED), 'origin_leaves'].sort());
     expect(tickers.length).toBeGreaterThan(3);
     expect(reader.packed('transcripts_company')!.size).toBe(tickers.length);
     const [{ n }] = await reader.query(`SELECT count(*)::INTEGER AS n FROM transcript_facts`);

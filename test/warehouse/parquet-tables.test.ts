@@ -99,7 +99,10 @@ describe('publishRun with parquet-only tables', () => {
     expect(r.manifest.tables.events).toMatchObject({ rows: 3, storage: 'parquet', sha256: sha256Hex(await readFile(file)) });
     expect(r.manifest.tables.events.files).toBeUndefined();
     expect(r.manifest.tables.totals.storage).toBeUndefined();
-    expect(r.manifest.packed).toEqual({ totals_json: { records: 2, bytes: expect.any(Number) } });
+    expect(r.manifest.packed).toEqual({
+      totals_json: { records: 2, bytes: expect.any(Number) },
+      origin_leaves: { records: expect.any(Number), bytes: expect.any(Number) },
+    });
     expect(await servingTables(r.dir)).not.toContain('events');
     expect(await servingTables(r.dir)).toContain('totals');
     await expect(stat(path.join(r.dir, 'parts'))).rejects.toThrow(); // parts removed after the switch
