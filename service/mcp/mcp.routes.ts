@@ -70,8 +70,8 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator();
  * Every answer of a tool is checked against the output schema it publishes in tools/list before it is sent: a
  * mismatch is a tool error (and logged), never a broken contract. The check is the published JSON Schema compiled
  * by Ajv, the check the SDK's own Client makes on `structuredContent` (Client.callTool), rather than a zod parse
- * of the tool's output schema: the zod parse copies the whole answer (measured: a third of the MCP cost of a
- * 26 kB inspection history), Ajv's compiled check walks it without copying. Both say the same: the JSON Schema
+ * of the tool's output schema: the zod parse copies the whole answer (about a fifth of the CPU of a
+ * freight_inspection_history call in a profile, issue 22), Ajv's compiled check walks it without copying. Both say the same: the JSON Schema
  * is generated from the zod schema (toolJsonSchema), and test/mcp/output-contract.test.ts pins that nothing of
  * an output schema is lost on the way (no part is unrepresentable in JSON Schema) and checks real answers of
  * every read tool against both schemas.
