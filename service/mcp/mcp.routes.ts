@@ -14,12 +14,11 @@
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import {
   CallToolRequestSchema,
   ErrorCode,
   GetPromptRequestSchema,
-  isJSONRPCErrorResponse,
-  isJSONRPCResultResponse,
   type JSONRPCErrorResponse,
   type JSONRPCResultResponse,
   ListPromptsRequestSchema,
@@ -64,6 +63,29 @@ const toolList = TOOLS.map((t) => ({
 }));
 const byName = new Map(TOOLS.map((t) => [t.name, t]));
 
+/** One Ajv for every server of the process: the SDK builds one per Server otherwise (the largest cost per request). */
+const jsonSchemaValidator = new AjvJsonSchemaValidator();
+
+/**
+ * Every answer of a tool is checked against the output schema it publishes in tools/list before it is sent: a
+ * mismatch is a tool error (and logged), never a broken contract. The check is the published JSON Schema compiled
+ * by Ajv, the check the SDK's own Client makes on `structuredContent` (Client.callTool), rather than a zod parse
+ * of the tool's output schema: the zod parse copies the whole answer (about a fifth of the CPU of a
+ * freight_inspection_history call in a profile, issue 22), Ajv's compiled check walks it without copying. Both say the same: the JSON Schema
+ * is generated from the zod schema (toolJsonSchema), and test/mcp/output-contract.test.ts pins that nothing of
+ * an output schema is lost on the way (no part is unrepresentable in JSON Schema) and checks real answers of
+ * every read tool against both schemas.
+ */
+const outputChecks = new Map<string, JsonSchemaValidator<unknown>>();
+export function outputCheckOf(name: string): JsonSchemaValidator<unknown> {
+  let check = outputChecks.get(name);
+  if (!check) {
+    check = jsonSchemaValidator.getValidator(toolList.find((t) => t.name === name)!.outputSchema as JsonSchemaType);
+    outputChecks.set(name, check);
+  }
+  return check;
+}
+
 function issueText(error: z.ZodError): string {
   return error.issues
     .map((i) => {
@@ -79,15 +101,22 @@ function issueText(error: z.ZodError): string {
  * connected to that request's transport, cleared when it is released. A server answers one request at a time
  * (one transport, see the pool below), so its slot never holds two requests.
  */
-interface ServerSlot {
+export interface ServerSlot {
   ctx: ToolContext;
+  /** The structured result of the tool call being answered and its JSON (the text content), for `answerText`. */
+  structured?: Record<string, unknown>;
+  structuredText?: string;
 }
 
-/** One Ajv for every server of the process: the SDK builds one per Server otherwise (the largest cost per request). */
-const jsonSchemaValidator = new AjvJsonSchemaValidator();
+let serversBuilt = 0;
+/** How many MCP servers this process has built (tests read it: requests reuse them). */
+export function mcpServersBuilt(): number {
+  return serversBuilt;
+}
 
 /** Builds an MCP server: every tool of the registry (mcp.queries.ts), the resources and the prompts; handlers read the request's context from `slot`. */
 export function buildMcpServer(slot: ServerSlot, version: string): Server {
+  serversBuilt++;
   const server = new Server(
     { name: 'proofline', title: 'Proofline', version },
     { capabilities: { tools: {}, resources: {}, prompts: {} }, instructions: SERVER_INSTRUCTIONS, jsonSchemaValidator },
@@ -115,19 +144,19 @@ export function buildMcpServer(slot: ServerSlot, version: string): Server {
     // its limit information is added to the result's `_meta` there.
     try {
       const structured = omitNulls(await tool.run(ctx, args.data)) as Record<string, unknown>;
-      const checked = tool.output.safeParse(structured);
-      if (!checked.success) {
-        ctx.deps.log.error(
-          { tool: tool.name, issues: checked.error.issues.slice(0, 3) },
-          'MCP tool output does not match its output schema',
-        );
+      const checked = outputCheckOf(tool.name)(structured);
+      if (!checked.valid) {
+        ctx.deps.log.error({ tool: tool.name, issues: checked.errorMessage }, 'MCP tool output does not match its output schema');
         return {
           isError: true,
           content: [{ type: 'text' as const, text: `${tool.name} produced a result that does not match its output schema` }],
         };
       }
       // The result as produced (open objects keep fields the schema does not list), repeated as text for older clients.
-      return { content: [{ type: 'text' as const, text: JSON.stringify(structured) }], structuredContent: structured };
+      const text = JSON.stringify(structured);
+      slot.structured = structured;
+      slot.structuredText = text;
+      return { content: [{ type: 'text' as const, text }], structuredContent: structured };
     } catch (e) {
       return toolErrorOf(tool.name, e);
     }
@@ -164,9 +193,6 @@ export const MCP_SERVER_POOL_SIZE = 32;
  */
 export class McpServerPool {
   private readonly idle: Array<{ server: Server; slot: ServerSlot }> = [];
-  /** Servers built so far (tests read it to see reuse). */
-  built = 0;
-
   constructor(private readonly version: string) {}
 
   acquire(ctx: ToolContext): { server: Server; slot: ServerSlot } {
@@ -176,7 +202,6 @@ export class McpServerPool {
       return got;
     }
     const slot: ServerSlot = { ctx };
-    this.built++;
     return { server: buildMcpServer(slot, this.version), slot };
   }
 
@@ -184,6 +209,8 @@ export class McpServerPool {
     // Only a detached server goes back (a transport whose close failed leaves it attached: it is dropped).
     if (s.server.transport !== undefined || this.idle.length >= MCP_SERVER_POOL_SIZE) return;
     s.slot.ctx = RELEASED;
+    s.slot.structured = undefined;
+    s.slot.structuredText = undefined;
     this.idle.push(s);
   }
 }
@@ -268,13 +295,52 @@ export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
       return toFastResponse({
         status: 200,
         headers: { 'content-type': 'application/json', ...limits, ...cors },
-        body: JSON.stringify(res),
+        body: answerText(res, pooled.slot),
       });
     } finally {
-      await transport.close();
-      pool.release(pooled);
+      // Closed once the handler's own bookkeeping has settled (the SDK forgets the request's abort controller in a
+      // `finally` after `send`): closing earlier would abort a finished request, for nothing, at some cost.
+      setImmediate(() => {
+        transport.close().finally(() => pool.release(pooled));
+      });
     }
   });
+}
+
+/** The place-holder of `structuredContent` while an answer is serialised (a string no tool answer is: it holds NULs). */
+const STRUCTURED_MARK = '\u0000proofline:structuredContent\u0000';
+const STRUCTURED_MARK_JSON = `"structuredContent":${JSON.stringify(STRUCTURED_MARK)}`;
+
+/**
+ * The JSON text of an answer. A tool result carries its structured content twice, as `structuredContent` and as its
+ * JSON in the text content (for clients without structured output); that JSON was made once by the tool handler,
+ * and is used again here instead of serialising the same object a second time. It is used only when the result
+ * still holds that very object's members (the SDK's result check copies the object, not its members) and that text,
+ * otherwise the answer is serialised as it is. The member name is found outside any string: inside a JSON string
+ * every quote is escaped, so `"structuredContent":"` can only be the result's own member.
+ */
+export function answerText(message: JSONRPCResultResponse | JSONRPCErrorResponse, slot: ServerSlot): string {
+  const result = (message as { result?: { structuredContent?: Record<string, unknown>; content?: Array<{ text?: unknown }> } }).result;
+  const structured = slot.structured;
+  const text = slot.structuredText;
+  const sc = result?.structuredContent;
+  if (!result || !sc || !structured || text === undefined || result.content?.[0]?.text !== text || !sameMembers(sc, structured))
+    return JSON.stringify(message);
+  result.structuredContent = STRUCTURED_MARK as unknown as Record<string, unknown>;
+  const json = JSON.stringify(message);
+  result.structuredContent = sc;
+  const at = json.indexOf(STRUCTURED_MARK_JSON);
+  if (at < 0) return JSON.stringify(message);
+  return `${json.slice(0, at)}"structuredContent":${text}${json.slice(at + STRUCTURED_MARK_JSON.length)}`;
+}
+
+/** True when `a` and `b` have the same own members, in the same order, holding the same values. */
+function sameMembers(a: Record<string, unknown>, b: Record<string, unknown>): boolean {
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  if (ka.length !== kb.length) return false;
+  for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i] || a[ka[i]!] !== b[kb[i]!]) return false;
+  return true;
 }
 
 /**
@@ -291,7 +357,8 @@ function takeAnswer(transport: WebStandardStreamableHTTPServerTransport): Promis
   return new Promise((resolve) => {
     const send = transport.send.bind(transport);
     transport.send = async (message, options) => {
-      if (isJSONRPCResultResponse(message) || isJSONRPCErrorResponse(message)) resolve(message);
+      // An answer: an id and a result or an error (the SDK's own guards are zod parses of the whole answer).
+      if ('id' in message && ('result' in message || 'error' in message)) resolve(message as JSONRPCResultResponse | JSONRPCErrorResponse);
       else await send(message, options);
     };
   });

@@ -58,12 +58,20 @@ function isVerbatim(o: Record<string, unknown>): boolean {
 
 /** Drops null-valued fields (deeply), except inside hashed or signed objects, which are returned as they are. */
 export function omitNulls(v: unknown): unknown {
-  if (Array.isArray(v)) return v.map(omitNulls);
   if (!v || typeof v !== 'object') return v;
+  if (Array.isArray(v)) {
+    const out = new Array(v.length);
+    for (let i = 0; i < v.length; i++) out[i] = omitNulls(v[i]);
+    return out;
+  }
   const o = v as Record<string, unknown>;
   if (isVerbatim(o)) return o;
   const out: Record<string, unknown> = {};
-  for (const [k, x] of Object.entries(o)) if (x !== null && x !== undefined) out[k] = omitNulls(x);
+  // Own enumerable keys in order, as Object.entries, without an array per member (this runs over every answer).
+  for (const k of Object.keys(o)) {
+    const x = o[k];
+    if (x !== null && x !== undefined) out[k] = omitNulls(x);
+  }
   return out;
 }
 

@@ -1,0 +1,168 @@
+/**
+ * What the MCP request path guarantees since it was made cheap (issue 22): every answer matches the output
+ * schema its tool publishes, checked per call with the published JSON Schema (Ajv) instead of a zod parse
+ * (mcp.routes.ts, `outputCheckOf`); servers are reused across requests; concurrent calls on one process each get
+ * their own answer; and the text content is the exact JSON of the structured content.
+ *
+ * The equivalence of the two checks is pinned here: no part of any output schema is lost in JSON Schema
+ * (conversion with `unrepresentable: 'throw'`), and real answers of every freight read tool, over many carriers,
+ * pass both the zod output schema and the published JSON Schema. (The sec_* answers are checked against their
+ * published schemas by sec-tools.test.ts.)
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { TOOLS } from '../../service/mcp/mcp.queries.ts';
+import { MONITORING_TOOLS } from '../../service/mcp/monitoring.tools.ts';
+import { mcpServersBuilt, outputCheckOf } from '../../service/mcp/mcp.routes.ts';
+import { buildWorld, type World } from '../vetting/fmcsa-world.ts';
+import { schemaProblems } from './mcp-helpers.ts';
+
+const MONITORING = new Set(MONITORING_TOOLS.map((t) => t.name));
+let w: World;
+let dots: number[];
+let vins: string[];
+let states: string[];
+const published = new Map<string, { inputSchema: { properties?: Record<string, unknown> }; outputSchema: Record<string, unknown> }>();
+
+type Answer = {
+  jsonrpc: '2.0';
+  id: number | string | null;
+  result?: { isError?: boolean; content: Array<{ type: string; text: string }>; structuredContent?: Record<string, unknown> };
+  error?: { code: number; message: string };
+};
+
+const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+async function rpcText(id: number, method: string, params: unknown): Promise<string> {
+  const r = await w.svc.app.fetch(
+    new Request('http://proofline.test/mcp', { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) }),
+  );
+  expect(r.status).toBe(200);
+  return r.text();
+}
+const rpc = async (id: number, method: string, params: unknown): Promise<Answer> => JSON.parse(await rpcText(id, method, params));
+/** The result without `_meta` (the usage counts in it change with every call). */
+const withoutMeta = (a: Answer) => JSON.stringify({ ...a.result, _meta: undefined });
+const callTool = (id: number, name: string, args: Record<string, unknown>) => rpc(id, 'tools/call', { name, arguments: args });
+
+beforeAll(async () => {
+  w = await buildWorld();
+  w.svc.deps.options.dataDir = w.config.dataDir;
+  const q = (sql: string) => w.svc.deps.readers.fmcsa!.query(sql);
+  // Carriers with the most records first (long answers), then others.
+  dots = (
+    await q(`SELECT dot_number FROM carriers ORDER BY
+      (SELECT count(*) FROM inspections i WHERE i.dot_number = carriers.dot_number) +
+      (SELECT count(*) FROM crashes x WHERE x.dot_number = carriers.dot_number) DESC, dot_number LIMIT 30`)
+  ).map((r) => Number(r.dot_number));
+  vins = (await q(`SELECT DISTINCT vin FROM crashes WHERE vin IS NOT NULL AND length(vin) = 17 ORDER BY vin LIMIT 15`)).map((r) =>
+    String(r.vin),
+  );
+  states = (await q(`SELECT DISTINCT phy_state FROM carriers WHERE phy_state IS NOT NULL ORDER BY 1 LIMIT 8`)).map((r) =>
+    String(r.phy_state),
+  );
+  const list = await rpc(1, 'tools/list', {});
+  for (const t of (
+    list.result as unknown as { tools: Array<{ name: string } & (typeof published extends Map<string, infer V> ? V : never)> }
+  ).tools)
+    published.set(t.name, t);
+}, 120_000);
+afterAll(async () => {
+  await w?.close();
+});
+
+describe('MCP output contract', () => {
+  it('loses no part of any output schema in the published JSON Schema (so the per-call Ajv check is the zod check)', () => {
+    for (const t of TOOLS) expect(() => z.toJSONSchema(t.output, { io: 'output', unrepresentable: 'throw' }), t.name).not.toThrow();
+  });
+
+  it('rejects an answer that breaks the published output schema (the per-call check is in place)', () => {
+    expect(outputCheckOf('freight_carrier_safety')({ dot_number: 'not a number' }).valid).toBe(false);
+    expect(outputCheckOf('freight_inspection_history')({}).valid).toBe(false);
+  });
+
+  it('answers every freight read tool over many carriers with structured content valid against both schemas, repeated byte for byte as text', async () => {
+    const argsOf = (name: string): Array<Record<string, unknown>> => {
+      const props = Object.keys(published.get(name)!.inputSchema.properties ?? {});
+      if (props.includes('dot_numbers')) return dots.slice(0, 10).map((d, i) => ({ dot_numbers: [d, dots[(i + 7) % dots.length]] }));
+      if (props.includes('vin')) return vins.map((vin) => ({ vin }));
+      if (name === 'freight_red_flag_search') return [{}, ...states.map((state) => ({ state }))];
+      if (props.includes('dot_number')) return dots.map((dot_number) => ({ dot_number }));
+      return [{}];
+    };
+    let id = 100;
+    let checked = 0;
+    for (const t of TOOLS) {
+      // Monitoring lists belong to an account (none here): they are checked by mcp.test.ts.
+      if (!t.name.startsWith('freight_') || !t.annotations.readOnlyHint || MONITORING.has(t.name)) continue;
+      let ok = 0;
+      for (const args of argsOf(t.name)) {
+        const text = await rpcText(++id, 'tools/call', { name: t.name, arguments: args });
+        const a = JSON.parse(text) as Answer;
+        expect(a.id).toBe(id);
+        if (a.result?.isError) continue; // a carrier without such records: a tool error, no structured content
+        const sc = a.result!.structuredContent!;
+        const zodCheck = t.output.safeParse(sc);
+        expect(zodCheck.success, `${t.name} ${JSON.stringify(args)}: ${zodCheck.error?.message}`).toBe(true);
+        expect(schemaProblems(published.get(t.name)!.outputSchema, sc), t.name).toEqual([]);
+        // The text content is the JSON of the structured content, and the answer holds it verbatim twice.
+        expect(a.result!.content[0]!.text).toBe(JSON.stringify(sc));
+        expect(text).toContain(`"structuredContent":${JSON.stringify(sc)}`);
+        ok++;
+      }
+      expect(ok, `${t.name}: no successful answer`).toBeGreaterThan(0);
+      checked += ok;
+    }
+    expect(checked).toBeGreaterThan(100);
+  });
+});
+
+describe('MCP servers reused across requests', () => {
+  it('builds no server for sequential requests once one exists', async () => {
+    await callTool(1, 'freight_carrier_safety', { dot_number: dots[0] });
+    const built = mcpServersBuilt();
+    for (let i = 0; i < 20; i++) await callTool(i + 2, 'freight_carrier_safety', { dot_number: dots[i % dots.length] });
+    await rpc(30, 'tools/list', {});
+    expect(mcpServersBuilt()).toBe(built);
+  });
+
+  it('gives each of many concurrent requests on one process its own answer (ids and results never mixed)', async () => {
+    const expected = new Map<number, string>();
+    for (const [i, dot] of dots.entries()) {
+      const a = await callTool(1, 'freight_inspection_history', { dot_number: dot });
+      expected.set(i, withoutMeta(a));
+    }
+    const unknown = { code: -32602 };
+    const builtBefore = mcpServersBuilt();
+    // Every carrier's history twice, a bad argument, an unknown tool and a tools/list, all at once, twice over.
+    for (let round = 0; round < 2; round++) {
+      const calls: Array<Promise<void>> = [];
+      for (const [i, dot] of [...dots.entries(), ...dots.entries()]) {
+        const id = round * 1000 + calls.length;
+        calls.push(
+          callTool(id, 'freight_inspection_history', { dot_number: dot }).then((a) => {
+            expect(a.id).toBe(id);
+            expect(withoutMeta(a)).toBe(expected.get(i));
+          }),
+        );
+      }
+      const bad = round * 1000 + 900;
+      calls.push(
+        callTool(bad, 'freight_carrier_safety', { dot_number: 'twelve' }).then((a) => {
+          expect(a.id).toBe(bad);
+          expect(a.result!.isError).toBe(true);
+        }),
+        callTool(bad + 1, 'freight_nope', {}).then((a) => {
+          expect(a.id).toBe(bad + 1);
+          expect(a.error).toMatchObject(unknown);
+        }),
+        rpc(`list-${round}` as unknown as number, 'tools/list', {}).then((a) => {
+          expect(a.id).toBe(`list-${round}`);
+          expect((a.result as unknown as { tools: unknown[] }).tools).toHaveLength(TOOLS.length);
+        }),
+      );
+      await Promise.all(calls);
+    }
+    // The requests were in flight together: more servers than one were needed, each serving one request at a time.
+    expect(mcpServersBuilt()).toBeGreaterThan(builtBefore + 1);
+  });
+});
