@@ -33,6 +33,7 @@ import type { Logger } from '../../lib/log.ts';
 import { queryRows, quoteLiteral, type Params, type Row } from '../../lib/warehouse/duckdb.ts';
 import { processAlive } from '../../lib/warehouse/lock.ts';
 import { formatMs, msLength, uintLength, writeMs, writeUint } from './bytes.ts';
+import { AI_AGENT_TYPES } from './agent-type.ts';
 
 export interface QueryLogEntry {
   ts_ms: number;
@@ -59,6 +60,44 @@ const DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log (
 export const MAX_QUERY_LOG_BUFFER = 200_000;
 /** Bytes per off-heap chunk of encoded lines (about 5,000 lines). */
 const CHUNK_BYTES = 1 << 20;
+
+/**
+ * The rows /api/ir/rankings ranks (successful AI-agent requests about a ticker), kept apart in `query_log_ai` by the
+ * embedded log (same rows as this filter over `query_log`; issue 22: the ranking scanned every request ever logged).
+ */
+const AI_LIST = AI_AGENT_TYPES.map((t) => `'${t}'`).join(', '); // constants of our own allow-list, never input
+const RANKED_FILTER = `ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})`;
+const AI_SET = new Set<string>(AI_AGENT_TYPES);
+const AI_DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log_ai (ts_ms BIGINT NOT NULL, client VARCHAR NOT NULL, agent_type VARCHAR NOT NULL, ticker VARCHAR NOT NULL, status INTEGER NOT NULL)`;
+
+/** What the counters of the embedded log need of a row: its time, agent type, ticker and status. */
+interface RowKey {
+  agent_type: string;
+  ticker: string | null;
+  status: number;
+}
+const clientAgents = new WeakMap<Uint8Array, string>();
+const requestKeys = new WeakMap<Uint8Array, { ticker: string | null; status: number }>();
+const utf8 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
+/** The agent type inside an encoded client part (`logClientPart`), decoded once per buffer. */
+function agentOfPart(part: Uint8Array): string {
+  let a = clientAgents.get(part);
+  if (a === undefined) {
+    a = String((JSON.parse(`{${utf8(part).slice(1)}}`) as { agent_type: unknown }).agent_type);
+    clientAgents.set(part, a);
+  }
+  return a;
+}
+/** Ticker and status inside an encoded request part (`logRequestPart`), decoded once per buffer. */
+function requestOfPart(part: Uint8Array): { ticker: string | null; status: number } {
+  let k = requestKeys.get(part);
+  if (k === undefined) {
+    const j = JSON.parse(`{${utf8(part).slice(1)}0}`) as { ticker: string | null; status: number };
+    k = { ticker: j.ticker, status: j.status };
+    requestKeys.set(part, k);
+  }
+  return k;
+}
 
 const COLUMNS = `{ts_ms: 'BIGINT', client: 'VARCHAR', tier: 'VARCHAR', agent_type: 'VARCHAR', method: 'VARCHAR', path: 'VARCHAR', ticker: 'VARCHAR', status: 'INTEGER', duration_ms: 'DOUBLE'}`;
 
@@ -114,6 +153,12 @@ export abstract class QueryLogBuffer {
   written = 0;
   /** Where the log is: a DuckDB file, `:memory:` (fallback), or `postgres`. */
   abstract readonly file: string;
+  /** The table holding the rows rankings count (`query_log`, or the embedded log's `query_log_ai`). */
+  readonly rankedTable: string = 'query_log';
+  /** Whether `accepted` is called for every row taken into the buffer (the embedded log's counters). */
+  protected tracksRows = false;
+  /** Called for each row taken into the buffer (when `tracksRows`). */
+  protected accepted(_tsMs: number, _row: RowKey): void {}
 
   /** `maxUnsent`: rows held in memory at most (MAX_QUERY_LOG_BUFFER; tests pass a small bound). */
   constructor(readonly maxUnsent: number = MAX_QUERY_LOG_BUFFER) {}
@@ -124,6 +169,17 @@ export abstract class QueryLogBuffer {
   }
   /** Runs a read query over `query_log` (named `$name` parameters) after writing what is buffered. */
   abstract query(sql: string, params?: Params): Promise<Row[]>;
+  /** `query` over `rankedTable` (the embedded log skips the flush when no ranked row is waiting). */
+  queryRanked(sql: string, params?: Params): Promise<Row[]> {
+    return this.query(sql, params);
+  }
+  /**
+   * Rows with `ts_ms >= sinceMs` by agent type, as `SELECT agent_type, count(*) ... GROUP BY agent_type` over the
+   * log would count them after a flush, or null when the log cannot tell without that query (then run it).
+   */
+  agentCounts(_sinceMs: number): Promise<Map<string, number> | null> {
+    return Promise.resolve(null);
+  }
   /** Writes what is buffered. */
   abstract flush(): Promise<void>;
   abstract close(): Promise<void>;
@@ -139,6 +195,7 @@ export abstract class QueryLogBuffer {
       return;
     }
     const line = toLine(e);
+    if (this.tracksRows) this.accepted(e.ts_ms, e);
     // A UTF-8 line is at most 3 bytes per UTF-16 unit.
     if (this.chunk.length - this.chunkLen < line.length * 3) this.nextChunk(line.length * 3);
     this.chunkLen += this.chunk.write(line, this.chunkLen);
@@ -156,6 +213,10 @@ export abstract class QueryLogBuffer {
       return;
     }
     const ts = Math.trunc(tsMs);
+    if (this.tracksRows) {
+      const r = requestOfPart(requestPart);
+      this.accepted(ts, { agent_type: agentOfPart(clientPart), ticker: r.ticker, status: r.status });
+    }
     const len = TS_OPEN.length + uintLength(ts) + clientPart.length + requestPart.length + msLength(durationMs) + LINE_END.length;
     if (this.chunk.length - this.chunkLen < len) this.nextChunk(len);
     const c = this.chunk;
@@ -192,8 +253,33 @@ export abstract class QueryLogBuffer {
   }
 }
 
-/** The embedded query log: a DuckDB file fed through spool files (see the file's header). */
+/** Minutes (ts_ms // 60,000) kept by the counters of /api/stats beyond the oldest one asked for. */
+const MINUTES_SLACK = 60;
+
+/**
+ * The embedded query log: a DuckDB file fed through spool files (see the file's header).
+ *
+ * Counters (issue 22: /api/stats flushed the log and aggregated a day of it on every request): rows by minute and
+ * agent type since the log was opened (minus 25 hours), maintained as rows are taken into the buffer (this
+ * process's) or loaded from a handed-over spool file (another process's). A count since `t` sums the whole minutes
+ * after `t`'s minute, plus `t`'s own minute to the millisecond from the database (read once per minute, after a
+ * flush; dropped when a row of that minute arrives). Anything that could make them differ from the table (a spool
+ * file that failed to write or load) turns them off: the query answers again. /api/ir/rankings reads
+ * `query_log_ai`, the ranked rows only, written with each spool file in the same transaction.
+ */
 export class QueryLog extends QueryLogBuffer {
+  override readonly rankedTable = 'query_log_ai';
+  protected override tracksRows = true;
+  /** Rows by minute and agent type; null before they are built and once a row may have been lost. */
+  private minutes: Map<number, Map<string, number>> | null = null;
+  private horizonMinute = Number.POSITIVE_INFINITY;
+  /** One minute's rows to the millisecond (the minute a count starts in), from the database. */
+  private boundary: { minute: number; rows: Array<{ ts: number; agent: string; n: number }> } | null = null;
+  private boundaryGen = 0;
+  private boundaryLoad: { minute: number; gen: number; rows: Promise<Array<{ ts: number; agent: string; n: number }>> } | null = null;
+  /** Ranked rows taken into the buffer, and how many of those are in the database for sure. */
+  private rankedAccepted = 0;
+  private rankedLoaded = 0;
   private spool: WriteStream | null = null;
   private spoolRows = 0;
   private seq = 0;
@@ -228,6 +314,18 @@ export class QueryLog extends QueryLogBuffer {
     }
     const writer = await instance.connect();
     await writer.run(DDL);
+    await writer.run(AI_DDL);
+    // query_log_ai holds exactly the ranked rows of query_log: rebuilt when it does not (a log written before it existed).
+    const [sync] = await queryRows(
+      writer,
+      `SELECT (SELECT count(*) FROM query_log WHERE ${RANKED_FILTER})::BIGINT AS want, (SELECT count(*) FROM query_log_ai)::BIGINT AS have`,
+    );
+    if (String(sync?.want) !== String(sync?.have)) {
+      await writer.run('BEGIN TRANSACTION');
+      await writer.run('DELETE FROM query_log_ai');
+      await writer.run(`INSERT INTO query_log_ai SELECT ts_ms, client, agent_type, ticker, status FROM query_log WHERE ${RANKED_FILTER}`);
+      await writer.run('COMMIT');
+    }
     const reader = await instance.connect();
     // Spool files are per database: the file's own directory, or a per-process one for the in-memory fallback.
     const ownerSpool = `${file}.spool`;
@@ -236,6 +334,7 @@ export class QueryLog extends QueryLogBuffer {
     const q = new QueryLog(instance, writer, reader, where, spoolDir, where === ':memory:' ? ownerSpool : null, opts.log);
     if (where !== ':memory:') await q.adoptOrphanSpools();
     await q.loadSpoolFiles(); // left by a crash
+    await q.startCounters();
     q.spoolTimer = setInterval(() => q.writeBuffer(), opts.spoolMs ?? 250);
     q.spoolTimer.unref();
     // The owner looks for handed-over files even when it has no traffic of its own.
@@ -258,9 +357,10 @@ export class QueryLog extends QueryLogBuffer {
         path.join(this.spoolDir, `${Date.now()}-${process.pid}-${String(this.seq++).padStart(6, '0')}.ndjson.open`),
       );
       // A failed write (disk full, folder removed) loses these log rows, never the server: an 'error' without a listener would throw.
-      stream.on('error', (err) =>
-        this.log?.warn({ err: err.message, file: String(stream.path) }, 'query log spool write failed; rows dropped'),
-      );
+      stream.on('error', (err) => {
+        this.minutes = null; // counted rows that will never be in the table
+        this.log?.warn({ err: err.message, file: String(stream.path) }, 'query log spool write failed; rows dropped');
+      });
       this.spool = stream;
     }
     for (const c of chunks) this.spool.write(c);
@@ -280,6 +380,7 @@ export class QueryLog extends QueryLogBuffer {
   }
 
   private async doFlush(): Promise<void> {
+    const ranked = this.rankedAccepted; // every row taken so far goes into this flush's files
     this.writeBuffer();
     const stream = this.spool;
     if (stream) {
@@ -294,6 +395,7 @@ export class QueryLog extends QueryLogBuffer {
       if (ok) await rename(open, open.replace(/\.open$/, ''));
     }
     await this.loadSpoolFiles();
+    this.rankedLoaded = Math.max(this.rankedLoaded, ranked);
   }
 
   /** Loads closed spool files (oldest first) with read_json, deleting each once it is in the database. */
@@ -310,13 +412,34 @@ export class QueryLog extends QueryLogBuffer {
         file = file.replace(/\.open$/, '');
       }
       // ignore_errors: a line cut short by a crash reads as NULLs and is filtered out, never fatal.
-      try {
-        const res = await this.writer.run(`INSERT INTO query_log
-          SELECT * FROM read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${COLUMNS}, ignore_errors = true)
+      const src = `read_json(${quoteLiteral(file)}, format = 'newline_delimited', columns = ${COLUMNS}, ignore_errors = true)
           WHERE ts_ms IS NOT NULL AND client IS NOT NULL AND tier IS NOT NULL AND agent_type IS NOT NULL
-            AND method IS NOT NULL AND path IS NOT NULL AND status IS NOT NULL AND duration_ms IS NOT NULL`);
-        this.written += Number(res.rowsChanged);
+            AND method IS NOT NULL AND path IS NOT NULL AND status IS NOT NULL AND duration_ms IS NOT NULL`;
+      // Another process's file (handed over): its rows were not counted when taken (this process's were).
+      const foreign = path.basename(file).split('-')[1] !== String(process.pid);
+      try {
+        await this.writer.run('BEGIN TRANSACTION');
+        try {
+          const res = await this.writer.run(`INSERT INTO query_log SELECT * FROM ${src}`);
+          await this.writer.run(
+            `INSERT INTO query_log_ai SELECT ts_ms, client, agent_type, ticker, status FROM ${src} AND ${RANKED_FILTER}`,
+          );
+          const counted =
+            foreign && this.minutes
+              ? await queryRows(
+                  this.writer,
+                  `SELECT (ts_ms // 60000)::BIGINT AS m, agent_type, count(*)::INTEGER AS n FROM ${src} GROUP BY ALL`,
+                )
+              : [];
+          await this.writer.run('COMMIT');
+          this.written += Number(res.rowsChanged);
+          for (const r of counted) this.countRow(Number(r.m), String(r.agent_type), Number(r.n));
+        } catch (err) {
+          await this.writer.run('ROLLBACK').catch(() => undefined);
+          throw err;
+        }
       } catch (err) {
+        if (!foreign) this.minutes = null; // counted rows that are not in the table
         // Keep the file for inspection instead of retrying it forever (the log is telemetry: never block the server on it).
         this.log?.warn({ err: (err as Error).message, file }, 'query log spool file could not be loaded; kept as .bad');
         await rename(file, `${file}.bad`).catch(() => undefined);
@@ -351,6 +474,93 @@ export class QueryLog extends QueryLogBuffer {
       }
       await rm(dir, { recursive: true, force: true }).catch(() => undefined);
     }
+  }
+
+  /** Builds the counters from the table (at open, before any row can be pushed). */
+  private async startCounters(): Promise<void> {
+    const horizon = Math.floor((Date.now() - 25 * 3600_000) / 60_000);
+    const rows = await queryRows(
+      this.writer,
+      `SELECT (ts_ms // 60000)::BIGINT AS m, agent_type, count(*)::INTEGER AS n FROM query_log WHERE ts_ms >= $h GROUP BY ALL`,
+      { h: horizon * 60_000 },
+    );
+    this.minutes = new Map();
+    this.horizonMinute = horizon;
+    for (const r of rows) this.countRow(Number(r.m), String(r.agent_type), Number(r.n));
+  }
+
+  protected override accepted(tsMs: number, row: RowKey): void {
+    if (row.ticker !== null && row.status === 200 && AI_SET.has(row.agent_type)) this.rankedAccepted++;
+    if (this.minutes) this.countRow(Math.floor(tsMs / 60_000), row.agent_type, 1);
+  }
+
+  private countRow(minute: number, agent: string, n: number): void {
+    if (!this.minutes) return;
+    let m = this.minutes.get(minute);
+    if (!m) this.minutes.set(minute, (m = new Map()));
+    m.set(agent, (m.get(agent) ?? 0) + n);
+    // A row of the minute held (or being read) to the millisecond: that minute must be read again.
+    if (this.boundary && minute <= this.boundary.minute) this.boundary = null;
+    if (this.boundaryLoad && minute <= this.boundaryLoad.minute) this.boundaryGen++;
+  }
+
+  /** Whether another process has handed over a spool file not loaded yet (the owner only). */
+  private async hasHandedOverFiles(): Promise<boolean> {
+    if (this.handoffDir !== null) return false;
+    const own = `-${process.pid}-`;
+    return (await readdir(this.spoolDir).catch(() => [] as string[])).some((f) => f.endsWith('.ndjson') && !f.includes(own));
+  }
+
+  /** One minute's rows to the millisecond, by agent type, from the table after a flush (shared by concurrent callers). */
+  private loadBoundary(minute: number): Promise<Array<{ ts: number; agent: string; n: number }>> {
+    const gen = this.boundaryGen;
+    if (this.boundaryLoad && this.boundaryLoad.minute === minute && this.boundaryLoad.gen === gen) return this.boundaryLoad.rows;
+    const rows = this.flush()
+      .then(() =>
+        queryRows(
+          this.reader,
+          `SELECT ts_ms, agent_type, count(*)::INTEGER AS n FROM query_log WHERE ts_ms >= $a AND ts_ms < $b GROUP BY ALL`,
+          { a: minute * 60_000, b: (minute + 1) * 60_000 },
+        ),
+      )
+      .then((rs) => {
+        const out = rs.map((r) => ({ ts: Number(r.ts_ms), agent: String(r.agent_type), n: Number(r.n) }));
+        // Kept unless a row of that minute arrived meanwhile (this answer stands: it was asked before that row).
+        if (this.boundaryGen === gen) this.boundary = { minute, rows: out };
+        return out;
+      });
+    this.boundaryLoad = { minute, gen, rows };
+    rows
+      .finally(() => {
+        if (this.boundaryLoad?.rows === rows) this.boundaryLoad = null;
+      })
+      .catch(() => undefined);
+    return rows;
+  }
+
+  override async agentCounts(sinceMs: number): Promise<Map<string, number> | null> {
+    if (!this.minutes || sinceMs < this.horizonMinute * 60_000) return null;
+    if (await this.hasHandedOverFiles()) await this.flush(true);
+    const m0 = Math.floor(sinceMs / 60_000);
+    const edge = this.boundary?.minute === m0 ? this.boundary.rows : await this.loadBoundary(m0);
+    const minutes = this.minutes;
+    if (!minutes) return null;
+    const out = new Map<string, number>();
+    for (const [m, agents] of minutes) if (m > m0) for (const [a, n] of agents) out.set(a, (out.get(a) ?? 0) + n);
+    for (const r of edge) if (r.ts >= sinceMs) out.set(r.agent, (out.get(r.agent) ?? 0) + r.n);
+    // Minutes long before any count asked for are dropped (a count starting before them queries the table).
+    if (minutes.size > 24 * 60 + 2 * MINUTES_SLACK) {
+      const keep = m0 - MINUTES_SLACK;
+      for (const m of minutes.keys()) if (m < keep) minutes.delete(m);
+      this.horizonMinute = Math.max(this.horizonMinute, keep);
+    }
+    return out;
+  }
+
+  /** `query`, flushing first only when a ranked row of this process (or a handed-over file) is not in the table yet. */
+  override async queryRanked(sql: string, params?: Params): Promise<Row[]> {
+    if (this.rankedAccepted > this.rankedLoaded || (await this.hasHandedOverFiles())) await this.flush(this.handoffDir === null);
+    return queryRows(this.reader, sql, params);
   }
 
   /** Runs a read query over `query_log` after flushing what is buffered (and, on the owner, loading handed-over files). */

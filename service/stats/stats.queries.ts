@@ -63,9 +63,13 @@ export function registryTotals(reader: SnapshotReader): Promise<RegistryTotals> 
 
 /** AI-agent query counts in the `hours` before `nowMs`, by platform and by agent type. */
 export async function aiQueryCounts(log: QueryLogBuffer, nowMs: number, hours = 24) {
-  const rows = await log.query(/* sql */ `SELECT agent_type, count(*) AS n FROM query_log WHERE ts_ms >= $since GROUP BY agent_type`, {
-    since: Math.trunc(nowMs - hours * 3600_000),
-  });
+  const since = Math.trunc(nowMs - hours * 3600_000);
+  // The embedded log keeps these counts as rows arrive (query-log.ts QueryLog); otherwise, or before its counters
+  // reach back to `since`, the log is aggregated. Same counts either way (test/api/query-log-counters.test.ts).
+  const counted = await log.agentCounts(since);
+  const rows = counted
+    ? [...counted].map(([agent_type, n]) => ({ agent_type, n }))
+    : await log.query(/* sql */ `SELECT agent_type, count(*) AS n FROM query_log WHERE ts_ms >= $since GROUP BY agent_type`, { since });
   const by_platform: Record<string, number> = { openai: 0, anthropic: 0, perplexity: 0, google: 0, other_ai: 0 };
   const by_agent_type: Record<string, number> = {};
   let total_ai = 0;
@@ -105,7 +109,8 @@ export async function rankCompanies(
     });
   const until = at ? Number(at[0]) : Math.trunc(nowMs);
   const offset = at ? Number(at[1]) : 0;
-  const found = await log.query(
+  // `rankedTable`: the embedded log keeps the ranked rows apart (query_log_ai); the filter below is theirs.
+  const found = await log.queryRanked(
     /* sql */ `SELECT ticker, count(*) AS ai_queries, count(DISTINCT client) AS distinct_clients,
        count(*) FILTER (WHERE agent_type IN ('chatgpt_user', 'gptbot')) AS openai,
        count(*) FILTER (WHERE agent_type IN ('claudebot', 'claude_user')) AS anthropic,
@@ -113,7 +118,7 @@ export async function rankCompanies(
        count(*) FILTER (WHERE agent_type = 'google_extended') AS google,
        count(*) FILTER (WHERE agent_type = 'other_ai_agent') AS other_ai,
        max(ts_ms) AS last_ms
-     FROM query_log
+     FROM ${log.rankedTable}
      WHERE ts_ms >= $since AND ts_ms <= $until AND ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})
      GROUP BY ticker ORDER BY ai_queries DESC, ticker LIMIT $limit OFFSET $offset`,
     { since: Math.trunc(until - days * 86_400_000), until, limit: limit + 1, offset },

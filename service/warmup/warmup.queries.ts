@@ -5,9 +5,10 @@
  * that each route runs its real queries before the first client does.
  *
  * Left out: routes with side effects or state of their own (`/api/verify/…`
- * and `sec_verify` store a signed receipt; custody chains and monitoring
- * accounts belong to clients; admin routes), table downloads, and any route
- * whose path parameter has no key here.
+ * and `sec_verify` store a signed receipt; custody chains belong to clients;
+ * admin routes), table downloads, and any route whose path parameter has no
+ * key here. The monitoring reads run as a fixed broker (WARMUP_BROKER):
+ * reads only.
  */
 import { z } from 'zod';
 import type { Logger } from '../../lib/log.ts';
@@ -83,8 +84,15 @@ export async function loadWarmupKeys(readers: Readers, log?: Pick<Logger, 'debug
 }
 
 /** Routes and tools the warm-up never calls (side effects, client state, bulk downloads). */
-const SKIP_PATH = /^\/(admin\/|mcp$|api\/verify\/|api\/care\/|api\/export\/\{|api\/(watchlist|monitoring|webhooks))/;
-const SKIP_TOOL = new Set(['sec_verify', 'freight_watchlist', 'freight_monitoring_events']);
+const SKIP_PATH = /^\/(admin\/|mcp$|api\/verify\/|api\/care\/|api\/export\/\{)/;
+const SKIP_TOOL = new Set(['sec_verify']);
+/**
+ * The broker the monitoring reads are warmed as (watchlist, events, settings, webhooks, deliveries): they are reads
+ * only, so they prepare their state-store SQL and write nothing, whatever that broker's account holds; the answers
+ * are dropped.
+ */
+const WARMUP_BROKER = '_proofline_warmup_';
+const MONITORING_PATH = /^\/api\/(watchlist|monitoring|webhooks)/;
 
 function pathValue(route: string, name: string, k: WarmupKeys): string | number | undefined {
   switch (name) {
@@ -114,6 +122,8 @@ function queryValue(route: string, name: string, k: WarmupKeys): string | number
       return k.topic;
     case 'vin':
       return route === '/api/crashes' ? undefined : k.vin;
+    case 'broker_id':
+      return MONITORING_PATH.test(route) ? WARMUP_BROKER : undefined;
     default:
       return undefined;
   }
@@ -139,6 +149,8 @@ function toolArg(tool: string, prop: string, k: WarmupKeys): unknown {
       return k.vin;
     case 'state':
       return k.state;
+    case 'broker_id':
+      return tool === 'freight_watchlist' || tool === 'freight_monitoring_events' ? WARMUP_BROKER : undefined;
     default:
       return undefined;
   }

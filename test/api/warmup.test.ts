@@ -54,6 +54,15 @@ describe('process warm-up', () => {
       expect(paths.some((p) => p.startsWith('/api/company/') && p.split('/').length === r.path.split('/').length)).toBe(true);
     expect(paths).toContain('/openapi.json');
     expect(paths.some((p) => p.startsWith('/api/verify/') || p.startsWith('/admin/') || p.startsWith('/api/care/'))).toBe(false);
+    // The monitoring reads are warmed as one fixed broker (reads only: their state-store SQL is prepared).
+    for (const route of [
+      '/api/watchlist',
+      '/api/monitoring/events',
+      '/api/monitoring/settings',
+      '/api/webhooks',
+      '/api/webhooks/deliveries',
+    ])
+      expect(plan.map((p) => p.path)).toContain(`${route}?broker_id=_proofline_warmup_`);
     const tools = plan.filter((p) => p.body !== undefined).map((p) => JSON.parse(p.body!).params.name as string);
     expect(tools).toContain('sec_company');
     expect(tools).not.toContain('sec_verify');

@@ -1,0 +1,132 @@
+/**
+ * The embedded query log's counters (service/platform/query-log.ts, issue 22): /api/stats counts AI-agent queries
+ * from counts kept as rows arrive, and /api/ir/rankings reads the ranked rows kept apart (`query_log_ai`). Both must
+ * equal the aggregate over `query_log` they replace, wherever the 24-hour window starts (to the millisecond), for
+ * rows of this process (plain and hot-path encoded), rows handed over by another process, and rows pushed after a
+ * count was asked. No timed assertion: counts are compared with the SQL.
+ */
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, tempDir } from '../helpers/env.ts';
+import { logClientPart, logRequestPart, QueryLog, type QueryLogEntry, toLine } from '../../service/platform/query-log.ts';
+import { aiQueryCounts, rankCompanies } from '../../service/stats/stats.queries.ts';
+
+const QUIET = { flushMs: 60_000, spoolMs: 60_000 };
+const AGENTS = ['claudebot', 'gptbot', 'browser', 'perplexitybot', 'script', 'chatgpt_user'];
+const TICKERS = ['ACME', 'BETA', null, 'GAMMA'];
+
+/** The aggregate aiQueryCounts replaced, over the table after a flush. */
+async function sqlCounts(log: QueryLog, nowMs: number) {
+  const rows = await log.query('SELECT agent_type, count(*) AS n FROM query_log WHERE ts_ms >= $since GROUP BY agent_type', {
+    since: Math.trunc(nowMs - 24 * 3600_000),
+  });
+  return Object.fromEntries(rows.map((r) => [String(r.agent_type), Number(r.n)]).sort(([a], [b]) => String(a).localeCompare(String(b))));
+}
+const sorted = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
+
+describe('query log counters (embedded DuckDB)', () => {
+  let dir: string;
+  let file: string;
+  let log: QueryLog;
+  const now = Math.floor(Date.now() / 60_000) * 60_000 + 30_123; // a fixed instant inside the current minute
+  const start = now - 24 * 3600_000; // the window's first millisecond
+  let seq = 0;
+  const entry = (ts: number, over: Partial<QueryLogEntry> = {}): QueryLogEntry => {
+    const i = seq++;
+    return {
+      ts_ms: ts,
+      client: `key:k${i % 3}`,
+      tier: 'free',
+      agent_type: AGENTS[i % AGENTS.length]!,
+      method: 'GET',
+      path: '/api/company/X',
+      ticker: TICKERS[i % TICKERS.length]!,
+      status: i % 5 === 4 ? 404 : 200,
+      duration_ms: 1.5,
+      ...over,
+    };
+  };
+
+  beforeAll(async () => {
+    dir = await tempDir('proofline-qlog-counters-');
+    file = path.join(dir, 'query-log.duckdb');
+    log = await QueryLog.open(file, QUIET);
+  });
+  afterAll(async () => {
+    await log?.close().catch(() => undefined);
+    await removeDir(dir);
+  });
+
+  it('counts as the aggregate does wherever the window starts, for rows pushed before and after a count', async () => {
+    // Rows around the window's first minute (to the millisecond), through the day, and before the window.
+    for (const d of [-90_000, -60_001, -1, 0, 1, 2, 59_000, 59_876, 60_000, 3_600_000, 12 * 3_600_000, 24 * 3_600_000 - 5])
+      for (let k = 0; k < 3; k++) log.push(entry(start + d));
+    const counted = await aiQueryCounts(log, now, 24);
+    expect(await log.agentCounts(start)).not.toBeNull(); // the counters answer, not the table
+    expect(sorted(counted.by_agent_type)).toEqual(await sqlCounts(log, now));
+    // The window moves through the first minute millisecond by millisecond.
+    for (const shift of [1, 2, 3, 59_000, 59_877, 60_000, 61_000])
+      expect(sorted((await aiQueryCounts(log, now + shift, 24)).by_agent_type)).toEqual(await sqlCounts(log, now + shift));
+    // A row pushed into the minute already read to the millisecond, and the hot path's encoded rows, count at once.
+    log.push(entry(start + 5, { agent_type: 'claudebot' }));
+    const client = Buffer.from(logClientPart('key:hot', 'pro', 'gptbot', 'GET'));
+    const request = Buffer.from(logRequestPart('/api/company/ACME', 'ACME', 200));
+    for (let k = 0; k < 4; k++) log.pushEncoded(now - 1000 * k, client, request, 0.4);
+    log.pushEncoded(start + 7, client, request, 0.4);
+    const after = await aiQueryCounts(log, now, 24);
+    expect(after.by_agent_type.claudebot).toBe(counted.by_agent_type.claudebot! + 1);
+    expect(after.by_agent_type.gptbot).toBe(counted.by_agent_type.gptbot! + 5);
+    expect(sorted(after.by_agent_type)).toEqual(await sqlCounts(log, now));
+  });
+
+  it("counts another process's handed-over rows once the owner is asked", async () => {
+    const lines = [entry(now - 10, { agent_type: 'perplexitybot' }), entry(start + 3, { agent_type: 'perplexitybot' })].map(toLine);
+    // A closed spool file of another process (pid 1, never this one), as a fallback log hands it over.
+    await writeFile(path.join(`${file}.spool`, `${Date.now()}-1-000000.ndjson`), lines.join(''));
+    const before = (await sqlCounts(log, now)).perplexitybot ?? 0; // this flushes: the file is loaded and counted
+    expect(before).toBeGreaterThanOrEqual(2);
+    const lines2 = [entry(now - 20, { agent_type: 'perplexitybot' })].map(toLine);
+    await writeFile(path.join(`${file}.spool`, `${Date.now()}-1-000001.ndjson`), lines2.join(''));
+    const counted = await aiQueryCounts(log, now, 24);
+    expect(counted.by_agent_type.perplexitybot).toBe(before + 1);
+    expect(sorted(counted.by_agent_type)).toEqual(await sqlCounts(log, now));
+  });
+
+  it('ranks from the ranked rows as from the whole log, also after they were lost and rebuilt', async () => {
+    const rankedSql = async (days: number) =>
+      (
+        await log.query(
+          `SELECT ticker, count(*)::INTEGER AS n, count(DISTINCT client)::INTEGER AS c, max(ts_ms) AS last FROM query_log
+         WHERE ts_ms >= $since AND ts_ms <= $until AND ticker IS NOT NULL AND status = 200
+           AND agent_type IN ('claudebot', 'claude_user', 'chatgpt_user', 'gptbot', 'perplexitybot', 'google_extended', 'other_ai_agent')
+         GROUP BY ticker ORDER BY n DESC, ticker`,
+          { since: now - days * 86_400_000, until: now },
+        )
+      ).map((r) => [r.ticker, r.n, r.c, new Date(Number(r.last)).toISOString()]);
+    const ranked = async (days: number) =>
+      (await rankCompanies(log, undefined, now, days, 50)).rankings.map((r) => [
+        r.ticker,
+        r.ai_queries,
+        r.distinct_clients,
+        r.last_queried_at,
+      ]);
+    // A ranked row pushed just now is in the next ranking (the flush is skipped only when none is waiting).
+    log.push(entry(now - 1, { agent_type: 'claudebot', ticker: 'ZETA', status: 200 }));
+    const one = await ranked(1);
+    expect(one.find((r) => r[0] === 'ZETA')).toBeTruthy();
+    expect(one).toEqual(await rankedSql(1));
+    expect(await ranked(30)).toEqual(await rankedSql(30));
+    // The ranked rows are rebuilt when they do not match the log (a log written before query_log_ai existed).
+    await log.close();
+    const db = await DuckDBInstance.create(file);
+    const c = await db.connect();
+    await c.run('DELETE FROM query_log_ai WHERE ticker = $t', { t: 'ACME' });
+    c.closeSync();
+    db.closeSync();
+    log = await QueryLog.open(file, QUIET);
+    expect(await ranked(30)).toEqual(await rankedSql(30));
+    expect(sorted((await aiQueryCounts(log, now, 24)).by_agent_type)).toEqual(await sqlCounts(log, now));
+  });
+});
