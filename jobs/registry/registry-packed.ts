@@ -90,8 +90,10 @@ export async function writeRegistryPacked(conn: DuckDBConnection, ctx: DeriveCon
           : name === 'registry_tickers'
             ? `SELECT ${TICKER_KEY} AS k FROM company_lookup`
             : ALL_KEYS;
-    // A ticker record is two short fields: batches of 20 × the companies' batch (one COPY each).
-    const size = name === 'registry_tickers' ? packOptions.batch * 20 : packOptions.batch;
+    // Small records, larger batches (one COPY each): a ticker record is two short fields (20 × the companies'
+    // batch), an identity record about 13 KB of JSON (8 ×: 2,000 companies, some 30 MB of aggregate state).
+    const size =
+      name === 'registry_tickers' ? packOptions.batch * 20 : name === 'registry_identity' ? packOptions.batch * 8 : packOptions.batch;
     if (!delta) await ctx.writePacked(name, batches(conn, select, allKeys, size));
     else if (delta.changed.size === 0 && (await ctx.linkPreviousPacked(name))) timings[`${name}_linked`] = 1;
     else {
