@@ -126,6 +126,8 @@ describe.each([
     const dots = (await fmcsa.query(`SELECT dot_number, phy_state FROM carriers ORDER BY hash(dot_number) LIMIT 60`)).map(
       (r): [number, string | null] => [Number(r.dot_number), r.phy_state as string | null],
     );
+    // The snapshot's metadata (column names, dataset status) is read once per snapshot, before.
+    await searchCarriers(fmcsa, { dot: dots[0]![0] });
     const query = vi.spyOn(fmcsa, 'query');
     query.mockClear();
     const asks: Array<Parameters<typeof searchCarriers>[1]> = [];
@@ -158,6 +160,8 @@ describe.each([
       )
     ).map((r) => String(r.term));
     expect(words.length).toBeGreaterThan(10);
+    // The snapshot's metadata (column names, dataset status) is read once per snapshot, before.
+    await searchCarriers(fmcsa, { name: words[0]! });
     const query = vi.spyOn(fmcsa, 'query');
     query.mockClear();
     try {
