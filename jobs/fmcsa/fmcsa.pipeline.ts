@@ -44,6 +44,7 @@ import {
 } from './carrier-name-index.ts';
 import { deriveServingStores } from './serving-stores.ts';
 import { writeRedFlagStores } from './red-flag-store.ts';
+import { CARRIER_BY_DOCKET, DOCKET_STORE_STAMP, writeDocketStore } from './docket-store.ts';
 import { FMCSA_FETCH_STEP, fmcsaFetchPayload, planFmcsaFetch, processFmcsaFetch } from './fmcsa-fetch.ts';
 
 const FMCSA_TABLES = [
@@ -418,6 +419,9 @@ export const fmcsaPipeline: Pipeline = {
       if (keep('carrier_census') && (await ctx.linkPreviousPacked('carrier_census'))) timings.census_packed_linked = 1;
       else await step('census_packed', () => ctx.writePacked('carrier_census', census));
     }
+    stamps[CARRIER_BY_DOCKET] = DOCKET_STORE_STAMP;
+    if (keep(CARRIER_BY_DOCKET) && (await ctx.linkPreviousPacked(CARRIER_BY_DOCKET))) timings.docket_packed_linked = 1;
+    else await step('docket_packed', () => writeDocketStore(conn, ctx));
     await step('red_flag_index', () => conn.run(loadSql('./derive-red-flag-index.sql', import.meta.url)));
     // The red-flag lists per filter, packed: a page is a few positioned reads, no DuckDB query (issue 22).
     await step('red_flag_packed', () =>

@@ -165,6 +165,24 @@ export async function searchCarriers(
       next_cursor: nextCursorOf(offset, results.length, total, snapshotId),
     };
   }
+  if (mc && dot == null && !name) {
+    // A docket lookup: the docket's DOTs from the packed carrier_by_docket store (jobs/fmcsa/docket-store.ts), in the
+    // answer's order, each row from the packed stores, the state filtered on the row: no scan of three columns.
+    const packed = await packedDocketSearch(fmcsa, mc, state);
+    if (packed) {
+      const results = packed.slice(offset, offset + limit);
+      // An empty page reports total 0, as the SQL's window count does.
+      const total = results.length ? packed.length : 0;
+      return {
+        total,
+        limit,
+        ...(clamped ? { limit_clamped: clamped } : {}),
+        offset,
+        results,
+        next_cursor: nextCursorOf(offset, results.length, total, snapshotId),
+      };
+    }
+  }
   if (name && dot == null && !mc) {
     // A frequent word's answer precomputed at publish (jobs/fmcsa/carrier-name-index.ts): no DuckDB query.
     const packed = await packedNameSearch(fmcsa, name, state, limit, offset);
@@ -226,6 +244,21 @@ function canSearchByTerm(fmcsa: SnapshotReader, name: string): boolean {
     fmcsa.packed('carrier_census') !== null &&
     fmcsa.packed('carrier_snapshot') !== null
   );
+}
+
+/**
+ * Every search row of a docket (and state) from the packed carrier_by_docket store, in search-carriers-page.sql's
+ * order; null when the snapshot has no such store (or a row is missing: the reader swapped snapshots), so the SQL
+ * answers.
+ */
+async function packedDocketSearch(fmcsa: SnapshotReader, mc: string, state: string | null): Promise<Row[] | null> {
+  const store = fmcsa.packed('carrier_by_docket');
+  if (!store || !fmcsa.packed('carrier_census') || !fmcsa.packed('carrier_snapshot')) return null;
+  const text = await store.get(textKey(mc));
+  const dots = text === null ? [] : ((JSON.parse(text) as Array<[string, number[]]>).find((e) => e[0] === mc)?.[1] ?? []);
+  const rows = await Promise.all(dots.map((d) => searchRowOf(fmcsa, d)));
+  if (!rows.every((r): r is Row => r !== null)) return null;
+  return state === null ? rows : rows.filter((r) => r.phy_state === state);
 }
 
 /** The indexed terms of a carrier_name_hits store, in order (read once per store). */

@@ -118,6 +118,7 @@ describe('incremental FMCSA runs', () => {
     // snapshot, not derived again.
     expect(lastDeriveTimings.census_packed_linked).toBe(1);
     expect(lastDeriveTimings.name_index_linked).toBe(1);
+    expect(lastDeriveTimings.docket_packed_linked).toBe(1);
     // The crash stores are written again from the new crash part; the inspection store is linked (its files were reused).
     expect(lastDeriveTimings.crash_packed_linked).toBeUndefined();
     expect(lastDeriveTimings.crash_packed).toBeGreaterThanOrEqual(0);
@@ -130,18 +131,21 @@ describe('incremental FMCSA runs', () => {
     expectSameRows(rows, await fullRun('full-changed'));
   }, 240_000);
 
-  it('a previous snapshot that derived the census store or the name index another way has them derived again', async () => {
+  it('a previous snapshot that derived the census store, the name index or the docket store another way has them derived again', async () => {
     const manifest = (await readCurrentManifest(data(), 'fmcsa'))!;
     const stampFile = path.join(snapshotDir(data(), 'fmcsa', manifest.snapshot_id), 'derived-from.json');
     const stamps = JSON.parse(await readFile(stampFile, 'utf8')) as Record<string, string>;
-    expect(Object.keys(stamps).sort()).toEqual(['carrier_census', 'carrier_name_index']);
+    expect(Object.keys(stamps).sort()).toEqual(['carrier_by_docket', 'carrier_census', 'carrier_name_index']);
     const before = await snapshotRows(data());
-    await writeFile(stampFile, JSON.stringify({ ...stamps, carrier_census: 'older', carrier_name_index: 'older' }));
+    await writeFile(
+      stampFile,
+      JSON.stringify({ ...stamps, carrier_census: 'older', carrier_name_index: 'older', carrier_by_docket: 'older' }),
+    );
     const report = await run();
     expect(report.children).toEqual([]);
     expect(lastDeriveTimings.census_packed_linked).toBeUndefined();
     expect(lastDeriveTimings.name_index_linked).toBeUndefined();
-    expect(lastDeriveTimings.name_index_linked).toBeUndefined();
+    expect(lastDeriveTimings.docket_packed_linked).toBeUndefined();
     expect(lastDeriveTimings.name_index).toBeGreaterThanOrEqual(0);
     expectSameRows(await snapshotRows(data()), before);
   }, 120_000);
@@ -153,6 +157,7 @@ describe('incremental FMCSA runs', () => {
     const report = await run();
     expect(report.children.map((c) => c.key)).toEqual(['census/Company_Census_File.csv']);
     expect(lastDeriveTimings.census_packed_linked).toBeUndefined();
+    expect(lastDeriveTimings.docket_packed_linked).toBeUndefined();
     expect(lastDeriveTimings.crash_packed_linked).toBe(1);
     expect(lastDeriveTimings.inspection_packed_linked).toBe(1);
     expect(lastDeriveTimings.filings_packed_linked).toBeUndefined();

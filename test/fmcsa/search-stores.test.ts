@@ -7,6 +7,7 @@
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { nameHitsOptions } from '../../jobs/fmcsa/carrier-name-index.ts';
+import { docketPasses } from '../../jobs/fmcsa/docket-store.ts';
 import { redFlagPasses } from '../../jobs/fmcsa/red-flag-store.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { RED_FLAG_CODES, SAFETY_RATINGS, searchCarriers, searchRedFlags } from '../../service/carriers/carriers.queries.ts';
@@ -15,7 +16,7 @@ import { removeDir, tempDir } from '../helpers/env.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
 const RED_FLAG_STORES = ['red_flag_lists', 'red_flag_row'];
-const STORES = [...RED_FLAG_STORES, 'carrier_name_hits'];
+const STORES = [...RED_FLAG_STORES, 'carrier_name_hits', 'carrier_by_docket'];
 
 /**
  * The same reader with the packed search stores hidden (and, with `scan`, the red-flag and name index tables too):
@@ -61,11 +62,14 @@ describe.each([
   beforeAll(async () => {
     root = await tempDir('fmcsa-search-stores-');
     const saved = redFlagPasses.entries;
+    const savedDockets = docketPasses.rows;
     const savedName = { ...nameHitsOptions };
     redFlagPasses.entries = entries;
+    if (entries < saved) docketPasses.rows = 500;
     Object.assign(nameHitsOptions, nameOptions);
     const config = await ingestSmallFmcsa(root, path.join(root, 'data'), {}, 3000).finally(() => {
       redFlagPasses.entries = saved;
+      docketPasses.rows = savedDockets;
       Object.assign(nameHitsOptions, savedName);
     });
     svc = await buildTestService(config, ['fmcsa']);
@@ -126,6 +130,8 @@ describe.each([
     const dots = (await fmcsa.query(`SELECT dot_number, phy_state FROM carriers ORDER BY hash(dot_number) LIMIT 60`)).map(
       (r): [number, string | null] => [Number(r.dot_number), r.phy_state as string | null],
     );
+    // The snapshot's metadata (column names, dataset status) is read once per snapshot, before.
+    await searchCarriers(fmcsa, { dot: dots[0]![0] });
     const query = vi.spyOn(fmcsa, 'query');
     query.mockClear();
     const asks: Array<Parameters<typeof searchCarriers>[1]> = [];
@@ -151,6 +157,30 @@ describe.each([
     expect(got.filter((g) => g.includes('"total":1')).length).toBeGreaterThan(100);
   });
 
+  it('answers MC docket lookups as the SQL does: dockets of any column, unknown ones, states, offsets; with no DuckDB query', async () => {
+    const dockets = (
+      await fmcsa.query(
+        `SELECT DISTINCT d FROM (SELECT unnest([docket1, docket2, docket3]) AS d FROM carriers) WHERE d IS NOT NULL ORDER BY hash(d) LIMIT 80`,
+      )
+    ).map((r) => String(r.d));
+    expect(dockets.length).toBeGreaterThan(40);
+    await searchCarriers(fmcsa, { mc: dockets[0]! });
+    const asks: Array<Parameters<typeof searchCarriers>[1]> = [];
+    for (const mc of dockets) asks.push({ mc }, { mc: mc.toLowerCase() }, { mc, state: 'TX' }, { mc, offset: 1 }, { mc, limit: 1 });
+    asks.push({ mc: 'MC99999999' }, { mc: '1' });
+    const query = vi.spyOn(fmcsa, 'query');
+    query.mockClear();
+    const got: string[] = [];
+    try {
+      for (const q of asks) got.push(JSON.stringify(await searchCarriers(fmcsa, q)));
+      expect(query).not.toHaveBeenCalled();
+    } finally {
+      query.mockRestore();
+    }
+    for (const [i, q] of asks.entries()) expect(got[i], JSON.stringify(q)).toBe(JSON.stringify(await searchCarriers(scanSql, q)));
+    expect(got.filter((g) => !g.includes('"total":0')).length).toBeGreaterThan(100);
+  });
+
   it('answers a search of every indexed word with no DuckDB query: every state, first and later pages', async () => {
     const words = (
       await fmcsa.query(
@@ -158,6 +188,8 @@ describe.each([
       )
     ).map((r) => String(r.term));
     expect(words.length).toBeGreaterThan(10);
+    // The snapshot's metadata (column names, dataset status) is read once per snapshot, before.
+    await searchCarriers(fmcsa, { name: words[0]! });
     const query = vi.spyOn(fmcsa, 'query');
     query.mockClear();
     try {

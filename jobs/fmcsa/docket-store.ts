@@ -1,0 +1,54 @@
+/**
+ * The packed carrier_by_docket store (issue 22 item 2: `freight_carrier_lookup` and `/api/carriers?mc=` without a
+ * scan of every carrier's three docket columns): per MC/MX/FF docket as the census holds it, the DOTs whose docket1,
+ * docket2 or docket3 is that docket, in search-carriers-page.sql's order for a docket query (power_units DESC NULLS
+ * LAST, dot_number). Keyed by `textKey(docket)` (lib/warehouse/packed-store.ts): a record is the JSON array
+ * [[docket, [dot, …]], …] of the dockets sharing its key. A function of the carriers rows alone: linked from the
+ * previous snapshot when they are unchanged (fmcsa.pipeline.ts, derived-from.json stamps). Written in passes over key
+ * ranges (list states cannot spill).
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { hashCanonical } from '../../lib/hash.ts';
+import { queryRows } from '../../lib/warehouse/duckdb.ts';
+import { textKeySql } from '../../lib/warehouse/packed-store.ts';
+import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+
+/** Store name (read by service/carriers). */
+export const CARRIER_BY_DOCKET = 'carrier_by_docket';
+
+/** Docket rows aggregated per pass. Tests lower it. */
+export const docketPasses = { rows: 1_000_000 };
+
+/** The 28-bit key space of textKey, cut into passes. */
+const KEY_SPACE = 2 ** 28;
+
+/** Each (carrier, docket) once: a docket in two of a carrier's columns matches it once, as the search's OR does. */
+const DOCKETS = `SELECT DISTINCT dot_number, power_units, docket FROM (
+    SELECT dot_number, power_units, docket1 AS docket FROM carriers
+    UNION ALL SELECT dot_number, power_units, docket2 FROM carriers
+    UNION ALL SELECT dot_number, power_units, docket3 FROM carriers
+  ) WHERE docket IS NOT NULL`;
+
+function passSql(lo: number, hi: number): string {
+  return `SELECT k, to_json(list(json_array(docket, dots) ORDER BY docket))::VARCHAR AS v
+    FROM (
+      SELECT ${textKeySql('docket')} AS k, docket, list(dot_number ORDER BY power_units DESC NULLS LAST, dot_number) AS dots
+      FROM (${DOCKETS})
+      WHERE ${textKeySql('docket')} >= ${lo} AND ${textKeySql('docket')} < ${hi}
+      GROUP BY docket
+    )
+    GROUP BY k`;
+}
+
+/** How the store is computed (its SQL): the stamp of derived-from.json. */
+export const DOCKET_STORE_STAMP = hashCanonical({ pass: passSql(0, 0), format: 'packed-store' });
+
+/** Writes carrier_by_docket from the carriers table. */
+export async function writeDocketStore(conn: DuckDBConnection, ctx: DeriveContext): Promise<void> {
+  const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM (${DOCKETS})`);
+  const passes = Math.max(1, Math.ceil(Number(n) / docketPasses.rows));
+  const step = Math.ceil(KEY_SPACE / passes);
+  const selects: string[] = [];
+  for (let lo = 0; lo < KEY_SPACE; lo += step) selects.push(passSql(lo, Math.min(KEY_SPACE, lo + step)));
+  await ctx.writePacked(CARRIER_BY_DOCKET, selects);
+}
