@@ -64,6 +64,10 @@ describe('WordIndex.match', () => {
           const expected =
             tokens.length === 0 ? [] : lower.flatMap((fields, i) => (tokens.every((t) => fields.some((f) => f.includes(t))) ? [i] : []));
           expect([...index.match(tokens)]).toEqual(expected);
+          // Again, from the per-token cache, and each token's set alone (the union of its words).
+          expect([...index.match(tokens)]).toEqual(expected);
+          for (const t of tokens)
+            expect([...index.match([t])]).toEqual(lower.flatMap((fields, i) => (fields.some((f) => f.includes(t)) ? [i] : [])));
         },
       ),
       { numRuns: 400 },
