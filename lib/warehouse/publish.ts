@@ -894,9 +894,9 @@ async function deriveTables(s: PublishSession, derive: NonNullable<PublishOption
  */
 function leafStoreSelect(s: PublishSession, firsts: string[], onlyChanged: boolean): string {
   return `SELECT ('0x' || left(leaf_hash, 7))::INTEGER AS k,
-    to_json(list(struct_pack(leaf_hash := leaf_hash, alg := 'sha256', canon := 'rfc8785', kind := kind, source := source, source_url := source_url,
-      retrieved_at := retrieved_at, content_sha256 := content_sha256, record_sha256 := record_sha256, parent := parent, table_name := table_name)
-      ORDER BY leaf_hash))::VARCHAR AS v
+    to_json(list_sort(list(struct_pack(leaf_hash := leaf_hash, alg := 'sha256', canon := 'rfc8785', kind := kind, source := source,
+      source_url := source_url, retrieved_at := retrieved_at, content_sha256 := content_sha256, record_sha256 := record_sha256, parent := parent,
+      table_name := table_name))))::VARCHAR AS v
   FROM ${qualified(s, 'origin_leaves')}
   WHERE left(leaf_hash, 1) IN (${firsts.map((c) => quoteLiteral(c)).join(', ')}) AND regexp_matches(leaf_hash, '^[0-9a-f]{64}$')
     ${onlyChanged ? `AND ('0x' || left(leaf_hash, 7))::INTEGER IN (SELECT k FROM _leaf_keys)` : ''}

@@ -25,8 +25,12 @@ export function splitWords(text: string): string[] {
   return text.split(WORD_SEPARATORS).filter((w) => w.length > 0);
 }
 
+/** Ids the per-token union cache of one index may hold (4 bytes each: 16 MB). */
+const UNION_CACHE_INTS = 4_000_000;
+
 export class WordIndex {
-  private readonly tokenCache = new Map<string, Int32Array[]>();
+  private readonly tokenCache = new Map<string, Int32Array>();
+  private cachedInts = 0;
 
   private constructor(
     readonly docCount: number,
@@ -65,38 +69,81 @@ export class WordIndex {
     return this.words.length;
   }
 
-  /** Posting lists of every vocabulary word containing `token` (memoised per token, bounded). */
+  /** Posting lists of every vocabulary word containing `token` (a scan of the vocabulary). */
   private listsFor(token: string): Int32Array[] {
-    let lists = this.tokenCache.get(token);
-    if (!lists) {
-      lists = [];
-      for (let k = 0; k < this.words.length; k++) {
-        if (this.words[k]!.includes(token)) lists.push(this.postings.subarray(this.offsets[k]!, this.offsets[k + 1]!));
-      }
-      if (this.tokenCache.size >= 5000) this.tokenCache.clear();
-      this.tokenCache.set(token, lists);
+    const lists: Int32Array[] = [];
+    for (let k = 0; k < this.words.length; k++) {
+      if (this.words[k]!.includes(token)) lists.push(this.postings.subarray(this.offsets[k]!, this.offsets[k + 1]!));
     }
     return lists;
   }
 
-  /** Ascending ids of the documents containing every token (see the module contract). */
+  /**
+   * Ascending, duplicate-free ids of the documents containing `token`: the union of its words' posting lists,
+   * memoised per token (bounded: at most 5,000 tokens and UNION_CACHE_INTS ids in all; the cache is dropped whole
+   * past either), so a repeated token costs neither the vocabulary scan nor the merge (issue 22: the merge marked a
+   * byte per document, a pass over all 167 k timeline events at full scale for every search whose token is inside
+   * several words).
+   */
+  private unionFor(token: string): Int32Array {
+    const hit = this.tokenCache.get(token);
+    if (hit) return hit;
+    const lists = this.listsFor(token);
+    let total = 0;
+    for (const l of lists) total += l.length;
+    let out: Int32Array;
+    if (lists.length <= 1) out = lists[0] ?? new Int32Array(0);
+    else if (total * 8 > this.docCount) {
+      // Dense: mark and collect in document order.
+      const seen = new Uint8Array(this.docCount);
+      for (const l of lists) for (let j = 0; j < l.length; j++) seen[l[j]!] = 1;
+      let n = 0;
+      for (let d = 0; d < seen.length; d++) n += seen[d]!;
+      out = new Int32Array(n);
+      n = 0;
+      for (let d = 0; d < seen.length; d++) if (seen[d]) out[n++] = d;
+    } else {
+      // Sparse: concatenate, sort, drop duplicates.
+      const all = new Int32Array(total);
+      let n = 0;
+      for (const l of lists) {
+        all.set(l, n);
+        n += l.length;
+      }
+      all.sort();
+      let m = 0;
+      for (let j = 0; j < all.length; j++) if (j === 0 || all[j] !== all[j - 1]) all[m++] = all[j]!;
+      out = all.subarray(0, m);
+    }
+    if (this.tokenCache.size >= 5000 || this.cachedInts + out.length > UNION_CACHE_INTS) {
+      this.tokenCache.clear();
+      this.cachedInts = 0;
+    }
+    // A single word's list is a view of the postings (no memory of its own).
+    if (lists.length > 1) this.cachedInts += out.length;
+    this.tokenCache.set(token, out);
+    return out;
+  }
+
+  /** Ascending ids of the documents containing every token (see the module contract). Callers must not modify it. */
   match(tokens: readonly string[]): Int32Array {
     if (tokens.length === 0) return new Int32Array(0);
-    const perToken = tokens.map((t) => this.listsFor(t));
-    if (perToken.some((l) => l.length === 0)) return new Int32Array(0);
-    if (tokens.length === 1 && perToken[0]!.length === 1) return perToken[0]![0]!;
-    // count[d] = how many of the tokens processed so far document d contains; a document advances only from
-    // the previous count, so several words of one token never count twice.
-    const count = new Uint8Array(this.docCount);
-    perToken.forEach((lists, i) => {
-      for (const l of lists) for (let j = 0; j < l.length; j++) if (count[l[j]!] === i) count[l[j]!] = i + 1;
-    });
-    const want = tokens.length;
-    let n = 0;
-    for (let d = 0; d < count.length; d++) if (count[d] === want) n++;
-    const out = new Int32Array(n);
-    n = 0;
-    for (let d = 0; d < count.length; d++) if (count[d] === want) out[n++] = d;
-    return out;
+    const sets = tokens.map((t) => this.unionFor(t)).sort((a, b) => a.length - b.length);
+    let acc = sets[0]!;
+    // Intersect from the smallest set (two sorted lists, one pass each).
+    for (let s = 1; s < sets.length && acc.length > 0; s++) {
+      const other = sets[s]!;
+      const out = new Int32Array(acc.length);
+      let n = 0;
+      let j = 0;
+      for (let i = 0; i < acc.length; i++) {
+        const v = acc[i]!;
+        while (j < other.length && other[j]! < v) j++;
+        if (j === other.length) break;
+        if (other[j] === v) out[n++] = v;
+      }
+      acc = out.subarray(0, n);
+    }
+    return acc;
   }
 }

@@ -6,6 +6,46 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { splitWords, WordIndex } from '../../service/search/word-index.ts';
 import { tokenize } from '../../service/search/search.queries.ts';
+import { searchCompanyIndex, type IndexedCompany } from '../../service/search/company-index.ts';
+
+/** The company search as it was before its word index: an `includes` scan of every company's hay (the reference). */
+function scanCompanies(index: IndexedCompany[], q: string, tokens: string[], limit: number, count: { total: number }) {
+  const hits: Array<{ c: IndexedCompany; score: number }> = [];
+  const t0 = tokens[0]!;
+  outer: for (const c of index) {
+    for (const t of tokens) if (!c.hay.includes(t)) continue outer;
+    const base =
+      c.ticker.toLowerCase() === q
+        ? 100
+        : c.lname === q
+          ? 95
+          : c.lname.startsWith(q)
+            ? 80
+            : c.lname.includes(q)
+              ? 60
+              : c.lname.includes(t0)
+                ? 40
+                : 20;
+    hits.push({ c, score: base + (c.status === 'active' ? 5 : 0) });
+  }
+  hits.sort(
+    (a, b) =>
+      b.score - a.score ||
+      (a.c.rank ?? Infinity) - (b.c.rank ?? Infinity) ||
+      (a.c.name < b.c.name ? -1 : a.c.name > b.c.name ? 1 : 0) ||
+      (a.c.ticker < b.c.ticker ? -1 : 1),
+  );
+  count.total = hits.length;
+  return hits.slice(0, limit).map(({ c, score }) => ({
+    ticker: c.ticker,
+    cik: c.cik,
+    name: c.name,
+    exchange: c.exchange,
+    status: c.status,
+    sic_description: c.sic_description,
+    score,
+  }));
+}
 
 const text = fc
   .array(fc.constantFrom('a', 'b', 'c', 'é', '1', '&', '.', '-', "'", ' ', ',', '_', '/', 'ab', 'ca'), { maxLength: 30 })
@@ -24,6 +64,10 @@ describe('WordIndex.match', () => {
           const expected =
             tokens.length === 0 ? [] : lower.flatMap((fields, i) => (tokens.every((t) => fields.some((f) => f.includes(t))) ? [i] : []));
           expect([...index.match(tokens)]).toEqual(expected);
+          // Again, from the per-token cache, and each token's set alone (the union of its words).
+          expect([...index.match(tokens)]).toEqual(expected);
+          for (const t of tokens)
+            expect([...index.match([t])]).toEqual(lower.flatMap((fields, i) => (fields.some((f) => f.includes(t)) ? [i] : [])));
         },
       ),
       { numRuns: 400 },
@@ -33,5 +77,35 @@ describe('WordIndex.match', () => {
   it('splits words on the same characters as the query tokenizer', () => {
     expect(splitWords("at&t's q3-2024 results, co._ltd / x")).toEqual(["at&t's", 'q3-2024', 'results', 'co.', 'ltd', 'x']);
     expect(tokenize("AT&T's Q3-2024 results, Co._Ltd / X")).toEqual(["at&t's", 'q3-2024', 'results', 'co.', 'ltd']);
+  });
+
+  it('finds the same ranked companies and total through the word index as the containment scan', () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.tuple(text, text, fc.boolean(), fc.option(fc.nat(50), { nil: null })), { maxLength: 40 }),
+        fc.array(text, { minLength: 1, maxLength: 3 }),
+        fc.integer({ min: 1, max: 8 }),
+        (rows, queryParts, limit) => {
+          const index: IndexedCompany[] = rows.map(([name, extra, active, rank], i) => ({
+            ticker: `T${i}`,
+            cik: i,
+            name,
+            exchange: null,
+            status: active ? 'active' : 'inactive',
+            sic_description: null,
+            rank,
+            lname: name.toLowerCase(),
+            hay: [`t${i}`, name, extra].join(' ').toLowerCase(),
+          }));
+          const q = queryParts.join(' ').trim().toLowerCase();
+          const tokens = tokenize(q);
+          if (tokens.length === 0) return;
+          const [a, b] = [{ total: 0 }, { total: 0 }];
+          expect(searchCompanyIndex(index, q, tokens, limit, a)).toEqual(scanCompanies(index, q, tokens, limit, b));
+          expect(a.total).toBe(b.total);
+        },
+      ),
+      { numRuns: 400 },
+    );
   });
 });
