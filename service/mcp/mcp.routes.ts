@@ -301,7 +301,10 @@ export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
       // Closed once the handler's own bookkeeping has settled (the SDK forgets the request's abort controller in a
       // `finally` after `send`): closing earlier would abort a finished request, for nothing, at some cost.
       setImmediate(() => {
-        transport.close().finally(() => pool.release(pooled));
+        transport.close().then(
+          () => pool.release(pooled),
+          (err: unknown) => deps.log.warn({ err }, 'MCP transport close failed; its server is dropped'),
+        );
       });
     }
   });
