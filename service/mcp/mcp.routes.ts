@@ -1,8 +1,10 @@
 /**
  * POST /mcp: MCP over Streamable HTTP (JSON-RPC 2.0), built on the official
  * SDK's low-level `Server` + `WebStandardStreamableHTTPServerTransport`,
- * stateless (no session id) with JSON responses; a new server and transport
- * per request (a transport is never reused).
+ * stateless (no session id) with JSON responses; a new transport per request
+ * (a transport is never reused), connected to a server taken from a pool
+ * (`McpServerPool`: one request per server at a time), and the answer written
+ * once (`takeAnswer`, `answerText`; docs/mcp.md, "Request path").
  *
  * What the SDK does not do and this wrapper does (shared notes, discovery-mcp):
  * - GET, DELETE (and other methods) answer 405 with `Allow: POST`;
@@ -301,7 +303,10 @@ export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
       // Closed once the handler's own bookkeeping has settled (the SDK forgets the request's abort controller in a
       // `finally` after `send`): closing earlier would abort a finished request, for nothing, at some cost.
       setImmediate(() => {
-        transport.close().finally(() => pool.release(pooled));
+        transport.close().then(
+          () => pool.release(pooled),
+          (err: unknown) => deps.log.warn({ err }, 'MCP transport close failed; its server is dropped'),
+        );
       });
     }
   });
