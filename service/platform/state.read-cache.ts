@@ -118,7 +118,7 @@ export class StateReadCache {
       this.stats.misses++;
       return load();
     }
-    const key = params && params.length ? `${sql}\u0000${JSON.stringify(params, bigintSafe)}` : sql;
+    const key = params?.length ? `${sql}\u0000${JSON.stringify(params, bigintSafe)}` : sql;
     const hit = this.entries.get(key);
     if (hit && this.valid(hit)) {
       this.stats.hits++;
