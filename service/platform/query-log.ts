@@ -24,7 +24,7 @@
  * Clients are stored as `key:<key_id>` or `ip:<first 16 hex of SHA-256(ip)>`,
  * never raw IPs.
  */
-import { createWriteStream, type WriteStream } from 'node:fs';
+import { createWriteStream, statSync, type WriteStream } from 'node:fs';
 import { finished } from 'node:stream/promises';
 import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
@@ -169,7 +169,7 @@ export abstract class QueryLogBuffer {
   }
   /** Runs a read query over `query_log` (named `$name` parameters) after writing what is buffered. */
   abstract query(sql: string, params?: Params): Promise<Row[]>;
-  /** `query` over `rankedTable` (the embedded log skips the flush when no ranked row is waiting). */
+  /** A GROUP BY query over `rankedTable` (the embedded log skips the flush when no ranked row is waiting). */
   queryRanked(sql: string, params?: Params): Promise<Row[]> {
     return this.query(sql, params);
   }
@@ -280,11 +280,16 @@ export class QueryLog extends QueryLogBuffer {
   /** Ranked rows taken into the buffer, and how many of those are in the database for sure. */
   private rankedAccepted = 0;
   private rankedLoaded = 0;
+  /** Rows in query_log_ai (counted at open, then per loaded file). */
+  private rankedInTable = 0;
   private spool: WriteStream | null = null;
   private spoolRows = 0;
   private seq = 0;
   private flushing: Promise<void> | null = null;
   private spoolTimer: NodeJS.Timeout | null = null;
+  /** The spool folder's change time when it was last listed for handed-over files, and when that was (`Date.now()`). */
+  private listedChange = -1;
+  private listedAt = 0;
   private loadTimer: NodeJS.Timeout | null = null;
 
   private constructor(
@@ -326,12 +331,14 @@ export class QueryLog extends QueryLogBuffer {
       await writer.run(`INSERT INTO query_log_ai SELECT ts_ms, client, agent_type, ticker, status FROM query_log WHERE ${RANKED_FILTER}`);
       await writer.run('COMMIT');
     }
+    const rankedAtOpen = Number(sync?.want ?? 0);
     const reader = await instance.connect();
     // Spool files are per database: the file's own directory, or a per-process one for the in-memory fallback.
     const ownerSpool = `${file}.spool`;
     const spoolDir = where === ':memory:' ? path.join(path.dirname(file), `${FALLBACK_SPOOL}${process.pid}`) : ownerSpool;
     await mkdir(spoolDir, { recursive: true });
     const q = new QueryLog(instance, writer, reader, where, spoolDir, where === ':memory:' ? ownerSpool : null, opts.log);
+    q.rankedInTable = rankedAtOpen;
     if (where !== ':memory:') await q.adoptOrphanSpools();
     await q.loadSpoolFiles(); // left by a crash
     await q.startCounters();
@@ -421,7 +428,7 @@ export class QueryLog extends QueryLogBuffer {
         await this.writer.run('BEGIN TRANSACTION');
         try {
           const res = await this.writer.run(`INSERT INTO query_log SELECT * FROM ${src}`);
-          await this.writer.run(
+          const ranked = await this.writer.run(
             `INSERT INTO query_log_ai SELECT ts_ms, client, agent_type, ticker, status FROM ${src} AND ${RANKED_FILTER}`,
           );
           const counted =
@@ -433,6 +440,7 @@ export class QueryLog extends QueryLogBuffer {
               : [];
           await this.writer.run('COMMIT');
           this.written += Number(res.rowsChanged);
+          this.rankedInTable += Number(ranked.rowsChanged);
           for (const r of counted) this.countRow(Number(r.m), String(r.agent_type), Number(r.n));
         } catch (err) {
           await this.writer.run('ROLLBACK').catch(() => undefined);
@@ -507,6 +515,18 @@ export class QueryLog extends QueryLogBuffer {
   /** Whether another process has handed over a spool file not loaded yet (the owner only). */
   private async hasHandedOverFiles(): Promise<boolean> {
     if (this.handoffDir !== null) return false;
+    // Listed only when the folder changed since the last listing (a file added or renamed into it changes its mtime).
+    // Change times are coarse (a few ms): a listing made within 100 ms of the change it saw does not count.
+    let changed: number;
+    try {
+      const st = statSync(this.spoolDir);
+      changed = Math.max(st.mtimeMs, st.ctimeMs);
+    } catch {
+      return false; // no folder: nothing handed over
+    }
+    if (changed === this.listedChange && this.listedAt - changed > 100) return false;
+    this.listedChange = changed;
+    this.listedAt = Date.now();
     const own = `-${process.pid}-`;
     return (await readdir(this.spoolDir).catch(() => [] as string[])).some((f) => f.endsWith('.ndjson') && !f.includes(own));
   }
@@ -557,9 +577,14 @@ export class QueryLog extends QueryLogBuffer {
     return out;
   }
 
-  /** `query`, flushing first only when a ranked row of this process (or a handed-over file) is not in the table yet. */
+  /**
+   * `query` over query_log_ai, flushing first only when a ranked row of this process (or a handed-over file) is not
+   * in the table yet; no rows without asking when the table is empty (the ranking groups by ticker: an empty table
+   * has no group).
+   */
   override async queryRanked(sql: string, params?: Params): Promise<Row[]> {
     if (this.rankedAccepted > this.rankedLoaded || (await this.hasHandedOverFiles())) await this.flush(this.handoffDir === null);
+    if (this.rankedInTable === 0) return [];
     return queryRows(this.reader, sql, params);
   }
 

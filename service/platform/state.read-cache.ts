@@ -13,7 +13,8 @@
  *   reads while every one of them is unchanged. So a read that starts after a
  *   write's promise resolved never sees rows from before that write (tested:
  *   test/platform/state-read-cache.test.ts).
- * - Entries are bounded (cleared past `maxEntries`).
+ * - Entries are bounded: all are dropped past `maxEntries` entries or about
+ *   `maxBytes` of row values (a vetting record's JSON is kilobytes).
  *
  * PostgreSQL has no such cache: other nodes write the same tables.
  */
@@ -77,13 +78,24 @@ export class StateReadCache {
   /** Reads answered from the cache, and reads sent to the database (tests and benchmarks count them). */
   readonly stats = { hits: 0, misses: 0 };
 
-  constructor(private readonly maxEntries = 20_000) {}
+  /** About how many bytes of row values the entries hold (string lengths, 8 per other value). */
+  private bytes = 0;
+
+  constructor(
+    private readonly maxEntries = 20_000,
+    private readonly maxBytes = 64 * 1024 * 1024,
+  ) {}
+
+  private dropAll(): void {
+    this.entries.clear();
+    this.bytes = 0;
+  }
 
   /** Marks tables as written by a group that has just committed (null: unknown, everything). */
   bump(tables: Iterable<string> | null): void {
     if (tables === null) {
       this.global++;
-      this.entries.clear();
+      this.dropAll();
       return;
     }
     for (const t of tables) this.versions.set(t, (this.versions.get(t) ?? 0) + 1);
@@ -106,7 +118,7 @@ export class StateReadCache {
       this.stats.misses++;
       return load();
     }
-    const key = params && params.length ? `${sql}\u0000${JSON.stringify(params, bigintSafe)}` : sql;
+    const key = params?.length ? `${sql}\u0000${JSON.stringify(params, bigintSafe)}` : sql;
     const hit = this.entries.get(key);
     if (hit && this.valid(hit)) {
       this.stats.hits++;
@@ -119,8 +131,14 @@ export class StateReadCache {
       global: this.global,
       rows: load(),
     };
-    if (this.entries.size >= this.maxEntries) this.entries.clear();
+    if (this.entries.size >= this.maxEntries || this.bytes >= this.maxBytes) this.dropAll();
     this.entries.set(key, entry);
+    entry.rows.then(
+      (rows) => {
+        if (this.entries.get(key) === entry) this.bytes += sizeOf(rows);
+      },
+      () => undefined,
+    );
     entry.rows.catch(() => {
       if (this.entries.get(key) === entry) this.entries.delete(key);
     });
@@ -132,6 +150,12 @@ export class StateReadCache {
     for (let i = 0; i < e.tables.length; i++) if ((this.versions.get(e.tables[i]!) ?? 0) !== e.versions[i]) return false;
     return true;
   }
+}
+
+function sizeOf(rows: Row[]): number {
+  let n = 0;
+  for (const r of rows) for (const v of Object.values(r)) n += typeof v === 'string' ? v.length : 8;
+  return n;
 }
 
 const bigintSafe = (_k: string, v: unknown) => (typeof v === 'bigint' ? `${v}n` : v);

@@ -94,6 +94,19 @@ describe('query log counters (embedded DuckDB)', () => {
     expect(sorted(counted.by_agent_type)).toEqual(await sqlCounts(log, now));
   });
 
+  it('ranks nothing from a log without ranked rows, and the first ranked row as soon as it is pushed', async () => {
+    const other = await QueryLog.open(path.join(dir, 'empty.duckdb'), QUIET);
+    try {
+      other.push(entry(now - 5, { agent_type: 'browser', ticker: 'ACME', status: 200 })); // not an AI agent: not ranked
+      expect((await rankCompanies(other, undefined, now, 30, 10)).rankings).toEqual([]);
+      other.push(entry(now - 4, { agent_type: 'gptbot', ticker: 'ACME', status: 200, client: 'key:z' }));
+      const r = (await rankCompanies(other, undefined, now, 30, 10)).rankings;
+      expect(r.map((x) => [x.ticker, x.ai_queries, x.by_platform.openai])).toEqual([['ACME', 1, 1]]);
+    } finally {
+      await other.close();
+    }
+  });
+
   it('ranks from the ranked rows as from the whole log, also after they were lost and rebuilt', async () => {
     const rankedSql = async (days: number) =>
       (

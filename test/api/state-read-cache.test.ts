@@ -44,6 +44,18 @@ describe('what a statement reads and writes', () => {
     expect(await read()).toEqual([{ n: 3 }]);
     expect(c.stats).toEqual({ hits: 2, misses: 3 });
   });
+  plain('holds a bounded amount: everything is dropped past its entry or byte bound', async () => {
+    const c = new StateReadCache(1000, 100);
+    let loads = 0;
+    const big = async () => {
+      loads++;
+      return [{ json: 'x'.repeat(150) }];
+    };
+    await c.read('SELECT json FROM vetting_records WHERE dot = $1', [1], big);
+    await c.read('SELECT json FROM vetting_records WHERE dot = $1', [2], big); // past 100 bytes: the first is dropped
+    await c.read('SELECT json FROM vetting_records WHERE dot = $1', [1], big);
+    expect(loads).toBe(3);
+  });
   plain('never keeps an answer read while a write to its table committed', async () => {
     const c = new StateReadCache();
     let release!: () => void;
