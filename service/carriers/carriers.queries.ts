@@ -322,8 +322,12 @@ async function searchRowOf(fmcsa: SnapshotReader, dot: number): Promise<Row | nu
 
 /** A search row with risk_score, risk_level and recommendation of its packed carrier_risk row appended (null when none), as search-carriers.sql's LEFT JOIN gives them. */
 async function withRiskColumns(fmcsa: SnapshotReader, row: Row): Promise<Row> {
-  const r = await packedRiskRow(fmcsa, Number(row.dot_number));
-  return { ...row, risk_score: r?.risk_score ?? null, risk_level: r?.risk_level ?? null, recommendation: r?.recommendation ?? null };
+  // The three values by their positions in the packed row (no object of all ~90 columns per search row).
+  const { columns } = await snapshotMeta(fmcsa);
+  const text = await fmcsa.packed('carrier_snapshot')?.get(Number(row.dot_number));
+  const values = text == null ? null : (JSON.parse(text) as Json[]);
+  const at = (c: string) => (values ? (values[columns.indexOf(c)] ?? null) : null);
+  return { ...row, risk_score: at('risk_score'), risk_level: at('risk_level'), recommendation: at('recommendation') };
 }
 
 /** Carrier identity (census row + L&I authority dockets and insurance filings, money in thousands), or NotFoundError. */
