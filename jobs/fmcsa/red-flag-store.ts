@@ -32,9 +32,10 @@ export const redFlagPasses = { entries: 4_000_000 };
 export async function writeRedFlagStores(conn: DuckDBConnection, ctx: DeriveContext, codes: readonly string[]): Promise<boolean> {
   if (!redFlagKeysFit(codes)) return false;
   const codeIds = ["('*', 0)", ...codes.map((c, i) => `(${quoteLiteral(c)}, ${i + 1})`)].join(', ');
-  // One row per (filter, carrier) in answer order: the carrier's flags and '*' × its state and any × its rating and any.
-  await conn.run(`CREATE OR REPLACE TEMP TABLE red_flag_entries AS
-    WITH ids(code, ci) AS (VALUES ${codeIds}),
+  // One row per (filter, carrier): the carrier's flags and '*' × its state and any × its rating and any. Not stored:
+  // each pass recomputes its filters' rows from red_flag_rows (a scan of the flagged carriers), so no table of every
+  // entry (about 12 per flagged carrier, some 26 M at full scale) is ever held.
+  const keyed = `WITH ids(code, ci) AS (VALUES ${codeIds}),
     coded AS (
       SELECT i.ci, r.g, r.risk_score,
         CASE WHEN regexp_full_match(r.phy_state, '[A-Z]{2}')
@@ -43,48 +44,44 @@ export async function writeRedFlagStores(conn: DuckDBConnection, ctx: DeriveCont
       FROM (SELECT g, risk_score, phy_state, safety_rating, unnest(list_concat(['*'], list_distinct(red_flag_codes))) AS code
             FROM red_flag_rows) r
       JOIN ids i ON i.code = r.code
-    ), keyed AS (
-      SELECT (ci * ${STATE_KEYS} + s) * ${RATINGS.length + 1} + rt AS f, g, risk_score
-      FROM coded, unnest(CASE WHEN si IS NULL THEN [0] ELSE [0, si] END) AS t1(s),
-        unnest(CASE WHEN ri IS NULL THEN [0] ELSE [0, ri] END) AS t2(rt)
     )
-    SELECT f, g, risk_score, ((row_number() OVER (PARTITION BY f ORDER BY g) - 1) // ${RED_FLAG_BLOCK})::INTEGER AS b
-    FROM keyed`);
-  try {
-    // Passes over filter ranges of at most redFlagPasses.entries entries (a filter is never split).
-    const counts = await queryRows(conn, `SELECT f, count(*)::BIGINT AS n FROM red_flag_entries GROUP BY f ORDER BY f`);
-    const ranges: Array<[number, number]> = [];
-    let from: number | null = null;
-    let acc = 0;
-    let last = 0;
-    for (const { f, n } of counts) {
-      if (from !== null && acc + Number(n) > redFlagPasses.entries) {
-        ranges.push([from, last]);
-        from = null;
-        acc = 0;
-      }
-      from ??= Number(f);
-      acc += Number(n);
-      last = Number(f);
+    SELECT (ci * ${STATE_KEYS} + s) * ${RATINGS.length + 1} + rt AS f, g, risk_score
+    FROM coded, unnest(CASE WHEN si IS NULL THEN [0] ELSE [0, si] END) AS t1(s),
+      unnest(CASE WHEN ri IS NULL THEN [0] ELSE [0, ri] END) AS t2(rt)`;
+  // Passes over filter ranges of at most redFlagPasses.entries entries (a filter is never split).
+  const counts = await queryRows(conn, `SELECT f, count(*)::BIGINT AS n FROM (${keyed}) GROUP BY f ORDER BY f`);
+  const ranges: Array<[number, number]> = [];
+  let from: number | null = null;
+  let acc = 0;
+  let last = 0;
+  for (const { f, n } of counts) {
+    if (from !== null && acc + Number(n) > redFlagPasses.entries) {
+      ranges.push([from, last]);
+      from = null;
+      acc = 0;
     }
-    if (from !== null) ranges.push([from, last]);
-    await ctx.writePacked(
-      RED_FLAG_STORES.lists,
-      ranges
-        .map(
-          ([lo, hi]) => `WITH blocks AS (
+    from ??= Number(f);
+    acc += Number(n);
+    last = Number(f);
+  }
+  if (from !== null) ranges.push([from, last]);
+  await ctx.writePacked(
+    RED_FLAG_STORES.lists,
+    ranges
+      .map(
+        ([lo, hi]) => `WITH entries AS (
+            SELECT f, g, risk_score, ((row_number() OVER (PARTITION BY f ORDER BY g) - 1) // ${RED_FLAG_BLOCK})::INTEGER AS b
+            FROM (${keyed}) WHERE f BETWEEN ${lo} AND ${hi}
+          ), blocks AS (
             SELECT f, b, list(g ORDER BY g) AS gs, list(risk_score ORDER BY g) AS scores, count(*) AS n
-            FROM red_flag_entries WHERE f BETWEEN ${lo} AND ${hi} GROUP BY f, b
+            FROM entries GROUP BY f, b
           )
           SELECT (f * ${SLOTS} + 1 + b)::INTEGER AS k, json_array(gs, scores)::VARCHAR AS v FROM blocks
           UNION ALL
           SELECT (f * ${SLOTS})::INTEGER, json_array(sum(n)::BIGINT, list(scores[1] ORDER BY b))::VARCHAR FROM blocks GROUP BY f`,
-        )
-        .concat([`SELECT ${RED_FLAG_CODES_KEY}::INTEGER AS k, to_json([${codes.map(quoteLiteral).join(', ')}]::VARCHAR[])::VARCHAR AS v`]),
-    );
-  } finally {
-    await conn.run('DROP TABLE IF EXISTS red_flag_entries');
-  }
+      )
+      .concat([`SELECT ${RED_FLAG_CODES_KEY}::INTEGER AS k, to_json([${codes.map(quoteLiteral).join(', ')}]::VARCHAR[])::VARCHAR AS v`]),
+  );
   await ctx.writePacked(RED_FLAG_STORES.rows, `SELECT g, json_array(${RED_FLAG_ROW_COLUMNS.join(', ')})::VARCHAR AS v FROM red_flag_rows`);
   return true;
 }
