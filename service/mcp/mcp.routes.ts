@@ -73,10 +73,10 @@ const jsonSchemaValidator = new AjvJsonSchemaValidator();
  * mismatch is a tool error (and logged), never a broken contract. The check is the published JSON Schema compiled
  * by Ajv, the check the SDK's own Client makes on `structuredContent` (Client.callTool), rather than a zod parse
  * of the tool's output schema: the zod parse copies the whole answer (about a fifth of the CPU of a
- * freight_inspection_history call in a profile, issue 22), Ajv's compiled check walks it without copying. Both say the same: the JSON Schema
- * is generated from the zod schema (toolJsonSchema), and test/mcp/output-contract.test.ts pins that nothing of
- * an output schema is lost on the way (no part is unrepresentable in JSON Schema) and checks real answers of
- * every read tool against both schemas.
+ * freight_inspection_history call in a profile, issue 22), Ajv's compiled check walks it without copying. Both say
+ * the same: the JSON Schema is generated from the zod schema (toolJsonSchema), and test/mcp/output-contract.test.ts
+ * pins that nothing of an output schema is lost on the way (no part is unrepresentable in JSON Schema) and checks
+ * real answers of every freight read tool against both (sec-tools.test.ts checks the sec_* answers' JSON Schemas).
  */
 const outputChecks = new Map<string, JsonSchemaValidator<unknown>>();
 export function outputCheckOf(name: string): JsonSchemaValidator<unknown> {
@@ -99,8 +99,8 @@ function issueText(error: z.ZodError): string {
 }
 
 /**
- * What a pooled server's handlers read of the request they are answering: set by `answerMcp` before the server is
- * connected to that request's transport, cleared when it is released. A server answers one request at a time
+ * What a pooled server's handlers read of the request they are answering: set by `McpServerPool.acquire` before
+ * the server is connected to that request's transport, cleared when it is released. A server answers one request at a time
  * (one transport, see the pool below), so its slot never holds two requests.
  */
 export interface ServerSlot {
