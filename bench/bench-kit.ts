@@ -1,6 +1,6 @@
 /** Shared helpers for benchmark scripts: peak-RSS sampling, result files, the API as a process, timed pipeline runs. */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { link, mkdir, readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -53,9 +53,22 @@ export function writeResult(name: string, result: Record<string, unknown>): stri
  * Starts the API (`service/main.ts`) as its own process on a free loopback port, with the benchmarks' base
  * environment (no Redis, no live FMCSA refresh, silent log) and `env` over it; resolves once it listens.
  */
+/**
+ * V8 flags of the serving process, read from package.json's `serve` script (their one definition, as
+ * bench/api.bench.ts reads them): a benchmark measures the garbage collector production runs. With V8's default
+ * young generation (16 MB semi-spaces) the endpoints bench's server ran 42-87 scavenges and 1-2 mark-compacts
+ * (14-83 ms) per 5 s wrk run of a packed-store route; with `--max-semi-space-size=128`, 7-24 scavenges and no
+ * mark-compact (docs/benchmarks.md, "Where the warm p99 tail comes from").
+ */
+export function readServeNodeFlags(): string[] {
+  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+  const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+  return pkg.scripts.serve!.split(/\s+/).filter((a) => /^--max-semi-space-size=/.test(a));
+}
+
 export async function startServiceProcess(env: Record<string, string>): Promise<{ proc: ChildProcess; url: string }> {
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-  const proc = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'service/main.ts')], {
+  const proc = spawn(process.execPath, [...readServeNodeFlags(), '--import', 'tsx', path.join(root, 'service/main.ts')], {
     cwd: root,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', FMCSA_WEBKEY: '', REDIS_URL: '', ...env },
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -43,7 +43,7 @@ import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { runPipelineInProcess } from '../jobs/in-process.ts';
 import { pipelines } from '../jobs/pipelines.ts';
 import { ensureSample } from '../jobs/sample.ts';
-import { percentile, startServiceProcess, writeResult } from './bench-kit.ts';
+import { percentile, readServeNodeFlags, startServiceProcess, writeResult } from './bench-kit.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const flag = (name: string, def: string): string => {
@@ -478,6 +478,7 @@ writeResult(outName, {
   ),
   cold_n: COLD_N,
   warm_definition: 'one API process, cache off, 30 warm-up requests per route, then wrk -t2 -c8 over 400 random parameter sets',
+  server_node_flags: readServeNodeFlags(),
   seconds_per_warm_run: SECONDS,
   pools: Object.fromEntries(Object.entries(P).map(([k, v]) => [k, v.length])),
   routes: rows,
