@@ -148,6 +148,15 @@ export async function searchCarriers(
   const { limit, clamped } = clampLimit(q.limit, 20, 100);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = q.cursor ? decodeCursor(q.cursor, snapshotId) : Math.max(0, Math.trunc(q.offset ?? 0));
+  /** The answer of every path: `results` is the page, `pageRows` the rows the page's cursor counts. */
+  const page = (total: number, results: Row[], pageRows = results.length) => ({
+    total,
+    limit,
+    ...(clamped ? { limit_clamped: clamped } : {}),
+    offset,
+    results,
+    next_cursor: nextCursorOf(offset, pageRows, total, snapshotId),
+  });
   if (dot != null && !mc && !name && fmcsa.packed('carrier_census') && fmcsa.packed('carrier_snapshot')) {
     // A DOT lookup (freight_carrier_lookup by dot_number): the one row from the packed census and snapshot stores,
     // as search-carriers-page.sql gives it, instead of a filter over the carriers parquet. A DOT the census store
@@ -155,15 +164,7 @@ export async function searchCarriers(
     const row = await searchRowOf(fmcsa, dot);
     const results = (row && (state === null || row.phy_state === state) ? [row] : []).slice(offset, offset + limit);
     // An empty page reports total 0, as the SQL's window count does.
-    const total = results.length;
-    return {
-      total,
-      limit,
-      ...(clamped ? { limit_clamped: clamped } : {}),
-      offset,
-      results,
-      next_cursor: nextCursorOf(offset, results.length, total, snapshotId),
-    };
+    return page(results.length, results);
   }
   if (mc && dot == null && !name) {
     // A docket lookup: the docket's DOTs from the packed carrier_by_docket store (jobs/fmcsa/docket-store.ts), in the
@@ -172,29 +173,13 @@ export async function searchCarriers(
     if (packed) {
       const results = packed.slice(offset, offset + limit);
       // An empty page reports total 0, as the SQL's window count does.
-      const total = results.length ? packed.length : 0;
-      return {
-        total,
-        limit,
-        ...(clamped ? { limit_clamped: clamped } : {}),
-        offset,
-        results,
-        next_cursor: nextCursorOf(offset, results.length, total, snapshotId),
-      };
+      return page(results.length ? packed.length : 0, results);
     }
   }
   if (name && dot == null && !mc) {
     // A frequent word's answer precomputed at publish (jobs/fmcsa/carrier-name-index.ts): no DuckDB query.
     const packed = await packedNameSearch(fmcsa, name, state, limit, offset);
-    if (packed)
-      return {
-        total: packed.total,
-        limit,
-        ...(clamped ? { limit_clamped: clamped } : {}),
-        offset,
-        results: packed.rows,
-        next_cursor: nextCursorOf(offset, packed.rows.length, packed.total, snapshotId),
-      };
+    if (packed) return page(packed.total, packed.rows);
   }
   if (name && dot == null && !mc && canSearchByTerm(fmcsa, name)) {
     // The name index built at publish (jobs/fmcsa/carrier-name-index.ts) gives the page's DOTs, ranks and total
@@ -204,15 +189,7 @@ export async function searchCarriers(
     const rows = await Promise.all(hits.map((h) => searchRowOf(fmcsa, Number(h.dot_number))));
     // A row missing from the packed store (the reader swapped snapshots between the two reads) sends the request
     // to the scan below, which reads one snapshot.
-    if (rows.every((r): r is Row => r !== null))
-      return {
-        total,
-        limit,
-        ...(clamped ? { limit_clamped: clamped } : {}),
-        offset,
-        results: rows,
-        next_cursor: nextCursorOf(offset, hits.length, total, snapshotId),
-      };
+    if (rows.every((r): r is Row => r !== null)) return page(total, rows, hits.length);
   }
   const params = { dot, mc, name, state, limit, offset };
   // With the packed carrier_snapshot store, the risk columns of the page's rows come from it: the SQL then reads
@@ -221,14 +198,7 @@ export async function searchCarriers(
   const rows = await fmcsa.query(packed ? SQL.searchPage : SQL.search, params);
   const total = rows.length ? Number(rows[0].total) : 0;
   const results = rows.map(({ total: _t, rank: _r, ...r }) => r);
-  return {
-    total,
-    limit,
-    ...(clamped ? { limit_clamped: clamped } : {}),
-    offset,
-    results: packed ? await Promise.all(results.map((r) => withRiskColumns(fmcsa, r))) : results,
-    next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
-  };
+  return page(total, packed ? await Promise.all(results.map((r) => withRiskColumns(fmcsa, r))) : results, rows.length);
 }
 
 /**

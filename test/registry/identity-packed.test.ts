@@ -18,36 +18,7 @@ import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { loadSql } from '../../lib/warehouse/duckdb.ts';
 import { findCompany, findCompanyIdentity, getIdentityCard, pickSharesAsOf } from '../../service/company/company.queries.ts';
 import { getLatestQuote, getQuoteHistory } from '../../service/quotes/quotes.queries.ts';
-
-/** The same reader without its packed stores: the answers take their SQL path. */
-function sqlOnly(reader: SnapshotReader): SnapshotReader {
-  const r = Object.create(reader) as SnapshotReader;
-  Object.defineProperty(r, 'packed', { value: () => null });
-  return r;
-}
-
-/** The reader, counting the DuckDB queries run through it. */
-function counting(reader: SnapshotReader): { reader: SnapshotReader; count: () => number } {
-  let n = 0;
-  const r = Object.create(reader) as SnapshotReader;
-  Object.defineProperty(r, 'query', {
-    value: (sql: string, p?: Record<string, never>) => {
-      n++;
-      return reader.query(sql, p);
-    },
-  });
-  return { reader: r, count: () => n };
-}
-
-/** The answer, or the error with its served fields, as JSON text. */
-async function answer(f: () => Promise<unknown>): Promise<string> {
-  try {
-    return JSON.stringify(await f());
-  } catch (e) {
-    const err = e as Error & { context?: unknown };
-    return `error ${err.name}: ${err.message} ${JSON.stringify(err.context ?? null)}`;
-  }
-}
+import { answer, counting, sqlOnly } from '../helpers/reader-variants.ts';
 
 const BASE = 'https://proofline.test';
 

@@ -26,41 +26,13 @@ import {
   listSignals,
   SIGNAL_TYPES,
 } from '../../service/registry-layers/registry-layers.queries.ts';
-
-/** The same reader without its packed stores: the routes take their SQL path. */
-function sqlOnly(reader: SnapshotReader): SnapshotReader {
-  const r = Object.create(reader) as SnapshotReader;
-  Object.defineProperty(r, 'packed', { value: () => null });
-  return r;
-}
+import { answer, counting, sqlOnly } from '../helpers/reader-variants.ts';
 
 /** The same reader as if it had no snapshot id: getPerson scans every people row in SQL (find-person.sql). */
 function noSnapshotId(reader: SnapshotReader): SnapshotReader {
   const r = Object.create(reader) as SnapshotReader;
   Object.defineProperty(r, 'manifest', { value: null });
   return r;
-}
-
-/** The reader, counting the DuckDB queries run through it. */
-function counting(reader: SnapshotReader): { reader: SnapshotReader; count: () => number } {
-  let n = 0;
-  const r = Object.create(reader) as SnapshotReader;
-  Object.defineProperty(r, 'query', {
-    value: (sql: string, p?: Record<string, never>) => {
-      n++;
-      return reader.query(sql, p);
-    },
-  });
-  return { reader: r, count: () => n };
-}
-
-/** Both answers, or both errors, as JSON text. */
-async function answer(f: () => Promise<unknown>): Promise<string> {
-  try {
-    return JSON.stringify(await f());
-  } catch (e) {
-    return `error ${(e as Error).name}: ${(e as Error).message}`;
-  }
 }
 
 describe('registry packed stores', () => {

@@ -22,35 +22,7 @@ import {
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_SHARED } from '../helpers/shared.ts';
 import { copyTranscriptFixtures, ingestTranscripts } from './transcripts-fixture.ts';
-
-/** The same reader without its packed stores: the routes take their SQL path. */
-function sqlOnly(reader: SnapshotReader): SnapshotReader {
-  const r = Object.create(reader) as SnapshotReader;
-  Object.defineProperty(r, 'packed', { value: () => null });
-  return r;
-}
-
-/** The reader, counting the DuckDB queries run through it. */
-function counting(reader: SnapshotReader): { reader: SnapshotReader; count: () => number } {
-  let n = 0;
-  const r = Object.create(reader) as SnapshotReader;
-  Object.defineProperty(r, 'query', {
-    value: (sql: string, p?: Record<string, never>) => {
-      n++;
-      return reader.query(sql, p);
-    },
-  });
-  return { reader: r, count: () => n };
-}
-
-/** The answer, or the error, as JSON text. */
-async function answer(f: () => Promise<unknown>): Promise<string> {
-  try {
-    return JSON.stringify(await f());
-  } catch (e) {
-    return `error ${(e as Error).name}: ${(e as Error).message} ${JSON.stringify((e as { response?: unknown }).response ?? null)}`;
-  }
-}
+import { answer, counting, sqlOnly } from '../helpers/reader-variants.ts';
 
 describe('transcripts packed stores', () => {
   let dir: string;
