@@ -86,12 +86,31 @@ export function searchCompanyIndex(
   limit: number,
   count?: { total: number },
 ): CompanyHit[] {
-  const hits: Array<{ c: IndexedCompany; score: number }> = [];
-  const t0 = tokens[0]!;
   // Exactly the companies whose hay contains every token (word-index.ts contract), ascending.
   const ids = hayWordsOf(index).match(tokens);
-  for (let k = 0; k < ids.length; k++) {
-    const c = index[ids[k]!]!;
+  return rankCompanies(
+    Array.from(ids, (i) => index[i]!),
+    q,
+    tokens,
+    limit,
+    count,
+  );
+}
+
+/**
+ * The search's ranking of the matching companies: exact ticker, exact name, name prefix, name contains the query,
+ * name contains the first token, other; active companies first within a score, then by rank, name and ticker.
+ */
+export function rankCompanies(
+  matches: IndexedCompany[],
+  q: string,
+  tokens: string[],
+  limit: number,
+  count?: { total: number },
+): CompanyHit[] {
+  const t0 = tokens[0]!;
+  const hits: Array<{ c: IndexedCompany; score: number }> = [];
+  for (const c of matches) {
     const base =
       c.ticker.toLowerCase() === q
         ? 100

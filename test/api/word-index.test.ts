@@ -6,45 +6,17 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { splitWords, WordIndex } from '../../service/search/word-index.ts';
 import { tokenize } from '../../service/search/search.queries.ts';
-import { searchCompanyIndex, type IndexedCompany } from '../../service/search/company-index.ts';
+import { rankCompanies, searchCompanyIndex, type IndexedCompany } from '../../service/search/company-index.ts';
 
 /** The company search as it was before its word index: an `includes` scan of every company's hay (the reference). */
 function scanCompanies(index: IndexedCompany[], q: string, tokens: string[], limit: number, count: { total: number }) {
-  const hits: Array<{ c: IndexedCompany; score: number }> = [];
-  const t0 = tokens[0]!;
-  outer: for (const c of index) {
-    for (const t of tokens) if (!c.hay.includes(t)) continue outer;
-    const base =
-      c.ticker.toLowerCase() === q
-        ? 100
-        : c.lname === q
-          ? 95
-          : c.lname.startsWith(q)
-            ? 80
-            : c.lname.includes(q)
-              ? 60
-              : c.lname.includes(t0)
-                ? 40
-                : 20;
-    hits.push({ c, score: base + (c.status === 'active' ? 5 : 0) });
-  }
-  hits.sort(
-    (a, b) =>
-      b.score - a.score ||
-      (a.c.rank ?? Infinity) - (b.c.rank ?? Infinity) ||
-      (a.c.name < b.c.name ? -1 : a.c.name > b.c.name ? 1 : 0) ||
-      (a.c.ticker < b.c.ticker ? -1 : 1),
+  return rankCompanies(
+    index.filter((c) => tokens.every((t) => c.hay.includes(t))),
+    q,
+    tokens,
+    limit,
+    count,
   );
-  count.total = hits.length;
-  return hits.slice(0, limit).map(({ c, score }) => ({
-    ticker: c.ticker,
-    cik: c.cik,
-    name: c.name,
-    exchange: c.exchange,
-    status: c.status,
-    sic_description: c.sic_description,
-    score,
-  }));
 }
 
 const text = fc
