@@ -233,6 +233,8 @@ function toolArg(tool: string, prop: string): unknown {
       return pick('state');
     case 'code':
       return pick('flag_code');
+    case 'broker_id':
+      return 'bench'; // the account the REST monitoring routes read too (QUERY above)
     default:
       return undefined;
   }
@@ -249,6 +251,9 @@ const TOOL_EXTRA: Record<string, string[]> = {
   freight_carrier_lookup: ['name'],
   freight_red_flag_search: ['state'],
   sec_transcript_search: ['topic'],
+  // Monitoring lists belong to an account: the bench key has none, so the broker id names one (as for REST).
+  freight_watchlist: ['broker_id'],
+  freight_monitoring_events: ['broker_id'],
 };
 
 function mcpTarget(t: ToolInfo): Target | string {
