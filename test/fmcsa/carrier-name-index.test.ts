@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nameHitsSql } from '../../jobs/fmcsa/carrier-name-index.ts';
 import { NAME_HITS_TERMS_KEY, nameHitsPage } from '../../ingest/fmcsa/search-store-keys.ts';
 import { loadSql, type Params, queryRows } from '../../lib/warehouse/duckdb.ts';
+import { Rng } from '../../ingest/sample/sample-kit.ts';
 
 const derive = (f: string) => loadSql(`../../jobs/fmcsa/${f}`, import.meta.url);
 const service = (f: string) => loadSql(`../../service/carriers/${f}`, import.meta.url);
@@ -40,22 +41,12 @@ const HAND_MADE: Carrier[] = [
 const WORDS = ['eagle', 'Eagles', 'truck', 'TRUCKING', 'ea', 'express', 'a1', 'A', '24', 'co', 'llc', 'Café', 'jb', 'x9z', 'seagle'];
 const SEPARATORS = [' ', ' ', ' ', '-', ', ', '.', ' & ', '/', "'"];
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rngOf(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 describe('carrier name index: the same page and total as the scan of every name', () => {
   let db: DuckDBInstance;
   let conn: DuckDBConnection;
-  const rnd = rngOf(22);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const rng = new Rng(22);
+  const rnd = () => rng.next();
+  const pick = <T>(xs: readonly T[]): T => rng.pick(xs);
   const randomName = () => {
     let s = rnd() < 0.15 ? pick(SEPARATORS) : '';
     const n = 1 + Math.floor(rnd() * 4);

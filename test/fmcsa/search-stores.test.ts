@@ -14,6 +14,7 @@ import { RED_FLAG_CODES, SAFETY_RATINGS, searchCarriers, searchRedFlags } from '
 import { buildTestService, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
+import { Rng } from '../../ingest/sample/sample-kit.ts';
 
 const RED_FLAG_STORES = ['red_flag_lists', 'red_flag_row'];
 const STORES = [...RED_FLAG_STORES, 'carrier_name_hits', 'carrier_by_docket'];
@@ -34,17 +35,6 @@ function withoutStores(r: SnapshotReader, scan: boolean): SnapshotReader {
   }) as SnapshotReader;
 }
 
-/** Deterministic pseudo-random numbers (mulberry32). */
-function rngOf(seed: number): () => number {
-  let a = seed;
-  return () => {
-    a = (a + 0x6d2b79f5) | 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 // In one pass (the default at this size), and in passes of 2,000 red-flag entries and 1,000 name postings (several, as
 // at full scale), with every term of 2 postings or more answered from the store.
 describe.each([
@@ -56,8 +46,9 @@ describe.each([
   let fmcsa: SnapshotReader;
   let indexSql: SnapshotReader;
   let scanSql: SnapshotReader;
-  const rnd = rngOf(22);
-  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)]!;
+  const rng = new Rng(22);
+  const rnd = () => rng.next();
+  const pick = <T>(xs: readonly T[]): T => rng.pick(xs);
 
   beforeAll(async () => {
     root = await tempDir('fmcsa-search-stores-');
