@@ -50,6 +50,21 @@ describe.each([
   const rnd = () => rng.next();
   const pick = <T>(xs: readonly T[]): T => rng.pick(xs);
 
+  /** The answers of `asks`, run with no DuckDB query, each equal to the scan's answer (asserted); as JSON texts. */
+  async function answersWithoutQueryAsScan(asks: Array<Parameters<typeof searchCarriers>[1]>): Promise<string[]> {
+    const query = vi.spyOn(fmcsa, 'query');
+    query.mockClear();
+    const got: string[] = [];
+    try {
+      for (const q of asks) got.push(JSON.stringify(await searchCarriers(fmcsa, q)));
+      expect(query).not.toHaveBeenCalled();
+    } finally {
+      query.mockRestore();
+    }
+    for (const [i, q] of asks.entries()) expect(got[i], JSON.stringify(q)).toBe(JSON.stringify(await searchCarriers(scanSql, q)));
+    return got;
+  }
+
   beforeAll(async () => {
     root = await tempDir('fmcsa-search-stores-');
     const saved = redFlagPasses.entries;
@@ -123,8 +138,6 @@ describe.each([
     );
     // The snapshot's metadata (column names, dataset status) is read once per snapshot, before.
     await searchCarriers(fmcsa, { dot: dots[0]![0] });
-    const query = vi.spyOn(fmcsa, 'query');
-    query.mockClear();
     const asks: Array<Parameters<typeof searchCarriers>[1]> = [];
     for (const [dot, st] of dots) {
       asks.push(
@@ -137,14 +150,7 @@ describe.each([
       asks.push({ dot, limit: 1, state: st?.toLowerCase() ?? undefined });
     }
     asks.push({ dot: 99_999_999 }, { dot: 1 });
-    const got: string[] = [];
-    try {
-      for (const q of asks) got.push(JSON.stringify(await searchCarriers(fmcsa, q)));
-      expect(query).not.toHaveBeenCalled();
-    } finally {
-      query.mockRestore();
-    }
-    for (const [i, q] of asks.entries()) expect(got[i], JSON.stringify(q)).toBe(JSON.stringify(await searchCarriers(scanSql, q)));
+    const got = await answersWithoutQueryAsScan(asks);
     expect(got.filter((g) => g.includes('"total":1')).length).toBeGreaterThan(100);
   });
 
@@ -159,16 +165,7 @@ describe.each([
     const asks: Array<Parameters<typeof searchCarriers>[1]> = [];
     for (const mc of dockets) asks.push({ mc }, { mc: mc.toLowerCase() }, { mc, state: 'TX' }, { mc, offset: 1 }, { mc, limit: 1 });
     asks.push({ mc: 'MC99999999' }, { mc: '1' });
-    const query = vi.spyOn(fmcsa, 'query');
-    query.mockClear();
-    const got: string[] = [];
-    try {
-      for (const q of asks) got.push(JSON.stringify(await searchCarriers(fmcsa, q)));
-      expect(query).not.toHaveBeenCalled();
-    } finally {
-      query.mockRestore();
-    }
-    for (const [i, q] of asks.entries()) expect(got[i], JSON.stringify(q)).toBe(JSON.stringify(await searchCarriers(scanSql, q)));
+    const got = await answersWithoutQueryAsScan(asks);
     expect(got.filter((g) => !g.includes('"total":0')).length).toBeGreaterThan(100);
   });
 
