@@ -69,12 +69,35 @@ async function probeWithDeadline(probe: () => Promise<boolean>): Promise<{ statu
   return { status, ms: Math.round(performance.now() - t0) };
 }
 
+type ProbeResult = { status: DependencyStatus; ms: number; detail?: string };
+
+/** Probes in flight per app (its deps) and dependency name. */
+const inFlight = new WeakMap<ServiceDeps, Map<string, Promise<ProbeResult>>>();
+
+/**
+ * Runs the named probe, or joins the one already in flight for it: health and readiness requests that overlap share
+ * one probe, and its answer is at most one deadline old. A probe that settled is never reused, so each later request
+ * probes afresh (a monitor polling every few seconds sees every change). Without this, N concurrent probes meant N
+ * state-store queries queued on the same connection pool, each waiting behind the others.
+ */
+function sharedProbe(deps: ServiceDeps, name: string, run: () => Promise<ProbeResult>): Promise<ProbeResult> {
+  let mine = inFlight.get(deps);
+  if (!mine) inFlight.set(deps, (mine = new Map()));
+  const running = mine.get(name);
+  if (running) return running;
+  const p = run().finally(() => mine.delete(name));
+  mine.set(name, p);
+  return p;
+}
+
 /** Whether the state store answers a trivial query within the deadline (null: this process does not own one). */
-async function probeState(deps: ServiceDeps): Promise<{ status: DependencyStatus; ms: number } | null> {
+async function probeState(deps: ServiceDeps): Promise<ProbeResult | null> {
   const store = deps.state;
   if (!store) return null;
   // Straight to the store (not through its request-path breaker, state.deadline.ts): the probe has its own deadline.
-  return probeWithDeadline(async () => (store.probe ? store.probe() : (await store.query('SELECT 1 AS ok')).length === 1));
+  return sharedProbe(deps, 'state', () =>
+    probeWithDeadline(async () => (store.probe ? store.probe() : (await store.query('SELECT 1 AS ok')).length === 1)),
+  );
 }
 
 export async function getHealth(deps: ServiceDeps): Promise<Health> {
@@ -104,7 +127,7 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
   const detail: Health['dependency_detail'] = {};
   const probes = Object.entries(deps.probes ?? {});
   const [results, state] = await Promise.all([
-    Promise.all(probes.map(async ([name, probe]) => [name, await probeWithDeadline(probe)] as const)),
+    Promise.all(probes.map(async ([name, probe]) => [name, await sharedProbe(deps, name, () => probeWithDeadline(probe))] as const)),
     probeState(deps),
   ]);
   const breakers: Record<string, BreakerReport & { counted_in_memory?: number }> = { ...deps.usage?.dependencyReport() };
@@ -143,16 +166,19 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
   if (store?.backend === 'postgres') {
     // Every node writes to PostgreSQL: while it is down, state-backed writes answer 503 with Retry-After.
     // Probed under the same deadline as every other dependency (issue 25).
-    let detailText = '';
-    const r = await probeWithDeadline(async () => {
-      const h = await store.health();
-      detailText = h.detail ?? '';
-      return h.up;
+    const r = await sharedProbe(deps, 'postgres', async () => {
+      let detailText = '';
+      const probed = await probeWithDeadline(async () => {
+        const h = await store.health();
+        detailText = h.detail ?? '';
+        return h.up;
+      });
+      return { ...probed, detail: detailText };
     });
     dependencies.postgres = r.status;
     detail.postgres = { probe_ms: r.ms };
     if (r.status !== 'up')
-      reasons.push(`postgres (state database) is ${r.status}: vetting, care, credits and receipts answer 503 (${detailText})`);
+      reasons.push(`postgres (state database) is ${r.status}: vetting, care, credits and receipts answer 503 (${r.detail ?? ''})`);
   }
   const heldBy = deps.state ? null : deps.stateHeldBy?.();
   if (heldBy) {

@@ -447,6 +447,38 @@ describe('GET /api/health', () => {
     expect(r.body).toMatchObject({ status: 'degraded', dependencies: { redis: 'slow' } });
     expect(r.body.reasons.join(' ')).toMatch(/redis is slow: no answer within 500 ms/);
   });
+  it('shares one probe among overlapping health and readiness requests, and probes afresh for the next one', async () => {
+    let redisProbes = 0;
+    let stateProbes = 0;
+    // A state store whose probe is counted: health and readiness ask nothing else of it.
+    const counted = {
+      backend: 'duckdb',
+      probe: async () => {
+        stateProbes++;
+        await new Promise((r) => setTimeout(r, 20));
+        return true;
+      },
+    } as unknown as NonNullable<typeof svc.deps.state>;
+    const app = createApp({
+      ...svc.deps,
+      state: counted,
+      probes: {
+        redis: async () => {
+          redisProbes++;
+          await new Promise((r) => setTimeout(r, 20));
+          return true;
+        },
+      },
+      responseCache: undefined,
+    });
+    const overlapping = await Promise.all([...Array.from({ length: 6 }, () => getJson(app, '/api/health')), getJson(app, '/api/ready')]);
+    for (const r of overlapping) expect(r.status).toBe(200);
+    expect(overlapping[0]!.body.dependencies).toMatchObject({ redis: 'up', state: 'up' });
+    expect(redisProbes).toBe(1);
+    expect(stateProbes).toBe(1);
+    await getJson(app, '/api/health');
+    expect([redisProbes, stateProbes]).toEqual([2, 2]);
+  });
 });
 
 describe('503 before anything is published', () => {
