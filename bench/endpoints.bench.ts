@@ -29,7 +29,10 @@
  *
  * Flags: `--scale=medium`, `--seconds=5`, `--cold=20`, `--only=<regex over
  * route names>`, `--out=<result name>`, `--warmup-ms=<ms>` (the API's start-up
- * warm-up budget, WARMUP_MS; 0 measures processes without it).
+ * warm-up budget, WARMUP_MS; 0 measures processes without it), `--wrk-cpus=<list>` (runs wrk under `taskset -c
+ * <list>`, e.g. `1`: the load generator kept to one core, so that on a 2-core machine it does not take the server's
+ * core from it; the server is not pinned), `--warm-both` (with `--wrk-cpus`: each route's warm run is followed by
+ * one with wrk unpinned, reported as `warm_unpinned`, so the two placements are measured side by side).
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -56,6 +59,12 @@ const COLD_N = Number(flag('cold', '20'));
 const only = new RegExp(flag('only', '.'));
 const outName = flag('out', 'endpoints');
 const WARMUP_MS = process.argv.some((x) => x.startsWith('--warmup-ms=')) ? flag('warmup-ms', '15000') : null;
+const WRK_CPUS = flag('wrk-cpus', '');
+const WARM_BOTH = process.argv.includes('--warm-both') && WRK_CPUS !== '';
+if (WRK_CPUS && spawnSync('taskset', ['-c', WRK_CPUS, 'true']).status !== 0) {
+  console.error(`taskset -c ${WRK_CPUS} failed: util-linux taskset is needed for --wrk-cpus`);
+  process.exit(1);
+}
 
 if (spawnSync('wrk', ['--version']).error) {
   console.error('wrk not found: apt-get install -y wrk');
@@ -390,7 +399,7 @@ interface Warm {
   non_2xx: number;
   socket_errors: number;
 }
-function runWrk(base: string, t: Target, n = 400): Warm {
+function runWrk(base: string, t: Target, cpus: string, n = 400): Warm {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'proofline-wrk-'));
   const script = path.join(dir, 'bench.lua');
   const reqs = Array.from({ length: n }, () => t.next());
@@ -417,7 +426,10 @@ done = function(summary, latency, requests)
 end
 `,
   );
-  const r = spawnSync('wrk', ['-t2', '-c8', `-d${SECONDS}s`, '--timeout', '5s', '-s', script, base], { encoding: 'utf8' });
+  const wrkArgs = ['-t2', '-c8', `-d${SECONDS}s`, '--timeout', '5s', '-s', script, base];
+  const r = cpus
+    ? spawnSync('taskset', ['-c', cpus, 'wrk', ...wrkArgs], { encoding: 'utf8' })
+    : spawnSync('wrk', wrkArgs, { encoding: 'utf8' });
   const line = r.stdout.split('\n').find((l) => l.startsWith('WRKJSON '));
   if (!line) throw new Error(`wrk failed: ${r.stderr || r.stdout}`);
   const j = JSON.parse(line.slice(8)) as {
@@ -437,15 +449,21 @@ end
   };
 }
 const warm = new Map<string, Warm>();
+const warmUnpinned = new Map<string, Warm>();
 const srv = await startServiceProcess(serverEnv);
 try {
   for (const t of selected) {
     for (let i = 0; i < 30; i++) await call(srv.url, t, t.next());
-    const w = runWrk(srv.url, t);
+    const w = runWrk(srv.url, t, WRK_CPUS);
     warm.set(t.name, w);
     console.log(
       `warm ${t.name.padEnd(44)} ${String(w.req_per_s).padStart(6)} req/s  p50 ${w.p50_ms}  p99 ${w.p99_ms}  non-2xx ${w.non_2xx}`,
     );
+    if (WARM_BOTH) {
+      const u = runWrk(srv.url, t, '');
+      warmUnpinned.set(t.name, u);
+      console.log(`  unpinned ${''.padEnd(40)} ${String(u.req_per_s).padStart(6)} req/s  p50 ${u.p50_ms}  p99 ${u.p99_ms}`);
+    }
   }
 } finally {
   await stop(srv.proc);
@@ -456,18 +474,19 @@ const rows = selected.map((t) => {
   const c = cold.get(t.name)!;
   const w = warm.get(t.name)!;
   const targetsMet = { cold_p99_lt_50ms: c.p99_ms < 50, warm_p99_lt_10ms: w.p99_ms < 10, warm_ge_1000_req_s: w.req_per_s >= 1000 };
-  return { name: t.name, kind: t.kind, cold: c, warm: w, targets_met: targetsMet };
+  const u = warmUnpinned.get(t.name);
+  return { name: t.name, kind: t.kind, cold: c, warm: w, ...(u ? { warm_unpinned: u } : {}), targets_met: targetsMet };
 });
 const md = [
-  '| route | cold first / p50 / p99 ms | warm p50 / p99 ms | warm req/s | answer bytes (p50) | targets |',
-  '|---|---|---|---|---|---|',
+  `| route | cold first / p50 / p99 ms | warm p50 / p99 ms | warm req/s |${WARM_BOTH ? ' wrk unpinned: p50 / p99 ms, req/s |' : ''} answer bytes (p50) | targets |`,
+  `|---|---|---|---|${WARM_BOTH ? '---|' : ''}---|---|`,
   ...rows.map((r) => {
     const miss = Object.entries(r.targets_met)
       .filter(([, ok]) => !ok)
       .map(([k]) => k.replace(/_/g, ' '));
     const status = Object.keys(r.cold.statuses).join('/');
     const warmNon2xx = r.warm.non_2xx ? ` (${r.warm.non_2xx} non-2xx)` : '';
-    return `| \`${r.name}\` | ${r.cold.first_ms.toFixed(1)} / ${r.cold.p50_ms.toFixed(1)} / ${r.cold.p99_ms.toFixed(1)} | ${r.warm.p50_ms.toFixed(2)} / ${r.warm.p99_ms.toFixed(2)} | ${r.warm.req_per_s}${warmNon2xx} | ${r.cold.bytes_p50}${status === '200' ? '' : ` (${status})`} | ${miss.length ? `missed: ${miss.join(', ')}` : 'met'} |`;
+    return `| \`${r.name}\` | ${r.cold.first_ms.toFixed(1)} / ${r.cold.p50_ms.toFixed(1)} / ${r.cold.p99_ms.toFixed(1)} | ${r.warm.p50_ms.toFixed(2)} / ${r.warm.p99_ms.toFixed(2)} | ${r.warm.req_per_s}${warmNon2xx} |${r.warm_unpinned ? ` ${r.warm_unpinned.p50_ms.toFixed(2)} / ${r.warm_unpinned.p99_ms.toFixed(2)}, ${r.warm_unpinned.req_per_s} |` : ''} ${r.cold.bytes_p50}${status === '200' ? '' : ` (${status})`} | ${miss.length ? `missed: ${miss.join(', ')}` : 'met'} |`;
   }),
 ].join('\n');
 console.log(`\n${md}\n`);
@@ -482,7 +501,12 @@ writeResult(outName, {
     50,
   ),
   cold_n: COLD_N,
-  warm_definition: 'one API process, cache off, 30 warm-up requests per route, then wrk -t2 -c8 over 400 random parameter sets',
+  warm_definition: `one API process, cache off, 30 warm-up requests per route, then wrk -t2 -c8 over 400 random parameter sets${
+    WRK_CPUS
+      ? `, wrk kept to CPU ${WRK_CPUS} (taskset; the server not pinned)${WARM_BOTH ? ', then again with wrk unpinned (warm_unpinned)' : ''}`
+      : ', wrk not pinned'
+  }`,
+  wrk_cpus: WRK_CPUS || null,
   server_node_flags: readServeNodeFlags(),
   seconds_per_warm_run: SECONDS,
   pools: Object.fromEntries(Object.entries(P).map(([k, v]) => [k, v.length])),
