@@ -34,6 +34,7 @@ import {
   type ResponseBody,
 } from './response-finish.ts';
 import { isWarmupRequest } from './warmup.ts';
+import { preparedDocumentOf } from './prepared-document.ts';
 
 /** Non-/api documents that get ETag, compression and CORS (no metering). */
 const DOCUMENT_PATHS = new Set(['/openapi.json', '/docs', '/docs/rules', '/.well-known/proofline-keys.json']);
@@ -215,7 +216,22 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
     const req = new EventLayerRequest(event);
     if (!isApi) {
       if (!DOCUMENT_PATHS.has(pathname) || (method !== 'GET' && method !== 'HEAD')) return next();
-      const out = await toOutcome(event, await next(), pathname, deps);
+      const val = await next();
+      const prepared = preparedDocumentOf(val);
+      if (prepared) {
+        // Finished from the document's own bytes, ETag and compressed forms: the same answer as below, without
+        // decoding, comparing and encoding the text again (prepared-document.ts).
+        const res = val as Response;
+        const headers: Record<string, string> = {
+          ...CORS_HEADERS,
+          'content-type': prepared.contentType,
+          'cache-control': 'public, max-age=300',
+        };
+        return toFastResponse(
+          finish(req, res.status, prepared.text, headers, prepared.etag, res.headers, prepared.compressed, prepared.bytes),
+        );
+      }
+      const out = await toOutcome(event, val, pathname, deps);
       const body = out.json ?? out.raw;
       const headers: Record<string, string> = { ...CORS_HEADERS, 'content-type': out.contentType, 'cache-control': 'public, max-age=300' };
       if (typeof body !== 'string') return toFastResponse(finish(req, out.status, body, headers, null, out.headers));

@@ -112,6 +112,8 @@ export function finish(
   etag: string | null,
   extra: Headers | null,
   compress: (enc: 'br' | 'gzip', body: string) => Uint8Array = compressText,
+  /** `body` (a string) already encoded as UTF-8, sent instead of encoding it again (prepared-document.ts). */
+  utf8?: Uint8Array,
 ): LayerResponse {
   if (extra) {
     for (const [k, v] of extra) if (k !== 'content-length' && !(k in headers)) headers[k] = v;
@@ -134,6 +136,11 @@ export function finish(
     }
   }
   // The length is a header of its own (not left to the transport): a HEAD answer, rebuilt by h3 without its body, keeps it.
+  if (typeof body === 'string' && utf8) {
+    headers['content-length'] = String(utf8.byteLength);
+    if (tagged) headers.etag = etag;
+    return { status, headers, body: utf8 };
+  }
   if (typeof body === 'string') headers['content-length'] = String(Buffer.byteLength(body));
   else if (body instanceof Uint8Array) headers['content-length'] = String(body.byteLength);
   if (tagged) headers.etag = etag;
