@@ -24,9 +24,11 @@ import {
   getCompanyTimeline,
   getPerson,
   listSignals,
+  readPersonNames,
   SIGNAL_TYPES,
 } from '../../service/registry-layers/registry-layers.queries.ts';
 import { answer, counting, sqlOnly } from '../helpers/reader-variants.ts';
+import { PersonNameIndex, scanPersonNames } from '../../service/registry-layers/person-name-index.ts';
 
 /** The same reader as if it had no snapshot id: getPerson scans every people row in SQL (find-person.sql). */
 function noSnapshotId(reader: SnapshotReader): SnapshotReader {
@@ -139,11 +141,33 @@ describe('registry packed stores', () => {
       expect(await answer(() => getPerson(byKey, q)), q).toBe(expected);
     }
     const { reader: r, count } = counting(reader);
-    await getPerson(r, names[0]!);
+    await getPerson(r, names[0]!); // reads the names and builds their index once for this snapshot
     const before = count();
-    await getPerson(r, names[1]!);
+    for (const q of queries) await answer(() => getPerson(r, q)); // every answer from the index and the packed records
     expect(count() - before).toBe(0);
   }, 120_000);
+  it('finds the same person keys with the name index as with the scan of every name, over 1,000 queries drawn from the names', async () => {
+    const entries = await readPersonNames(reader);
+    const index = PersonNameIndex.build(entries);
+    let seed = 22;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const queries = new Set(['zzqx', 'an', 'o', 'smith']);
+    while (queries.size < 1000) {
+      const name = entries[Math.floor(rand() * entries.length)]!.name;
+      const from = Math.floor(rand() * name.length);
+      queries.add(name);
+      queries.add(name.split(' ').at(-1)!);
+      queries.add(name.slice(from, from + 2 + Math.floor(rand() * 10)));
+    }
+    let found = 0;
+    for (const q of queries) {
+      const expected = [...scanPersonNames(entries, q, 200)];
+      expect([...index.match(q, 200)], q).toEqual(expected);
+      if (expected.length > 0) found++;
+    }
+    expect(found).toBeGreaterThan(900);
+  }, 120_000);
+
   it('answers signal searches by ticker with the same bytes as the SQL path: types, strengths, limits, pages, other filters', async () => {
     const sql = sqlOnly(reader);
     const withHits = (await reader.query(`SELECT DISTINCT ticker FROM signal_hits WHERE ticker IS NOT NULL ORDER BY ticker`)).map((r) =>
