@@ -220,16 +220,15 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
       const prepared = preparedDocumentOf(val);
       if (prepared) {
         // Finished from the document's own bytes, ETag and compressed forms: the same answer as below, without
-        // decoding, comparing and encoding the text again (prepared-document.ts).
+        // decoding, comparing and encoding the text again (prepared-document.ts; its response has no header but the
+        // content type, so there are no extra headers to merge).
         const res = val as Response;
         const headers: Record<string, string> = {
           ...CORS_HEADERS,
           'content-type': prepared.contentType,
           'cache-control': 'public, max-age=300',
         };
-        return toFastResponse(
-          finish(req, res.status, prepared.text, headers, prepared.etag, res.headers, prepared.compressed, prepared.bytes),
-        );
+        return toFastResponse(finish(req, res.status, prepared.text, headers, prepared.etag, null, prepared.compressed, prepared.bytes));
       }
       const out = await toOutcome(event, val, pathname, deps);
       const body = out.json ?? out.raw;
