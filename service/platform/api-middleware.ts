@@ -26,6 +26,7 @@ import {
   CORS_HEADERS,
   finish,
   JSON_TYPE,
+  jsonTextOf,
   mergeUsageMeta,
   onlyContentType,
   PREFLIGHT_HEADERS,
@@ -74,7 +75,7 @@ async function toOutcome(event: H3Event, val: unknown, pathname: string, deps: S
     if (ct.includes('json'))
       return {
         status: val.status,
-        json: await val.text(),
+        json: jsonTextOf(val) ?? (await val.text()),
         raw: null,
         contentType: ct,
         headers: val.headers,

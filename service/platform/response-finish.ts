@@ -147,6 +147,24 @@ export function finish(
   return { status, headers, body: body as LayerResponse['body'] };
 }
 
+const kJsonText = Symbol('proofline.jsonText');
+
+/**
+ * A JSON answer a route built as text (pagination.ts `pagedResponse`): a srvx FastResponse, which builds no web body
+ * stream unless its body is read, keeping its text, so the API layer takes the text as is (`jsonTextOf`) instead of
+ * reading the body back (issue 22: the Response and its read-back were a fifth of a warm /api/search request).
+ */
+export function jsonTextResponse(json: string, init: { status: number; headers: Record<string, string> }): Response {
+  const res = new FastResponse(json, init) as unknown as Response;
+  (res as unknown as Record<symbol, string>)[kJsonText] = json;
+  return res;
+}
+
+/** The text of a jsonTextResponse (its body, unread), or undefined for any other Response. */
+export function jsonTextOf(res: Response): string | undefined {
+  return (res as unknown as Record<symbol, string | undefined>)[kJsonText];
+}
+
 const kLayerResponse = Symbol('proofline.layerResponse');
 
 /**
