@@ -159,12 +159,26 @@ const ROLE_ABBREVIATIONS: Array<[RegExp, string]> = [
   [/\bdir\b/g, 'director'],
 ];
 
+const ROLE_KEY_MEMO = 50_000;
+const roleKeys = new Map<string, string>();
+
 /**
  * The comparison key of a role title: lower case, `&` as `and`, punctuation dropped, abbreviations expanded
  * ("President and CEO" = "President & Chief Executive Officer" = "president and chief executive officer").
  */
 export function roleKey(role: unknown): string {
-  let k = String(role ?? '')
+  const text = String(role ?? '');
+  let k = roleKeys.get(text);
+  if (k === undefined) {
+    // Memoised: role titles repeat across people and requests, and the key's ~30 regular expressions were a tenth
+    // of a warm /api/person answer (issue 22). Bounded: dropped whole past ROLE_KEY_MEMO titles.
+    if (roleKeys.size >= ROLE_KEY_MEMO) roleKeys.clear();
+    roleKeys.set(text, (k = computeRoleKey(text)));
+  }
+  return k;
+}
+function computeRoleKey(role: string): string {
+  let k = role
     .toLowerCase()
     .replace(/&/g, ' and ')
     .replace(/[^\p{L}\p{N} ]/gu, ' ');
