@@ -26,6 +26,7 @@ import {
   CORS_HEADERS,
   finish,
   JSON_TYPE,
+  jsonTextOf,
   mergeUsageMeta,
   onlyContentType,
   PREFLIGHT_HEADERS,
@@ -34,6 +35,7 @@ import {
   type ResponseBody,
 } from './response-finish.ts';
 import { isWarmupRequest } from './warmup.ts';
+import { preparedDocumentOf } from './prepared-document.ts';
 
 /** Non-/api documents that get ETag, compression and CORS (no metering). */
 const DOCUMENT_PATHS = new Set(['/openapi.json', '/docs', '/docs/rules', '/.well-known/proofline-keys.json']);
@@ -73,7 +75,7 @@ async function toOutcome(event: H3Event, val: unknown, pathname: string, deps: S
     if (ct.includes('json'))
       return {
         status: val.status,
-        json: await val.text(),
+        json: jsonTextOf(val) ?? (await val.text()),
         raw: null,
         contentType: ct,
         headers: val.headers,
@@ -215,7 +217,21 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
     const req = new EventLayerRequest(event);
     if (!isApi) {
       if (!DOCUMENT_PATHS.has(pathname) || (method !== 'GET' && method !== 'HEAD')) return next();
-      const out = await toOutcome(event, await next(), pathname, deps);
+      const val = await next();
+      const prepared = preparedDocumentOf(val);
+      if (prepared) {
+        // Finished from the document's own bytes, ETag and compressed forms: the same answer as below, without
+        // decoding, comparing and encoding the text again (prepared-document.ts; its response has no header but the
+        // content type, so there are no extra headers to merge).
+        const res = val as Response;
+        const headers: Record<string, string> = {
+          ...CORS_HEADERS,
+          'content-type': prepared.contentType,
+          'cache-control': 'public, max-age=300',
+        };
+        return toFastResponse(finish(req, res.status, prepared.text, headers, prepared.etag, null, prepared.compressed, prepared.bytes));
+      }
+      const out = await toOutcome(event, val, pathname, deps);
       const body = out.json ?? out.raw;
       const headers: Record<string, string> = { ...CORS_HEADERS, 'content-type': out.contentType, 'cache-control': 'public, max-age=300' };
       if (typeof body !== 'string') return toFastResponse(finish(req, out.status, body, headers, null, out.headers));

@@ -15,6 +15,7 @@
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { ConflictError, InvalidInputError } from '../../lib/errors.ts';
+import { jsonTextResponse } from './response-finish.ts';
 
 /** The `cursor` query parameter of every list route. */
 export const cursorParam = z
@@ -149,5 +150,5 @@ export function pagedResponse(event: H3Event, page: { next_cursor: string | null
   const next = page.next_cursor ? pageUrl(event, baseUrl, page.next_cursor) : null;
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (next) headers.link = `<${next}>; rel="next"`;
-  return new Response(JSON.stringify({ ...page, next }), { status: 200, headers });
+  return jsonTextResponse(JSON.stringify({ ...page, next }), { status: 200, headers });
 }

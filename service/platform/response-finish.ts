@@ -112,6 +112,8 @@ export function finish(
   etag: string | null,
   extra: Headers | null,
   compress: (enc: 'br' | 'gzip', body: string) => Uint8Array = compressText,
+  /** `body` (a string) already encoded as UTF-8, sent instead of encoding it again (prepared-document.ts). */
+  utf8?: Uint8Array,
 ): LayerResponse {
   if (extra) {
     for (const [k, v] of extra) if (k !== 'content-length' && !(k in headers)) headers[k] = v;
@@ -134,10 +136,33 @@ export function finish(
     }
   }
   // The length is a header of its own (not left to the transport): a HEAD answer, rebuilt by h3 without its body, keeps it.
+  if (typeof body === 'string' && utf8) {
+    headers['content-length'] = String(utf8.byteLength);
+    if (tagged) headers.etag = etag;
+    return { status, headers, body: utf8 };
+  }
   if (typeof body === 'string') headers['content-length'] = String(Buffer.byteLength(body));
   else if (body instanceof Uint8Array) headers['content-length'] = String(body.byteLength);
   if (tagged) headers.etag = etag;
   return { status, headers, body: body as LayerResponse['body'] };
+}
+
+const kJsonText = Symbol('proofline.jsonText');
+
+/**
+ * A JSON answer a route built as text (pagination.ts `pagedResponse`): a srvx FastResponse, which builds no web body
+ * stream unless its body is read, keeping its text, so the API layer takes the text as is (`jsonTextOf`) instead of
+ * reading the body back (issue 22: the Response and its read-back were a fifth of a warm /api/search request).
+ */
+export function jsonTextResponse(json: string, init: { status: number; headers: Record<string, string> }): Response {
+  const res = new FastResponse(json, init) as unknown as Response;
+  (res as unknown as Record<symbol, string>)[kJsonText] = json;
+  return res;
+}
+
+/** The text of a jsonTextResponse (its body, unread), or undefined for any other Response. */
+export function jsonTextOf(res: Response): string | undefined {
+  return (res as unknown as Record<symbol, string | undefined>)[kJsonText];
 }
 
 const kLayerResponse = Symbol('proofline.layerResponse');

@@ -13,6 +13,7 @@ import { textKey } from '../../lib/warehouse/packed-store.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { SIGNAL_PATTERNS, type SignalType } from '../../ingest/edgar/signals.ts';
 import { clampLimit } from '../platform/http.ts';
+import { PersonNameIndex, type PersonNameEntry } from './person-name-index.ts';
 import { COMPANY_SCHEMA_ID, findCompany, type CompanyRecord } from '../company/company.queries.ts';
 
 export const PERSON_SCHEMA_ID = 'proofline/sec-person/v1';
@@ -158,12 +159,26 @@ const ROLE_ABBREVIATIONS: Array<[RegExp, string]> = [
   [/\bdir\b/g, 'director'],
 ];
 
+const ROLE_KEY_MEMO = 50_000;
+const roleKeys = new Map<string, string>();
+
 /**
  * The comparison key of a role title: lower case, `&` as `and`, punctuation dropped, abbreviations expanded
  * ("President and CEO" = "President & Chief Executive Officer" = "president and chief executive officer").
  */
 export function roleKey(role: unknown): string {
-  let k = String(role ?? '')
+  const text = String(role ?? '');
+  let k = roleKeys.get(text);
+  if (k === undefined) {
+    // Memoised: role titles repeat across people and requests, and the key's ~30 regular expressions were a tenth
+    // of a warm /api/person answer (issue 22). Bounded: dropped whole past ROLE_KEY_MEMO titles.
+    if (roleKeys.size >= ROLE_KEY_MEMO) roleKeys.clear();
+    roleKeys.set(text, (k = computeRoleKey(text)));
+  }
+  return k;
+}
+function computeRoleKey(role: string): string {
+  let k = role
     .toLowerCase()
     .replace(/&/g, ' and ')
     .replace(/[^\p{L}\p{N} ]/gu, ' ');
@@ -540,22 +555,22 @@ export async function getCompanyPeople(registry: SnapshotReader, ref: string, op
 
 /**
  * Person keys and comparison names of the served snapshot, built once per snapshot id (person-names.sql: the
- * names computed by DuckDB exactly as find-person.sql computes them), so a name search scans them in memory
- * instead of normalising every people row on each request (issue 22: 63 ms at full scale).
+ * names computed by DuckDB exactly as find-person.sql computes them) into an n-gram index (person-name-index.ts), so
+ * a name search visits only the names that can contain it, instead of normalising every people row in SQL on each
+ * request (issue 22: 63 ms at full scale) or scanning every name in memory (998 req/s at full scale).
  */
-const personNameMemo = new WeakMap<SnapshotReader, { snapshot: string; names: Promise<PersonName[]> }>();
-interface PersonName {
-  key: string;
-  /** The key of the person's registry_person record (jobs/registry/packed-person.sql). */
-  pid: number;
-  name: string;
+const personNameMemo = new WeakMap<SnapshotReader, { snapshot: string; names: Promise<PersonNameIndex> }>();
+
+/** The comparison names of the reader's snapshot, as person-names.sql gives them (the index's input; its tests' scan). */
+export async function readPersonNames(registry: SnapshotReader): Promise<PersonNameEntry[]> {
+  const rows = await registry.query(Q.personNames);
+  return rows.map((r) => ({ key: String(r.person_key), pid: Number(r.pid), name: String(r.name_key ?? '') }));
 }
-function personNames(registry: SnapshotReader, snapshot: string): Promise<PersonName[]> {
+
+function personNames(registry: SnapshotReader, snapshot: string): Promise<PersonNameIndex> {
   const m = personNameMemo.get(registry);
   if (m?.snapshot === snapshot) return m.names;
-  const names = registry
-    .query(Q.personNames)
-    .then((rows) => rows.map((r) => ({ key: String(r.person_key), pid: Number(r.pid), name: String(r.name_key ?? '') })));
+  const names = readPersonNames(registry).then((entries) => PersonNameIndex.build(entries));
   personNameMemo.set(registry, { snapshot, names });
   names.catch(() => {
     if (personNameMemo.get(registry)?.names === names) personNameMemo.delete(registry);
@@ -563,24 +578,19 @@ function personNames(registry: SnapshotReader, snapshot: string): Promise<Person
   return names;
 }
 
-/** UTF-8 byte order, as DuckDB orders VARCHAR. */
-function compareBytes(a: string, b: string): number {
-  return a === b ? 0 : Buffer.compare(Buffer.from(a), Buffer.from(b));
-}
-
 /**
  * find-person.sql's rows: the first 200 person keys (in key order) one of whose names contains `q`, then their
- * roles (at most 500). The keys are found in memory (personNames); the roles are read from the packed
+ * roles (at most 500). The keys are found in memory (personNames, an n-gram index); the roles are read from the packed
  * registry_person records (each in find-person.sql's order, so key by key they are that order), or by key with one
  * query (person-rows.sql) on a snapshot without the store.
  */
 async function findPersonRows(registry: SnapshotReader, q: string): Promise<Array<Record<string, unknown>>> {
   const snapshot = registry.manifest?.snapshot_id;
   if (!snapshot) return registry.query(Q.person, { q });
-  const hit = new Map<string, number>();
-  for (const p of await personNames(registry, snapshot)) if (p.name.includes(q)) hit.set(p.key, p.pid);
+  // The first 200 matching keys in key order (person-name-index.ts: the same keys as scanning every name).
+  const hit = (await personNames(registry, snapshot)).match(q, 200);
   if (hit.size === 0) return [];
-  const keys = [...hit.keys()].sort(compareBytes).slice(0, 200);
+  const keys = [...hit.keys()];
   const store = registry.packed('registry_person');
   if (!store) return registry.query(Q.personRows, { keys: keys.join('\u001f') });
   const records = new Map<number, Array<Record<string, unknown>>>();

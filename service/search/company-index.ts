@@ -53,6 +53,50 @@ function hayWordsOf(index: IndexedCompany[]): WordIndex {
   return w;
 }
 
+/** rankCompanies' order after the score: rank (none last), then name, then ticker. */
+function compareStatic(a: IndexedCompany, b: IndexedCompany): number {
+  return (
+    (a.rank ?? Infinity) - (b.rank ?? Infinity) ||
+    (a.name < b.name ? -1 : a.name > b.name ? 1 : 0) ||
+    (a.ticker < b.ticker ? -1 : a.ticker > b.ticker ? 1 : 0)
+  );
+}
+
+/** Per company of an index: its lower-cased ticker and its position in compareStatic's order (built once per index). */
+const rankings = new WeakMap<IndexedCompany[], { lticker: string[]; position: Int32Array }>();
+function rankingOf(index: IndexedCompany[]): { lticker: string[]; position: Int32Array } {
+  let r = rankings.get(index);
+  if (!r) {
+    const byOrder = index.map((_, i) => i).sort((a, b) => compareStatic(index[a]!, index[b]!) || a - b);
+    const position = new Int32Array(index.length);
+    byOrder.forEach((id, k) => {
+      position[id] = k;
+    });
+    r = { lticker: index.map((c) => c.ticker.toLowerCase()), position };
+    rankings.set(index, r);
+  }
+  return r;
+}
+
+/** A company's score for the query (rankCompanies' rule), from its lower-cased ticker. */
+function scoreOf(c: IndexedCompany, lticker: string, q: string, t0: string): number {
+  const base =
+    lticker === q ? 100 : c.lname === q ? 95 : c.lname.startsWith(q) ? 80 : c.lname.includes(q) ? 60 : c.lname.includes(t0) ? 40 : 20;
+  return base + (c.status === 'active' ? 5 : 0);
+}
+
+function hitOf(c: IndexedCompany, score: number): CompanyHit {
+  return {
+    ticker: c.ticker,
+    cik: c.cik,
+    name: c.name,
+    exchange: c.exchange,
+    status: c.status,
+    sic_description: c.sic_description,
+    score,
+  };
+}
+
 /** The index of the reader's current snapshot (built on first use). */
 export function companyIndex(reader: SnapshotReader): Promise<IndexedCompany[]> {
   const id = reader.manifest?.snapshot_id ?? '';
@@ -88,13 +132,23 @@ export function searchCompanyIndex(
 ): CompanyHit[] {
   // Exactly the companies whose hay contains every token (word-index.ts contract), ascending.
   const ids = hayWordsOf(index).match(tokens);
-  return rankCompanies(
-    Array.from(ids, (i) => index[i]!),
-    q,
-    tokens,
-    limit,
-    count,
-  );
+  // rankCompanies' ranking, with the order after the score precomputed per index (a position), so a search sorts
+  // numbers, not names, and lower-cases no ticker (issue 22). Tickers of an index are distinct, so the order is total.
+  const { lticker, position } = rankingOf(index);
+  const t0 = tokens[0]!;
+  const scores = new Int32Array(ids.length);
+  const order = new Int32Array(ids.length);
+  for (let k = 0; k < ids.length; k++) {
+    const id = ids[k]!;
+    scores[k] = scoreOf(index[id]!, lticker[id]!, q, t0);
+    order[k] = k;
+  }
+  order.sort((a, b) => scores[b]! - scores[a]! || position[ids[a]!]! - position[ids[b]!]!);
+  if (count) count.total = ids.length;
+  const n = Math.min(limit, ids.length);
+  const out: CompanyHit[] = new Array(n);
+  for (let k = 0; k < n; k++) out[k] = hitOf(index[ids[order[k]!]!]!, scores[order[k]!]!);
+  return out;
 }
 
 /**
@@ -110,21 +164,7 @@ export function rankCompanies(
 ): CompanyHit[] {
   const t0 = tokens[0]!;
   const hits: Array<{ c: IndexedCompany; score: number }> = [];
-  for (const c of matches) {
-    const base =
-      c.ticker.toLowerCase() === q
-        ? 100
-        : c.lname === q
-          ? 95
-          : c.lname.startsWith(q)
-            ? 80
-            : c.lname.includes(q)
-              ? 60
-              : c.lname.includes(t0)
-                ? 40
-                : 20;
-    hits.push({ c, score: base + (c.status === 'active' ? 5 : 0) });
-  }
+  for (const c of matches) hits.push({ c, score: scoreOf(c, c.ticker.toLowerCase(), q, t0) });
   hits.sort(
     (a, b) =>
       b.score - a.score ||
@@ -133,13 +173,5 @@ export function rankCompanies(
       (a.c.ticker < b.c.ticker ? -1 : 1),
   );
   if (count) count.total = hits.length;
-  return hits.slice(0, limit).map(({ c, score }) => ({
-    ticker: c.ticker,
-    cik: c.cik,
-    name: c.name,
-    exchange: c.exchange,
-    status: c.status,
-    sic_description: c.sic_description,
-    score,
-  }));
+  return hits.slice(0, limit).map(({ c, score }) => hitOf(c, score));
 }

@@ -69,8 +69,12 @@ export async function searchRegistry(registry: SnapshotReader, opts: SearchOptio
   const byCik = cikMapOf(companies);
   const counts = { companies: { total: 0 }, people: { total: 0 }, events: { total: 0 } };
   const companyHits = searchCompanyIndex(companies, q, tokens, depth('companies'), counts.companies).slice(skip('companies'));
-  const people = searchPeople(text.people, q, tokens, depth('people'), text.peopleWords, counts.people).slice(skip('people'));
-  const events = searchEvents(text.events, q, tokens, depth('events'), text.eventWords, counts.events).slice(skip('events'));
+  const people = searchPeople(text.people, q, tokens, depth('people'), text.peopleWords, counts.people, text.peopleNameWords).slice(
+    skip('people'),
+  );
+  const events = searchEvents(text.events, q, tokens, depth('events'), text.eventWords, counts.events, text.eventTitleWords).slice(
+    skip('events'),
+  );
   const returned = { companies: companyHits.length, people: people.length, events: events.length };
   const next_cursor = nextOffsetsCursorOf(
     Object.fromEntries(lists.map((c) => [c, { offset: offsets[c]!, returned: returned[c], total: counts[c].total }])),

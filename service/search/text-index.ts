@@ -43,11 +43,16 @@ export interface PersonDoc {
 
 export interface TextIndexes {
   events: EventDoc[];
+  /** Sorted by `name` (a stable sort of the query's rows: people of one name keep their order). */
   people: PersonDoc[];
   /** Words of each event's title, summary and type (ids = positions in `events`). */
   eventWords: WordIndex;
+  /** Words of each event's title alone: the events whose title may contain the whole query. */
+  eventTitleWords: WordIndex;
   /** Words of each person's name and notes (ids = positions in `people`). */
   peopleWords: WordIndex;
+  /** Words of each person's names alone: the people one of whose names may contain the whole query. */
+  peopleNameWords: WordIndex;
 }
 
 const cache = new WeakMap<SnapshotReader, { snapshot: string; index: Promise<TextIndexes> }>();
@@ -146,9 +151,21 @@ async function build(reader: SnapshotReader): Promise<TextIndexes> {
       lnotes: notes.toLowerCase(),
     };
   });
+  return indexTextDocs(events, people);
+}
+
+/**
+ * The word indexes of `events` (sorted newest first by the caller) and `people` (sorted here by name, stably: people
+ * of one name keep their order, so that searchPeople's ranking of the people matched by notes alone, one score, then
+ * by name, then by position, is their id order; issue 22).
+ */
+export function indexTextDocs(events: EventDoc[], people: PersonDoc[]): TextIndexes {
+  people.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   const eventWords = WordIndex.build(events.length, (i) => [events[i]!.ltitle, events[i]!.lsummary, events[i]!.event_type]);
+  const eventTitleWords = WordIndex.build(events.length, (i) => [events[i]!.ltitle]);
   const peopleWords = WordIndex.build(people.length, (i) => [...people[i]!.lnames, people[i]!.lnotes]);
-  return { events, people, eventWords, peopleWords };
+  const peopleNameWords = WordIndex.build(people.length, (i) => people[i]!.lnames);
+  return { events, people, eventWords, eventTitleWords, peopleWords, peopleNameWords };
 }
 
 /** The indexes of the reader's current snapshot (built on first use). */
@@ -190,7 +207,9 @@ export function searchEvents(
   limit: number,
   words?: WordIndex,
   count?: { total: number },
+  titleWords?: WordIndex,
 ): Array<{ doc: EventDoc; score: number }> {
+  if (words && titleWords) return searchEventsByTitle(events, q, tokens, limit, words, titleWords, count);
   const hi: Array<{ doc: EventDoc; score: number }> = [];
   const lo: Array<{ doc: EventDoc; score: number }> = [];
   // With the word index only the matching events are visited (same order, same answer as the scan).
@@ -212,7 +231,50 @@ export function searchEvents(
   return hi.concat(lo).slice(0, limit);
 }
 
-/** People with every token in a name (or notes); the best of their names: exact 100, prefix 80, contains the query 60, else 30. */
+/**
+ * searchEvents with both word indexes: the same answer without testing the title of every match. The title matches
+ * of the whole query are among the events with every token in the title (`titleWords`, a subset of `words`' ids:
+ * ascending, as the scan visits them): the first `limit` of them are the scan's `hi`. Only when they are fewer than
+ * `limit` are the others needed: the first matches (by `words`, in order) whose title does not contain the query.
+ */
+function searchEventsByTitle(
+  events: EventDoc[],
+  q: string,
+  tokens: string[],
+  limit: number,
+  words: WordIndex,
+  titleWords: WordIndex,
+  count?: { total: number },
+): Array<{ doc: EventDoc; score: number }> {
+  const ids = words.match(tokens);
+  if (count) count.total = ids.length;
+  const out: Array<{ doc: EventDoc; score: number }> = [];
+  const titled = titleWords.match(tokens);
+  for (let k = 0; k < titled.length && out.length < limit; k++) {
+    const e = events[titled[k]!]!;
+    if (e.ltitle.includes(q)) out.push({ doc: e, score: 60 });
+  }
+  for (let k = 0; k < ids.length && out.length < limit; k++) {
+    const e = events[ids[k]!]!;
+    if (!e.ltitle.includes(q)) out.push({ doc: e, score: 30 });
+  }
+  return out;
+}
+
+/** The best of a person's names for the whole query: exact 100, prefix 80, contains 60, else 30. */
+function personScore(p: PersonDoc, q: string): number {
+  let score = 30;
+  for (const n of p.lnames) score = Math.max(score, n === q ? 100 : n.startsWith(q) ? 80 : n.includes(q) ? 60 : 30);
+  return score;
+}
+
+/**
+ * People with every token in a name (or notes); the best of their names: exact 100, prefix 80, contains the query 60,
+ * else 30; ranked by score, then name, then position. With `nameWords` (the word index of the names alone; `people`
+ * sorted by name, as textIndexes builds them) the same answer without scoring every match: the people scoring above
+ * 30 (a name contains the query, so every token is in their names) are found through `nameWords` and ranked; the
+ * rest all score 30, so their ranking is their id order, and only the first few are taken.
+ */
 export function searchPeople(
   people: PersonDoc[],
   q: string,
@@ -220,7 +282,26 @@ export function searchPeople(
   limit: number,
   words?: WordIndex,
   count?: { total: number },
+  nameWords?: WordIndex,
 ): Array<{ doc: PersonDoc; score: number }> {
+  if (words && nameWords) {
+    const ids = words.match(tokens);
+    if (count) count.total = ids.length;
+    const named: Array<{ doc: PersonDoc; score: number; id: number }> = [];
+    const byName = nameWords.match(tokens);
+    for (let k = 0; k < byName.length; k++) {
+      const id = byName[k]!;
+      const score = personScore(people[id]!, q);
+      if (score > 30) named.push({ doc: people[id]!, score, id });
+    }
+    named.sort((a, b) => b.score - a.score || (a.doc.name < b.doc.name ? -1 : a.doc.name > b.doc.name ? 1 : a.id - b.id));
+    const out: Array<{ doc: PersonDoc; score: number }> = named.slice(0, limit).map(({ doc, score }) => ({ doc, score }));
+    if (out.length < limit) {
+      const isNamed = new Set(named.map((x) => x.id));
+      for (let k = 0; k < ids.length && out.length < limit; k++) if (!isNamed.has(ids[k]!)) out.push({ doc: people[ids[k]!]!, score: 30 });
+    }
+    return out;
+  }
   const top = topN<{ doc: PersonDoc; score: number }>(limit, (a, b) => (a.score !== b.score ? a.score > b.score : a.doc.name < b.doc.name));
   const ids = words?.match(tokens);
   const n = ids ? ids.length : people.length;
@@ -229,9 +310,7 @@ export function searchPeople(
     const p = people[ids ? ids[k]! : k]!;
     if (!ids) for (const t of tokens) if (!p.lnames.some((n) => n.includes(t)) && !p.lnotes.includes(t)) continue outer;
     matched++;
-    let score = 30;
-    for (const n of p.lnames) score = Math.max(score, n === q ? 100 : n.startsWith(q) ? 80 : n.includes(q) ? 60 : 30);
-    top.offer({ doc: p, score });
+    top.offer({ doc: p, score: personScore(p, q) });
   }
   if (count) count.total = matched;
   return top.items;

@@ -186,6 +186,11 @@ describe('HTTP caching, compression, CORS', () => {
     const text = await plain.text();
     const etag = plain.headers.get('etag')!;
     expect(etag).toMatch(/^W\/"/);
+    // Served from the document's prepared bytes (platform/prepared-document.ts) with the headers of any document.
+    expect(plain.headers.get('content-length')).toBe(String(Buffer.byteLength(text)));
+    expect(plain.headers.get('vary')).toBe('Accept-Encoding');
+    expect(plain.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(JSON.parse(text).openapi).toMatch(/^3\.1/);
     for (const enc of ['br', 'gzip'] as const) {
       const [a, b] = [await get(enc), await get(enc)];
       expect([a.headers.get('etag'), b.headers.get('etag')]).toEqual([etag, etag]);

@@ -2,8 +2,8 @@
  * The registry's per-company packed stores (issue 22; jobs/registry/registry-packed.ts): every company route
  * answers the same bytes from the packed record as from its SQL (the path a snapshot without the stores takes),
  * for a third of the small sample's companies, across forms, pages and detail levels; and with the stores an answer
- * runs no DuckDB query but the memoised company lookup, nor does a person search (the plan guard of issue 22,
- * no timing).
+ * runs no DuckDB query but the memoised company lookup, nor does a person search or a search (the plan guard of
+ * issue 22, no timing); the person-name index and the search's word indexes rank as the scans they replaced.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
@@ -24,9 +24,14 @@ import {
   getCompanyTimeline,
   getPerson,
   listSignals,
+  readPersonNames,
   SIGNAL_TYPES,
 } from '../../service/registry-layers/registry-layers.queries.ts';
 import { answer, counting, sqlOnly } from '../helpers/reader-variants.ts';
+import { PersonNameIndex, scanPersonNames } from '../../service/registry-layers/person-name-index.ts';
+import { companyIndex, rankCompanies, searchCompanyIndex } from '../../service/search/company-index.ts';
+import { searchRegistry, tokenize } from '../../service/search/search.queries.ts';
+import { searchEvents, searchPeople, textIndexes } from '../../service/search/text-index.ts';
 
 /** The same reader as if it had no snapshot id: getPerson scans every people row in SQL (find-person.sql). */
 function noSnapshotId(reader: SnapshotReader): SnapshotReader {
@@ -139,11 +144,66 @@ describe('registry packed stores', () => {
       expect(await answer(() => getPerson(byKey, q)), q).toBe(expected);
     }
     const { reader: r, count } = counting(reader);
-    await getPerson(r, names[0]!);
+    await getPerson(r, names[0]!); // reads the names and builds their index once for this snapshot
     const before = count();
-    await getPerson(r, names[1]!);
+    for (const q of queries) await answer(() => getPerson(r, q)); // every answer from the index and the packed records
     expect(count() - before).toBe(0);
   }, 120_000);
+  it('finds the same person keys with the name index as with the scan of every name, over 1,000 queries drawn from the names', async () => {
+    const entries = await readPersonNames(reader);
+    const index = PersonNameIndex.build(entries);
+    let seed = 22;
+    const rand = () => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
+    const queries = new Set(['zzqx', 'an', 'o', 'smith']);
+    while (queries.size < 1000) {
+      const name = entries[Math.floor(rand() * entries.length)]!.name;
+      const from = Math.floor(rand() * name.length);
+      queries.add(name);
+      queries.add(name.split(' ').at(-1)!);
+      queries.add(name.slice(from, from + 2 + Math.floor(rand() * 10)));
+    }
+    let found = 0;
+    for (const q of queries) {
+      const expected = [...scanPersonNames(entries, q, 200)];
+      expect([...index.match(q, 200)], q).toEqual(expected);
+      if (expected.length > 0) found++;
+    }
+    expect(found).toBeGreaterThan(900);
+  }, 120_000);
+
+  it('ranks search results through the word indexes as the scan of every document does, with no DuckDB query per search', async () => {
+    const [companies, text] = await Promise.all([companyIndex(reader), textIndexes(reader)]);
+    const words = (
+      await reader.query(`SELECT w FROM (SELECT DISTINCT split_part(name, ' ', 1) AS w FROM company_lookup) ORDER BY hash(w) LIMIT 150`)
+    ).map((r) => String(r.w));
+    const people = text.people.filter((_, i) => i % 37 === 0).map((p) => p.name);
+    const titles = text.events.filter((_, i) => i % 97 === 0).map((e) => e.title.split(' ').slice(0, 2).join(' '));
+    const queries = [...new Set([...words, ...people, ...titles, 'inc', 'director', 'ceo apple', 'a', 'zzqx'])];
+    let found = 0;
+    for (const query of queries) {
+      const q = query.trim().toLowerCase();
+      const tokens = tokenize(q);
+      if (tokens.length === 0) continue;
+      for (const limit of [1, 10, 50]) {
+        const c = [{ total: 0 }, { total: 0 }, { total: 0 }, { total: 0 }, { total: 0 }, { total: 0 }];
+        const scanned = companies.filter((x) => tokens.every((t) => x.hay.includes(t)));
+        expect(searchCompanyIndex(companies, q, tokens, limit, c[0]), q).toEqual(rankCompanies(scanned, q, tokens, limit, c[1]));
+        const p = searchPeople(text.people, q, tokens, limit, text.peopleWords, c[2], text.peopleNameWords);
+        expect(p, q).toEqual(searchPeople(text.people, q, tokens, limit, undefined, c[3]));
+        const e = searchEvents(text.events, q, tokens, limit, text.eventWords, c[4], text.eventTitleWords);
+        expect(e, q).toEqual(searchEvents(text.events, q, tokens, limit, undefined, c[5]));
+        expect([c[0]!.total, c[2]!.total, c[4]!.total], q).toEqual([c[1]!.total, c[3]!.total, c[5]!.total]);
+        if (p.length > 0 && e.length > 0) found++;
+      }
+    }
+    expect(found).toBeGreaterThan(30); // most queries find people and events: the comparison is not vacuous
+    const { reader: r, count } = counting(reader);
+    await searchRegistry(r, { q: words[0]!, limit: 10 }, 'http://proofline.test'); // builds the indexes for this reader
+    const before = count();
+    for (const q of queries.slice(0, 50)) await searchRegistry(r, { q, limit: 10 }, 'http://proofline.test');
+    expect(count() - before).toBe(0);
+  }, 120_000);
+
   it('answers signal searches by ticker with the same bytes as the SQL path: types, strengths, limits, pages, other filters', async () => {
     const sql = sqlOnly(reader);
     const withHits = (await reader.query(`SELECT DISTINCT ticker FROM signal_hits WHERE ticker IS NOT NULL ORDER BY ticker`)).map((r) =>
