@@ -26,6 +26,7 @@ import type { Socket } from 'node:net';
 import type { H3 } from 'h3';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { Logger } from '../../lib/log.ts';
+import { HotAnswer } from './hot-path.ts';
 import { layerResponseOf, type HotAnswerer, type LayerRequest, type LayerResponse } from './response-finish.ts';
 
 /** How long an idle keep-alive connection stays open (node `keepAliveTimeout`). */
@@ -125,6 +126,85 @@ function writeLayerResponse(res: ServerResponse, r: LayerResponse): void {
 }
 
 /**
+ * The fields of node's ServerResponse (lib/_http_outgoing.js, lib/_http_server.js, node 20) that decide what
+ * `writeHead` + `end` add to the caller's headers: Date (`sendDate`), and Connection + Keep-Alive when the
+ * connection is kept alive (`_storeHeader`). Not public API: `writeHotAnswer` reads them to know that node would
+ * add exactly the lines it writes itself, and falls back to writeHead otherwise.
+ */
+interface ResponseState {
+  _header: string | null;
+  _headerSent: boolean;
+  _hasBody: boolean;
+  _removedConnection: boolean;
+  _defaultKeepAlive: boolean;
+  _keepAliveTimeout: number;
+  _maxRequestsPerSocket: number | undefined;
+  _expect_continue: boolean;
+  maxRequestsOnConnectionReached: boolean;
+  shouldKeepAlive: boolean;
+  chunkedEncoding: boolean;
+  sendDate: boolean;
+}
+
+/** What `_header` holds once a hot answer has written its own: node only tests it (headersSent, a second writeHead throws). */
+const WRITTEN_WITH_BODY = 'HTTP/1.1 (status line and headers written with the body by writeHotAnswer)\r\n\r\n';
+
+let tailSecond = -1;
+let tailTimeout = -1;
+let tailBytes: Buffer = Buffer.alloc(0);
+/**
+ * The lines node's `_storeHeader` appends to a kept-alive response's headers, and the blank line: `Date` (node's
+ * `utcDate()`: `new Date().toUTCString()`, kept for the second), `Connection: keep-alive` and `Keep-Alive:
+ * timeout=<s>`. The same bytes for every answer within a second.
+ */
+function keepAliveTail(nowMs: number, keepAliveMs: number): Buffer {
+  const second = Math.floor(nowMs / 1000);
+  if (second !== tailSecond || keepAliveMs !== tailTimeout) {
+    tailSecond = second;
+    tailTimeout = keepAliveMs;
+    tailBytes = Buffer.from(
+      `Date: ${new Date(nowMs).toUTCString()}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(keepAliveMs / 1000)}\r\n\r\n`,
+      'latin1',
+    );
+  }
+  return tailBytes;
+}
+
+/**
+ * Writes a hot answer as one buffer (status line, headers, body: `HotAnswer.wire`) with a single `end`, instead
+ * of `writeHead` (which validates and concatenates every header line as a string, then writes it beside the body).
+ * Only for the ordinary case, where node would add exactly Date, Connection: keep-alive and Keep-Alive: a request
+ * that closes its connection, a header set on the response beforehand (the drain's Connection: close), a HEAD,
+ * or any other state returns false, and the caller writes the answer with writeHead. The bytes are those of
+ * writeHead + end (test/api/hot-path.test.ts compares them on a real server).
+ */
+export function writeHotAnswer(res: ServerResponse, answer: HotAnswer): boolean {
+  const r = res as unknown as ResponseState;
+  if (
+    r._header !== null ||
+    r.shouldKeepAlive !== true ||
+    r.sendDate !== true ||
+    r._defaultKeepAlive !== true ||
+    r._removedConnection ||
+    r.maxRequestsOnConnectionReached ||
+    (r._maxRequestsPerSocket ?? 0) > 0 ||
+    r._expect_continue ||
+    r._hasBody !== true ||
+    r.chunkedEncoding ||
+    typeof r._keepAliveTimeout !== 'number' ||
+    r._keepAliveTimeout <= 0 ||
+    res.hasHeader('connection')
+  )
+    return false;
+  const wire = answer.wire(keepAliveTail(Date.now(), r._keepAliveTimeout));
+  res.statusCode = answer.status;
+  r._header = WRITTEN_WITH_BODY;
+  r._headerSent = true;
+  res.end(wire);
+  return true;
+}
+
+/**
  * A node:http request as the API layer sees it. A class, not an object literal
  * with an arrow function: the TypeScript loader (tsx, esbuild keepNames) wraps
  * every function expression in `__name(fn)`, an Object.defineProperty call
@@ -199,7 +279,7 @@ export function createNodeListener(app: H3, layer: HotAnswerer | undefined, log:
               writeLayerResponse(res, { ...UNAVAILABLE, headers: { ...UNAVAILABLE.headers } });
             },
           );
-        } else {
+        } else if (!(hot instanceof HotAnswer && writeHotAnswer(res, hot))) {
           writeLayerResponse(res, hot);
         }
         return;
