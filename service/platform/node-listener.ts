@@ -60,6 +60,8 @@ export function serverTimeouts(requestTimeoutMs: number, headersTimeoutMs = HEAD
  * progress close its connection (`Connection: close`). Resolves once the
  * server has closed.
  */
+const kTrackedSocket = Symbol('proofline.trackedSocket');
+
 export class ConnectionTracker {
   private readonly active = new Map<Socket, number>();
   private closing = false;
@@ -79,16 +81,27 @@ export class ConnectionTracker {
     });
   }
 
-  /** Wraps the request listener to count requests in progress per socket. */
+  /**
+   * Wraps the request listener to count requests in progress per socket. One shared 'close' handler per
+   * response (the socket kept on the response under a symbol: node detaches it before 'close'), not a closure
+   * and a `once` wrapper per request.
+   */
   wrap(listener: RequestListener): RequestListener {
+    const active = this.active;
+    const onResponseClose = (res: ServerResponse): void => {
+      const s = (res as unknown as Record<symbol, Socket>)[kTrackedSocket]!;
+      const n = (active.get(s) ?? 1) - 1;
+      if (active.has(s)) active.set(s, n);
+      if (this.closing && n === 0) s.destroy();
+    };
+    function onClose(this: ServerResponse): void {
+      onResponseClose(this);
+    }
     return (req, res) => {
       const s = req.socket;
-      this.active.set(s, (this.active.get(s) ?? 0) + 1);
-      res.once('close', () => {
-        const n = (this.active.get(s) ?? 1) - 1;
-        if (this.active.has(s)) this.active.set(s, n);
-        if (this.closing && n === 0) s.destroy();
-      });
+      active.set(s, (active.get(s) ?? 0) + 1);
+      (res as unknown as Record<symbol, Socket>)[kTrackedSocket] = s;
+      res.on('close', onClose);
       if (this.closing) res.setHeader('connection', 'close');
       listener(req, res);
     };
