@@ -60,47 +60,57 @@ export function serverTimeouts(requestTimeoutMs: number, headersTimeoutMs = HEAD
  * progress close its connection (`Connection: close`). Resolves once the
  * server has closed.
  */
-const kTrackedSocket = Symbol('proofline.trackedSocket');
+/** A connection's requests in progress (on the socket and on each of its responses under `kConnection`). */
+interface ConnectionState {
+  readonly socket: Socket;
+  inProgress: number;
+}
+const kConnection = Symbol('proofline.connection');
+type WithConnection = { [kConnection]?: ConnectionState };
 
 export class ConnectionTracker {
-  private readonly active = new Map<Socket, number>();
+  private readonly active = new Set<ConnectionState>();
   private closing = false;
 
   constructor(private readonly server: Server) {
     server.on('connection', (s: Socket) => {
-      this.active.set(s, 0);
+      this.track(s);
       // Node's headers timeout only watches a connection once its first byte has arrived: one that never sends
       // anything would be held open for ever (10,000 of them hold 10,000 descriptors). Such a connection is closed
       // once the headers timeout has passed; one that has sent something is left to node (408 on partial headers).
       const silent = setTimeout(() => s.bytesRead === 0 && s.destroy(), server.headersTimeout || HEADERS_TIMEOUT_MS);
       silent.unref();
-      s.once('close', () => {
-        clearTimeout(silent);
-        this.active.delete(s);
-      });
+      s.once('close', () => clearTimeout(silent));
     });
   }
 
+  /** The connection's state, created with its first sight (its 'connection' event): on the socket, in `active` until it closes. */
+  private track(s: Socket): ConnectionState {
+    const c: ConnectionState = { socket: s, inProgress: 0 };
+    (s as WithConnection)[kConnection] = c;
+    this.active.add(c);
+    s.once('close', () => this.active.delete(c));
+    return c;
+  }
+
   /**
-   * Wraps the request listener to count requests in progress per socket. One shared 'close' handler per
-   * response (the socket kept on the response under a symbol: node detaches it before 'close'), not a closure
-   * and a `once` wrapper per request.
+   * Wraps the request listener to count requests in progress per connection: a counter on the socket's state
+   * object and one shared 'close' handler per response (the state kept on the response: node detaches the
+   * socket before 'close'), so a request costs no Map lookup, closure or `once` wrapper.
    */
   wrap(listener: RequestListener): RequestListener {
-    const active = this.active;
-    const onResponseClose = (res: ServerResponse): void => {
-      const s = (res as unknown as Record<symbol, Socket>)[kTrackedSocket]!;
-      const n = (active.get(s) ?? 1) - 1;
-      if (active.has(s)) active.set(s, n);
-      if (this.closing && n === 0) s.destroy();
+    const onResponseClose = (c: ConnectionState): void => {
+      c.inProgress--;
+      if (this.closing && c.inProgress === 0) c.socket.destroy();
     };
     function onClose(this: ServerResponse): void {
-      onResponseClose(this);
+      onResponseClose((this as WithConnection)[kConnection]!);
     }
     return (req, res) => {
       const s = req.socket;
-      active.set(s, (active.get(s) ?? 0) + 1);
-      (res as unknown as Record<symbol, Socket>)[kTrackedSocket] = s;
+      const c = (s as WithConnection)[kConnection] ?? this.track(s);
+      c.inProgress++;
+      (res as WithConnection)[kConnection] = c;
       res.on('close', onClose);
       if (this.closing) res.setHeader('connection', 'close');
       listener(req, res);
@@ -110,7 +120,7 @@ export class ConnectionTracker {
   async drain(): Promise<void> {
     this.closing = true;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    for (const [s, n] of this.active) if (n === 0) s.destroy();
+    for (const c of this.active) if (c.inProgress === 0) c.socket.destroy();
     await closed;
   }
 }
