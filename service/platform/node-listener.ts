@@ -9,12 +9,16 @@
  * middleware calls for its own cache hits, so both transports give the same
  * status, headers and bytes.
  *
- * Writing: every answer the API layer finished (hot or through h3) is written
- * the same way, `writeHead(status, headers object)` then `end(body)`; only
- * other responses (streams: MCP, files) go through srvx's `sendNodeResponse`.
- * One write pattern keeps node's own http and stream functions monomorphic:
- * with h3's misses written by srvx (raw header arrays, `write` then `end`)
- * the hot answers ran about 1.2x slower in the same process (measured A/B).
+ * Writing: a hot answer of the byte path (`HotAnswer`) is written as one
+ * buffer, status line, headers and body, with one `end` (`writeHotAnswer`,
+ * issue 22 item 5: the same bytes as writeHead + end without node validating
+ * and concatenating every header line); every other answer the API layer
+ * finished (hot or through h3) is written `writeHead(status, headers object)`
+ * then `end(body)`; only other responses (streams: MCP, files) go through
+ * srvx's `sendNodeResponse`. Few write patterns keep node's own http and
+ * stream functions monomorphic: with h3's misses written by srvx (raw header
+ * arrays, `write` then `end`) the hot answers ran about 1.2x slower in the
+ * same process (measured A/B).
  *
  * Only origin-form request targets are considered. A raw target is used as the
  * cache key as is: cache keys are URL-normalised paths (fixed points of the
