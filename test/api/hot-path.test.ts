@@ -357,6 +357,30 @@ describe('node:http hot path (real server)', () => {
     }
   });
 
+  it('answers pipelined hot requests on one connection in order, each complete, and closes after Connection: close', async () => {
+    for (const t of ['AAPL', 'MSFT']) await (await get(`/api/company/${t}`)).arrayBuffer();
+    const { port } = new URL(server.url);
+    const req = (t: string, extra = '') => `GET /api/company/${t} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${proKey}\r\n${extra}\r\n`;
+    const text = await new Promise<string>((resolve, reject) => {
+      let data = '';
+      const sock = connect(Number(port), '127.0.0.1', () => sock.write(req('AAPL') + req('MSFT') + req('AAPL', 'Connection: close\r\n')));
+      sock.on('data', (d: Buffer) => (data += d.toString('latin1')));
+      sock.on('close', () => resolve(data)); // the server closes after the third answer
+      sock.on('error', reject);
+    });
+    const answers: Array<{ head: string; body: string }> = [];
+    for (let rest = text; rest.length > 0; ) {
+      const end = rest.indexOf('\r\n\r\n');
+      const head = rest.slice(0, end);
+      const len = Number(/\r\ncontent-length: (\d+)/i.exec(head)![1]);
+      answers.push({ head, body: rest.slice(end + 4, end + 4 + len) });
+      rest = rest.slice(end + 4 + len);
+    }
+    expect(answers.map((a) => JSON.parse(a.body).identity.ticker)).toEqual(['AAPL', 'MSFT', 'AAPL']);
+    expect(answers.map((a) => /\r\nx-proofline-cache: (\w+)/.exec(a.head)![1])).toEqual(['hit', 'hit', 'hit']);
+    expect(answers.map((a) => /\r\nConnection: ([\w-]+)/.exec(a.head)![1])).toEqual(['keep-alive', 'keep-alive', 'close']);
+  });
+
   it('writes a hot answer as one buffer whose bytes are those of writeHead + end (Date apart), in one socket write', async () => {
     const layer = svc.deps.apiLayer!;
     const ua = 'Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
