@@ -17,7 +17,7 @@
  * scale (default `full`: 8,200 tickers x 2,520 days, raw and adjusted);
  * `medium`/`small` generate both at that scale. BENCH_SECONDS sets the
  * duration per run (default 10), BENCH_ROUNDS the alternating bare/company
- * rounds (default 5). Requests carry a Pro key with a huge
+ * rounds (default 5); `--out=<name>` names the result file (default `api`). Requests carry a Pro key with a huge
  * limit so metering runs on every request (and no 429 skews the numbers).
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -44,6 +44,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const ROUNDS = Math.max(1, Number(process.env.BENCH_ROUNDS ?? 5));
 const scale = (process.env.BENCH_SCALE ?? 'full') as 'small' | 'medium' | 'full';
 const quotesScale = (process.env.BENCH_API_QUOTES ?? scale) as 'small' | 'medium' | 'full';
+/** `--out=<name>`: the result file's name under bench/results/ (default `api`; a run below full scale should not overwrite api.json). */
+const outName = process.argv.find((a) => a.startsWith('--out='))?.slice('--out='.length) || 'api';
 
 if (spawnSync('wrk', ['--version']).error) {
   console.error('wrk not found: apt-get install -y wrk');
@@ -70,9 +72,22 @@ interface WrkResult {
   max_us: number;
   mean_us: number;
   req_per_s: number;
+  /** CPU time (user + system, all threads) the measured server process spent per request during the run. */
+  server_cpu_us_per_req?: number;
 }
 
-function runWrk(url: string, paths: string[], connections: number, headers: Record<string, string>): WrkResult {
+/** User + system CPU time of a process so far, in microseconds (/proc/<pid>/stat, clock ticks of 10 ms). */
+function cpuUs(pid: number | undefined): number | null {
+  if (pid === undefined) return null;
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(f[11]) + Number(f[12])) * 10_000;
+  } catch {
+    return null;
+  }
+}
+
+function runWrk(url: string, paths: string[], connections: number, headers: Record<string, string>, serverPid?: number): WrkResult {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'proofline-wrk-'));
   const script = path.join(dir, 'bench.lua');
   writeFileSync(
@@ -99,11 +114,49 @@ done = function(summary, latency, requests)
 end
 `,
   );
+  const cpu0 = cpuUs(serverPid);
   const r = spawnSync('wrk', ['-t2', `-c${connections}`, `-d${SECONDS}s`, '--timeout', '5s', '-s', script, url], { encoding: 'utf8' });
   const line = r.stdout.split('\n').find((l) => l.startsWith('WRKJSON '));
   if (!line) throw new Error(`wrk failed: ${r.stderr || r.stdout}`);
   const j = JSON.parse(line.slice(8)) as Omit<WrkResult, 'req_per_s'>;
-  return { ...j, req_per_s: Math.round(j.requests / (j.duration_us / 1e6)) };
+  const cpu1 = cpuUs(serverPid);
+  const res: WrkResult = { ...j, req_per_s: Math.round(j.requests / (j.duration_us / 1e6)) };
+  if (cpu0 !== null && cpu1 !== null && j.requests > 0) res.server_cpu_us_per_req = Math.round(((cpu1 - cpu0) / j.requests) * 10) / 10;
+  return res;
+}
+
+/**
+ * One GET over a raw socket with exactly the request wrk sends (Host plus `headers`), as fetch would add
+ * Accept-Encoding: the response's headers in wire order (without Date, Connection and Keep-Alive, which node adds
+ * to every answer) and its body.
+ */
+async function rawExchange(
+  port: number,
+  target: string,
+  headers: Record<string, string>,
+): Promise<{ headers: Record<string, string>; body: Buffer }> {
+  const { connect } = await import('node:net');
+  const raw = await new Promise<Buffer>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const s = connect(port, '127.0.0.1', () =>
+      s.write(
+        `GET ${target} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n${Object.entries(headers)
+          .map(([k, v]) => `${k}: ${v}\r\n`)
+          .join('')}Connection: close\r\n\r\n`,
+      ),
+    );
+    s.on('data', (d: Buffer) => chunks.push(d));
+    s.on('end', () => resolve(Buffer.concat(chunks)));
+    s.on('error', reject);
+  });
+  const split = raw.indexOf('\r\n\r\n');
+  const out: Record<string, string> = {};
+  for (const line of raw.subarray(0, split).toString('latin1').split('\r\n').slice(1)) {
+    const c = line.indexOf(':');
+    const k = line.slice(0, c);
+    if (!['date', 'connection', 'keep-alive'].includes(k.toLowerCase())) out[k] = line.slice(c + 1).trim();
+  }
+  return { headers: out, body: raw.subarray(split + 4) };
 }
 
 function vmHwmMb(pid: number): number | null {
@@ -139,7 +192,8 @@ async function get(url: string, headers: Record<string, string>): Promise<Respon
 }
 
 function fmt(name: string, r: WrkResult): string {
-  return `${name.padEnd(34)} ${String(r.req_per_s).padStart(7)} req/s  p50 ${(r.p50_us / 1000).toFixed(2)} ms  p99 ${(r.p99_us / 1000).toFixed(2)} ms  non-2xx ${r.errors_status}  socket errors ${r.errors_socket}`;
+  const cpu = r.server_cpu_us_per_req === undefined ? '' : `  cpu ${r.server_cpu_us_per_req} us/req`;
+  return `${name.padEnd(34)} ${String(r.req_per_s).padStart(7)} req/s  p50 ${(r.p50_us / 1000).toFixed(2)} ms  p99 ${(r.p99_us / 1000).toFixed(2)} ms${cpu}  non-2xx ${r.errors_status}  socket errors ${r.errors_socket}`;
 }
 
 // 1. Data: the sample at this scale, ingested in process (skipped when unchanged).
@@ -206,11 +260,38 @@ const server: ChildProcess = spawn(process.execPath, [...serverFlags, '--import'
   stdio: ['ignore', 'inherit', 'inherit'],
 });
 const base = `http://127.0.0.1:${port}`;
+// BENCH_API_COMPARE_ROOT: a second checkout (e.g. `git archive <base> | tar -x`, node_modules linked) whose server
+// runs in the same rounds on its own copy of the data directory (warehouse hard-linked, state copied: each server
+// is its query log's one writer), so a change is compared with its base within one run.
+const compareRoot = process.env.BENCH_API_COMPARE_ROOT;
+let compare: ChildProcess | null = null;
+let compareBase = '';
+if (compareRoot) {
+  const compareDir = `${dataDir}-compare`;
+  await rm(compareDir, { recursive: true, force: true });
+  await mkdir(compareDir, { recursive: true });
+  for (const d of ['state', 'keys']) if (existsSync(path.join(dataDir, d))) spawnSync('cp', ['-r', path.join(dataDir, d), compareDir]);
+  spawnSync('cp', ['-al', path.join(dataDir, 'warehouse'), compareDir]);
+  for (const f of ['query-log.duckdb', 'query-log.duckdb.wal', 'query-log.duckdb.spool'])
+    await rm(path.join(compareDir, 'state', f), { recursive: true, force: true });
+  const comparePort = await freePort();
+  compare = spawn(process.execPath, [...serverFlags, '--import', 'tsx', path.join(compareRoot, 'service', 'main.ts')], {
+    cwd: compareRoot,
+    env: { ...process.env, DATA_DIR: compareDir, PORT: String(comparePort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', REDIS_URL: '' },
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+  compareBase = `http://127.0.0.1:${comparePort}`;
+}
 let bare: ChildProcess | null = null;
+let bareSame: ChildProcess | null = null;
 try {
   await waitFor(`${base}/api/health`);
   // Warm the hot cache for every ticker used.
   for (const t of tickers) await (await get(`${base}/api/company/${t}`, headers)).arrayBuffer();
+  if (compare) {
+    await waitFor(`${compareBase}/api/health`);
+    for (const t of tickers) await (await get(`${compareBase}/api/company/${t}`, headers)).arrayBuffer();
+  }
   const sampleRes = await get(`${base}/api/company/${tickers[0]}`, headers);
   const sampleBody = await sampleRes.text();
 
@@ -235,6 +316,27 @@ try {
     { stdio: 'inherit' },
   );
   await waitFor(`http://127.0.0.1:${barePort}/`);
+  // 5b. The target's reference above receives `GET /` without the Authorization and User-Agent headers every
+  //     company request carries, and (fetch asked for gzip) sends a `content-encoding: gzip` header our
+  //     uncompressed answer has not. A second bare server, measured with the company requests themselves, answers
+  //     exactly the bytes of our hot answer (its headers without content-encoding, our body): the cost of node's
+  //     HTTP machinery alone for this exchange. Reported beside the target's ratio, never instead of it.
+  const plain = await rawExchange(port, `/api/company/${tickers[0]}`, headers);
+  const bareSamePort = await freePort();
+  bareSame = spawn(
+    process.execPath,
+    [
+      '-e',
+      `
+    const body = Buffer.from(${JSON.stringify(plain.body.toString('base64'))}, 'base64');
+    const headers = ${JSON.stringify(plain.headers)};
+    require('node:http').createServer((req, res) => { res.writeHead(200, headers); res.end(body); })
+      .listen(${bareSamePort}, '127.0.0.1');
+  `,
+    ],
+    { stdio: 'inherit' },
+  );
+  await waitFor(`http://127.0.0.1:${bareSamePort}/`);
 
   const companyPaths = tickers.map((t) => `/api/company/${t}`);
   const searchPaths = words.map((w) => `/api/search?q=${encodeURIComponent(w)}&nocache={n}`);
@@ -242,13 +344,33 @@ try {
   // Bare and company alternate over ROUNDS rounds: this machine's speed drifts by tens of percent within
   // minutes (other tenants), so one run of each, back to back, compares two different machines. Each
   // side's reported run is its median-throughput round; the ratio is the median of the per-round ratios.
-  const rounds: Array<{ bare: WrkResult; company: WrkResult; ratio: number }> = [];
+  const rounds: Array<{
+    bare: WrkResult;
+    company: WrkResult;
+    ratio: number;
+    bareSame: WrkResult;
+    ratioSame: number;
+    compare?: WrkResult;
+    ratioCompare?: number;
+  }> = [];
+  const r2 = (x: number) => Math.round(x * 100) / 100;
   for (let r = 0; r < ROUNDS; r++) {
-    const bareRun = runWrk(`http://127.0.0.1:${barePort}`, ['/'], 32, {});
+    const bareRun = runWrk(`http://127.0.0.1:${barePort}`, ['/'], 32, {}, bare.pid);
     console.log(fmt(`bare node:http (same bytes), c32 [${r + 1}]`, bareRun));
-    const companyRun = runWrk(base, companyPaths, 32, headers);
+    const companyRun = runWrk(base, companyPaths, 32, headers, server.pid);
     console.log(fmt(`/api/company/{ticker}, c32 [${r + 1}]`, companyRun));
-    rounds.push({ bare: bareRun, company: companyRun, ratio: Math.round((companyRun.req_per_s / bareRun.req_per_s) * 100) / 100 });
+    const bareSameRun = runWrk(`http://127.0.0.1:${bareSamePort}`, companyPaths, 32, headers, bareSame.pid);
+    console.log(fmt(`bare, identical exchange, c32 [${r + 1}]`, bareSameRun));
+    const compareRun = compare ? runWrk(compareBase, companyPaths, 32, headers, compare.pid) : undefined;
+    if (compareRun) console.log(fmt(`compare root's company, c32 [${r + 1}]`, compareRun));
+    rounds.push({
+      bare: bareRun,
+      company: companyRun,
+      ratio: r2(companyRun.req_per_s / bareRun.req_per_s),
+      bareSame: bareSameRun,
+      ratioSame: r2(companyRun.req_per_s / bareSameRun.req_per_s),
+      ...(compareRun ? { compare: compareRun, ratioCompare: r2(compareRun.req_per_s / bareRun.req_per_s) } : {}),
+    });
   }
   const medianBy = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)]!;
   runs.bare_node_http_c32 = medianBy(
@@ -260,9 +382,27 @@ try {
     (x) => x.req_per_s,
   );
   const ratio = medianBy(rounds, (x) => x.ratio).ratio;
-  runs.search_uncached_c8 = runWrk(base, searchPaths, 8, headers);
-  console.log(fmt('/api/search (uncached), c8', runs.search_uncached_c8));
-  if (hasQuotes) {
+  const ratioSame = medianBy(rounds, (x) => x.ratioSame).ratioSame;
+  runs.bare_identical_exchange_c32 = medianBy(
+    rounds.map((x) => x.bareSame),
+    (x) => x.req_per_s,
+  );
+  const ratioCompare = compare ? medianBy(rounds, (x) => x.ratioCompare!).ratioCompare! : null;
+  if (compare)
+    runs.compare_company_c32 = medianBy(
+      rounds.map((x) => x.compare!),
+      (x) => x.req_per_s,
+    );
+  console.log(
+    `ratio to bare ${ratio} (identical exchange ${ratioSame})${compare ? `; compare root ${compareRoot}: ratio ${ratioCompare}` : ''}`,
+  );
+  // BENCH_API_HOT_ONLY=1: the hot-path rounds alone (no search or quote runs).
+  const hotOnly = process.env.BENCH_API_HOT_ONLY === '1';
+  if (!hotOnly) {
+    runs.search_uncached_c8 = runWrk(base, searchPaths, 8, headers);
+    console.log(fmt('/api/search (uncached), c8', runs.search_uncached_c8));
+  }
+  if (hasQuotes && !hotOnly) {
     for (const t of tickers.slice(0, 200)) await (await get(`${base}/api/company/${t}/quote`, headers)).arrayBuffer();
     runs.quote_c32 = runWrk(
       base,
@@ -281,10 +421,10 @@ try {
     company_ge_half_of_bare: ratio >= 0.5,
     company_ge_085_of_bare: ratio >= 0.85,
     company_p99_c32_lt_5ms: p99s[Math.floor(p99s.length / 2)]! < 5_000,
-    search_p99_lt_50ms: runs.search_uncached_c8.p99_us < 50_000,
+    ...(runs.search_uncached_c8 ? { search_p99_lt_50ms: runs.search_uncached_c8.p99_us < 50_000 } : {}),
   };
   console.log('targets:', targets);
-  writeResult('api', {
+  writeResult(outName, {
     load_average_1m_at_end: Math.round(os.loadavg()[0]! * 10) / 10,
     scale,
     quotes_scale: quotesScale,
@@ -296,19 +436,37 @@ try {
     tool: 'wrk -t2',
     server_peak_rss_mb: vmHwmMb(server.pid!),
     ratio_company_to_bare: ratio,
+    ratio_company_to_bare_identical_exchange: ratioSame,
+    ...(compare ? { compare_root: compareRoot, ratio_compare_to_bare: ratioCompare } : {}),
     company_c32_p99_us_median_round: p99s[Math.floor(p99s.length / 2)],
     company_c32_p99_us_worst_round: p99s.at(-1),
     rounds: rounds.map((x) => ({
       bare_req_per_s: x.bare.req_per_s,
       bare_p99_us: x.bare.p99_us,
+      bare_cpu_us_per_req: x.bare.server_cpu_us_per_req,
       company_req_per_s: x.company.req_per_s,
       company_p99_us: x.company.p99_us,
+      company_cpu_us_per_req: x.company.server_cpu_us_per_req,
       ratio: x.ratio,
+      bare_identical_req_per_s: x.bareSame.req_per_s,
+      bare_identical_p99_us: x.bareSame.p99_us,
+      bare_identical_cpu_us_per_req: x.bareSame.server_cpu_us_per_req,
+      ratio_identical: x.ratioSame,
+      ...(x.compare
+        ? {
+            compare_req_per_s: x.compare.req_per_s,
+            compare_p99_us: x.compare.p99_us,
+            compare_cpu_us_per_req: x.compare.server_cpu_us_per_req,
+            ratio_compare: x.ratioCompare,
+          }
+        : {}),
     })),
     runs,
     targets,
   });
 } finally {
   bare?.kill('SIGTERM');
+  bareSame?.kill('SIGTERM');
+  compare?.kill('SIGTERM');
   server.kill('SIGTERM');
 }

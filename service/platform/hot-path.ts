@@ -7,6 +7,7 @@
  * throughput of a bare node:http server). Both transports run the same code,
  * so the answers are the same bytes (test/api/hot-path.test.ts).
  */
+import { STATUS_CODES } from 'node:http';
 import type { ServiceDeps } from './deps.ts';
 import { allocBody, uintLength, writeUint } from './bytes.ts';
 import { apiKeyRepositoryFor } from './api-keys.state.ts';
@@ -32,6 +33,9 @@ class HotClient {
   readonly limitText: string;
   readonly policyText: string;
   readonly logClient: Buffer;
+  /** Wire form: `\r\nratelimit-limit: N\r\nratelimit-remaining: ` and `\r\nratelimit-policy: …\r\nx-proofline-cache: hit\r\n`. */
+  readonly wireLimit: Buffer;
+  readonly wirePolicy: Buffer;
   constructor(
     id: ClientIdentity,
     readonly meta: UsageMetaParts,
@@ -39,6 +43,8 @@ class HotClient {
     this.limitText = String(id.hourly_limit);
     this.policyText = `${id.hourly_limit};w=3600`;
     this.logClient = Buffer.from(logClientPart(id.client, id.tier, id.agent_type, 'GET'));
+    this.wireLimit = Buffer.from(`\r\nratelimit-limit: ${this.limitText}\r\nratelimit-remaining: `, 'latin1');
+    this.wirePolicy = Buffer.from(`\r\nratelimit-policy: ${this.policyText}\r\nx-proofline-cache: hit\r\n`, 'latin1');
   }
 }
 
@@ -70,6 +76,13 @@ function hotEntryOf(hit: CachedResponse, pathname: string): HotEntry {
     headChars,
     logRequest: Buffer.from(logRequestPart(pathname, hit.ticker, hit.status)),
     meterClass: meterClassOf(pathname),
+    // The header lines node's writeHead would write for HotAnswer.headers (`key: value\r\n`, in the same order).
+    wireHead: Buffer.from(
+      `HTTP/1.1 ${hit.status} ${STATUS_CODES[hit.status]}\r\naccess-control-allow-origin: *\r\naccess-control-expose-headers: ${EXPOSE_HEADERS}\r\ncontent-type: ${hit.contentType}\r\ncache-control: private, no-cache\r\nvary: `,
+      'latin1',
+    ),
+    wireLength: Buffer.from(`${hit.link ? `link: ${hit.link}\r\n` : ''}content-length: `, 'latin1'),
+    wireEtag: Buffer.from(hit.status === 200 ? `\r\netag: ${hit.etag}\r\n` : '\r\n', 'latin1'),
   });
 }
 
@@ -164,25 +177,81 @@ export class ApiLayer {
         null,
       );
     }
-    const meta = client.meta;
     const rec = tierRecommendation(id, m);
-    const n = m.requests_this_hour;
-    const remaining = m.remaining;
-    const tail = meta.tail[rec];
-    const digits = uintLength(n) + uintLength(remaining);
-    const len = head.length + meta.open.length + meta.mid.length + tail.length + digits + 1;
-    const body = allocBody(len);
-    body.set(head, 0);
-    let p = head.length;
-    body.set(meta.open, p);
-    p = writeUint(body, p + meta.open.length, n);
-    body.set(meta.mid, p);
-    p = writeUint(body, p + meta.mid.length, remaining);
-    body.set(tail, p);
-    body[p + tail.length] = 125; // }
-    // `finish` decides Vary on the text's length (UTF-16 units): the same count here.
-    const vary = entry.headChars + meta.chars[rec] + digits + 1 >= COMPRESS_MIN_BYTES ? 'Authorization, Accept-Encoding' : 'Authorization';
+    const answer = new HotAnswer(hit, entry, client, rec, m.requests_this_hour, m.remaining, m.reset_seconds);
     usage.queryLog.pushEncoded(nowMs, client.logClient, entry.logRequest, performance.now() - t0);
+    return answer;
+  }
+}
+
+const WIRE_VARY_AE = Buffer.from('Authorization, Accept-Encoding', 'latin1');
+const WIRE_VARY = Buffer.from('Authorization', 'latin1');
+const WIRE_RESET = Buffer.from('\r\nratelimit-reset: ', 'latin1');
+
+/**
+ * A hot answer of the byte path. Its body is assembled from the entry's and
+ * the client's pre-encoded parts; its headers are `{status, headers, body}`
+ * as every layer answer, built only when asked for (the h3 middleware, tests).
+ * The node:http listener asks instead for `wire(tail)`: the whole HTTP/1.1
+ * response, status line, the same header lines in the same order as node's
+ * `writeHead(status, headers)` writes them, the lines node adds (`tail`: Date,
+ * Connection, Keep-Alive and the blank line) and the body, in one buffer for
+ * one socket write (node-listener.ts `writeHotAnswer`; byte equality with
+ * writeHead + end: test/api/hot-path.test.ts).
+ */
+export class HotAnswer implements LayerResponse {
+  readonly status: number;
+  /** Body length in bytes. */
+  readonly length: number;
+  private readonly vary: Buffer;
+  private h: Record<string, string> | undefined;
+  private b: Uint8Array | undefined;
+
+  constructor(
+    private readonly hit: CachedResponse,
+    private readonly entry: HotEntry,
+    private readonly client: HotClient,
+    private readonly rec: 'pro' | 'free',
+    private readonly n: number,
+    private readonly remaining: number,
+    private readonly reset: number,
+  ) {
+    this.status = hit.status;
+    const meta = client.meta;
+    const digits = uintLength(n) + uintLength(remaining);
+    this.length = entry.head!.length + meta.open.length + meta.mid.length + meta.tail[rec].length + digits + 1;
+    // `finish` decides Vary on the text's length (UTF-16 units): the same count here.
+    this.vary = entry.headChars + meta.chars[rec] + digits + 1 >= COMPRESS_MIN_BYTES ? WIRE_VARY_AE : WIRE_VARY;
+  }
+
+  /** Writes the body at `p` of `buf`; returns the position after it. */
+  private writeBody(buf: Uint8Array, p: number): number {
+    const head = this.entry.head!;
+    const meta = this.client.meta;
+    const tail = meta.tail[this.rec];
+    buf.set(head, p);
+    p += head.length;
+    buf.set(meta.open, p);
+    p = writeUint(buf, p + meta.open.length, this.n);
+    buf.set(meta.mid, p);
+    p = writeUint(buf, p + meta.mid.length, this.remaining);
+    buf.set(tail, p);
+    buf[p + tail.length] = 125; // }
+    return p + tail.length + 1;
+  }
+
+  get body(): Uint8Array {
+    if (this.b === undefined) {
+      this.b = allocBody(this.length);
+      this.writeBody(this.b, 0);
+    }
+    return this.b;
+  }
+
+  get headers(): Record<string, string> {
+    if (this.h !== undefined) return this.h;
+    const hit = this.hit;
+    const client = this.client;
     // One literal with every key in the order `meteredHeaders` + `finish` write them (the ETag last, for 200s only:
     // one map transition, the same every time), instead of a spread and several additions per request.
     const headers: Record<string, string> = {
@@ -190,21 +259,61 @@ export class ApiLayer {
       'access-control-expose-headers': EXPOSE_HEADERS,
       'content-type': hit.contentType,
       'cache-control': 'private, no-cache',
-      vary,
+      vary: this.vary === WIRE_VARY_AE ? 'Authorization, Accept-Encoding' : 'Authorization',
       'ratelimit-limit': client.limitText,
-      'ratelimit-remaining': String(remaining),
-      'ratelimit-reset': resetHeader(m.reset_seconds),
+      'ratelimit-remaining': String(this.remaining),
+      'ratelimit-reset': resetHeader(this.reset),
       'ratelimit-policy': client.policyText,
       'x-proofline-cache': 'hit',
-      'content-length': String(len),
+      'content-length': String(this.length),
     };
     if (hit.link) {
       // A page's Link header goes where `finish` puts it, before content-length (pages only leave the one-literal shape).
       delete headers['content-length'];
       headers.link = hit.link;
-      headers['content-length'] = String(len);
+      headers['content-length'] = String(this.length);
     }
     if (hit.status === 200) headers.etag = hit.etag;
-    return { status: hit.status, headers, body };
+    return (this.h = headers);
+  }
+
+  /**
+   * The whole response: status line and header lines as `writeHead(status, this.headers)` writes them, then
+   * `tail` (what node adds after the caller's headers, ending with the blank line), then the body.
+   */
+  wire(tail: Uint8Array): Uint8Array {
+    const e = this.entry;
+    const c = this.client;
+    const len =
+      e.wireHead.length +
+      this.vary.length +
+      c.wireLimit.length +
+      uintLength(this.remaining) +
+      WIRE_RESET.length +
+      uintLength(this.reset) +
+      c.wirePolicy.length +
+      e.wireLength.length +
+      uintLength(this.length) +
+      e.wireEtag.length +
+      tail.length +
+      this.length;
+    const buf = allocBody(len);
+    buf.set(e.wireHead, 0);
+    let p = e.wireHead.length;
+    buf.set(this.vary, p);
+    p += this.vary.length;
+    buf.set(c.wireLimit, p);
+    p = writeUint(buf, p + c.wireLimit.length, this.remaining);
+    buf.set(WIRE_RESET, p);
+    p = writeUint(buf, p + WIRE_RESET.length, this.reset);
+    buf.set(c.wirePolicy, p);
+    p += c.wirePolicy.length;
+    buf.set(e.wireLength, p);
+    p = writeUint(buf, p + e.wireLength.length, this.length);
+    buf.set(e.wireEtag, p);
+    p += e.wireEtag.length;
+    buf.set(tail, p);
+    this.writeBody(buf, p + tail.length);
+    return buf;
   }
 }

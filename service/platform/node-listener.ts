@@ -9,12 +9,16 @@
  * middleware calls for its own cache hits, so both transports give the same
  * status, headers and bytes.
  *
- * Writing: every answer the API layer finished (hot or through h3) is written
- * the same way, `writeHead(status, headers object)` then `end(body)`; only
- * other responses (streams: MCP, files) go through srvx's `sendNodeResponse`.
- * One write pattern keeps node's own http and stream functions monomorphic:
- * with h3's misses written by srvx (raw header arrays, `write` then `end`)
- * the hot answers ran about 1.2x slower in the same process (measured A/B).
+ * Writing: a hot answer of the byte path (`HotAnswer`) is written as one
+ * buffer, status line, headers and body, with one `end` (`writeHotAnswer`,
+ * issue 22 item 5: the same bytes as writeHead + end without node validating
+ * and concatenating every header line); every other answer the API layer
+ * finished (hot or through h3) is written `writeHead(status, headers object)`
+ * then `end(body)`; only other responses (streams: MCP, files) go through
+ * srvx's `sendNodeResponse`. Few write patterns keep node's own http and
+ * stream functions monomorphic: with h3's misses written by srvx (raw header
+ * arrays, `write` then `end`) the hot answers ran about 1.2x slower in the
+ * same process (measured A/B).
  *
  * Only origin-form request targets are considered. A raw target is used as the
  * cache key as is: cache keys are URL-normalised paths (fixed points of the
@@ -26,6 +30,7 @@ import type { Socket } from 'node:net';
 import type { H3 } from 'h3';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { Logger } from '../../lib/log.ts';
+import { HotAnswer } from './hot-path.ts';
 import { layerResponseOf, type HotAnswerer, type LayerRequest, type LayerResponse } from './response-finish.ts';
 
 /** How long an idle keep-alive connection stays open (node `keepAliveTimeout`). */
@@ -59,35 +64,58 @@ export function serverTimeouts(requestTimeoutMs: number, headersTimeoutMs = HEAD
  * progress close its connection (`Connection: close`). Resolves once the
  * server has closed.
  */
+/** A connection's requests in progress (on the socket and on each of its responses under `kConnection`). */
+interface ConnectionState {
+  readonly socket: Socket;
+  inProgress: number;
+}
+const kConnection = Symbol('proofline.connection');
+type WithConnection = { [kConnection]?: ConnectionState };
+
 export class ConnectionTracker {
-  private readonly active = new Map<Socket, number>();
+  private readonly active = new Set<ConnectionState>();
   private closing = false;
 
   constructor(private readonly server: Server) {
     server.on('connection', (s: Socket) => {
-      this.active.set(s, 0);
+      this.track(s);
       // Node's headers timeout only watches a connection once its first byte has arrived: one that never sends
       // anything would be held open for ever (10,000 of them hold 10,000 descriptors). Such a connection is closed
       // once the headers timeout has passed; one that has sent something is left to node (408 on partial headers).
       const silent = setTimeout(() => s.bytesRead === 0 && s.destroy(), server.headersTimeout || HEADERS_TIMEOUT_MS);
       silent.unref();
-      s.once('close', () => {
-        clearTimeout(silent);
-        this.active.delete(s);
-      });
+      s.once('close', () => clearTimeout(silent));
     });
   }
 
-  /** Wraps the request listener to count requests in progress per socket. */
+  /** The connection's state, created with its first sight (its 'connection' event): on the socket, in `active` until it closes. */
+  private track(s: Socket): ConnectionState {
+    const c: ConnectionState = { socket: s, inProgress: 0 };
+    (s as WithConnection)[kConnection] = c;
+    this.active.add(c);
+    s.once('close', () => this.active.delete(c));
+    return c;
+  }
+
+  /**
+   * Wraps the request listener to count requests in progress per connection: a counter on the socket's state
+   * object and one shared 'close' handler per response (the state kept on the response: node detaches the
+   * socket before 'close'), so a request costs no Map lookup, closure or `once` wrapper.
+   */
   wrap(listener: RequestListener): RequestListener {
+    const onResponseClose = (c: ConnectionState): void => {
+      c.inProgress--;
+      if (this.closing && c.inProgress === 0) c.socket.destroy();
+    };
+    function onClose(this: ServerResponse): void {
+      onResponseClose((this as WithConnection)[kConnection]!);
+    }
     return (req, res) => {
       const s = req.socket;
-      this.active.set(s, (this.active.get(s) ?? 0) + 1);
-      res.once('close', () => {
-        const n = (this.active.get(s) ?? 1) - 1;
-        if (this.active.has(s)) this.active.set(s, n);
-        if (this.closing && n === 0) s.destroy();
-      });
+      const c = (s as WithConnection)[kConnection] ?? this.track(s);
+      c.inProgress++;
+      (res as WithConnection)[kConnection] = c;
+      res.on('close', onClose);
       if (this.closing) res.setHeader('connection', 'close');
       listener(req, res);
     };
@@ -96,7 +124,7 @@ export class ConnectionTracker {
   async drain(): Promise<void> {
     this.closing = true;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
-    for (const [s, n] of this.active) if (n === 0) s.destroy();
+    for (const c of this.active) if (c.inProgress === 0) c.socket.destroy();
     await closed;
   }
 }
@@ -122,6 +150,85 @@ function writeLayerResponse(res: ServerResponse, r: LayerResponse): void {
     res.writeHead(r.status, r.headers);
     res.end();
   }
+}
+
+/**
+ * The fields of node's ServerResponse (lib/_http_outgoing.js, lib/_http_server.js, node 20) that decide what
+ * `writeHead` + `end` add to the caller's headers: Date (`sendDate`), and Connection + Keep-Alive when the
+ * connection is kept alive (`_storeHeader`). Not public API: `writeHotAnswer` reads them to know that node would
+ * add exactly the lines it writes itself, and falls back to writeHead otherwise.
+ */
+interface ResponseState {
+  _header: string | null;
+  _headerSent: boolean;
+  _hasBody: boolean;
+  _removedConnection: boolean;
+  _defaultKeepAlive: boolean;
+  _keepAliveTimeout: number;
+  _maxRequestsPerSocket: number | undefined;
+  _expect_continue: boolean;
+  maxRequestsOnConnectionReached: boolean;
+  shouldKeepAlive: boolean;
+  chunkedEncoding: boolean;
+  sendDate: boolean;
+}
+
+/** What `_header` holds once a hot answer has written its own: node only tests it (headersSent, a second writeHead throws). */
+const WRITTEN_WITH_BODY = 'HTTP/1.1 (status line and headers written with the body by writeHotAnswer)\r\n\r\n';
+
+let tailSecond = -1;
+let tailTimeout = -1;
+let tailBytes: Buffer = Buffer.alloc(0);
+/**
+ * The lines node's `_storeHeader` appends to a kept-alive response's headers, and the blank line: `Date` (node's
+ * `utcDate()`: `new Date().toUTCString()`, kept for the second), `Connection: keep-alive` and `Keep-Alive:
+ * timeout=<s>`. The same bytes for every answer within a second.
+ */
+function keepAliveTail(nowMs: number, keepAliveMs: number): Buffer {
+  const second = Math.floor(nowMs / 1000);
+  if (second !== tailSecond || keepAliveMs !== tailTimeout) {
+    tailSecond = second;
+    tailTimeout = keepAliveMs;
+    tailBytes = Buffer.from(
+      `Date: ${new Date(nowMs).toUTCString()}\r\nConnection: keep-alive\r\nKeep-Alive: timeout=${Math.floor(keepAliveMs / 1000)}\r\n\r\n`,
+      'latin1',
+    );
+  }
+  return tailBytes;
+}
+
+/**
+ * Writes a hot answer as one buffer (status line, headers, body: `HotAnswer.wire`) with a single `end`, instead
+ * of `writeHead` (which validates and concatenates every header line as a string, then writes it beside the body).
+ * Only for the ordinary case, where node would add exactly Date, Connection: keep-alive and Keep-Alive: a request
+ * that closes its connection, a header set on the response beforehand (the drain's Connection: close), a HEAD,
+ * or any other state returns false, and the caller writes the answer with writeHead. The bytes are those of
+ * writeHead + end (test/api/hot-path.test.ts compares them on a real server).
+ */
+export function writeHotAnswer(res: ServerResponse, answer: HotAnswer): boolean {
+  const r = res as unknown as ResponseState;
+  if (
+    r._header !== null ||
+    r.shouldKeepAlive !== true ||
+    r.sendDate !== true ||
+    r._defaultKeepAlive !== true ||
+    r._removedConnection ||
+    r.maxRequestsOnConnectionReached ||
+    (r._maxRequestsPerSocket ?? 0) > 0 ||
+    r._expect_continue ||
+    r._hasBody !== true ||
+    r.chunkedEncoding ||
+    typeof r._keepAliveTimeout !== 'number' ||
+    r._keepAliveTimeout <= 0 ||
+    res.hasHeader('connection')
+  )
+    return false;
+  const wire = answer.wire(keepAliveTail(Date.now(), r._keepAliveTimeout));
+  res.statusCode = answer.status;
+  r._header = WRITTEN_WITH_BODY;
+  r._headerSent = true;
+  res.end(wire);
+  return true;
 }
 
 /**
@@ -199,7 +306,7 @@ export function createNodeListener(app: H3, layer: HotAnswerer | undefined, log:
               writeLayerResponse(res, { ...UNAVAILABLE, headers: { ...UNAVAILABLE.headers } });
             },
           );
-        } else {
+        } else if (!(hot instanceof HotAnswer && writeHotAnswer(res, hot))) {
           writeLayerResponse(res, hot);
         }
         return;

@@ -35,6 +35,14 @@ export interface HotEntry {
   logRequest: Buffer;
   /** The meter class of the entry's path (meterClassOf), so a hit does not test the path's patterns again. */
   meterClass: MeterClass;
+  /**
+   * The hot answer's status line and headers up to `vary: ` (latin1, as node writes headers), and from the Link
+   * header (when the entry has one) to `content-length: `, then the ETag line (200s) and the line end after
+   * content-length: the constant parts of the wire form (HotAnswer.wire in hot-path.ts).
+   */
+  wireHead: Buffer;
+  wireLength: Buffer;
+  wireEtag: Buffer;
 }
 
 export interface ResponseCacheOptions {

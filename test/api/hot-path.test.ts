@@ -9,7 +9,9 @@
  */
 import { createServer, request as httpRequest } from 'node:http';
 import type { H3 } from 'h3';
-import { createNodeListener } from '../../service/platform/node-listener.ts';
+import { createNodeListener, writeHotAnswer } from '../../service/platform/node-listener.ts';
+import { HotAnswer } from '../../service/platform/hot-path.ts';
+import { connect } from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -352,6 +354,106 @@ describe('node:http hot path (real server)', () => {
         remaining: 776,
         agent_type: 'claudebot',
       });
+    }
+  });
+
+  it('answers pipelined hot requests on one connection in order, each complete, and closes after Connection: close', async () => {
+    for (const t of ['AAPL', 'MSFT']) await (await get(`/api/company/${t}`)).arrayBuffer();
+    const { port } = new URL(server.url);
+    const req = (t: string, extra = '') => `GET /api/company/${t} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${proKey}\r\n${extra}\r\n`;
+    const text = await new Promise<string>((resolve, reject) => {
+      let data = '';
+      const sock = connect(Number(port), '127.0.0.1', () => sock.write(req('AAPL') + req('MSFT') + req('AAPL', 'Connection: close\r\n')));
+      sock.on('data', (d: Buffer) => (data += d.toString('latin1')));
+      sock.on('close', () => resolve(data)); // the server closes after the third answer
+      sock.on('error', reject);
+    });
+    const answers: Array<{ head: string; body: string }> = [];
+    for (let rest = text; rest.length > 0; ) {
+      const end = rest.indexOf('\r\n\r\n');
+      const head = rest.slice(0, end);
+      const len = Number(/\r\ncontent-length: (\d+)/i.exec(head)![1]);
+      answers.push({ head, body: rest.slice(end + 4, end + 4 + len) });
+      rest = rest.slice(end + 4 + len);
+    }
+    expect(answers.map((a) => JSON.parse(a.body).identity.ticker)).toEqual(['AAPL', 'MSFT', 'AAPL']);
+    expect(answers.map((a) => /\r\nx-proofline-cache: (\w+)/.exec(a.head)![1])).toEqual(['hit', 'hit', 'hit']);
+    expect(answers.map((a) => /\r\nConnection: ([\w-]+)/.exec(a.head)![1])).toEqual(['keep-alive', 'keep-alive', 'close']);
+  });
+
+  it('writes a hot answer as one buffer whose bytes are those of writeHead + end (Date apart), in one socket write', async () => {
+    const layer = svc.deps.apiLayer!;
+    const ua = 'Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)';
+    const request = (target: string, key: string): LayerRequest => {
+      const q = target.indexOf('?');
+      return {
+        method: 'GET',
+        pathname: q < 0 ? target : target.slice(0, q),
+        search: q < 0 ? '' : target.slice(q),
+        target,
+        ip: '127.0.0.1',
+        header: (name) => ({ authorization: `Bearer ${key}`, 'user-agent': ua })[name as 'authorization'],
+      };
+    };
+    // Two plain node:http servers write the same answer: one with writeHotAnswer, one with writeHead + end.
+    let answer: HotAnswer | null = null;
+    let fastWrites = -1;
+    const dataWrites = (res: import('node:http').ServerResponse): (() => number) => {
+      const sock = res.socket!;
+      const write = sock.write;
+      let n = 0;
+      sock.write = function (this: typeof sock, chunk: unknown, ...rest: unknown[]) {
+        if ((chunk as { length: number }).length > 0) n++;
+        return (write as (...a: unknown[]) => boolean).call(this, chunk, ...rest);
+      } as typeof sock.write;
+      res.once('finish', () => (sock.write = write));
+      return () => n;
+    };
+    const fast = createServer((_req, res) => {
+      const count = dataWrites(res);
+      expect(writeHotAnswer(res, answer!)).toBe(true);
+      fastWrites = count();
+    });
+    const plain = createServer((_req, res) => {
+      res.writeHead(answer!.status, answer!.headers);
+      res.end(answer!.body);
+    });
+    await Promise.all([fast, plain].map((s) => new Promise<void>((resolve) => s.listen(0, '127.0.0.1', resolve))));
+    const raw = (srv: typeof fast) =>
+      new Promise<string>((resolve, reject) => {
+        const chunks: Buffer[] = [];
+        const sock = connect((srv.address() as { port: number }).port, '127.0.0.1', () => sock.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n'));
+        sock.on('data', (d: Buffer) => {
+          chunks.push(d);
+          const all = Buffer.concat(chunks);
+          const end = all.indexOf('\r\n\r\n');
+          const len = /content-length: (\d+)/.exec(all.toString('latin1'));
+          if (end > 0 && len && all.length >= end + 4 + Number(len[1])) {
+            sock.destroy();
+            resolve(all.toString('latin1').replace(/\r\nDate: [^\r]+/, '\r\nDate: -'));
+          }
+        });
+        sock.on('error', reject);
+      });
+    try {
+      let twin = 0;
+      for (const target of ['/api/company/AAPL', '/api/company/NOSUCHHOTWIRE', '/api/search?q=a&limit=1']) {
+        await (await get(target)).arrayBuffer(); // cached (hot in svc's own cache below)
+        await (
+          await svc.app.fetch(new Request(`http://proofline.test${target}`, { headers: { authorization: `Bearer ${proKey}` } }))
+        ).arrayBuffer();
+        const a = await layer.answerFromCache(request(target, twinKeys[twin++ % twinKeys.length]!));
+        expect(a).toBeInstanceOf(HotAnswer);
+        answer = a as HotAnswer;
+        const [viaWire, viaWriteHead] = [await raw(fast), await raw(plain)];
+        expect(viaWire).toBe(viaWriteHead);
+        expect(viaWire).toMatch(/^HTTP\/1\.1 (200 OK|404 Not Found)\r\n/);
+        // The regression guard: one socket write carries status line, headers and body (writeHead + end: two).
+        expect(fastWrites).toBe(1);
+      }
+      expect(twin).toBe(3);
+    } finally {
+      await Promise.all([fast, plain].map((s) => new Promise((resolve) => s.close(resolve))));
     }
   });
 
