@@ -453,7 +453,9 @@ const warmUnpinned = new Map<string, Warm>();
 const srv = await startServiceProcess(serverEnv);
 try {
   for (const t of selected) {
-    for (let i = 0; i < 30; i++) await call(srv.url, t, t.next());
+    // The warm-up's first call can meet a keep-alive connection the server closed while wrk ran (idle past its 5 s
+    // keepAliveTimeout, longer with --warm-both): fetch then fails with "other side closed"; a new connection is right.
+    for (let i = 0; i < 30; i++) await call(srv.url, t, t.next()).catch(() => call(srv.url, t, t.next()));
     const w = runWrk(srv.url, t, WRK_CPUS);
     warm.set(t.name, w);
     console.log(
