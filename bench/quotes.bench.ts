@@ -14,7 +14,8 @@
  *
  * Options (env): BENCH_QUOTES_TICKERS (8000), BENCH_QUOTES_DAYS (2520), BENCH_QUOTES_FILES (40),
  * BENCH_QUOTES_FORMATS (alpaca-sdk,alpaca-daily,polygon), BENCH_QUOTES_CONCURRENCY (3: parse children at a time, as
- * WORKER_CONCURRENCY=3), BENCH_LOG_LEVEL (warn). Result: bench/results/quotes.json.
+ * WORKER_CONCURRENCY=3), BENCH_LOG_LEVEL (warn), BENCH_QUOTES_INPUT_ROOT (read the inputs from another checkout's
+ * data/bench/quotes, never written), BENCH_QUOTES_OUT (result name, default quotes). Result: bench/results/quotes.json.
  */
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
@@ -48,7 +49,12 @@ const selected = (process.env.BENCH_QUOTES_FORMATS ?? FORMATS.join(','))
 // children phase took 98.7 s at 3 against 109.5-121.5 s at 2 (peak RSS 1,285 MB against ~1,000 MB).
 const concurrency = Number(process.env.BENCH_QUOTES_CONCURRENCY ?? 3);
 const root = path.resolve('data', 'bench', 'quotes', `${TICKERS}x${DAYS}x${FILES}`);
-const inputOf = (f: Format) => path.join(root, `input-${f}`);
+// BENCH_QUOTES_INPUT_ROOT: read the generated inputs from another checkout's data/bench/quotes (5.8 GB at full scale,
+// only read: a missing or incomplete set is an error, never generated there); the warehouses stay under this checkout.
+const inputRoot = process.env.BENCH_QUOTES_INPUT_ROOT
+  ? path.join(path.resolve(process.env.BENCH_QUOTES_INPUT_ROOT), `${TICKERS}x${DAYS}x${FILES}`)
+  : root;
+const inputOf = (f: Format) => path.join(inputRoot, `input-${f}`);
 const filesOf = (f: Format) => path.join(inputOf(f), 'quotes', 'generated');
 
 /** The bars of tickers [lo, hi): weekdays from 2016-01-04; price = base * (1 + small deterministic drift). */
@@ -108,6 +114,7 @@ async function generate(format: Format): Promise<void> {
     )
   )
     return;
+  if (inputRoot !== root) throw new Error(`no complete ${format} inputs under ${inputRoot} (BENCH_QUOTES_INPUT_ROOT is only read)`);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const db = await DuckDBInstance.create(':memory:', { memory_limit: '1GB', threads: '2' });
@@ -135,6 +142,7 @@ async function measure(format: Format): Promise<void> {
   await rm(dataDir, { recursive: true, force: true });
   const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
   const rss = trackPeakRss();
+  const load0 = os.loadavg().map((x) => Number(x.toFixed(2)));
   const t0 = Date.now();
   const cpu0 = process.cpuUsage();
   let publishAt = 0;
@@ -169,7 +177,12 @@ async function measure(format: Format): Promise<void> {
       children_peak_rss_mb: childrenPeakRssMb,
     },
     publish_timings_ms: lastPublishTimings,
+    // CPU of this whole process: the JS thread and every DuckDB thread (the parse children are async jobs of this
+    // process, not processes of their own). Unlike wall time, it hardly moves with the machine's load.
     cpu_seconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(1)),
+    cores_used: Number(((cpu.user + cpu.system) / 1e6 / seconds).toFixed(2)),
+    load_average_before: load0,
+    load_average_after: os.loadavg().map((x) => Number(x.toFixed(2))),
     peak_rss_mb: peakRssMb,
     failed_children: report.failed_children,
   };
@@ -198,21 +211,26 @@ for (const f of selected) {
   }
   const m = JSON.parse(last);
   console.log(
-    `${f}: ${m.rows} bars in ${m.seconds} s (${m.rows_per_second} rows/s; children ${m.phases.parse_and_fold_s} s, publish ${m.phases.publish_s} s), peak RSS ${m.peak_rss_mb} MB`,
+    `${f}: ${m.rows} bars in ${m.seconds} s (${m.rows_per_second} rows/s; children ${m.phases.parse_and_fold_s} s, publish ${m.phases.publish_s} s), ${m.cpu_seconds} CPU s (${m.cores_used} cores), peak RSS ${m.peak_rss_mb} MB, load ${m.load_average_before[0]} → ${m.load_average_after[0]}`,
   );
   results.push(m);
 }
 const fastest = Math.min(...results.map((r) => r.seconds));
 for (const r of results) r.ratio_to_fastest = Number((r.seconds / fastest).toFixed(2));
+// The formats run one after another, so a change in the machine's load between them moves the wall-time ratio; the
+// ratio of CPU seconds shows the work itself (the same cores, whatever else runs).
+const leastCpu = Math.min(...results.map((r) => Number(r.cpu_seconds)));
+for (const r of results) r.cpu_ratio_to_least = Number((Number(r.cpu_seconds) / leastCpu).toFixed(2));
 const worst = Math.max(...results.map((r) => Number(r.ratio_to_fastest)));
 const full = TICKERS >= 8000 && DAYS >= 2520;
-writeResult('quotes', {
+writeResult(process.env.BENCH_QUOTES_OUT ?? 'quotes', {
   tickers: TICKERS,
   days: DAYS,
   files: FILES,
   concurrency,
   formats: results,
   worst_ratio_to_fastest: worst,
+  worst_cpu_ratio_to_least: Math.max(...results.map((r) => Number(r.cpu_ratio_to_least))),
   load_average: os.loadavg().map((x) => Number(x.toFixed(2))),
   duckdb_memory_limit: loadConfig({ ...process.env }).DUCKDB_MEMORY_LIMIT,
   target: { ratio_to_fastest: 1.3, seconds_at_full_scale: 60, peak_rss_mb: 2048 },
