@@ -242,7 +242,7 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
     const dataset = adjustment === 'raw' ? 'polygon/aggs-1day-raw' : 'polygon/aggs-1day-adjusted';
     // The dataset (raw or adjusted aggregates) is known only after parsing.
     const src = { ...described, source: dataset };
-    const rows = await ctx.run.withScratch(async (conn) => {
+    const folded = await ctx.run.withScratch(async (conn) => {
       const bad = await loadPolygonRows(conn, lines, rel, adjustment, doc.ticker);
       if (bad > 0) {
         probe ??= parsePolygonAggs(await readFile(file), rel);
@@ -250,15 +250,15 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
           `CREATE TEMP TABLE quote_file_valid AS SELECT * FROM quote_file_rows WHERE ok; DROP TABLE quote_file_rows; ALTER TABLE quote_file_valid RENAME TO quote_file_rows`,
         );
       }
-      return (await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel))).rows;
+      return foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel));
     });
     const rejects = probe?.rejects ?? [];
     await ctx.run.writeRejects(
       rel,
       rejects.map((r) => ({ dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })),
     );
-    await ctx.run.recordSource(src, { rows, rejects: rejects.length }, rel);
-    return { rows, rejects: rejects.length, detail: { format: 'polygon-aggs', adjustment } };
+    await ctx.run.recordSource(src, { rows: folded.rows, rejects: rejects.length }, rel);
+    return { rows: folded.rows, rejects: rejects.length, detail: { format: 'polygon-aggs', adjustment, folded: folded.folded } };
   } finally {
     await rm(lines, { force: true });
   }
