@@ -140,6 +140,8 @@ export interface FileFoldResult {
   chains: number;
   /** False when the file repeats a key (ticker, adjustment, date): publish takes the general path. */
   folded: boolean;
+  /** True when the file's rows were in key order (ticker, adjustment, date): the fold sorted nothing. */
+  ordered: boolean;
 }
 
 /**
@@ -290,7 +292,7 @@ export async function foldFileChains(
     await rename(tmpChain, chainTarget);
     if (folded) await rename(tmpKeys, keysTarget);
     else await rm(keysTarget, { force: true });
-    return { rows: Number(n), chains: Number(chains), folded };
+    return { rows: Number(n), chains: Number(chains), folded, ordered };
   } finally {
     await conn.run('DROP TABLE IF EXISTS quote_file_rows; DROP TABLE IF EXISTS quote_file_leaves');
     await rm(tmpFold, { force: true });
