@@ -125,7 +125,7 @@ export const BAR_ROW_GROUP = 10_240;
  * zstd level of the parts a child writes: level 1 instead of DuckDB's default 3. The parts are written once and read
  * often, and zstd decodes every level alike; at level 1 writing a file's bars part cost ~0.6 s of CPU instead of
  * ~0.85 s (the 64-hex-digit leaf hashes, which hardly compress, took 0.25 s of it at level 3 and 0.1 s at level 1)
- * and the part came out no larger (measured on a 504,000-bar file, issue 22 item 3).
+ * and the part came out about the same size (measured on a 504,000-bar file, issue 22 item 3).
  */
 export const PART_ZSTD = 'COMPRESSION zstd, COMPRESSION_LEVEL 1';
 
