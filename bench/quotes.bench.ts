@@ -15,13 +15,15 @@
  * Options (env): BENCH_QUOTES_TICKERS (8000), BENCH_QUOTES_DAYS (2520), BENCH_QUOTES_FILES (40),
  * BENCH_QUOTES_FORMATS (alpaca-sdk,alpaca-daily,polygon), BENCH_QUOTES_CONCURRENCY (3: parse children at a time, as
  * WORKER_CONCURRENCY=3), BENCH_LOG_LEVEL (warn), BENCH_QUOTES_INPUT_ROOT (read the inputs from another checkout's
- * data/bench/quotes, never written), BENCH_QUOTES_OUT (result name, default quotes). Result: bench/results/quotes.json.
+ * data/bench/quotes, never written), BENCH_QUOTES_OUT (result name, default quotes), BENCH_QUOTES_TIMELINE (a 5-second timeline of the JS thread's
+ * busy share and the cores used, per format). Result: bench/results/quotes.json.
  */
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -143,6 +145,24 @@ async function measure(format: Format): Promise<void> {
   const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
   const rss = trackPeakRss();
   const load0 = os.loadavg().map((x) => Number(x.toFixed(2)));
+  // BENCH_QUOTES_TIMELINE=1: every 5 s, the share of the JS thread that was busy and the cores the process used (all
+  // threads), to tell a saturated JS thread (busy ≈ 1) from waiting (both low).
+  const timeline: Array<{ s: number; js_busy: number; cores: number }> = [];
+  let lastElu = performance.eventLoopUtilization();
+  let lastCpu = process.cpuUsage();
+  const sampler = process.env.BENCH_QUOTES_TIMELINE
+    ? setInterval(() => {
+        const elu = performance.eventLoopUtilization();
+        const cpu = process.cpuUsage();
+        timeline.push({
+          s: Math.round((Date.now() - t0) / 1000),
+          js_busy: Number(performance.eventLoopUtilization(elu, lastElu).utilization.toFixed(2)),
+          cores: Number(((cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 5e6).toFixed(2)),
+        });
+        lastElu = elu;
+        lastCpu = cpu;
+      }, 5000)
+    : null;
   const t0 = Date.now();
   const cpu0 = process.cpuUsage();
   let publishAt = 0;
@@ -161,6 +181,7 @@ async function measure(format: Format): Promise<void> {
       }
     },
   });
+  if (sampler) clearInterval(sampler);
   const cpu = process.cpuUsage(cpu0);
   const seconds = (Date.now() - t0) / 1000;
   const peakRssMb = rss.stop();
@@ -185,6 +206,7 @@ async function measure(format: Format): Promise<void> {
     load_average_after: os.loadavg().map((x) => Number(x.toFixed(2))),
     peak_rss_mb: peakRssMb,
     failed_children: report.failed_children,
+    ...(sampler ? { timeline } : {}),
   };
   console.log(JSON.stringify(result));
 }
