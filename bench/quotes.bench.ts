@@ -14,13 +14,16 @@
  *
  * Options (env): BENCH_QUOTES_TICKERS (8000), BENCH_QUOTES_DAYS (2520), BENCH_QUOTES_FILES (40),
  * BENCH_QUOTES_FORMATS (alpaca-sdk,alpaca-daily,polygon), BENCH_QUOTES_CONCURRENCY (3: parse children at a time, as
- * WORKER_CONCURRENCY=3), BENCH_LOG_LEVEL (warn). Result: bench/results/quotes.json.
+ * WORKER_CONCURRENCY=3), BENCH_LOG_LEVEL (warn), BENCH_QUOTES_INPUT_ROOT (read the inputs from another checkout's
+ * data/bench/quotes, never written), BENCH_QUOTES_OUT (result name, default quotes), BENCH_QUOTES_TIMELINE (a 5-second timeline of the JS thread's
+ * busy share and the cores used, per format). Result: bench/results/quotes.json.
  */
 import { spawnSync } from 'node:child_process';
 import { once } from 'node:events';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, readdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
+import { performance } from 'node:perf_hooks';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -48,7 +51,12 @@ const selected = (process.env.BENCH_QUOTES_FORMATS ?? FORMATS.join(','))
 // children phase took 98.7 s at 3 against 109.5-121.5 s at 2 (peak RSS 1,285 MB against ~1,000 MB).
 const concurrency = Number(process.env.BENCH_QUOTES_CONCURRENCY ?? 3);
 const root = path.resolve('data', 'bench', 'quotes', `${TICKERS}x${DAYS}x${FILES}`);
-const inputOf = (f: Format) => path.join(root, `input-${f}`);
+// BENCH_QUOTES_INPUT_ROOT: read the generated inputs from another checkout's data/bench/quotes (5.8 GB at full scale,
+// only read: a missing or incomplete set is an error, never generated there); the warehouses stay under this checkout.
+const inputRoot = process.env.BENCH_QUOTES_INPUT_ROOT
+  ? path.join(path.resolve(process.env.BENCH_QUOTES_INPUT_ROOT), `${TICKERS}x${DAYS}x${FILES}`)
+  : root;
+const inputOf = (f: Format) => path.join(inputRoot, `input-${f}`);
 const filesOf = (f: Format) => path.join(inputOf(f), 'quotes', 'generated');
 
 /** The bars of tickers [lo, hi): weekdays from 2016-01-04; price = base * (1 + small deterministic drift). */
@@ -108,6 +116,7 @@ async function generate(format: Format): Promise<void> {
     )
   )
     return;
+  if (inputRoot !== root) throw new Error(`no complete ${format} inputs under ${inputRoot} (BENCH_QUOTES_INPUT_ROOT is only read)`);
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { recursive: true });
   const db = await DuckDBInstance.create(':memory:', { memory_limit: '1GB', threads: '2' });
@@ -135,6 +144,25 @@ async function measure(format: Format): Promise<void> {
   await rm(dataDir, { recursive: true, force: true });
   const config = loadConfig({ ...process.env, DATA_DIR: dataDir, LOG_LEVEL: 'silent' });
   const rss = trackPeakRss();
+  const load0 = os.loadavg().map((x) => Number(x.toFixed(2)));
+  // BENCH_QUOTES_TIMELINE=1: every 5 s, the share of the JS thread that was busy and the cores the process used (all
+  // threads), to tell a saturated JS thread (busy ≈ 1) from waiting (both low).
+  const timeline: Array<{ s: number; js_busy: number; cores: number }> = [];
+  let lastElu = performance.eventLoopUtilization();
+  let lastCpu = process.cpuUsage();
+  const sampler = process.env.BENCH_QUOTES_TIMELINE
+    ? setInterval(() => {
+        const elu = performance.eventLoopUtilization();
+        const cpu = process.cpuUsage();
+        timeline.push({
+          s: Math.round((Date.now() - t0) / 1000),
+          js_busy: Number(performance.eventLoopUtilization(elu, lastElu).utilization.toFixed(2)),
+          cores: Number(((cpu.user - lastCpu.user + cpu.system - lastCpu.system) / 5e6).toFixed(2)),
+        });
+        lastElu = elu;
+        lastCpu = cpu;
+      }, 5000)
+    : null;
   const t0 = Date.now();
   const cpu0 = process.cpuUsage();
   let publishAt = 0;
@@ -153,6 +181,7 @@ async function measure(format: Format): Promise<void> {
       }
     },
   });
+  if (sampler) clearInterval(sampler);
   const cpu = process.cpuUsage(cpu0);
   const seconds = (Date.now() - t0) / 1000;
   const peakRssMb = rss.stop();
@@ -169,9 +198,15 @@ async function measure(format: Format): Promise<void> {
       children_peak_rss_mb: childrenPeakRssMb,
     },
     publish_timings_ms: lastPublishTimings,
+    // CPU of this whole process: the JS thread and every DuckDB thread (the parse children are async jobs of this
+    // process, not processes of their own). Unlike wall time, it hardly moves with the machine's load.
     cpu_seconds: Number(((cpu.user + cpu.system) / 1e6).toFixed(1)),
+    cores_used: Number(((cpu.user + cpu.system) / 1e6 / seconds).toFixed(2)),
+    load_average_before: load0,
+    load_average_after: os.loadavg().map((x) => Number(x.toFixed(2))),
     peak_rss_mb: peakRssMb,
     failed_children: report.failed_children,
+    ...(sampler ? { timeline } : {}),
   };
   console.log(JSON.stringify(result));
 }
@@ -198,21 +233,26 @@ for (const f of selected) {
   }
   const m = JSON.parse(last);
   console.log(
-    `${f}: ${m.rows} bars in ${m.seconds} s (${m.rows_per_second} rows/s; children ${m.phases.parse_and_fold_s} s, publish ${m.phases.publish_s} s), peak RSS ${m.peak_rss_mb} MB`,
+    `${f}: ${m.rows} bars in ${m.seconds} s (${m.rows_per_second} rows/s; children ${m.phases.parse_and_fold_s} s, publish ${m.phases.publish_s} s), ${m.cpu_seconds} CPU s (${m.cores_used} cores), peak RSS ${m.peak_rss_mb} MB, load ${m.load_average_before[0]} → ${m.load_average_after[0]}`,
   );
   results.push(m);
 }
 const fastest = Math.min(...results.map((r) => r.seconds));
 for (const r of results) r.ratio_to_fastest = Number((r.seconds / fastest).toFixed(2));
+// The formats run one after another, so a change in the machine's load between them moves the wall-time ratio; the
+// ratio of CPU seconds shows the work itself (the same cores, whatever else runs).
+const leastCpu = Math.min(...results.map((r) => Number(r.cpu_seconds)));
+for (const r of results) r.cpu_ratio_to_least = Number((Number(r.cpu_seconds) / leastCpu).toFixed(2));
 const worst = Math.max(...results.map((r) => Number(r.ratio_to_fastest)));
 const full = TICKERS >= 8000 && DAYS >= 2520;
-writeResult('quotes', {
+writeResult(process.env.BENCH_QUOTES_OUT ?? 'quotes', {
   tickers: TICKERS,
   days: DAYS,
   files: FILES,
   concurrency,
   formats: results,
   worst_ratio_to_fastest: worst,
+  worst_cpu_ratio_to_least: Math.max(...results.map((r) => Number(r.cpu_ratio_to_least))),
   load_average: os.loadavg().map((x) => Number(x.toFixed(2))),
   duckdb_memory_limit: loadConfig({ ...process.env }).DUCKDB_MEMORY_LIMIT,
   target: { ratio_to_fastest: 1.3, seconds_at_full_scale: 60, peak_rss_mb: 2048 },

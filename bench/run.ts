@@ -28,7 +28,9 @@ const here = path.dirname(fileURLToPath(import.meta.url));
 // Names select benchmarks; `--flags` are passed to each selected benchmark (`npm run bench -- nightly --full`).
 const filters = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const flags = process.argv.slice(2).filter((a) => a.startsWith('--'));
-const selected = benches.filter((b) => filters.length === 0 || filters.some((f) => b.includes(f)));
+// A filter that names a benchmark exactly selects that one only (`quotes` is not also `quotes-incremental`); any other
+// filter selects every benchmark whose name contains it.
+const selected = benches.filter((b) => filters.length === 0 || filters.some((f) => (benches.includes(f) ? b === f : b.includes(f))));
 if (selected.length === 0) console.log(`no benchmark matches ${filters.join(' ')}; known: ${benches.join(', ')}`);
 let failed = 0;
 for (const b of selected) {

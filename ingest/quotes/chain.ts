@@ -84,6 +84,49 @@ export function quoteLeafHash(t: LeafTemplate, parent: string, recordSha256: str
   return sha256(`${t.prefix}"${parent}","record_sha256":"${recordSha256}"${t.suffix}`);
 }
 
+/** A template's leaf text as bytes, with the offsets of its two variable hashes (foldChainLeaves). */
+interface LeafBytes {
+  buf: Buffer;
+  parentAt: number;
+  recordAt: number;
+}
+const leafBytes = new WeakMap<LeafTemplate, LeafBytes>();
+
+const hashBytesHex =
+  typeof (nodeCrypto as { hash?: unknown }).hash === 'function'
+    ? (b: Buffer) => (nodeCrypto as unknown as { hash(alg: string, data: Buffer, enc: string): string }).hash('sha256', b, 'hex')
+    : (b: Buffer) => createHash('sha256').update(b).digest('hex');
+
+/**
+ * The leaf hashes of one chain of one source with one version per day, in date order, from its days' record JSON
+ * texts (RECORD_JSON_SQL): day 0's parent is the source leaf, each next day's the previous leaf. Returns the leaves'
+ * hex concatenated (64 characters per day). The same hashes as `quoteLeafHash` day by day (pinned in
+ * test/quotes/chain.test.ts), with the leaf text kept as UTF-8 bytes in one buffer per template where only the parent
+ * and record hashes are overwritten: no text is built or encoded per day (about a quarter of the per-file fold's JS).
+ */
+export function foldChainLeaves(t: LeafTemplate, records: readonly string[]): string {
+  if (!HEX64.test(t.source_leaf_hash)) throw new Error('foldChainLeaves needs a template with its source leaf hash');
+  let lb = leafBytes.get(t);
+  if (!lb) {
+    const head = Buffer.from(`${t.prefix}"`, 'utf8');
+    const mid = Buffer.from('","record_sha256":"', 'utf8');
+    const tail = Buffer.from(`"${t.suffix}`, 'utf8');
+    const buf = Buffer.concat([head, Buffer.alloc(64), mid, Buffer.alloc(64), tail]);
+    lb = { buf, parentAt: head.length, recordAt: head.length + 64 + mid.length };
+    leafBytes.set(t, lb);
+  }
+  const { buf, parentAt, recordAt } = lb;
+  const out = Buffer.allocUnsafe(records.length * 64);
+  let parent = t.source_leaf_hash;
+  for (let k = 0; k < records.length; k++) {
+    buf.write(parent, parentAt, 64, 'latin1');
+    buf.write(sha256(records[k]!), recordAt, 64, 'latin1');
+    parent = hashBytesHex(buf);
+    out.write(parent, k * 64, 64, 'latin1');
+  }
+  return out.toString('latin1');
+}
+
 /**
  * Printable ASCII without `"` and `\`: JSON.stringify of such a string (and RFC 8785's string form) is the string
  * between quotes, as it is. The fast serialisations below splice such values in; anything else takes the generic path.

@@ -42,7 +42,7 @@
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { leafTemplate, quoteLeafHash, recordSha256OfJson, type QuoteSource } from '../../ingest/quotes/chain.ts';
+import { foldChainLeaves, leafTemplate, type QuoteSource } from '../../ingest/quotes/chain.ts';
 import { queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
 import type { StagingRun } from '../../lib/warehouse/staging.ts';
 
@@ -121,6 +121,14 @@ export function inDateOrder(recs: readonly string[]): boolean {
  */
 export const BAR_ROW_GROUP = 10_240;
 
+/**
+ * zstd level of the parts a child writes: level 1 instead of DuckDB's default 3. The parts are written once and read
+ * often, and zstd decodes every level alike; at level 1 writing a file's bars part cost ~0.6 s of CPU instead of
+ * ~0.85 s (the 64-hex-digit leaf hashes, which hardly compress, took 0.25 s of it at level 3 and 0.1 s at level 1)
+ * and the part came out about the same size (measured on a 504,000-bar file, issue 22 item 3).
+ */
+export const PART_ZSTD = 'COMPRESSION zstd, COMPRESSION_LEVEL 1';
+
 /** Rows per row group of a leaf-key part: a lookup by key decodes one group per file. */
 export const KEY_ROW_GROUP = 8192;
 
@@ -132,6 +140,8 @@ export interface FileFoldResult {
   chains: number;
   /** False when the file repeats a key (ticker, adjustment, date): publish takes the general path. */
   folded: boolean;
+  /** True when the file's rows were in key order (ticker, adjustment, date): the fold sorted nothing. */
+  ordered: boolean;
 }
 
 /**
@@ -215,14 +225,10 @@ export async function foldFileChains(
             split = chains.map((c) => String(c.recs).split('\n'));
           }
           for (const [k, c] of chains.entries()) {
-            const recs = split[k]!;
-            let leaves = '';
             // The fold (ingest/quotes/chain.ts QuoteChainFold with one version per day): day 0's parent is the source leaf.
-            let head = t.source_leaf_hash;
-            for (const rec of recs) leaves += head = quoteLeafHash(t, head, recordSha256OfJson(rec));
             app.appendVarchar(String(c.ticker));
             app.appendVarchar(String(c.adjustment));
-            app.appendVarchar(leaves);
+            app.appendVarchar(foldChainLeaves(t, split[k]!));
             app.endRow();
           }
         }
@@ -246,14 +252,14 @@ export async function foldFileChains(
         $dataset::VARCHAR AS dataset, $content_sha256::VARCHAR AS content_sha256, c.day_index::INTEGER AS day_index,
         ${leaf} AS leaf_hash, ('0x' || substr(${leaf}, 1, 15))::BIGINT AS leaf_key
       ${body}
-    ) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`);
+    ) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, ${PART_ZSTD}, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`);
     copy.bindVarchar(copy.parameterIndex('dataset'), src.source);
     copy.bindVarchar(copy.parameterIndex('content_sha256'), src.content_sha256);
     await copy.run();
     copy.destroySync();
     const lines =
       await conn.prepare(`COPY (SELECT $source_order::VARCHAR AS source_order, $file::VARCHAR AS file, c.line::BIGINT AS line ${body})
-      TO ${quoteLiteral(tmpLines)} (FORMAT parquet, COMPRESSION zstd)`);
+      TO ${quoteLiteral(tmpLines)} (FORMAT parquet, ${PART_ZSTD})`);
     lines.bindVarchar(lines.parameterIndex('source_order'), sourceOrder);
     lines.bindVarchar(lines.parameterIndex('file'), key);
     await lines.run();
@@ -277,7 +283,7 @@ export async function foldFileChains(
     // The leaf keys of a folded file, sorted by key (about 0.25 s per 500k bars here; publish then sorts nothing).
     if (folded) {
       await conn.run(`COPY (SELECT leaf_key, ticker, adjustment, quote_date FROM read_parquet(${quoteLiteral(tmpFold)}) ORDER BY leaf_key)
-        TO ${quoteLiteral(tmpKeys)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE ${KEY_ROW_GROUP})`);
+        TO ${quoteLiteral(tmpKeys)} (FORMAT parquet, ${PART_ZSTD}, ROW_GROUP_SIZE ${KEY_ROW_GROUP})`);
     }
     const n = rowCount >= 0 ? rowCount : Number((await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_file_rows`))[0].n);
     const [{ chains }] = await queryRows(conn, `SELECT count(*)::BIGINT AS chains FROM read_parquet(${quoteLiteral(tmpChain)})`);
@@ -286,7 +292,7 @@ export async function foldFileChains(
     await rename(tmpChain, chainTarget);
     if (folded) await rename(tmpKeys, keysTarget);
     else await rm(keysTarget, { force: true });
-    return { rows: Number(n), chains: Number(chains), folded };
+    return { rows: Number(n), chains: Number(chains), folded, ordered };
   } finally {
     await conn.run('DROP TABLE IF EXISTS quote_file_rows; DROP TABLE IF EXISTS quote_file_leaves');
     await rm(tmpFold, { force: true });

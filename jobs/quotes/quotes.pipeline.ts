@@ -162,7 +162,7 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
       );
     // Record hashes, the chain fold and the served rows of this file, in this child (jobs/quotes/quotes-fold.ts).
     const folded = await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel));
-    return { rows: folded.rows, bad, folded: folded.folded };
+    return { rows: folded.rows, bad, folded: folded.folded, ordered: folded.ordered };
   });
   await ctx.run.writeRejects(
     rel,
@@ -178,7 +178,7 @@ async function processCsv(ctx: StepContext<z.infer<typeof filePayload>>): Promis
   return {
     rows: counts.rows,
     rejects: counts.bad.length,
-    detail: { format: layout.format, adjustment: layout.adjustment, folded: counts.folded },
+    detail: { format: layout.format, adjustment: layout.adjustment, folded: counts.folded, ordered: counts.ordered },
   };
 }
 
@@ -242,7 +242,7 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
     const dataset = adjustment === 'raw' ? 'polygon/aggs-1day-raw' : 'polygon/aggs-1day-adjusted';
     // The dataset (raw or adjusted aggregates) is known only after parsing.
     const src = { ...described, source: dataset };
-    const rows = await ctx.run.withScratch(async (conn) => {
+    const folded = await ctx.run.withScratch(async (conn) => {
       const bad = await loadPolygonRows(conn, lines, rel, adjustment, doc.ticker);
       if (bad > 0) {
         probe ??= parsePolygonAggs(await readFile(file), rel);
@@ -250,15 +250,19 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
           `CREATE TEMP TABLE quote_file_valid AS SELECT * FROM quote_file_rows WHERE ok; DROP TABLE quote_file_rows; ALTER TABLE quote_file_valid RENAME TO quote_file_rows`,
         );
       }
-      return (await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel))).rows;
+      return foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel));
     });
     const rejects = probe?.rejects ?? [];
     await ctx.run.writeRejects(
       rel,
       rejects.map((r) => ({ dataset, file: rel, line: r.line, reason: r.reason, raw: r.raw })),
     );
-    await ctx.run.recordSource(src, { rows, rejects: rejects.length }, rel);
-    return { rows, rejects: rejects.length, detail: { format: 'polygon-aggs', adjustment } };
+    await ctx.run.recordSource(src, { rows: folded.rows, rejects: rejects.length }, rel);
+    return {
+      rows: folded.rows,
+      rejects: rejects.length,
+      detail: { format: 'polygon-aggs', adjustment, folded: folded.folded, ordered: folded.ordered },
+    };
   } finally {
     await rm(lines, { force: true });
   }
@@ -357,20 +361,26 @@ async function loadPolygonRows(
     WITH u AS (
       SELECT json_extract(json, [${FIELDS.map((k) => `'$.${k}'`).join(', ')}])::VARCHAR[] AS x, row_number() OVER () - 1 AS line
       FROM ${empty ? `(SELECT NULL::JSON AS json WHERE false)` : `read_ndjson_objects(${quoteLiteral(lines)})`}
-    ), f AS (
+    ), f AS MATERIALIZED (
       -- String(r.T ?? doc.ticker ?? ''): a JSON null or a missing T falls back to the document's ticker.
       SELECT upper(replace(replace(trim(coalesce(${ticker}, $doc_ticker, '')), '.', '-'), '/', '-')) AS ticker,
              ${FIELDS.slice(1).map(num).join(', ')}, CAST(line AS BIGINT) AS line
       FROM u
+    ), days AS (
+      -- The New York date of each distinct instant, joined back: a file repeats each day's instant for every ticker, and
+      -- the time-zone conversion per row was ~0.14 s of CPU per 504,000-result file (about 0.02 s this way). The join
+      -- keeps the results' order here (one thread); were it not kept, the fold would sort (slower, the same rows).
+      SELECT t_ AS day_t, CAST(timezone('America/New_York', to_timestamp(t_ / 1000)) AS DATE) AS day
+      FROM (SELECT DISTINCT t_ FROM f WHERE t_ IS NOT NULL)
     )
     SELECT ticker,
-           CASE WHEN t_ IS NOT NULL THEN CAST(timezone('America/New_York', to_timestamp(t_ / 1000)) AS DATE) END AS quote_date,
+           days.day AS quote_date,
            $adjustment AS adjustment,
            ${r6('o')} AS open, ${r6('h')} AS high, ${r6('l')} AS low, ${r6('c')} AS close, ${round('v')} AS volume,
            ${r6('vw')} AS vwap, ${round('n')} AS trade_count, line,
            coalesce(t_ IS NOT NULL AND isfinite(o_) AND isfinite(h_) AND isfinite(l_) AND isfinite(c_) AND isfinite(v_)
                     AND ticker ~ '^[A-Z0-9][A-Z0-9.\\-]{0,14}$', false) AS ok
-    FROM f`);
+    FROM f LEFT JOIN days ON f.t_ = days.day_t`);
   stmt.bindVarchar(stmt.parameterIndex('adjustment'), adjustment);
   // String(doc.ticker): the document's ticker as JS would print it (null when absent).
   const t = docTicker === null || docTicker === undefined ? null : String(docTicker);

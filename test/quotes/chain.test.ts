@@ -4,6 +4,7 @@ import { hashCanonical, sha256Hex } from '../../lib/hash.ts';
 import { createLeaf, createSourceLeaf, verifyChain, type OriginLeaf } from '../../lib/origin.ts';
 import {
   chainBars,
+  foldChainLeaves,
   leafTemplate,
   quoteLeaf,
   quoteLeafHash,
@@ -39,6 +40,26 @@ describe('leafTemplate', () => {
       expect(quoteLeafHash(t, parent, rec)).toBe(ref.leaf_hash);
       expect(t.source_leaf_hash).toBe(createSourceLeaf({ ...s, byte_size: 0 }).leaf_hash);
     }
+  });
+});
+
+describe('foldChainLeaves (the per-file fold of the parse children)', () => {
+  it('gives each day the leaf of createLeaf, chained from the source leaf, for plain and escaped sources', () => {
+    const records = ['{"a":1}', '{"adjustment":"raw","close":10.5}', '{"ticker":"\u00c4"}', 'ÄÖ'];
+    for (const s of [src, { ...src, source_url: 'https://x.test/a?b="c"&d=\u00e9\u2028', retrieved_at: '2026-11-22T00:00:00.000Z' }]) {
+      const t = leafTemplate(s);
+      let parent = createSourceLeaf({ ...s, byte_size: 0 }).leaf_hash;
+      let want = '';
+      for (const r of records) {
+        parent = createLeaf({ kind: 'quote_day', ...s, record_sha256: sha256Hex(r), parent }).leaf_hash;
+        want += parent;
+      }
+      // Twice: the second call reuses the template's bytes.
+      expect(foldChainLeaves(t, records)).toBe(want);
+      expect(foldChainLeaves(t, records)).toBe(want);
+      expect(foldChainLeaves(t, [])).toBe('');
+    }
+    expect(() => foldChainLeaves(leafTemplate(src, false), records)).toThrow();
   });
 });
 
