@@ -22,6 +22,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, quoteIdentifier } from '../../lib/warehouse/duckdb.ts';
 import { textKeySql } from '../../lib/warehouse/packed-store.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import { type SortKey, sortedJoinSql, sortedJsonArraySql } from '../../lib/warehouse/sorted-list-sql.ts';
 
 /** Store names (packed/<name>.{tsv,idx} of the snapshot). */
 export const SERVING_STORES = {
@@ -78,15 +79,15 @@ function perCrashSql(row: string | null, keyCol: string, where: string): string 
   return `
     SELECT ${keyCol} AS k, crash_id, max(report_date) AS newest,
       arg_min(fatalities, report_seq_no) AS fatalities, arg_min(injuries, report_seq_no) AS injuries,
-      arg_min(tow_away, report_seq_no) AS tow_away${row ? `,\n      list(${row} ORDER BY report_seq_no) AS vehicles` : ''}
+      arg_min(tow_away, report_seq_no) AS tow_away${row ? `,\n      ${sortedJsonArraySql(`${row}::VARCHAR`, ['report_seq_no'])} AS vehicles` : ''}
     FROM crashes c WHERE ${where}
     GROUP BY ALL`;
 }
 /** count-crashes.sql's counts over the crashes of a group (each crash by its first vehicle row), as a JSON array. */
 const CRASH_COUNTS = `json_array(count(*)::INTEGER, (count(*) FILTER (WHERE fatalities > 0))::INTEGER,
   (count(*) FILTER (WHERE injuries > 0))::INTEGER, (count(*) FILTER (WHERE tow_away))::INTEGER)`;
-/** get-crash-page.sql's order of crashes. */
-const CRASH_ORDER = 'newest DESC NULLS LAST, crash_id';
+/** get-crash-page.sql's order of crashes (newest DESC NULLS LAST, crash_id). */
+const CRASH_ORDER: SortKey[] = [{ desc: 'newest', date: true }, 'crash_id'];
 
 /**
  * Entries of a long list are separated by a raw U+0001 (never found in JSON text, where control characters are
@@ -188,7 +189,7 @@ export async function deriveServingStores(
           (range) => `WITH pc AS (${perCrashSql(null, 'dot_number', `dot_number IS NOT NULL AND ${range}`)}),
              counts AS (SELECT k, ${CRASH_COUNTS} AS counts FROM pc GROUP BY k),
              vehicles AS (
-               SELECT c.dot_number AS k, string_agg(${crashRow}::VARCHAR, ${SEP} ORDER BY p.newest DESC NULLS LAST, p.crash_id, c.report_seq_no) AS v
+               SELECT c.dot_number AS k, ${sortedJoinSql(`${crashRow}::VARCHAR`, [{ desc: 'p.newest', date: true }, 'p.crash_id', 'c.report_seq_no'], SEP)} AS v
                FROM crashes c JOIN pc p ON p.k = c.dot_number AND p.crash_id = c.crash_id
                GROUP BY 1
              )
@@ -199,8 +200,10 @@ export async function deriveServingStores(
       await ctx.writePacked(
         SERVING_STORES.crashByVin,
         byVin.map(
-          (range) => `SELECT ${textKeySql('k')} AS key, to_json(list(json_array(k, counts, crashes) ORDER BY k))::VARCHAR
-           FROM (SELECT k, ${CRASH_COUNTS} AS counts, to_json(list(vehicles ORDER BY ${CRASH_ORDER})) AS crashes
+          (
+            range,
+          ) => `SELECT ${textKeySql('k')} AS key, ${sortedJsonArraySql(`'[' || to_json(k)::VARCHAR || ',' || counts || ',' || crashes || ']'`, ['k'])}
+           FROM (SELECT k, ${CRASH_COUNTS}::VARCHAR AS counts, ${sortedJsonArraySql('vehicles', CRASH_ORDER)} AS crashes
                  FROM (${perCrashSql(crashRow, 'vin', `vin IS NOT NULL AND ${range}`)}) GROUP BY k)
            GROUP BY key`,
         ),
