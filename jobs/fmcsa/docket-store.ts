@@ -12,6 +12,7 @@ import { hashCanonical } from '../../lib/hash.ts';
 import { queryRows } from '../../lib/warehouse/duckdb.ts';
 import { textKeySql } from '../../lib/warehouse/packed-store.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import { sortedJsonArraySql, sortedListSql } from '../../lib/warehouse/sorted-list-sql.ts';
 
 /** Store name (read by service/carriers). */
 export const CARRIER_BY_DOCKET = 'carrier_by_docket';
@@ -30,9 +31,10 @@ const DOCKETS = `SELECT DISTINCT dot_number, power_units, docket FROM (
   ) WHERE docket IS NOT NULL`;
 
 function passSql(lo: number, hi: number): string {
-  return `SELECT k, to_json(list(json_array(docket, dots) ORDER BY docket))::VARCHAR AS v
+  // Lists sorted by list_sort, not ordered aggregates (lib/warehouse/sorted-list-sql.ts: the same lists, a fraction of the CPU).
+  return `SELECT k, ${sortedJsonArraySql('json_array(docket, dots)::VARCHAR', ['docket'])} AS v
     FROM (
-      SELECT ${textKeySql('docket')} AS k, docket, list(dot_number ORDER BY power_units DESC NULLS LAST, dot_number) AS dots
+      SELECT ${textKeySql('docket')} AS k, docket, ${sortedListSql('dot_number', [{ desc: 'power_units' }, 'dot_number'])} AS dots
       FROM (${DOCKETS})
       WHERE ${textKeySql('docket')} >= ${lo} AND ${textKeySql('docket')} < ${hi}
       GROUP BY docket

@@ -37,11 +37,11 @@ export const SERVING_STORES = {
  * The per-DOT lists of carrier_records: table and order, the same as the route's queries (carriers.queries.ts);
  * ties on the date are ordered by the whole row's JSON (`to_json(t)`), in the queries and here alike.
  */
-const RECORD_ORDERS: Array<[table: string, order: string]> = [
-  ['sms_basics', 'segment, to_json(t)::VARCHAR'],
-  ['oos_orders', 'oos_date DESC NULLS LAST, to_json(t)::VARCHAR'],
-  ['enforcement_cases', 'case_open_date DESC NULLS LAST, to_json(t)::VARCHAR'],
-  ['revocations', 'serve_date DESC NULLS LAST, to_json(t)::VARCHAR'],
+const RECORD_ORDERS: Array<[table: string, order: SortKey[]]> = [
+  ['sms_basics', ['segment', 'to_json(t)::VARCHAR']],
+  ['oos_orders', [{ desc: 'oos_date', date: true }, 'to_json(t)::VARCHAR']],
+  ['enforcement_cases', [{ desc: 'case_open_date', date: true }, 'to_json(t)::VARCHAR']],
+  ['revocations', [{ desc: 'serve_date', date: true }, 'to_json(t)::VARCHAR']],
 ];
 
 /** JSON types of getRowObjectsJson that json_array renders the same way; BIGINT/DECIMAL (strings there) are cast. */
@@ -227,12 +227,15 @@ export async function deriveServingStores(
         SERVING_STORES.inspectionByDot,
         ranges.map(
           (range) => `WITH ii AS (SELECT * FROM inspections WHERE dot_number IS NOT NULL AND ${range}),
-                vs AS (SELECT inspection_id, list(${viol} ORDER BY seq_no) AS rows FROM violations v
+                vs AS (SELECT inspection_id, ${sortedJsonArraySql(`${viol}::VARCHAR`, ['seq_no'])} AS rows FROM violations v
                        WHERE inspection_id IN (SELECT inspection_id FROM ii) GROUP BY inspection_id),
-                us AS (SELECT inspection_id, list(${unit} ORDER BY insp_unit_number) AS rows FROM inspection_units u
+                us AS (SELECT inspection_id, ${sortedJsonArraySql(`${unit}::VARCHAR`, ['insp_unit_number'])} AS rows FROM inspection_units u
                        WHERE inspection_id IN (SELECT inspection_id FROM ii) GROUP BY inspection_id)
-           SELECT i.dot_number, count(*)::VARCHAR || ${SEP} || string_agg(json_array(${insp}, coalesce(vs.rows, []), coalesce(us.rows, []))::VARCHAR,
-             ${SEP} ORDER BY i.insp_date DESC NULLS LAST, i.inspection_id)
+           SELECT i.dot_number, count(*)::VARCHAR || ${SEP} || ${sortedJoinSql(
+             `'[' || ${insp}::VARCHAR || ',' || coalesce(vs.rows, '[]') || ',' || coalesce(us.rows, '[]') || ']'`,
+             [{ desc: 'i.insp_date', date: true }, 'i.inspection_id'],
+             SEP,
+           )}
            FROM ii i LEFT JOIN vs USING (inspection_id) LEFT JOIN us USING (inspection_id)
            GROUP BY i.dot_number`,
         ),
@@ -265,21 +268,25 @@ export async function deriveServingStores(
                WHERE (docket1 IS NOT NULL OR docket2 IS NOT NULL OR docket3 IS NOT NULL) AND ${range}) WHERE docket IS NOT NULL
            ),
            ins AS (
-             SELECT d.dot_number, list(${ins} ORDER BY i.effective_date DESC NULLS LAST, i.docket_number, i.ins_type_code,
-               i.ins_class_code, i.max_cov_amount_k, i.underl_lim_amount_k, i.policy_no, i.ins_form_code, i.name_company) AS rows
+             SELECT d.dot_number, ${sortedJsonArraySql(`${ins}::VARCHAR`, [
+               { desc: 'i.effective_date', date: true },
+               ...'docket_number ins_type_code ins_class_code max_cov_amount_k underl_lim_amount_k policy_no ins_form_code name_company'
+                 .split(' ')
+                 .map((c) => `i.${c}`),
+             ])} AS rows
              FROM dockets d JOIN insurance i USING (docket_number) GROUP BY d.dot_number
            ),
            auth AS (
-             SELECT dot_number, list(${auth} ORDER BY a.docket_number) AS rows FROM authority a
+             SELECT dot_number, ${sortedJsonArraySql(`${auth}::VARCHAR`, ['a.docket_number'])} AS rows FROM authority a
              WHERE dot_number IS NOT NULL AND ${range} GROUP BY dot_number
            )
-           SELECT dot_number, json_array(coalesce(auth.rows, []), coalesce(ins.rows, []))::VARCHAR
+           SELECT dot_number, '[' || coalesce(auth.rows, '[]') || ',' || coalesce(ins.rows, '[]') || ']'
            FROM auth FULL JOIN ins USING (dot_number)`,
         ),
       );
     });
   }
-  const records: Array<[table: string, row: string, order: string]> = [];
+  const records: Array<[table: string, row: string, order: SortKey[]]> = [];
   for (const [table, order] of RECORD_ORDERS) {
     const row = await jsonRowSql(conn, table, 't');
     if (!row) return linked;
@@ -308,11 +315,11 @@ export async function deriveServingStores(
         ranges.map((range) => {
           const lists = records.map(
             ([table, row, order]) =>
-              `SELECT dot_number, list(${row} ORDER BY ${order}) AS rows FROM ${table} t WHERE dot_number IS NOT NULL AND ${range} GROUP BY dot_number`,
+              `SELECT dot_number, ${sortedJsonArraySql(`${row}::VARCHAR`, order)} AS rows FROM ${table} t WHERE dot_number IS NOT NULL AND ${range} GROUP BY dot_number`,
           );
           return `WITH ${lists.map((q, i) => `r${i} AS (${q})`).join(', ')},
            dots AS (${lists.map((_q, i) => `SELECT dot_number FROM r${i}`).join(' UNION ')})
-           SELECT dot_number, json_array(${lists.map((_q, i) => `coalesce(r${i}.rows, [])`).join(', ')})::VARCHAR
+           SELECT dot_number, '[' || ${lists.map((_q, i) => `coalesce(r${i}.rows, '[]')`).join(" || ',' || ")} || ']'
            FROM dots ${lists.map((_q, i) => `LEFT JOIN r${i} USING (dot_number)`).join(' ')}`;
         }),
       );
