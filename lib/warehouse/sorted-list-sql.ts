@@ -7,7 +7,8 @@
  * crash rows). These helpers build the same list from the unordered `list()` of the items, picked in the order
  * `list_grade_up` gives for the `list()` of their sort keys (a struct of them when several: fields compared in
  * order, NULL fields last): ascending NULLS LAST per key, as `ORDER BY` gives by default. A descending key is negated (`desc`), so its NULLs stay last as `DESC NULLS LAST`
- * places them. Rows whose keys tie keep the order in which the group received them.
+ * places them. Rows whose keys tie keep the order in which the group received them (list_grade_up is stable in DuckDB
+ * 1.5, as measured with thousands of equal keys; an ordered aggregate specifies no order for ties either).
  */
 
 /** A sort key: an ascending NULLS LAST expression, or `{ desc }` for DESC NULLS LAST (a number or a DATE). */
@@ -21,7 +22,7 @@ function keySql(k: SortKey): string {
 /** A LIST of `item` over the group's rows in `keys` order: `list(item ORDER BY keys…)`. */
 export function sortedListSql(item: string, keys: readonly SortKey[]): string {
   // Two lists of one aggregation receive the group's rows in the same order; list_grade_up gives the positions that
-  // sort the keys (ties keep their order, as the ordered aggregate leaves them), list_select takes the items there.
+  // sort the keys (ties keep their order), list_select takes the items there.
   const sortKeys = keys.length === 1 ? keySql(keys[0]!) : `{${keys.map((k, i) => `'k${i}': ${keySql(k)}`).join(', ')}}`;
   return `list_select(list(${item}), list_grade_up(list(${sortKeys}), 'ASC', 'NULLS LAST'))`;
 }
