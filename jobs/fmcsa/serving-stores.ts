@@ -18,8 +18,11 @@
  *
  * Part reuse: a store whose source tables' parts are the previous snapshot's is linked, not written.
  */
+import { existsSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { queryRows, quoteIdentifier } from '../../lib/warehouse/duckdb.ts';
+import { queryRows, quoteIdentifier, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
 import { textKeySql } from '../../lib/warehouse/packed-store.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
 import { type SortKey, sortedJoinSql, sortedJsonArraySql } from '../../lib/warehouse/sorted-list-sql.ts';
@@ -75,12 +78,12 @@ async function jsonRowSql(conn: DuckDBConnection, table: string, alias: string):
  * Crash rows of one key (`keyCol` AS k) grouped per crash: its newest report date, the first vehicle row's counts
  * and (unless `row` is null) its vehicle rows by report_seq_no.
  */
-function perCrashSql(row: string | null, keyCol: string, where: string): string {
+function perCrashSql(row: string | null, keyCol: string, where: string, from = 'crashes'): string {
   return `
     SELECT ${keyCol} AS k, crash_id, max(report_date) AS newest,
       arg_min(fatalities, report_seq_no) AS fatalities, arg_min(injuries, report_seq_no) AS injuries,
       arg_min(tow_away, report_seq_no) AS tow_away${row ? `,\n      ${sortedJsonArraySql(`${row}::VARCHAR`, ['report_seq_no'])} AS vehicles` : ''}
-    FROM crashes c WHERE ${where}
+    FROM ${from} c WHERE ${where}
     GROUP BY ALL`;
 }
 /** count-crashes.sql's counts over the crashes of a group (each crash by its first vehicle row), as a JSON array. */
@@ -134,16 +137,30 @@ async function jsonBytes(conn: DuckDBConnection, rows: Array<[table: string, ali
  * integers, not request values.
  */
 async function keyRanges(conn: DuckDBConnection, from: string, key: string, bytes: number): Promise<string[]> {
+  return rangesOf(key, await keyCuts(conn, from, key, bytes));
+}
+
+/** `each` of every SELECT source of `passes`, in turn (lazily: a pass's files exist only while it runs). */
+async function* mapPasses(passes: AsyncIterable<string>, each: (source: string) => string): AsyncIterable<string> {
+  for await (const src of passes) yield each(src);
+}
+
+/** The cuts of keyRanges: pass i takes the keys in (cuts[i-1], cuts[i]], the last pass those above the last cut. */
+async function keyCuts(conn: DuckDBConnection, from: string, key: string, bytes: number): Promise<number[]> {
   const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM ${from}`);
   const k = Math.max(Math.ceil(bytes / (await passBytes(conn))), Math.ceil(Number(n) / storePasses.rows));
-  if (k <= 1) return ['true'];
+  if (k <= 1) return [];
   const fractions = Array.from({ length: k - 1 }, (_, i) => (i + 1) / k).join(', ');
-  const cuts = (
+  return (
     await queryRows(
       conn,
       `SELECT DISTINCT b FROM (SELECT unnest(quantile_disc(${key}, [${fractions}]))::BIGINT AS b FROM ${from}) WHERE b IS NOT NULL ORDER BY b`,
     )
   ).map((r) => Number(r.b));
+}
+
+/** The predicates on `key` of the passes between `cuts` (['true'] without cuts). */
+function rangesOf(key: string, cuts: number[]): string[] {
   const ranges: string[] = [];
   let low: number | null = null;
   for (const cut of cuts) {
@@ -152,6 +169,45 @@ async function keyRanges(conn: DuckDBConnection, from: string, key: string, byte
   }
   ranges.push(low == null ? 'true' : `(${key} > ${low})`);
   return ranges;
+}
+
+/**
+ * The passes of a store over `table` without reading the whole table once per pass (issue 22 item 4: at full
+ * scale the crash stores' 24 passes each scanned the 3.6 M crash rows and hashed every VIN again, 61 s of CPU).
+ * With more than one pass, the rows with a non-null `key` are first written once into one parquet file per pass
+ * (COPY … PARTITION_BY, a single scan, the key computed once per row) under `dir`; the sequence then gives, for
+ * each pass in turn, a FROM item reading only that pass's rows (`table` itself when there is one pass). The files
+ * are removed when the sequence ends. Memory: the partitioned write keeps one small
+ * row group per open file.
+ */
+async function* bucketedPasses(conn: DuckDBConnection, dir: string, table: string, key: string, cuts: number[]): AsyncIterable<string> {
+  if (cuts.length === 0) {
+    yield table;
+    return;
+  }
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true });
+  try {
+    const bucket = `CASE ${cuts.map((c, i) => `WHEN _pass_key <= ${c} THEN ${i}`).join(' ')} ELSE ${cuts.length} END`;
+    const [order] = (await conn.runAndReadAll(`SELECT current_setting('preserve_insertion_order')::BOOLEAN`)).getRows();
+    await conn.run(`SET preserve_insertion_order = false`);
+    try {
+      await conn.run(
+        `COPY (SELECT * EXCLUDE (_pass_key), ${bucket} AS _pass FROM (SELECT *, ${key} AS _pass_key FROM ${table}) WHERE _pass_key IS NOT NULL)
+         TO ${quoteLiteral(dir)} (FORMAT parquet, PARTITION_BY (_pass), ROW_GROUP_SIZE 16384, OVERWRITE_OR_IGNORE)`,
+      );
+    } finally {
+      await conn.run(`SET preserve_insertion_order = ${order?.[0] === false ? 'false' : 'true'}`);
+    }
+    for (let i = 0; i <= cuts.length; i++) {
+      const files = path.join(dir, `_pass=${i}`, '*.parquet');
+      // A pass whose range holds no row (distinct cuts never leave one empty, but be safe) has no directory.
+      if (!existsSync(path.join(dir, `_pass=${i}`))) continue;
+      yield `(SELECT * FROM read_parquet(${quoteLiteral(files)}, hive_partitioning = false))`;
+    }
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 }
 
 /**
@@ -182,29 +238,32 @@ export async function deriveServingStores(
       // One vehicle row per entry, in get-crash-page.sql's order (a crash's rows are adjacent: the route groups them by
       // crash_id, the entry's first value), so a DOT's rows are aggregated once (per-crash lists first cost 2.5x).
       const crashBytes = await jsonBytes(conn, [['crashes', 'c', crashRow]]);
-      const byDot = await keyRanges(conn, 'crashes', 'dot_number', crashBytes);
+      const tmp = path.join(ctx.run.dir, 'derive-passes');
+      const byDot = await keyCuts(conn, 'crashes', 'dot_number', crashBytes);
       await ctx.writePacked(
         SERVING_STORES.crashByDot,
-        byDot.map(
-          (range) => `WITH pc AS (${perCrashSql(null, 'dot_number', `dot_number IS NOT NULL AND ${range}`)}),
+        mapPasses(
+          bucketedPasses(conn, path.join(tmp, SERVING_STORES.crashByDot), 'crashes', 'dot_number', byDot),
+          (src) => `WITH pc AS (${perCrashSql(null, 'dot_number', 'dot_number IS NOT NULL', src)}),
              counts AS (SELECT k, ${CRASH_COUNTS} AS counts FROM pc GROUP BY k),
              vehicles AS (
                SELECT c.dot_number AS k, ${sortedJoinSql(`${crashRow}::VARCHAR`, [{ desc: 'p.newest', date: true }, 'p.crash_id', 'c.report_seq_no'], SEP)} AS v
-               FROM crashes c JOIN pc p ON p.k = c.dot_number AND p.crash_id = c.crash_id
+               FROM ${src} c JOIN pc p ON p.k = c.dot_number AND p.crash_id = c.crash_id
                GROUP BY 1
              )
            SELECT k, counts::VARCHAR || ${SEP} || v FROM counts JOIN vehicles USING (k)`,
         ),
       );
-      const byVin = await keyRanges(conn, 'crashes', textKeySql('vin'), crashBytes);
+      const byVin = await keyCuts(conn, 'crashes', textKeySql('vin'), crashBytes);
       await ctx.writePacked(
         SERVING_STORES.crashByVin,
-        byVin.map(
+        mapPasses(
+          bucketedPasses(conn, path.join(tmp, SERVING_STORES.crashByVin), 'crashes', textKeySql('vin'), byVin),
           (
-            range,
+            src,
           ) => `SELECT ${textKeySql('k')} AS key, ${sortedJsonArraySql(`'[' || to_json(k)::VARCHAR || ',' || counts || ',' || crashes || ']'`, ['k'])}
            FROM (SELECT k, ${CRASH_COUNTS}::VARCHAR AS counts, ${sortedJsonArraySql('vehicles', CRASH_ORDER)} AS crashes
-                 FROM (${perCrashSql(crashRow, 'vin', `vin IS NOT NULL AND ${range}`)}) GROUP BY k)
+                 FROM (${perCrashSql(crashRow, 'vin', 'vin IS NOT NULL', src)}) GROUP BY k)
            GROUP BY key`,
         ),
       );
@@ -222,11 +281,13 @@ export async function deriveServingStores(
         ['violations', 'v', viol],
         ['inspection_units', 'u', unit],
       ]);
-      const ranges = await keyRanges(conn, 'inspections', 'dot_number', bytes);
+      const cuts = await keyCuts(conn, 'inspections', 'dot_number', bytes);
+      const dir = path.join(ctx.run.dir, 'derive-passes', SERVING_STORES.inspectionByDot);
       await ctx.writePacked(
         SERVING_STORES.inspectionByDot,
-        ranges.map(
-          (range) => `WITH ii AS (SELECT * FROM inspections WHERE dot_number IS NOT NULL AND ${range}),
+        mapPasses(
+          bucketedPasses(conn, dir, 'inspections', 'dot_number', cuts),
+          (src) => `WITH ii AS (SELECT * FROM ${src} WHERE dot_number IS NOT NULL),
                 vs AS (SELECT inspection_id, ${sortedJsonArraySql(`${viol}::VARCHAR`, ['seq_no'])} AS rows FROM violations v
                        WHERE inspection_id IN (SELECT inspection_id FROM ii) GROUP BY inspection_id),
                 us AS (SELECT inspection_id, ${sortedJsonArraySql(`${unit}::VARCHAR`, ['insp_unit_number'])} AS rows FROM inspection_units u

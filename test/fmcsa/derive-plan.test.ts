@@ -7,9 +7,10 @@
  * give the lists an ordered aggregate gives, NULLs and descending dates included.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, tempDir } from '../helpers/env.ts';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { writeDocketStore } from '../../jobs/fmcsa/docket-store.ts';
-import { deriveServingStores, SERVING_STORES } from '../../jobs/fmcsa/serving-stores.ts';
+import { deriveServingStores, SERVING_STORES, storePasses } from '../../jobs/fmcsa/serving-stores.ts';
 import { CARRIER_BY_DOCKET } from '../../jobs/fmcsa/docket-store.ts';
 import { loadSql, openDatabase, queryRows } from '../../lib/warehouse/duckdb.ts';
 import type { PackedSelect } from '../../lib/warehouse/packed-store.ts';
@@ -52,6 +53,7 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
       return out;
     };
     const ctx = {
+      run: { dir: '/nonexistent' },
       samePartsAsPrevious: async () => false,
       linkPreviousPacked: async () => false,
       previous: null,
@@ -75,6 +77,51 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
     for (const [name, selects] of written) {
       expect(selects.length, name).toBeGreaterThan(0);
       for (const sql of selects) expect(orderedAggregates(await parsed(conn, sql)), name).toEqual([]);
+    }
+  });
+
+  it('reads a big table once however many passes a store takes: each pass reads its own file, not the table', async () => {
+    const dir = await tempDir('fmcsa-passes-');
+    const saved = storePasses.rows;
+    const seen = new Map<string, string[]>();
+    try {
+      await conn.run(`INSERT INTO crashes (crash_id, dot_number, vin, report_date, report_seq_no)
+        SELECT i, 1000 + i % 7, 'VIN' || i, DATE '2024-01-01' + i::INTEGER, 1 FROM range(40) t(i)`);
+      await conn.run(
+        `INSERT INTO inspections (inspection_id, dot_number, insp_date) SELECT i, 1000 + i, DATE '2024-01-01' FROM range(40) t(i)`,
+      );
+      storePasses.rows = 10;
+      const ctx = {
+        run: { dir },
+        samePartsAsPrevious: async () => false,
+        linkPreviousPacked: async () => false,
+        previous: null,
+        writePacked: async (name: string, select: PackedSelect) => {
+          const out: string[] = [];
+          // Each pass runs before the next is asked for (its file exists only then), as writePackedStore does.
+          for await (const sql of select as AsyncIterable<string>) {
+            await conn.run(`CREATE OR REPLACE TEMP TABLE pass_out AS ${sql}`);
+            out.push(sql);
+          }
+          seen.set(name, out);
+          return { records: 0, bytes: 0 };
+        },
+      } as unknown as DeriveContext;
+      await deriveServingStores(conn, ctx, async (_name, fn) => {
+        await fn();
+      });
+      for (const name of [SERVING_STORES.crashByDot, SERVING_STORES.crashByVin, SERVING_STORES.inspectionByDot]) {
+        const passes = seen.get(name) ?? [];
+        expect(passes.length, name).toBeGreaterThan(2);
+        for (const sql of passes) {
+          expect(sql, name).toMatch(/read_parquet\('[^']*_pass=\d+/);
+          expect(sql, name).not.toMatch(/FROM (crashes|inspections)\b/);
+        }
+      }
+    } finally {
+      storePasses.rows = saved;
+      await conn.run('DELETE FROM crashes; DELETE FROM inspections; DROP TABLE IF EXISTS pass_out');
+      await removeDir(dir);
     }
   });
 
