@@ -22,7 +22,7 @@ import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, quoteIdentifier } from '../../lib/warehouse/duckdb.ts';
 import { textKeySql } from '../../lib/warehouse/packed-store.ts';
-import { bucketedPasses, mapPasses } from '../../lib/warehouse/pass-files.ts';
+import { bucketedPasses, mapPasses, rangePasses } from '../../lib/warehouse/pass-files.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
 import { type SortKey, sortedJoinSql, sortedJsonArraySql } from '../../lib/warehouse/sorted-list-sql.ts';
 
@@ -194,11 +194,13 @@ export async function deriveServingStores(
       // crash_id, the entry's first value), so a DOT's rows are aggregated once (per-crash lists first cost 2.5x).
       const crashBytes = await jsonBytes(conn, [['crashes', 'c', crashRow]]);
       const tmp = path.join(ctx.run.dir, 'derive-passes');
-      const byDot = await keyCuts(conn, 'crashes', 'dot_number', crashBytes);
+      // By DOT: the crash file is in DOT order, so a pass's range filter skips the other passes' row groups; by VIN
+      // (an MD5 of it) no row group can be skipped, so the rows are written once into a file per pass.
+      const byDot = await keyRanges(conn, 'crashes', 'dot_number', crashBytes);
       await ctx.writePacked(
         SERVING_STORES.crashByDot,
         mapPasses(
-          bucketedPasses(conn, path.join(tmp, SERVING_STORES.crashByDot), 'crashes', 'dot_number', byDot),
+          rangePasses('crashes', byDot),
           (src) => `WITH pc AS (${perCrashSql(null, 'dot_number', 'dot_number IS NOT NULL', src)}),
              counts AS (SELECT k, ${CRASH_COUNTS} AS counts FROM pc GROUP BY k),
              vehicles AS (
@@ -236,12 +238,11 @@ export async function deriveServingStores(
         ['violations', 'v', viol],
         ['inspection_units', 'u', unit],
       ]);
-      const cuts = await keyCuts(conn, 'inspections', 'dot_number', bytes);
-      const dir = path.join(ctx.run.dir, 'derive-passes', SERVING_STORES.inspectionByDot);
+      const ranges = await keyRanges(conn, 'inspections', 'dot_number', bytes);
       await ctx.writePacked(
         SERVING_STORES.inspectionByDot,
         mapPasses(
-          bucketedPasses(conn, dir, 'inspections', 'dot_number', cuts),
+          rangePasses('inspections', ranges),
           (src) => `WITH ii AS (SELECT * FROM ${src} WHERE dot_number IS NOT NULL),
                 vs AS (SELECT inspection_id, ${sortedJsonArraySql(`${viol}::VARCHAR`, ['seq_no'])} AS rows FROM violations v
                        WHERE inspection_id IN (SELECT inspection_id FROM ii) GROUP BY inspection_id),
