@@ -5,7 +5,7 @@
  * stores' 24 passes each read the 3.6 M crash rows. Here the source is written once into one parquet file per pass.
  */
 import { existsSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteLiteral } from './duckdb.ts';
@@ -52,6 +52,8 @@ export async function* bucketedPasses(
     }
   } finally {
     await rm(dir, { recursive: true, force: true });
+    // The parent (a run's scratch folder for such files) goes too once empty: nothing of it is published.
+    await rmdir(path.dirname(dir)).catch(() => undefined);
   }
 }
 

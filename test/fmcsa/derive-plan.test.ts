@@ -6,6 +6,7 @@
  * to writePacked is parsed by DuckDB (json_serialize_sql) and searched for an aggregate with ORDER BY. The helpers
  * give the lists an ordered aggregate gives, NULLs and descending dates included.
  */
+import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
@@ -110,6 +111,8 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
       await deriveServingStores(conn, ctx, async (_name, fn) => {
         await fn();
       });
+      // The pass files are gone, and so is their folder: nothing of them is published with the snapshot.
+      expect(await readdir(dir)).toEqual([]);
       // By VIN (an MD5: no row group can be skipped) each pass reads its own file of the rows written once.
       const vin = seen.get(SERVING_STORES.crashByVin) ?? [];
       expect(vin.length).toBeGreaterThan(2);
