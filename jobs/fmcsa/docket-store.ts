@@ -7,11 +7,14 @@
  * previous snapshot when they are unchanged (fmcsa.pipeline.ts, derived-from.json stamps). Written in passes over key
  * ranges (list states cannot spill).
  */
+import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { hashCanonical } from '../../lib/hash.ts';
 import { queryRows } from '../../lib/warehouse/duckdb.ts';
 import { textKeySql } from '../../lib/warehouse/packed-store.ts';
+import { bucketedPasses, mapPasses } from '../../lib/warehouse/pass-files.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import { sortedJsonArraySql, sortedListSql } from '../../lib/warehouse/sorted-list-sql.ts';
 
 /** Store name (read by service/carriers). */
 export const CARRIER_BY_DOCKET = 'carrier_by_docket';
@@ -29,26 +32,29 @@ const DOCKETS = `SELECT DISTINCT dot_number, power_units, docket FROM (
     UNION ALL SELECT dot_number, power_units, docket3 FROM carriers
   ) WHERE docket IS NOT NULL`;
 
-function passSql(lo: number, hi: number): string {
-  return `SELECT k, to_json(list(json_array(docket, dots) ORDER BY docket))::VARCHAR AS v
+function passSql(source: string): string {
+  // Lists sorted by list_sort, not ordered aggregates (lib/warehouse/sorted-list-sql.ts: the same lists, a fraction of the CPU).
+  return `SELECT k, ${sortedJsonArraySql('json_array(docket, dots)::VARCHAR', ['docket'])} AS v
     FROM (
-      SELECT ${textKeySql('docket')} AS k, docket, list(dot_number ORDER BY power_units DESC NULLS LAST, dot_number) AS dots
-      FROM (${DOCKETS})
-      WHERE ${textKeySql('docket')} >= ${lo} AND ${textKeySql('docket')} < ${hi}
+      SELECT ${textKeySql('docket')} AS k, docket, ${sortedListSql('dot_number', [{ desc: 'power_units' }, 'dot_number'])} AS dots
+      FROM ${source}
       GROUP BY docket
     )
     GROUP BY k`;
 }
 
 /** How the store is computed (its SQL): the stamp of derived-from.json. */
-export const DOCKET_STORE_STAMP = hashCanonical({ pass: passSql(0, 0), format: 'packed-store' });
+export const DOCKET_STORE_STAMP = hashCanonical({ pass: passSql(`(${DOCKETS})`), format: 'packed-store' });
 
 /** Writes carrier_by_docket from the carriers table. */
 export async function writeDocketStore(conn: DuckDBConnection, ctx: DeriveContext): Promise<void> {
   const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM (${DOCKETS})`);
   const passes = Math.max(1, Math.ceil(Number(n) / docketPasses.rows));
   const step = Math.ceil(KEY_SPACE / passes);
-  const selects: string[] = [];
-  for (let lo = 0; lo < KEY_SPACE; lo += step) selects.push(passSql(lo, Math.min(KEY_SPACE, lo + step)));
-  await ctx.writePacked(CARRIER_BY_DOCKET, selects);
+  // Pass i takes the keys in [i·step, (i+1)·step): the docket rows are written once into a file per pass
+  // (lib/warehouse/pass-files.ts), not computed again from every carrier by each pass.
+  const cuts: number[] = [];
+  for (let hi = step; hi < KEY_SPACE; hi += step) cuts.push(hi - 1);
+  const dir = path.join(ctx.run.dir, 'derive-passes', CARRIER_BY_DOCKET);
+  await ctx.writePacked(CARRIER_BY_DOCKET, mapPasses(bucketedPasses(conn, dir, `(${DOCKETS})`, textKeySql('docket'), cuts), passSql));
 }

@@ -8,8 +8,10 @@
  * above a score are a prefix of every list), read from that block. Only the codes of the risk model and 2-letter
  * states get a list (the route accepts no other); the total of a filter with no list is 0.
  */
+import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteLiteral, queryRows } from '../../lib/warehouse/duckdb.ts';
+import { bucketedPasses, mapPasses } from '../../lib/warehouse/pass-files.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
 import {
   RATINGS,
@@ -65,13 +67,15 @@ export async function writeRedFlagStores(conn: DuckDBConnection, ctx: DeriveCont
     last = Number(f);
   }
   if (from !== null) ranges.push([from, last]);
-  await ctx.writePacked(
-    RED_FLAG_STORES.lists,
-    ranges
-      .map(
-        ([lo, hi]) => `WITH entries AS (
+  // The entries are written once into a file per pass (lib/warehouse/pass-files.ts), not computed again from every
+  // flagged carrier by each pass; pass i takes the filters up to its range's last.
+  const cuts = ranges.slice(0, -1).map(([, hi]) => hi);
+  const dir = path.join(ctx.run.dir, 'derive-passes', RED_FLAG_STORES.lists);
+  const passes = mapPasses(
+    bucketedPasses(conn, dir, `(${keyed})`, 'f', cuts),
+    (source) => `WITH entries AS (
             SELECT f, g, risk_score, ((row_number() OVER (PARTITION BY f ORDER BY g) - 1) // ${RED_FLAG_BLOCK})::INTEGER AS b
-            FROM (${keyed}) WHERE f BETWEEN ${lo} AND ${hi}
+            FROM ${source}
           ), blocks AS (
             SELECT f, b, list(g ORDER BY g) AS gs, list(risk_score ORDER BY g) AS scores, count(*) AS n
             FROM entries GROUP BY f, b
@@ -79,9 +83,12 @@ export async function writeRedFlagStores(conn: DuckDBConnection, ctx: DeriveCont
           SELECT (f * ${SLOTS} + 1 + b)::INTEGER AS k, json_array(gs, scores)::VARCHAR AS v FROM blocks
           UNION ALL
           SELECT (f * ${SLOTS})::INTEGER, json_array(sum(n)::BIGINT, list(scores[1] ORDER BY b))::VARCHAR FROM blocks GROUP BY f`,
-      )
-      .concat([`SELECT ${RED_FLAG_CODES_KEY}::INTEGER AS k, to_json([${codes.map(quoteLiteral).join(', ')}]::VARCHAR[])::VARCHAR AS v`]),
   );
+  async function* withCodes(): AsyncIterable<string> {
+    yield* passes;
+    yield `SELECT ${RED_FLAG_CODES_KEY}::INTEGER AS k, to_json([${codes.map(quoteLiteral).join(', ')}]::VARCHAR[])::VARCHAR AS v`;
+  }
+  await ctx.writePacked(RED_FLAG_STORES.lists, withCodes());
   await ctx.writePacked(RED_FLAG_STORES.rows, `SELECT g, json_array(${RED_FLAG_ROW_COLUMNS.join(', ')})::VARCHAR AS v FROM red_flag_rows`);
   return true;
 }

@@ -18,10 +18,13 @@
  *
  * Part reuse: a store whose source tables' parts are the previous snapshot's is linked, not written.
  */
+import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, quoteIdentifier } from '../../lib/warehouse/duckdb.ts';
 import { textKeySql } from '../../lib/warehouse/packed-store.ts';
+import { bucketedPasses, mapPasses, rangePasses } from '../../lib/warehouse/pass-files.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import { type SortKey, sortedJoinSql, sortedJsonArraySql } from '../../lib/warehouse/sorted-list-sql.ts';
 
 /** Store names (packed/<name>.{tsv,idx} of the snapshot). */
 export const SERVING_STORES = {
@@ -36,11 +39,11 @@ export const SERVING_STORES = {
  * The per-DOT lists of carrier_records: table and order, the same as the route's queries (carriers.queries.ts);
  * ties on the date are ordered by the whole row's JSON (`to_json(t)`), in the queries and here alike.
  */
-const RECORD_ORDERS: Array<[table: string, order: string]> = [
-  ['sms_basics', 'segment, to_json(t)::VARCHAR'],
-  ['oos_orders', 'oos_date DESC NULLS LAST, to_json(t)::VARCHAR'],
-  ['enforcement_cases', 'case_open_date DESC NULLS LAST, to_json(t)::VARCHAR'],
-  ['revocations', 'serve_date DESC NULLS LAST, to_json(t)::VARCHAR'],
+const RECORD_ORDERS: Array<[table: string, order: SortKey[]]> = [
+  ['sms_basics', ['segment', 'to_json(t)::VARCHAR']],
+  ['oos_orders', [{ desc: 'oos_date', date: true }, 'to_json(t)::VARCHAR']],
+  ['enforcement_cases', [{ desc: 'case_open_date', date: true }, 'to_json(t)::VARCHAR']],
+  ['revocations', [{ desc: 'serve_date', date: true }, 'to_json(t)::VARCHAR']],
 ];
 
 /** JSON types of getRowObjectsJson that json_array renders the same way; BIGINT/DECIMAL (strings there) are cast. */
@@ -74,19 +77,19 @@ async function jsonRowSql(conn: DuckDBConnection, table: string, alias: string):
  * Crash rows of one key (`keyCol` AS k) grouped per crash: its newest report date, the first vehicle row's counts
  * and (unless `row` is null) its vehicle rows by report_seq_no.
  */
-function perCrashSql(row: string | null, keyCol: string, where: string): string {
+function perCrashSql(row: string | null, keyCol: string, where: string, from = 'crashes'): string {
   return `
     SELECT ${keyCol} AS k, crash_id, max(report_date) AS newest,
       arg_min(fatalities, report_seq_no) AS fatalities, arg_min(injuries, report_seq_no) AS injuries,
-      arg_min(tow_away, report_seq_no) AS tow_away${row ? `,\n      list(${row} ORDER BY report_seq_no) AS vehicles` : ''}
-    FROM crashes c WHERE ${where}
+      arg_min(tow_away, report_seq_no) AS tow_away${row ? `,\n      ${sortedJsonArraySql(`${row}::VARCHAR`, ['report_seq_no'])} AS vehicles` : ''}
+    FROM ${from} c WHERE ${where}
     GROUP BY ALL`;
 }
 /** count-crashes.sql's counts over the crashes of a group (each crash by its first vehicle row), as a JSON array. */
 const CRASH_COUNTS = `json_array(count(*)::INTEGER, (count(*) FILTER (WHERE fatalities > 0))::INTEGER,
   (count(*) FILTER (WHERE injuries > 0))::INTEGER, (count(*) FILTER (WHERE tow_away))::INTEGER)`;
-/** get-crash-page.sql's order of crashes. */
-const CRASH_ORDER = 'newest DESC NULLS LAST, crash_id';
+/** get-crash-page.sql's order of crashes (newest DESC NULLS LAST, crash_id). */
+const CRASH_ORDER: SortKey[] = [{ desc: 'newest', date: true }, 'crash_id'];
 
 /**
  * Entries of a long list are separated by a raw U+0001 (never found in JSON text, where control characters are
@@ -133,16 +136,25 @@ async function jsonBytes(conn: DuckDBConnection, rows: Array<[table: string, ali
  * integers, not request values.
  */
 async function keyRanges(conn: DuckDBConnection, from: string, key: string, bytes: number): Promise<string[]> {
+  return rangesOf(key, await keyCuts(conn, from, key, bytes));
+}
+
+/** The cuts of keyRanges: pass i takes the keys in (cuts[i-1], cuts[i]], the last pass those above the last cut. */
+async function keyCuts(conn: DuckDBConnection, from: string, key: string, bytes: number): Promise<number[]> {
   const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM ${from}`);
   const k = Math.max(Math.ceil(bytes / (await passBytes(conn))), Math.ceil(Number(n) / storePasses.rows));
-  if (k <= 1) return ['true'];
+  if (k <= 1) return [];
   const fractions = Array.from({ length: k - 1 }, (_, i) => (i + 1) / k).join(', ');
-  const cuts = (
+  return (
     await queryRows(
       conn,
       `SELECT DISTINCT b FROM (SELECT unnest(quantile_disc(${key}, [${fractions}]))::BIGINT AS b FROM ${from}) WHERE b IS NOT NULL ORDER BY b`,
     )
   ).map((r) => Number(r.b));
+}
+
+/** The predicates on `key` of the passes between `cuts` (['true'] without cuts). */
+function rangesOf(key: string, cuts: number[]): string[] {
   const ranges: string[] = [];
   let low: number | null = null;
   for (const cut of cuts) {
@@ -181,27 +193,34 @@ export async function deriveServingStores(
       // One vehicle row per entry, in get-crash-page.sql's order (a crash's rows are adjacent: the route groups them by
       // crash_id, the entry's first value), so a DOT's rows are aggregated once (per-crash lists first cost 2.5x).
       const crashBytes = await jsonBytes(conn, [['crashes', 'c', crashRow]]);
+      const tmp = path.join(ctx.run.dir, 'derive-passes');
+      // By DOT: the crash file is in DOT order, so a pass's range filter skips the other passes' row groups; by VIN
+      // (an MD5 of it) no row group can be skipped, so the rows are written once into a file per pass.
       const byDot = await keyRanges(conn, 'crashes', 'dot_number', crashBytes);
       await ctx.writePacked(
         SERVING_STORES.crashByDot,
-        byDot.map(
-          (range) => `WITH pc AS (${perCrashSql(null, 'dot_number', `dot_number IS NOT NULL AND ${range}`)}),
+        mapPasses(
+          rangePasses('crashes', byDot),
+          (src) => `WITH pc AS (${perCrashSql(null, 'dot_number', 'dot_number IS NOT NULL', src)}),
              counts AS (SELECT k, ${CRASH_COUNTS} AS counts FROM pc GROUP BY k),
              vehicles AS (
-               SELECT c.dot_number AS k, string_agg(${crashRow}::VARCHAR, ${SEP} ORDER BY p.newest DESC NULLS LAST, p.crash_id, c.report_seq_no) AS v
-               FROM crashes c JOIN pc p ON p.k = c.dot_number AND p.crash_id = c.crash_id
+               SELECT c.dot_number AS k, ${sortedJoinSql(`${crashRow}::VARCHAR`, [{ desc: 'p.newest', date: true }, 'p.crash_id', 'c.report_seq_no'], SEP)} AS v
+               FROM ${src} c JOIN pc p ON p.k = c.dot_number AND p.crash_id = c.crash_id
                GROUP BY 1
              )
            SELECT k, counts::VARCHAR || ${SEP} || v FROM counts JOIN vehicles USING (k)`,
         ),
       );
-      const byVin = await keyRanges(conn, 'crashes', textKeySql('vin'), crashBytes);
+      const byVin = await keyCuts(conn, 'crashes', textKeySql('vin'), crashBytes);
       await ctx.writePacked(
         SERVING_STORES.crashByVin,
-        byVin.map(
-          (range) => `SELECT ${textKeySql('k')} AS key, to_json(list(json_array(k, counts, crashes) ORDER BY k))::VARCHAR
-           FROM (SELECT k, ${CRASH_COUNTS} AS counts, to_json(list(vehicles ORDER BY ${CRASH_ORDER})) AS crashes
-                 FROM (${perCrashSql(crashRow, 'vin', `vin IS NOT NULL AND ${range}`)}) GROUP BY k)
+        mapPasses(
+          bucketedPasses(conn, path.join(tmp, SERVING_STORES.crashByVin), 'crashes', textKeySql('vin'), byVin),
+          (
+            src,
+          ) => `SELECT ${textKeySql('k')} AS key, ${sortedJsonArraySql(`'[' || to_json(k)::VARCHAR || ',' || counts || ',' || crashes || ']'`, ['k'])}
+           FROM (SELECT k, ${CRASH_COUNTS}::VARCHAR AS counts, ${sortedJsonArraySql('vehicles', CRASH_ORDER)} AS crashes
+                 FROM (${perCrashSql(crashRow, 'vin', 'vin IS NOT NULL', src)}) GROUP BY k)
            GROUP BY key`,
         ),
       );
@@ -222,14 +241,18 @@ export async function deriveServingStores(
       const ranges = await keyRanges(conn, 'inspections', 'dot_number', bytes);
       await ctx.writePacked(
         SERVING_STORES.inspectionByDot,
-        ranges.map(
-          (range) => `WITH ii AS (SELECT * FROM inspections WHERE dot_number IS NOT NULL AND ${range}),
-                vs AS (SELECT inspection_id, list(${viol} ORDER BY seq_no) AS rows FROM violations v
+        mapPasses(
+          rangePasses('inspections', ranges),
+          (src) => `WITH ii AS (SELECT * FROM ${src} WHERE dot_number IS NOT NULL),
+                vs AS (SELECT inspection_id, ${sortedJsonArraySql(`${viol}::VARCHAR`, ['seq_no'])} AS rows FROM violations v
                        WHERE inspection_id IN (SELECT inspection_id FROM ii) GROUP BY inspection_id),
-                us AS (SELECT inspection_id, list(${unit} ORDER BY insp_unit_number) AS rows FROM inspection_units u
+                us AS (SELECT inspection_id, ${sortedJsonArraySql(`${unit}::VARCHAR`, ['insp_unit_number'])} AS rows FROM inspection_units u
                        WHERE inspection_id IN (SELECT inspection_id FROM ii) GROUP BY inspection_id)
-           SELECT i.dot_number, count(*)::VARCHAR || ${SEP} || string_agg(json_array(${insp}, coalesce(vs.rows, []), coalesce(us.rows, []))::VARCHAR,
-             ${SEP} ORDER BY i.insp_date DESC NULLS LAST, i.inspection_id)
+           SELECT i.dot_number, count(*)::VARCHAR || ${SEP} || ${sortedJoinSql(
+             `'[' || ${insp}::VARCHAR || ',' || coalesce(vs.rows, '[]') || ',' || coalesce(us.rows, '[]') || ']'`,
+             [{ desc: 'i.insp_date', date: true }, 'i.inspection_id'],
+             SEP,
+           )}
            FROM ii i LEFT JOIN vs USING (inspection_id) LEFT JOIN us USING (inspection_id)
            GROUP BY i.dot_number`,
         ),
@@ -262,21 +285,25 @@ export async function deriveServingStores(
                WHERE (docket1 IS NOT NULL OR docket2 IS NOT NULL OR docket3 IS NOT NULL) AND ${range}) WHERE docket IS NOT NULL
            ),
            ins AS (
-             SELECT d.dot_number, list(${ins} ORDER BY i.effective_date DESC NULLS LAST, i.docket_number, i.ins_type_code,
-               i.ins_class_code, i.max_cov_amount_k, i.underl_lim_amount_k, i.policy_no, i.ins_form_code, i.name_company) AS rows
+             SELECT d.dot_number, ${sortedJsonArraySql(`${ins}::VARCHAR`, [
+               { desc: 'i.effective_date', date: true },
+               ...'docket_number ins_type_code ins_class_code max_cov_amount_k underl_lim_amount_k policy_no ins_form_code name_company'
+                 .split(' ')
+                 .map((c) => `i.${c}`),
+             ])} AS rows
              FROM dockets d JOIN insurance i USING (docket_number) GROUP BY d.dot_number
            ),
            auth AS (
-             SELECT dot_number, list(${auth} ORDER BY a.docket_number) AS rows FROM authority a
+             SELECT dot_number, ${sortedJsonArraySql(`${auth}::VARCHAR`, ['a.docket_number'])} AS rows FROM authority a
              WHERE dot_number IS NOT NULL AND ${range} GROUP BY dot_number
            )
-           SELECT dot_number, json_array(coalesce(auth.rows, []), coalesce(ins.rows, []))::VARCHAR
+           SELECT dot_number, '[' || coalesce(auth.rows, '[]') || ',' || coalesce(ins.rows, '[]') || ']'
            FROM auth FULL JOIN ins USING (dot_number)`,
         ),
       );
     });
   }
-  const records: Array<[table: string, row: string, order: string]> = [];
+  const records: Array<[table: string, row: string, order: SortKey[]]> = [];
   for (const [table, order] of RECORD_ORDERS) {
     const row = await jsonRowSql(conn, table, 't');
     if (!row) return linked;
@@ -305,11 +332,11 @@ export async function deriveServingStores(
         ranges.map((range) => {
           const lists = records.map(
             ([table, row, order]) =>
-              `SELECT dot_number, list(${row} ORDER BY ${order}) AS rows FROM ${table} t WHERE dot_number IS NOT NULL AND ${range} GROUP BY dot_number`,
+              `SELECT dot_number, ${sortedJsonArraySql(`${row}::VARCHAR`, order)} AS rows FROM ${table} t WHERE dot_number IS NOT NULL AND ${range} GROUP BY dot_number`,
           );
           return `WITH ${lists.map((q, i) => `r${i} AS (${q})`).join(', ')},
            dots AS (${lists.map((_q, i) => `SELECT dot_number FROM r${i}`).join(' UNION ')})
-           SELECT dot_number, json_array(${lists.map((_q, i) => `coalesce(r${i}.rows, [])`).join(', ')})::VARCHAR
+           SELECT dot_number, '[' || ${lists.map((_q, i) => `coalesce(r${i}.rows, '[]')`).join(" || ',' || ")} || ']'
            FROM dots ${lists.map((_q, i) => `LEFT JOIN r${i} USING (dot_number)`).join(' ')}`;
         }),
       );

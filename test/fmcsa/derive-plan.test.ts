@@ -1,0 +1,164 @@
+/**
+ * The FMCSA derive's plan (issue 22 item 4; no timings: speed is `npm run bench -- fmcsa`): the packed stores whose
+ * groups are many and small (one per DOT, VIN, docket, inspection) build their ordered lists with list_sort
+ * (lib/warehouse/sorted-list-sql.ts), never with an ordered aggregate, whose per-group sort state cost 5-10x the
+ * aggregate (crash_by_vin alone was a third of the derive's CPU at medium scale). The SQL each store writer hands
+ * to writePacked is parsed by DuckDB (json_serialize_sql) and searched for an aggregate with ORDER BY. The helpers
+ * give the lists an ordered aggregate gives, NULLs and descending dates included.
+ */
+import { readdir } from 'node:fs/promises';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { removeDir, tempDir } from '../helpers/env.ts';
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { writeDocketStore } from '../../jobs/fmcsa/docket-store.ts';
+import { deriveServingStores, SERVING_STORES, storePasses } from '../../jobs/fmcsa/serving-stores.ts';
+import { CARRIER_BY_DOCKET } from '../../jobs/fmcsa/docket-store.ts';
+import { loadSql, openDatabase, queryRows } from '../../lib/warehouse/duckdb.ts';
+import type { PackedSelect } from '../../lib/warehouse/packed-store.ts';
+import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import { sortedJoinSql, sortedJsonArraySql, sortedListSql } from '../../lib/warehouse/sorted-list-sql.ts';
+
+/** Names of the aggregate calls with an ORDER BY in a parsed statement (json_serialize_sql's tree). */
+function orderedAggregates(node: unknown, found: string[] = []): string[] {
+  if (Array.isArray(node)) for (const n of node) orderedAggregates(n, found);
+  else if (node && typeof node === 'object') {
+    const o = node as Record<string, unknown>;
+    const orders = (o.order_bys as { orders?: unknown[] } | undefined)?.orders;
+    if (o.class === 'FUNCTION' && Array.isArray(orders) && orders.length > 0) found.push(String(o.function_name));
+    for (const v of Object.values(o)) orderedAggregates(v, found);
+  }
+  return found;
+}
+
+async function parsed(conn: DuckDBConnection, sql: string): Promise<unknown> {
+  const [{ j }] = await queryRows(conn, `SELECT json_serialize_sql(${`'${sql.replaceAll("'", "''")}'`})::VARCHAR AS j`);
+  const tree = JSON.parse(String(j)) as { error?: boolean; error_message?: string };
+  if (tree.error) throw new Error(`not parsed: ${tree.error_message}`);
+  return tree;
+}
+
+describe('FMCSA derive plan: store lists without ordered aggregates', () => {
+  let db: DuckDBInstance;
+  let conn: DuckDBConnection;
+  const written = new Map<string, string[]>();
+
+  beforeAll(async () => {
+    db = await openDatabase(':memory:');
+    conn = await db.connect();
+    // The domain's tables, empty: the writers read their columns (DESCRIBE) and build the same SQL at any size.
+    await conn.run(loadSql('../../jobs/fmcsa/tables.sql', import.meta.url));
+    const collect = async (select: PackedSelect) => {
+      const out: string[] = [];
+      if (typeof select === 'string') out.push(select);
+      else for await (const s of select as AsyncIterable<string>) out.push(s);
+      return out;
+    };
+    const ctx = {
+      run: { dir: '/nonexistent' },
+      samePartsAsPrevious: async () => false,
+      linkPreviousPacked: async () => false,
+      previous: null,
+      writePacked: async (name: string, select: PackedSelect) => {
+        written.set(name, await collect(select));
+        return { records: 0, bytes: 0 };
+      },
+    } as unknown as DeriveContext;
+    await deriveServingStores(conn, ctx, async (_name, fn) => {
+      await fn();
+    });
+    await writeDocketStore(conn, ctx);
+  });
+  afterAll(() => {
+    conn?.closeSync();
+    db?.closeSync();
+  });
+
+  it('writes every per-key store, each from SQL with no ORDER BY inside an aggregate', async () => {
+    expect([...written.keys()].sort()).toEqual([...Object.values(SERVING_STORES), CARRIER_BY_DOCKET].sort());
+    for (const [name, selects] of written) {
+      expect(selects.length, name).toBeGreaterThan(0);
+      for (const sql of selects) expect(orderedAggregates(await parsed(conn, sql)), name).toEqual([]);
+    }
+  });
+
+  it('never reads a whole big table per pass: each pass reads its own file (by VIN) or its DOT range (by DOT)', async () => {
+    const dir = await tempDir('fmcsa-passes-');
+    const saved = storePasses.rows;
+    const seen = new Map<string, string[]>();
+    try {
+      await conn.run(`INSERT INTO crashes (crash_id, dot_number, vin, report_date, report_seq_no)
+        SELECT i, 1000 + i % 7, 'VIN' || i, DATE '2024-01-01' + i::INTEGER, 1 FROM range(40) t(i)`);
+      await conn.run(
+        `INSERT INTO inspections (inspection_id, dot_number, insp_date) SELECT i, 1000 + i, DATE '2024-01-01' FROM range(40) t(i)`,
+      );
+      storePasses.rows = 10;
+      const ctx = {
+        run: { dir },
+        samePartsAsPrevious: async () => false,
+        linkPreviousPacked: async () => false,
+        previous: null,
+        writePacked: async (name: string, select: PackedSelect) => {
+          const out: string[] = [];
+          // Each pass runs before the next is asked for (its file exists only then), as writePackedStore does.
+          for await (const sql of select as AsyncIterable<string>) {
+            await conn.run(`CREATE OR REPLACE TEMP TABLE pass_out AS ${sql}`);
+            out.push(sql);
+          }
+          seen.set(name, out);
+          return { records: 0, bytes: 0 };
+        },
+      } as unknown as DeriveContext;
+      await deriveServingStores(conn, ctx, async (_name, fn) => {
+        await fn();
+      });
+      // The pass files are gone, and so is their folder: nothing of them is published with the snapshot.
+      expect(await readdir(dir)).toEqual([]);
+      // By VIN (an MD5: no row group can be skipped) each pass reads its own file of the rows written once.
+      const vin = seen.get(SERVING_STORES.crashByVin) ?? [];
+      expect(vin.length).toBeGreaterThan(2);
+      for (const sql of vin) {
+        expect(sql).toMatch(/read_parquet\('[^']*_pass=\d+/);
+        expect(sql).not.toMatch(/FROM crashes\b/);
+      }
+      // By DOT (the files are in DOT order) each pass filters its table by its DOT range, every read of it included.
+      for (const [name, table] of [
+        [SERVING_STORES.crashByDot, 'crashes'],
+        [SERVING_STORES.inspectionByDot, 'inspections'],
+      ] as const) {
+        const passes = seen.get(name) ?? [];
+        expect(passes.length, name).toBeGreaterThan(2);
+        for (const sql of passes) {
+          const reads = sql.match(new RegExp(`FROM \\(?(SELECT \\* FROM )?${table}\\b[^)]*`, 'g')) ?? [];
+          expect(reads.length, name).toBeGreaterThan(0);
+          for (const r of reads) expect(r, name).toMatch(/WHERE \(dot_number (<=|>) \d+/);
+        }
+      }
+    } finally {
+      storePasses.rows = saved;
+      await conn.run('DELETE FROM crashes; DELETE FROM inspections; DROP TABLE IF EXISTS pass_out');
+      await removeDir(dir);
+    }
+  });
+
+  it('finds an ordered aggregate where there is one (the guard can fail)', async () => {
+    expect(orderedAggregates(await parsed(conn, 'SELECT k, list(x ORDER BY y DESC) FROM t GROUP BY k'))).toEqual(['list']);
+    expect(orderedAggregates(await parsed(conn, 'SELECT k, list(x) FROM t GROUP BY k'))).toEqual([]);
+  });
+
+  it('gives the lists of the ordered aggregates: NULL keys last, descending dates and numbers, joined texts', async () => {
+    await conn.run(`CREATE TEMP TABLE s AS SELECT * FROM (VALUES
+      (1, 'a', DATE '2024-01-02', 5, '{"a":1}'), (1, 'b', NULL, 7, '[2,"x"]'), (1, 'c', DATE '2025-06-01', NULL, '"é\\u0001"'),
+      (1, 'd', DATE '2023-03-04', 5, 'null'), (2, 'e', NULL, NULL, '[]'), (1, 'f', DATE '2024-01-02', 9, '{}')) t(k, x, d, n, j)`);
+    const cases: Array<[string, string]> = [
+      [sortedListSql('x', [{ desc: 'd', date: true }, 'x']), 'list(x ORDER BY d DESC NULLS LAST, x)'],
+      [sortedListSql('x', ['d', { desc: 'n' }]), 'list(x ORDER BY d, n DESC NULLS LAST)'],
+      [sortedListSql('n', [{ desc: 'n' }, 'x']), 'list(n ORDER BY n DESC NULLS LAST, x)'],
+      [sortedJoinSql('x', ['n', 'x'], 'chr(1)'), 'string_agg(x, chr(1) ORDER BY n, x)'],
+      [sortedJsonArraySql('j', [{ desc: 'd', date: true }, 'x']), 'to_json(list(j::JSON ORDER BY d DESC NULLS LAST, x))::VARCHAR'],
+    ];
+    for (const [mine, ordered] of cases) {
+      const rows = await queryRows(conn, `SELECT k, (${mine})::VARCHAR AS got, (${ordered})::VARCHAR AS want FROM s GROUP BY k ORDER BY k`);
+      for (const r of rows) expect(r.got, mine).toBe(r.want);
+    }
+  });
+});
