@@ -31,8 +31,8 @@
  * route names>`, `--out=<result name>`, `--warmup-ms=<ms>` (the API's start-up
  * warm-up budget, WARMUP_MS; 0 measures processes without it), `--wrk-cpus=<list>` (runs wrk under `taskset -c
  * <list>`, e.g. `1`: the load generator kept to one core, so that on a 2-core machine it does not take the server's
- * core from it; the server is not pinned), `--warm-both` (with `--wrk-cpus`: each route's warm run is followed by
- * one with wrk unpinned, reported as `warm_unpinned`, so the two placements are measured side by side).
+ * core from it; the server is not pinned), `--warm-both` (with `--wrk-cpus`: `warm` stays the unpinned run, and
+ * each route's warm run is followed by one with wrk pinned, reported as `warm_pinned`: both placements side by side).
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -449,22 +449,23 @@ end
   };
 }
 const warm = new Map<string, Warm>();
-const warmUnpinned = new Map<string, Warm>();
+const warmPinned = new Map<string, Warm>();
 const srv = await startServiceProcess(serverEnv);
 try {
   for (const t of selected) {
     // The warm-up's first call can meet a keep-alive connection the server closed while wrk ran (idle past its 5 s
     // keepAliveTimeout, longer with --warm-both): fetch then fails with "other side closed"; a new connection is right.
     for (let i = 0; i < 30; i++) await call(srv.url, t, t.next()).catch(() => call(srv.url, t, t.next()));
-    const w = runWrk(srv.url, t, WRK_CPUS);
+    // With --warm-both, `warm` is wrk unpinned (as without --wrk-cpus) and `warm_pinned` the pinned run after it.
+    const w = runWrk(srv.url, t, WARM_BOTH ? '' : WRK_CPUS);
     warm.set(t.name, w);
     console.log(
       `warm ${t.name.padEnd(44)} ${String(w.req_per_s).padStart(6)} req/s  p50 ${w.p50_ms}  p99 ${w.p99_ms}  non-2xx ${w.non_2xx}`,
     );
     if (WARM_BOTH) {
-      const u = runWrk(srv.url, t, '');
-      warmUnpinned.set(t.name, u);
-      console.log(`  unpinned ${''.padEnd(40)} ${String(u.req_per_s).padStart(6)} req/s  p50 ${u.p50_ms}  p99 ${u.p99_ms}`);
+      const u = runWrk(srv.url, t, WRK_CPUS);
+      warmPinned.set(t.name, u);
+      console.log(`  wrk pinned ${''.padEnd(38)} ${String(u.req_per_s).padStart(6)} req/s  p50 ${u.p50_ms}  p99 ${u.p99_ms}`);
     }
   }
 } finally {
@@ -476,11 +477,11 @@ const rows = selected.map((t) => {
   const c = cold.get(t.name)!;
   const w = warm.get(t.name)!;
   const targetsMet = { cold_p99_lt_50ms: c.p99_ms < 50, warm_p99_lt_10ms: w.p99_ms < 10, warm_ge_1000_req_s: w.req_per_s >= 1000 };
-  const u = warmUnpinned.get(t.name);
-  return { name: t.name, kind: t.kind, cold: c, warm: w, ...(u ? { warm_unpinned: u } : {}), targets_met: targetsMet };
+  const u = warmPinned.get(t.name);
+  return { name: t.name, kind: t.kind, cold: c, warm: w, ...(u ? { warm_pinned: u } : {}), targets_met: targetsMet };
 });
 const md = [
-  `| route | cold first / p50 / p99 ms | warm p50 / p99 ms | warm req/s |${WARM_BOTH ? ' wrk unpinned: p50 / p99 ms, req/s |' : ''} answer bytes (p50) | targets |`,
+  `| route | cold first / p50 / p99 ms | warm p50 / p99 ms | warm req/s |${WARM_BOTH ? ` wrk on CPU ${WRK_CPUS}: p50 / p99 ms, req/s |` : ''} answer bytes (p50) | targets |`,
   `|---|---|---|---|${WARM_BOTH ? '---|' : ''}---|---|`,
   ...rows.map((r) => {
     const miss = Object.entries(r.targets_met)
@@ -488,7 +489,7 @@ const md = [
       .map(([k]) => k.replace(/_/g, ' '));
     const status = Object.keys(r.cold.statuses).join('/');
     const warmNon2xx = r.warm.non_2xx ? ` (${r.warm.non_2xx} non-2xx)` : '';
-    return `| \`${r.name}\` | ${r.cold.first_ms.toFixed(1)} / ${r.cold.p50_ms.toFixed(1)} / ${r.cold.p99_ms.toFixed(1)} | ${r.warm.p50_ms.toFixed(2)} / ${r.warm.p99_ms.toFixed(2)} | ${r.warm.req_per_s}${warmNon2xx} |${r.warm_unpinned ? ` ${r.warm_unpinned.p50_ms.toFixed(2)} / ${r.warm_unpinned.p99_ms.toFixed(2)}, ${r.warm_unpinned.req_per_s} |` : ''} ${r.cold.bytes_p50}${status === '200' ? '' : ` (${status})`} | ${miss.length ? `missed: ${miss.join(', ')}` : 'met'} |`;
+    return `| \`${r.name}\` | ${r.cold.first_ms.toFixed(1)} / ${r.cold.p50_ms.toFixed(1)} / ${r.cold.p99_ms.toFixed(1)} | ${r.warm.p50_ms.toFixed(2)} / ${r.warm.p99_ms.toFixed(2)} | ${r.warm.req_per_s}${warmNon2xx} |${r.warm_pinned ? ` ${r.warm_pinned.p50_ms.toFixed(2)} / ${r.warm_pinned.p99_ms.toFixed(2)}, ${r.warm_pinned.req_per_s} |` : ''} ${r.cold.bytes_p50}${status === '200' ? '' : ` (${status})`} | ${miss.length ? `missed: ${miss.join(', ')}` : 'met'} |`;
   }),
 ].join('\n');
 console.log(`\n${md}\n`);
@@ -504,9 +505,11 @@ writeResult(outName, {
   ),
   cold_n: COLD_N,
   warm_definition: `one API process, cache off, 30 warm-up requests per route, then wrk -t2 -c8 over 400 random parameter sets${
-    WRK_CPUS
-      ? `, wrk kept to CPU ${WRK_CPUS} (taskset; the server not pinned)${WARM_BOTH ? ', then again with wrk unpinned (warm_unpinned)' : ''}`
-      : ', wrk not pinned'
+    WARM_BOTH
+      ? `, wrk not pinned, then again with wrk kept to CPU ${WRK_CPUS} (taskset; the server not pinned): warm_pinned`
+      : WRK_CPUS
+        ? `, wrk kept to CPU ${WRK_CPUS} (taskset; the server not pinned)`
+        : ', wrk not pinned'
   }`,
   wrk_cpus: WRK_CPUS || null,
   server_node_flags: readServeNodeFlags(),
