@@ -56,11 +56,6 @@ const sha256 =
     ? (s: string) => (nodeCrypto as unknown as { hash(alg: string, data: string): string }).hash('sha256', s)
     : (s: string) => createHash('sha256').update(s).digest('hex');
 
-/** `record_sha256` from the record's RFC 8785 JSON text (as built in SQL by the pipeline); one-shot SHA-256. */
-export function recordSha256OfJson(recordJson: string): string {
-  return sha256(recordJson);
-}
-
 /** Pre-serialised pieces of the leaves of one source (see module comment). */
 export interface LeafTemplate {
   prefix: string;
