@@ -75,7 +75,7 @@ export function leafTemplate(src: QuoteSource, withSourceLeaf = true): LeafTempl
 }
 
 /** Leaf hash of one quote day from its template, parent and record hash. */
-export function quoteLeafHash(t: LeafTemplate, parent: string, recordSha256: string): string {
+export function quoteLeafHash(t: Pick<LeafTemplate, 'prefix' | 'suffix'>, parent: string, recordSha256: string): string {
   return sha256(`${t.prefix}"${parent}","record_sha256":"${recordSha256}"${t.suffix}`);
 }
 
@@ -169,6 +169,15 @@ const leafParts = new WeakMap<QuoteSource, Pick<LeafTemplate, 'prefix' | 'suffix
  * in test/quotes/chain.test.ts) when every value is plain; otherwise `createLeaf` itself.
  */
 export function quoteLeaf(src: QuoteSource, parent: string, recordSha256: string): OriginLeaf {
+  const body = {
+    kind: QUOTE_LEAF_KIND,
+    source: src.source,
+    source_url: src.source_url,
+    retrieved_at: src.retrieved_at,
+    content_sha256: src.content_sha256,
+    record_sha256: recordSha256,
+    parent,
+  };
   if (
     typeof parent === 'string' &&
     HEX64.test(parent) &&
@@ -187,28 +196,9 @@ export function quoteLeaf(src: QuoteSource, parent: string, recordSha256: string
       t = { prefix, suffix };
       leafParts.set(src, t);
     }
-    return {
-      leaf_hash: sha256(`${t.prefix}"${parent}","record_sha256":"${recordSha256}"${t.suffix}`),
-      alg: LEAF_ALG,
-      canon: LEAF_CANON,
-      kind: QUOTE_LEAF_KIND,
-      source: src.source,
-      source_url: src.source_url,
-      retrieved_at: src.retrieved_at,
-      content_sha256: src.content_sha256,
-      record_sha256: recordSha256,
-      parent,
-    };
+    return { leaf_hash: quoteLeafHash(t, parent, recordSha256), alg: LEAF_ALG, canon: LEAF_CANON, ...body };
   }
-  return createLeaf({
-    kind: QUOTE_LEAF_KIND,
-    source: src.source,
-    source_url: src.source_url,
-    retrieved_at: src.retrieved_at,
-    content_sha256: src.content_sha256,
-    record_sha256: recordSha256,
-    parent,
-  });
+  return createLeaf(body);
 }
 
 /** One step of the fold: a version of one day's bar, in chain order. */
