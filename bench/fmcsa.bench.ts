@@ -15,7 +15,8 @@
  * carrier table is derived again), each paired with a full run of the same files.
  *
  * The input is generated once under data/bench/fmcsa-full (bench/fmcsa-generate.ts).
- * Env: FMCSA_BENCH_SCALE (full), FMCSA_BENCH_SECONDS (20), FMCSA_BENCH_CONNECTIONS (16), FMCSA_BENCH_PAIRS (3).
+ * Env: FMCSA_BENCH_SCALE (full), FMCSA_BENCH_SECONDS (20), FMCSA_BENCH_CONNECTIONS (16), FMCSA_BENCH_PAIRS (3),
+ * FMCSA_BENCH_OUT (the result's name under bench/results/; default fmcsa, or fmcsa-<scale> below full scale).
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { createReadStream, createWriteStream, existsSync, readFileSync } from 'node:fs';
@@ -309,7 +310,7 @@ async function main(): Promise<void> {
     },
   };
   console.log(JSON.stringify(result, null, 2));
-  writeResult(scale === 'full' ? 'fmcsa' : `fmcsa-${scale}`, result);
+  writeResult(process.env.FMCSA_BENCH_OUT || (scale === 'full' ? 'fmcsa' : `fmcsa-${scale}`), result);
 }
 
 await main();

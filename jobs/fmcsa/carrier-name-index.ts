@@ -15,6 +15,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { hashCanonical } from '../../lib/hash.ts';
 import { loadSql, queryRows } from '../../lib/warehouse/duckdb.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import { sortedJoinSql } from '../../lib/warehouse/sorted-list-sql.ts';
 import {
   CARRIER_NAME_HITS,
   NAME_HITS_BLOCK,
@@ -54,6 +55,13 @@ const HIT_PAIRS_SQL = `CREATE OR REPLACE TEMP TABLE name_hit_pairs AS
   JOIN (SELECT term, count(*) AS n FROM carrier_name_terms GROUP BY term) c ON c.term = d.term`;
 
 /**
+ * A term's header record: the JSON object {state or '*': matches}, its members in key order ('*' first, then the
+ * states ascending), so two publishes of the same rows write the same bytes (json_group_object keeps the order in
+ * which its group received the rows, which the parallel aggregation does not fix).
+ */
+const HEADER_OBJECT = `('{' || ${sortedJoinSql(`to_json(s)::VARCHAR || ':' || n::VARCHAR`, ['s'])} || '}')`;
+
+/**
  * The records of the terms qi in [lo, hi]: search-carriers-by-term.sql's matches, ranks and order for q, numbered
  * over all states and per state; the first NAME_HITS_CAP in blocks, and the header of counts.
  */
@@ -83,7 +91,7 @@ function hitsPassSql(lo: number, hi: number): string {
       to_json(list(dot_number ORDER BY pos))::VARCHAR AS v
     FROM entries GROUP BY qi, sk, pos // ${NAME_HITS_BLOCK}
     UNION ALL
-    SELECT (qi * ${STATE_KEYS} * ${NAME_HITS_SLOTS} + ${NAME_HITS_HEADER})::INTEGER, json_group_object(s, n)::VARCHAR
+    SELECT (qi * ${STATE_KEYS} * ${NAME_HITS_SLOTS} + ${NAME_HITS_HEADER})::INTEGER, ${HEADER_OBJECT}
     FROM counts GROUP BY qi`;
 }
 

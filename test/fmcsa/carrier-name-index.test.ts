@@ -8,7 +8,7 @@
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nameHitsSql } from '../../jobs/fmcsa/carrier-name-index.ts';
-import { NAME_HITS_TERMS_KEY, nameHitsPage } from '../../ingest/fmcsa/search-store-keys.ts';
+import { NAME_HITS_HEADER, NAME_HITS_SLOTS, NAME_HITS_TERMS_KEY, nameHitsPage } from '../../ingest/fmcsa/search-store-keys.ts';
 import { loadSql, type Params, queryRows } from '../../lib/warehouse/duckdb.ts';
 import { Rng } from '../../ingest/sample/sample-kit.ts';
 
@@ -174,5 +174,35 @@ describe('carrier name index: the same page and total as the scan of every name'
       }
     // A query that is no indexed term is not answered by the store.
     expect(await nameHitsPage(get, terms, 'ucki', null, 20, 0)).toBeNull();
+  });
+  it('writes each term header with its keys in a fixed order, the same bytes whatever the threads and passes', async () => {
+    await conn.run(nameHitsSql.terms(1));
+    await conn.run(nameHitsSql.pairs);
+    const headers = async (threads: number, passes: Array<[number, number]>) => {
+      await conn.run(`SET threads = ${threads}`);
+      const out = new Map<number, string>();
+      for (const [lo, hi] of passes)
+        for (const r of await queryRows(conn, nameHitsSql.pass(lo, hi)))
+          if (Number(r.k) % NAME_HITS_SLOTS === NAME_HITS_HEADER) out.set(Number(r.k), String(r.v));
+      return out;
+    };
+    const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM name_hit_terms`);
+    const one = await headers(1, [[0, 1_000_000]]);
+    expect(one.size).toBe(Number(n));
+    for (const text of one.values()) {
+      // '*' first, then the states ascending; compact JSON as JSON.stringify writes it.
+      const keys = Object.keys(JSON.parse(text) as Record<string, number>);
+      expect(keys[0]).toBe('*');
+      expect(keys).toEqual([...keys].sort());
+      expect(text).toBe(JSON.stringify(JSON.parse(text)));
+    }
+    const half = Math.floor(Number(n) / 2);
+    expect(
+      await headers(4, [
+        [0, half],
+        [half + 1, 1_000_000],
+      ]),
+    ).toEqual(one);
+    await conn.run('RESET threads');
   });
 });
