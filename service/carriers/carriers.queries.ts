@@ -307,7 +307,7 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
   const census = fmcsa.packed('carrier_census');
   if (census && fmcsa.packed('carrier_snapshot')) {
     // Both rows from packed stores (written at publish, jobs/fmcsa/fmcsa.pipeline.ts): no parquet read at all.
-    const [text, r] = await Promise.all([census.get(dot), packedRiskRow(fmcsa, dot)]);
+    const [text, r] = await Promise.all([census.get(dot), packedCarrierRiskColumns(fmcsa, dot)]);
     if (text == null) throw notFound(dot);
     const { censusColumns } = await snapshotMeta(fmcsa);
     const values = JSON.parse(text) as Json[];
@@ -432,6 +432,27 @@ function withCarrierRiskColumns(census: Row, risk: Row | null | undefined): Row 
     authority_status: risk?.authority_status ?? null,
     as_of: risk?.as_of ?? null,
   };
+}
+
+/** The columns withCarrierRiskColumns takes from a carrier_risk row. */
+const CARRIER_RISK_COLUMNS = ['risk_score', 'risk_level', 'recommendation', 'authority_status', 'as_of'] as const;
+
+/**
+ * withCarrierRiskColumns' five columns of the packed carrier_risk row, taken by position from its JSON array (a
+ * column the snapshot lacks is undefined, as in packedRiskRow's row); null when the DOT has no row. Not the whole
+ * row as an object of ~70 members for five of them (issue 22: /api/carrier/{dot}).
+ */
+async function packedCarrierRiskColumns(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
+  const { columns } = await snapshotMeta(fmcsa);
+  const text = await fmcsa.packed('carrier_snapshot')?.get(dot);
+  if (text == null) return null;
+  const values = JSON.parse(text) as Json[];
+  const row: Row = {};
+  for (const c of CARRIER_RISK_COLUMNS) {
+    const i = columns.indexOf(c);
+    if (i >= 0) row[c] = values[i];
+  }
+  return row;
 }
 
 /** The packed carrier_risk row (JSON array in carrier_snapshot_columns order) as a Row, or null. */
