@@ -91,3 +91,37 @@ export async function readQuoteHeads(
     throw e;
   }
 }
+
+/** The newest raw bar's date and close of a ticker (the identity card's market-cap basis), null without a raw chain. */
+export interface LatestRawClose {
+  quote_date: string;
+  close: number;
+}
+
+const latestRawCloses = new WeakMap<PackedStore, Map<string, LatestRawClose | null>>();
+
+/**
+ * The newest raw bar of `ticker` (normalised) as the identity card reads it from the heads store: `quote_date` and
+ * `close` of the raw chain's head, null when the ticker has no raw chain. Undefined when the snapshot has no heads store
+ * (the caller then reads quote_bars). Kept per store and ticker once read: a ticker's record (about 22 KB of JSON with
+ * its chains' 30-bar tails at full scale) is parsed once per snapshot for these two values instead of on every card
+ * (issue 22). Bounded by the store's tickers (8,200 at full scale, a few dozen bytes each); dropped with the store.
+ */
+export async function readLatestRawClose(quotes: SnapshotReader, ticker: string): Promise<LatestRawClose | null | undefined> {
+  const store = quotes.packed(QUOTE_HEADS_STORE);
+  if (!store) return undefined;
+  let memo = latestRawCloses.get(store);
+  const known = memo?.get(ticker);
+  if (known !== undefined) return known;
+  const found = await readQuoteHeads(quotes, ticker);
+  if (!found) return undefined;
+  const raw = found.heads?.chains.find((x) => x.adjustment === 'raw');
+  const latest = raw ? { quote_date: raw.head.quote_date, close: Number(raw.head.close) } : null;
+  // Kept only for a ticker of the store's directory (an unknown ticker costs no record read), and only when the
+  // reader still serves the store it was read from (readQuoteHeads reads the newer one after a swap).
+  if (found.heads !== null && quotes.packed(QUOTE_HEADS_STORE) === store) {
+    if (!memo) latestRawCloses.set(store, (memo = new Map()));
+    memo.set(ticker, latest);
+  }
+  return latest;
+}

@@ -275,6 +275,27 @@ const SEARCH_ROW_COLUMNS: Array<[string, string]> = [
   ['mc_number', 'docket1'],
 ];
 
+/** Where a search row's values sit in the packed rows of a snapshot: its census columns, then risk_score, risk_level, recommendation. */
+interface SearchPositions {
+  census: number[];
+  risk: [number, number, number];
+}
+const searchPositions = new WeakMap<SnapshotMeta, SearchPositions>();
+
+/** The positions of the search row's columns in `meta`'s column lists (-1: absent), found once per snapshot, not per row. */
+function searchPositionsOf(meta: SnapshotMeta): SearchPositions {
+  let p = searchPositions.get(meta);
+  if (!p) {
+    const c = meta.columns;
+    p = {
+      census: SEARCH_ROW_COLUMNS.map(([, col]) => meta.censusColumns.indexOf(col)),
+      risk: [c.indexOf('risk_score'), c.indexOf('risk_level'), c.indexOf('recommendation')],
+    };
+    searchPositions.set(meta, p);
+  }
+  return p;
+}
+
 /**
  * A search row of a DOT from the packed census store, with its risk columns, as search-carriers-page.sql +
  * withRiskColumns give it; null when the store (of the snapshot now served) has no such DOT.
@@ -282,22 +303,23 @@ const SEARCH_ROW_COLUMNS: Array<[string, string]> = [
 async function searchRowOf(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
   const census = fmcsa.packed('carrier_census');
   if (!census) return null;
-  const [text, { censusColumns }] = await Promise.all([census.get(dot), snapshotMeta(fmcsa)]);
+  const [text, meta] = await Promise.all([census.get(dot), snapshotMeta(fmcsa)]);
   if (text == null) return null;
   const values = JSON.parse(text) as Json[];
+  const at = searchPositionsOf(meta).census;
   const row: Row = {};
-  for (const [out, col] of SEARCH_ROW_COLUMNS) row[out] = values[censusColumns.indexOf(col)] ?? null;
+  for (let i = 0; i < SEARCH_ROW_COLUMNS.length; i++) row[SEARCH_ROW_COLUMNS[i]![0]] = values[at[i]!] ?? null;
   return withRiskColumns(fmcsa, row);
 }
 
 /** A search row with risk_score, risk_level and recommendation of its packed carrier_risk row appended (null when none), as search-carriers.sql's LEFT JOIN gives them. */
 async function withRiskColumns(fmcsa: SnapshotReader, row: Row): Promise<Row> {
   // The three values by their positions in the packed row (no object of all ~90 columns per search row).
-  const { columns } = await snapshotMeta(fmcsa);
+  const { risk } = searchPositionsOf(await snapshotMeta(fmcsa));
   const text = await fmcsa.packed('carrier_snapshot')?.get(Number(row.dot_number));
   const values = text == null ? null : (JSON.parse(text) as Json[]);
-  const at = (c: string) => (values ? (values[columns.indexOf(c)] ?? null) : null);
-  return { ...row, risk_score: at('risk_score'), risk_level: at('risk_level'), recommendation: at('recommendation') };
+  const at = (i: number) => (values ? (values[i] ?? null) : null);
+  return { ...row, risk_score: at(risk[0]), risk_level: at(risk[1]), recommendation: at(risk[2]) };
 }
 
 /** Carrier identity (census row + L&I authority dockets and insurance filings, money in thousands), or NotFoundError. */
@@ -307,7 +329,7 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
   const census = fmcsa.packed('carrier_census');
   if (census && fmcsa.packed('carrier_snapshot')) {
     // Both rows from packed stores (written at publish, jobs/fmcsa/fmcsa.pipeline.ts): no parquet read at all.
-    const [text, r] = await Promise.all([census.get(dot), packedRiskRow(fmcsa, dot)]);
+    const [text, r] = await Promise.all([census.get(dot), packedCarrierRiskColumns(fmcsa, dot)]);
     if (text == null) throw notFound(dot);
     const { censusColumns } = await snapshotMeta(fmcsa);
     const values = JSON.parse(text) as Json[];
@@ -432,6 +454,27 @@ function withCarrierRiskColumns(census: Row, risk: Row | null | undefined): Row 
     authority_status: risk?.authority_status ?? null,
     as_of: risk?.as_of ?? null,
   };
+}
+
+/** The columns withCarrierRiskColumns takes from a carrier_risk row. */
+const CARRIER_RISK_COLUMNS = ['risk_score', 'risk_level', 'recommendation', 'authority_status', 'as_of'] as const;
+
+/**
+ * withCarrierRiskColumns' five columns of the packed carrier_risk row, taken by position from its JSON array (a
+ * column the snapshot lacks is undefined, as in packedRiskRow's row); null when the DOT has no row. Not the whole
+ * row as an object of ~70 members for five of them (issue 22: /api/carrier/{dot}).
+ */
+async function packedCarrierRiskColumns(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
+  const { columns } = await snapshotMeta(fmcsa);
+  const text = await fmcsa.packed('carrier_snapshot')?.get(dot);
+  if (text == null) return null;
+  const values = JSON.parse(text) as Json[];
+  const row: Row = {};
+  for (const c of CARRIER_RISK_COLUMNS) {
+    const i = columns.indexOf(c);
+    if (i >= 0) row[c] = values[i];
+  }
+  return row;
 }
 
 /** The packed carrier_risk row (JSON array in carrier_snapshot_columns order) as a Row, or null. */

@@ -4,7 +4,7 @@
 import { NotFoundError, InvalidInputError } from '../../lib/errors.ts';
 import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
 import { textKey } from '../../lib/warehouse/packed-store.ts';
-import { readQuoteHeads } from '../../lib/quote-heads.ts';
+import { readLatestRawClose } from '../../lib/quote-heads.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 
 const FIND = loadSql('./find-company.sql', import.meta.url);
@@ -215,13 +215,11 @@ export async function getIdentityMarketCap(
   let bar: Record<string, unknown> | undefined;
   let shares: Record<string, unknown> | undefined;
   try {
-    // The latest raw close from the quotes domain's chain heads store (no read of quote_bars); a snapshot without
-    // the store reads quote_bars (latest-close.sql).
-    const found = await readQuoteHeads(quotes, String(c.ticker));
-    if (found) {
-      const raw = found.heads?.chains.find((x) => x.adjustment === 'raw');
-      bar = raw ? { quote_date: raw.head.quote_date, close: Number(raw.head.close) } : undefined;
-    } else [bar] = await quotes.query(LATEST_CLOSE, { ticker: String(c.ticker) });
+    // The latest raw close from the quotes domain's chain heads store (no read of quote_bars; parsed once per
+    // snapshot and ticker, lib/quote-heads.ts); a snapshot without the store reads quote_bars (latest-close.sql).
+    const latest = await readLatestRawClose(quotes, String(c.ticker));
+    if (latest !== undefined) bar = latest ? { quote_date: latest.quote_date, close: latest.close } : undefined;
+    else [bar] = await quotes.query(LATEST_CLOSE, { ticker: String(c.ticker) });
     if (!bar) return null;
     // The company's share counts from its packed identity record when read from there (same rule, no query).
     if (knownShares) shares = pickSharesAsOf(knownShares, String(bar.quote_date));

@@ -39,6 +39,8 @@ import {
 export interface ServedFile {
   path: string;
   body: string;
+  /** `body` as UTF-8, encoded once when the set is built (the archive is 768 KB at full scale; issue 22). */
+  bytes: Uint8Array;
   contentType: string;
   cacheSeconds: number;
   /** Strong ETag (quoted). */
@@ -48,6 +50,11 @@ export interface ServedFile {
 }
 
 const JSON_TYPE = 'application/json; charset=utf-8';
+
+/** A served file's text and its UTF-8 bytes. */
+function bodyOf(body: string): { body: string; bytes: Uint8Array } {
+  return { body, bytes: Buffer.from(body) };
+}
 
 /** Default identity when ServiceOptions carries none (tests, embedded use). */
 export function orgFromOptions(deps: ServiceDeps): OrgIdentity {
@@ -183,7 +190,7 @@ export class DiscoveryPublisher {
       const etag = `"${contentHash.slice(7)}${signer ? `.${signer.slice(2, 10).toLowerCase()}` : ''}"`;
       files.set(path, {
         path,
-        body: JSON.stringify(signed, null, 2) + '\n',
+        ...bodyOf(JSON.stringify(signed, null, 2) + '\n'),
         contentType: JSON_TYPE,
         cacheSeconds: CACHE_SECONDS[path] ?? 3600,
         etag,
@@ -193,7 +200,7 @@ export class DiscoveryPublisher {
     const text = (path: string, body: string, contentType: string): void => {
       files.set(path, {
         path,
-        body,
+        ...bodyOf(body),
         contentType,
         cacheSeconds: CACHE_SECONDS[path] ?? 3600,
         etag: `"${sha256Hex(body)}"`,
@@ -236,7 +243,7 @@ export class DiscoveryPublisher {
     const archiveSigned = signDiscoveryDocument(archiveDoc, key, archiveGenerated || now);
     files.set(PATHS.archive, {
       path: PATHS.archive,
-      body: JSON.stringify(archiveSigned, null, 2) + '\n',
+      ...bodyOf(JSON.stringify(archiveSigned, null, 2) + '\n'),
       contentType: JSON_TYPE,
       cacheSeconds: CACHE_SECONDS[PATHS.archive],
       etag: `"${archiveHash.slice(7)}${key ? `.${key.address.slice(2, 10).toLowerCase()}` : ''}"`,

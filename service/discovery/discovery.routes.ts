@@ -14,6 +14,7 @@ import { parseBody } from '../platform/http.ts';
 import { aiQuerySchema, runAiQuery, servesCarrierQueries, type AiQuery } from './ai-query.queries.ts';
 import { doorRequestOf, meterDoor, usageOf } from '../platform/metering.ts';
 import { registerDiscoveryLinkHeader } from '../platform/discovery-html.ts';
+import { toFastResponse } from '../platform/response-finish.ts';
 import { PATHS } from './discovery.documents.ts';
 import { DiscoveryPublisher, type ServedFile } from './discovery.publisher.ts';
 import { describeRoute } from '../platform/route-registry.ts';
@@ -94,6 +95,11 @@ function etagMatches(header: string | null, etag: string): boolean {
   return header.split(',').some((t) => t.trim().replace(/^W\//, '') === etag);
 }
 
+/**
+ * A served file's answer, finished from its bytes encoded once (ServedFile.bytes) as a layer answer: the node listener
+ * writes it with one `end` (node-listener.ts) instead of encoding the text and streaming a web Response in chunks
+ * (issue 22: `/.well-known/archive`, 768 KB at full scale, held 1,265 req/s, p99 13 ms). Same status, headers and bytes.
+ */
 function serveFile(event: H3Event, f: ServedFile): Response {
   const headers: Record<string, string> = {
     'content-type': f.contentType,
@@ -106,7 +112,7 @@ function serveFile(event: H3Event, f: ServedFile): Response {
     const { 'content-type': _ct, ...rest } = headers;
     return new Response(null, { status: 304, headers: rest });
   }
-  return new Response(f.body, { status: 200, headers });
+  return toFastResponse({ status: 200, headers, body: f.bytes });
 }
 
 function queryResponse(body: unknown, headers: Record<string, string>): Response {

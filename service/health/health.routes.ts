@@ -8,6 +8,7 @@ import type { ServiceDeps } from '../platform/deps.ts';
 import { healthAnswer, readinessAnswer } from './health.schema.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { getHealth, getReadiness } from './health.queries.ts';
+import { toFastResponse } from '../platform/response-finish.ts';
 
 describeRoute({
   method: 'GET',
@@ -36,13 +37,15 @@ export function registerHealthRoutes(app: H3, deps: ServiceDeps): void {
   app.get('/api/health', () => getHealth(deps));
   app.get('/api/ready', async () => {
     const r = await getReadiness(deps);
-    return new Response(JSON.stringify(r), {
+    // A layer answer (written with one `end` by the node listener), not a web Response streamed in chunks.
+    return toFastResponse({
       status: r.ready ? 200 : 503,
       headers: {
         'content-type': 'application/json; charset=utf-8',
         'cache-control': 'no-store',
         ...(r.ready ? {} : { 'retry-after': '5' }),
       },
+      body: JSON.stringify(r),
     });
   });
 }

@@ -15,6 +15,8 @@
  */
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { isJsonContentType } from '@modelcontextprotocol/sdk/shared/mediaType.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import type { JsonSchemaType, JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import {
@@ -22,6 +24,9 @@ import {
   ErrorCode,
   GetPromptRequestSchema,
   type JSONRPCErrorResponse,
+  type JSONRPCMessage,
+  type JSONRPCRequest,
+  JSONRPCRequestSchema,
   type JSONRPCResultResponse,
   ListPromptsRequestSchema,
   ListResourcesRequestSchema,
@@ -29,6 +34,7 @@ import {
   ListToolsRequestSchema,
   McpError,
   ReadResourceRequestSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
 } from '@modelcontextprotocol/sdk/types.js';
 import type { H3 } from 'h3';
 import type { z } from 'zod';
@@ -221,6 +227,102 @@ export class McpServerPool {
 const RELEASED = { deps: undefined, apiKey: null } as unknown as ToolContext;
 
 /**
+ * A transport (the SDK's `Transport` interface) that stays connected to one server and carries one request at a
+ * time, for the requests whose every check the Streamable HTTP transport would pass (`directRequestOf`): the
+ * request is handed to the server's `Protocol` as that transport hands it (`onmessage`, the message as its
+ * `JSONRPCMessageSchema` parse returns it) and the answer is taken where `Protocol` sends it, as `takeAnswer` does.
+ * What it saves per request (issue 22: an MCP call allocated ~92 KB against 35 KB for its REST twin): a transport,
+ * the server's connect and close (the close builds an McpError with a stack trace), the transport's request
+ * bookkeeping (headers copied to an object, a URL, a UUID, stream maps) and two failing `InitializeRequestSchema`
+ * parses. Messages that are not an answer (notifications a handler sends about its request) are dropped, as the
+ * Streamable HTTP transport drops them in JSON-response mode (no stream to write them to).
+ */
+export class DirectTransport implements Transport {
+  onmessage?: Transport['onmessage'];
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  private answer: ((m: JSONRPCResultResponse | JSONRPCErrorResponse) => void) | undefined;
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    this.onclose?.();
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    // An answer: an id and a result or an error (as in takeAnswer).
+    if ('id' in message && ('result' in message || 'error' in message)) {
+      const answer = this.answer;
+      this.answer = undefined;
+      answer?.(message as JSONRPCResultResponse | JSONRPCErrorResponse);
+    }
+  }
+
+  /** Hands `request` to the connected server; resolves with its answer. One request at a time. */
+  deliver(request: JSONRPCRequest): Promise<JSONRPCResultResponse | JSONRPCErrorResponse> {
+    return new Promise((resolve) => {
+      this.answer = resolve;
+      this.onmessage!(request);
+    });
+  }
+}
+
+interface DirectServer {
+  server: Server;
+  slot: ServerSlot;
+  transport: DirectTransport;
+}
+
+/** The servers of one app connected to their own `DirectTransport`, reused across requests, one request at a time. */
+export class McpDirectPool {
+  private readonly idle: DirectServer[] = [];
+  constructor(private readonly version: string) {}
+
+  async acquire(ctx: ToolContext): Promise<DirectServer> {
+    const got = this.idle.pop();
+    if (got) {
+      got.slot.ctx = ctx;
+      return got;
+    }
+    const slot: ServerSlot = { ctx };
+    const server = buildMcpServer(slot, this.version);
+    const transport = new DirectTransport();
+    await server.connect(transport);
+    return { server, slot, transport };
+  }
+
+  release(s: DirectServer): void {
+    if (this.idle.length >= MCP_SERVER_POOL_SIZE) return;
+    s.slot.ctx = RELEASED;
+    s.slot.structured = undefined;
+    s.slot.structuredText = undefined;
+    this.idle.push(s);
+  }
+}
+
+/**
+ * The request of a POST when the Streamable HTTP transport would pass it to its server unchanged, else undefined
+ * (the request then goes through that transport, which gives every other answer: 406, 415, 400, 202, initialize).
+ * The checks are that transport's own, in its order (webStandardStreamableHttp.js, handlePostRequest, stateless,
+ * one message per POST): Accept lists both application/json and text/event-stream (substring, as it does); the
+ * Content-Type's media type is JSON (its `isJsonContentType`); the message parses as a JSON-RPC request
+ * (`JSONRPCMessageSchema` is a union whose first member is `JSONRPCRequestSchema`, and a zod union returns the
+ * first member that parses, so this is the value its parse returns); it is not `initialize` (that request needs
+ * no protocol version header and sets up the server: it keeps the transport's path); and an MCP-Protocol-Version
+ * header, if any, is a supported version.
+ */
+export function directRequestOf(headers: Headers, body: unknown): JSONRPCRequest | undefined {
+  if (!body || typeof body !== 'object' || (body as { method?: unknown }).method === 'initialize' || !('id' in body)) return undefined;
+  const accept = headers.get('accept');
+  if (!accept?.includes('application/json') || !accept.includes('text/event-stream')) return undefined;
+  if (!isJsonContentType(headers.get('content-type'))) return undefined;
+  const version = headers.get('mcp-protocol-version');
+  if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  const parsed = JSONRPCRequestSchema.safeParse(body);
+  return parsed.success ? (parsed.data as JSONRPCRequest) : undefined;
+}
+
+/**
  * The one mapping of the error tree (lib/errors.ts) onto MCP: every failure
  * of a tool is a tool error (`isError: true`) whose text is the public message
  * plus the details a client needs (`context.response`, e.g. the balance of a
@@ -241,6 +343,7 @@ function rpcError(status: number, code: number, message: string, headers: Record
 
 export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
   const pool = new McpServerPool(deps.options.version);
+  const direct = new McpDirectPool(deps.options.version);
   app.all('/mcp', async (event) => {
     const req = event.req;
     const origin = req.headers.get('origin');
@@ -279,37 +382,80 @@ export function registerMcpRoutes(app: H3, deps: ServiceDeps): void {
     }
     const gate = await meterMcpCall(deps, event, body, cors); // one metering rule for every door (mcp.metering.ts)
     if (gate && 'refused' in gate) return gate.refused;
-    const pooled = pool.acquire({ deps, apiKey: creditKeyOf(event) });
+    const ctx: ToolContext = { deps, apiKey: creditKeyOf(event) };
+    let limits: Record<string, string> | undefined;
+    if (gate) for (const [k, v] of Object.entries(gate.counted.headers)) if (k.startsWith('ratelimit-')) (limits ??= {})[k] = v;
+    const request = body === undefined ? undefined : directRequestOf(req.headers, body);
+    if (request) {
+      // The common case (a request the Streamable HTTP transport would pass on unchanged): a pooled server that
+      // stays connected to its DirectTransport.
+      const held = await direct.acquire(ctx);
+      try {
+        const answer = await held.transport.deliver(request);
+        return finishAnswer(answer, held.slot, gate, limits, cors);
+      } finally {
+        // Given back once the server's own bookkeeping of the request has settled (the SDK forgets the request's
+        // abort controller in a `finally` after `send`).
+        setImmediate(() => direct.release(held));
+      }
+    }
+    const pooled = pool.acquire(ctx);
     const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
     await pooled.server.connect(transport);
     const answer = takeAnswer(transport);
     try {
       const res = await Promise.race([transport.handleRequest(req, body === undefined ? undefined : { parsedBody: body }), answer]);
-      const limits: Record<string, string> = {};
-      if (gate) for (const [k, v] of Object.entries(gate.counted.headers)) if (k.startsWith('ratelimit-')) limits[k] = v;
       if (res instanceof Response) {
         // The transport's own answer (406, 415, 400 for a bad envelope or protocol version, 202 for notifications):
         // its headers are mutable, the limit headers and CORS are set in place.
         for (const [k, v] of Object.entries({ ...limits, ...cors })) res.headers.set(k, v);
         return res;
       }
-      if (gate) addUsageMeta(res, gate.counted.usage);
-      return toFastResponse({
-        status: 200,
-        headers: { 'content-type': 'application/json', ...limits, ...cors },
-        body: answerText(res, pooled.slot),
-      });
+      return finishAnswer(res, pooled.slot, gate, limits, cors);
     } finally {
       // Closed once the handler's own bookkeeping has settled (the SDK forgets the request's abort controller in a
       // `finally` after `send`): closing earlier would abort a finished request, for nothing, at some cost.
       setImmediate(() => {
-        transport.close().then(
+        closeTransport(transport).then(
           () => pool.release(pooled),
           (err: unknown) => deps.log.warn({ err }, 'MCP transport close failed; its server is dropped'),
         );
       });
     }
   });
+}
+
+/** The HTTP answer of a JSON-RPC answer: usage in the result's `_meta`, the limit headers, CORS, the JSON written once. */
+function finishAnswer(
+  message: JSONRPCResultResponse | JSONRPCErrorResponse,
+  slot: ServerSlot,
+  gate: Awaited<ReturnType<typeof meterMcpCall>>,
+  limits: Record<string, string> | undefined,
+  cors: Record<string, string>,
+): Response {
+  if (gate && 'counted' in gate) addUsageMeta(message, gate.counted.usage);
+  return toFastResponse({
+    status: 200,
+    headers: { 'content-type': 'application/json', ...limits, ...cors },
+    body: answerText(message, slot),
+  });
+}
+
+/**
+ * Closes a per-request transport. Closing detaches its server, whose `Protocol` then builds an McpError
+ * ("Connection closed") for the requests it was waiting on from the client; this server sends none, so the error
+ * is never read, and its stack trace (about 2% of the CPU of a call, issue 22) is not captured: the close runs
+ * synchronously up to that point (close and Protocol's onclose have no await), under a stack trace limit of 0,
+ * restored before anything else runs.
+ */
+function closeTransport(transport: WebStandardStreamableHTTPServerTransport): Promise<void> {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    return transport.close();
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
 }
 
 /** The place-holder of `structuredContent` while an answer is serialised (a string no tool answer is: it holds NULs). */

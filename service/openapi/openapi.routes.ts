@@ -14,6 +14,7 @@ import { buildOpenApiDocument } from './openapi.ts';
 import { describeRoute } from '../platform/route-registry.ts';
 import { PreparedDocument } from '../platform/prepared-document.ts';
 import { openApiDocumentAnswer } from './openapi.schema.ts';
+import { toFastResponse } from '../platform/response-finish.ts';
 
 describeRoute({
   method: 'GET',
@@ -79,11 +80,14 @@ export function registerOpenApiRoutes(app: H3, deps: ServiceDeps): void {
     refresh();
     return new Response(rules, { headers: { 'content-type': 'text/html; charset=utf-8' } });
   });
-  app.get(
-    REDOC_SCRIPT_PATH,
-    async () =>
-      new Response(new Uint8Array(await readRedocBundle()), {
-        headers: { 'content-type': 'application/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' },
-      }),
+  // The bundle's bytes as they were read (1.1 MB), finished as a layer answer: written with one `end` by the node
+  // listener (node-listener.ts), not copied twice into a web Response and streamed in chunks (issue 22: 1,417 req/s,
+  // p99 11 ms at full scale). Same status, headers and bytes, with the length given.
+  app.get(REDOC_SCRIPT_PATH, async () =>
+    toFastResponse({
+      status: 200,
+      headers: { 'content-type': 'application/javascript; charset=utf-8', 'cache-control': 'public, max-age=86400' },
+      body: await readRedocBundle(),
+    }),
   );
 }

@@ -13,7 +13,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { TOOLS } from '../../service/mcp/mcp.queries.ts';
 import { MONITORING_TOOLS } from '../../service/mcp/monitoring.tools.ts';
-import { mcpServersBuilt, outputCheckOf } from '../../service/mcp/mcp.routes.ts';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import {
+  buildMcpServer,
+  DirectTransport,
+  directRequestOf,
+  mcpServersBuilt,
+  outputCheckOf,
+  type ServerSlot,
+} from '../../service/mcp/mcp.routes.ts';
 import { buildWorld, type World } from '../vetting/fmcsa-world.ts';
 import { schemaProblems } from './mcp-helpers.ts';
 
@@ -164,5 +173,98 @@ describe('MCP servers reused across requests', () => {
     }
     // The requests were in flight together: more servers than one were needed, each serving one request at a time.
     expect(mcpServersBuilt()).toBeGreaterThan(builtBefore + 1);
+  });
+});
+
+describe('MCP requests answered without a transport per request (DirectTransport)', () => {
+  /** The answer of the Streamable HTTP transport (stateless, JSON responses) to one POST, as the SDK writes it. */
+  async function throughTransport(slot: ServerSlot, message: unknown): Promise<string> {
+    const server = buildMcpServer(slot, 'test');
+    const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    await server.connect(transport);
+    const r = await transport.handleRequest(
+      new Request('http://proofline.test/mcp', { method: 'POST', headers, body: JSON.stringify(message) }),
+    );
+    const text = await r.text();
+    await transport.close();
+    return text;
+  }
+
+  it('gives the answer the Streamable HTTP transport gives, byte for byte, on one server reused for every request', async () => {
+    const slot: ServerSlot = { ctx: { deps: w.svc.deps, apiKey: null } };
+    const server = buildMcpServer(slot, 'test');
+    const direct = new DirectTransport();
+    await server.connect(direct);
+    const messages: unknown[] = [
+      ...dots.slice(0, 5).map((dot_number, i) => ({
+        jsonrpc: '2.0',
+        id: i + 1,
+        method: 'tools/call',
+        params: { name: 'freight_inspection_history', arguments: { dot_number } },
+      })),
+      { jsonrpc: '2.0', id: 'a', method: 'tools/call', params: { name: 'freight_carrier_safety', arguments: { dot_number: dots[0] } } },
+      { jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'freight_carrier_safety', arguments: { dot_number: 'twelve' } } },
+      { jsonrpc: '2.0', id: 8, method: 'tools/call', params: { name: 'freight_nope', arguments: {} } },
+      { jsonrpc: '2.0', id: 9, method: 'tools/call', params: { arguments: {} } },
+      { jsonrpc: '2.0', id: 10, method: 'tools/list', params: {} },
+      { jsonrpc: '2.0', id: 11, method: 'resources/list' },
+      { jsonrpc: '2.0', id: 12, method: 'prompts/list', params: { _meta: { progressToken: 3 } } },
+      { jsonrpc: '2.0', id: 13, method: 'no/such/method', params: {} },
+      { jsonrpc: '2.0', id: 14, method: 'ping' },
+    ];
+    for (const m of messages) {
+      const request = directRequestOf(new Headers(headers), m);
+      expect(request, JSON.stringify(m)).toBeDefined();
+      const answer = JSON.stringify(await direct.deliver(request as JSONRPCRequest));
+      expect(answer).toBe(await throughTransport(slot, m));
+    }
+  });
+
+  it('leaves to the Streamable HTTP transport every request it answers itself (406, 415, 400, 202, initialize)', async () => {
+    const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'freight_status', arguments: {} } };
+    const post = async (h: Record<string, string>, body: unknown) => {
+      const r = await w.svc.app.fetch(new Request('http://proofline.test/mcp', { method: 'POST', headers: h, body: JSON.stringify(body) }));
+      const text = await r.text();
+      return { status: r.status, answer: text ? JSON.parse(text) : null };
+    };
+    const cases: Array<{ h: Record<string, string>; body: unknown; status: number; code?: number; message?: RegExp }> = [
+      { h: { ...headers, accept: 'application/json' }, body: call, status: 406, code: -32000, message: /^Not Acceptable/ },
+      { h: { ...headers, accept: 'text/event-stream' }, body: call, status: 406, code: -32000, message: /^Not Acceptable/ },
+      // The route reads this body (its content-type names application/json) but its media type is not JSON.
+      { h: { ...headers, 'content-type': 'text/plain; a=application/json' }, body: call, status: 415, code: -32000 },
+      {
+        h: { ...headers, 'mcp-protocol-version': '1999-01-01' },
+        body: call,
+        status: 400,
+        code: -32000,
+        message: /Unsupported protocol version/,
+      },
+      { h: headers, body: { ...call, extra: 1 }, status: 400, code: -32700, message: /Invalid JSON-RPC message/ },
+      { h: headers, body: { jsonrpc: '2.0', id: 1, method: 7 }, status: 400, code: -32700 },
+      { h: headers, body: { jsonrpc: '1.0', id: 1, method: 'tools/list' }, status: 400, code: -32700 },
+      { h: headers, body: { jsonrpc: '2.0', method: 'notifications/initialized' }, status: 202 },
+    ];
+    for (const c of cases) {
+      expect(directRequestOf(new Headers(c.h), c.body), JSON.stringify(c)).toBeUndefined();
+      const { status, answer } = await post(c.h, c.body);
+      expect(status, JSON.stringify(c)).toBe(c.status);
+      if (c.code !== undefined) expect(answer.error.code, JSON.stringify(c)).toBe(c.code);
+      if (c.message) expect(answer.error.message, JSON.stringify(c)).toMatch(c.message);
+    }
+    // initialize (no protocol version header needed) keeps the transport's path and answers in stateless mode.
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    expect(directRequestOf(new Headers(headers), init)).toBeUndefined();
+    const { status, answer } = await post(headers, init);
+    expect(status).toBe(200);
+    expect(answer.result.protocolVersion).toBe('2025-06-18');
+    expect(answer.result.serverInfo.name).toBe('proofline');
+    // A supported protocol version header, or none, keeps a tools/call on the direct path.
+    expect(directRequestOf(new Headers({ ...headers, 'mcp-protocol-version': '2025-06-18' }), call)).toBeDefined();
+    expect(directRequestOf(new Headers(headers), call)).toBeDefined();
   });
 });

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quotesSampleGenerator } from '../../ingest/quotes/quotes.sample.ts';
 import { BAR_ROW_GROUP } from '../../jobs/quotes/quotes-fold.ts';
 import { BAR_FILE_ROWS, quoteHeadsOptions, quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
-import { readQuoteHeads } from '../../lib/quote-heads.ts';
+import { QUOTE_HEADS_STORE, readLatestRawClose, readQuoteHeads } from '../../lib/quote-heads.ts';
 import type { Params } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { getLatestQuote, getQuoteHistory } from '../../service/quotes/quotes.queries.ts';
@@ -138,6 +138,32 @@ describe('quote_bars layout over the small quotes sample', () => {
     );
     expect(result.quote_date).toBe(latest.d);
     expect(result.origin_verified).toBe(true);
+  });
+
+  it("gives the identity card's close of every ticker as the raw chain's head, reading each record once per snapshot", async () => {
+    const r = svc.deps.readers.quotes!;
+    const store = r.packed(QUOTE_HEADS_STORE)!;
+    const tickers = JSON.parse((await store.get(0))!) as string[];
+    const expected = async (t: string) => {
+      const raw = (await readQuoteHeads(r, t))?.heads?.chains.find((c) => c.adjustment === 'raw');
+      return raw ? { quote_date: raw.head.quote_date, close: Number(raw.head.close) } : null;
+    };
+    // Record reads (keys > 0; key 0 is the directory) counted on the store the reader serves.
+    let reads = 0;
+    const get = store.get.bind(store);
+    store.get = (key: number) => {
+      if (key > 0) reads++;
+      return get(key);
+    };
+    try {
+      for (const t of tickers) expect(await readLatestRawClose(r, t), t).toEqual(await expected(t));
+      expect(await readLatestRawClose(r, 'NO-SUCH-TICKER')).toBeNull();
+      reads = 0;
+      for (const t of tickers) await readLatestRawClose(r, t);
+      expect(reads).toBe(0);
+    } finally {
+      store.get = get;
+    }
   });
 
   it('reads a history page from the one file holding the chain', async () => {
