@@ -460,17 +460,21 @@ function closeTransport(transport: WebStandardStreamableHTTPServerTransport): Pr
 
 /** The place-holder of `structuredContent` while an answer is serialised (a string no tool answer is: it holds NULs). */
 const STRUCTURED_MARK = '\u0000proofline:structuredContent\u0000';
-const STRUCTURED_MARK_JSON = `"structuredContent":${JSON.stringify(STRUCTURED_MARK)}`;
+const STRUCTURED_MEMBER = '"structuredContent":';
+const STRUCTURED_MARK_JSON = `${STRUCTURED_MEMBER}${JSON.stringify(STRUCTURED_MARK)}`;
 
 /**
- * The JSON text of an answer. A tool result carries its structured content twice, as `structuredContent` and as its
- * JSON in the text content (for clients without structured output); that JSON was made once by the tool handler,
- * and is used again here instead of serialising the same object a second time. It is used only when the result
- * still holds that very object's members (the SDK's result check copies the object, not its members) and that text,
- * otherwise the answer is serialised as it is. The member name is found outside any string: inside a JSON string
- * every quote is escaped, so `"structuredContent":"` can only be the result's own member.
+ * The JSON of an answer, as text or as its UTF-8 bytes. A tool result carries its structured content twice, as
+ * `structuredContent` and as its JSON in the text content (for clients without structured output); that JSON was
+ * made once by the tool handler, and is used again here instead of serialising the same object a second time. It
+ * is used only when the result still holds that very object's members (the SDK's result check copies the object,
+ * not its members) and that text, otherwise the answer is serialised as it is. The member name is found outside any
+ * string: inside a JSON string every quote is escaped, so `"structuredContent":"` can only be the result's own
+ * member. The answer is then written as bytes straight from its three parts (the text before the member, the
+ * structured JSON, the rest) rather than as one more string joining them (issue 22: that string, flattened to be
+ * measured and written, was the largest allocation of a call).
  */
-export function answerText(message: JSONRPCResultResponse | JSONRPCErrorResponse, slot: ServerSlot): string {
+export function answerText(message: JSONRPCResultResponse | JSONRPCErrorResponse, slot: ServerSlot): string | Uint8Array {
   const result = (message as { result?: { structuredContent?: Record<string, unknown>; content?: Array<{ text?: unknown }> } }).result;
   const structured = slot.structured;
   const text = slot.structuredText;
@@ -482,7 +486,15 @@ export function answerText(message: JSONRPCResultResponse | JSONRPCErrorResponse
   result.structuredContent = sc;
   const at = json.indexOf(STRUCTURED_MARK_JSON);
   if (at < 0) return JSON.stringify(message);
-  return `${json.slice(0, at)}"structuredContent":${text}${json.slice(at + STRUCTURED_MARK_JSON.length)}`;
+  const head = json.slice(0, at + STRUCTURED_MEMBER.length);
+  const tail = json.slice(at + STRUCTURED_MARK_JSON.length);
+  const headBytes = Buffer.byteLength(head);
+  const textBytes = Buffer.byteLength(text);
+  const out = Buffer.allocUnsafe(headBytes + textBytes + Buffer.byteLength(tail));
+  out.write(head, 0);
+  out.write(text, headBytes);
+  out.write(tail, headBytes + textBytes);
+  return out;
 }
 
 /** True when `a` and `b` have the same own members, in the same order, holding the same values. */

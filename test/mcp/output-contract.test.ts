@@ -16,6 +16,7 @@ import { MONITORING_TOOLS } from '../../service/mcp/monitoring.tools.ts';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import {
+  answerText,
   buildMcpServer,
   DirectTransport,
   directRequestOf,
@@ -215,9 +216,36 @@ describe('MCP requests answered without a transport per request (DirectTransport
     for (const m of messages) {
       const request = directRequestOf(new Headers(headers), m);
       expect(request, JSON.stringify(m)).toBeDefined();
-      const answer = JSON.stringify(await direct.deliver(request as JSONRPCRequest));
+      const message = await direct.deliver(request as JSONRPCRequest);
+      const answer = JSON.stringify(message);
+      // What the route writes (the structured JSON reused, written as bytes) is that JSON, byte for byte.
+      expect(Buffer.from(answerText(message, slot)).toString('utf8')).toBe(answer);
       expect(answer).toBe(await throughTransport(slot, m));
     }
+  });
+
+  it('writes an answer holding any text (non-ASCII, escapes, the member name inside strings) as its JSON, byte for byte', () => {
+    const structured = {
+      name: 'Société Générale — “quotes” \\ "structuredContent":"x" \u2028 😀',
+      nested: { list: [1, 'ü', null, { a: '\n\t' }] },
+    };
+    const structuredText = JSON.stringify(structured);
+    const slot: ServerSlot = { ctx: { deps: w.svc.deps, apiKey: null }, structured, structuredText };
+    const message = {
+      jsonrpc: '2.0' as const,
+      id: 'é',
+      result: {
+        content: [{ type: 'text' as const, text: structuredText }],
+        structuredContent: { ...structured },
+        _meta: { 'proofline/usage': { tier: 'ñ' } },
+      },
+    };
+    const written = answerText(message, slot);
+    expect(written).toBeInstanceOf(Uint8Array);
+    expect(Buffer.from(written).toString('utf8')).toBe(JSON.stringify(message));
+    // A result whose structured content is not the handler's object is serialised as it is.
+    const other = { ...message, result: { ...message.result, structuredContent: { name: 'other' } } };
+    expect(answerText(other, slot)).toBe(JSON.stringify(other));
   });
 
   it('leaves to the Streamable HTTP transport every request it answers itself (406, 415, 400, 202, initialize)', async () => {
