@@ -227,7 +227,7 @@ describe('MCP requests answered without a transport per request (DirectTransport
   it('writes an answer holding any text (non-ASCII, escapes, the member name inside strings) as its JSON, byte for byte', () => {
     const structured = {
       name: 'Société Générale — “quotes” \\ "structuredContent":"x" \u2028 😀',
-      nested: { list: [1, 'ü', null, { a: '\n\t' }] },
+      nested: { list: [1, 'ü', null, { a: '\n\t\u0001\u007f \ud800 lone, "text":"\u0000proofline:text\u0000"' }] },
     };
     const structuredText = JSON.stringify(structured);
     const slot: ServerSlot = { ctx: { deps: w.svc.deps, apiKey: null }, structured, structuredText };
@@ -243,6 +243,13 @@ describe('MCP requests answered without a transport per request (DirectTransport
     const written = answerText(message, slot);
     expect(written).toBeInstanceOf(Uint8Array);
     expect(Buffer.from(written).toString('utf8')).toBe(JSON.stringify(message));
+    // The text content before or after the structured content: both orders are written as serialised.
+    const reordered = {
+      jsonrpc: '2.0' as const,
+      id: 3,
+      result: { structuredContent: { ...structured }, isError: false, content: [{ type: 'text' as const, text: structuredText }] },
+    };
+    expect(Buffer.from(answerText(reordered, slot)).toString('utf8')).toBe(JSON.stringify(reordered));
     // A result whose structured content is not the handler's object is serialised as it is.
     const other = { ...message, result: { ...message.result, structuredContent: { name: 'other' } } };
     expect(answerText(other, slot)).toBe(JSON.stringify(other));
