@@ -333,22 +333,26 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
     if (text == null) throw notFound(dot);
     const { censusColumns } = await snapshotMeta(fmcsa);
     const values = JSON.parse(text) as Json[];
-    const c: Row = {};
-    censusColumns.forEach((name, i) => {
-      c[name] = values[i];
-    });
-    row = withCarrierRiskColumns(c, r);
+    // One object, filled in place: the census row, its risk columns, then the filings (the members and order of the
+    // spreads `{ ...withCarrierRiskColumns(census, risk), ...filings }`, without two copies of a ~50-member object).
+    const out: Row = {};
+    for (let i = 0; i < censusColumns.length; i++) out[censusColumns[i]!] = values[i];
+    row = assignCarrierRiskColumns(out, r);
     // The filings from the packed carrier_filings store (jobs/fmcsa/serving-stores.ts): no DuckDB query at all.
     const filings = await packedFilings(fmcsa, dot);
-    if (filings) return { ...row, ...filings };
+    if (filings) {
+      row.authority = filings.authority;
+      row.insurance = filings.insurance;
+      return row as Row & { authority: Row[]; insurance: Row[] };
+    }
     // The dockets of the census row stand in for get-insurance.sql's read of carriers.
     const [authority, insurance] = await Promise.all([
       fmcsa.query(SQL.authority, { dot }),
       fmcsa.query(SQL.insuranceOfDockets, {
         dot,
-        docket1: docketOf(c.docket1),
-        docket2: docketOf(c.docket2),
-        docket3: docketOf(c.docket3),
+        docket1: docketOf(row.docket1),
+        docket2: docketOf(row.docket2),
+        docket3: docketOf(row.docket3),
       }),
     ]);
     return { ...row, authority, insurance };
@@ -446,14 +450,17 @@ async function riskRow(fmcsa: SnapshotReader, dot: number): Promise<Row> {
 
 /** A census row with get-carrier.sql's risk columns appended, in its order (null when the carrier has no risk row). */
 function withCarrierRiskColumns(census: Row, risk: Row | null | undefined): Row {
-  return {
-    ...census,
-    risk_score: risk?.risk_score ?? null,
-    risk_level: risk?.risk_level ?? null,
-    recommendation: risk?.recommendation ?? null,
-    authority_status: risk?.authority_status ?? null,
-    as_of: risk?.as_of ?? null,
-  };
+  return assignCarrierRiskColumns({ ...census }, risk);
+}
+
+/** withCarrierRiskColumns on `row` itself (a member it already has keeps its place and takes the new value, as in the spread). */
+function assignCarrierRiskColumns(row: Row, risk: Row | null | undefined): Row {
+  row.risk_score = risk?.risk_score ?? null;
+  row.risk_level = risk?.risk_level ?? null;
+  row.recommendation = risk?.recommendation ?? null;
+  row.authority_status = risk?.authority_status ?? null;
+  row.as_of = risk?.as_of ?? null;
+  return row;
 }
 
 /** The columns withCarrierRiskColumns takes from a carrier_risk row. */
