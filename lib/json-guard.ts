@@ -43,8 +43,17 @@ function pathOf(stack: Frame[], leafKey?: string): string {
 
 const HEX = /^[0-9a-fA-F]{4}$/;
 
+const ESCAPED: Record<string, number> = { '"': 0x22, '\\': 0x5c, '/': 0x2f, b: 8, f: 12, n: 10, r: 13, t: 9 };
+
 /** Reads the string starting at `text[i] === '"'`; returns its decoded value (lone surrogates kept) and the index after it. */
 function readString(text: string, i: number): { value: string; end: number; loneSurrogate: boolean } {
+  // Most strings hold no escape and no surrogate: their value is the text between the quotes, read without
+  // collecting code units (this runs over every POST body, MCP calls included; issue 22).
+  for (let j = i + 1; j < text.length; j++) {
+    const c = text.charCodeAt(j);
+    if (c === 0x22) return { value: text.slice(i + 1, j), end: j + 1, loneSurrogate: false };
+    if (c === 0x5c || (c >= 0xd800 && c <= 0xdfff)) break;
+  }
   let value = '';
   let j = i + 1;
   let loneSurrogate = false;
@@ -63,8 +72,7 @@ function readString(text: string, i: number): { value: string; end: number; lone
         j += 6;
         continue;
       }
-      const map: Record<string, number> = { '"': 0x22, '\\': 0x5c, '/': 0x2f, b: 8, f: 12, n: 10, r: 13, t: 9 };
-      units.push(map[e ?? ''] ?? 0);
+      units.push(ESCAPED[e ?? ''] ?? 0);
       j += 2;
       continue;
     }

@@ -31,6 +31,20 @@ const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0
  */
 const FLAT_RESULT = /\{(?:"[^"\\]*"|[^"\\{}[\]\s])*\}[,\]]/y;
 
+/** A JSON number whose value is finite in every reader: at most 20 integer digits and a two-digit exponent. */
+const PLAIN_NUMBER = String.raw`-?(?:0|[1-9]\d{0,19})(?:\.\d+)?(?:[eE][+-]?\d{1,2})?`;
+/** A member of a plain result: `"T"` with a string without escapes, any other name (without escapes) with a number. */
+const PLAIN_MEMBER = String.raw`(?:"T":"[^"\\]*"|"(?:[^"\\T]|[^"\\]{2,})?":${PLAIN_NUMBER})`;
+/**
+ * A plain result in compact JSON followed by its separator: a flat result (FLAT_RESULT matches it too) whose `T`, when
+ * present, is a string without escapes and whose every other member is a finite JSON number (no null, string, boolean
+ * or nested value). In a file of plain results only, each field's JSON type is known, so DuckDB may read the values
+ * typed (jobs/quotes/quotes.pipeline.ts loadPolygonRows) with the same outcome as reading each value's JSON text and
+ * typing it by its first character (the general path). Every Polygon aggregates result of the bench and of the
+ * vendor's responses is plain; any other flat result is still split, and only makes the file not plain.
+ */
+const PLAIN_RESULT = new RegExp(String.raw`\{(?:${PLAIN_MEMBER}(?:,${PLAIN_MEMBER})*)?\}[,\]]`, 'y');
+
 /** The rest of a document (outside `results`) may not exceed this many bytes. */
 export const MAX_REST_BYTES = 1 << 20;
 
@@ -50,6 +64,8 @@ export class PolygonResultsSplitter {
   private offset = 0;
   /** Results written so far. */
   elements = 0;
+  /** True while every result so far was plain (PLAIN_RESULT); with flatFastPath off, never. */
+  plain: boolean;
 
   constructor(
     private readonly file: string,
@@ -57,7 +73,9 @@ export class PolygonResultsSplitter {
     private readonly emit: (bytes: Buffer) => void,
     /** Whether flat results are copied whole (FLAT_RESULT); off only to compare with the byte scan in tests. */
     private readonly flatFastPath = true,
-  ) {}
+  ) {
+    this.plain = flatFastPath;
+  }
 
   /** Feeds the next chunk of the file. */
   push(chunk: Buffer): void {
@@ -131,10 +149,20 @@ export class PolygonResultsSplitter {
         }
         if (b === OPEN_OBJ && this.flatFastPath) {
           text ??= chunk.toString('latin1');
-          FLAT_RESULT.lastIndex = i;
-          if (FLAT_RESULT.test(text)) {
+          // A plain result is flat too; while the file is plain, its results are tried as plain first (one pass each).
+          let end = -1;
+          if (this.plain) {
+            PLAIN_RESULT.lastIndex = i;
+            if (PLAIN_RESULT.test(text)) end = PLAIN_RESULT.lastIndex;
+          }
+          if (end < 0) {
+            FLAT_RESULT.lastIndex = i;
+            if (FLAT_RESULT.test(text)) end = FLAT_RESULT.lastIndex;
+            this.plain = false;
+          }
+          if (end >= 0) {
             // The byte scan's outcome in one step: the result's bytes, a newline, and at `]` the end of `results`.
-            const sep = FLAT_RESULT.lastIndex - 1;
+            const sep = end - 1;
             o += chunk.copy(out, o, i, sep);
             out[o++] = NEWLINE;
             this.elements++;
@@ -147,6 +175,7 @@ export class PolygonResultsSplitter {
             continue;
           }
         }
+        this.plain = false;
         inElement = true;
         segStart = i;
         if (b === QUOTE) inString = true;

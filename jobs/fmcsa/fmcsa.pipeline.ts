@@ -61,8 +61,6 @@ const FMCSA_TABLES = [
   'enforcement_cases',
   'carrier_risk',
   'carrier_snapshot_columns',
-  'red_flag_rows',
-  'red_flag_index',
   ...CARRIER_NAME_INDEX_TABLES,
   'dataset_status',
 ];
@@ -112,9 +110,10 @@ const filePayload = z.object({
  * store's SELECT or of the name index SQL is caught by the stamps of DERIVED_FROM_FILE instead) (v2: parts recorded
  * per file for incremental runs; v3: the per-carrier stores of serving-stores.ts changed format while they were
  * introduced; v4: the search routes' packed stores (red-flag lists, name search lists) are new, so a warehouse whose
- * inputs did not change is published again to have them).
+ * inputs did not change is published again to have them; v5: the red_flag_rows and red_flag_index tables are no
+ * longer published, the packed red-flag stores alone serve the route).
  */
-export const FMCSA_PARSER = 'fmcsa-v4';
+export const FMCSA_PARSER = 'fmcsa-v5';
 
 /**
  * Streams the data members of a zip (ReadMe files skipped) to `dir`, bounded
@@ -422,7 +421,7 @@ export const fmcsaPipeline: Pipeline = {
     stamps[CARRIER_BY_DOCKET] = DOCKET_STORE_STAMP;
     if (keep(CARRIER_BY_DOCKET) && (await ctx.linkPreviousPacked(CARRIER_BY_DOCKET))) timings.docket_packed_linked = 1;
     else await step('docket_packed', () => writeDocketStore(conn, ctx));
-    await step('red_flag_index', () => conn.run(loadSql('./derive-red-flag-index.sql', import.meta.url)));
+    await step('red_flag_rows', () => conn.run(loadSql('./derive-red-flag-rows.sql', import.meta.url)));
     // The red-flag lists per filter, packed: a page is a few positioned reads, no DuckDB query (issue 22).
     await step('red_flag_packed', () =>
       writeRedFlagStores(
@@ -431,6 +430,7 @@ export const fmcsaPipeline: Pipeline = {
         RISK_RULES.map((r) => r.code),
       ),
     );
+    await conn.run('DROP TABLE red_flag_rows');
     if (keep('carrier_name_index') && (await linkPreviousCarrierNameIndex(ctx))) timings.name_index_linked = 1;
     else await step('name_index', () => deriveCarrierNameIndex(ctx, conn));
     // The crash and inspection routes' per-DOT (and per-VIN) answers, packed (issue 22; linked when unchanged).

@@ -37,21 +37,26 @@ export async function writeRedFlagStores(conn: DuckDBConnection, ctx: DeriveCont
   // One row per (filter, carrier): the carrier's flags and '*' × its state and any × its rating and any. Not stored:
   // each pass recomputes its filters' rows from red_flag_rows (a scan of the flagged carriers), so no table of every
   // entry (about 12 per flagged carrier, some 26 M at full scale) is ever held.
-  const keyed = `WITH ids(code, ci) AS (VALUES ${codeIds}),
+  // `rows` is the source of the carriers (red_flag_rows, or its distinct (codes, state, rating) with their number
+  // `w`), `cols` what each entry carries from it.
+  const keyedOf = (rows: string, cols: string) => `WITH ids(code, ci) AS (VALUES ${codeIds}),
     coded AS (
-      SELECT i.ci, r.g, r.risk_score,
+      SELECT i.ci, ${cols},
         CASE WHEN regexp_full_match(r.phy_state, '[A-Z]{2}')
           THEN 1 + (ascii(r.phy_state[1]) - 65) * 26 + (ascii(r.phy_state[2]) - 65) END AS si,
         CASE r.safety_rating WHEN 'S' THEN 1 WHEN 'C' THEN 2 WHEN 'U' THEN 3 END AS ri
-      FROM (SELECT g, risk_score, phy_state, safety_rating, unnest(list_concat(['*'], list_distinct(red_flag_codes))) AS code
-            FROM red_flag_rows) r
+      FROM (SELECT *, unnest(list_concat(['*'], list_distinct(red_flag_codes))) AS code FROM ${rows}) r
       JOIN ids i ON i.code = r.code
     )
-    SELECT (ci * ${STATE_KEYS} + s) * ${RATINGS.length + 1} + rt AS f, g, risk_score
+    SELECT (ci * ${STATE_KEYS} + s) * ${RATINGS.length + 1} + rt AS f, ${cols.replace(/r\./g, '')}
     FROM coded, unnest(CASE WHEN si IS NULL THEN [0] ELSE [0, si] END) AS t1(s),
       unnest(CASE WHEN ri IS NULL THEN [0] ELSE [0, ri] END) AS t2(rt)`;
-  // Passes over filter ranges of at most redFlagPasses.entries entries (a filter is never split).
-  const counts = await queryRows(conn, `SELECT f, count(*)::BIGINT AS n FROM (${keyed}) GROUP BY f ORDER BY f`);
+  const keyed = keyedOf('(SELECT g, risk_score, phy_state, safety_rating, red_flag_codes FROM red_flag_rows)', 'r.g, r.risk_score');
+  // Passes over filter ranges of at most redFlagPasses.entries entries (a filter is never split). The entries per
+  // filter are counted from the distinct (codes, state, rating) of the flagged carriers, each weighed by its number
+  // of carriers: the same counts without expanding every carrier's entries.
+  const combos = `(SELECT red_flag_codes, phy_state, safety_rating, count(*) AS w FROM red_flag_rows GROUP BY ALL)`;
+  const counts = await queryRows(conn, `SELECT f, sum(w)::BIGINT AS n FROM (${keyedOf(combos, 'r.w')}) GROUP BY f ORDER BY f`);
   const ranges: Array<[number, number]> = [];
   let from: number | null = null;
   let acc = 0;

@@ -107,10 +107,6 @@ CREATE TABLE IF NOT EXISTS carrier_risk (dot_number INTEGER NOT NULL);
 -- Derived at publish: column order of the packed carrier snapshot store (packed/carrier_snapshot:
 -- one JSON array per carrier, the carrier_risk row, served by DOT without DuckDB; see README).
 CREATE TABLE IF NOT EXISTS carrier_snapshot_columns (pos INTEGER, name VARCHAR);
--- Derived at publish (derive-red-flag-index.sql): flagged carriers in answer order, and the (code, state) ranges of
--- them that /api/red-flags reads a page from. Columns are those of the derive query.
-CREATE TABLE IF NOT EXISTS red_flag_rows (g INTEGER);
-CREATE TABLE IF NOT EXISTS red_flag_index (code VARCHAR, state_key VARCHAR, pos INTEGER, g INTEGER, risk_score DOUBLE);
 -- Derived at publish (jobs/fmcsa/carrier-name-index.ts): the carrier search's name index, parquet-only; its columns
 -- are those of derive-carrier-name-terms.sql and derive-carrier-name-dict.sql, not these placeholders.
 CREATE TABLE IF NOT EXISTS carrier_name_terms (term VARCHAR);

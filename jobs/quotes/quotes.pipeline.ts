@@ -237,13 +237,13 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
   await mkdir(path.dirname(lines), { recursive: true });
   try {
     // A small file's bytes are in memory already; a large one is split during the read that hashes it.
-    const { doc, src: described } = await splitPolygonResults(file, rel, lines, input);
+    const { doc, src: described, plain } = await splitPolygonResults(file, rel, lines, input);
     const adjustment: Adjustment = doc.adjusted === false ? 'raw' : 'split_dividend';
     const dataset = adjustment === 'raw' ? 'polygon/aggs-1day-raw' : 'polygon/aggs-1day-adjusted';
     // The dataset (raw or adjusted aggregates) is known only after parsing.
     const src = { ...described, source: dataset };
     const folded = await ctx.run.withScratch(async (conn) => {
-      const bad = await loadPolygonRows(conn, lines, rel, adjustment, doc.ticker);
+      const bad = await loadPolygonRows(conn, lines, rel, adjustment, doc.ticker, plain);
       if (bad > 0) {
         probe ??= parsePolygonAggs(await readFile(file), rel);
         await conn.run(
@@ -261,7 +261,7 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
     return {
       rows: folded.rows,
       rejects: rejects.length,
-      detail: { format: 'polygon-aggs', adjustment, folded: folded.folded, ordered: folded.ordered },
+      detail: { format: 'polygon-aggs', adjustment, plain, folded: folded.folded, ordered: folded.ordered },
     };
   } finally {
     await rm(lines, { force: true });
@@ -293,7 +293,7 @@ async function splitPolygonResults(
   rel: string,
   lines: string,
   input: { bytes: Buffer; src: IngestedSource } | null,
-): Promise<{ doc: { ticker: unknown; adjusted: unknown }; src: IngestedSource }> {
+): Promise<{ doc: { ticker: unknown; adjusted: unknown }; src: IngestedSource; plain: boolean }> {
   const out = createWriteStream(lines, { highWaterMark: 1 << 20 });
   const splitter = new PolygonResultsSplitter(rel, (b) => out.write(b));
   let src: IngestedSource;
@@ -320,7 +320,7 @@ async function splitPolygonResults(
   if (!doc || typeof doc !== 'object' || Array.isArray(doc) || !Array.isArray((doc as { results?: unknown }).results ?? []))
     throw new ParseError('not a Polygon aggregates response (no results array)', { file: rel });
   const d = doc as { ticker?: unknown; adjusted?: unknown };
-  return { doc: { ticker: d.ticker ?? null, adjusted: d.adjusted }, src };
+  return { doc: { ticker: d.ticker ?? null, adjusted: d.adjusted }, src, plain: splitter.plain };
 }
 
 /**
@@ -329,7 +329,8 @@ async function splitPolygonResults(
  * (pinned by test/quotes/polygon-sql.test.ts and the golden hashes of the fixtures): the ticker is `T`, else the
  * document's `ticker`, normalised; the trading day is the New York date of `t`; prices are rounded to 6 decimals as
  * `Math.round(x * 1e6) / 1e6`, volume and trade count as `Math.round`. Returns the number of results lacking a
- * ticker, timestamp, o/h/l/c or v (`ok` false).
+ * ticker, timestamp, o/h/l/c or v (`ok` false). `plain` (every result plain, PolygonResultsSplitter): the values are
+ * read typed in one pass, the same rows (test/quotes/polygon-plain.test.ts).
  */
 async function loadPolygonRows(
   conn: DuckDBConnection,
@@ -337,30 +338,47 @@ async function loadPolygonRows(
   rel: string,
   adjustment: Adjustment,
   docTicker: unknown,
+  plain: boolean,
 ): Promise<number> {
   // JSON paths are case-sensitive (`T` the ticker, `t` the timestamp); DuckDB struct names are not, hence JSON.
   // One parse per result extracts every field as its JSON text (a list in FIELDS order, NULL when absent); each is then
   // typed from that text, without parsing it again: the value is valid JSON, so it is a number exactly when its text
   // begins with `-` or a digit (then cast from text to DOUBLE, the value JSON gives it), a string when it begins with a
   // quote. Typing through json_type and CAST(JSON) parsed every value twice more and cost ~2.5x this (issue 22, item 3).
+  const empty = (await stat(lines)).size === 0;
   const FIELDS = ['T', 't', 'o', 'h', 'l', 'c', 'v', 'vw', 'n'];
   const at = (k: string) => `x[${FIELDS.indexOf(k) + 1}]`;
+  // A plain file (every result's `T` a string without escapes, every other member a finite number: PolygonResultsSplitter)
+  // is read typed in one pass: json_transform gives each field's value (the first of a repeated name, as json_extract
+  // does; matched case-sensitively, so `T` and `t` apart, read by position), which for those JSON types is exactly what
+  // the general typing below gives. About half the CPU of extracting the texts and typing them again (issue 22, item 3).
+  // The fields are taken out of the struct in the query that numbers the rows, not one level up: DuckDB 1.5 fails to
+  // bind a struct of names equal but for case read through a window's child (an internal error).
+  const typed = `'{${FIELDS.map((k) => `"${k}":"${k === 'T' ? 'VARCHAR' : 'DOUBLE'}"`).join(',')}}'`;
   const num = (k: string) =>
-    `(CASE WHEN ${at(k)}[1] IN ('-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9') THEN CAST(${at(k)} AS DOUBLE) END) AS ${k}_`;
+    plain
+      ? `${k}_`
+      : `(CASE WHEN ${at(k)}[1] IN ('-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9') THEN CAST(${at(k)} AS DOUBLE) END) AS ${k}_`;
   // A string's value is the text inside its quotes unless it holds an escape (then JSON unescapes it); a JSON null is
   // SQL NULL; any other value is its JSON text, as before (`CAST(json AS VARCHAR)`).
   const T = at('T');
-  const ticker = `CASE WHEN ${T}[1] = '"' THEN (CASE WHEN contains(${T}, '\\') THEN ${T}::JSON->>'$' ELSE ${T}[2:-2] END) WHEN ${T} = 'null' THEN NULL ELSE ${T} END`;
+  const ticker = plain
+    ? 'sym_'
+    : `CASE WHEN ${T}[1] = '"' THEN (CASE WHEN contains(${T}, '\\') THEN ${T}::JSON->>'$' ELSE ${T}[2:-2] END) WHEN ${T} = 'null' THEN NULL ELSE ${T} END`;
+  const source = empty ? `(SELECT NULL::JSON AS json WHERE false)` : `read_ndjson_objects(${quoteLiteral(lines)})`;
+  const extract = plain
+    ? `SELECT ${FIELDS.map((k, i) => `struct_extract_at(x, ${i + 1}) AS ${k === 'T' ? 'sym_' : `${k}_`}`).join(', ')}, row_number() OVER () - 1 AS line
+      FROM (SELECT json_transform(json, ${typed}) AS x FROM ${source})`
+    : `SELECT json_extract(json, [${FIELDS.map((k) => `'$.${k}'`).join(', ')}])::VARCHAR[] AS x, row_number() OVER () - 1 AS line
+      FROM ${source}`;
   // Math.round exactly: ties toward +∞, and no `x + 0.5` (which rounds 0.49999999999999994 up).
   const mathRound = (x: string) => `(CASE WHEN ${x} - floor(${x}) >= 0.5 THEN ceil(${x}) ELSE floor(${x}) END)`;
   const r6 = (k: string) => `CAST(${mathRound(`(${k}_ * 1e6)`)} / 1e6 AS DECIMAL(18,6))`;
   const round = (k: string) => `CAST(${mathRound(`${k}_`)} AS BIGINT)`;
-  const empty = (await stat(lines)).size === 0;
   const stmt = await conn.prepare(`
     CREATE OR REPLACE TEMP TABLE quote_file_rows AS
     WITH u AS (
-      SELECT json_extract(json, [${FIELDS.map((k) => `'$.${k}'`).join(', ')}])::VARCHAR[] AS x, row_number() OVER () - 1 AS line
-      FROM ${empty ? `(SELECT NULL::JSON AS json WHERE false)` : `read_ndjson_objects(${quoteLiteral(lines)})`}
+      ${extract}
     ), f AS MATERIALIZED (
       -- String(r.T ?? doc.ticker ?? ''): a JSON null or a missing T falls back to the document's ticker.
       SELECT upper(replace(replace(trim(coalesce(${ticker}, $doc_ticker, '')), '.', '-'), '/', '-')) AS ticker,

@@ -74,10 +74,6 @@ const SQL = {
   status: /* sql */ `SELECT dataset, table_name, records::BIGINT AS records, as_of, data_available FROM dataset_status ORDER BY dataset`,
   sources: /* sql */ `SELECT dataset, path, source_url, byte_size, content_sha256, retrieved_at, ingested_at, run_id, row_count, reject_count FROM sources ORDER BY dataset, ingested_at`,
   redFlags: loadSql('./search-red-flags.sql', import.meta.url),
-  redFlagsIndexed: loadSql('./search-red-flags-index.sql', import.meta.url),
-  redFlagsIndexedRated: loadSql('./search-red-flags-index-rated.sql', import.meta.url),
-  redFlagsIndexedCount: loadSql('./count-red-flags-index.sql', import.meta.url),
-  redFlagsIndexedCountRated: loadSql('./count-red-flags-index-rated.sql', import.meta.url),
   rejects: /* sql */ `SELECT dataset, count(*)::INTEGER AS rejects FROM rejects GROUP BY dataset ORDER BY dataset`,
 };
 
@@ -333,22 +329,26 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
     if (text == null) throw notFound(dot);
     const { censusColumns } = await snapshotMeta(fmcsa);
     const values = JSON.parse(text) as Json[];
-    const c: Row = {};
-    censusColumns.forEach((name, i) => {
-      c[name] = values[i];
-    });
-    row = withCarrierRiskColumns(c, r);
+    // One object, filled in place: the census row, its risk columns, then the filings (the members and order of the
+    // spreads `{ ...withCarrierRiskColumns(census, risk), ...filings }`, without two copies of a ~50-member object).
+    const out: Row = {};
+    for (let i = 0; i < censusColumns.length; i++) out[censusColumns[i]!] = values[i];
+    row = assignCarrierRiskColumns(out, r);
     // The filings from the packed carrier_filings store (jobs/fmcsa/serving-stores.ts): no DuckDB query at all.
     const filings = await packedFilings(fmcsa, dot);
-    if (filings) return { ...row, ...filings };
+    if (filings) {
+      row.authority = filings.authority;
+      row.insurance = filings.insurance;
+      return row as Row & { authority: Row[]; insurance: Row[] };
+    }
     // The dockets of the census row stand in for get-insurance.sql's read of carriers.
     const [authority, insurance] = await Promise.all([
       fmcsa.query(SQL.authority, { dot }),
       fmcsa.query(SQL.insuranceOfDockets, {
         dot,
-        docket1: docketOf(c.docket1),
-        docket2: docketOf(c.docket2),
-        docket3: docketOf(c.docket3),
+        docket1: docketOf(row.docket1),
+        docket2: docketOf(row.docket2),
+        docket3: docketOf(row.docket3),
       }),
     ]);
     return { ...row, authority, insurance };
@@ -446,14 +446,17 @@ async function riskRow(fmcsa: SnapshotReader, dot: number): Promise<Row> {
 
 /** A census row with get-carrier.sql's risk columns appended, in its order (null when the carrier has no risk row). */
 function withCarrierRiskColumns(census: Row, risk: Row | null | undefined): Row {
-  return {
-    ...census,
-    risk_score: risk?.risk_score ?? null,
-    risk_level: risk?.risk_level ?? null,
-    recommendation: risk?.recommendation ?? null,
-    authority_status: risk?.authority_status ?? null,
-    as_of: risk?.as_of ?? null,
-  };
+  return assignCarrierRiskColumns({ ...census }, risk);
+}
+
+/** withCarrierRiskColumns on `row` itself (a member it already has keeps its place and takes the new value, as in the spread). */
+function assignCarrierRiskColumns(row: Row, risk: Row | null | undefined): Row {
+  row.risk_score = risk?.risk_score ?? null;
+  row.risk_level = risk?.risk_level ?? null;
+  row.recommendation = risk?.recommendation ?? null;
+  row.authority_status = risk?.authority_status ?? null;
+  row.as_of = risk?.as_of ?? null;
+  return row;
 }
 
 /** The columns withCarrierRiskColumns takes from a carrier_risk row. */
@@ -1011,9 +1014,7 @@ export async function searchRedFlags(
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(q.cursor, snapshotId);
   const filter = { code, state, minRisk, rating, limit, offset };
-  const { rows, total } =
-    (await packedRedFlagPage(fmcsa, filter)) ??
-    (fmcsa.manifest?.tables.red_flag_index ? await redFlagPage(fmcsa, filter) : await redFlagScan(fmcsa, filter));
+  const { rows, total } = (await packedRedFlagPage(fmcsa, filter)) ?? (await redFlagScan(fmcsa, filter));
   return {
     code,
     state,
@@ -1036,32 +1037,12 @@ interface RedFlagFilter {
   offset: number;
 }
 
-/**
- * A page of red flags from the index built at publish (jobs/fmcsa/derive-red-flag-index.sql): a range read of the
- * (code, state) rows, and their count when the page is not empty. Same rows and total as `redFlagScan` (an empty
- * page reports total 0, as the scan's window count does).
- */
-async function redFlagPage(fmcsa: SnapshotReader, f: RedFlagFilter): Promise<{ rows: Row[]; total: number }> {
-  const params = {
-    code_key: f.code ?? '*',
-    state_key: f.state ?? '*',
-    min_risk: f.minRisk,
-    safety_rating: f.rating,
-    limit: f.limit,
-    offset: f.offset,
-  };
-  const rows = await fmcsa.query(f.rating ? SQL.redFlagsIndexedRated : SQL.redFlagsIndexed, params);
-  if (rows.length === 0) return { rows, total: 0 };
-  const [{ total }] = await fmcsa.query(f.rating ? SQL.redFlagsIndexedCountRated : SQL.redFlagsIndexedCount, params);
-  return { rows, total: Number(total) };
-}
-
 /** The codes red_flag_lists was numbered by equal this code's (a store checked once). */
 const redFlagCodesOk = new WeakMap<PackedStore, Promise<boolean>>();
 
 /**
  * A page of red flags from the packed red_flag_lists and red_flag_row stores (jobs/fmcsa/red-flag-store.ts): the
- * rows and total of redFlagPage and redFlagScan with no DuckDB query: the filter's header, the blocks of the page
+ * rows and total of redFlagScan with no DuckDB query: the filter's header, the blocks of the page
  * (and, with min_risk, the block where the scores fall below it), one row read per carrier. Null when the snapshot
  * has no such stores (or they were numbered by other codes): the SQL answers.
  */
@@ -1111,7 +1092,7 @@ async function packedRedFlagPage(fmcsa: SnapshotReader, f: RedFlagFilter): Promi
   return { rows, total: rows.length ? total : 0 };
 }
 
-/** A page of red flags by a scan of carrier_risk (snapshots published before the index existed). */
+/** A page of red flags by a scan of carrier_risk (snapshots published before the packed red-flag stores existed). */
 async function redFlagScan(fmcsa: SnapshotReader, f: RedFlagFilter): Promise<{ rows: Row[]; total: number }> {
   const rows = await fmcsa.query(SQL.redFlags, {
     code: f.code,

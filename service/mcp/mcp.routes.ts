@@ -458,31 +458,87 @@ function closeTransport(transport: WebStandardStreamableHTTPServerTransport): Pr
   }
 }
 
-/** The place-holder of `structuredContent` while an answer is serialised (a string no tool answer is: it holds NULs). */
+/** The place-holders of `structuredContent` and of the text content while an answer is serialised (strings no tool answer is: they hold NULs). */
 const STRUCTURED_MARK = '\u0000proofline:structuredContent\u0000';
-const STRUCTURED_MARK_JSON = `"structuredContent":${JSON.stringify(STRUCTURED_MARK)}`;
+const TEXT_MARK = '\u0000proofline:text\u0000';
+const STRUCTURED_MEMBER = '"structuredContent":';
+const TEXT_MEMBER = '"text":';
+const STRUCTURED_MARK_JSON = `${STRUCTURED_MEMBER}${JSON.stringify(STRUCTURED_MARK)}`;
+const TEXT_MARK_JSON = `${TEXT_MEMBER}${JSON.stringify(TEXT_MARK)}`;
+const QUOTE = 0x22;
+const BACKSLASH = 0x5c;
 
 /**
- * The JSON text of an answer. A tool result carries its structured content twice, as `structuredContent` and as its
- * JSON in the text content (for clients without structured output); that JSON was made once by the tool handler,
- * and is used again here instead of serialising the same object a second time. It is used only when the result
- * still holds that very object's members (the SDK's result check copies the object, not its members) and that text,
- * otherwise the answer is serialised as it is. The member name is found outside any string: inside a JSON string
- * every quote is escaped, so `"structuredContent":"` can only be the result's own member.
+ * The JSON of an answer, as text or as its UTF-8 bytes. A tool result carries its structured content twice, as
+ * `structuredContent` and as its JSON in the text content (for clients without structured output); that JSON was
+ * made once by the tool handler, and is used again here, for both, instead of serialising the same object a second
+ * time and the text a third. It is used only when the result still holds that very object's members (the SDK's
+ * result check copies the object, not its members) and that text, otherwise the answer is serialised as it is.
+ *
+ * The answer is serialised with both replaced by place-holders (a small skeleton: id, `_meta`, the content's type),
+ * and written as bytes: the skeleton's parts around the place-holders, the structured JSON's UTF-8 bytes as the
+ * member's value, and the same bytes as a JSON string for the text. That string is what `JSON.stringify` makes of
+ * the text: the text is `JSON.stringify` output, which holds no control character and no lone surrogate (both are
+ * escaped in it), so of what `JSON.stringify` escapes in a string only `"` and `\` can occur, each preceded by a
+ * backslash; in UTF-8 those two bytes never occur inside a multi-byte character, so they are escaped byte by byte.
+ * Each member name is found outside any string: inside a JSON string every quote is escaped, so `"text":"` and
+ * `"structuredContent":"` followed by a place-holder are the result's own members (issue 22: the joined strings this
+ * replaces, the escaped text and the whole answer, flattened to be measured and written, were the largest
+ * allocations of a call).
  */
-export function answerText(message: JSONRPCResultResponse | JSONRPCErrorResponse, slot: ServerSlot): string {
+export function answerText(message: JSONRPCResultResponse | JSONRPCErrorResponse, slot: ServerSlot): string | Uint8Array {
   const result = (message as { result?: { structuredContent?: Record<string, unknown>; content?: Array<{ text?: unknown }> } }).result;
   const structured = slot.structured;
   const text = slot.structuredText;
   const sc = result?.structuredContent;
-  if (!result || !sc || !structured || text === undefined || result.content?.[0]?.text !== text || !sameMembers(sc, structured))
+  const first = result?.content?.[0];
+  if (!result || !sc || !structured || text === undefined || !first || first.text !== text || !sameMembers(sc, structured))
     return JSON.stringify(message);
   result.structuredContent = STRUCTURED_MARK as unknown as Record<string, unknown>;
-  const json = JSON.stringify(message);
-  result.structuredContent = sc;
-  const at = json.indexOf(STRUCTURED_MARK_JSON);
-  if (at < 0) return JSON.stringify(message);
-  return `${json.slice(0, at)}"structuredContent":${text}${json.slice(at + STRUCTURED_MARK_JSON.length)}`;
+  first.text = TEXT_MARK;
+  let json: string;
+  try {
+    json = JSON.stringify(message);
+  } finally {
+    result.structuredContent = sc;
+    first.text = text;
+  }
+  const atStructured = json.indexOf(STRUCTURED_MARK_JSON);
+  const atText = json.indexOf(TEXT_MARK_JSON);
+  if (atStructured < 0 || atText < 0) return JSON.stringify(message);
+  const bytes = Buffer.from(text, 'utf8');
+  let escapes = 0;
+  for (let i = 0; i < bytes.length; i++) if (bytes[i] === QUOTE || bytes[i] === BACKSLASH) escapes++;
+  // The skeleton's parts: before the first place-holder's value, between the two, after the second.
+  const textFirst = atText < atStructured;
+  const [at1, member1, mark1, at2, member2, mark2] = textFirst
+    ? [atText, TEXT_MEMBER, TEXT_MARK_JSON, atStructured, STRUCTURED_MEMBER, STRUCTURED_MARK_JSON]
+    : [atStructured, STRUCTURED_MEMBER, STRUCTURED_MARK_JSON, atText, TEXT_MEMBER, TEXT_MARK_JSON];
+  const head = json.slice(0, at1 + member1.length);
+  const middle = json.slice(at1 + mark1.length, at2 + member2.length);
+  const tail = json.slice(at2 + mark2.length);
+  const out = Buffer.allocUnsafe(
+    Buffer.byteLength(head) + Buffer.byteLength(middle) + Buffer.byteLength(tail) + 2 * bytes.length + escapes + 2,
+  );
+  let n = out.write(head, 0);
+  n = textFirst ? writeJsonString(bytes, out, n) : n + bytes.copy(out, n);
+  n += out.write(middle, n);
+  n = textFirst ? n + bytes.copy(out, n) : writeJsonString(bytes, out, n);
+  n += out.write(tail, n);
+  return out;
+}
+
+/** Writes `bytes` (the UTF-8 of a JSON text) at `at` as a JSON string: quoted, `"` and `\` escaped; returns the end. */
+function writeJsonString(bytes: Buffer, out: Buffer, at: number): number {
+  let n = at;
+  out[n++] = QUOTE;
+  for (let i = 0; i < bytes.length; i++) {
+    const b = bytes[i]!;
+    if (b === QUOTE || b === BACKSLASH) out[n++] = BACKSLASH;
+    out[n++] = b;
+  }
+  out[n++] = QUOTE;
+  return n;
 }
 
 /** True when `a` and `b` have the same own members, in the same order, holding the same values. */

@@ -56,23 +56,48 @@ function isVerbatim(o: Record<string, unknown>): boolean {
   return (typeof o.leaf_hash === 'string' && 'canon' in o && 'alg' in o) || 'signature' in o;
 }
 
-/** Drops null-valued fields (deeply), except inside hashed or signed objects, which are returned as they are. */
+/**
+ * Drops null-valued (and undefined) fields (deeply), except inside hashed or signed objects, which are returned as
+ * they are. What holds no such field is returned as it is, not copied (issue 22: the copy of every answer was a
+ * fair share of what an MCP call allocates): a plain array or plain object is copied only from its first member
+ * that changes. Any other object (a class instance) is copied into a plain object as before, and so is an object
+ * with an own `__proto__` member (which the copy drops), so the JSON of the result is the same either way.
+ */
 export function omitNulls(v: unknown): unknown {
   if (!v || typeof v !== 'object') return v;
   if (Array.isArray(v)) {
-    const out = new Array(v.length);
-    for (let i = 0; i < v.length; i++) out[i] = omitNulls(v[i]);
-    return out;
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const x = v[i];
+      const y = omitNulls(x);
+      if (out) out[i] = y;
+      else if (y !== x) {
+        out = new Array(v.length);
+        for (let j = 0; j < i; j++) out[j] = v[j];
+        out[i] = y;
+      }
+    }
+    return out ?? v;
   }
   const o = v as Record<string, unknown>;
   if (isVerbatim(o)) return o;
-  const out: Record<string, unknown> = {};
+  const proto = Object.getPrototypeOf(o);
+  const keys = Object.keys(o);
+  let copy = proto !== Object.prototype && proto !== null;
+  let out: Record<string, unknown> | undefined;
   // Own enumerable keys in order, as Object.entries, without an array per member (this runs over every answer).
-  for (const k of Object.keys(o)) {
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i]!;
     const x = o[k];
-    if (x !== null && x !== undefined) out[k] = omitNulls(x);
+    const y = x === null || x === undefined ? undefined : omitNulls(x);
+    if (!copy && (y !== x || x === undefined || k === '__proto__')) copy = true;
+    if (copy && !out) {
+      out = {};
+      for (let j = 0; j < i; j++) out[keys[j]!] = o[keys[j]!];
+    }
+    if (out && y !== undefined) out[k] = y;
   }
-  return out;
+  return out ?? (copy ? {} : o);
 }
 
 /** JSON Schema of a tool's input (as accepted) or output, in the portable spelling described above. */

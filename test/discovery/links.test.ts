@@ -1,7 +1,14 @@
 /** Finding rel="ai-discovery" in HTML heads and Link headers, and adding it to our HTML. */
 import { describe, expect, it } from 'vitest';
 import { findLinkHeaders, findLinkTags, isJsonType } from '../../lib/discovery/index.ts';
-import { DISCOVERY_LINK_TAG, withDiscoveryLink } from '../../service/platform/discovery-html.ts';
+import { H3 } from 'h3';
+import {
+  DISCOVERY_LINK_HEADER,
+  DISCOVERY_LINK_TAG,
+  registerDiscoveryLinkHeader,
+  withDiscoveryLink,
+} from '../../service/platform/discovery-html.ts';
+import { jsonTextResponse, toFastResponse } from '../../service/platform/response-finish.ts';
 
 describe('findLinkTags', () => {
   it('resolves relative and absolute hrefs, any attribute order and quoting, rel token lists', () => {
@@ -65,5 +72,25 @@ describe('withDiscoveryLink', () => {
     expect(findLinkTags(once, 'https://s.example/')).toEqual([
       { href: 'https://s.example/.well-known/ai', type: 'application/json', source: 'link-tag' },
     ]);
+  });
+});
+
+describe('registerDiscoveryLinkHeader', () => {
+  it('adds the Link header to HTML however the route answers (event headers, web Response, layer answer), to nothing else', async () => {
+    const app = new H3();
+    registerDiscoveryLinkHeader(app);
+    const html = '<p>x</p>';
+    app.get('/event-headers', (e) => {
+      e.res.headers.set('content-type', 'text/html; charset=utf-8');
+      return html;
+    });
+    app.get('/web', () => new Response(html, { headers: { 'content-type': 'text/html' } }));
+    app.get('/layer', () => toFastResponse({ status: 200, headers: { 'content-type': 'text/html; charset=utf-8' }, body: html }));
+    app.get('/json', () => ({ a: 1 }));
+    app.get('/json-text', () => jsonTextResponse('{"a":1}', { status: 200, headers: { 'content-type': 'application/json' } }));
+    app.get('/text', () => 'plain');
+    const link = async (p: string) => (await app.fetch(new Request(`http://proofline.test${p}`))).headers.get('link');
+    for (const p of ['/event-headers', '/web', '/layer']) expect(await link(p), p).toBe(DISCOVERY_LINK_HEADER);
+    for (const p of ['/json', '/json-text', '/text']) expect(await link(p), p).toBeNull();
   });
 });

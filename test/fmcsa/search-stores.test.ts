@@ -1,7 +1,7 @@
 /**
  * The packed stores of the search-like FMCSA routes (issue 22 item 2): red-flag lists per filter
- * (jobs/fmcsa/red-flag-store.ts). Every answer equals, byte for byte, the one of the SQL it replaces (the red-flag
- * index SQL and the scan of carrier_risk) over many random filters, pages followed by cursor; and with the stores
+ * (jobs/fmcsa/red-flag-store.ts). Every answer equals, byte for byte, the one of the SQL it replaces (the scan of
+ * carrier_risk) over many random filters, pages followed by cursor; and with the stores
  * published an answer runs no DuckDB query. No timings: speed is `npm run bench -- endpoints`.
  */
 import path from 'node:path';
@@ -20,14 +20,11 @@ const RED_FLAG_STORES = ['red_flag_lists', 'red_flag_row'];
 const STORES = [...RED_FLAG_STORES, 'carrier_name_hits', 'carrier_by_docket'];
 
 /**
- * The same reader with the packed search stores hidden (and, with `scan`, the red-flag and name index tables too):
- * the SQL answers (the index SQL, or the scan of carrier_risk and carriers).
+ * The same reader with the packed search stores hidden (and, with `scan`, the name index tables too): the SQL
+ * answers (the name index SQL, or the scan of carriers; red flags the scan of carrier_risk either way).
  */
 function withoutStores(r: SnapshotReader, scan: boolean): SnapshotReader {
-  const manifest =
-    r.manifest && scan
-      ? { ...r.manifest, tables: { ...r.manifest.tables, red_flag_index: undefined, carrier_name_terms: undefined } }
-      : r.manifest;
+  const manifest = r.manifest && scan ? { ...r.manifest, tables: { ...r.manifest.tables, carrier_name_terms: undefined } } : r.manifest;
   return Object.create(r, {
     // The scan reader hides the census store too, so that a DOT lookup runs search-carriers-page.sql.
     packed: { value: (name: string) => (STORES.includes(name) || (scan && name === 'carrier_census') ? null : r.packed(name)) },

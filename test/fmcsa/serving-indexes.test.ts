@@ -36,10 +36,11 @@ describe('FMCSA serving indexes over a generated sample', () => {
     await removeDir(root);
   });
 
-  describe('red flags pre-sorted by score per code and state', () => {
-    it('answers every filter exactly as the scan of carrier_risk does (rows, order, total, pages)', async () => {
+  describe('red flags from the packed red-flag stores', () => {
+    it('answers every filter exactly as the scan of carrier_risk does (rows, order, total)', async () => {
       const [{ code, state }] = await fmcsa.query(
-        `SELECT code, state_key AS state FROM red_flag_index WHERE code <> '*' AND state_key <> '*' GROUP BY ALL ORDER BY count(*) DESC, code, state LIMIT 1`,
+        `SELECT code, state FROM (SELECT unnest(red_flag_codes) AS code, phy_state AS state FROM carrier_risk WHERE phy_state IS NOT NULL)
+         GROUP BY ALL ORDER BY count(*) DESC, code, state LIMIT 1`,
       );
       type Filter = { code?: string; state?: string; min_risk?: number; safety_rating?: string };
       const filters: Filter[] = [
@@ -61,47 +62,17 @@ describe('FMCSA serving indexes over a generated sample', () => {
           limit,
           offset,
         });
+      // The stores alone serve the route: no table duplicates them (fmcsa-v5).
+      expect(fmcsa.manifest?.tables.red_flag_index).toBeUndefined();
+      expect(fmcsa.manifest?.tables.red_flag_rows).toBeUndefined();
+      expect(fmcsa.packed('red_flag_lists')).not.toBeNull();
       for (const f of filters) {
         // The route's answer (first page) against the scan.
         const got = await searchRedFlags(fmcsa, { ...f, limit: 50 });
         const scan = await scanOf(f, 50, 0);
         expect(got.results).toEqual(scan.map(({ total: _t, ...r }) => r));
         expect(got.total).toBe(scan.length ? Number(scan[0].total) : 0);
-        // Deeper pages and a page past the end through the index's own parameters (the cursor encodes the offset).
-        for (const [limit, offset] of [
-          [7, 3],
-          [5, 100_000],
-        ]) {
-          const paged = await fmcsa.query(sql(f.safety_rating ? 'search-red-flags-index-rated.sql' : 'search-red-flags-index.sql'), {
-            code_key: f.code ?? '*',
-            state_key: f.state ?? '*',
-            min_risk: f.min_risk ?? null,
-            safety_rating: f.safety_rating ?? null,
-            limit,
-            offset,
-          });
-          expect(paged).toEqual((await scanOf(f, limit, offset)).map(({ total: _t, ...r }) => r));
-        }
       }
-    });
-
-    it('reads a page as a range of the index: filters pushed into the scan, no sort, no window, carrier_risk not read', async () => {
-      const plan = await planOf(fmcsa, sql('search-red-flags-index.sql'), {
-        code_key: '*',
-        state_key: 'TX',
-        min_risk: null,
-        limit: 50,
-        offset: 100,
-      });
-      expect(plan).toMatch(/red_flag_index/);
-      expect(plan).toMatch(/Filters:[\s\S]*code=/);
-      expect(plan).toMatch(/state_key=/);
-      expect(plan).toMatch(/pos>=/);
-      expect(plan).not.toMatch(/carrier_risk/);
-      expect(plan).not.toMatch(/WINDOW|TOP_N/);
-      const count = await planOf(fmcsa, sql('count-red-flags-index.sql'), { code_key: '*', state_key: '*', min_risk: null });
-      expect(count).toMatch(/Filters:[\s\S]*code=/);
-      expect(count).not.toMatch(/red_flag_rows|carrier_risk|JOIN/);
     });
   });
   describe('carrier identity from the packed census store', () => {

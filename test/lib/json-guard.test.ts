@@ -20,6 +20,14 @@ describe('findJsonProblem', () => {
     expect(findJsonProblem('{"n":1e400}')?.problem).toMatch(/range of a double/);
     expect(findJsonProblem('{"x":{"__proto__":{"admin":true}}}')).toMatchObject({ path: 'x.__proto__' });
     expect(findJsonProblem('{"a":1,"b":2,"a":3}')).toMatchObject({ path: 'a', problem: expect.stringMatching(/twice/) });
+    // One name spelled plainly and escaped is one name (a plain name is read without decoding, an escaped one decoded).
+    expect(findJsonProblem('{"ab":1,"\\u0061b":2}')).toMatchObject({ path: 'ab', problem: expect.stringMatching(/twice/) });
+    expect(findJsonProblem('{"\\u0061b":1,"ab":2}')).toMatchObject({ path: 'ab', problem: expect.stringMatching(/twice/) });
+    expect(findJsonProblem('{"x":{"__pro\\u0074o__":1}}')).toMatchObject({ path: 'x.__proto__' });
+    // A raw (unescaped) lone surrogate in a name or a value is found too; a raw pair passes.
+    expect(findJsonProblem('{"k\ud800":1}')?.problem).toMatch(/lone surrogate/);
+    expect(findJsonProblem('{"k":"v\udc00"}')?.path).toBe('k');
+    expect(findJsonProblem('{"k\ud83d\ude00":"v\ud83d\ude00","k":1}')).toBeNull();
     const deep = `${'['.repeat(MAX_JSON_DEPTH + 1)}${']'.repeat(MAX_JSON_DEPTH + 1)}`;
     expect(findJsonProblem(deep)?.problem).toMatch(/nesting deeper than 64/);
     expect(findJsonProblem(`{"a":${'['.repeat(3000)}${']'.repeat(3000)}}`)?.path).toMatch(/^a(\[0\])+$/);

@@ -9,13 +9,16 @@
  * pass both the zod output schema and the published JSON Schema. (The sec_* answers are checked against their
  * published schemas by sec-tools.test.ts.)
  */
+import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { TOOLS } from '../../service/mcp/mcp.queries.ts';
 import { MONITORING_TOOLS } from '../../service/mcp/monitoring.tools.ts';
+import { omitNulls } from '../../service/mcp/tool-kit.ts';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
 import {
+  answerText,
   buildMcpServer,
   DirectTransport,
   directRequestOf,
@@ -215,9 +218,43 @@ describe('MCP requests answered without a transport per request (DirectTransport
     for (const m of messages) {
       const request = directRequestOf(new Headers(headers), m);
       expect(request, JSON.stringify(m)).toBeDefined();
-      const answer = JSON.stringify(await direct.deliver(request as JSONRPCRequest));
+      const message = await direct.deliver(request as JSONRPCRequest);
+      const answer = JSON.stringify(message);
+      // What the route writes (the structured JSON reused, written as bytes) is that JSON, byte for byte.
+      expect(Buffer.from(answerText(message, slot)).toString('utf8')).toBe(answer);
       expect(answer).toBe(await throughTransport(slot, m));
     }
+  });
+
+  it('writes an answer holding any text (non-ASCII, escapes, the member name inside strings) as its JSON, byte for byte', () => {
+    const structured = {
+      name: 'Société Générale — “quotes” \\ "structuredContent":"x" \u2028 😀',
+      nested: { list: [1, 'ü', null, { a: '\n\t\u0001\u007f \ud800 lone, "text":"\u0000proofline:text\u0000"' }] },
+    };
+    const structuredText = JSON.stringify(structured);
+    const slot: ServerSlot = { ctx: { deps: w.svc.deps, apiKey: null }, structured, structuredText };
+    const message = {
+      jsonrpc: '2.0' as const,
+      id: 'é',
+      result: {
+        content: [{ type: 'text' as const, text: structuredText }],
+        structuredContent: { ...structured },
+        _meta: { 'proofline/usage': { tier: 'ñ' } },
+      },
+    };
+    const written = answerText(message, slot);
+    expect(written).toBeInstanceOf(Uint8Array);
+    expect(Buffer.from(written).toString('utf8')).toBe(JSON.stringify(message));
+    // The text content before or after the structured content: both orders are written as serialised.
+    const reordered = {
+      jsonrpc: '2.0' as const,
+      id: 3,
+      result: { structuredContent: { ...structured }, isError: false, content: [{ type: 'text' as const, text: structuredText }] },
+    };
+    expect(Buffer.from(answerText(reordered, slot)).toString('utf8')).toBe(JSON.stringify(reordered));
+    // A result whose structured content is not the handler's object is serialised as it is.
+    const other = { ...message, result: { ...message.result, structuredContent: { name: 'other' } } };
+    expect(answerText(other, slot)).toBe(JSON.stringify(other));
   });
 
   it('leaves to the Streamable HTTP transport every request it answers itself (406, 415, 400, 202, initialize)', async () => {
@@ -266,5 +303,59 @@ describe('MCP requests answered without a transport per request (DirectTransport
     // A supported protocol version header, or none, keeps a tools/call on the direct path.
     expect(directRequestOf(new Headers({ ...headers, 'mcp-protocol-version': '2025-06-18' }), call)).toBeDefined();
     expect(directRequestOf(new Headers(headers), call)).toBeDefined();
+  });
+});
+
+describe('omitNulls', () => {
+  /** The deep copy it replaced (every object and array copied), the reference for what the answer's JSON is. */
+  function copyWithoutNulls(v: unknown): unknown {
+    if (!v || typeof v !== 'object') return v;
+    if (Array.isArray(v)) return v.map(copyWithoutNulls);
+    const o = v as Record<string, unknown>;
+    if ((typeof o.leaf_hash === 'string' && 'canon' in o && 'alg' in o) || 'signature' in o) return o;
+    const out: Record<string, unknown> = {};
+    for (const k of Object.keys(o)) if (o[k] !== null && o[k] !== undefined) out[k] = copyWithoutNulls(o[k]);
+    return out;
+  }
+
+  it('gives the JSON the deep copy gives, over arbitrary values, without changing its input', () => {
+    fc.assert(
+      fc.property(fc.jsonValue({ maxDepth: 5 }), (v) => {
+        const before = JSON.stringify(v);
+        expect(JSON.stringify(omitNulls(v))).toBe(JSON.stringify(copyWithoutNulls(v)));
+        expect(JSON.stringify(v)).toBe(before);
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('returns what holds no null as it is, and copies only the objects on the way to a null', () => {
+    const clean = { a: 1, b: [1, null, { c: 'x' }], d: { e: { f: true } } };
+    expect(omitNulls(clean)).toBe(clean);
+    const withNull = { a: 1, keep: { k: 1 }, deep: { x: null, y: 2 }, list: [{ z: undefined }, 3] };
+    const out = omitNulls(withNull) as typeof withNull;
+    expect(out).not.toBe(withNull);
+    expect(out.keep).toBe(withNull.keep);
+    expect(JSON.stringify(out)).toBe('{"a":1,"keep":{"k":1},"deep":{"y":2},"list":[{},3]}');
+    expect(withNull.deep.x).toBeNull();
+    // Hashed or signed objects travel verbatim, nulls included.
+    const leaf = { leaf_hash: 'h', alg: 'sha256', canon: 'rfc8785', v: null };
+    expect(omitNulls({ leaf }) as { leaf: unknown }).toEqual({ leaf });
+  });
+
+  it('copies class instances and own __proto__ members as the deep copy does', () => {
+    class Point {
+      x = 1;
+      y = null;
+      get sum() {
+        return 2;
+      }
+      toJSON() {
+        return 'point';
+      }
+    }
+    const v = { p: new Point(), d: new Date(0), o: JSON.parse('{"__proto__":{"a":1},"b":2}') as Record<string, unknown> };
+    expect(JSON.stringify(omitNulls(v))).toBe(JSON.stringify(copyWithoutNulls(v)));
+    expect(JSON.stringify(omitNulls(v))).toBe('{"p":{"x":1},"d":{},"o":{"b":2}}');
   });
 });

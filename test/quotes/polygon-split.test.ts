@@ -47,6 +47,36 @@ describe('splitting a Polygon aggregates response', () => {
         expect(rest).toEqual({ ...DOC, results: [] });
       });
 
+  it('tells whether every result is plain: a string `T` without escapes, every other member a finite number', () => {
+    const plainOf = (results: string) => {
+      const s = new PolygonResultsSplitter('p.json', () => undefined);
+      s.push(Buffer.from(`{"ticker":"A","results":[${results}],"adjusted":false}`));
+      s.end();
+      return s.plain;
+    };
+    expect(plainOf('')).toBe(true);
+    expect(plainOf('{"T":"BRK.B","v":1.5e3,"vw":-0,"o":0.0000002,"c":2E-7,"h":1,"l":12345678901234567890,"t":1451883600000,"n":5}')).toBe(
+      true,
+    );
+    expect(plainOf('{"v":1,"t":2},{}')).toBe(true); // no T: the document's ticker
+    for (const notPlain of [
+      '{"T":"A","o":"1.5"}', // a price as a string
+      '{"T":"A","vw":null}',
+      '{"T":1,"o":1}', // a number as ticker
+      '{"T":"A\\"B","o":1}', // an escape
+      '{"T":"A","otc":true}',
+      '{"T":"A","o":1e400}', // not finite everywhere
+      '{"T":"A","o":123456789012345678901}', // 21 integer digits
+      '{"T":"A","o":[1]}',
+      '{"T":"A", "o":1}', // whitespace: the byte scan
+      '{"T":"A","o":1},42',
+    ])
+      expect([notPlain, plainOf(notPlain)]).toEqual([notPlain, false]);
+    const s = new PolygonResultsSplitter('p.json', () => undefined, false);
+    s.push(Buffer.from('{"results":[{"T":"A","o":1}]}'));
+    expect(s.plain).toBe(false); // without the flat fast path, never
+  });
+
   it('gives no line for an empty or absent results array', () => {
     expect(split('{"ticker":"A","results":[ ]}', 3)).toEqual({ lines: [], rest: { ticker: 'A', results: [] } });
     expect(split('{"status":"OK"}', 5)).toEqual({ lines: [], rest: { status: 'OK' } });

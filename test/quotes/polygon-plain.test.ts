@@ -1,0 +1,91 @@
+/**
+ * A Polygon aggregates response whose results are all plain (a string `T` without escapes, every other member a finite
+ * number: ingest/quotes/polygon-split.ts) is read typed in one pass (jobs/quotes/quotes.pipeline.ts loadPolygonRows,
+ * issue 22 item 3). That read must give exactly the bars, flags, day indexes and rejects of the general read, which
+ * takes each value's JSON text and types it by its first character: here the same results, once compact (plain) and
+ * once pretty-printed (whitespace: the general read), are ingested side by side and compared row for row.
+ */
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunReport } from '../../jobs/processors.ts';
+import { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
+import { ingestQuotes, writeInput } from './quotes-fixture.ts';
+
+/** Plain results at the edges of the typing: rounding, DST, big and tiny numbers, missing or repeated members. */
+const RESULTS: Array<Record<string, unknown>> = [
+  { T: 'brk.b', o: 1.2345675, h: 2.0000005, l: 1, c: 1.5, v: 100.5, vw: 1.23456749, n: 2.5, t: Date.UTC(2024, 2, 10, 5) }, // DST starts that day
+  { o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 10, 3, 4) }, // no ticker: the document's
+  { T: 'X', o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 10, 4, 4, 59, 59) }, // 23:59:59 New York: the 3rd
+  { T: 'X', o: 10, h: 11, l: 9, c: 10, v: 1000, t: 1712721600000.5 }, // fractional epoch milliseconds
+  { T: 'Y', o: 10, h: 11, l: 9, c: 10, v: 1000 }, // no timestamp: reject
+  { T: 'Y', o: 10, h: 11, l: 9, c: 10, t: Date.UTC(2024, 0, 3, 5) }, // no volume: reject
+  { T: 'bad ticker!', o: 10, h: 11, l: 9, c: 10, v: 1, t: Date.UTC(2024, 0, 4, 5) }, // not a ticker: reject
+  { T: 'Z', o: 123456.7891235, h: 123456.79, l: 0.0000004, c: 0.0000005, v: 2.4999, n: 1234567890123456, t: Date.UTC(2024, 0, 5, 5) },
+  { T: 'Z', o: 10, h: 11, l: 9, c: 10, v: 2e-7, vw: -0, n: 1e3, t: Date.UTC(2024, 0, 8, 5) },
+  { T: 'Z', o: 10, h: 12.5, l: 9.75, c: 10, v: 1e15, vw: 13, n: 0.5, t: Date.UTC(2024, 0, 9, 5) }, // flags: vwap outside the range
+  { T: 'Z', o: 10, h: 11, l: 9, c: 10, v: 5, extra: 7, t: Date.UTC(2024, 0, 10, 5) }, // another member: ignored
+];
+
+let dir: string;
+const runs = new Map<'compact' | 'pretty', { report: RunReport; reader: SnapshotReader }>();
+beforeAll(async () => {
+  dir = await tempDir('proofline-polygon-plain-');
+  const doc = { ticker: 'DOC', adjusted: false, results: RESULTS, status: 'OK' };
+  // A repeated member, as text (JSON.stringify cannot write one): both reads take the first.
+  const compact = JSON.stringify(doc).replace(
+    '"results":[',
+    `"results":[{"T":"R","o":10,"o":20,"h":21,"l":9,"c":10,"v":5,"t":${Date.UTC(2024, 0, 2, 5)}},`,
+  );
+  const pretty = compact.replace(/,"/g, ', "');
+  for (const [name, text] of [
+    ['compact', compact],
+    ['pretty', pretty],
+  ] as const) {
+    const input = path.join(dir, `in-${name}`);
+    await writeInput(input, 'polygon/aggs.json', text);
+    const config = testConfig(path.join(dir, `data-${name}`));
+    const report = await ingestQuotes(config, input);
+    if (report.failed_children) throw new Error(JSON.stringify(report.children));
+    runs.set(name, { report, reader: await SnapshotReader.open(config.dataDir, 'quotes', { poolSize: 1 }) });
+  }
+}, 120_000);
+afterAll(async () => {
+  for (const r of runs.values()) await r.reader.close();
+  await removeDir(dir);
+});
+
+describe('a plain Polygon response read typed in one pass', () => {
+  it('is read typed only when every result is plain', () => {
+    expect(runs.get('compact')!.report.children.map((c) => c.detail)).toEqual([expect.objectContaining({ plain: true })]);
+    expect(runs.get('pretty')!.report.children.map((c) => c.detail)).toEqual([expect.objectContaining({ plain: false })]);
+  });
+
+  it('gives the bars, flags, day indexes and rejects of the general read', async () => {
+    const bars = (name: 'compact' | 'pretty') =>
+      runs.get(name)!.reader.query(
+        `SELECT ticker, CAST(quote_date AS VARCHAR) AS quote_date, adjustment, CAST(open AS VARCHAR) AS open, CAST(high AS VARCHAR) AS high,
+              CAST(low AS VARCHAR) AS low, CAST(close AS VARCHAR) AS close, volume, CAST(vwap AS VARCHAR) AS vwap, trade_count, flags, day_index
+           FROM quote_bars ORDER BY ticker, quote_date`,
+      );
+    const compact = await bars('compact');
+    expect(compact.map((r) => `${r.ticker} ${r.quote_date}`)).toEqual([
+      'BRK-B 2024-03-10',
+      'DOC 2024-11-03',
+      'R 2024-01-02',
+      'X 2024-04-10',
+      'X 2024-11-03',
+      'Z 2024-01-05',
+      'Z 2024-01-08',
+      'Z 2024-01-09',
+      'Z 2024-01-10',
+    ]);
+    expect(compact.find((r) => r.ticker === 'R')).toMatchObject({ open: '10.000000', high: '21.000000' });
+    expect(compact.find((r) => r.quote_date === '2024-01-09')).toMatchObject({ flags: ['vwap_outside_range'] });
+    expect(compact).toEqual(await bars('pretty'));
+    const rejects = (name: 'compact' | 'pretty') =>
+      runs.get(name)!.reader.query(`SELECT line::INTEGER AS line, reason FROM rejects WHERE file LIKE '%aggs.json' ORDER BY line`);
+    expect((await rejects('compact')).map((r) => r.line)).toEqual([5, 6, 7]);
+    expect(await rejects('compact')).toEqual(await rejects('pretty'));
+  });
+});
