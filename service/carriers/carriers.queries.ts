@@ -376,9 +376,14 @@ const docketOf = (v: Json | undefined): string | null => (typeof v === 'string' 
 
 /** Rebuilds the CarrierFeatures of a `carrier_risk` row (the columns are the feature names). */
 export function featuresFromRow(r: Row): CarrierFeatures {
-  const num = (k: string) => (r[k] == null ? null : Number(r[k]));
-  const n0 = (k: string) => Number(r[k] ?? 0);
-  const bool = (k: string) => (r[k] == null ? null : Boolean(r[k]));
+  return featuresOf((k) => r[k]);
+}
+
+/** featuresFromRow over a row given by its column values (`get(column)`: undefined for a column the row lacks). */
+function featuresOf(get: (column: string) => Json | undefined): CarrierFeatures {
+  const num = (k: string) => (get(k) == null ? null : Number(get(k)));
+  const n0 = (k: string) => Number(get(k) ?? 0);
+  const bool = (k: string) => (get(k) == null ? null : Boolean(get(k)));
   const basics: CarrierFeatures['basics'] = {};
   for (const b of BASICS)
     basics[b.key] = {
@@ -388,18 +393,18 @@ export function featuresFromRow(r: Row): CarrierFeatures {
       acute_critical: bool(`${b.key}_ac`),
     };
   return {
-    dot_number: Number(r.dot_number),
-    legal_name: (r.legal_name as string | null) ?? null,
-    phy_state: (r.phy_state as string | null) ?? null,
-    status_code: (r.status_code as string | null) ?? null,
-    carrier_class: r.carrier_class as CarrierClass,
-    authority_status: (r.authority_status as CarrierFeatures['authority_status']) ?? null,
+    dot_number: Number(get('dot_number')),
+    legal_name: (get('legal_name') as string | null) ?? null,
+    phy_state: (get('phy_state') as string | null) ?? null,
+    status_code: (get('status_code') as string | null) ?? null,
+    carrier_class: get('carrier_class') as CarrierClass,
+    authority_status: (get('authority_status') as CarrierFeatures['authority_status']) ?? null,
     authority_age_days: num('authority_age_days'),
     revocations_total: n0('revocations_total'),
     revocations_recent: n0('revocations_recent'),
     oos_orders_active: n0('oos_orders_active'),
     oos_orders_total: n0('oos_orders_total'),
-    safety_rating: (r.safety_rating as string | null) ?? null,
+    safety_rating: (get('safety_rating') as string | null) ?? null,
     mcs150_age_days: num('mcs150_age_days'),
     power_units: num('power_units'),
     drivers: num('drivers'),
@@ -446,6 +451,31 @@ async function riskRow(fmcsa: SnapshotReader, dot: number): Promise<Row> {
   const [row] = await fmcsa.query(SQL.risk, { dot });
   if (!row) throw notFound(dot);
   return row;
+}
+
+const riskColumnIndexes = new WeakMap<SnapshotMeta, Map<string, number>>();
+
+/**
+ * The carrier_risk row of a DOT as a getter of its column values: over the packed row's JSON array when the snapshot
+ * has the store (columns found by a map built once per snapshot), not an object of its ~70 columns built per
+ * request (issue 22: /api/safety); riskRow's row otherwise. NotFoundError when the DOT has no row, as riskRow.
+ */
+async function riskValues(fmcsa: SnapshotReader, dot: number): Promise<(column: string) => Json | undefined> {
+  if (fmcsa.packed('carrier_snapshot')) {
+    const meta = await snapshotMeta(fmcsa);
+    const text = await fmcsa.packed('carrier_snapshot')?.get(dot);
+    if (text == null) throw notFound(dot);
+    const values = JSON.parse(text) as Json[];
+    let at = riskColumnIndexes.get(meta);
+    if (!at) riskColumnIndexes.set(meta, (at = new Map(meta.columns.map((c, i) => [c, i]))));
+    const index = at;
+    return (c) => {
+      const i = index.get(c);
+      return i === undefined ? undefined : values[i];
+    };
+  }
+  const row = await riskRow(fmcsa, dot);
+  return (c) => row[c];
 }
 
 /** A census row with get-carrier.sql's risk columns appended, in its order (null when the carrier has no risk row). */
@@ -538,8 +568,8 @@ function hasData(status: Row[], dataset: string): boolean {
 /** The seven BASICs with measures, percentiles where public, thresholds and flags. */
 export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | string) {
   const dot = parseDot(dotRaw);
-  const row = await riskRow(fmcsa, dot);
-  const f = featuresFromRow(row);
+  const risk = await riskValues(fmcsa, dot);
+  const f = featuresOf(risk);
   const { status } = await snapshotMeta(fmcsa);
   const sms = (await packedRecords(fmcsa, dot))?.sms ?? (await fmcsa.query(SQL.sms, { dot }));
   const basics = assessBasics(f).map((b, i) => ({
@@ -572,7 +602,7 @@ export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | s
           vehicle_oos_insp_total: sms[0].vehicle_oos_insp_total,
         }
       : null,
-    as_of: row.as_of,
+    as_of: risk('as_of'),
   };
 }
 
@@ -634,7 +664,7 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
   const { limit, clamped } = clampLimit(opts.limit, 100, 100);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(opts.cursor, snapshotId);
-  const f = featuresFromRow(await riskRow(fmcsa, dot));
+  const f = featuresOf(await riskValues(fmcsa, dot));
   const { status } = await snapshotMeta(fmcsa);
   const available = hasData(status, 'inspection');
   const [inspections, [{ n }], violations, units] =
