@@ -75,7 +75,7 @@ export async function readQuoteHeads(
   quotes: SnapshotReader,
   ticker: string,
   retry = true,
-): Promise<{ heads: QuoteHeads | null; barFiles: string[] } | null> {
+): Promise<{ heads: QuoteHeads | null; barFiles: readonly string[] } | null> {
   // Store and file list from the same snapshot: both are read before any await (a swap replaces them together).
   const store = quotes.packed(QUOTE_HEADS_STORE);
   const barFiles = quotes.tableFiles('quote_bars');

@@ -45,6 +45,12 @@ const PLAIN_MEMBER = String.raw`(?:"T":"[^"\\]*"|"(?:[^"\\T]|[^"\\]{2,})?":${PLA
  */
 const PLAIN_RESULT = new RegExp(String.raw`\{(?:${PLAIN_MEMBER}(?:,${PLAIN_MEMBER})*)?\}[,\]]`, 'y');
 
+/**
+ * A result start this close to the end of a chunk that matches neither regex is taken as cut by the chunk: its bytes
+ * wait for the next chunk (a longer or unfinished one takes the byte scan, which gives the same lines).
+ */
+const MAX_CARRY_BYTES = 4096;
+
 /** The rest of a document (outside `results`) may not exceed this many bytes. */
 export const MAX_REST_BYTES = 1 << 20;
 
@@ -66,6 +72,8 @@ export class PolygonResultsSplitter {
   elements = 0;
   /** True while every result so far was plain (PLAIN_RESULT); with flatFastPath off, never. */
   plain: boolean;
+  /** The tail of the last chunk from a result start that matched neither regex, scanned again with the next chunk. */
+  private carry: Buffer | null = null;
 
   constructor(
     private readonly file: string,
@@ -79,6 +87,14 @@ export class PolygonResultsSplitter {
 
   /** Feeds the next chunk of the file. */
   push(chunk: Buffer): void {
+    if (this.carry) {
+      chunk = Buffer.concat([this.carry, chunk]);
+      this.carry = null;
+    }
+    this.scan(chunk, false);
+  }
+
+  private scan(chunk: Buffer, last: boolean): void {
     // The element lines of this chunk are gathered in one buffer and emitted once (a write per result cost more than
     // the scan). Each element's bytes are at most its own plus the newline that replaces its separator, so the
     // chunk's length plus one is enough. The state lives in locals during the loop and is stored back at the end.
@@ -96,6 +112,8 @@ export class PolygonResultsSplitter {
     const n = chunk.length;
     // The chunk as latin1 text for FLAT_RESULT, made on the first result start it meets.
     let text: string | null = null;
+    // Where the bytes kept for the next chunk begin (a result start that matched neither regex near the end).
+    let carryFrom = -1;
     for (let i = 0; i < n; i++) {
       const b = chunk[i]!;
       if (inString) {
@@ -151,15 +169,23 @@ export class PolygonResultsSplitter {
           text ??= chunk.toString('latin1');
           // A plain result is flat too; while the file is plain, its results are tried as plain first (one pass each).
           let end = -1;
+          let plainHit = false;
           if (this.plain) {
             PLAIN_RESULT.lastIndex = i;
-            if (PLAIN_RESULT.test(text)) end = PLAIN_RESULT.lastIndex;
+            plainHit = PLAIN_RESULT.test(text);
+            if (plainHit) end = PLAIN_RESULT.lastIndex;
           }
           if (end < 0) {
             FLAT_RESULT.lastIndex = i;
             if (FLAT_RESULT.test(text)) end = FLAT_RESULT.lastIndex;
-            this.plain = false;
           }
+          if (end < 0 && !last && n - i <= MAX_CARRY_BYTES) {
+            // Most likely a result cut by the chunk's end: its bytes are kept and scanned again at the front of the next
+            // chunk (as if the two were one), so a file's results are matched whole whatever the chunking.
+            carryFrom = i;
+            break;
+          }
+          if (!plainHit) this.plain = false;
           if (end >= 0) {
             // The byte scan's outcome in one step: the result's bytes, a newline, and at `]` the end of `results`.
             const sep = end - 1;
@@ -213,11 +239,26 @@ export class PolygonResultsSplitter {
     this.inResults = inResults;
     this.inElement = inElement;
     this.keyPos = keyPos;
-    this.offset += n;
+    if (carryFrom >= 0) {
+      this.carry = Buffer.from(chunk.subarray(carryFrom));
+      this.offset += carryFrom;
+    } else this.offset += n;
+  }
+
+  /**
+   * Scans the bytes kept from the last chunk (a result cut by the chunk's end may be the file's last): call it once the
+   * whole file was pushed and before closing what `emit` writes to, since it may emit the last lines. `end` calls it too.
+   */
+  flush(): void {
+    if (!this.carry) return;
+    const rest = this.carry;
+    this.carry = null;
+    this.scan(rest, true);
   }
 
   /** The document without its results' elements (JSON text), once the whole file was pushed. */
   end(): string {
+    this.flush();
     if (this.inString || this.inElement || this.inResults || this.depth !== 0)
       throw new ParseError('invalid JSON: the document ends early', { file: this.file, position: this.offset });
     return Buffer.concat(this.rest).toString('utf8');

@@ -186,10 +186,19 @@ function rangesOf(key: string, cuts: number[]): string[] {
  * counts being count-crashes.sql's over that one crash ([1, fatal, injury, tow_away] as 0/1). A key with more rows
  * (a VIN in several crashes, or two VINs sharing a key) takes the general path: rows grouped per crash, crashes per
  * VIN, VINs per key. The same records as the general path alone, which grouped every row three times (two thirds
- * of the store's CPU at full scale).
+ * of the store's CPU at full scale); `general` gives that path for every key (tests compare the two).
  */
-function crashByVinPassSql(crashRow: string, src: string): string {
+export function crashByVinPassSql(crashRow: string, src: string, general = false): string {
   const key = textKeySql('vin');
+  // The general path over the keys of `keys` (every key with `general`: the store's SQL before the one-row path).
+  const grouped = (keys: string) => `SELECT ${textKeySql('k')} AS key, ${sortedJsonArraySql(
+    `'[' || to_json(k)::VARCHAR || ',' || counts || ',' || crashes || ']'`,
+    ['k'],
+  )}
+    FROM (SELECT k, ${CRASH_COUNTS}::VARCHAR AS counts, ${sortedJsonArraySql('vehicles', CRASH_ORDER)} AS crashes
+          FROM (${perCrashSql(crashRow, 'vin', `vin IS NOT NULL${keys}`, src)}) GROUP BY k)
+    GROUP BY 1`;
+  if (general) return grouped('');
   return `WITH keyed AS MATERIALIZED (
       SELECT ${key} AS key, count(*) AS n, any_value(vin) AS vin, any_value(fatalities) AS fatalities,
         any_value(injuries) AS injuries, any_value(tow_away) AS tow_away, any_value(${crashRow}::VARCHAR) AS row
@@ -199,10 +208,7 @@ function crashByVinPassSql(crashRow: string, src: string): string {
       (CASE WHEN injuries > 0 THEN 1 ELSE 0 END), (CASE WHEN tow_away THEN 1 ELSE 0 END))::VARCHAR || ',[[' || row || ']]]]'
     FROM keyed WHERE n = 1
     UNION ALL
-    SELECT ${textKeySql('k')} AS key, ${sortedJsonArraySql(`'[' || to_json(k)::VARCHAR || ',' || counts || ',' || crashes || ']'`, ['k'])}
-    FROM (SELECT k, ${CRASH_COUNTS}::VARCHAR AS counts, ${sortedJsonArraySql('vehicles', CRASH_ORDER)} AS crashes
-          FROM (${perCrashSql(crashRow, 'vin', `vin IS NOT NULL AND ${key} IN (SELECT key FROM keyed WHERE n > 1)`, src)}) GROUP BY k)
-    GROUP BY 1`;
+    ${grouped(` AND ${key} IN (SELECT key FROM keyed WHERE n > 1)`)}`;
 }
 
 /**

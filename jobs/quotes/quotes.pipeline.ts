@@ -306,6 +306,8 @@ async function splitPolygonResults(
         splitter.push(chunk);
         if (out.writableNeedDrain) await once(out, 'drain');
       });
+    // The last bytes the splitter kept (a result cut by a chunk's end) give their lines before the file is closed.
+    splitter.flush();
   } finally {
     out.end();
     await once(out, 'close');

@@ -60,6 +60,9 @@ export function parquetViewsSql(dir: string, manifest: SnapshotManifest): string
  * reader's staged snapshot; outside it (every client request) the active one.
  */
 const stagedScope = new AsyncLocalStorage<ReadonlyMap<SnapshotReader, Active>>();
+
+/** The file paths of a snapshot's parquet table, by its manifest entry (tableFiles). */
+const tableFilesOf = new WeakMap<SnapshotManifest['tables'][string], readonly string[]>();
 /**
  * Swaps whose hooks are running. When none is, the scope is disabled: on Node 20 an enabled AsyncLocalStorage
  * installs promise hooks for the whole process, which doubled the cost of an `await` here (measured: 3 M awaits
@@ -228,11 +231,14 @@ export class SnapshotReader {
    * published, or not a parquet-only table). Read together with `packed()` in one synchronous step, both name the
    * same snapshot.
    */
-  tableFiles(table: string): string[] | null {
+  tableFiles(table: string): readonly string[] | null {
     const a = this.current();
     const tm = a?.manifest.tables[table];
     if (!a || !tm || tm.storage !== 'parquet') return null;
-    return tableFilePaths(a.dir, table, tm);
+    // Listed once per snapshot's table (its manifest entry): the quote routes ask on every request (issue 22).
+    let files = tableFilesOf.get(tm);
+    if (!files) tableFilesOf.set(tm, (files = Object.freeze(tableFilePaths(a.dir, table, tm))));
+    return files;
   }
 
   /** Runs a read query on the current snapshot. Throws SourceUnavailableError (503) when nothing is published. */

@@ -14,6 +14,7 @@ import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
 import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { loadSql, type Json, type Row } from '../../lib/warehouse/duckdb.ts';
 import { type PackedStore, textKey } from '../../lib/warehouse/packed-store.ts';
+import { jsonArrayItems } from '../../lib/warehouse/json-array-items.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { clampLimit } from '../platform/http.ts';
 import {
@@ -271,21 +272,42 @@ const SEARCH_ROW_COLUMNS: Array<[string, string]> = [
   ['mc_number', 'docket1'],
 ];
 
+/**
+ * Which items of a packed row a reader takes, found once per snapshot: `positions` (ascending, distinct) is what
+ * jsonArrayItems parses, `slot[k]` where the k-th wanted column's value is among them (-1: the snapshot lacks it).
+ */
+interface RowPick {
+  positions: number[];
+  slot: number[];
+}
+function rowPick(columns: readonly string[], wanted: readonly string[]): RowPick {
+  const at = wanted.map((c) => columns.indexOf(c));
+  const positions = [...new Set(at.filter((p) => p >= 0))].sort((a, b) => a - b);
+  return { positions, slot: at.map((p) => (p < 0 ? -1 : positions.indexOf(p))) };
+}
+/** The wanted columns' values of a packed row text (undefined where the snapshot lacks the column or the row the item). */
+function pickValues(text: string, pick: RowPick): Array<Json | undefined> {
+  const items = jsonArrayItems(text, pick.positions);
+  return pick.slot.map((k) => (k < 0 ? undefined : items[k]));
+}
+
 /** Where a search row's values sit in the packed rows of a snapshot: its census columns, then risk_score, risk_level, recommendation. */
 interface SearchPositions {
-  census: number[];
-  risk: [number, number, number];
+  census: RowPick;
+  risk: RowPick;
 }
 const searchPositions = new WeakMap<SnapshotMeta, SearchPositions>();
 
-/** The positions of the search row's columns in `meta`'s column lists (-1: absent), found once per snapshot, not per row. */
+/** The positions of the search row's columns in `meta`'s column lists, found once per snapshot, not per row. */
 function searchPositionsOf(meta: SnapshotMeta): SearchPositions {
   let p = searchPositions.get(meta);
   if (!p) {
-    const c = meta.columns;
     p = {
-      census: SEARCH_ROW_COLUMNS.map(([, col]) => meta.censusColumns.indexOf(col)),
-      risk: [c.indexOf('risk_score'), c.indexOf('risk_level'), c.indexOf('recommendation')],
+      census: rowPick(
+        meta.censusColumns,
+        SEARCH_ROW_COLUMNS.map(([, col]) => col),
+      ),
+      risk: rowPick(meta.columns, ['risk_score', 'risk_level', 'recommendation']),
     };
     searchPositions.set(meta, p);
   }
@@ -294,28 +316,28 @@ function searchPositionsOf(meta: SnapshotMeta): SearchPositions {
 
 /**
  * A search row of a DOT from the packed census store, with its risk columns, as search-carriers-page.sql +
- * withRiskColumns give it; null when the store (of the snapshot now served) has no such DOT.
+ * withRiskColumns give it; null when the store (of the snapshot now served) has no such DOT. Only the row's wanted
+ * items are parsed (jsonArrayItems), not its ~40 census and ~70 risk values, for each of a page's rows.
  */
 async function searchRowOf(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
   const census = fmcsa.packed('carrier_census');
   if (!census) return null;
   const [text, meta] = await Promise.all([census.get(dot), snapshotMeta(fmcsa)]);
   if (text == null) return null;
-  const values = JSON.parse(text) as Json[];
-  const at = searchPositionsOf(meta).census;
+  const values = pickValues(text, searchPositionsOf(meta).census);
   const row: Row = {};
-  for (let i = 0; i < SEARCH_ROW_COLUMNS.length; i++) row[SEARCH_ROW_COLUMNS[i]![0]] = values[at[i]!] ?? null;
+  for (let i = 0; i < SEARCH_ROW_COLUMNS.length; i++) row[SEARCH_ROW_COLUMNS[i]![0]] = values[i] ?? null;
   return withRiskColumns(fmcsa, row);
 }
 
 /** A search row with risk_score, risk_level and recommendation of its packed carrier_risk row appended (null when none), as search-carriers.sql's LEFT JOIN gives them. */
 async function withRiskColumns(fmcsa: SnapshotReader, row: Row): Promise<Row> {
   // The three values by their positions in the packed row (no object of all ~90 columns per search row).
-  const { risk } = searchPositionsOf(await snapshotMeta(fmcsa));
+  const pick = searchPositionsOf(await snapshotMeta(fmcsa)).risk;
   const text = await fmcsa.packed('carrier_snapshot')?.get(Number(row.dot_number));
-  const values = text == null ? null : (JSON.parse(text) as Json[]);
+  const values = text == null ? null : pickValues(text, pick);
   const at = (i: number) => (values ? (values[i] ?? null) : null);
-  return { ...row, risk_score: at(risk[0]), risk_level: at(risk[1]), recommendation: at(risk[2]) };
+  return { ...row, risk_score: at(0), risk_level: at(1), recommendation: at(2) };
 }
 
 /** Carrier identity (census row + L&I authority dockets and insurance filings, money in thousands), or NotFoundError. */
@@ -372,9 +394,14 @@ const docketOf = (v: Json | undefined): string | null => (typeof v === 'string' 
 
 /** Rebuilds the CarrierFeatures of a `carrier_risk` row (the columns are the feature names). */
 export function featuresFromRow(r: Row): CarrierFeatures {
-  const num = (k: string) => (r[k] == null ? null : Number(r[k]));
-  const n0 = (k: string) => Number(r[k] ?? 0);
-  const bool = (k: string) => (r[k] == null ? null : Boolean(r[k]));
+  return featuresOf((k) => r[k]);
+}
+
+/** featuresFromRow over a row given by its column values (`get(column)`: undefined for a column the row lacks). */
+function featuresOf(get: (column: string) => Json | undefined): CarrierFeatures {
+  const num = (k: string) => (get(k) == null ? null : Number(get(k)));
+  const n0 = (k: string) => Number(get(k) ?? 0);
+  const bool = (k: string) => (get(k) == null ? null : Boolean(get(k)));
   const basics: CarrierFeatures['basics'] = {};
   for (const b of BASICS)
     basics[b.key] = {
@@ -384,18 +411,18 @@ export function featuresFromRow(r: Row): CarrierFeatures {
       acute_critical: bool(`${b.key}_ac`),
     };
   return {
-    dot_number: Number(r.dot_number),
-    legal_name: (r.legal_name as string | null) ?? null,
-    phy_state: (r.phy_state as string | null) ?? null,
-    status_code: (r.status_code as string | null) ?? null,
-    carrier_class: r.carrier_class as CarrierClass,
-    authority_status: (r.authority_status as CarrierFeatures['authority_status']) ?? null,
+    dot_number: Number(get('dot_number')),
+    legal_name: (get('legal_name') as string | null) ?? null,
+    phy_state: (get('phy_state') as string | null) ?? null,
+    status_code: (get('status_code') as string | null) ?? null,
+    carrier_class: get('carrier_class') as CarrierClass,
+    authority_status: (get('authority_status') as CarrierFeatures['authority_status']) ?? null,
     authority_age_days: num('authority_age_days'),
     revocations_total: n0('revocations_total'),
     revocations_recent: n0('revocations_recent'),
     oos_orders_active: n0('oos_orders_active'),
     oos_orders_total: n0('oos_orders_total'),
-    safety_rating: (r.safety_rating as string | null) ?? null,
+    safety_rating: (get('safety_rating') as string | null) ?? null,
     mcs150_age_days: num('mcs150_age_days'),
     power_units: num('power_units'),
     drivers: num('drivers'),
@@ -442,6 +469,31 @@ async function riskRow(fmcsa: SnapshotReader, dot: number): Promise<Row> {
   const [row] = await fmcsa.query(SQL.risk, { dot });
   if (!row) throw notFound(dot);
   return row;
+}
+
+const riskColumnIndexes = new WeakMap<SnapshotMeta, Map<string, number>>();
+
+/**
+ * The carrier_risk row of a DOT as a getter of its column values: over the packed row's JSON array when the snapshot
+ * has the store (columns found by a map built once per snapshot), not an object of its ~70 columns built per
+ * request (issue 22: /api/safety); riskRow's row otherwise. NotFoundError when the DOT has no row, as riskRow.
+ */
+async function riskValues(fmcsa: SnapshotReader, dot: number): Promise<(column: string) => Json | undefined> {
+  if (fmcsa.packed('carrier_snapshot')) {
+    const meta = await snapshotMeta(fmcsa);
+    const text = await fmcsa.packed('carrier_snapshot')?.get(dot);
+    if (text == null) throw notFound(dot);
+    const values = JSON.parse(text) as Json[];
+    let at = riskColumnIndexes.get(meta);
+    if (!at) riskColumnIndexes.set(meta, (at = new Map(meta.columns.map((c, i) => [c, i]))));
+    const index = at;
+    return (c) => {
+      const i = index.get(c);
+      return i === undefined ? undefined : values[i];
+    };
+  }
+  const row = await riskRow(fmcsa, dot);
+  return (c) => row[c];
 }
 
 /** A census row with get-carrier.sql's risk columns appended, in its order (null when the carrier has no risk row). */
@@ -534,8 +586,8 @@ function hasData(status: Row[], dataset: string): boolean {
 /** The seven BASICs with measures, percentiles where public, thresholds and flags. */
 export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | string) {
   const dot = parseDot(dotRaw);
-  const row = await riskRow(fmcsa, dot);
-  const f = featuresFromRow(row);
+  const risk = await riskValues(fmcsa, dot);
+  const f = featuresOf(risk);
   const { status } = await snapshotMeta(fmcsa);
   const sms = (await packedRecords(fmcsa, dot))?.sms ?? (await fmcsa.query(SQL.sms, { dot }));
   const basics = assessBasics(f).map((b, i) => ({
@@ -568,7 +620,7 @@ export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | s
           vehicle_oos_insp_total: sms[0].vehicle_oos_insp_total,
         }
       : null,
-    as_of: row.as_of,
+    as_of: risk('as_of'),
   };
 }
 
@@ -630,7 +682,7 @@ export async function getInspections(fmcsa: SnapshotReader, dotRaw: number | str
   const { limit, clamped } = clampLimit(opts.limit, 100, 100);
   const snapshotId = fmcsa.manifest?.snapshot_id ?? null;
   const offset = decodeCursor(opts.cursor, snapshotId);
-  const f = featuresFromRow(await riskRow(fmcsa, dot));
+  const f = featuresOf(await riskValues(fmcsa, dot));
   const { status } = await snapshotMeta(fmcsa);
   const available = hasData(status, 'inspection');
   const [inspections, [{ n }], violations, units] =

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { writeDocketStore } from '../../jobs/fmcsa/docket-store.ts';
-import { deriveServingStores, SERVING_STORES, storePasses } from '../../jobs/fmcsa/serving-stores.ts';
+import { crashByVinPassSql, deriveServingStores, SERVING_STORES, storePasses } from '../../jobs/fmcsa/serving-stores.ts';
 import { CARRIER_BY_DOCKET } from '../../jobs/fmcsa/docket-store.ts';
 import { loadSql, openDatabase, queryRows } from '../../lib/warehouse/duckdb.ts';
 import type { PackedSelect } from '../../lib/warehouse/packed-store.ts';
@@ -160,5 +160,29 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
       const rows = await queryRows(conn, `SELECT k, (${mine})::VARCHAR AS got, (${ordered})::VARCHAR AS want FROM s GROUP BY k ORDER BY k`);
       for (const r of rows) expect(r.got, mine).toBe(r.want);
     }
+  });
+  it('writes each crash_by_vin record from its one row as the general grouping does, and groups every other key', async () => {
+    // 100,000 crash rows over 60,000 VINs (so some keys hold two VINs: MD5 prefixes of 28 bits collide), crashes of
+    // one to three vehicles, VINs in several crashes or twice in one, NULL counts and flags, a JSON-escaped VIN.
+    await conn.run(`CREATE TEMP TABLE vin_crashes AS
+      SELECT (i // 3)::BIGINT AS crash_id, DATE '2020-01-01' + (hash(i) % 900)::INTEGER AS report_date,
+        (i % 3 + 1)::INTEGER AS report_seq_no, (i % 5000)::INTEGER AS dot_number,
+        CASE WHEN i % 97 = 0 THEN NULL WHEN i % 89 = 0 THEN 'V"' || (i % 60000) ELSE 'V' || (i % 60000) END AS vin,
+        CASE WHEN i % 7 = 0 THEN NULL ELSE (i % 4)::INTEGER END AS fatalities, (i % 3)::INTEGER AS injuries,
+        CASE WHEN i % 11 = 0 THEN NULL ELSE i % 2 = 0 END AS tow_away
+      FROM range(100000) t(i)`);
+    const row = `json_array(c.crash_id::VARCHAR, c.report_date, c.report_seq_no, c.dot_number, c.vin, c.fatalities, c.injuries, c.tow_away)`;
+    const records = async (sql: string) =>
+      new Map((await queryRows(conn, `SELECT key::INTEGER AS k, v FROM (${sql}) t(key, v)`)).map((r) => [Number(r.k), String(r.v)]));
+    const general = await records(crashByVinPassSql(row, 'vin_crashes', true));
+    const fast = await records(crashByVinPassSql(row, 'vin_crashes'));
+    expect(fast.size).toBe(general.size);
+    for (const [k, v] of general) expect(fast.get(k), String(k)).toBe(v);
+    // Both paths were taken: keys of one row, keys of several (a VIN in several crashes), keys of two VINs.
+    const shapes = [...general.values()].map((v) => JSON.parse(v) as Array<[string, number[], unknown[][]]>);
+    expect(shapes.some((e) => e.length === 1 && e[0]![2].length === 1 && e[0]![2][0]!.length === 1)).toBe(true);
+    expect(shapes.some((e) => e.length === 1 && e[0]![2].length > 1)).toBe(true);
+    expect(shapes.some((e) => e.length > 1)).toBe(true);
+    await conn.run('DROP TABLE vin_crashes');
   });
 });

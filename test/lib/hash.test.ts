@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { canonicalJson, canonicalJsonReusing, hashCanonical, sha256Hex } from '../../lib/hash.ts';
-import { createLeaf, createRecordLeaf, createSourceLeaf, verifyChain, verifyLeaf } from '../../lib/origin.ts';
+import { createLeaf, createRecordLeaf, createSourceLeaf, unsignedLeafHash, verifyChain, verifyLeaf } from '../../lib/origin.ts';
 
 describe('canonicalJson (RFC 8785)', () => {
   it('sorts keys recursively and drops whitespace', () => {
@@ -71,6 +71,63 @@ describe('origin leaves', () => {
     expect(leaf.parent).toBe(createSourceLeaf(src).leaf_hash);
     expect(leaf.record_sha256).toBe(hashCanonical({ cik: 320193, name: 'Apple Inc.' }));
     expect(leaf_hash).toMatchInlineSnapshot(`"c4e90fb675cada8cb4b43b4299b3b241b2a43d9f8164558ec400fd113949c199"`);
+  });
+  it("writes a leaf's canonical text from its template exactly as the canonicalizer does, for any member value", () => {
+    const texts = [
+      '',
+      'a',
+      'sec-edgar/submissions',
+      'https://x.example/a?b=1&c=%20',
+      'a"b',
+      'a\\b',
+      'tab\there',
+      'nl\n',
+      '\u0001',
+      '\u007f',
+      'é',
+      'Ünïcødé',
+      '😀',
+      '\u2028',
+      ' ~!#$%&()*+,-./:;<=>?@[]^_`{|}',
+    ];
+    const values: unknown[] = [null, ...texts, 'f'.repeat(64), 0, 1.5, true, ['x'], { a: 1 }];
+    const members = ['content_sha256', 'kind', 'parent', 'record_sha256', 'retrieved_at', 'source', 'source_url'] as const;
+    const base: Record<string, unknown> = {
+      alg: 'sha256',
+      canon: 'rfc8785',
+      content_sha256: 'a'.repeat(64),
+      kind: 'record',
+      parent: null,
+      record_sha256: 'b'.repeat(64),
+      retrieved_at: '2026-11-26T00:00:00.000Z',
+      source: 'fmcsa/census',
+      source_url: 'file:///x.csv',
+    };
+    const outcome = (f: () => string) => {
+      try {
+        return f();
+      } catch (e) {
+        return `throws ${(e as Error).message}`;
+      }
+    };
+    let n = 0;
+    for (const m of members)
+      for (const v of values) {
+        const u = { ...base, [m]: v };
+        expect(
+          outcome(() => unsignedLeafHash(u)),
+          `${m}=${JSON.stringify(v)}`,
+        ).toBe(outcome(() => hashCanonical(u)));
+        n++;
+      }
+    for (const [alg, canon] of [
+      ['sha256', 'jcs'],
+      ['sha1', 'rfc8785'],
+    ]) {
+      const u = { ...base, alg, canon };
+      expect(unsignedLeafHash(u)).toBe(hashCanonical(u));
+    }
+    expect(n).toBe(members.length * values.length);
   });
   it('detects a changed field', () => {
     const leaf = createRecordLeaf({ x: 1 }, src);

@@ -3,11 +3,15 @@
  * number: ingest/quotes/polygon-split.ts) is read typed in one pass (jobs/quotes/quotes.pipeline.ts loadPolygonRows,
  * issue 22 item 3). That read must give exactly the bars, flags, day indexes and rejects of the general read, which
  * takes each value's JSON text and types it by its first character: here the same results, once compact (plain) and
- * once pretty-printed (whitespace: the general read), are ingested side by side and compared row for row.
+ * once pretty-printed (whitespace: the general read), are ingested side by side and compared row for row; and a large
+ * plain response (streamed in chunks that cut results) is read typed and gives every bar the JS parser gives.
  */
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parsePolygonAggs } from '../../ingest/quotes/formats.ts';
 import type { RunReport } from '../../jobs/processors.ts';
+import { POLYGON_SNIFF_MIN_BYTES } from '../../jobs/quotes/quotes.pipeline.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { ingestQuotes, writeInput } from './quotes-fixture.ts';
@@ -28,7 +32,8 @@ const RESULTS: Array<Record<string, unknown>> = [
 ];
 
 let dir: string;
-const runs = new Map<'compact' | 'pretty', { report: RunReport; reader: SnapshotReader }>();
+let largeBytes: Buffer;
+const runs = new Map<'compact' | 'pretty' | 'large', { report: RunReport; reader: SnapshotReader }>();
 beforeAll(async () => {
   dir = await tempDir('proofline-polygon-plain-');
   const doc = { ticker: 'DOC', adjusted: false, results: RESULTS, status: 'OK' };
@@ -49,7 +54,32 @@ beforeAll(async () => {
     if (report.failed_children) throw new Error(JSON.stringify(report.children));
     runs.set(name, { report, reader: await SnapshotReader.open(config.dataDir, 'quotes', { poolSize: 1 }) });
   }
-}, 120_000);
+  // A large response (streamed in 1 MB chunks, so results are cut by chunk ends): the edges and plain filler bars.
+  const results = [...RESULTS];
+  const day0 = Date.UTC(2016, 0, 4, 5);
+  for (let i = 0; results.length * 110 < POLYGON_SNIFF_MIN_BYTES * 1.1; i++) {
+    const p = 10 + (i % 997) / 7;
+    results.push({
+      T: `F${Math.floor(i / 1000)}`,
+      v: 1000 + i,
+      vw: p + 0.0000015,
+      o: p,
+      c: p + 0.01,
+      h: p + 0.02,
+      l: p - 0.02,
+      t: day0 + (i % 1000) * 86_400_000,
+      n: i % 50,
+    });
+  }
+  const input = path.join(dir, 'in-large');
+  await writeInput(input, 'polygon/large.json', JSON.stringify({ ticker: 'DOC', adjusted: false, results, status: 'OK' }));
+  largeBytes = await readFile(path.join(input, 'quotes/polygon/large.json'));
+  expect(largeBytes.byteLength).toBeGreaterThanOrEqual(POLYGON_SNIFF_MIN_BYTES);
+  const config = testConfig(path.join(dir, 'data-large'));
+  const report = await ingestQuotes(config, input);
+  if (report.failed_children) throw new Error(JSON.stringify(report.children));
+  runs.set('large', { report, reader: await SnapshotReader.open(config.dataDir, 'quotes', { poolSize: 1 }) });
+}, 300_000);
 afterAll(async () => {
   for (const r of runs.values()) await r.reader.close();
   await removeDir(dir);
@@ -59,6 +89,20 @@ describe('a plain Polygon response read typed in one pass', () => {
   it('is read typed only when every result is plain', () => {
     expect(runs.get('compact')!.report.children.map((c) => c.detail)).toEqual([expect.objectContaining({ plain: true })]);
     expect(runs.get('pretty')!.report.children.map((c) => c.detail)).toEqual([expect.objectContaining({ plain: false })]);
+    expect(runs.get('large')!.report.children.map((c) => c.detail)).toEqual([expect.objectContaining({ plain: true })]);
+  });
+
+  it('gives a large plain response every bar the JS parser gives, field for field', async () => {
+    const rows = await runs.get('large')!.reader.query(
+      `SELECT ticker, CAST(quote_date AS VARCHAR) AS quote_date, adjustment, open::DOUBLE AS open, high::DOUBLE AS high, low::DOUBLE AS low,
+              close::DOUBLE AS close, volume::DOUBLE AS volume, vwap::DOUBLE AS vwap, trade_count::DOUBLE AS trade_count
+         FROM quote_bars ORDER BY ticker, quote_date`,
+    );
+    const want = parsePolygonAggs(largeBytes, 'large.json')
+      .bars.map((b) => ({ ...b }))
+      .sort((a, b) => (a.ticker === b.ticker ? a.quote_date.localeCompare(b.quote_date) : a.ticker < b.ticker ? -1 : 1));
+    expect(rows.length).toBe(want.length);
+    expect(rows).toEqual(want);
   });
 
   it('gives the bars, flags, day indexes and rejects of the general read', async () => {

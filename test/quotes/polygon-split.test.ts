@@ -77,6 +77,42 @@ describe('splitting a Polygon aggregates response', () => {
     expect(s.plain).toBe(false); // without the flat fast path, never
   });
 
+  it('finds a file plain whatever the chunking (a result cut by a chunk is matched whole with the next)', () => {
+    const results = Array.from({ length: 300 }, (_, k) => ({
+      T: `T${k}`,
+      v: 1000.5 + k,
+      vw: 4.75,
+      o: 4.7,
+      c: 4.8,
+      h: 4.9,
+      l: 4.6,
+      t: 1451883600000 + k,
+      n: k,
+    }));
+    const text = JSON.stringify({ adjusted: false, results, status: 'OK' });
+    for (const chunk of [1, 7, 64, 1000, 1 << 20]) {
+      const parts: Buffer[] = [];
+      const s = new PolygonResultsSplitter('p.json', (b) => parts.push(Buffer.from(b)));
+      const bytes = Buffer.from(text);
+      for (let i = 0; i < bytes.length; i += chunk) s.push(bytes.subarray(i, i + chunk));
+      expect(JSON.parse(s.end())).toEqual({ adjusted: false, results: [], status: 'OK' });
+      expect([chunk, s.plain]).toEqual([chunk, true]);
+      expect(
+        Buffer.concat(parts)
+          .toString()
+          .split('\n')
+          .slice(0, -1)
+          .map((l) => JSON.parse(l)),
+      ).toEqual(results);
+    }
+    // The same with one result that is not plain, in the middle: not plain, the same lines.
+    const mixed = text.replace('"T":"T150"', '"T":"T150","x":null');
+    const s = new PolygonResultsSplitter('p.json', () => undefined);
+    for (let i = 0; i < mixed.length; i += 64) s.push(Buffer.from(mixed.slice(i, i + 64)));
+    s.end();
+    expect(s.plain).toBe(false);
+  });
+
   it('gives no line for an empty or absent results array', () => {
     expect(split('{"ticker":"A","results":[ ]}', 3)).toEqual({ lines: [], rest: { ticker: 'A', results: [] } });
     expect(split('{"status":"OK"}', 5)).toEqual({ lines: [], rest: { status: 'OK' } });

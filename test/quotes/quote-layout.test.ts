@@ -166,6 +166,14 @@ describe('quote_bars layout over the small quotes sample', () => {
     }
   });
 
+  it("lists a snapshot table's files once, not on every request that asks", () => {
+    const r = svc.deps.readers.quotes!;
+    const files = r.tableFiles('quote_bars')!;
+    expect(files.length).toBeGreaterThan(0);
+    expect(r.tableFiles('quote_bars')).toBe(files);
+    expect(Object.isFrozen(files)).toBe(true);
+  });
+
   it('reads a history page from the one file holding the chain', async () => {
     const r = svc.deps.readers.quotes!;
     const [{ ticker }] = await r.query(`SELECT ticker FROM quote_bars ORDER BY hash(ticker) DESC LIMIT 1`);
