@@ -40,8 +40,9 @@ const PLAIN_MEMBER = String.raw`(?:"T":"[^"\\]*"|"(?:[^"\\T]|[^"\\]{2,})?":${PLA
  * present, is a string without escapes and whose every other member is a finite JSON number (no null, string, boolean
  * or nested value). In a file of plain results only, each field's JSON type is known, so DuckDB may read the values
  * typed (jobs/quotes/quotes.pipeline.ts loadPolygonRows) with the same outcome as reading each value's JSON text and
- * typing it by its first character (the general path). Every Polygon aggregates result of the bench and of the
- * vendor's responses is plain; any other flat result is still split, and only makes the file not plain.
+ * typing it by its first character (the general path). The bench's results and Polygon's usual compact aggregates
+ * results (`{"T":…,"v":…,"vw":…,"o":…,"c":…,"h":…,"l":…,"t":…,"n":…}`) are plain; any other result (a null, a
+ * boolean such as `otc`, whitespace) is still split as before, and only makes the file not plain.
  */
 const PLAIN_RESULT = new RegExp(String.raw`\{(?:${PLAIN_MEMBER}(?:,${PLAIN_MEMBER})*)?\}[,\]]`, 'y');
 

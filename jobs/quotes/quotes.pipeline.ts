@@ -745,10 +745,16 @@ export const quoteHeadsOptions = { batch: 500 };
  */
 async function writeQuoteHeads(conn: DuckDBConnection, ctx: DeriveContext, barFiles: string[] | null) {
   const list = `[${(barFiles ?? []).map(quoteLiteral).join(', ')}]`;
+  // Each bar's file name; its ordinal is looked up per chain (derive-heads.sql), not per bar.
   const bars = barFiles
-    ? `SELECT *, (list_position(${list}, filename) - 1)::INTEGER AS part FROM read_parquet(${list}, filename = true)`
-    : 'SELECT *, 0 AS part FROM quote_bars';
+    ? `SELECT * EXCLUDE (filename), filename AS part_file FROM read_parquet(${list}, filename = true)`
+    : `SELECT *, '' AS part_file FROM quote_bars`;
   await conn.run(`CREATE OR REPLACE TEMP VIEW quote_heads_bars AS ${bars}`);
+  await conn.run(
+    barFiles
+      ? `CREATE OR REPLACE TEMP TABLE quote_heads_parts AS SELECT unnest(${list}) AS file, (generate_subscripts(${list}, 1) - 1)::INTEGER AS part`
+      : `CREATE OR REPLACE TEMP TABLE quote_heads_parts AS SELECT '' AS file, 0 AS part`,
+  );
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE quote_heads_keys AS
        SELECT row_number() OVER (ORDER BY ticker)::INTEGER AS k, ticker FROM (SELECT DISTINCT ticker FROM quote_heads_bars)`,
@@ -771,6 +777,7 @@ async function writeQuoteHeads(conn: DuckDBConnection, ctx: DeriveContext, barFi
   } finally {
     await conn.run('DROP VIEW IF EXISTS quote_heads_batch');
     await conn.run('DROP TABLE IF EXISTS quote_heads_keys');
+    await conn.run('DROP TABLE IF EXISTS quote_heads_parts');
     await conn.run('DROP VIEW quote_heads_bars');
   }
 }
