@@ -1,10 +1,13 @@
 /**
  * POST /mcp: MCP over Streamable HTTP (JSON-RPC 2.0), built on the official
  * SDK's low-level `Server` + `WebStandardStreamableHTTPServerTransport`,
- * stateless (no session id) with JSON responses; a new transport per request
- * (a transport is never reused), connected to a server taken from a pool
- * (`McpServerPool`: one request per server at a time), and the answer written
- * once (`takeAnswer`, `answerText`; docs/mcp.md, "Request path").
+ * stateless (no session id) with JSON responses. A request that transport
+ * would pass on unchanged goes to a pooled server kept connected to a
+ * `DirectTransport` (`directRequestOf`, `McpDirectPool`); every other request
+ * gets a new transport (a transport is never reused), connected to a server
+ * taken from a second pool (`McpServerPool`); one request per server at a
+ * time either way, and the answer written once (`takeAnswer`, `answerText`;
+ * docs/mcp.md, "Request path").
  *
  * What the SDK does not do and this wrapper does (shared notes, discovery-mcp):
  * - GET, DELETE (and other methods) answer 405 with `Allow: POST`;
@@ -193,7 +196,8 @@ export const MCP_SERVER_POOL_SIZE = 32;
  * The servers of one app, reused across requests. The SDK's `Protocol` serves one transport at a time (`connect`
  * throws while one is attached; `close` detaches it, aborts what is in flight and drops every pending correlation),
  * and a stateless transport serves one request (webStandardStreamableHttp.js: "Create a new transport per request").
- * So each request takes an idle server (or builds one), connects it to its own new transport, and gives it back
+ * So each request that needs the transport (`directRequestOf` is undefined for it: initialize, notifications, what
+ * the transport answers itself) takes an idle server (or builds one), connects it to its own new transport, and gives it back
  * once the transport is closed: two requests in flight never share a server, ids never meet. What a server keeps
  * between requests: its handlers (the same for all), and the client capabilities of the last `initialize` it
  * answered, which the SDK reads only before the server sends a request to the client (sampling, elicitation,
