@@ -14,7 +14,6 @@ import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
 import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { loadSql, type Json, type Row } from '../../lib/warehouse/duckdb.ts';
 import { type PackedStore, textKey } from '../../lib/warehouse/packed-store.ts';
-import { jsonArrayItems } from '../../lib/warehouse/json-array-items.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { clampLimit } from '../platform/http.ts';
 import {
@@ -272,42 +271,21 @@ const SEARCH_ROW_COLUMNS: Array<[string, string]> = [
   ['mc_number', 'docket1'],
 ];
 
-/**
- * Which items of a packed row a reader takes, found once per snapshot: `positions` (ascending, distinct) is what
- * jsonArrayItems parses, `slot[k]` where the k-th wanted column's value is among them (-1: the snapshot lacks it).
- */
-interface RowPick {
-  positions: number[];
-  slot: number[];
-}
-function rowPick(columns: readonly string[], wanted: readonly string[]): RowPick {
-  const at = wanted.map((c) => columns.indexOf(c));
-  const positions = [...new Set(at.filter((p) => p >= 0))].sort((a, b) => a - b);
-  return { positions, slot: at.map((p) => (p < 0 ? -1 : positions.indexOf(p))) };
-}
-/** The wanted columns' values of a packed row text (undefined where the snapshot lacks the column or the row the item). */
-function pickValues(text: string, pick: RowPick): Array<Json | undefined> {
-  const items = jsonArrayItems(text, pick.positions);
-  return pick.slot.map((k) => (k < 0 ? undefined : items[k]));
-}
-
 /** Where a search row's values sit in the packed rows of a snapshot: its census columns, then risk_score, risk_level, recommendation. */
 interface SearchPositions {
-  census: RowPick;
-  risk: RowPick;
+  census: number[];
+  risk: [number, number, number];
 }
 const searchPositions = new WeakMap<SnapshotMeta, SearchPositions>();
 
-/** The positions of the search row's columns in `meta`'s column lists, found once per snapshot, not per row. */
+/** The positions of the search row's columns in `meta`'s column lists (-1: absent), found once per snapshot, not per row. */
 function searchPositionsOf(meta: SnapshotMeta): SearchPositions {
   let p = searchPositions.get(meta);
   if (!p) {
+    const c = meta.columns;
     p = {
-      census: rowPick(
-        meta.censusColumns,
-        SEARCH_ROW_COLUMNS.map(([, col]) => col),
-      ),
-      risk: rowPick(meta.columns, ['risk_score', 'risk_level', 'recommendation']),
+      census: SEARCH_ROW_COLUMNS.map(([, col]) => meta.censusColumns.indexOf(col)),
+      risk: [c.indexOf('risk_score'), c.indexOf('risk_level'), c.indexOf('recommendation')],
     };
     searchPositions.set(meta, p);
   }
@@ -316,28 +294,28 @@ function searchPositionsOf(meta: SnapshotMeta): SearchPositions {
 
 /**
  * A search row of a DOT from the packed census store, with its risk columns, as search-carriers-page.sql +
- * withRiskColumns give it; null when the store (of the snapshot now served) has no such DOT. Only the row's wanted
- * items are parsed (jsonArrayItems), not its ~40 census and ~70 risk values, for each of a page's rows.
+ * withRiskColumns give it; null when the store (of the snapshot now served) has no such DOT.
  */
 async function searchRowOf(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
   const census = fmcsa.packed('carrier_census');
   if (!census) return null;
   const [text, meta] = await Promise.all([census.get(dot), snapshotMeta(fmcsa)]);
   if (text == null) return null;
-  const values = pickValues(text, searchPositionsOf(meta).census);
+  const values = JSON.parse(text) as Json[];
+  const at = searchPositionsOf(meta).census;
   const row: Row = {};
-  for (let i = 0; i < SEARCH_ROW_COLUMNS.length; i++) row[SEARCH_ROW_COLUMNS[i]![0]] = values[i] ?? null;
+  for (let i = 0; i < SEARCH_ROW_COLUMNS.length; i++) row[SEARCH_ROW_COLUMNS[i]![0]] = values[at[i]!] ?? null;
   return withRiskColumns(fmcsa, row);
 }
 
 /** A search row with risk_score, risk_level and recommendation of its packed carrier_risk row appended (null when none), as search-carriers.sql's LEFT JOIN gives them. */
 async function withRiskColumns(fmcsa: SnapshotReader, row: Row): Promise<Row> {
   // The three values by their positions in the packed row (no object of all ~90 columns per search row).
-  const pick = searchPositionsOf(await snapshotMeta(fmcsa)).risk;
+  const { risk } = searchPositionsOf(await snapshotMeta(fmcsa));
   const text = await fmcsa.packed('carrier_snapshot')?.get(Number(row.dot_number));
-  const values = text == null ? null : pickValues(text, pick);
+  const values = text == null ? null : (JSON.parse(text) as Json[]);
   const at = (i: number) => (values ? (values[i] ?? null) : null);
-  return { ...row, risk_score: at(0), risk_level: at(1), recommendation: at(2) };
+  return { ...row, risk_score: at(risk[0]), risk_level: at(risk[1]), recommendation: at(risk[2]) };
 }
 
 /** Carrier identity (census row + L&I authority dockets and insurance filings, money in thousands), or NotFoundError. */
