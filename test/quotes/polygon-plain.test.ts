@@ -14,7 +14,7 @@ import type { RunReport } from '../../jobs/processors.ts';
 import { POLYGON_SNIFF_MIN_BYTES } from '../../jobs/quotes/quotes.pipeline.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
-import { ingestQuotes, writeInput } from './quotes-fixture.ts';
+import { ingestQuotes, polygonResultsPastSniffSize, writeInput } from './quotes-fixture.ts';
 
 /** Plain results at the edges of the typing: rounding, DST, big and tiny numbers, missing or repeated members. */
 const RESULTS: Array<Record<string, unknown>> = [
@@ -55,22 +55,7 @@ beforeAll(async () => {
     runs.set(name, { report, reader: await SnapshotReader.open(config.dataDir, 'quotes', { poolSize: 1 }) });
   }
   // A large response (streamed in 1 MB chunks, so results are cut by chunk ends): the edges and plain filler bars.
-  const results = [...RESULTS];
-  const day0 = Date.UTC(2016, 0, 4, 5);
-  for (let i = 0; results.length * 110 < POLYGON_SNIFF_MIN_BYTES * 1.1; i++) {
-    const p = 10 + (i % 997) / 7;
-    results.push({
-      T: `F${Math.floor(i / 1000)}`,
-      v: 1000 + i,
-      vw: p + 0.0000015,
-      o: p,
-      c: p + 0.01,
-      h: p + 0.02,
-      l: p - 0.02,
-      t: day0 + (i % 1000) * 86_400_000,
-      n: i % 50,
-    });
-  }
+  const results = polygonResultsPastSniffSize(RESULTS);
   const input = path.join(dir, 'in-large');
   await writeInput(input, 'polygon/large.json', JSON.stringify({ ticker: 'DOC', adjusted: false, results, status: 'OK' }));
   largeBytes = await readFile(path.join(input, 'quotes/polygon/large.json'));

@@ -11,7 +11,7 @@ import { parsePolygonAggs } from '../../ingest/quotes/formats.ts';
 import { POLYGON_SNIFF_MIN_BYTES } from '../../jobs/quotes/quotes.pipeline.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
-import { ingestQuotes, writeInput } from './quotes-fixture.ts';
+import { ingestQuotes, polygonResultsPastSniffSize, writeInput } from './quotes-fixture.ts';
 
 /** Edge results: each is kept or rejected exactly as the JS parser decides. */
 const EDGES: Array<Record<string, unknown>> = [
@@ -37,22 +37,7 @@ beforeAll(async () => {
   dir = await tempDir('proofline-polygon-sql-');
   const input = path.join(dir, 'input');
   // Filler bars of many tickers, enough to pass the size at which the file is not parsed in JS.
-  const results: Array<Record<string, unknown>> = [...EDGES];
-  const day0 = Date.UTC(2016, 0, 4, 5);
-  for (let i = 0; results.length * 110 < POLYGON_SNIFF_MIN_BYTES * 1.1; i++) {
-    const p = 10 + (i % 997) / 7;
-    results.push({
-      T: `F${Math.floor(i / 1000)}`,
-      v: 1000 + i,
-      vw: p + 0.0000015,
-      o: p,
-      c: p + 0.01,
-      h: p + 0.02,
-      l: p - 0.02,
-      t: day0 + (i % 1000) * 86_400_000,
-      n: i % 50,
-    });
-  }
+  const results = polygonResultsPastSniffSize(EDGES);
   const doc = { ticker: 'DOC', queryCount: 1, resultsCount: results.length, adjusted: false, results, status: 'OK' };
   await writeInput(input, 'polygon/large.json', JSON.stringify(doc));
   bytes = await readFile(path.join(input, 'quotes/polygon/large.json'));
