@@ -1,5 +1,5 @@
 /**
- * Packed red-flag lists, built at FMCSA publish from red_flag_rows (jobs/fmcsa/derive-red-flag-index.sql), so that
+ * Packed red-flag lists, built at FMCSA publish from red_flag_rows (a temp table, jobs/fmcsa/derive-red-flag-rows.sql), so that
  * `/api/red-flags` and `freight_red_flag_search` answer with no DuckDB query (issue 22 item 2: a search-like route
  * answers by a binary search and a bounded read, not a scan or a count per request). Layout and keys: ingest/fmcsa/search-store-keys.ts.
  *
