@@ -67,14 +67,14 @@ describe('answers finished from prepared bytes (real server)', () => {
       const a = await wire(p);
       const f = (await publisher.file(p))!;
       expect(a.status, p).toBe(200);
-      expect(a.bytes.toString('utf8'), p).toBe(f.body);
+      expect(a.bytes.toString('utf8'), p).toBe(Buffer.from(f.bytes).toString('utf8'));
       expect(a.headers, p).toEqual({
         'content-type': f.contentType,
         'cache-control': `public, max-age=${f.cacheSeconds}`,
         etag: f.etag,
         'access-control-allow-origin': '*',
         'access-control-expose-headers': 'ETag, Link',
-        'content-length': String(Buffer.byteLength(f.body)),
+        'content-length': String(f.bytes.byteLength),
       });
       const again = await wire(p, { 'if-none-match': f.etag });
       expect(again.status, p).toBe(304);
@@ -83,7 +83,7 @@ describe('answers finished from prepared bytes (real server)', () => {
     // The home page is HTML: it keeps the ai-discovery Link header the global middleware adds.
     const home = await wire(PATHS.home);
     const f = (await publisher.file(PATHS.home))!;
-    expect(home.bytes.toString('utf8')).toBe(f.body);
+    expect(home.bytes.toString('utf8')).toBe(Buffer.from(f.bytes).toString('utf8'));
     expect(home.headers.link).toContain('rel="ai-discovery"');
     expect(home.headers.etag).toBe(f.etag);
   });
