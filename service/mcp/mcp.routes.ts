@@ -220,15 +220,20 @@ export class McpServerPool {
   release(s: { server: Server; slot: ServerSlot }): void {
     // Only a detached server goes back (a transport whose close failed leaves it attached: it is dropped).
     if (s.server.transport !== undefined || this.idle.length >= MCP_SERVER_POOL_SIZE) return;
-    s.slot.ctx = RELEASED;
-    s.slot.structured = undefined;
-    s.slot.structuredText = undefined;
+    clearSlot(s.slot);
     this.idle.push(s);
   }
 }
 
 /** The context of an idle server: no request, so nothing to answer from. */
 const RELEASED = { deps: undefined, apiKey: null } as unknown as ToolContext;
+
+/** Empties the slot of a server going back to its pool: no request, and no answer of the last one kept. */
+function clearSlot(slot: ServerSlot): void {
+  slot.ctx = RELEASED;
+  slot.structured = undefined;
+  slot.structuredText = undefined;
+}
 
 /**
  * A transport (the SDK's `Transport` interface) that stays connected to one server and carries one request at a
@@ -297,9 +302,7 @@ export class McpDirectPool {
 
   release(s: DirectServer): void {
     if (this.idle.length >= MCP_SERVER_POOL_SIZE) return;
-    s.slot.ctx = RELEASED;
-    s.slot.structured = undefined;
-    s.slot.structuredText = undefined;
+    clearSlot(s.slot);
     this.idle.push(s);
   }
 }
