@@ -277,15 +277,31 @@ interface SearchPositions {
   risk: [number, number, number];
 }
 const searchPositions = new WeakMap<SnapshotMeta, SearchPositions>();
+const riskColumnIndexes = new WeakMap<SnapshotMeta, Map<string, number>>();
+
+/**
+ * Each carrier_risk column's position in the packed carrier_snapshot row of `meta`'s snapshot (`meta.columns`, the
+ * first place of a name, as indexOf), found once per snapshot and shared by every reader of that row.
+ */
+function riskColumnIndexOf(meta: SnapshotMeta): Map<string, number> {
+  let at = riskColumnIndexes.get(meta);
+  if (!at) {
+    at = new Map();
+    for (let i = 0; i < meta.columns.length; i++) if (!at.has(meta.columns[i]!)) at.set(meta.columns[i]!, i);
+    riskColumnIndexes.set(meta, at);
+  }
+  return at;
+}
 
 /** The positions of the search row's columns in `meta`'s column lists (-1: absent), found once per snapshot, not per row. */
 function searchPositionsOf(meta: SnapshotMeta): SearchPositions {
   let p = searchPositions.get(meta);
   if (!p) {
-    const c = meta.columns;
+    const risk = riskColumnIndexOf(meta);
+    const of = (c: string) => risk.get(c) ?? -1;
     p = {
       census: SEARCH_ROW_COLUMNS.map(([, col]) => meta.censusColumns.indexOf(col)),
-      risk: [c.indexOf('risk_score'), c.indexOf('risk_level'), c.indexOf('recommendation')],
+      risk: [of('risk_score'), of('risk_level'), of('recommendation')],
     };
     searchPositions.set(meta, p);
   }
@@ -449,8 +465,6 @@ async function riskRow(fmcsa: SnapshotReader, dot: number): Promise<Row> {
   return row;
 }
 
-const riskColumnIndexes = new WeakMap<SnapshotMeta, Map<string, number>>();
-
 /**
  * The carrier_risk row of a DOT as a getter of its column values: over the packed row's JSON array when the snapshot
  * has the store (columns found by a map built once per snapshot), not an object of its ~70 columns built per
@@ -462,9 +476,7 @@ async function riskValues(fmcsa: SnapshotReader, dot: number): Promise<(column: 
     const text = await fmcsa.packed('carrier_snapshot')?.get(dot);
     if (text == null) throw notFound(dot);
     const values = JSON.parse(text) as Json[];
-    let at = riskColumnIndexes.get(meta);
-    if (!at) riskColumnIndexes.set(meta, (at = new Map(meta.columns.map((c, i) => [c, i]))));
-    const index = at;
+    const index = riskColumnIndexOf(meta);
     return (c) => {
       const i = index.get(c);
       return i === undefined ? undefined : values[i];
@@ -498,14 +510,14 @@ const CARRIER_RISK_COLUMNS = ['risk_score', 'risk_level', 'recommendation', 'aut
  * row as an object of ~70 members for five of them (issue 22: /api/carrier/{dot}).
  */
 async function packedCarrierRiskColumns(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
-  const { columns } = await snapshotMeta(fmcsa);
+  const at = riskColumnIndexOf(await snapshotMeta(fmcsa));
   const text = await fmcsa.packed('carrier_snapshot')?.get(dot);
   if (text == null) return null;
   const values = JSON.parse(text) as Json[];
   const row: Row = {};
   for (const c of CARRIER_RISK_COLUMNS) {
-    const i = columns.indexOf(c);
-    if (i >= 0) row[c] = values[i];
+    const i = at.get(c);
+    if (i !== undefined) row[c] = values[i];
   }
   return row;
 }
