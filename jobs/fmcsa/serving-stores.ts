@@ -142,18 +142,21 @@ async function keyRanges(conn: DuckDBConnection, from: string, key: string, byte
 /** Passes needed for the rows of `from` whose JSON is `bytes` long (storePasses). */
 async function passCount(conn: DuckDBConnection, from: string, bytes: number): Promise<number> {
   const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM ${from}`);
-  return Math.max(Math.ceil(bytes / (await passBytes(conn))), Math.ceil(Number(n) / storePasses.rows));
+  return passesFor(conn, Number(n), bytes);
+}
+
+/** Passes needed for `rows` rows whose JSON is `bytes` long (storePasses). */
+async function passesFor(conn: DuckDBConnection, rows: number, bytes: number): Promise<number> {
+  return Math.max(Math.ceil(bytes / (await passBytes(conn))), Math.ceil(rows / storePasses.rows));
 }
 
 /**
- * Cuts of a text key (textKeySql: 28 bits of an MD5, uniform over [0, 2^28)) into as many passes as keyCuts would
- * make, at even steps of the key space instead of at quantiles: no scan hashing every text to find them (the
- * passes' sizes differ by chance only, by about one percent at full scale).
+ * Cuts of a text key (textKeySql: 28 bits of an MD5, uniform over [0, 2^28)) into `k` passes, at even steps of the
+ * key space instead of at quantiles: no scan hashing every text to find them (the passes' sizes differ by chance
+ * only, by about one percent at full scale).
  */
-async function textKeyCuts(conn: DuckDBConnection, from: string, bytes: number): Promise<number[]> {
-  const k = await passCount(conn, from, bytes);
-  return Array.from({ length: Math.max(0, k - 1) }, (_, i) => Math.floor(((i + 1) * 2 ** 28) / k) - 1);
-}
+const evenTextKeyCuts = (k: number): number[] =>
+  Array.from({ length: Math.max(0, k - 1) }, (_, i) => Math.floor(((i + 1) * 2 ** 28) / k) - 1);
 
 /** The cuts of keyRanges: pass i takes the keys in (cuts[i-1], cuts[i]], the last pass those above the last cut. */
 async function keyCuts(conn: DuckDBConnection, from: string, key: string, bytes: number): Promise<number[]> {
@@ -181,34 +184,64 @@ function rangesOf(key: string, cuts: number[]): string[] {
 }
 
 /**
- * One pass of crash_by_vin over the crash rows of `src` (a pass's rows, or the table). Nearly every key is one VIN
- * with one vehicle row in one crash, whose record is written straight from that row: `[[vin, counts, [[row]]]]`,
- * counts being count-crashes.sql's over that one crash ([1, fatal, injury, tow_away] as 0/1). A key with more rows
- * (a VIN in several crashes, or two VINs sharing a key) takes the general path: rows grouped per crash, crashes per
- * VIN, VINs per key. The same records as the general path alone, which grouped every row three times (two thirds
- * of the store's CPU at full scale); `general` gives that path for every key (tests compare the two).
+ * The general path of crash_by_vin over the crash rows of `src`: rows grouped per crash, crashes per VIN, VINs per key
+ * (`[[vin, counts, crashes], …]` in VIN order, counts being count-crashes.sql's, crashes in get-crash-page.sql's
+ * order). Aggregates whole rows per key, so it runs in passes of bounded size (storePasses).
  */
-export function crashByVinPassSql(crashRow: string, src: string, general = false): string {
-  const key = textKeySql('vin');
-  // The general path over the keys of `keys` (every key with `general`: the store's SQL before the one-row path).
-  const grouped = (keys: string) => `SELECT ${textKeySql('k')} AS key, ${sortedJsonArraySql(
-    `'[' || to_json(k)::VARCHAR || ',' || counts || ',' || crashes || ']'`,
-    ['k'],
-  )}
+export function crashByVinGroupedSql(crashRow: string, src: string): string {
+  return `SELECT ${textKeySql('k')} AS key, ${sortedJsonArraySql(`'[' || to_json(k)::VARCHAR || ',' || counts || ',' || crashes || ']'`, ['k'])}
     FROM (SELECT k, ${CRASH_COUNTS}::VARCHAR AS counts, ${sortedJsonArraySql('vehicles', CRASH_ORDER)} AS crashes
-          FROM (${perCrashSql(crashRow, 'vin', `vin IS NOT NULL${keys}`, src)}) GROUP BY k)
+          FROM (${perCrashSql(crashRow, 'vin', 'vin IS NOT NULL', src)}) GROUP BY k)
     GROUP BY 1`;
-  if (general) return grouped('');
-  return `WITH keyed AS MATERIALIZED (
-      SELECT ${key} AS key, count(*) AS n, any_value(vin) AS vin, any_value(fatalities) AS fatalities,
-        any_value(injuries) AS injuries, any_value(tow_away) AS tow_away, any_value(${crashRow}::VARCHAR) AS row
-      FROM ${src} c WHERE vin IS NOT NULL GROUP BY 1
-    )
-    SELECT key, '[[' || to_json(vin)::VARCHAR || ',' || json_array(1, (CASE WHEN fatalities > 0 THEN 1 ELSE 0 END),
+}
+
+/**
+ * The crash_by_vin records of the keys of one crash row (every key not in `shared`, the temp table of the keys of
+ * more than one row): written straight from that row, no aggregation, so one streaming pass over the whole table
+ * (bounded memory, no pass files): `[[vin, counts, [[row]]]]`, counts being count-crashes.sql's over that one crash
+ * ([1, fatal, injury, tow_away] as 0/1). The same bytes as crashByVinGroupedSql gives such a key (test/fmcsa/derive-plan.test.ts).
+ */
+export function crashByVinSingleSql(crashRow: string, src: string, shared: string): string {
+  return `SELECT key, '[[' || to_json(vin)::VARCHAR || ',' || json_array(1, (CASE WHEN fatalities > 0 THEN 1 ELSE 0 END),
       (CASE WHEN injuries > 0 THEN 1 ELSE 0 END), (CASE WHEN tow_away THEN 1 ELSE 0 END))::VARCHAR || ',[[' || row || ']]]]'
-    FROM keyed WHERE n = 1
-    UNION ALL
-    ${grouped(` AND ${key} IN (SELECT key FROM keyed WHERE n > 1)`)}`;
+    FROM (SELECT ${textKeySql('vin')} AS key, vin, fatalities, injuries, tow_away, ${crashRow}::VARCHAR AS row FROM ${src} c WHERE vin IS NOT NULL)
+    WHERE key NOT IN (SELECT key FROM ${shared})`;
+}
+
+/** The temp table of crash_by_vin's keys of more than one crash row (a VIN in several crashes, or VINs sharing a key) and their row counts. */
+const CRASH_VIN_SHARED = 'crash_vin_shared';
+
+/**
+ * crash_by_vin's selects, in turn: nearly every key is one VIN with one vehicle row in one crash, whose record is
+ * written straight from that row in one pass over the crash table (crashByVinSingleSql); the keys of more rows
+ * (a sixth of the rows at medium scale) take the general path (crashByVinGroupedSql), in passes over pass files
+ * of their rows alone. Before, every row went through the pass files and a grouping per key (two thirds of the
+ * crash stores' CPU at full scale); the records are the same (the test compares them over crafted rows).
+ */
+export async function* crashByVinSelects(
+  conn: DuckDBConnection,
+  crashRow: string,
+  crashBytes: number,
+  dir: string,
+  from = 'crashes',
+): AsyncIterable<string> {
+  const key = textKeySql('vin');
+  await conn.run(
+    `CREATE OR REPLACE TEMP TABLE ${CRASH_VIN_SHARED} AS SELECT key, count(*) AS n FROM (SELECT ${key} AS key FROM ${from} WHERE vin IS NOT NULL) GROUP BY key HAVING count(*) > 1`,
+  );
+  try {
+    yield crashByVinSingleSql(crashRow, from, CRASH_VIN_SHARED);
+    const [{ rows, all }] = await queryRows(
+      conn,
+      `SELECT coalesce((SELECT sum(n) FROM ${CRASH_VIN_SHARED}), 0)::BIGINT AS rows, (SELECT count(*) FROM ${from})::BIGINT AS "all"`,
+    );
+    if (Number(rows) === 0) return;
+    const shared = `(SELECT * FROM ${from} WHERE vin IS NOT NULL AND ${key} IN (SELECT key FROM ${CRASH_VIN_SHARED}))`;
+    const k = await passesFor(conn, Number(rows), (crashBytes * Number(rows)) / Math.max(1, Number(all)));
+    yield* mapPasses(bucketedPasses(conn, dir, shared, key, evenTextKeyCuts(k)), (src) => crashByVinGroupedSql(crashRow, src));
+  } finally {
+    await conn.run(`DROP TABLE IF EXISTS ${CRASH_VIN_SHARED}`);
+  }
 }
 
 /**
@@ -241,7 +274,8 @@ export async function deriveServingStores(
       const crashBytes = await jsonBytes(conn, [['crashes', 'c', crashRow]]);
       const tmp = path.join(ctx.run.dir, 'derive-passes');
       // By DOT: the crash file is in DOT order, so a pass's range filter skips the other passes' row groups; by VIN
-      // (an MD5 of it) no row group can be skipped, so the rows are written once into a file per pass.
+      // (an MD5 of it) no row group can be skipped: the keys of one row need no pass (crashByVinSelects), the
+      // others' rows are written once into a file per pass.
       const byDot = await keyRanges(conn, 'crashes', 'dot_number', crashBytes);
       await ctx.writePacked(
         SERVING_STORES.crashByDot,
@@ -257,12 +291,9 @@ export async function deriveServingStores(
            SELECT k, counts::VARCHAR || ${SEP} || v FROM counts JOIN vehicles USING (k)`,
         ),
       );
-      const byVin = await textKeyCuts(conn, 'crashes', crashBytes);
       await ctx.writePacked(
         SERVING_STORES.crashByVin,
-        mapPasses(bucketedPasses(conn, path.join(tmp, SERVING_STORES.crashByVin), 'crashes', textKeySql('vin'), byVin), (src) =>
-          crashByVinPassSql(crashRow, src),
-        ),
+        crashByVinSelects(conn, crashRow, crashBytes, path.join(tmp, SERVING_STORES.crashByVin)),
       );
     });
   }

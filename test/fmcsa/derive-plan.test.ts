@@ -11,7 +11,13 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { writeDocketStore } from '../../jobs/fmcsa/docket-store.ts';
-import { crashByVinPassSql, deriveServingStores, SERVING_STORES, storePasses } from '../../jobs/fmcsa/serving-stores.ts';
+import {
+  crashByVinGroupedSql,
+  crashByVinSelects,
+  deriveServingStores,
+  SERVING_STORES,
+  storePasses,
+} from '../../jobs/fmcsa/serving-stores.ts';
 import { CARRIER_BY_DOCKET } from '../../jobs/fmcsa/docket-store.ts';
 import { loadSql, openDatabase, queryRows } from '../../lib/warehouse/duckdb.ts';
 import type { PackedSelect } from '../../lib/warehouse/packed-store.ts';
@@ -86,8 +92,9 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
     const saved = storePasses.rows;
     const seen = new Map<string, string[]>();
     try {
+      // 20 VINs of two crash rows each (the passes' rows) and 20 of one row (written from that row, no pass).
       await conn.run(`INSERT INTO crashes (crash_id, dot_number, vin, report_date, report_seq_no)
-        SELECT i, 1000 + i % 7, 'VIN' || i, DATE '2024-01-01' + i::INTEGER, 1 FROM range(40) t(i)`);
+        SELECT i, 1000 + i % 7, 'VIN' || (i % 40), DATE '2024-01-01' + i::INTEGER, 1 FROM range(60) t(i)`);
       await conn.run(
         `INSERT INTO inspections (inspection_id, dot_number, insp_date) SELECT i, 1000 + i, DATE '2024-01-01' FROM range(40) t(i)`,
       );
@@ -113,8 +120,11 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
       });
       // The pass files are gone, and so is their folder: nothing of them is published with the snapshot.
       expect(await readdir(dir)).toEqual([]);
-      // By VIN (an MD5: no row group can be skipped) each pass reads its own file of the rows written once.
-      const vin = seen.get(SERVING_STORES.crashByVin) ?? [];
+      // By VIN (an MD5: no row group can be skipped): the keys of one row are written in one streaming select over the
+      // table, no grouping; each pass of the other keys reads its own file of their rows, written once.
+      const [single, ...vin] = seen.get(SERVING_STORES.crashByVin) ?? [];
+      expect(single).toMatch(/FROM crashes\b/);
+      expect(single).not.toMatch(/GROUP BY/i);
       expect(vin.length).toBeGreaterThan(2);
       for (const sql of vin) {
         expect(sql).toMatch(/read_parquet\('[^']*_pass=\d+/);
@@ -174,8 +184,26 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
     const row = `json_array(c.crash_id::VARCHAR, c.report_date, c.report_seq_no, c.dot_number, c.vin, c.fatalities, c.injuries, c.tow_away)`;
     const records = async (sql: string) =>
       new Map((await queryRows(conn, `SELECT key::INTEGER AS k, v FROM (${sql}) t(key, v)`)).map((r) => [Number(r.k), String(r.v)]));
-    const general = await records(crashByVinPassSql(row, 'vin_crashes', true));
-    const fast = await records(crashByVinPassSql(row, 'vin_crashes'));
+    const general = await records(crashByVinGroupedSql(row, 'vin_crashes'));
+    // The store's selects as writePacked runs them (each before the next is asked for), in several passes.
+    const dir = await tempDir('fmcsa-vin-');
+    const saved = storePasses.rows;
+    const fast = new Map<number, string>();
+    let selects = 0;
+    try {
+      storePasses.rows = 4_000;
+      for await (const sql of crashByVinSelects(conn, row, 0, dir, 'vin_crashes')) {
+        selects++;
+        for (const [k, v] of await records(sql)) {
+          expect(fast.has(k), String(k)).toBe(false);
+          fast.set(k, v);
+        }
+      }
+    } finally {
+      storePasses.rows = saved;
+      await removeDir(dir);
+    }
+    expect(selects).toBeGreaterThan(2);
     expect(fast.size).toBe(general.size);
     for (const [k, v] of general) expect(fast.get(k), String(k)).toBe(v);
     // Both paths were taken: keys of one row, keys of several (a VIN in several crashes), keys of two VINs.
