@@ -4,15 +4,13 @@
  * docket2 or docket3 is that docket, in search-carriers-page.sql's order for a docket query (power_units DESC NULLS
  * LAST, dot_number). Keyed by `textKey(docket)` (lib/warehouse/packed-store.ts): a record is the JSON array
  * [[docket, [dot, …]], …] of the dockets sharing its key. A function of the carriers rows alone: linked from the
- * previous snapshot when they are unchanged (fmcsa.pipeline.ts, derived-from.json stamps). Written in passes over key
- * ranges (list states cannot spill).
+ * previous snapshot when they are unchanged (fmcsa.pipeline.ts, derived-from.json stamps). The keys of one docket row
+ * are written straight from it; the others in passes over key ranges (list states cannot spill): docketStoreSelects.
  */
-import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { hashCanonical } from '../../lib/hash.ts';
 import { queryRows } from '../../lib/warehouse/duckdb.ts';
 import { textKeySql } from '../../lib/warehouse/packed-store.ts';
-import { bucketedPasses, mapPasses } from '../../lib/warehouse/pass-files.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
 import { sortedJsonArraySql, sortedListSql } from '../../lib/warehouse/sorted-list-sql.ts';
 
@@ -26,11 +24,12 @@ export const docketPasses = { rows: 1_000_000 };
 const KEY_SPACE = 2 ** 28;
 
 /** Each (carrier, docket) once: a docket in two of a carrier's columns matches it once, as the search's OR does. */
-const DOCKETS = `SELECT DISTINCT dot_number, power_units, docket FROM (
-    SELECT dot_number, power_units, docket1 AS docket FROM carriers
-    UNION ALL SELECT dot_number, power_units, docket2 FROM carriers
-    UNION ALL SELECT dot_number, power_units, docket3 FROM carriers
+export const docketRowsSql = (from: string) => `SELECT DISTINCT dot_number, power_units, docket FROM (
+    SELECT dot_number, power_units, docket1 AS docket FROM ${from}
+    UNION ALL SELECT dot_number, power_units, docket2 FROM ${from}
+    UNION ALL SELECT dot_number, power_units, docket3 FROM ${from}
   ) WHERE docket IS NOT NULL`;
+const DOCKETS = docketRowsSql('carriers');
 
 function passSql(source: string): string {
   // Lists sorted by list_sort, not ordered aggregates (lib/warehouse/sorted-list-sql.ts: the same lists, a fraction of the CPU).
@@ -46,17 +45,45 @@ function passSql(source: string): string {
 /** How the store is computed (its SQL): the stamp of derived-from.json. */
 export const DOCKET_STORE_STAMP = hashCanonical({ pass: passSql(`(${DOCKETS})`), format: 'packed-store' });
 
+/** The general path of the store over docket rows `source` (dot_number, power_units, docket): grouped per docket, then per key. */
+export const docketGroupedSql = passSql;
+
+/** Temp tables of the write: every docket row with its key, and the keys of more than one row with their row counts. */
+const DOCKET_ROWS = 'docket_rows';
+const DOCKET_SHARED = 'docket_shared';
+
+/**
+ * The store's selects, in turn, over DOCKETS' rows of `from` (the carriers table): nearly every key is one docket of
+ * one carrier, whose record `[[docket, [dot]]]` is written straight from its row in one select with no grouping
+ * (before, every row went through a pass file and two groupings: 8.6 s of CPU at full scale); the keys of more rows
+ * (a docket of several carriers, or dockets sharing a key: 14,589 of 2.0 M rows at full scale) take the general
+ * path (passSql) in passes over key ranges of at most docketPasses.rows rows. The docket rows are computed once,
+ * into a compact temp table (key, DOT, power units, docket) each select reads. The same records as passSql alone
+ * (test/fmcsa/derive-plan.test.ts).
+ */
+export async function* docketStoreSelects(conn: DuckDBConnection, from = 'carriers'): AsyncIterable<string> {
+  await conn.run(
+    `CREATE OR REPLACE TEMP TABLE ${DOCKET_ROWS} AS SELECT ${textKeySql('docket')} AS key, dot_number, power_units, docket FROM (${docketRowsSql(from)})`,
+  );
+  try {
+    await conn.run(
+      `CREATE OR REPLACE TEMP TABLE ${DOCKET_SHARED} AS SELECT key, count(*) AS n FROM ${DOCKET_ROWS} GROUP BY key HAVING count(*) > 1`,
+    );
+    yield `SELECT key, '[' || json_array(docket, [dot_number])::VARCHAR || ']' FROM ${DOCKET_ROWS} WHERE key NOT IN (SELECT key FROM ${DOCKET_SHARED})`;
+    const [{ n }] = await queryRows(conn, `SELECT coalesce(sum(n), 0)::BIGINT AS n FROM ${DOCKET_SHARED}`);
+    if (Number(n) === 0) return;
+    const passes = Math.max(1, Math.ceil(Number(n) / docketPasses.rows));
+    const step = Math.ceil(KEY_SPACE / passes);
+    for (let lo = 0; lo < KEY_SPACE; lo += step)
+      yield passSql(
+        `(SELECT dot_number, power_units, docket FROM ${DOCKET_ROWS} WHERE key >= ${lo} AND key < ${lo + step} AND key IN (SELECT key FROM ${DOCKET_SHARED}))`,
+      );
+  } finally {
+    await conn.run(`DROP TABLE IF EXISTS ${DOCKET_SHARED}; DROP TABLE IF EXISTS ${DOCKET_ROWS}`);
+  }
+}
+
 /** Writes carrier_by_docket from the carriers table. */
 export async function writeDocketStore(conn: DuckDBConnection, ctx: DeriveContext): Promise<void> {
-  // The docket values, an upper bound of DOCKETS' rows (a docket twice in one carrier's columns counts twice): the
-  // pass count without the DISTINCT over every carrier's dockets that counting DOCKETS itself costs.
-  const [{ n }] = await queryRows(conn, `SELECT (count(docket1) + count(docket2) + count(docket3))::BIGINT AS n FROM carriers`);
-  const passes = Math.max(1, Math.ceil(Number(n) / docketPasses.rows));
-  const step = Math.ceil(KEY_SPACE / passes);
-  // Pass i takes the keys in [i·step, (i+1)·step): the docket rows are written once into a file per pass
-  // (lib/warehouse/pass-files.ts), not computed again from every carrier by each pass.
-  const cuts: number[] = [];
-  for (let hi = step; hi < KEY_SPACE; hi += step) cuts.push(hi - 1);
-  const dir = path.join(ctx.run.dir, 'derive-passes', CARRIER_BY_DOCKET);
-  await ctx.writePacked(CARRIER_BY_DOCKET, mapPasses(bucketedPasses(conn, dir, `(${DOCKETS})`, textKeySql('docket'), cuts), passSql));
+  await ctx.writePacked(CARRIER_BY_DOCKET, docketStoreSelects(conn));
 }

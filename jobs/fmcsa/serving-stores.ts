@@ -56,7 +56,7 @@ const JSON_AS_TEXT = /^(BIGINT|UBIGINT|HUGEINT|DECIMAL\(\d+,\d+\))$/;
  * `json_array(…)` of a table's columns without source_file, in table order, valued as the API's row reader gives
  * them; null when a column type would render differently (the route then keeps its SQL).
  */
-async function jsonRowSql(conn: DuckDBConnection, table: string, alias: string): Promise<string | null> {
+export async function jsonRowSql(conn: DuckDBConnection, table: string, alias: string): Promise<string | null> {
   const cols = await queryRows(conn, `SELECT column_name, column_type FROM (DESCRIBE SELECT * EXCLUDE (source_file) FROM ${table})`);
   const values: string[] = [];
   for (const c of cols) {

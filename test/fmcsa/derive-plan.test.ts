@@ -10,7 +10,7 @@ import { readdir } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { writeDocketStore } from '../../jobs/fmcsa/docket-store.ts';
+import { docketGroupedSql, docketPasses, docketRowsSql, docketStoreSelects, writeDocketStore } from '../../jobs/fmcsa/docket-store.ts';
 import {
   crashByVinGroupedSql,
   crashByVinSelects,
@@ -212,5 +212,41 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
     expect(shapes.some((e) => e.length === 1 && e[0]![2].length > 1)).toBe(true);
     expect(shapes.some((e) => e.length > 1)).toBe(true);
     await conn.run('DROP TABLE vin_crashes');
+  });
+
+  it('writes each carrier_by_docket record of one docket row from that row as the general grouping does, and groups every other key', async () => {
+    // 60,000 carriers, dockets drawn from 50,000 (so some dockets have several carriers, some keys two dockets), a
+    // docket twice in one carrier's columns, NULL power units, a JSON-escaped docket.
+    await conn.run(`CREATE TEMP TABLE docket_carriers AS
+      SELECT (100000 + i)::INTEGER AS dot_number, CASE WHEN i % 13 = 0 THEN NULL ELSE (i % 40)::INTEGER END AS power_units,
+        CASE WHEN i % 5 = 0 THEN NULL WHEN i % 101 = 0 THEN 'MC"' || (hash(i) % 50000) ELSE 'MC' || (hash(i) % 50000) END AS docket1,
+        CASE WHEN i % 7 = 0 THEN 'MX' || (i % 900) WHEN i % 11 = 0 THEN 'MC' || (hash(i) % 50000) END AS docket2,
+        CASE WHEN i % 17 = 0 THEN 'FF' || (i % 300) END AS docket3
+      FROM range(60000) t(i)`);
+    const records = async (sql: string) =>
+      new Map((await queryRows(conn, `SELECT key::INTEGER AS k, v FROM (${sql}) t(key, v)`)).map((r) => [Number(r.k), String(r.v)]));
+    const general = await records(docketGroupedSql(`(${docketRowsSql('docket_carriers')})`));
+    const saved = docketPasses.rows;
+    const fast = new Map<number, string>();
+    let selects = 0;
+    try {
+      docketPasses.rows = 2_000;
+      for await (const sql of docketStoreSelects(conn, 'docket_carriers')) {
+        selects++;
+        for (const [k, v] of await records(sql)) {
+          expect(fast.has(k), String(k)).toBe(false);
+          fast.set(k, v);
+        }
+      }
+    } finally {
+      docketPasses.rows = saved;
+    }
+    expect(selects).toBeGreaterThan(2);
+    expect(fast.size).toBe(general.size);
+    for (const [k, v] of general) expect(fast.get(k), String(k)).toBe(v);
+    const shapes = [...general.values()].map((v) => JSON.parse(v) as Array<[string, number[]]>);
+    expect(shapes.some((e) => e.length === 1 && e[0]![1].length === 1)).toBe(true);
+    expect(shapes.some((e) => e.length === 1 && e[0]![1].length > 1)).toBe(true);
+    await conn.run('DROP TABLE docket_carriers');
   });
 });
