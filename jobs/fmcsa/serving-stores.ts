@@ -18,11 +18,10 @@
  *
  * Part reuse: a store whose source tables' parts are the previous snapshot's is linked, not written.
  */
-import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { queryRows, quoteIdentifier } from '../../lib/warehouse/duckdb.ts';
 import { textKeySql } from '../../lib/warehouse/packed-store.ts';
-import { bucketedPasses, mapPasses, rangePasses } from '../../lib/warehouse/pass-files.ts';
+import { mapPasses, rangePasses } from '../../lib/warehouse/pass-files.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
 import { type SortKey, sortedJoinSql, sortedJsonArraySql } from '../../lib/warehouse/sorted-list-sql.ts';
 
@@ -210,19 +209,20 @@ export function crashByVinSingleSql(crashRow: string, src: string, shared: strin
 
 /** The temp table of crash_by_vin's keys of more than one crash row (a VIN in several crashes, or VINs sharing a key) and their row counts. */
 const CRASH_VIN_SHARED = 'crash_vin_shared';
+/** The temp table of those keys' rows (key, the columns the grouping reads, the row's JSON as `row`). */
+const CRASH_VIN_SHARED_ROWS = 'crash_vin_shared_rows';
 
 /**
  * crash_by_vin's selects, in turn: nearly every key is one VIN with one vehicle row in one crash, whose record is
  * written straight from that row in one pass over the crash table (crashByVinSingleSql); the keys of more rows
- * (a sixth of the rows at medium scale) take the general path (crashByVinGroupedSql), in passes over pass files
- * of their rows alone. Before, every row went through the pass files and a grouping per key (two thirds of the
+ * (a sixth of the rows at medium scale, 539,006 of 3.58 M at full scale) take the general path (crashByVinGroupedSql),
+ * in passes over key ranges of a temp table of their rows alone. Before, every row went through the pass files and a grouping per key (two thirds of the
  * crash stores' CPU at full scale); the records are the same (the test compares them over crafted rows).
  */
 export async function* crashByVinSelects(
   conn: DuckDBConnection,
   crashRow: string,
   crashBytes: number,
-  dir: string,
   from = 'crashes',
 ): AsyncIterable<string> {
   const key = textKeySql('vin');
@@ -236,11 +236,17 @@ export async function* crashByVinSelects(
       `SELECT coalesce((SELECT sum(n) FROM ${CRASH_VIN_SHARED}), 0)::BIGINT AS rows, (SELECT count(*) FROM ${from})::BIGINT AS "all"`,
     );
     if (Number(rows) === 0) return;
-    const shared = `(SELECT * FROM ${from} WHERE vin IS NOT NULL AND ${key} IN (SELECT key FROM ${CRASH_VIN_SHARED}))`;
+    // The shared keys' rows, once, into a compact temp table (the columns the grouping reads and each row's JSON):
+    // each pass reads its key range of it (no pass files of every column, no MD5 computed again per pass).
+    await conn.run(`CREATE OR REPLACE TEMP TABLE ${CRASH_VIN_SHARED_ROWS} AS
+      SELECT key, vin, crash_id, report_date, report_seq_no, fatalities, injuries, tow_away, ${crashRow}::VARCHAR AS row
+      FROM (SELECT ${key} AS key, * FROM ${from} WHERE vin IS NOT NULL) c
+      WHERE key IN (SELECT key FROM ${CRASH_VIN_SHARED})`);
     const k = await passesFor(conn, Number(rows), (crashBytes * Number(rows)) / Math.max(1, Number(all)));
-    yield* mapPasses(bucketedPasses(conn, dir, shared, key, evenTextKeyCuts(k)), (src) => crashByVinGroupedSql(crashRow, src));
+    for (const range of rangesOf('key', evenTextKeyCuts(k)))
+      yield crashByVinGroupedSql('c.row', `(SELECT * FROM ${CRASH_VIN_SHARED_ROWS} WHERE ${range})`);
   } finally {
-    await conn.run(`DROP TABLE IF EXISTS ${CRASH_VIN_SHARED}`);
+    await conn.run(`DROP TABLE IF EXISTS ${CRASH_VIN_SHARED}; DROP TABLE IF EXISTS ${CRASH_VIN_SHARED_ROWS}`);
   }
 }
 
@@ -272,10 +278,9 @@ export async function deriveServingStores(
       // One vehicle row per entry, in get-crash-page.sql's order (a crash's rows are adjacent: the route groups them by
       // crash_id, the entry's first value), so a DOT's rows are aggregated once (per-crash lists first cost 2.5x).
       const crashBytes = await jsonBytes(conn, [['crashes', 'c', crashRow]]);
-      const tmp = path.join(ctx.run.dir, 'derive-passes');
       // By DOT: the crash file is in DOT order, so a pass's range filter skips the other passes' row groups; by VIN
       // (an MD5 of it) no row group can be skipped: the keys of one row need no pass (crashByVinSelects), the
-      // others' rows are written once into a file per pass.
+      // others' rows are written once into a temp table each pass reads its key range of.
       const byDot = await keyRanges(conn, 'crashes', 'dot_number', crashBytes);
       await ctx.writePacked(
         SERVING_STORES.crashByDot,
@@ -291,10 +296,7 @@ export async function deriveServingStores(
            SELECT k, counts::VARCHAR || ${SEP} || v FROM counts JOIN vehicles USING (k)`,
         ),
       );
-      await ctx.writePacked(
-        SERVING_STORES.crashByVin,
-        crashByVinSelects(conn, crashRow, crashBytes, path.join(tmp, SERVING_STORES.crashByVin)),
-      );
+      await ctx.writePacked(SERVING_STORES.crashByVin, crashByVinSelects(conn, crashRow, crashBytes));
     });
   }
   const insp = await jsonRowSql(conn, 'inspections', 'i');

@@ -119,11 +119,18 @@ async function copyPackedLines(conn: DuckDBConnection, selectSql: PackedSelect, 
     await copy(selectSql, file);
     return;
   }
-  const out = await open(file, 'w');
+  // The first batch is written by DuckDB straight to `file` (often the biggest: crash_by_vin's one-row keys, 0.7 GB
+  // at full scale, were copied through Node a second time); each later batch goes to a part file appended to it.
   const part = `${file}.part`;
+  let out: FileHandle | null = null;
   try {
     const chunk = Buffer.allocUnsafe(16 << 20);
     for await (const sql of selectSql) {
+      if (!out) {
+        await copy(sql, file);
+        out = await open(file, 'a');
+        continue;
+      }
       await copy(sql, part);
       const fh = await open(part, 'r');
       try {
@@ -136,8 +143,10 @@ async function copyPackedLines(conn: DuckDBConnection, selectSql: PackedSelect, 
         await fh.close();
       }
     }
+    // No batch at all: an empty store.
+    if (!out) out = await open(file, 'w');
   } finally {
-    await out.close();
+    await out?.close();
     await rm(part, { force: true });
   }
 }

@@ -65,6 +65,32 @@ describe('writePackedStore and PackedStore', () => {
     await expect(writePackedStoreDelta(conn, 'SELECT k, v FROM dv WHERE k = 9', dup, 's', base, new Set())).rejects.toThrow(/unique/);
   });
 
+  it('writes batches as one store: the first straight from DuckDB, the others appended (an empty one and none at all included)', async () => {
+    const one = path.join(dir, 'batches-one');
+    const many = path.join(dir, 'batches-many');
+    const none = path.join(dir, 'batches-none');
+    for (const d of [one, many, none]) await mkdir(d, { recursive: true });
+    await conn.run(`CREATE OR REPLACE TABLE bv AS SELECT i AS k, 'v' || i || repeat('y', i % 5) AS v FROM range(0, 5000) t(i)`);
+    await writePackedStore(conn, 'SELECT k, v FROM bv', one, 's');
+    const info = await writePackedStore(
+      conn,
+      ['SELECT k, v FROM bv WHERE k < 3000', 'SELECT k, v FROM bv WHERE k < 0', 'SELECT k, v FROM bv WHERE k >= 3000'],
+      many,
+      's',
+    );
+    expect(info.records).toBe(5000);
+    expect((await writePackedStore(conn, [], none, 's')).records).toBe(0);
+    expect(await readFile(path.join(many, 's.tsv'))).toHaveLength((await readFile(path.join(one, 's.tsv'))).length);
+    const [a, b] = [await PackedStore.open(many, 's'), await PackedStore.open(one, 's')];
+    try {
+      expect([...a.allKeys()]).toEqual([...b.allKeys()]);
+      for (const k of b.allKeys()) expect(await a.get(k), `key ${k}`).toBe(await b.get(k));
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('finds the first and the last key, misses absent keys, and returns exactly the JSON text DuckDB produced', async () => {
     const sql = `SELECT k, json_array(k, s, d)::VARCHAR FROM r`;
     const info = await writePackedStore(conn, sql, dir, 'rows');
