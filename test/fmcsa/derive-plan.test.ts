@@ -230,6 +230,11 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
     try {
       docketPasses.rows = 2_000;
       for await (const sql of docketStoreSelects(conn, 'docket_carriers')) {
+        // The keys of one docket row come first, straight from their rows (no grouping); then the shared keys' passes,
+        // each over its key range of the temp table of docket rows (not the carriers again).
+        if (selects === 0) expect(sql).not.toMatch(/GROUP BY/i);
+        else expect(sql).toMatch(/FROM docket_rows WHERE key >= \d+ AND key < \d+/);
+        expect(sql).not.toMatch(/FROM docket_carriers/);
         selects++;
         for (const [k, v] of await records(sql)) {
           expect(fast.has(k), String(k)).toBe(false);
