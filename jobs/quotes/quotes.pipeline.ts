@@ -53,6 +53,7 @@ import {
   CHAIN_PARTS,
   LINE_PARTS,
   KEY_PARTS,
+  TAIL_PARTS,
   foldFileChains,
   QUOTE_INPUT_COLUMNS,
   FLAGS_SQL,
@@ -735,16 +736,41 @@ async function fillServedLeafHashes(conn: DuckDBConnection, runDir: string): Pro
   return rows.length;
 }
 
-/** `batch`: tickers whose chain heads one SELECT of derive-heads.sql aggregates (tests lower it to cross batches). */
-export const quoteHeadsOptions = { batch: 500 };
+async function everyFileExists(files: string[]): Promise<boolean> {
+  for (const f of files)
+    if (
+      !(await stat(f).then(
+        (st) => st.isFile(),
+        () => false,
+      ))
+    )
+      return false;
+  return true;
+}
+
+/**
+ * `batch`: tickers whose chain heads one SELECT of derive-heads.sql aggregates (tests lower it to cross batches).
+ * `fromTails`: on the fast path in key order, build the store from the children's tails parts (tests turn it off to
+ * compare with the store built from every bar).
+ */
+export const quoteHeadsOptions = { batch: 500, fromTails: true };
 
 /**
  * Writes the packed store `quote_heads` (jobs/quotes/derive-heads.sql): per ticker its chains, each with the one
  * quote_bars file holding it (`part`: the ordinal of `barFiles`, the table's files in order; 0 for the general path's
  * single file), its head bar and the head's parent and source. Read by lib/quote-heads.ts.
+ *
+ * `tails` (fast path in key order, every folded file's TAIL_PARTS present): `files[i]` holds the newest bars of the
+ * chains of `barFiles[i]`, and `chains` the chain parts (first date and day count of every chain). Then the heads
+ * read those few rows instead of every bar of quote_bars; the same records (test/quotes/quote-heads-tails.test.ts).
  */
-async function writeQuoteHeads(conn: DuckDBConnection, ctx: DeriveContext, barFiles: string[] | null) {
-  const list = `[${(barFiles ?? []).map(quoteLiteral).join(', ')}]`;
+async function writeQuoteHeads(
+  conn: DuckDBConnection,
+  ctx: DeriveContext,
+  barFiles: string[] | null,
+  tails: { files: string[]; chains: string[] } | null = null,
+) {
+  const list = `[${(tails?.files ?? barFiles ?? []).map(quoteLiteral).join(', ')}]`;
   // Each bar's file name; its ordinal is looked up per chain (derive-heads.sql), not per bar.
   const bars = barFiles
     ? `SELECT * EXCLUDE (filename), filename AS part_file FROM read_parquet(${list}, filename = true)`
@@ -754,6 +780,12 @@ async function writeQuoteHeads(conn: DuckDBConnection, ctx: DeriveContext, barFi
     barFiles
       ? `CREATE OR REPLACE TEMP TABLE quote_heads_parts AS SELECT unnest(${list}) AS file, (generate_subscripts(${list}, 1) - 1)::INTEGER AS part`
       : `CREATE OR REPLACE TEMP TABLE quote_heads_parts AS SELECT '' AS file, 0 AS part`,
+  );
+  await conn.run(
+    tails
+      ? `CREATE OR REPLACE TEMP TABLE quote_heads_spans AS SELECT ticker, adjustment, first_date, days::INTEGER AS days
+           FROM read_parquet([${tails.chains.map(quoteLiteral).join(', ')}])`
+      : `CREATE OR REPLACE TEMP TABLE quote_heads_spans (ticker VARCHAR, adjustment VARCHAR, first_date DATE, days INTEGER)`,
   );
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE quote_heads_keys AS
@@ -777,6 +809,7 @@ async function writeQuoteHeads(conn: DuckDBConnection, ctx: DeriveContext, barFi
   } finally {
     await conn.run('DROP VIEW IF EXISTS quote_heads_batch');
     await conn.run('DROP TABLE IF EXISTS quote_heads_keys');
+    await conn.run('DROP TABLE IF EXISTS quote_heads_spans');
     await conn.run('DROP TABLE IF EXISTS quote_heads_parts');
     await conn.run('DROP VIEW quote_heads_bars');
   }
@@ -842,6 +875,8 @@ export const quotesPipeline: Pipeline = {
       const folds = await chooseQuoteDerive(conn, ctx.run.dir);
       // quote_bars' files in table order (fast path); the general path writes one file (replaceParquetTable).
       let barFiles: string[] | null = null;
+      // The chain heads' source on the fast path in key order: the children's tails parts (writeQuoteHeads).
+      let tails: { files: string[]; chains: string[] } | null = null;
       mark(`plan: ${folds.fast ? 'per-file folds' : 'general'} (${folds.reason})`);
       if (folds.fast) {
         // Fast path: every chain lies in one file with one version per day, so the children's leaves are final.
@@ -858,6 +893,10 @@ export const quotesPipeline: Pipeline = {
         const keyFiles = folds.files.map((f) => path.join(path.dirname(path.dirname(f)), KEY_PARTS, path.basename(f)));
         await ctx.linkParquetTable('quote_leaf_keys', keyFiles);
         mark('leaf keys (per-file parts)');
+        const sibling = (dir: string) => folds.files.map((f) => path.join(path.dirname(path.dirname(f)), dir, path.basename(f)));
+        const tailFiles = sibling(TAIL_PARTS);
+        if (folds.ordered && quoteHeadsOptions.fromTails && (await everyFileExists(tailFiles)))
+          tails = { files: tailFiles, chains: sibling(CHAIN_PARTS) };
       } else {
         // The inputs again, from each file's bars part and its line side part (same row order: POSITIONAL JOIN).
         for (const f of folds.files) {
@@ -918,7 +957,7 @@ export const quotesPipeline: Pipeline = {
       // Splits applied to the raw bars and checked against the stored adjusted ones (quote_split_adjustments).
       await conn.run(loadSql('./derive-split-adjustments.sql', import.meta.url));
       mark(`split adjustments (${await fillServedLeafHashes(conn, ctx.run.dir)} stale days re-derived)`);
-      mark(`chain heads (${(await writeQuoteHeads(conn, ctx, barFiles)).records - 1} tickers)`);
+      mark(`chain heads (${(await writeQuoteHeads(conn, ctx, barFiles, tails)).records - 1} tickers${tails ? ', from tails' : ''})`);
       // Each published input's parts stay with the snapshot, for the next run to reuse (quote-input-parts.ts).
       mark(`input parts kept: ${await saveInputParts(ctx.run.dir)}`);
       await conn.run(
