@@ -291,11 +291,16 @@ export async function foldFileChains(
     await writeBars(
       `COPY (SELECT ${barColumns} ${body}) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, ${PART_ZSTD}, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`,
     );
+    // The tails: the rows are cut to each chain's newest HEAD_TAIL_DAYS before anything else is computed for them.
+    const tailRows = ordered
+      ? `SELECT r.*, r.rowid - f.first_row AS day_index FROM quote_file_rows r
+           JOIN (SELECT ticker, adjustment, min(rowid) AS first_row, count(*) AS days FROM quote_file_rows GROUP BY ALL) f USING (ticker, adjustment)
+         WHERE r.rowid - f.first_row >= f.days - ${HEAD_TAIL_DAYS}`
+      : `SELECT * EXCLUDE (days) FROM (SELECT *, row_number() OVER (PARTITION BY ticker, adjustment ORDER BY quote_date, line) - 1 AS day_index,
+           count(*) OVER (PARTITION BY ticker, adjustment) AS days FROM quote_file_rows) WHERE day_index >= days - ${HEAD_TAIL_DAYS}`;
     if (folded)
       await writeBars(`COPY (
-        SELECT ${barColumns} FROM (${numbered}) c LEFT JOIN quote_file_leaves l USING (ticker, adjustment)
-          JOIN (SELECT ticker, adjustment, count(*) AS days FROM quote_file_rows GROUP BY ALL) d USING (ticker, adjustment)
-        WHERE c.day_index >= d.days - ${HEAD_TAIL_DAYS} ORDER BY c.ticker, c.adjustment, c.quote_date
+        SELECT ${barColumns} FROM (${tailRows}) c LEFT JOIN quote_file_leaves l USING (ticker, adjustment) ORDER BY c.ticker, c.adjustment, c.quote_date
       ) TO ${quoteLiteral(tmpTails)} (FORMAT parquet, ${PART_ZSTD})`);
     // In key order the bars part is the table's scan order (the joins above keep it: one thread), so the lines are
     // read straight from the table, without the joins.
