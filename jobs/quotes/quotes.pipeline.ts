@@ -795,9 +795,11 @@ async function writeQuoteHeads(
   // Key 0, then the records in batches of tickers: DuckDB cannot spill the top-31 states of every chain at once.
   async function* selects(): AsyncIterable<string> {
     yield loadSql('./quote-heads-index.sql', import.meta.url);
-    for (let i = 0; i < keys.length; i += quoteHeadsOptions.batch) {
+    // From the tails (31 bars per chain, about 500,000 rows at full scale) one SELECT holds every chain at once.
+    const batch = tails ? Math.max(keys.length, 1) : quoteHeadsOptions.batch;
+    for (let i = 0; i < keys.length; i += batch) {
       const lo = keys[i]!;
-      const hi = keys[Math.min(i + quoteHeadsOptions.batch, keys.length) - 1]!;
+      const hi = keys[Math.min(i + batch, keys.length) - 1]!;
       await conn.run(
         `CREATE OR REPLACE TEMP VIEW quote_heads_batch AS SELECT * FROM quote_heads_bars WHERE ticker BETWEEN ${quoteLiteral(lo)} AND ${quoteLiteral(hi)}`,
       );
