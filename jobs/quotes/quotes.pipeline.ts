@@ -762,7 +762,7 @@ export const quoteHeadsOptions = { batch: 500, fromTails: true };
  *
  * `tails` (fast path in key order, every folded file's TAIL_PARTS present): `files[i]` holds the newest bars of the
  * chains of `barFiles[i]`, and `chains` the chain parts (first date and day count of every chain). Then the heads
- * read those few rows instead of every bar of quote_bars; the same records (test/quotes/quote-heads-tails.test.ts).
+ * read those few rows instead of every bar of quote_bars (still in batches); the same records (test/quotes/quote-heads-tails.test.ts).
  */
 async function writeQuoteHeads(
   conn: DuckDBConnection,
@@ -775,7 +775,9 @@ async function writeQuoteHeads(
   const bars = barFiles
     ? `SELECT * EXCLUDE (filename), filename AS part_file FROM read_parquet(${list}, filename = true)`
     : `SELECT *, '' AS part_file FROM quote_bars`;
-  await conn.run(`CREATE OR REPLACE TEMP VIEW quote_heads_bars AS ${bars}`);
+  // The tails (about 500,000 rows at full scale) are read once into memory, in key order, for every batch to filter.
+  if (tails) await conn.run(`CREATE OR REPLACE TEMP TABLE quote_heads_tails AS ${bars}`);
+  await conn.run(`CREATE OR REPLACE TEMP VIEW quote_heads_bars AS ${tails ? 'SELECT * FROM quote_heads_tails' : bars}`);
   await conn.run(
     barFiles
       ? `CREATE OR REPLACE TEMP TABLE quote_heads_parts AS SELECT unnest(${list}) AS file, (generate_subscripts(${list}, 1) - 1)::INTEGER AS part`
@@ -795,8 +797,9 @@ async function writeQuoteHeads(
   // Key 0, then the records in batches of tickers: DuckDB cannot spill the top-31 states of every chain at once.
   async function* selects(): AsyncIterable<string> {
     yield loadSql('./quote-heads-index.sql', import.meta.url);
-    // From the tails (31 bars per chain, about 500,000 rows at full scale) one SELECT holds every chain at once.
-    const batch = tails ? Math.max(keys.length, 1) : quoteHeadsOptions.batch;
+    // Batches from the tails too: the ordered list aggregate of every chain at once ran out of the 1 GB at full scale
+    // (8,000 chains of 31 bars each; its per-group buffers, not the rows).
+    const batch = quoteHeadsOptions.batch;
     for (let i = 0; i < keys.length; i += batch) {
       const lo = keys[i]!;
       const hi = keys[Math.min(i + batch, keys.length) - 1]!;
@@ -814,6 +817,7 @@ async function writeQuoteHeads(
     await conn.run('DROP TABLE IF EXISTS quote_heads_spans');
     await conn.run('DROP TABLE IF EXISTS quote_heads_parts');
     await conn.run('DROP VIEW quote_heads_bars');
+    await conn.run('DROP TABLE IF EXISTS quote_heads_tails');
   }
 }
 
