@@ -54,6 +54,7 @@ describe('chain heads from the tails parts', () => {
     const shuffled = [...linesOf('BBB', 70, false, 3), ...linesOf('BCD', 1, false, 4), ...linesOf('BEE', 30, false, 5)].reverse();
     await writeInput(input, 'raw/b.csv', `${HEADER}\n${shuffled.join('\n')}\n`);
     await writeInput(input, 'adjusted/a.csv', `${DAILY_HEADER}\n${linesOf('AAA', 40, true, 6).join('\n')}\n`);
+    const savedBatch = quoteHeadsOptions.batch;
     for (const fromTails of [true, false]) {
       const msgs: string[] = [];
       const log = pino({ level: 'info' }, { write: (s: string) => void msgs.push(JSON.parse(s).msg as string) });
@@ -66,7 +67,7 @@ describe('chain heads from the tails parts', () => {
         expect(report.failed_children).toBe(0);
       } finally {
         quoteHeadsOptions.fromTails = true;
-        quoteHeadsOptions.batch = 500;
+        quoteHeadsOptions.batch = savedBatch;
       }
       const ptr = (await readCurrentPointer(config.dataDir, 'quotes'))!;
       const text = await readFile(path.join(snapshotDir(config.dataDir, 'quotes', ptr.snapshot_id), 'packed', 'quote_heads.tsv'), 'utf8');
