@@ -17,14 +17,22 @@
 -- Cost (issue 22 item 3): the chain's part is looked up once per chain from its one file name (not per bar), and the
 -- 31 newest bars are found by their dates first (a chain has one bar per date in quote_bars), so the bar structs are
 -- built for those bars only: about 15 % less CPU on a 504,000-bar file, the same records.
+-- Tails (fast path in key order): quote_heads_batch then holds only each chain's newest 31 bars (the children's
+-- quote_bar_tails parts), and TEMP TABLE quote_heads_spans (ticker, adjustment, first_date, days) the whole chain's first
+-- date and day count (the chain parts); otherwise quote_heads_spans is empty and both come from the bars. The same
+-- records either way (test/quotes/quote-heads-tails.test.ts).
 -- Key 0 is written by quote-heads-index.sql. Params: none.
 -- Columns: k (INTEGER key), v (JSON text).
-WITH g AS (
+WITH g0 AS (
   SELECT ticker, adjustment, min(quote_date) AS first_date, max(quote_date) AS last_date, count(*)::INTEGER AS days,
          CASE WHEN min(part_file) = max(part_file) THEN min(part_file) END AS part_file,
          list_min(arg_max(quote_date, quote_date, 31)) AS cutoff
   FROM quote_heads_batch
   GROUP BY ticker, adjustment
+), g AS (
+  SELECT g0.ticker, g0.adjustment, coalesce(s.first_date, g0.first_date) AS first_date, g0.last_date,
+         coalesce(s.days, g0.days) AS days, g0.part_file, g0.cutoff
+  FROM g0 LEFT JOIN quote_heads_spans s ON s.ticker = g0.ticker AND s.adjustment = g0.adjustment
 ), c AS (
   SELECT g.ticker, g.adjustment, any_value(g.first_date) AS first_date, any_value(g.last_date) AS last_date,
          any_value(g.days) AS days, any_value(p.part) AS part,

@@ -20,10 +20,11 @@ import path from 'node:path';
 import { sha256Hex } from '../../lib/hash.ts';
 import { linkOrCopy, snapshotDir, stagingDir, toPartKey } from '../../lib/warehouse/layout.ts';
 import { LEDGER_FILE, STATE_FILE, type IncrementalState, type LedgerEntry } from '../../lib/warehouse/incremental.ts';
-import { CHAIN_PARTS, FOLD_PARTS, KEY_PARTS, LINE_PARTS } from './quotes-fold.ts';
+import { CHAIN_PARTS, FOLD_PARTS, KEY_PARTS, LINE_PARTS, TAIL_PARTS } from './quotes-fold.ts';
 
 /** Version of what the quote steps make of an input: bump it when parsing or the fold changes (every file is parsed again). */
-export const QUOTES_PARSER = 'quotes-v1';
+// quotes-v2 (2026-11-26): a folded input also has its chains' tails part (TAIL_PARTS), which v1 parts lack.
+export const QUOTES_PARSER = 'quotes-v2';
 export const INPUT_PARTS_DIR = 'input-parts';
 /** `input-parts/_sorted/`: quote_bars files of overlapping groups of inputs, sorted at publish (never a part key: those never start with `_`). */
 export const SORTED_GROUPS_DIR = '_sorted';
@@ -44,6 +45,7 @@ export function inputPartKeys(rel: string): Array<[string, string]> {
     [CHAIN_PARTS, rel],
     [LINE_PARTS, rel],
     [KEY_PARTS, rel],
+    [TAIL_PARTS, rel],
     ['quote_corporate_actions', rel],
     ['origin_leaves', `leaves-source-${rel}`],
     ['origin_leaves', `leaves-actions-${rel}`],

@@ -21,7 +21,10 @@
  *  - `quote_leaf_key_parts/<file>.parquet` (folded files only): the file's
  *    `quote_leaf_keys` rows sorted by `leaf_key`, small row groups: on the fast
  *    path these files are the table (each sorted, so a lookup reads one row
- *    group per file), so publish sorts nothing.
+ *    group per file), so publish sorts nothing;
+ *  - `quote_bar_tails/<file>.parquet` (folded files only): each chain's newest
+ *    HEAD_TAIL_DAYS bars, the rows of the bars part, from which publish builds
+ *    the chain heads store on the fast path in key order.
  *
  * The per-file leaves are the final leaves exactly when no chain spans several
  * files and no key occurs twice (checked per file here, across files at
@@ -51,6 +54,15 @@ export const FOLD_PARTS = 'quote_bar_folds';
 export const CHAIN_PARTS = 'quote_file_chains';
 export const LINE_PARTS = 'quote_bar_lines';
 export const KEY_PARTS = 'quote_leaf_key_parts';
+/**
+ * Per-file tails (folded files only): the newest HEAD_TAIL_DAYS bars of each chain of the file, exactly as in its bars
+ * part (the same select), sorted by (ticker, adjustment, quote_date). On the fast path in key order publish builds the
+ * chain heads store from these (about 12,000 rows per 504,000-bar file) and the chain parts' first dates and day
+ * counts, instead of reading every bar of quote_bars again (issue 22 item 3: that read was most of publish).
+ */
+export const TAIL_PARTS = 'quote_bar_tails';
+/** Bars per chain the heads store holds: the head and the 30 days before it (derive-heads.sql). */
+export const HEAD_TAIL_DAYS = 31;
 
 /**
  * Shortest decimal text of a DECIMAL(18,6) column of `i`: the DECIMAL text (always six decimals) without its trailing
@@ -141,8 +153,12 @@ export const BAR_ROW_GROUP = 10_240;
  * often, and zstd decodes every level alike; at level 1 writing a file's bars part cost ~0.6 s of CPU instead of
  * ~0.85 s (the 64-hex-digit leaf hashes, which hardly compress, took 0.25 s of it at level 3 and 0.1 s at level 1)
  * and the part came out about the same size (measured on a 504,000-bar file, issue 22 item 3).
+ * Parquet format version 2 (DuckDB's delta encodings for the integer, date and decimal columns and the strings that
+ * leave the dictionary, like the leaf hashes): writing a 504,000-bar bars part took 0.25 s of CPU instead of 0.36-0.39,
+ * the part is 6 % smaller, and reading it back (whole, or one ticker's rows) costs the same or less (issue 22 item 3).
+ * The same rows; the files' bytes differ from a v1 part (QUOTES_PARSER quotes-v2).
  */
-export const PART_ZSTD = 'COMPRESSION zstd, COMPRESSION_LEVEL 1';
+export const PART_ZSTD = 'COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION V2';
 
 /** Rows per row group of a leaf-key part: a lookup by key decodes one group per file. */
 export const KEY_ROW_GROUP = 8192;
@@ -177,14 +193,17 @@ export async function foldFileChains(
   const linesTarget = run.partPath(LINE_PARTS, key);
   const chainTarget = run.partPath(CHAIN_PARTS, key);
   const keysTarget = run.partPath(KEY_PARTS, key);
+  const tailsTarget = run.partPath(TAIL_PARTS, key);
   const tmpFold = `${foldTarget}.${process.pid}.tmp`;
   const tmpLines = `${linesTarget}.${process.pid}.tmp`;
   const tmpChain = `${chainTarget}.${process.pid}.tmp`;
   const tmpKeys = `${keysTarget}.${process.pid}.tmp`;
+  const tmpTails = `${tailsTarget}.${process.pid}.tmp`;
   await mkdir(path.dirname(foldTarget), { recursive: true });
   await mkdir(path.dirname(linesTarget), { recursive: true });
   await mkdir(path.dirname(chainTarget), { recursive: true });
   await mkdir(path.dirname(keysTarget), { recursive: true });
+  await mkdir(path.dirname(tailsTarget), { recursive: true });
   try {
     // One scan: is the file in key order, and (then) does a key repeat (equal neighbours)? Out of order: group to find repeats.
     const [scan] = await queryRows(
@@ -262,16 +281,31 @@ export async function foldFileChains(
     // row order, read only by the general path.
     const order = ordered ? '' : 'ORDER BY c.ticker, c.adjustment, c.quote_date, c.line';
     const body = `FROM (${numbered}) c LEFT JOIN quote_file_leaves l USING (ticker, adjustment) ${order}`;
-    const copy = await conn.prepare(`COPY (
-      SELECT c.ticker, c.adjustment, c.quote_date, c.open, c.high, c.low, c.close, c.volume, c.vwap, c.trade_count, ${FLAGS_SQL} AS flags,
+    // The bars part's columns, shared by its tails part (the same values: the heads store is built from either).
+    const barColumns = `c.ticker, c.adjustment, c.quote_date, c.open, c.high, c.low, c.close, c.volume, c.vwap, c.trade_count, ${FLAGS_SQL} AS flags,
         $dataset::VARCHAR AS dataset, $content_sha256::VARCHAR AS content_sha256, c.day_index::INTEGER AS day_index,
-        ${leaf} AS leaf_hash, ('0x' || substr(${leaf}, 1, 15))::BIGINT AS leaf_key
-      ${body}
-    ) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, ${PART_ZSTD}, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`);
-    copy.bindVarchar(copy.parameterIndex('dataset'), src.source);
-    copy.bindVarchar(copy.parameterIndex('content_sha256'), src.content_sha256);
-    await copy.run();
-    copy.destroySync();
+        ${leaf} AS leaf_hash, ('0x' || substr(${leaf}, 1, 15))::BIGINT AS leaf_key`;
+    const writeBars = async (sql: string) => {
+      const copy = await conn.prepare(sql);
+      copy.bindVarchar(copy.parameterIndex('dataset'), src.source);
+      copy.bindVarchar(copy.parameterIndex('content_sha256'), src.content_sha256);
+      await copy.run();
+      copy.destroySync();
+    };
+    await writeBars(
+      `COPY (SELECT ${barColumns} ${body}) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, ${PART_ZSTD}, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`,
+    );
+    // The tails: the rows are cut to each chain's newest HEAD_TAIL_DAYS before anything else is computed for them.
+    const tailRows = ordered
+      ? `SELECT r.*, r.rowid - f.first_row AS day_index FROM quote_file_rows r
+           JOIN (SELECT ticker, adjustment, min(rowid) AS first_row, count(*) AS days FROM quote_file_rows GROUP BY ALL) f USING (ticker, adjustment)
+         WHERE r.rowid - f.first_row >= f.days - ${HEAD_TAIL_DAYS}`
+      : `SELECT * EXCLUDE (days) FROM (SELECT *, row_number() OVER (PARTITION BY ticker, adjustment ORDER BY quote_date, line) - 1 AS day_index,
+           count(*) OVER (PARTITION BY ticker, adjustment) AS days FROM quote_file_rows) WHERE day_index >= days - ${HEAD_TAIL_DAYS}`;
+    if (folded)
+      await writeBars(`COPY (
+        SELECT ${barColumns} FROM (${tailRows}) c LEFT JOIN quote_file_leaves l USING (ticker, adjustment) ORDER BY c.ticker, c.adjustment, c.quote_date
+      ) TO ${quoteLiteral(tmpTails)} (FORMAT parquet, ${PART_ZSTD})`);
     // In key order the bars part is the table's scan order (the joins above keep it: one thread), so the lines are
     // read straight from the table, without the joins.
     const lines =
@@ -307,8 +341,13 @@ export async function foldFileChains(
     await rename(tmpFold, foldTarget);
     await rename(tmpLines, linesTarget);
     await rename(tmpChain, chainTarget);
-    if (folded) await rename(tmpKeys, keysTarget);
-    else await rm(keysTarget, { force: true });
+    if (folded) {
+      await rename(tmpKeys, keysTarget);
+      await rename(tmpTails, tailsTarget);
+    } else {
+      await rm(keysTarget, { force: true });
+      await rm(tailsTarget, { force: true });
+    }
     return { rows: Number(n), chains: Number(chains), folded, ordered };
   } finally {
     await conn.run('DROP TABLE IF EXISTS quote_file_rows; DROP TABLE IF EXISTS quote_file_leaves');
@@ -316,5 +355,6 @@ export async function foldFileChains(
     await rm(tmpLines, { force: true });
     await rm(tmpChain, { force: true });
     await rm(tmpKeys, { force: true });
+    await rm(tmpTails, { force: true });
   }
 }

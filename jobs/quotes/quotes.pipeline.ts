@@ -53,6 +53,7 @@ import {
   CHAIN_PARTS,
   LINE_PARTS,
   KEY_PARTS,
+  TAIL_PARTS,
   foldFileChains,
   QUOTE_INPUT_COLUMNS,
   FLAGS_SQL,
@@ -735,25 +736,58 @@ async function fillServedLeafHashes(conn: DuckDBConnection, runDir: string): Pro
   return rows.length;
 }
 
-/** `batch`: tickers whose chain heads one SELECT of derive-heads.sql aggregates (tests lower it to cross batches). */
-export const quoteHeadsOptions = { batch: 500 };
+async function everyFileExists(files: string[]): Promise<boolean> {
+  for (const f of files)
+    if (
+      !(await stat(f).then(
+        (st) => st.isFile(),
+        () => false,
+      ))
+    )
+      return false;
+  return true;
+}
+
+/**
+ * `batch`: tickers whose chain heads one SELECT of derive-heads.sql aggregates (tests lower it to cross batches).
+ * `fromTails`: on the fast path in key order, build the store from the children's tails parts (tests turn it off to
+ * compare with the store built from every bar).
+ */
+export const quoteHeadsOptions = { batch: 500, fromTails: true };
 
 /**
  * Writes the packed store `quote_heads` (jobs/quotes/derive-heads.sql): per ticker its chains, each with the one
  * quote_bars file holding it (`part`: the ordinal of `barFiles`, the table's files in order; 0 for the general path's
  * single file), its head bar and the head's parent and source. Read by lib/quote-heads.ts.
+ *
+ * `tails` (fast path in key order, every folded file's TAIL_PARTS present): `files[i]` holds the newest bars of the
+ * chains of `barFiles[i]`, and `chains` the chain parts (first date and day count of every chain). Then the heads
+ * read those few rows instead of every bar of quote_bars (still in batches); the same records (test/quotes/quote-heads-tails.test.ts).
  */
-async function writeQuoteHeads(conn: DuckDBConnection, ctx: DeriveContext, barFiles: string[] | null) {
-  const list = `[${(barFiles ?? []).map(quoteLiteral).join(', ')}]`;
+async function writeQuoteHeads(
+  conn: DuckDBConnection,
+  ctx: DeriveContext,
+  barFiles: string[] | null,
+  tails: { files: string[]; chains: string[] } | null = null,
+) {
+  const list = `[${(tails?.files ?? barFiles ?? []).map(quoteLiteral).join(', ')}]`;
   // Each bar's file name; its ordinal is looked up per chain (derive-heads.sql), not per bar.
   const bars = barFiles
     ? `SELECT * EXCLUDE (filename), filename AS part_file FROM read_parquet(${list}, filename = true)`
     : `SELECT *, '' AS part_file FROM quote_bars`;
-  await conn.run(`CREATE OR REPLACE TEMP VIEW quote_heads_bars AS ${bars}`);
+  // The tails (about 500,000 rows at full scale) are read once into memory, in key order, for every batch to filter.
+  if (tails) await conn.run(`CREATE OR REPLACE TEMP TABLE quote_heads_tails AS ${bars}`);
+  await conn.run(`CREATE OR REPLACE TEMP VIEW quote_heads_bars AS ${tails ? 'SELECT * FROM quote_heads_tails' : bars}`);
   await conn.run(
     barFiles
       ? `CREATE OR REPLACE TEMP TABLE quote_heads_parts AS SELECT unnest(${list}) AS file, (generate_subscripts(${list}, 1) - 1)::INTEGER AS part`
       : `CREATE OR REPLACE TEMP TABLE quote_heads_parts AS SELECT '' AS file, 0 AS part`,
+  );
+  await conn.run(
+    tails
+      ? `CREATE OR REPLACE TEMP TABLE quote_heads_spans AS SELECT ticker, adjustment, first_date, days::INTEGER AS days
+           FROM read_parquet([${tails.chains.map(quoteLiteral).join(', ')}])`
+      : `CREATE OR REPLACE TEMP TABLE quote_heads_spans (ticker VARCHAR, adjustment VARCHAR, first_date DATE, days INTEGER)`,
   );
   await conn.run(
     `CREATE OR REPLACE TEMP TABLE quote_heads_keys AS
@@ -763,9 +797,12 @@ async function writeQuoteHeads(conn: DuckDBConnection, ctx: DeriveContext, barFi
   // Key 0, then the records in batches of tickers: DuckDB cannot spill the top-31 states of every chain at once.
   async function* selects(): AsyncIterable<string> {
     yield loadSql('./quote-heads-index.sql', import.meta.url);
-    for (let i = 0; i < keys.length; i += quoteHeadsOptions.batch) {
+    // Batches from the tails too: the ordered list aggregate of every chain at once ran out of the 1 GB at full scale
+    // (8,000 chains of 31 bars each; its per-group buffers, not the rows).
+    const batch = quoteHeadsOptions.batch;
+    for (let i = 0; i < keys.length; i += batch) {
       const lo = keys[i]!;
-      const hi = keys[Math.min(i + quoteHeadsOptions.batch, keys.length) - 1]!;
+      const hi = keys[Math.min(i + batch, keys.length) - 1]!;
       await conn.run(
         `CREATE OR REPLACE TEMP VIEW quote_heads_batch AS SELECT * FROM quote_heads_bars WHERE ticker BETWEEN ${quoteLiteral(lo)} AND ${quoteLiteral(hi)}`,
       );
@@ -777,8 +814,10 @@ async function writeQuoteHeads(conn: DuckDBConnection, ctx: DeriveContext, barFi
   } finally {
     await conn.run('DROP VIEW IF EXISTS quote_heads_batch');
     await conn.run('DROP TABLE IF EXISTS quote_heads_keys');
+    await conn.run('DROP TABLE IF EXISTS quote_heads_spans');
     await conn.run('DROP TABLE IF EXISTS quote_heads_parts');
     await conn.run('DROP VIEW quote_heads_bars');
+    await conn.run('DROP TABLE IF EXISTS quote_heads_tails');
   }
 }
 
@@ -842,6 +881,8 @@ export const quotesPipeline: Pipeline = {
       const folds = await chooseQuoteDerive(conn, ctx.run.dir);
       // quote_bars' files in table order (fast path); the general path writes one file (replaceParquetTable).
       let barFiles: string[] | null = null;
+      // The chain heads' source on the fast path in key order: the children's tails parts (writeQuoteHeads).
+      let tails: { files: string[]; chains: string[] } | null = null;
       mark(`plan: ${folds.fast ? 'per-file folds' : 'general'} (${folds.reason})`);
       if (folds.fast) {
         // Fast path: every chain lies in one file with one version per day, so the children's leaves are final.
@@ -858,6 +899,10 @@ export const quotesPipeline: Pipeline = {
         const keyFiles = folds.files.map((f) => path.join(path.dirname(path.dirname(f)), KEY_PARTS, path.basename(f)));
         await ctx.linkParquetTable('quote_leaf_keys', keyFiles);
         mark('leaf keys (per-file parts)');
+        const sibling = (dir: string) => folds.files.map((f) => path.join(path.dirname(path.dirname(f)), dir, path.basename(f)));
+        const tailFiles = sibling(TAIL_PARTS);
+        if (folds.ordered && quoteHeadsOptions.fromTails && (await everyFileExists(tailFiles)))
+          tails = { files: tailFiles, chains: sibling(CHAIN_PARTS) };
       } else {
         // The inputs again, from each file's bars part and its line side part (same row order: POSITIONAL JOIN).
         for (const f of folds.files) {
@@ -918,7 +963,7 @@ export const quotesPipeline: Pipeline = {
       // Splits applied to the raw bars and checked against the stored adjusted ones (quote_split_adjustments).
       await conn.run(loadSql('./derive-split-adjustments.sql', import.meta.url));
       mark(`split adjustments (${await fillServedLeafHashes(conn, ctx.run.dir)} stale days re-derived)`);
-      mark(`chain heads (${(await writeQuoteHeads(conn, ctx, barFiles)).records - 1} tickers)`);
+      mark(`chain heads (${(await writeQuoteHeads(conn, ctx, barFiles, tails)).records - 1} tickers${tails ? ', from tails' : ''})`);
       // Each published input's parts stay with the snapshot, for the next run to reuse (quote-input-parts.ts).
       mark(`input parts kept: ${await saveInputParts(ctx.run.dir)}`);
       await conn.run(
