@@ -472,8 +472,6 @@ const STRUCTURED_MEMBER = '"structuredContent":';
 const TEXT_MEMBER = '"text":';
 const STRUCTURED_MARK_JSON = `${STRUCTURED_MEMBER}${JSON.stringify(STRUCTURED_MARK)}`;
 const TEXT_MARK_JSON = `${TEXT_MEMBER}${JSON.stringify(TEXT_MARK)}`;
-const QUOTE = 0x22;
-const BACKSLASH = 0x5c;
 
 /**
  * The JSON of an answer, as text or as its UTF-8 bytes. A tool result carries its structured content twice, as
@@ -483,15 +481,16 @@ const BACKSLASH = 0x5c;
  * result check copies the object, not its members) and that text, otherwise the answer is serialised as it is.
  *
  * The answer is serialised with both replaced by place-holders (a small skeleton: id, `_meta`, the content's type),
- * and written as bytes: the skeleton's parts around the place-holders, the structured JSON's UTF-8 bytes as the
- * member's value, and the same bytes as a JSON string for the text. That string is what `JSON.stringify` makes of
- * the text: the text is `JSON.stringify` output, which holds no control character and no lone surrogate (both are
- * escaped in it), so of what `JSON.stringify` escapes in a string only `"` and `\` can occur, each preceded by a
- * backslash; in UTF-8 those two bytes never occur inside a multi-byte character, so they are escaped byte by byte.
- * Each member name is found outside any string: inside a JSON string every quote is escaped, so `"text":"` and
- * `"structuredContent":"` followed by a place-holder are the result's own members (issue 22: the joined strings this
- * replaces, the escaped text and the whole answer, flattened to be measured and written, were the largest
- * allocations of a call).
+ * and written as bytes: the skeleton's parts around the place-holders, the structured JSON as the member's value,
+ * and `JSON.stringify(text)` as the text's value, which is exactly what `JSON.stringify(message)` writes for that
+ * member. The text is `JSON.stringify` output, which holds no control character and no lone surrogate (both are
+ * escaped in it), so `JSON.stringify(text)` only adds a backslash before each `"` and `\` and the two quotes: its
+ * UTF-8 length is the text's plus the characters added. Each member name is found outside any string: inside a
+ * JSON string every quote is escaped, so `"text":"` and `"structuredContent":"` followed by a place-holder are the
+ * result's own members (issue 22: the joined strings this replaces, the escaped text and the whole answer,
+ * flattened to be measured and written, were the largest allocations of a call; the escaping and the UTF-8
+ * copies are native (`JSON.stringify`, `Buffer.write`): the byte loops over the answer they replace cost half the
+ * CPU of this function, 482 against 244 µs for a 77 KB answer, for the same number of young collections).
  */
 export function answerText(message: JSONRPCResultResponse | JSONRPCErrorResponse, slot: ServerSlot): string | Uint8Array {
   const result = (message as { result?: { structuredContent?: Record<string, unknown>; content?: Array<{ text?: unknown }> } }).result;
@@ -513,9 +512,8 @@ export function answerText(message: JSONRPCResultResponse | JSONRPCErrorResponse
   const atStructured = json.indexOf(STRUCTURED_MARK_JSON);
   const atText = json.indexOf(TEXT_MARK_JSON);
   if (atStructured < 0 || atText < 0) return JSON.stringify(message);
-  const bytes = Buffer.from(text, 'utf8');
-  let escapes = 0;
-  for (let i = 0; i < bytes.length; i++) if (bytes[i] === QUOTE || bytes[i] === BACKSLASH) escapes++;
+  // The text as a JSON string: exactly what JSON.stringify(message) writes for that member.
+  const escaped = JSON.stringify(text);
   // The skeleton's parts: before the first place-holder's value, between the two, after the second.
   const textFirst = atText < atStructured;
   const [at1, member1, mark1, at2, member2, mark2] = textFirst
@@ -524,28 +522,18 @@ export function answerText(message: JSONRPCResultResponse | JSONRPCErrorResponse
   const head = json.slice(0, at1 + member1.length);
   const middle = json.slice(at1 + mark1.length, at2 + member2.length);
   const tail = json.slice(at2 + mark2.length);
-  const out = Buffer.allocUnsafe(
-    Buffer.byteLength(head) + Buffer.byteLength(middle) + Buffer.byteLength(tail) + 2 * bytes.length + escapes + 2,
-  );
+  const [value1, value2] = textFirst ? [escaped, text] : [text, escaped];
+  // The escaped text's UTF-8 length without a second scan: it is the text's plus one byte per added character
+  // (a backslash before each `"` and `\`, and the two quotes), all ASCII.
+  const textBytes = Buffer.byteLength(text);
+  const valueBytes = 2 * textBytes + escaped.length - text.length;
+  const out = Buffer.allocUnsafe(Buffer.byteLength(head) + valueBytes + Buffer.byteLength(middle) + Buffer.byteLength(tail));
   let n = out.write(head, 0);
-  n = textFirst ? writeJsonString(bytes, out, n) : n + bytes.copy(out, n);
+  n += out.write(value1, n);
   n += out.write(middle, n);
-  n = textFirst ? n + bytes.copy(out, n) : writeJsonString(bytes, out, n);
+  n += out.write(value2, n);
   n += out.write(tail, n);
-  return out;
-}
-
-/** Writes `bytes` (the UTF-8 of a JSON text) at `at` as a JSON string: quoted, `"` and `\` escaped; returns the end. */
-function writeJsonString(bytes: Buffer, out: Buffer, at: number): number {
-  let n = at;
-  out[n++] = QUOTE;
-  for (let i = 0; i < bytes.length; i++) {
-    const b = bytes[i]!;
-    if (b === QUOTE || b === BACKSLASH) out[n++] = BACKSLASH;
-    out[n++] = b;
-  }
-  out[n++] = QUOTE;
-  return n;
+  return n === out.length ? out : JSON.stringify(message); // every byte accounted for (a write never overflows silently here)
 }
 
 /** True when `a` and `b` have the same own members, in the same order, holding the same values. */

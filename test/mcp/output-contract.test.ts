@@ -257,6 +257,23 @@ describe('MCP requests answered without a transport per request (DirectTransport
     expect(answerText(other, slot)).toBe(JSON.stringify(other));
   });
 
+  it('writes the JSON of any answer byte for byte, over arbitrary structured content and text', () => {
+    const value = fc.jsonValue({ maxDepth: 3, stringUnit: 'binary' });
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary' }), value), fc.boolean(), (structured, textFirst) => {
+        const structuredText = JSON.stringify(structured);
+        const slot: ServerSlot = { ctx: { deps: w.svc.deps, apiKey: null }, structured, structuredText };
+        const content = [{ type: 'text' as const, text: structuredText }];
+        const result = textFirst
+          ? { content, structuredContent: { ...structured }, _meta: { 'proofline/usage': { n: 1 } } }
+          : { structuredContent: { ...structured }, content };
+        const message = { jsonrpc: '2.0' as const, id: 1, result };
+        expect(Buffer.from(answerText(message, slot)).toString('utf8')).toBe(JSON.stringify(message));
+      }),
+      { numRuns: 300 },
+    );
+  });
+
   it('leaves to the Streamable HTTP transport every request it answers itself (406, 415, 400, 202, initialize)', async () => {
     const call = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'freight_status', arguments: {} } };
     const post = async (h: Record<string, string>, body: unknown) => {
