@@ -226,6 +226,67 @@ describe('MCP requests answered without a transport per request (DirectTransport
     }
   });
 
+  it("answers tools/call on a direct server (the SDK's fallback handler) as a server built the SDK's way does, byte for byte", async () => {
+    const connect = async (direct: boolean) => {
+      const slot: ServerSlot = { ctx: { deps: w.svc.deps, apiKey: null } };
+      const server = buildMcpServer(slot, 'test', { direct });
+      const transport = new DirectTransport();
+      await server.connect(transport);
+      return { slot, transport };
+    };
+    const fast = await connect(true);
+    const sdk = await connect(false);
+    const call = (params: unknown) => ({ jsonrpc: '2.0', method: 'tools/call', params });
+    const messages: Array<Record<string, unknown>> = [
+      ...dots
+        .slice(0, 8)
+        .flatMap((dot_number) =>
+          ['freight_inspection_history', 'freight_carrier_safety', 'freight_crash_history', 'freight_enforcement_history'].map((name) =>
+            call({ name, arguments: { dot_number } }),
+          ),
+        ),
+      ...vins.slice(0, 3).map((vin) => call({ name: 'freight_crash_by_vin', arguments: { vin } })),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: 'twelve' } }),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: dots[0], extra: 1 } }),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: 1 } }),
+      call({ name: 'freight_carrier_safety' }),
+      call({ name: 'freight_nope', arguments: {} }),
+      call({ arguments: {} }),
+      call({ name: 7, arguments: {} }),
+      call({ name: 'freight_carrier_safety', arguments: [1] }),
+      call({ name: 'freight_carrier_safety', arguments: null }),
+      call({ name: 'freight_carrier_safety', arguments: 'x' }),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: dots[0] }, other: true }),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: dots[0] }, _meta: { progressToken: 'p' } }),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: dots[0] }, _meta: { progressToken: [] } }),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: dots[0] }, task: { ttl: 1000 } }),
+      call({ name: 'freight_carrier_safety', arguments: JSON.parse(`{"dot_number": ${dots[0]}, "__proto__": {"x": 1}}`) }),
+      call(undefined),
+      call([]),
+      { jsonrpc: '2.0', method: 'no/such/method', params: {} },
+      {
+        jsonrpc: '2.0',
+        method: 'completion/complete',
+        params: { ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: 'b' } },
+      },
+      { jsonrpc: '2.0', method: 'tools/list', params: {} },
+      { jsonrpc: '2.0', method: 'ping' },
+    ];
+    let id = 1000;
+    let delivered = 0;
+    for (const m of messages) {
+      const message = { ...m, id: ++id };
+      const request = directRequestOf(new Headers(headers), message);
+      if (request === undefined) continue; // a bad envelope (params an array, a `_meta` with an array token): the transport answers it
+      delivered++;
+      const a = await fast.transport.deliver(request as JSONRPCRequest);
+      const b = await sdk.transport.deliver(request as JSONRPCRequest);
+      expect(JSON.stringify(a), JSON.stringify(message)).toBe(JSON.stringify(b));
+      expect(Buffer.from(answerText(a, fast.slot)).toString('utf8')).toBe(Buffer.from(answerText(b, sdk.slot)).toString('utf8'));
+    }
+    expect(delivered).toBe(messages.length - 2);
+  });
+
   it('writes an answer holding any text (non-ASCII, escapes, the member name inside strings) as its JSON, byte for byte', () => {
     const structured = {
       name: 'Société Générale — “quotes” \\ "structuredContent":"x" \u2028 😀',
