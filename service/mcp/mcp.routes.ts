@@ -407,8 +407,26 @@ export function directRequestOf(headers: Headers, body: unknown): JSONRPCRequest
   if (!isJsonContentType(headers.get('content-type'))) return undefined;
   const version = headers.get('mcp-protocol-version');
   if (version !== null && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) return undefined;
+  if (isPlainRequest(body)) return body;
   const parsed = JSONRPCRequestSchema.safeParse(body);
   return parsed.success ? (parsed.data as JSONRPCRequest) : undefined;
+}
+
+/**
+ * True for the plain shape of a JSON-RPC request, which `JSONRPCRequestSchema` accepts and gives back member for
+ * member (its parse copies it: the same values, no member added): only `jsonrpc` "2.0", `id` a string or a safe
+ * integer, `method` a string and `params` absent or a JSON object without `_meta`. The request is then handed on
+ * as it is, not copied (issue 22: a zod parse per call); anything else is parsed by the SDK's schema as before.
+ */
+function isPlainRequest(body: object): body is JSONRPCRequest {
+  for (const k in body) if (k !== 'jsonrpc' && k !== 'id' && k !== 'method' && k !== 'params') return false;
+  const m = body as { jsonrpc?: unknown; id?: unknown; method?: unknown; params?: unknown };
+  if (m.jsonrpc !== '2.0' || typeof m.method !== 'string') return false;
+  if (typeof m.id !== 'string' && !Number.isSafeInteger(m.id)) return false;
+  const p = m.params;
+  if (p === undefined) return !Object.hasOwn(body, 'params');
+  if (!p || typeof p !== 'object' || Array.isArray(p) || Object.getPrototypeOf(p) !== Object.prototype) return false;
+  return !Object.hasOwn(p, '_meta') && !Object.hasOwn(p, '__proto__');
 }
 
 /**

@@ -16,7 +16,7 @@ import { TOOLS } from '../../service/mcp/mcp.queries.ts';
 import { MONITORING_TOOLS } from '../../service/mcp/monitoring.tools.ts';
 import { omitNulls } from '../../service/mcp/tool-kit.ts';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { type JSONRPCRequest, JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   answerText,
   buildMcpServer,
@@ -285,6 +285,37 @@ describe('MCP requests answered without a transport per request (DirectTransport
       expect(Buffer.from(answerText(a, fast.slot)).toString('utf8')).toBe(Buffer.from(answerText(b, sdk.slot)).toString('utf8'));
     }
     expect(delivered).toBe(messages.length - 2);
+  });
+
+  it("hands on the request the SDK's JSONRPCRequestSchema parse gives, or none when it fails, over arbitrary envelopes", () => {
+    const h = new Headers(headers);
+    const json = fc.jsonValue({ maxDepth: 2 });
+    const member = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
+    const envelope = fc.record(
+      {
+        jsonrpc: member(fc.constantFrom('2.0', '1.0', 2)),
+        id: member(fc.oneof(fc.integer(), fc.string(), fc.double(), fc.constant(null), fc.constant(2 ** 60))),
+        method: member(fc.oneof(fc.constantFrom('tools/call', 'tools/list', 'ping'), fc.integer())),
+        params: member(
+          fc.oneof(
+            fc.dictionary(fc.constantFrom('name', 'arguments', 'cursor', '_meta', '__proto__', 'x'), json),
+            fc.record({ _meta: fc.record({ progressToken: fc.oneof(fc.string(), fc.integer(), fc.constant([])) }) }),
+            json,
+          ),
+        ),
+        extra: member(json),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(envelope, (e) => {
+        const body = JSON.parse(JSON.stringify(e)) as Record<string, unknown>; // as the route has it: parsed JSON
+        const parsed = JSONRPCRequestSchema.safeParse(body);
+        const expected = body.method === 'initialize' || !('id' in body) || !parsed.success ? undefined : parsed.data;
+        expect(directRequestOf(h, body)).toEqual(expected);
+      }),
+      { numRuns: 2000 },
+    );
   });
 
   it('writes an answer holding any text (non-ASCII, escapes, the member name inside strings) as its JSON, byte for byte', () => {
