@@ -16,7 +16,7 @@ import { TOOLS } from '../../service/mcp/mcp.queries.ts';
 import { MONITORING_TOOLS } from '../../service/mcp/monitoring.tools.ts';
 import { omitNulls } from '../../service/mcp/tool-kit.ts';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
-import type { JSONRPCRequest } from '@modelcontextprotocol/sdk/types.js';
+import { type JSONRPCRequest, JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import {
   answerText,
   buildMcpServer,
@@ -226,6 +226,98 @@ describe('MCP requests answered without a transport per request (DirectTransport
     }
   });
 
+  it("answers tools/call on a direct server (the SDK's fallback handler) as a server built the SDK's way does, byte for byte", async () => {
+    const connect = async (direct: boolean) => {
+      const slot: ServerSlot = { ctx: { deps: w.svc.deps, apiKey: null } };
+      const server = buildMcpServer(slot, 'test', { direct });
+      const transport = new DirectTransport();
+      await server.connect(transport);
+      return { slot, transport };
+    };
+    const fast = await connect(true);
+    const sdk = await connect(false);
+    const call = (params: unknown) => ({ jsonrpc: '2.0', method: 'tools/call', params });
+    const messages: Array<Record<string, unknown>> = [
+      ...dots
+        .slice(0, 8)
+        .flatMap((dot_number) =>
+          ['freight_inspection_history', 'freight_carrier_safety', 'freight_crash_history', 'freight_enforcement_history'].map((name) =>
+            call({ name, arguments: { dot_number } }),
+          ),
+        ),
+      ...vins.slice(0, 3).map((vin) => call({ name: 'freight_crash_by_vin', arguments: { vin } })),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: 'twelve' } }),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: dots[0], extra: 1 } }),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: 1 } }),
+      call({ name: 'freight_carrier_safety' }),
+      call({ name: 'freight_nope', arguments: {} }),
+      call({ arguments: {} }),
+      call({ name: 7, arguments: {} }),
+      call({ name: 'freight_carrier_safety', arguments: [1] }),
+      call({ name: 'freight_carrier_safety', arguments: null }),
+      call({ name: 'freight_carrier_safety', arguments: 'x' }),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: dots[0] }, other: true }),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: dots[0] }, _meta: { progressToken: 'p' } }),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: dots[0] }, _meta: { progressToken: [] } }),
+      call({ name: 'freight_carrier_safety', arguments: { dot_number: dots[0] }, task: { ttl: 1000 } }),
+      call({ name: 'freight_carrier_safety', arguments: JSON.parse(`{"dot_number": ${dots[0]}, "__proto__": {"x": 1}}`) }),
+      call(undefined),
+      call([]),
+      { jsonrpc: '2.0', method: 'no/such/method', params: {} },
+      {
+        jsonrpc: '2.0',
+        method: 'completion/complete',
+        params: { ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: 'b' } },
+      },
+      { jsonrpc: '2.0', method: 'tools/list', params: {} },
+      { jsonrpc: '2.0', method: 'ping' },
+    ];
+    let id = 1000;
+    let delivered = 0;
+    for (const m of messages) {
+      const message = { ...m, id: ++id };
+      const request = directRequestOf(new Headers(headers), message);
+      if (request === undefined) continue; // a bad envelope (params an array, a `_meta` with an array token): the transport answers it
+      delivered++;
+      const a = await fast.transport.deliver(request as JSONRPCRequest);
+      const b = await sdk.transport.deliver(request as JSONRPCRequest);
+      expect(JSON.stringify(a), JSON.stringify(message)).toBe(JSON.stringify(b));
+      expect(Buffer.from(answerText(a, fast.slot)).toString('utf8')).toBe(Buffer.from(answerText(b, sdk.slot)).toString('utf8'));
+    }
+    expect(delivered).toBe(messages.length - 2);
+  });
+
+  it("hands on the request the SDK's JSONRPCRequestSchema parse gives, or none when it fails, over arbitrary envelopes", () => {
+    const h = new Headers(headers);
+    const json = fc.jsonValue({ maxDepth: 2 });
+    const member = <T>(arb: fc.Arbitrary<T>) => fc.option(arb, { nil: undefined });
+    const envelope = fc.record(
+      {
+        jsonrpc: member(fc.constantFrom('2.0', '1.0', 2)),
+        id: member(fc.oneof(fc.integer(), fc.string(), fc.double(), fc.constant(null), fc.constant(2 ** 60))),
+        method: member(fc.oneof(fc.constantFrom('tools/call', 'tools/list', 'ping'), fc.integer())),
+        params: member(
+          fc.oneof(
+            fc.dictionary(fc.constantFrom('name', 'arguments', 'cursor', '_meta', '__proto__', 'x'), json),
+            fc.record({ _meta: fc.record({ progressToken: fc.oneof(fc.string(), fc.integer(), fc.constant([])) }) }),
+            json,
+          ),
+        ),
+        extra: member(json),
+      },
+      { requiredKeys: [] },
+    );
+    fc.assert(
+      fc.property(envelope, (e) => {
+        const body = JSON.parse(JSON.stringify(e)) as Record<string, unknown>; // as the route has it: parsed JSON
+        const parsed = JSONRPCRequestSchema.safeParse(body);
+        const expected = body.method === 'initialize' || !('id' in body) || !parsed.success ? undefined : parsed.data;
+        expect(directRequestOf(h, body)).toEqual(expected);
+      }),
+      { numRuns: 2000 },
+    );
+  });
+
   it('writes an answer holding any text (non-ASCII, escapes, the member name inside strings) as its JSON, byte for byte', () => {
     const structured = {
       name: 'Société Générale — “quotes” \\ "structuredContent":"x" \u2028 😀',
@@ -255,6 +347,23 @@ describe('MCP requests answered without a transport per request (DirectTransport
     // A result whose structured content is not the handler's object is serialised as it is.
     const other = { ...message, result: { ...message.result, structuredContent: { name: 'other' } } };
     expect(answerText(other, slot)).toBe(JSON.stringify(other));
+  });
+
+  it('writes the JSON of any answer byte for byte, over arbitrary structured content and text', () => {
+    const value = fc.jsonValue({ maxDepth: 3, stringUnit: 'binary' });
+    fc.assert(
+      fc.property(fc.dictionary(fc.string({ unit: 'binary' }), value), fc.boolean(), (structured, textFirst) => {
+        const structuredText = JSON.stringify(structured);
+        const slot: ServerSlot = { ctx: { deps: w.svc.deps, apiKey: null }, structured, structuredText };
+        const content = [{ type: 'text' as const, text: structuredText }];
+        const result = textFirst
+          ? { content, structuredContent: { ...structured }, _meta: { 'proofline/usage': { n: 1 } } }
+          : { structuredContent: { ...structured }, content };
+        const message = { jsonrpc: '2.0' as const, id: 1, result };
+        expect(Buffer.from(answerText(message, slot)).toString('utf8')).toBe(JSON.stringify(message));
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it('leaves to the Streamable HTTP transport every request it answers itself (406, 415, 400, 202, initialize)', async () => {
