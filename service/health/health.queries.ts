@@ -131,7 +131,7 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     Promise.all(probes.map(async ([name, probe]) => [name, await sharedProbe(deps, name, () => probeWithDeadline(probe))] as const)),
     probeState(deps),
   ]);
-  const breakers: Record<string, BreakerReport & { counted_in_memory?: number }> = { ...deps.usage?.dependencyReport() };
+  const breakers: Record<string, BreakerReport & { counted_in_memory?: number }> = withMembers(deps.usage?.dependencyReport() ?? {});
   const qc = deps.liveRefresher?.breaker?.report();
   if (qc) breakers.qcmobile = qc;
   for (const [name, r] of results) {
