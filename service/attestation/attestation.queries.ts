@@ -9,6 +9,7 @@
  * URL, SHA-256, retrieval time, run) and the tables its rows went into (from
  * the tables' `source_file` column and from `origin_leaves`). The whole attestation is signed with the service key.
  */
+import { withMembers } from '../../lib/objects.ts';
 import path from 'node:path';
 import { SourceUnavailableError } from '../../lib/errors.ts';
 import { hashCanonical } from '../../lib/hash.ts';
@@ -186,7 +187,7 @@ async function buildAttestation(fmcsa: SnapshotReader, m: SnapshotManifest, key:
       tables: tablesOf(s.path === null ? null : String(s.path), (s.tables as string[] | null) ?? []),
     })),
   };
-  return { ...body, signature: key ? { alg: 'Ed25519', key_id: key.keyId, value: signCanonical(key, body) } : null };
+  return withMembers(body, { signature: key ? { alg: 'Ed25519', key_id: key.keyId, value: signCanonical(key, body) } : null });
 }
 
 /** Reads a table file's bytes path for recomputation tests. */

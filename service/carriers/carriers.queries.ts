@@ -8,6 +8,7 @@
  * with a plain "no data yet" message: absence of data is never reported as a
  * clean record.
  */
+import { withMembers } from '../../lib/objects.ts';
 import { decodeCursor, nextCursorOf } from '../platform/pagination.ts';
 import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
 import { canonicalJson, sha256Hex } from '../../lib/hash.ts';
@@ -331,7 +332,7 @@ async function withRiskColumns(fmcsa: SnapshotReader, row: Row): Promise<Row> {
   const text = await fmcsa.packed('carrier_snapshot')?.get(Number(row.dot_number));
   const values = text == null ? null : (JSON.parse(text) as Json[]);
   const at = (i: number) => (values ? (values[i] ?? null) : null);
-  return { ...row, risk_score: at(risk[0]), risk_level: at(risk[1]), recommendation: at(risk[2]) };
+  return withMembers(row, { risk_score: at(risk[0]), risk_level: at(risk[1]), recommendation: at(risk[2]) });
 }
 
 /** Carrier identity (census row + L&I authority dockets and insurance filings, money in thousands), or NotFoundError. */
@@ -367,7 +368,7 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
         docket3: docketOf(row.docket3),
       }),
     ]);
-    return { ...row, authority, insurance };
+    return withMembers(row, { authority, insurance });
   }
   if (fmcsa.packed('carrier_snapshot')) {
     // The census row from parquet, the risk columns from the packed carrier_risk row: same fields,
@@ -380,7 +381,7 @@ export async function getCarrier(fmcsa: SnapshotReader, dotRaw: number | string)
   } else [row] = await fmcsa.query(SQL.carrier, { dot });
   if (!row) throw notFound(dot);
   const [authority, insurance] = await Promise.all([fmcsa.query(SQL.authority, { dot }), fmcsa.query(SQL.insurance, { dot })]);
-  return { ...row, authority, insurance };
+  return withMembers(row, { authority, insurance });
 }
 
 /** A census docket column's value as a query parameter (VARCHAR or null). */
@@ -488,7 +489,7 @@ async function riskValues(fmcsa: SnapshotReader, dot: number): Promise<(column: 
 
 /** A census row with get-carrier.sql's risk columns appended, in its order (null when the carrier has no risk row). */
 function withCarrierRiskColumns(census: Row, risk: Row | null | undefined): Row {
-  return assignCarrierRiskColumns({ ...census }, risk);
+  return assignCarrierRiskColumns(withMembers(census), risk);
 }
 
 /** withCarrierRiskColumns on `row` itself (a member it already has keeps its place and takes the new value, as in the spread). */
@@ -580,11 +581,12 @@ export async function getCarrierSafety(fmcsa: SnapshotReader, dotRaw: number | s
   const f = featuresOf(risk);
   const { status } = await snapshotMeta(fmcsa);
   const sms = (await packedRecords(fmcsa, dot))?.sms ?? (await fmcsa.query(SQL.sms, { dot }));
-  const basics = assessBasics(f).map((b, i) => ({
-    ...b,
-    acute_critical: f.basics[BASICS[i].key]?.acute_critical ?? null,
-    public: BASICS[i].key !== 'hm_compliance' && BASICS[i].key !== 'crash_ind',
-  }));
+  const basics = assessBasics(f).map((b, i) =>
+    withMembers(b, {
+      acute_critical: f.basics[BASICS[i].key]?.acute_critical ?? null,
+      public: BASICS[i].key !== 'hm_compliance' && BASICS[i].key !== 'crash_ind',
+    }),
+  );
   return {
     dot_number: dot,
     legal_name: f.legal_name,
@@ -887,8 +889,8 @@ async function packedInspections(
   for (const [insp, viol, unit] of page as PackedInspection[]) {
     const row = rowOf(cols.inspections, insp);
     inspections.push(row);
-    for (const v of viol) violations.push({ ...rowOf(cols.violations, v), insp_date: row.insp_date });
-    for (const u of unit) units.push({ ...rowOf(cols.inspection_units, u), insp_date: row.insp_date });
+    for (const v of viol) violations.push(withMembers(rowOf(cols.violations, v), { insp_date: row.insp_date }));
+    for (const u of unit) units.push(withMembers(rowOf(cols.inspection_units, u), { insp_date: row.insp_date }));
   }
   return [inspections, [{ n: Number(header) }], violations, units];
 }
@@ -909,7 +911,7 @@ export async function getEnforcement(fmcsa: SnapshotReader, dotRaw: number | str
   const o = section('oos_orders', 'out-of-service order', oos);
   return {
     dot_number: dot,
-    oos_orders: { ...o, active: o.records.filter((r) => r.status === 'ACTIVE' && r.rescind_date == null).length },
+    oos_orders: withMembers(o, { active: o.records.filter((r) => r.status === 'ACTIVE' && r.rescind_date == null).length }),
     enforcement_cases: section('enforcement', 'enforcement case', cases),
     revocations: section('revocation', 'revocation', revocations),
     data_available: hasData(status, 'enforcement') || hasData(status, 'oos_orders'),
@@ -1169,11 +1171,9 @@ async function buildDatasetStatus(fmcsa: SnapshotReader) {
   return {
     snapshot_id: fmcsa.manifest?.snapshot_id ?? null,
     published_at: fmcsa.manifest?.published_at ?? null,
-    datasets: status.map((s) => ({
-      ...s,
-      records: Number(s.records),
-      message: s.data_available ? null : NO_DATA(String(s.dataset).replace(/_/g, ' ')),
-    })),
+    datasets: status.map((s) =>
+      withMembers(s, { records: Number(s.records), message: s.data_available ? null : NO_DATA(String(s.dataset).replace(/_/g, ' ')) }),
+    ),
     sources,
     rejects,
   };

@@ -6,6 +6,7 @@
  * lifetimes and a strong ETag derived from the contentHash (304 on a matching
  * If-None-Match). Also installs the Link header on every HTML response.
  */
+import { withMembers } from '../../lib/objects.ts';
 import type { H3, H3Event } from 'h3';
 import { getQuery } from 'h3';
 import { InvalidInputError } from '../../lib/errors.ts';
@@ -118,12 +119,11 @@ function serveFile(event: H3Event, f: ServedFile): Response {
 function queryResponse(body: unknown, headers: Record<string, string>): Response {
   return new Response(JSON.stringify(body), {
     status: 200,
-    headers: {
-      ...headers,
+    headers: withMembers(headers, {
       'content-type': 'application/json; charset=utf-8',
       'access-control-allow-origin': '*',
       'cache-control': 'no-store',
-    },
+    }),
   });
 }
 

@@ -14,6 +14,7 @@
  * Neither route is metered (api-middleware.ts, UNMETERED_PATHS): a probe every
  * few seconds must never exhaust a client's hourly limit.
  */
+import { withMembers } from '../../lib/objects.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import type { BreakerReport } from '../platform/deadline.ts';
 import type { QueryLogReport } from '../platform/usage.service.ts';
@@ -130,12 +131,12 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
     Promise.all(probes.map(async ([name, probe]) => [name, await sharedProbe(deps, name, () => probeWithDeadline(probe))] as const)),
     probeState(deps),
   ]);
-  const breakers: Record<string, BreakerReport & { counted_in_memory?: number }> = { ...deps.usage?.dependencyReport() };
+  const breakers: Record<string, BreakerReport & { counted_in_memory?: number }> = withMembers(deps.usage?.dependencyReport() ?? {});
   const qc = deps.liveRefresher?.breaker?.report();
   if (qc) breakers.qcmobile = qc;
   for (const [name, r] of results) {
     dependencies[name] = r.status;
-    detail[name] = { ...breakers[name], probe_ms: r.ms };
+    detail[name] = withMembers(breakers[name], { probe_ms: r.ms });
     if (r.status === 'slow') reasons.push(`${name} is slow: no answer within ${PROBE_DEADLINE_MS} ms (requests count in memory meanwhile)`);
     else if (r.status === 'down') reasons.push(`${name} is down`);
   }
@@ -154,7 +155,7 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
         stateBreaker.consecutive_failures > 0 ||
         (stateBreaker.last_failure_at !== null && Date.now() - Date.parse(stateBreaker.last_failure_at) < STATE_MISS_WINDOW_MS));
     dependencies.state = state.status === 'up' && missed ? 'slow' : state.status;
-    detail.state = { ...stateBreaker, probe_ms: state.ms };
+    detail.state = withMembers(stateBreaker ?? {}, { probe_ms: state.ms });
     if (state.status !== 'up')
       reasons.push(`state store is ${state.status}: no answer within ${PROBE_DEADLINE_MS} ms; vetting, care and credits may answer 503`);
     if (missed)
@@ -173,7 +174,7 @@ export async function getHealth(deps: ServiceDeps): Promise<Health> {
         detailText = h.detail ?? '';
         return h.up;
       });
-      return { ...probed, detail: detailText };
+      return withMembers(probed, { detail: detailText });
     });
     dependencies.postgres = r.status;
     detail.postgres = { probe_ms: r.ms };

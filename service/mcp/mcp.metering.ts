@@ -12,6 +12,7 @@
  * limit the call is a tool error (`isError: true`) with the same `_meta`, and
  * an unknown or malformed API key is HTTP 401 (JSON-RPC -32001), as on /api.
  */
+import { withMembers } from '../../lib/objects.ts';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { H3Event } from 'h3';
 import { InvalidApiKeyError, RateLimitedError } from '../../lib/errors.ts';
@@ -90,5 +91,5 @@ export async function meterMcpCall(deps: ServiceDeps, event: H3Event, body: unkn
  */
 export function addUsageMeta(message: JSONRPCMessage, usage: unknown): void {
   const result = (message as { result?: { _meta?: Record<string, unknown> } }).result;
-  if (result && typeof result === 'object') result._meta = { ...result._meta, [USAGE_META_KEY]: usage };
+  if (result && typeof result === 'object') result._meta = withMembers(result._meta ?? {}, { [USAGE_META_KEY]: usage });
 }

@@ -5,6 +5,7 @@
  * Fields without a value are omitted (tool-kit.ts); everything else is the
  * REST body.
  */
+import { withMembers } from '../../lib/objects.ts';
 import { z } from 'zod';
 import {
   FACT_TOPICS,
@@ -327,7 +328,7 @@ export const SEC_TOOLS: ToolDef[] = [
     run: async ({ deps }, a) => {
       const limit = a.limit ?? 10;
       const opts = { q: a.q, limit, cursor: a.cursor, category: a.category };
-      return { ...asRecord(await searchRegistry(reg(deps), opts, deps.options.publicBaseUrl)), limit };
+      return withMembers(asRecord(await searchRegistry(reg(deps), opts, deps.options.publicBaseUrl)), { limit });
     },
   },
   {

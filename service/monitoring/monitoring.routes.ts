@@ -3,6 +3,7 @@
  * published FMCSA snapshots, and signed webhooks. Every route runs as the
  * account of the request's API key, else the broker_id's free account.
  */
+import { withMembers } from '../../lib/objects.ts';
 import { getRouterParam, type H3, type H3Event } from 'h3';
 import { z } from 'zod';
 import { InvalidInputError } from '../../lib/errors.ts';
@@ -108,7 +109,7 @@ export function registerMonitoringRoutes(app: H3, deps: ServiceDeps): void {
     const account = await accountOf(deps, event, q.broker_id);
     const { limit, clamped } = clampLimit(q.limit, 100, 1000);
     const page = await listWatchlist(monitoringStateOf(deps), deps.readers.fmcsa, account, limit, q.cursor);
-    return pagedResponse(event, { ...page, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
+    return pagedResponse(event, withMembers(page, clamped ? { limit_clamped: clamped } : {}), deps.options.publicBaseUrl);
   });
 
   app.post('/api/watchlist', async (event) => {
@@ -135,7 +136,7 @@ export function registerMonitoringRoutes(app: H3, deps: ServiceDeps): void {
       cursor: q.cursor,
       dot: q.dot ? Number(q.dot) : undefined,
     });
-    return pagedResponse(event, { ...page, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
+    return pagedResponse(event, withMembers(page, clamped ? { limit_clamped: clamped } : {}), deps.options.publicBaseUrl);
   });
 
   app.get('/api/monitoring/settings', async (event) => {

@@ -9,6 +9,7 @@
  * account's watchlist lock first, so a size check and the insert after it
  * cannot interleave with another request's, on this node or another.
  */
+import { withMembers } from '../../lib/objects.ts';
 import { z } from 'zod';
 import { hashApiKey } from '../../lib/api-keys.ts';
 import { InvalidInputError, PaymentRequiredError } from '../../lib/errors.ts';
@@ -233,12 +234,11 @@ export async function listWatchlist(
     });
   }
   const settings = await getMonitoringSettings(store, accountId);
-  return {
-    ...settings,
+  return withMembers(settings, {
     limit,
     next_cursor: rows.length > limit ? encodeKeyCursor([String(page[page.length - 1]!.dot_number)]) : null,
     carriers,
-  };
+  });
 }
 
 /** The carrier's last known state: its row in the served FMCSA snapshot, or null. */

@@ -15,6 +15,7 @@
  * agent's private-address guard (lib/discovery/fetch.ts) when registered and
  * again when connecting.
  */
+import { withMembers } from '../../lib/objects.ts';
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { z } from 'zod';
@@ -514,7 +515,7 @@ export async function getDelivery(store: StateStore, accountId: string, id: stri
     latency_ms: Number(a.latency_ms),
     error: (a.error as string | null) ?? null,
   }));
-  return { ...deliveryView(d), payload: JSON.parse(String(d.payload_json)), attempt_log: attemptLog };
+  return withMembers(deliveryView(d), { payload: JSON.parse(String(d.payload_json)), attempt_log: attemptLog });
 }
 
 /** Deliveries still pending (a delivery runner re-enqueues them when it starts: nothing is lost to a crash). */

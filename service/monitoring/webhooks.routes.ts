@@ -5,6 +5,7 @@
  * and /admin/webhooks for the operator (Bearer ADMIN_TOKEN) with every event
  * type, run.published and run.failed included.
  */
+import { withMembers } from '../../lib/objects.ts';
 import { monitoringStateOf } from './watchlist.queries.ts';
 import { getRouterParam, type H3, type H3Event, HTTPError } from 'h3';
 import { z } from 'zod';
@@ -152,7 +153,7 @@ export function registerWebhookRoutes(app: H3, deps: ServiceDeps): void {
       const q = parseQuery(e, endpointsQuery);
       const { limit, clamped } = clampLimit(q.limit, 100, 1000);
       const page = await listEndpoints(monitoringStateOf(deps), await account(e, q.broker_id), { limit, cursor: q.cursor });
-      return pagedResponse(e, { ...page, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
+      return pagedResponse(e, withMembers(page, clamped ? { limit_clamped: clamped } : {}), deps.options.publicBaseUrl);
     });
     app.post(base, async (e) => {
       const body = await parseBody(e, endpointInput);
@@ -185,8 +186,8 @@ export function registerWebhookRoutes(app: H3, deps: ServiceDeps): void {
     app.get(`${base}/deliveries`, async (e) => {
       const q = parseQuery(e, deliveriesQuery);
       const { limit, clamped } = clampLimit(q.limit, 50, 500);
-      const page = await listDeliveries(monitoringStateOf(deps), await account(e, q.broker_id), { ...q, limit });
-      return pagedResponse(e, { ...page, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
+      const page = await listDeliveries(monitoringStateOf(deps), await account(e, q.broker_id), withMembers(q, { limit }));
+      return pagedResponse(e, withMembers(page, clamped ? { limit_clamped: clamped } : {}), deps.options.publicBaseUrl);
     });
     app.get(`${base}/deliveries/:id`, async (e) =>
       getDelivery(monitoringStateOf(deps), await account(e, parseQuery(e, accountQuery).broker_id), idParam(e, 'WHD')),

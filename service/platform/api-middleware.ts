@@ -13,6 +13,7 @@
  * - A POST with `Idempotency-Key` is answered once per key, client and path;
  *   a retry gets the first answer again (idempotency.ts).
  */
+import { withMembers } from '../../lib/objects.ts';
 import { createHash } from 'node:crypto';
 import type { H3, H3Event } from 'h3';
 import type { ServiceDeps } from './deps.ts';
@@ -224,16 +225,18 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
         // decoding, comparing and encoding the text again (prepared-document.ts; its response has no header but the
         // content type, so there are no extra headers to merge).
         const res = val as Response;
-        const headers: Record<string, string> = {
-          ...CORS_HEADERS,
+        const headers: Record<string, string> = withMembers(CORS_HEADERS, {
           'content-type': prepared.contentType,
           'cache-control': 'public, max-age=300',
-        };
+        });
         return toFastResponse(finish(req, res.status, prepared.text, headers, prepared.etag, null, prepared.compressed, prepared.bytes));
       }
       const out = await toOutcome(event, val, pathname, deps);
       const body = out.json ?? out.raw;
-      const headers: Record<string, string> = { ...CORS_HEADERS, 'content-type': out.contentType, 'cache-control': 'public, max-age=300' };
+      const headers: Record<string, string> = withMembers(CORS_HEADERS, {
+        'content-type': out.contentType,
+        'cache-control': 'public, max-age=300',
+      });
       if (typeof body !== 'string') return toFastResponse(finish(req, out.status, body, headers, null, out.headers));
       const doc = documents.of(pathname, body);
       return toFastResponse(finish(req, out.status, body, headers, doc.etag, out.headers, doc.compress));

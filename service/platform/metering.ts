@@ -11,6 +11,7 @@
  * the tier's hourly limit, carrier lookups (unlimited on every plan, vetting
  * specification) against the abuse guard.
  */
+import { withMembers } from '../../lib/objects.ts';
 import { InvalidApiKeyError, RateLimitedError } from '../../lib/errors.ts';
 import type { ServiceDeps } from './deps.ts';
 import {
@@ -80,7 +81,10 @@ export function meterRequest(
     });
     return {
       status: 401,
-      headers: { ...CORS_HEADERS, 'content-type': JSON_TYPE, 'www-authenticate': 'Bearer realm="proofline", error="invalid_token"' },
+      headers: withMembers(CORS_HEADERS, {
+        'content-type': JSON_TYPE,
+        'www-authenticate': 'Bearer realm="proofline", error="invalid_token"',
+      }),
       body,
     };
   }
@@ -189,7 +193,7 @@ export async function meterDoor(deps: ServiceDeps, usage: UsageService, req: Doo
     const what = cls === 'lookup' ? 'the lookup abuse guard of' : `the ${id.tier} tier's hourly limit of`;
     throw new RateLimitedError(`${what} ${m.hourly_limit} requests reached; retry in ${m.reset_seconds} s`, {
       response: { retry_after_seconds: m.reset_seconds, usage: info },
-      headers: { ...headers, 'retry-after': String(m.reset_seconds) },
+      headers: withMembers(headers, { 'retry-after': String(m.reset_seconds) }),
     });
   }
   return { id, m, cls, headers, usage: info };

@@ -12,6 +12,7 @@
  * cursors `{k: [...]}` for lists whose rows arrive at the head (state-store lists, quote history, rankings pinned to
  * a window), and offsets cursors `{m: {list: offset}, s}` for answers holding several lists (search).
  */
+import { withMembers } from '../../lib/objects.ts';
 import type { H3Event } from 'h3';
 import { z } from 'zod';
 import { ConflictError, InvalidInputError } from '../../lib/errors.ts';
@@ -150,5 +151,5 @@ export function pagedResponse(event: H3Event, page: { next_cursor: string | null
   const next = page.next_cursor ? pageUrl(event, baseUrl, page.next_cursor) : null;
   const headers: Record<string, string> = { 'content-type': 'application/json; charset=utf-8' };
   if (next) headers.link = `<${next}>; rel="next"`;
-  return jsonTextResponse(JSON.stringify({ ...page, next }), { status: 200, headers });
+  return jsonTextResponse(JSON.stringify(withMembers(page, { next })), { status: 200, headers });
 }

@@ -5,6 +5,7 @@
  * a Map lookup for the key, one counter increment (memory, or one Redis round
  * trip), one push into the log buffer.
  */
+import { withMembers } from '../../lib/objects.ts';
 import { createHash } from 'node:crypto';
 import path from 'node:path';
 import type { Redis } from 'ioredis';
@@ -214,7 +215,7 @@ export class UsageService {
   /** The Redis counters' deadline state and how many requests were counted in memory instead (for /api/health). */
   dependencyReport(): Record<string, BreakerReport & { counted_in_memory: number }> {
     const c = this.counter;
-    return c instanceof RedisRateCounter ? { redis: { ...c.breaker.report(), counted_in_memory: c.countedInMemory } } : {};
+    return c instanceof RedisRateCounter ? { redis: withMembers(c.breaker.report(), { counted_in_memory: c.countedInMemory }) } : {};
   }
 
   /**

@@ -4,6 +4,7 @@
  * columns, its source file (sources) and the previous day's stored leaf hash,
  * then compared with the stored hash, so a changed row is detected on read.
  */
+import { withMembers } from '../../lib/objects.ts';
 import { InvalidInputError, NotFoundError, PipelineError } from '../../lib/errors.ts';
 import { createLeaf, verifyLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { isSha256Hex } from '../../lib/hash.ts';
@@ -88,7 +89,7 @@ class SourceCache {
           source_url: (r?.source_url as string | null) ?? null,
           retrieved_at: (r?.retrieved_at as string | null) ?? null,
         };
-        return { ...src, leaf_hash: r ? String(r.leaf_hash) : leafTemplate(src).source_leaf_hash };
+        return withMembers(src, { leaf_hash: r ? String(r.leaf_hash) : leafTemplate(src).source_leaf_hash });
       });
       this.map.set(k, p);
     }
@@ -259,8 +260,7 @@ async function applySplitAdjustments(
         origin: await splitLeaf(h),
       });
     }
-    const served: QuoteBar = {
-      ...rawBar,
+    const served: QuoteBar = withMembers(rawBar, {
       adjustment: 'split_dividend',
       open: Number(r.adjusted_open),
       high: Number(r.adjusted_high),
@@ -268,27 +268,28 @@ async function applySplitAdjustments(
       close: Number(r.adjusted_close),
       volume: Number(r.adjusted_volume),
       vwap: r.adjusted_vwap == null ? null : Number(r.adjusted_vwap),
-    };
+    });
     const factor = Number(r.split_factor);
     const record = splitAdjustedRecord(served, factor, splitHashes);
     const origin = splitAdjustedLeaf(record, splits[0]?.origin ?? null, rawLeaf.leaf_hash);
     const rawVerified = rawLeaf.leaf_hash === r.raw_leaf_hash && rawLeaf.leaf_hash === r.leaf_hash;
     const storedVerified = day.origin_verified && day.origin.leaf_hash === r.stored_leaf_hash;
     const splitsVerified = splits.length > 0 && splits.every((x) => x.origin !== null && verifyLeaf(x.origin));
-    out.push({
-      ...day,
-      quote: quoteOf(served),
-      origin,
-      origin_verified: rawVerified && storedVerified && splitsVerified,
-      split_adjustment: {
-        status: 'stale',
-        split_factor: factor,
-        record,
-        raw: { quote: quoteOf(rawBar), origin: rawLeaf, origin_verified: rawVerified },
-        stored: { quote: day.quote, origin: day.origin, origin_verified: day.origin_verified },
-        splits,
-      },
-    });
+    out.push(
+      withMembers(day, {
+        quote: quoteOf(served),
+        origin,
+        origin_verified: rawVerified && storedVerified && splitsVerified,
+        split_adjustment: {
+          status: 'stale',
+          split_factor: factor,
+          record,
+          raw: { quote: quoteOf(rawBar), origin: rawLeaf, origin_verified: rawVerified },
+          stored: { quote: day.quote, origin: day.origin, origin_verified: day.origin_verified },
+          splits,
+        },
+      }),
+    );
   }
   return out;
 }
@@ -407,13 +408,13 @@ async function barsOf(reader: SnapshotReader, ticker: string, adjustment: string
   const part = found?.heads?.chains.find((c) => c.adjustment === adjustment)?.part ?? null;
   const file = part === null ? null : (found?.barFiles[part] ?? null);
   const p = { ticker, adjustment, to, from: null, limit };
-  return file ? reader.query(ROWS_IN_FILE, { ...p, file }) : reader.query(ROWS, p);
+  return file ? reader.query(ROWS_IN_FILE, withMembers(p, { file })) : reader.query(ROWS, p);
 }
 
 /** A chain's bars newest first from `to` down (quote-rows.sql), from its one file when the heads store names it. */
 function chainRows(quotes: SnapshotReader, ticker: string, chain: Chain, to: string, limit: number): Promise<Row[]> {
   const p = { ticker, adjustment: chain.adjustment, to, from: null, limit };
-  return chain.file ? quotes.query(ROWS_IN_FILE, { ...p, file: chain.file }) : quotes.query(ROWS, p);
+  return chain.file ? quotes.query(ROWS_IN_FILE, withMembers(p, { file: chain.file })) : quotes.query(ROWS, p);
 }
 
 export interface MarketContext {
@@ -504,7 +505,7 @@ export async function marketContext(
     cardEmployees !== null || !emp
       ? card
       : { employees: Math.round(Number(emp.value)), employees_as_of: String(emp.period_end), employees_source: 'companyfacts' };
-  if (!shares) return { ...empty('no shares-outstanding fact in EDGAR companyfacts for this company'), ...employees };
+  if (!shares) return withMembers(empty('no shares-outstanding fact in EDGAR companyfacts for this company'), employees);
   const n = Number(shares.value);
   const periodEnd = String(shares.period_end);
   const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
@@ -604,7 +605,9 @@ export async function getQuoteHistory(
   let to = cursor?.dir === 'before' ? shiftDay(cursor.date, -1) : String(chain.last_date);
   if (forward && start) {
     const w = { ticker: t.ticker, adjustment, from: start, offset: limit - 1 };
-    const [end] = await (chain.file ? d.quotes.query(WINDOW_END_IN_FILE, { ...w, file: chain.file }) : d.quotes.query(WINDOW_END, w));
+    const [end] = await (chain.file
+      ? d.quotes.query(WINDOW_END_IN_FILE, withMembers(w, { file: chain.file }))
+      : d.quotes.query(WINDOW_END, w));
     if (end) to = String(end.quote_date);
   }
   // One extra (older) row gives the parent of the oldest day served. The latest page is in the heads store when it

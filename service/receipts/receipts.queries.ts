@@ -9,6 +9,7 @@
  * across all domains (a record leaf's parent is its source file's leaf; a
  * quote day's parent is the previous trading day).
  */
+import { withMembers } from '../../lib/objects.ts';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { InvalidInputError, NotFoundError, SourceUnavailableError } from '../../lib/errors.ts';
@@ -118,7 +119,7 @@ export async function issueReceipt(deps: ServiceDeps, leafHash: string, found: b
     prev_receipt_hash: prevHash,
     key_id: key.keyId,
   };
-  const receipt: Receipt = { ...unsigned, signature: signCanonical(key, unsigned) };
+  const receipt: Receipt = withMembers(unsigned, { signature: signCanonical(key, unsigned) });
   await store.append(receipt);
   return receipt;
 }

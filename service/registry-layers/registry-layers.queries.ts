@@ -5,6 +5,7 @@
  * carries `origin` (the leaf of the company's submissions record, or of the
  * first row) and every row its own `origin` leaf; `schema` ids end in /v1.
  */
+import { withMembers } from '../../lib/objects.ts';
 import { decodeCursor, nextCursorOf } from '../platform/pagination.ts';
 import { InvalidInputError, NotFoundError } from '../../lib/errors.ts';
 import { loadSql } from '../../lib/warehouse/duckdb.ts';
@@ -52,7 +53,7 @@ function parseJson(v: unknown): unknown {
 function withOrigin(rows: Array<Record<string, unknown>>): Array<Record<string, unknown>> {
   return rows.map((r) => {
     const o = parseJson(r.origin) as Record<string, unknown> | null;
-    return { ...r, origin: o?.leaf_hash ? o : null };
+    return withMembers(r, { origin: o?.leaf_hash ? o : null });
   });
 }
 
@@ -220,16 +221,17 @@ export function mergeSameRoles(rows: Array<Record<string, unknown>>): Array<Reco
         .sort();
     const firsts = dates('first_seen');
     const lasts = dates('last_seen');
-    out.push({
-      ...shown,
-      person_name: longest(g.map((r) => r.person_name)),
-      role_type: g.map((r) => String(r.role_type)).sort((a, b) => (ROLE_TYPE_RANK[a] ?? 9) - (ROLE_TYPE_RANK[b] ?? 9))[0],
-      first_seen: firsts[0] ?? null,
-      last_seen: lasts[lasts.length - 1] ?? null,
-      also_reported_as: g
-        .filter((r) => r !== shown)
-        .map((r) => ({ name: r.person_name, role: r.role, accession: r.accession, source: r.source_kind })),
-    });
+    out.push(
+      withMembers(shown, {
+        person_name: longest(g.map((r) => r.person_name)),
+        role_type: g.map((r) => String(r.role_type)).sort((a, b) => (ROLE_TYPE_RANK[a] ?? 9) - (ROLE_TYPE_RANK[b] ?? 9))[0],
+        first_seen: firsts[0] ?? null,
+        last_seen: lasts[lasts.length - 1] ?? null,
+        also_reported_as: g
+          .filter((r) => r !== shown)
+          .map((r) => ({ name: r.person_name, role: r.role, accession: r.accession, source: r.source_kind })),
+      }),
+    );
   }
   return out;
 }
@@ -297,8 +299,7 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string, o
   const partnerships = latest.filter((f) => f.fact_type === 'partnership');
   const shownPeople = people.slice(0, full ? 15 : PROFILE_DEFAULT.people);
   const shownAffiliations = full ? affiliations : affiliations.slice(0, PROFILE_DEFAULT.affiliations);
-  return {
-    ...companyHead(c, 1),
+  return withMembers(companyHead(c, 1), {
     key_facts: {
       employees: employees
         ? {
@@ -342,7 +343,7 @@ export async function getCompanyProfile(registry: SnapshotReader, ref: string, o
     ...(full ? {} : { detail: 'detail=full: evidence, accessions, every person and affiliation' }),
     ...(mode === 'hash' ? { origins_note: ROW_ORIGINS_NOTE } : {}),
     origin: companyOrigin(c, [...facts, ...metrics]),
-  };
+  });
 }
 
 /**
@@ -368,8 +369,7 @@ export async function getCompanyTimeline(
       ? [packedRows(packed?.events.slice(offset, offset + limit)), packed?.counts ?? []]
       : await Promise.all([registry.query(Q.timeline, { cik, limit, offset }).then(withOrigin), registry.query(Q.timelineCounts, { cik })]);
   const total = counts.reduce((n, r) => n + Number(r.n), 0);
-  return {
-    ...companyHead(c, 2),
+  return withMembers(companyHead(c, 2), {
     counts: Object.fromEntries(counts.map((r) => [String(r.event_type), Number(r.n)])),
     events: events.map((e) => ({
       date: e.event_date ?? e.filing_date,
@@ -390,7 +390,7 @@ export async function getCompanyTimeline(
     origin: companyOrigin(c, events),
     total,
     next_cursor: nextCursorOf(offset, events.length, total, snapshotId),
-  };
+  });
 }
 
 export const FILING_FORMS = ['10-K', '10-Q', '8-K'] as const;
@@ -432,8 +432,7 @@ export async function getCompanyFilings(
     rows = found;
     total = Number(count[0]?.n ?? 0);
   }
-  return {
-    ...companyHead(c, 3),
+  return withMembers(companyHead(c, 3), {
     form,
     total,
     returned: rows.length,
@@ -441,7 +440,7 @@ export async function getCompanyFilings(
     ...(clamped ? { limit_clamped: clamped } : {}),
     origin: companyOrigin(c, rows),
     next_cursor: nextCursorOf(offset, rows.length, total, snapshotId),
-  };
+  });
 }
 
 /**
@@ -479,8 +478,7 @@ export async function getCompanyEarnings(registry: SnapshotReader, ref: string, 
     document_url: e.document_url,
     origin: e.origin,
   });
-  return {
-    ...companyHead(c, null),
+  return withMembers(companyHead(c, null), {
     timing_legend: {
       BMO: 'accepted before 09:30 ET',
       AMC: 'accepted at or after 16:00 ET',
@@ -504,10 +502,10 @@ export async function getCompanyEarnings(registry: SnapshotReader, ref: string, 
     origin: companyOrigin(c, rows),
     ...(clamped ? { limit_clamped: clamped } : {}),
     next_cursor: nextCursorOf(offset, confirmed.slice(offset, offset + limit).length, confirmed.length, snapshotId),
-  };
+  });
 }
 
-/** The list of a person row: executives, then board, then owners (the order of the answer's three arrays). */
+/** The list of a person row: executives, then board, then owners (the order of the answer's three arrays }). */
 const PEOPLE_GROUPS: Record<string, number> = { officer: 0, executive_officer: 0, director: 1, ten_percent_owner: 2, other: 2 };
 
 /**
@@ -541,8 +539,7 @@ export async function getCompanyPeople(registry: SnapshotReader, ref: string, op
     ...(p.also_reported_as ? { also_reported_as: p.also_reported_as } : {}),
     origin: p.origin,
   });
-  return {
-    ...companyHead(c, null),
+  return withMembers(companyHead(c, null), {
     executives: rows.filter((p) => p.role_type === 'officer' || p.role_type === 'executive_officer').map(shape),
     board: rows.filter((p) => p.role_type === 'director').map(shape),
     owners: rows.filter((p) => p.role_type === 'ten_percent_owner' || p.role_type === 'other').map(shape),
@@ -550,7 +547,7 @@ export async function getCompanyPeople(registry: SnapshotReader, ref: string, op
     total: listed.length,
     ...(clamped ? { limit_clamped: clamped } : {}),
     next_cursor: nextCursorOf(offset, rows.length, listed.length, snapshotId),
-  };
+  });
 }
 
 /**
@@ -810,11 +807,14 @@ export async function listSignals(registry: SnapshotReader, q: SignalQuery, give
   const packed = await packedSignals(registry, params);
   const [rows, count] = packed
     ? [packed.slice(offset, offset + limit), [{ n: packed.length }]]
-    : await Promise.all([registry.query(Q.signals, { ...params, limit, offset }).then(withOrigin), registry.query(Q.signalsCount, params)]);
+    : await Promise.all([
+        registry.query(Q.signals, withMembers(params, { limit, offset })).then(withOrigin),
+        registry.query(Q.signalsCount, params),
+      ]);
   const total = Number(count[0]?.n ?? 0);
   return {
     schema: SIGNALS_SCHEMA_ID,
-    query: { ...params, limit },
+    query: withMembers(params, { limit }),
     strength_scale: STRENGTH_SCALE,
     total,
     returned: rows.length,

@@ -9,6 +9,7 @@
  * waits for a DuckDB connection. Tables the snapshot does not have give empty
  * lists.
  */
+import { withMembers } from '../../lib/objects.ts';
 import { InvalidInputError } from '../../lib/errors.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { companyIndex, searchCompanyIndex, type IndexedCompany } from './company-index.ts';
@@ -83,7 +84,7 @@ export async function searchRegistry(registry: SnapshotReader, opts: SearchOptio
   return {
     query,
     results: {
-      companies: companyHits.map((c) => ({ ...c, url: `${baseUrl}/api/company/${encodeURIComponent(c.ticker)}` })),
+      companies: companyHits.map((c) => withMembers(c, { url: `${baseUrl}/api/company/${encodeURIComponent(c.ticker)}` })),
       people: people.map(({ doc: p, score }) => ({
         name: p.name,
         person_cik: p.person_cik,

@@ -1,4 +1,5 @@
 /** GET /api/search?q=&limit=: companies, people and timeline events matching every word of `q`, ranked. */
+import { withMembers } from '../../lib/objects.ts';
 import type { H3 } from 'h3';
 import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
@@ -66,6 +67,6 @@ export function registerSearchRoutes(app: H3, deps: ServiceDeps): void {
       { q: q.q, limit, cursor: q.cursor, category: q.category },
       deps.options.publicBaseUrl,
     );
-    return pagedResponse(event, { ...res, limit, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
+    return pagedResponse(event, withMembers(res, { limit, ...(clamped ? { limit_clamped: clamped } : {}) }), deps.options.publicBaseUrl);
   });
 }

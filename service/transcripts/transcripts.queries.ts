@@ -1,6 +1,7 @@
 /**
  * Transcript queries, transport-free (HTTP routes and MCP tools call these).
  */
+import { withMembers } from '../../lib/objects.ts';
 import { InvalidInputError, NotFoundError, PipelineError } from '../../lib/errors.ts';
 import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
@@ -33,7 +34,7 @@ const json = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
 
 /** A row with its JSON text columns parsed (what a packed record holds already). */
 function parseColumns(r: Row, columns: readonly string[]): Row {
-  const out: Row = { ...r };
+  const out: Row = withMembers(r);
   for (const c of columns) out[c] = json(r[c]);
   return out;
 }
@@ -191,7 +192,7 @@ export async function getCompanyFacts(
     total = matching.length;
   } else {
     const [page, count] = await Promise.all([
-      d.transcripts.query(FACTS, { ...filter, limit, offset }),
+      d.transcripts.query(FACTS, withMembers(filter, { limit, offset })),
       d.transcripts.query(FACTS_COUNT, filter),
     ]);
     rows = page.map((r) => parseColumns(r, ['origin']));
@@ -315,7 +316,9 @@ export async function searchTranscripts(
     const [facts, total] =
       packed ??
       (await Promise.all([
-        d.transcripts.query(SEARCH_FACTS, { ...filter, limit, offset }).then((rows) => rows.map((r) => parseColumns(r, ['origin']))),
+        d.transcripts
+          .query(SEARCH_FACTS, withMembers(filter, { limit, offset }))
+          .then((rows) => rows.map((r) => parseColumns(r, ['origin']))),
         d.transcripts.query(SEARCH_FACTS_COUNT, filter).then((count) => Number(count[0]?.n ?? 0)),
       ]));
     out.facts = facts;

@@ -1,4 +1,5 @@
 /** GET /api/company/{ticker}/transcripts, /api/company/{ticker}/facts, /api/search/transcripts: thin routes over transcripts.queries.ts. */
+import { withMembers } from '../../lib/objects.ts';
 import { getRouterParam, type H3 } from 'h3';
 import { z } from 'zod';
 import type { ServiceDeps } from '../platform/deps.ts';
@@ -81,6 +82,6 @@ export function registerTranscriptsRoutes(app: H3, deps: ServiceDeps): void {
   );
   app.get('/api/search/transcripts', async (event) => {
     const q = parseQuery(event, searchQuery);
-    return pagedResponse(event, await searchTranscripts(tdeps(), { ...q, first: q.first === 'true' }), base());
+    return pagedResponse(event, await searchTranscripts(tdeps(), withMembers(q, { first: q.first === 'true' })), base());
   });
 }

@@ -11,6 +11,7 @@
  * record can recompute it. The record itself is signed with the service's
  * Ed25519 key (canonical JSON of the record without `signature`).
  */
+import { withMembers } from '../../lib/objects.ts';
 import { decodeKeyCursor, encodeKeyCursor } from '../platform/pagination.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { signingKeyOf, stateOf } from '../platform/guards.ts';
@@ -458,10 +459,11 @@ export async function getVettingHistory(
   const rows = await queryCommitted(store, SQL.history_by_dot, [dot, limit + 1, after?.[0] ?? null, after?.[1] ?? null]);
   const more = rows.length > limit;
   const page = more ? rows.slice(0, limit) : rows;
-  const records = page.map((r) => ({
-    ...recordFromStored(String(r.record_json)),
-    signature: { alg: 'Ed25519' as const, key_id: String(r.key_id), value: String(r.signature) },
-  }));
+  const records = page.map((r) =>
+    withMembers(recordFromStored(String(r.record_json)), {
+      signature: { alg: 'Ed25519' as const, key_id: String(r.key_id), value: String(r.signature) },
+    }),
+  );
   const last = page.at(-1);
   return {
     dot_number: dot,
@@ -476,11 +478,10 @@ export async function getVettingRecord(store: StateStore, id: string): Promise<S
   const rows = await queryCommitted(store, SQL.record_by_id, [id]);
   const r = rows[0];
   if (!r) throw new NotFoundError(`vetting record ${id} does not exist`, { response: { vetting_id: id } });
-  return {
-    ...recordFromStored(String(r.record_json)),
+  return withMembers(recordFromStored(String(r.record_json)), {
     signature: { alg: 'Ed25519', key_id: String(r.key_id), value: String(r.signature) },
     snapshot_json: String(r.snapshot_json),
-  };
+  });
 }
 
 /** What the vetting queries need, from ServiceDeps (shared by REST and MCP). */

@@ -3,6 +3,7 @@
  * Credits: a vetting record costs one credit (402 when the balance is short);
  * previews and history lookups are free.
  */
+import { withMembers } from '../../lib/objects.ts';
 import type { H3 } from 'h3';
 import { z } from 'zod';
 import { InvalidInputError } from '../../lib/errors.ts';
@@ -114,7 +115,11 @@ export function registerVettingRoutes(app: H3, deps: ServiceDeps): void {
     if (q.dot) {
       const { limit, clamped } = clampLimit(q.limit, 50, 500);
       const history = await getVettingHistory(store, Number(q.dot), limit, q.cursor);
-      return pagedResponse(event, { ...history, limit, ...(clamped ? { limit_clamped: clamped } : {}) }, deps.options.publicBaseUrl);
+      return pagedResponse(
+        event,
+        withMembers(history, { limit, ...(clamped ? { limit_clamped: clamped } : {}) }),
+        deps.options.publicBaseUrl,
+      );
     }
     throw new InvalidInputError("give either 'dot' (history) or 'id' (one record)", { response: { parameter: 'dot' } });
   });
