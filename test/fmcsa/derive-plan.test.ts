@@ -43,6 +43,41 @@ async function parsed(conn: DuckDBConnection, sql: string): Promise<unknown> {
   return tree;
 }
 
+/** A store select's records, key to packed value. */
+async function recordsOf(conn: DuckDBConnection, sql: string): Promise<Map<number, string>> {
+  return new Map((await queryRows(conn, `SELECT key::INTEGER AS k, v FROM (${sql}) t(key, v)`)).map((r) => [Number(r.k), String(r.v)]));
+}
+
+/**
+ * Runs a store's selects as writePacked does (each before the next is asked for) with `passes.rows` set to `rows`
+ * (so there are several passes), checks each select with `check`, and gives every record with the number of
+ * selects; a key written twice fails.
+ */
+async function recordsOfSelects(
+  conn: DuckDBConnection,
+  passes: { rows: number },
+  rows: number,
+  selectsOf: () => AsyncIterable<string>,
+  check: (sql: string, index: number) => void = () => {},
+): Promise<{ records: Map<number, string>; selects: number }> {
+  const saved = passes.rows;
+  const records = new Map<number, string>();
+  let selects = 0;
+  try {
+    passes.rows = rows;
+    for await (const sql of selectsOf()) {
+      check(sql, selects++);
+      for (const [k, v] of await recordsOf(conn, sql)) {
+        expect(records.has(k), String(k)).toBe(false);
+        records.set(k, v);
+      }
+    }
+  } finally {
+    passes.rows = saved;
+  }
+  return { records, selects };
+}
+
 describe('FMCSA derive plan: store lists without ordered aggregates', () => {
   let db: DuckDBInstance;
   let conn: DuckDBConnection;
@@ -182,25 +217,11 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
         CASE WHEN i % 11 = 0 THEN NULL ELSE i % 2 = 0 END AS tow_away
       FROM range(100000) t(i)`);
     const row = `json_array(c.crash_id::VARCHAR, c.report_date, c.report_seq_no, c.dot_number, c.vin, c.fatalities, c.injuries, c.tow_away)`;
-    const records = async (sql: string) =>
-      new Map((await queryRows(conn, `SELECT key::INTEGER AS k, v FROM (${sql}) t(key, v)`)).map((r) => [Number(r.k), String(r.v)]));
-    const general = await records(crashByVinGroupedSql(row, 'vin_crashes'));
-    // The store's selects as writePacked runs them (each before the next is asked for), in several passes.
-    const saved = storePasses.rows;
-    const fast = new Map<number, string>();
-    let selects = 0;
-    try {
-      storePasses.rows = 4_000;
-      for await (const sql of crashByVinSelects(conn, row, 0, 'vin_crashes')) {
-        selects++;
-        for (const [k, v] of await records(sql)) {
-          expect(fast.has(k), String(k)).toBe(false);
-          fast.set(k, v);
-        }
-      }
-    } finally {
-      storePasses.rows = saved;
-    }
+    const general = await recordsOf(conn, crashByVinGroupedSql(row, 'vin_crashes'));
+    // The store's selects as writePacked runs them, in several passes.
+    const { records: fast, selects } = await recordsOfSelects(conn, storePasses, 4_000, () =>
+      crashByVinSelects(conn, row, 0, 'vin_crashes'),
+    );
     expect(selects).toBeGreaterThan(2);
     expect(fast.size).toBe(general.size);
     for (const [k, v] of general) expect(fast.get(k), String(k)).toBe(v);
@@ -221,29 +242,20 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
         CASE WHEN i % 7 = 0 THEN 'MX' || (i % 900) WHEN i % 11 = 0 THEN 'MC' || (hash(i) % 50000) END AS docket2,
         CASE WHEN i % 17 = 0 THEN 'FF' || (i % 300) END AS docket3
       FROM range(60000) t(i)`);
-    const records = async (sql: string) =>
-      new Map((await queryRows(conn, `SELECT key::INTEGER AS k, v FROM (${sql}) t(key, v)`)).map((r) => [Number(r.k), String(r.v)]));
-    const general = await records(docketGroupedSql(`(${docketRowsSql('docket_carriers')})`));
-    const saved = docketPasses.rows;
-    const fast = new Map<number, string>();
-    let selects = 0;
-    try {
-      docketPasses.rows = 2_000;
-      for await (const sql of docketStoreSelects(conn, 'docket_carriers')) {
-        // The keys of one docket row come first, straight from their rows (no grouping); then the shared keys' passes,
-        // each over its key range of the temp table of docket rows (not the carriers again).
-        if (selects === 0) expect(sql).not.toMatch(/GROUP BY/i);
+    const general = await recordsOf(conn, docketGroupedSql(`(${docketRowsSql('docket_carriers')})`));
+    const { records: fast, selects } = await recordsOfSelects(
+      conn,
+      docketPasses,
+      2_000,
+      () => docketStoreSelects(conn, 'docket_carriers'),
+      (sql, index) => {
+        // The keys of one docket row come first, straight from their rows (no grouping); then the shared keys'
+        // passes, each over its key range of the temp table of docket rows (not the carriers again).
+        if (index === 0) expect(sql).not.toMatch(/GROUP BY/i);
         else expect(sql).toMatch(/FROM docket_rows WHERE key >= \d+ AND key < \d+/);
         expect(sql).not.toMatch(/FROM docket_carriers/);
-        selects++;
-        for (const [k, v] of await records(sql)) {
-          expect(fast.has(k), String(k)).toBe(false);
-          fast.set(k, v);
-        }
-      }
-    } finally {
-      docketPasses.rows = saved;
-    }
+      },
+    );
     expect(selects).toBeGreaterThan(2);
     expect(fast.size).toBe(general.size);
     for (const [k, v] of general) expect(fast.get(k), String(k)).toBe(v);
