@@ -245,7 +245,15 @@ export class UsageService {
     this.closers.push(fn);
   }
 
-  async close(): Promise<void> {
+  private closing: Promise<void> | null = null;
+
+  /** Closes the keys, counters, query log and registered closers once; a later call waits for the same close. */
+  close(): Promise<void> {
+    this.closing ??= this.closeOnce();
+    return this.closing;
+  }
+
+  private async closeOnce(): Promise<void> {
     this.keys.close();
     await this.counter.close();
     await this.queryLog.close();

@@ -42,6 +42,10 @@ export async function buildTestService(config: Config, domains: string[], extra:
     deps,
     config,
     async close() {
+      // The usage service the app created (createApp makes one lazily, with a query log whose timer writes spool
+      // files under DATA_DIR/state) is closed first, so nothing writes into the data directory once the suite
+      // removes it; a usage service the test passed in is the test's to close.
+      if (!extra.usage) await deps.usage?.close();
       for (const r of Object.values(readers)) await r.close();
     },
   };
