@@ -14,6 +14,7 @@
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { hashCanonical } from '../../lib/hash.ts';
 import { loadSql, queryRows } from '../../lib/warehouse/duckdb.ts';
+import type { PackedSelect } from '../../lib/warehouse/packed-store.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
 import { sortedJoinSql } from '../../lib/warehouse/sorted-list-sql.ts';
 import {
@@ -26,6 +27,7 @@ import {
   NAME_HITS_TERMS_KEY,
   STATE_KEYS,
 } from '../../ingest/fmcsa/search-store-keys.ts';
+import { nameHitsBatchesInNode } from './carrier-name-hits.ts';
 
 /** Parquet-only tables of the index (listed in the fmcsa domain's tables and parquet tables). */
 export const CARRIER_NAME_INDEX_TABLES = ['carrier_name_terms', 'carrier_name_dict'] as const;
@@ -39,9 +41,10 @@ const DICT_SQL = loadSql('./derive-carrier-name-dict.sql', import.meta.url);
 /**
  * Which terms get a precomputed answer (at least `minPostings` postings of their own; at most NAME_HITS_MAX_TERMS,
  * the most frequent), and the postings one pass may group (the matches of the terms of a pass are grouped per
- * carrier and ranked in one query; a term is never split). Tests lower them.
+ * carrier and ranked in one query, or held by Node; a term is never split), and whether Node computes the records
+ * (carrier-name-hits.ts; false: hitsPassSql, the reference the tests compare it with). Tests lower or switch them.
  */
-export const nameHitsOptions = { minPostings: 64, passPostings: 3_000_000 };
+export const nameHitsOptions = { minPostings: 64, passPostings: 3_000_000, node: true };
 
 /** The indexed terms: number qi = position in term order (the reader finds a query by binary search in that order). */
 const HIT_TERMS_SQL = (minPostings: number) => `CREATE OR REPLACE TEMP TABLE name_hit_terms AS
@@ -120,13 +123,13 @@ export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBCon
     await conn.run(HIT_PAIRS_SQL);
     // Passes over term ranges of at most passPostings postings (a term is never split).
     const sizes = await queryRows(conn, `SELECT qi, sum(n)::BIGINT AS n FROM name_hit_pairs GROUP BY qi ORDER BY qi`);
-    const passes: string[] = [];
+    const ranges: Array<[number, number]> = [];
     let from: number | null = null;
     let acc = 0;
     let last = 0;
     for (const { qi, n } of sizes) {
       if (from !== null && acc + Number(n) > nameHitsOptions.passPostings) {
-        passes.push(hitsPassSql(from, last));
+        ranges.push([from, last]);
         from = null;
         acc = 0;
       }
@@ -134,12 +137,20 @@ export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBCon
       acc += Number(n);
       last = Number(qi);
     }
-    if (from !== null) passes.push(hitsPassSql(from, last));
-    passes.push(
-      `SELECT ${NAME_HITS_TERMS_KEY}::INTEGER AS k, coalesce(to_json(list(q ORDER BY qi)), '[]')::VARCHAR AS v FROM name_hit_terms`,
-    );
+    if (from !== null) ranges.push([from, last]);
+    const termsRecord = `SELECT ${NAME_HITS_TERMS_KEY}::INTEGER AS k, coalesce(to_json(list(q ORDER BY qi)), '[]')::VARCHAR AS v FROM name_hit_terms`;
+    // The records computed in Node from the postings (carrier-name-hits.ts: the same bytes as hitsPassSql, without
+    // grouping and sorting every hit twice in DuckDB); hitsPassSql when the carriers' DOTs do not allow it.
+    const inNode = nameHitsOptions.node ? await nameHitsBatchesInNode(conn, ranges) : null;
+    const passes: PackedSelect = inNode
+      ? (async function* () {
+          yield* inNode;
+          yield termsRecord;
+        })()
+      : [...ranges.map(([lo, hi]) => hitsPassSql(lo, hi)), termsRecord];
     await ctx.writePacked(CARRIER_NAME_HITS, passes);
   } finally {
+    await conn.run('DROP TABLE IF EXISTS name_hit_records');
     await conn.run('DROP TABLE IF EXISTS name_hit_pairs');
     await conn.run('DROP TABLE IF EXISTS name_hit_terms');
   }

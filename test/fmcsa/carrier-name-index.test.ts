@@ -8,6 +8,7 @@
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nameHitsSql } from '../../jobs/fmcsa/carrier-name-index.ts';
+import { MAX_DOT, nameHitsBatchesInNode, nameHitPostingsSql } from '../../jobs/fmcsa/carrier-name-hits.ts';
 import { NAME_HITS_HEADER, NAME_HITS_SLOTS, NAME_HITS_TERMS_KEY, nameHitsPage } from '../../ingest/fmcsa/search-store-keys.ts';
 import { loadSql, type Params, queryRows } from '../../lib/warehouse/duckdb.ts';
 import { Rng } from '../../ingest/sample/sample-kit.ts';
@@ -37,6 +38,9 @@ const HAND_MADE: Carrier[] = [
   ['KELVIN \u212AING LLC', null, 3, 'OH'],
   ['EA', 'EA', null, 'TX'],
   ['eagle', 'EAGLE', 3, 'TX'],
+  // States that are not 2 letters A-Z: counted over all states, listed under none.
+  ['EAGLE FREIGHT', null, 4, 'tx'],
+  ['TRUCK LINES', 'EAGLE', null, 'T1'],
 ];
 const WORDS = ['eagle', 'Eagles', 'truck', 'TRUCKING', 'ea', 'express', 'a1', 'A', '24', 'co', 'llc', 'Café', 'jb', 'x9z', 'seagle'];
 const SEPARATORS = [' ', ' ', ' ', '-', ', ', '.', ' & ', '/', "'"];
@@ -204,5 +208,65 @@ describe('carrier name index: the same page and total as the scan of every name'
       ]),
     ).toEqual(one);
     await conn.run('RESET threads');
+  });
+
+  /** Every record of the hits store's passes over `ranges`, by key (a key written twice fails). */
+  const recordsOf = async (selects: Iterable<string> | AsyncIterable<string>) => {
+    const out = new Map<number, string>();
+    let n = 0;
+    for await (const sql of selects) {
+      n++;
+      for (const r of await queryRows(conn, sql)) {
+        expect(out.has(Number(r.k)), `key ${r.k} twice`).toBe(false);
+        out.set(Number(r.k), String(r.v));
+      }
+    }
+    return { records: out, selects: n };
+  };
+  it('computes in Node, pass by pass, every record hitsPassSql writes, byte for byte', async () => {
+    await conn.run(nameHitsSql.terms(1));
+    await conn.run(nameHitsSql.pairs);
+    const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM name_hit_terms`);
+    const sql = await recordsOf([nameHitsSql.pass(0, 1_000_000)]);
+    expect(sql.records.size).toBeGreaterThan(Number(n));
+    for (const ranges of [
+      [[0, Number(n) - 1]],
+      [
+        [0, 2],
+        [3, 3],
+        [4, Number(n) - 1],
+      ],
+    ] as Array<Array<[number, number]>>) {
+      const batches = await nameHitsBatchesInNode(conn, ranges);
+      expect(batches).not.toBeNull();
+      const node = await recordsOf(batches!);
+      // One select per pass, of the records Node appended: no grouping or window over the hits in DuckDB.
+      expect(node.selects).toBe(ranges.length);
+      expect(node.records).toEqual(sql.records);
+    }
+    // The postings select of a pass is a join and a projection: parsed, it has no GROUP BY and no window function
+    // (hitsPassSql, which has both, shows the check can fail).
+    const tree = async (sql: string) =>
+      String((await queryRows(conn, `SELECT json_serialize_sql('${sql.replaceAll("'", "''")}')::VARCHAR AS j`))[0]!.j);
+    const grouping = /"group_expressions":\[\{|"class":"WINDOW"/;
+    expect(await tree(nameHitsSql.pass(0, 9))).toMatch(grouping);
+    const postings = await tree(nameHitPostingsSql(0, 9));
+    expect(postings).not.toMatch(grouping);
+    expect(postings).toMatch(/"type":"JOIN"/);
+  });
+  it('leaves the store to hitsPassSql when a DOT does not fit the order array or repeats', async () => {
+    await conn.run(nameHitsSql.terms(1));
+    await conn.run(nameHitsSql.pairs);
+    await conn.run(`CREATE TABLE carriers_saved AS SELECT * FROM carriers`);
+    try {
+      await conn.run(`INSERT INTO carriers (dot_number, legal_name) VALUES (${MAX_DOT + 1}, 'FAR AWAY TRUCKING')`);
+      expect(await nameHitsBatchesInNode(conn, [[0, 0]])).toBeNull();
+      await conn.run(`DELETE FROM carriers WHERE dot_number > ${MAX_DOT}`);
+      await conn.run(`INSERT INTO carriers (dot_number, legal_name) SELECT dot_number, 'TWICE' FROM carriers LIMIT 1`);
+      expect(await nameHitsBatchesInNode(conn, [[0, 0]])).toBeNull();
+    } finally {
+      await conn.run(`CREATE OR REPLACE TABLE carriers AS SELECT * FROM carriers_saved`);
+      await conn.run(`DROP TABLE carriers_saved`);
+    }
   });
 });
