@@ -164,7 +164,10 @@ async function passRecords(conn: DuckDBConnection, walk: TermWalk, lo: number, h
     const rows = chunk.rowCount;
     if (n + rows > cap) {
       while (n + rows > cap) cap *= 2;
-      const grow = <T extends Int32Array | Uint8Array>(a: T, b: T): T => (b.set(a), b);
+      const grow = <T extends Int32Array | Uint8Array>(a: T, b: T): T => {
+        b.set(a);
+        return b;
+      };
       qis = grow(qis, new Int32Array(cap));
       dots = grow(dots, new Int32Array(cap));
       ranks = grow(ranks, new Uint8Array(cap));
