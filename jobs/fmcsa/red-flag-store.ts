@@ -24,8 +24,127 @@ import {
   STATE_KEYS,
 } from '../../ingest/fmcsa/search-store-keys.ts';
 
-/** Entries aggregated into lists per pass (list states cannot spill to disk; ~16 bytes each). */
-export const redFlagPasses = { entries: 4_000_000 };
+/**
+ * Entries aggregated into lists per pass of the SQL path (list states cannot spill to disk; ~16 bytes each), and
+ * whether Node writes the lists instead (redFlagListsInNode: the same records; false: the SQL, the reference the
+ * tests compare it with).
+ */
+export const redFlagPasses = { entries: 4_000_000, node: true };
+
+/** Records appended to DuckDB per batch of the Node path (a block record is a few KB of JSON). */
+const NODE_BATCH_RECORDS = 5_000;
+
+/** A filter's list being written by the Node path: its current block, its total and each block's first score. */
+interface FilterList {
+  gs: Int32Array;
+  scores: Int32Array;
+  n: number;
+  blocks: number;
+  total: number;
+  firsts: number[];
+}
+
+/**
+ * A JSON array of the first `n` integers of `xs` as json_array writes a list of INTEGER (no spaces), NULL_SCORE
+ * written as null (a typed array's native join: concatenating the text number by number left millions of rope
+ * strings to the garbage collector).
+ */
+const jsonInts = (xs: Int32Array, n: number): string => {
+  const text = `[${xs.subarray(0, n).join(',')}]`;
+  return text.includes(NULL_TEXT) ? text.replaceAll(NULL_TEXT, 'null') : text;
+};
+/** The stand-in of a NULL risk_score in the Node path's Int32Arrays (a risk score is 0-100; no INTEGER is below it). */
+const NULL_SCORE = -(2 ** 31);
+const NULL_TEXT = String(NULL_SCORE);
+
+/**
+ * The red_flag_lists records computed in Node (issue 22 item 4: the SQL numbered every entry of every filter with a
+ * window sort and grouped them into blocks, about 7 CPU-s at full scale), as writePacked batches: the filters of
+ * each distinct (codes, state, rating) of the flagged carriers come from `keyedOf` (the SQL's own expansion), the
+ * carriers are read once with their combination's number, and one walk in `g` order appends each carrier to its
+ * filters' lists (the lists' order: `g`), writing each block of RED_FLAG_BLOCK as it fills and each header at the
+ * end. The same records as the SQL path (test/fmcsa/derive-plan.test.ts compares them record by record).
+ */
+async function* redFlagListsInNode(conn: DuckDBConnection, keyedOf: (rows: string, cols: string) => string): AsyncIterable<string> {
+  const same = (c: string) => `r.${c} IS NOT DISTINCT FROM c.${c}`;
+  await conn.run(`CREATE OR REPLACE TEMP TABLE red_flag_combos AS
+    SELECT (row_number() OVER () - 1)::INTEGER AS cid, red_flag_codes, phy_state, safety_rating
+    FROM (SELECT DISTINCT red_flag_codes, phy_state, safety_rating FROM red_flag_rows)`);
+  try {
+    const filtersOf: number[][] = [];
+    for (const { f, cid } of await queryRows(conn, `SELECT f::INTEGER AS f, cid FROM (${keyedOf('red_flag_combos', 'r.cid')})`))
+      (filtersOf[Number(cid)] ??= []).push(Number(f));
+    const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM red_flag_rows`);
+    const count = Number(n);
+    const cidOf = new Int32Array(count).fill(-1);
+    const scoreOf = new Int32Array(count);
+    const result = await conn.stream(`SELECT r.g, r.risk_score, c.cid FROM red_flag_rows r
+      JOIN red_flag_combos c ON ${same('red_flag_codes')} AND ${same('phy_state')} AND ${same('safety_rating')}`);
+    for (;;) {
+      const chunk = await result.fetchChunk();
+      if (!chunk || chunk.rowCount === 0) break;
+      const rows = chunk.rowCount;
+      const g = chunk.getColumnVector(0);
+      const score = chunk.getColumnVector(1);
+      const cid = chunk.getColumnVector(2);
+      for (let i = 0; i < rows; i++) {
+        const at = g.getItem(i) as number;
+        cidOf[at] = cid.getItem(i) as number;
+        scoreOf[at] = (score.getItem(i) as number | null) ?? NULL_SCORE;
+      }
+    }
+    // g numbers the rows from 0 (derive-red-flag-rows.sql): every one was read once.
+    if (cidOf.includes(-1)) throw new Error('red_flag_rows: g is not 0..n-1');
+    const lists = new Map<number, FilterList>();
+    let records: Array<[number, string]> = [];
+    const flush = async function* () {
+      await conn.run(`CREATE OR REPLACE TEMP TABLE red_flag_records (k INTEGER, v VARCHAR)`);
+      const app = await conn.createAppender('red_flag_records', 'main', 'temp');
+      try {
+        for (const [k, v] of records) {
+          app.appendInteger(k);
+          app.appendVarchar(v);
+          app.endRow();
+        }
+      } finally {
+        app.closeSync();
+      }
+      records = [];
+      yield 'SELECT k, v FROM red_flag_records';
+    };
+    const block = (f: number, l: FilterList) => {
+      records.push([f * SLOTS + 1 + l.blocks, `[${jsonInts(l.gs, l.n)},${jsonInts(l.scores, l.n)}]`]);
+      l.firsts.push(l.scores[0]!);
+      l.blocks++;
+      l.n = 0;
+    };
+    for (let g = 0; g < count; g++) {
+      const fs = filtersOf[cidOf[g]!];
+      if (!fs) continue;
+      for (const f of fs) {
+        let l = lists.get(f);
+        if (!l)
+          lists.set(
+            f,
+            (l = { gs: new Int32Array(RED_FLAG_BLOCK), scores: new Int32Array(RED_FLAG_BLOCK), n: 0, blocks: 0, total: 0, firsts: [] }),
+          );
+        l.gs[l.n] = g;
+        l.scores[l.n] = scoreOf[g]!;
+        l.n++;
+        l.total++;
+        if (l.n === RED_FLAG_BLOCK) block(f, l);
+      }
+      if (records.length >= NODE_BATCH_RECORDS) yield* flush();
+    }
+    for (const [f, l] of lists) {
+      if (l.n > 0) block(f, l);
+      records.push([f * SLOTS, `[${l.total},${jsonInts(Int32Array.from(l.firsts), l.firsts.length)}]`]);
+    }
+    if (records.length > 0) yield* flush();
+  } finally {
+    await conn.run('DROP TABLE IF EXISTS red_flag_records; DROP TABLE IF EXISTS red_flag_combos');
+  }
+}
 
 /**
  * Writes both stores from red_flag_rows (which must exist) for the rule codes `codes` (in the route's order: the
@@ -51,6 +170,22 @@ export async function writeRedFlagStores(conn: DuckDBConnection, ctx: DeriveCont
     SELECT (ci * ${STATE_KEYS} + s) * ${RATINGS.length + 1} + rt AS f, ${cols.replace(/r\./g, '')}
     FROM coded, unnest(CASE WHEN si IS NULL THEN [0] ELSE [0, si] END) AS t1(s),
       unnest(CASE WHEN ri IS NULL THEN [0] ELSE [0, ri] END) AS t2(rt)`;
+  const passes = redFlagPasses.node ? redFlagListsInNode(conn, keyedOf) : await redFlagListsInSql(conn, ctx, keyedOf);
+  async function* withCodes(): AsyncIterable<string> {
+    yield* passes;
+    yield `SELECT ${RED_FLAG_CODES_KEY}::INTEGER AS k, to_json([${codes.map(quoteLiteral).join(', ')}]::VARCHAR[])::VARCHAR AS v`;
+  }
+  await ctx.writePacked(RED_FLAG_STORES.lists, withCodes());
+  await ctx.writePacked(RED_FLAG_STORES.rows, `SELECT g, json_array(${RED_FLAG_ROW_COLUMNS.join(', ')})::VARCHAR AS v FROM red_flag_rows`);
+  return true;
+}
+
+/** The red_flag_lists records by SQL, in passes over filter ranges (the reference of redFlagListsInNode). */
+async function redFlagListsInSql(
+  conn: DuckDBConnection,
+  ctx: DeriveContext,
+  keyedOf: (rows: string, cols: string) => string,
+): Promise<AsyncIterable<string>> {
   const keyed = keyedOf('(SELECT g, risk_score, phy_state, safety_rating, red_flag_codes FROM red_flag_rows)', 'r.g, r.risk_score');
   // Passes over filter ranges of at most redFlagPasses.entries entries (a filter is never split). The entries per
   // filter are counted from the distinct (codes, state, rating) of the flagged carriers, each weighed by its number
@@ -76,7 +211,7 @@ export async function writeRedFlagStores(conn: DuckDBConnection, ctx: DeriveCont
   // flagged carrier by each pass; pass i takes the filters up to its range's last.
   const cuts = ranges.slice(0, -1).map(([, hi]) => hi);
   const dir = path.join(ctx.run.dir, 'derive-passes', RED_FLAG_STORES.lists);
-  const passes = mapPasses(
+  return mapPasses(
     bucketedPasses(conn, dir, `(${keyed})`, 'f', cuts),
     (source) => `WITH entries AS (
             SELECT f, g, risk_score, ((row_number() OVER (PARTITION BY f ORDER BY g) - 1) // ${RED_FLAG_BLOCK})::INTEGER AS b
@@ -89,11 +224,4 @@ export async function writeRedFlagStores(conn: DuckDBConnection, ctx: DeriveCont
           UNION ALL
           SELECT (f * ${SLOTS})::INTEGER, json_array(sum(n)::BIGINT, list(scores[1] ORDER BY b))::VARCHAR FROM blocks GROUP BY f`,
   );
-  async function* withCodes(): AsyncIterable<string> {
-    yield* passes;
-    yield `SELECT ${RED_FLAG_CODES_KEY}::INTEGER AS k, to_json([${codes.map(quoteLiteral).join(', ')}]::VARCHAR[])::VARCHAR AS v`;
-  }
-  await ctx.writePacked(RED_FLAG_STORES.lists, withCodes());
-  await ctx.writePacked(RED_FLAG_STORES.rows, `SELECT g, json_array(${RED_FLAG_ROW_COLUMNS.join(', ')})::VARCHAR AS v FROM red_flag_rows`);
-  return true;
 }
