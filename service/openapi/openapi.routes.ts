@@ -49,10 +49,12 @@ describeRoute({
   contentType: 'application/javascript',
 });
 
+const HTML_TYPE = 'text/html; charset=utf-8';
+
 export function registerOpenApiRoutes(app: H3, deps: ServiceDeps): void {
   let json: PreparedDocument | null = null;
-  let html: string | null = null;
-  let rules: string | null = null;
+  let html: PreparedDocument | null = null;
+  let rules: PreparedDocument | null = null;
   let base = '';
   const refresh = () => {
     if (base !== deps.options.publicBaseUrl) {
@@ -61,11 +63,16 @@ export function registerOpenApiRoutes(app: H3, deps: ServiceDeps): void {
       // Encoded, tagged and compressed once: a 344 KB text decoded, compared and encoded again on every request held
       // it to 392 req/s at full scale (issue 22); the API layer answers from these bytes (platform/prepared-document.ts).
       json = new PreparedDocument(JSON.stringify(buildOpenApiDocument(base, deps.options.version)), 'application/json; charset=utf-8');
-      html = renderDocsPage(deps.options.version);
-      rules = renderRulesPage(base, deps.options.version, {
-        free: deps.usage?.freeHourlyLimit ?? DEFAULT_FREE_HOURLY_LIMIT,
-        pro: deps.usage?.proHourlyLimit ?? DEFAULT_PRO_HOURLY_LIMIT,
-      });
+      // The two HTML pages likewise (issue 22: /docs/rules, 66 KB, was a web Response per request whose body the layer
+      // streamed in chunks, 313 µs of CPU a request, without the ETag and compression DOCUMENT_PATHS promises).
+      html = new PreparedDocument(renderDocsPage(deps.options.version), HTML_TYPE);
+      rules = new PreparedDocument(
+        renderRulesPage(base, deps.options.version, {
+          free: deps.usage?.freeHourlyLimit ?? DEFAULT_FREE_HOURLY_LIMIT,
+          pro: deps.usage?.proHourlyLimit ?? DEFAULT_PRO_HOURLY_LIMIT,
+        }),
+        HTML_TYPE,
+      );
     }
   };
   app.get('/openapi.json', () => {
@@ -74,11 +81,11 @@ export function registerOpenApiRoutes(app: H3, deps: ServiceDeps): void {
   });
   app.get('/docs', () => {
     refresh();
-    return new Response(html, { headers: { 'content-type': 'text/html; charset=utf-8' } });
+    return html!.response();
   });
   app.get('/docs/rules', () => {
     refresh();
-    return new Response(rules, { headers: { 'content-type': 'text/html; charset=utf-8' } });
+    return rules!.response();
   });
   // The bundle's bytes as they were read (1.1 MB), finished as a layer answer: written with one `end` by the node
   // listener (node-listener.ts), not copied twice into a web Response and streamed in chunks (issue 22: 1,417 req/s,

@@ -19,6 +19,10 @@ import { UsageService } from '../../service/platform/usage.service.ts';
 import { companyIndex } from '../../service/search/company-index.ts';
 import { textIndexes } from '../../service/search/text-index.ts';
 import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
+import { renderDocsPage } from '../../service/openapi/docs-page.ts';
+import { renderRulesPage } from '../../service/openapi/rules-page.ts';
+import { COMPRESS_MIN_BYTES } from '../../service/platform/response-finish.ts';
+import { DEFAULT_FREE_HOURLY_LIMIT, DEFAULT_PRO_HOURLY_LIMIT } from '../../service/platform/usage.service.ts';
 import { REPO_ROOT } from '../helpers/shared.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 
@@ -199,6 +203,41 @@ describe('HTTP caching, compression, CORS', () => {
       expect((enc === 'br' ? brotliDecompressSync(ba) : gunzipSync(ba)).toString('utf8')).toBe(text);
     }
     expect((await get('br', etag)).status).toBe(304);
+  });
+  it('serves /docs and /docs/rules as prepared documents: the rendered page, its length, one ETag, compressed bytes, 304', async () => {
+    const o = svc.deps.options;
+    const pages: Record<string, string> = {
+      '/docs': renderDocsPage(o.version),
+      '/docs/rules': renderRulesPage(o.publicBaseUrl, o.version, {
+        free: svc.deps.usage?.freeHourlyLimit ?? DEFAULT_FREE_HOURLY_LIMIT,
+        pro: svc.deps.usage?.proHourlyLimit ?? DEFAULT_PRO_HOURLY_LIMIT,
+      }),
+    };
+    for (const [path, page] of Object.entries(pages)) {
+      const get = async (enc: string, inm?: string) =>
+        svc.app.fetch(
+          new Request(`http://proofline.test${path}`, { headers: { 'accept-encoding': enc, ...(inm ? { 'if-none-match': inm } : {}) } }),
+        );
+      const plain = await get('identity');
+      expect(plain.status).toBe(200);
+      expect(plain.headers.get('content-type')).toBe('text/html; charset=utf-8');
+      expect(await plain.text()).toBe(page);
+      expect(plain.headers.get('content-length')).toBe(String(Buffer.byteLength(page)));
+      const etag = plain.headers.get('etag')!;
+      expect(etag).toMatch(/^W\/"/);
+      expect(plain.headers.get('cache-control')).toBe('public, max-age=300');
+      for (const enc of ['br', 'gzip'] as const) {
+        const res = await get(enc);
+        expect(res.headers.get('etag')).toBe(etag);
+        const bytes = Buffer.from(await res.arrayBuffer());
+        // Compressed as any document is (a page too small to gain is sent as it is).
+        const coding = res.headers.get('content-encoding');
+        expect(coding === null ? page.length < COMPRESS_MIN_BYTES : coding === enc).toBe(true);
+        const text = coding === null ? bytes : enc === 'br' ? brotliDecompressSync(bytes) : gunzipSync(bytes);
+        expect(text.toString('utf8')).toBe(page);
+      }
+      expect((await get('gzip', etag)).status).toBe(304);
+    }
   });
   it('allows cross-origin GETs and answers preflights', async () => {
     const r = await getJson(svc.app, '/api/company/AAPL', { headers: { origin: 'https://example.org' } });

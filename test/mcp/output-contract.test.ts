@@ -10,18 +10,21 @@
  * published schemas by sec-tools.test.ts.)
  */
 import fc from 'fast-check';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { TOOLS } from '../../service/mcp/mcp.queries.ts';
 import { MONITORING_TOOLS } from '../../service/mcp/monitoring.tools.ts';
 import { omitNulls } from '../../service/mcp/tool-kit.ts';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { type JSONRPCRequest, JSONRPCRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { Protocol } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import {
+  answerPlainToolCall,
   answerText,
   buildMcpServer,
   DirectTransport,
   directRequestOf,
+  isPlainToolCallRequest,
   mcpServersBuilt,
   outputCheckOf,
   type ServerSlot,
@@ -274,6 +277,7 @@ describe('MCP requests answered without a transport per request (DirectTransport
     ];
     let id = 1000;
     let delivered = 0;
+    let plain = 0;
     for (const m of messages) {
       const message = { ...m, id: ++id };
       const request = directRequestOf(new Headers(headers), message);
@@ -283,8 +287,46 @@ describe('MCP requests answered without a transport per request (DirectTransport
       const b = await sdk.transport.deliver(request as JSONRPCRequest);
       expect(JSON.stringify(a), JSON.stringify(message)).toBe(JSON.stringify(b));
       expect(Buffer.from(answerText(a, fast.slot)).toString('utf8')).toBe(Buffer.from(answerText(b, sdk.slot)).toString('utf8'));
+      // The route answers a plain tools/call without a server (answerPlainToolCall): the same answer, byte for byte.
+      if (isPlainToolCallRequest(request as JSONRPCRequest)) {
+        plain++;
+        const slot: ServerSlot = { ctx: { deps: w.svc.deps, apiKey: null } };
+        const c = await answerPlainToolCall(slot, request as Parameters<typeof answerPlainToolCall>[1]);
+        expect(JSON.stringify(c), JSON.stringify(message)).toBe(JSON.stringify(b));
+        expect(Buffer.from(answerText(c, slot)).toString('utf8')).toBe(Buffer.from(answerText(b, sdk.slot)).toString('utf8'));
+      }
     }
     expect(delivered).toBe(messages.length - 2);
+    expect(plain).toBe(40); // 32 + 3 answers, 3 bad arguments, an unknown tool, a call without arguments
+  });
+
+  it("answers a plain tools/call over HTTP without the SDK's per-request dispatch; other requests keep it", async () => {
+    // Protocol._onrequest runs the message's type guards (two failing zod parses for a request) and builds an
+    // AbortController per request: about 1.2 KB a call promoted to the old generation (answerPlainToolCall).
+    const dispatched = vi.spyOn(Protocol.prototype as unknown as { _onrequest: () => void }, '_onrequest');
+    try {
+      const post = async (body: unknown) => {
+        const res = await w.svc.app.fetch(
+          new Request('http://proofline.test/mcp', { method: 'POST', headers, body: JSON.stringify(body) }),
+        );
+        return (await res.json()) as { result?: { structuredContent?: unknown; isError?: boolean }; error?: unknown };
+      };
+      const call = await post({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'tools/call',
+        params: { name: 'freight_carrier_safety', arguments: { dot_number: dots[0] } },
+      });
+      expect(call.result?.structuredContent).toBeDefined();
+      const unknown = await post({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'freight_nope', arguments: {} } });
+      expect(unknown.error).toBeDefined();
+      expect(dispatched).not.toHaveBeenCalled();
+      const list = await post({ jsonrpc: '2.0', id: 3, method: 'tools/list', params: {} });
+      expect(list.result).toBeDefined();
+      expect(dispatched).toHaveBeenCalledTimes(1);
+    } finally {
+      dispatched.mockRestore();
+    }
   });
 
   it("hands on the request the SDK's JSONRPCRequestSchema parse gives, or none when it fails, over arbitrary envelopes", () => {
