@@ -8,7 +8,7 @@
  * object keys sorted by UTF-16 code units, no whitespace, numbers in the
  * ECMAScript shortest round-trip form, strings with minimal escaping.
  */
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import canonicalize from 'canonicalize';
 
 /** RFC 8785 canonical JSON text of `value`. Throws on values JSON cannot carry (undefined at top level, NaN, Infinity, BigInt). */
@@ -36,9 +36,12 @@ export function canonicalJsonReusing(value: Record<string, unknown>, known: Read
   return `{${parts.join(',')}}`;
 }
 
-/** Lower-case hex SHA-256 of a UTF-8 string or of raw bytes. */
+/**
+ * Lower-case hex SHA-256 of a UTF-8 string or of raw bytes. One-shot `crypto.hash` (the digest `createHash` gives):
+ * no Hash object, whose native handle every young collection has to process (issue 22: read paths hash per request).
+ */
 export function sha256Hex(data: string | Uint8Array): string {
-  return createHash('sha256').update(data).digest('hex');
+  return hash('sha256', data, 'hex');
 }
 
 /** SHA-256 (hex) of the RFC 8785 canonical JSON of `value`, hashed as UTF-8. */

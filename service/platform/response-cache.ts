@@ -8,7 +8,7 @@
  * bumps `generation`; a response computed before a swap is not inserted after
  * it (`set` takes the generation read before the handler ran).
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { MeterClass } from './usage.service.ts';
 
 export interface CachedResponse {
@@ -51,9 +51,12 @@ export interface ResponseCacheOptions {
   maxBytes?: number;
 }
 
-/** Weak ETag over a body: W/"<base64url SHA-1>". Weak because usage_meta (merged after) varies per request. */
+/**
+ * Weak ETag over a body: W/"<base64url SHA-1>". Weak because usage_meta (merged after) varies per request. One-shot
+ * `crypto.hash` (the digest `createHash` gives, without a Hash object and its native handle per answer).
+ */
 export function etagOf(body: string): string {
-  return `W/"${createHash('sha1').update(body).digest('base64url')}"`;
+  return `W/"${hash('sha1', body, 'base64url')}"`;
 }
 
 interface Slot {
