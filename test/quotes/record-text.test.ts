@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { inDateOrder, RECORD_JSON_SQL } from '../../jobs/quotes/quotes-fold.ts';
+import { RECORD_JSON_SQL, ROW_ORDER_SQL } from '../../jobs/quotes/quotes-fold.ts';
 import { queryRows } from '../../lib/warehouse/duckdb.ts';
 import { quoteRecord } from '../../ingest/quotes/chain.ts';
 import { canonicalJson } from '../../lib/hash.ts';
@@ -105,13 +105,31 @@ describe('RECORD_JSON_SQL', () => {
   });
 });
 
-describe('inDateOrder', () => {
-  const rec = (d: string) =>
-    `{"adjustment":"raw","close":1,"high":1,"low":1,"open":1,"quote_date":"${d}","ticker":"X","trade_count":null,"volume":1,"vwap":null}`;
-  it('accepts strictly ascending dates and rejects a repeat or a step back', () => {
-    expect(inDateOrder([rec('2024-01-02'), rec('2024-01-03'), rec('2025-01-01')])).toBe(true);
-    expect(inDateOrder([rec('2024-01-03'), rec('2024-01-02')])).toBe(false);
-    expect(inDateOrder([rec('2024-01-02'), rec('2024-01-02')])).toBe(false);
-    expect(inDateOrder([])).toBe(true);
+describe('ROW_ORDER_SQL', () => {
+  it('is true for a chain whose rows the aggregate saw in row order, each once, and false otherwise', async () => {
+    const db = await DuckDBInstance.create(':memory:', { threads: '1' });
+    const conn = await db.connect();
+    try {
+      // Chains A (rows 0-2) and C (row 5) in row order; B's rows 3 and 4 fed to the aggregate backwards; D's rows
+      // 6 and 8 not one run (row 7 is E's).
+      await conn.run(
+        `CREATE TEMP TABLE quote_file_rows AS SELECT * FROM (VALUES ('A'), ('A'), ('A'), ('B'), ('B'), ('C'), ('D'), ('E'), ('D')) v(ticker)`,
+      );
+      const rows = (
+        await conn.runAndReadAll(`SELECT ticker, ${ROW_ORDER_SQL} AS in_order
+          FROM (SELECT * FROM (SELECT ticker, rowid AS "rowid" FROM quote_file_rows) ORDER BY CASE WHEN ticker = 'B' THEN -"rowid" ELSE "rowid" END) i
+          GROUP BY ticker ORDER BY ticker`)
+      ).getRowObjectsJson();
+      expect(rows).toEqual([
+        { ticker: 'A', in_order: true },
+        { ticker: 'B', in_order: false },
+        { ticker: 'C', in_order: true },
+        { ticker: 'D', in_order: false },
+        { ticker: 'E', in_order: true },
+      ]);
+    } finally {
+      conn.closeSync();
+      db.closeSync();
+    }
   });
 });
