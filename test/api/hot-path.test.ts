@@ -171,6 +171,40 @@ describe('QueryLog', () => {
     await log.close();
   });
 
+  it('loads on its timer only a large batch, or rows that waited long enough; a read sees every row at once', async () => {
+    // Ticks every 10 ms, spool writes every 10 ms: a load a second (the former timer) would show within a few ticks.
+    const until = async (ok: () => boolean) => {
+      for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    const batched = await QueryLog.open(path.join(dir, 'f', 'query-log.duckdb'), {
+      flushMs: 10,
+      spoolMs: 10,
+      loadRows: 1000,
+      loadMaxWaitMs: 3_600_000,
+    });
+    for (let i = 0; i < 999; i++) batched.push(entry(i));
+    await new Promise((r) => setTimeout(r, 300)); // about 30 ticks with 999 rows waiting
+    expect(batched.written).toBe(0); // no DuckDB load below the batch
+    batched.push(entry(999));
+    await until(() => batched.written === 1000);
+    expect(batched.written).toBe(1000); // the timer loaded the batch, no read asked for it
+    for (let i = 1000; i < 1010; i++) batched.push(entry(i));
+    const [n] = await batched.query(`SELECT count(*)::INTEGER AS n FROM query_log`);
+    expect(n).toEqual({ n: 1010 }); // a read flushes whatever waits
+    await batched.close();
+
+    const waited = await QueryLog.open(path.join(dir, 'g', 'query-log.duckdb'), {
+      flushMs: 10,
+      spoolMs: 10,
+      loadRows: 1_000_000,
+      loadMaxWaitMs: 50,
+    });
+    for (let i = 0; i < 3; i++) waited.push(entry(i));
+    await until(() => waited.written === 3);
+    expect(waited.written).toBe(3);
+    await waited.close();
+  });
+
   it('writes buffered rows on close, and loads a spool file a crash left behind (a torn last line is skipped)', async () => {
     const file = path.join(dir, 'b', 'query-log.duckdb');
     const first = await QueryLog.open(file, { flushMs: 60_000, spoolMs: 60_000 });
