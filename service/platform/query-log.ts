@@ -264,7 +264,7 @@ export abstract class QueryLogBuffer {
  * 122,880 rows: a large append writes whole row groups), or once the oldest has waited LOAD_MAX_WAIT_MS.
  */
 export const LOAD_BATCH_ROWS = 245_760;
-export const LOAD_MAX_WAIT_MS = 10_000;
+export const LOAD_MAX_WAIT_MS = 60_000;
 
 /** Minutes (ts_ms // 60,000) kept by the counters of /api/stats beyond the oldest one asked for. */
 const MINUTES_SLACK = 60;
