@@ -66,6 +66,8 @@ export function writeMs(buf: Uint8Array, pos: number, ms: number): number {
 const SLAB_BYTES = 256 * 1024;
 let slab = new Uint8Array(0);
 let slabUsed = 0;
+/** Slabs allocated so far (tests bound it: a released body's bytes are reused, so hot answers need no new slab). */
+export let slabsAllocated = 0;
 
 /**
  * A fresh `len`-byte view for one response body, cut from a shared slab
@@ -78,8 +80,19 @@ export function allocBody(len: number): Uint8Array {
   if (slabUsed + len > slab.length) {
     slab = Buffer.allocUnsafeSlow(SLAB_BYTES); // not zero-filled: every byte of a view is written before it is sent
     slabUsed = 0;
+    slabsAllocated++;
   }
   const view = new Uint8Array(slab.buffer, slabUsed, len);
   slabUsed += (len + 7) & ~7;
   return view;
+}
+
+/**
+ * Hands back the view `allocBody` returned last, once nothing will read it again (the node listener: its bytes
+ * were copied to the kernel by the synchronous socket write): the next body reuses its bytes. Any other view
+ * (an older one, a large body's own buffer) is left alone. Issue 22 item 5: a fresh 256 KB slab every ~110 hot
+ * answers was 80 MB/s of off-heap memory at the hot path's rate, which V8 counts towards its GC triggers.
+ */
+export function releaseBody(view: Uint8Array): void {
+  if (view.buffer === slab.buffer && view.byteOffset + ((view.byteLength + 7) & ~7) === slabUsed) slabUsed = view.byteOffset;
 }

@@ -3,7 +3,7 @@
  * exactly the text it replaces.
  */
 import { describe, expect, it } from 'vitest';
-import { allocBody, formatMs, msLength, uintLength, writeMs, writeUint } from '../../service/platform/bytes.ts';
+import { allocBody, releaseBody, formatMs, msLength, uintLength, writeMs, writeUint } from '../../service/platform/bytes.ts';
 
 const INTS = [
   0,
@@ -70,5 +70,19 @@ describe('allocBody', () => {
     views.push(allocBody(100_000));
     for (const [i, v] of views.entries()) v.fill(i % 251);
     for (const [i, v] of views.entries()) expect(v.every((b) => b === i % 251)).toBe(true);
+  });
+
+  it('reuses the bytes of the last view handed back (releaseBody), never those of an older one', () => {
+    const a = allocBody(100);
+    const b = allocBody(200);
+    releaseBody(a); // not the last one: ignored
+    const c = allocBody(100);
+    expect(c.byteOffset).not.toBe(a.byteOffset);
+    releaseBody(c);
+    const d = allocBody(50);
+    expect([d.buffer, d.byteOffset]).toEqual([c.buffer, c.byteOffset]);
+    b.fill(7);
+    d.fill(9);
+    expect(b.every((x) => x === 7)).toBe(true);
   });
 });
