@@ -70,29 +70,6 @@ const RANKED_FILTER = `ticker IS NOT NULL AND status = 200 AND agent_type IN (${
 const AI_SET = new Set<string>(AI_AGENT_TYPES);
 const AI_DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log_ai (ts_ms BIGINT NOT NULL, client VARCHAR NOT NULL, agent_type VARCHAR NOT NULL, ticker VARCHAR NOT NULL, status INTEGER NOT NULL)`;
 
-const clientAgents = new WeakMap<Uint8Array, string>();
-const requestKeys = new WeakMap<Uint8Array, { ticker: string | null; status: number }>();
-const utf8 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
-/** The agent type inside an encoded client part (`logClientPart`), decoded once per buffer. */
-function agentOfPart(part: Uint8Array): string {
-  let a = clientAgents.get(part);
-  if (a === undefined) {
-    a = String((JSON.parse(`{${utf8(part).slice(1)}}`) as { agent_type: unknown }).agent_type);
-    clientAgents.set(part, a);
-  }
-  return a;
-}
-/** Ticker and status inside an encoded request part (`logRequestPart`), decoded once per buffer. */
-function requestOfPart(part: Uint8Array): { ticker: string | null; status: number } {
-  let k = requestKeys.get(part);
-  if (k === undefined) {
-    const j = JSON.parse(`{${utf8(part).slice(1)}0}`) as { ticker: string | null; status: number };
-    k = { ticker: j.ticker, status: j.status };
-    requestKeys.set(part, k);
-  }
-  return k;
-}
-
 const COLUMNS = `{ts_ms: 'BIGINT', client: 'VARCHAR', tier: 'VARCHAR', agent_type: 'VARCHAR', method: 'VARCHAR', path: 'VARCHAR', ticker: 'VARCHAR', status: 'INTEGER', duration_ms: 'DOUBLE'}`;
 
 const clientParts = new Map<string, string>();
@@ -105,6 +82,37 @@ export function logClientPart(client: string, tier: string, agentType: string, m
 /** `,"path":…,"ticker":…,"status":…,"duration_ms":`: the members of a log line fixed by the request and its answer. */
 export function logRequestPart(path: string, ticker: string | null, status: number): string {
   return `,"path":${JSON.stringify(path)},"ticker":${ticker === null ? 'null' : JSON.stringify(ticker)},"status":${status | 0},"duration_ms":`;
+}
+
+/**
+ * A client's members of a log line (`logClientPart`) encoded once as UTF-8, with what the embedded log's counters
+ * need of them (the agent type, and whether it is one of the AI agents rankings count): `pushEncoded` decodes
+ * nothing per row.
+ */
+export class EncodedLogClient {
+  readonly bytes: Buffer;
+  readonly ai: boolean;
+  constructor(
+    client: string,
+    tier: string,
+    readonly agentType: string,
+    method: string,
+  ) {
+    this.bytes = Buffer.from(logClientPart(client, tier, agentType, method));
+    this.ai = AI_SET.has(agentType);
+  }
+}
+
+/** A request's members of a log line (`logRequestPart`) encoded once as UTF-8, with its ticker and status. */
+export class EncodedLogRequest {
+  readonly bytes: Buffer;
+  constructor(
+    path: string,
+    readonly ticker: string | null,
+    readonly status: number,
+  ) {
+    this.bytes = Buffer.from(logRequestPart(path, ticker, status));
+  }
 }
 
 /**
@@ -127,7 +135,6 @@ export function toLine(e: QueryLogEntry): string {
 const FALLBACK_SPOOL = 'query-log-spool-';
 
 const TS_OPEN = Buffer.from('{"ts_ms":');
-const LINE_END = Buffer.from('}\n');
 
 /**
  * The in-memory part both backends share: encoded lines in off-heap chunks
@@ -153,11 +160,8 @@ export abstract class QueryLogBuffer {
   protected tracksRows = false;
   /** Called for each row taken into the buffer (when `tracksRows`). */
   protected accepted(_tsMs: number, _agentType: string, _ticker: string | null, _status: number): void {}
-  /** The last parts `pushEncoded` decoded (a client's requests come in runs: one lookup per run, not per row). */
-  private lastClientPart: Uint8Array | null = null;
-  private lastAgent = '';
-  private lastRequestPart: Uint8Array | null = null;
-  private lastRequest: { ticker: string | null; status: number } = { ticker: null, status: 0 };
+  /** Called for each row `pushEncoded` takes into the buffer (when `tracksRows`), with its encoded parts. */
+  protected acceptedEncoded(_tsMs: number, _client: EncodedLogClient, _request: EncodedLogRequest): void {}
 
   /** `maxUnsent`: rows held in memory at most (MAX_QUERY_LOG_BUFFER; tests pass a small bound). */
   constructor(readonly maxUnsent: number = MAX_QUERY_LOG_BUFFER) {}
@@ -203,27 +207,19 @@ export abstract class QueryLogBuffer {
 
   /**
    * `push` for a client and request whose parts are already encoded
-   * (`logClientPart`, `logRequestPart` as UTF-8): the same line, written into
+   * (`EncodedLogClient`, `EncodedLogRequest`): the same line, written into
    * the chunk without building a string (the node:http hot path).
    */
-  pushEncoded(tsMs: number, clientPart: Uint8Array, requestPart: Uint8Array, durationMs: number): void {
+  pushEncoded(tsMs: number, client: EncodedLogClient, request: EncodedLogRequest, durationMs: number): void {
     if (this.pendingRows + this.heldRows >= this.maxUnsent) {
       this.dropped++;
       return;
     }
     const ts = Math.trunc(tsMs);
-    if (this.tracksRows) {
-      if (clientPart !== this.lastClientPart) {
-        this.lastAgent = agentOfPart(clientPart);
-        this.lastClientPart = clientPart;
-      }
-      if (requestPart !== this.lastRequestPart) {
-        this.lastRequest = requestOfPart(requestPart);
-        this.lastRequestPart = requestPart;
-      }
-      this.accepted(ts, this.lastAgent, this.lastRequest.ticker, this.lastRequest.status);
-    }
-    const len = TS_OPEN.length + uintLength(ts) + clientPart.length + requestPart.length + msLength(durationMs) + LINE_END.length;
+    if (this.tracksRows) this.acceptedEncoded(ts, client, request);
+    const clientPart = client.bytes;
+    const requestPart = request.bytes;
+    const len = TS_OPEN.length + uintLength(ts) + clientPart.length + requestPart.length + msLength(durationMs) + 2;
     if (this.chunk.length - this.chunkLen < len) this.nextChunk(len);
     const c = this.chunk;
     let p = this.chunkLen;
@@ -233,8 +229,9 @@ export abstract class QueryLogBuffer {
     p += clientPart.length;
     c.set(requestPart, p);
     p = writeMs(c, p + requestPart.length, durationMs);
-    c.set(LINE_END, p);
-    this.chunkLen = p + LINE_END.length;
+    c[p] = 125; // }
+    c[p + 1] = 10; // \n
+    this.chunkLen = p + 2;
     this.pendingRows++;
   }
 
@@ -290,6 +287,10 @@ export class QueryLog extends QueryLogBuffer {
   private boundary: { minute: number; rows: Array<{ ts: number; agent: string; n: number }> } | null = null;
   private boundaryGen = 0;
   private boundaryLoad: { minute: number; gen: number; rows: Promise<Array<{ ts: number; agent: string; n: number }>> } | null = null;
+  /** Rows `acceptedEncoded` counted and not yet folded into `minutes`: all of minute `runMinute` and agent type `runAgent`. */
+  private runMinute = Number.NaN;
+  private runAgent = '';
+  private runCount = 0;
   /** Ranked rows taken into the buffer, and how many of those are in the database for sure. */
   private rankedAccepted = 0;
   private rankedLoaded = 0;
@@ -551,6 +552,31 @@ export class QueryLog extends QueryLogBuffer {
     if (this.minutes) this.countRow(Math.floor(tsMs / 60_000), agentType, 1);
   }
 
+  /**
+   * The hot path's rows: a run of rows of one minute and one agent type is counted as one number (`runCount`) and
+   * folded into `minutes` when the run ends or before anything reads the counters (`foldRun`), instead of two Map
+   * lookups a row.
+   */
+  protected override acceptedEncoded(tsMs: number, client: EncodedLogClient, request: EncodedLogRequest): void {
+    if (client.ai && request.ticker !== null && request.status === 200) this.rankedAccepted++;
+    const minute = Math.floor(tsMs / 60_000);
+    if (minute === this.runMinute && client.agentType === this.runAgent) this.runCount++;
+    else {
+      this.foldRun();
+      this.runMinute = minute;
+      this.runAgent = client.agentType;
+      this.runCount = 1;
+    }
+  }
+
+  /** Counts the pending run of `acceptedEncoded` into `minutes` (with countRow's invalidation of the boundary minute). */
+  private foldRun(): void {
+    if (this.runCount === 0) return;
+    const n = this.runCount;
+    this.runCount = 0;
+    this.countRow(this.runMinute, this.runAgent, n);
+  }
+
   private countRow(minute: number, agent: string, n: number): void {
     if (!this.minutes) return;
     let m = this.minutes.get(minute);
@@ -591,6 +617,7 @@ export class QueryLog extends QueryLogBuffer {
 
   /** One minute's rows to the millisecond, by agent type, from the table after a flush (shared by concurrent callers). */
   private loadBoundary(minute: number): Promise<Array<{ ts: number; agent: string; n: number }>> {
+    this.foldRun();
     const gen = this.boundaryGen;
     if (this.boundaryLoad && this.boundaryLoad.minute === minute && this.boundaryLoad.gen === gen) return this.boundaryLoad.rows;
     const rows = this.flush()
@@ -604,6 +631,7 @@ export class QueryLog extends QueryLogBuffer {
       .then((rs) => {
         const out = rs.map((r) => ({ ts: Number(r.ts_ms), agent: String(r.agent_type), n: Number(r.n) }));
         // Kept unless a row of that minute arrived meanwhile (this answer stands: it was asked before that row).
+        this.foldRun();
         if (this.boundaryGen === gen) this.boundary = { minute, rows: out };
         return out;
       });
@@ -620,7 +648,9 @@ export class QueryLog extends QueryLogBuffer {
     if (!this.minutes || sinceMs < this.horizonMinute * 60_000) return null;
     if (await this.hasHandedOverFiles()) await this.flush(true);
     const m0 = Math.floor(sinceMs / 60_000);
+    this.foldRun();
     const edge = this.boundary?.minute === m0 ? this.boundary.rows : await this.loadBoundary(m0);
+    this.foldRun();
     const minutes = this.minutes;
     if (!minutes) return null;
     const out = new Map<string, number>();

@@ -35,6 +35,17 @@ describe('writeUint', () => {
       expect(Buffer.from(buf).toString('latin1')).toBe(`###${String(n)}${'#'.repeat(40 - 3 - String(n).length)}`);
     }
   });
+
+  it('is exact at every power of ten and its neighbours, at 2^31, and over a sweep of 13-digit timestamps', () => {
+    const ns: number[] = [2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2_000_000_005, 1_000_000_000_000 + 7];
+    for (let e = 0; e <= 15; e++) for (const d of [-1, 0, 1]) if (10 ** e + d >= 0) ns.push(10 ** e + d);
+    for (let i = 0; i < 2000; i++) ns.push(1_795_000_000_000 + i * 7_919_993);
+    const buf = new Uint8Array(20);
+    for (const n of ns) {
+      const end = writeUint(buf, 2, n);
+      expect([uintLength(n), Buffer.from(buf.subarray(2, end)).toString('latin1')]).toEqual([String(n).length, String(n)]);
+    }
+  });
 });
 
 describe('formatMs / writeMs', () => {

@@ -25,7 +25,7 @@ import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
 import { createApiKey } from '../../lib/api-keys.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { startServer, type RunningServer } from '../../service/main.ts';
-import { logClientPart, logRequestPart, QueryLog, toLine } from '../../service/platform/query-log.ts';
+import { EncodedLogClient, EncodedLogRequest, QueryLog, toLine } from '../../service/platform/query-log.ts';
 import { AGENT_TYPES } from '../../service/platform/agent-type.ts';
 import { buildUsageMeta, dataSourceOf, usageMetaJson, type ClientIdentity, type Metered } from '../../service/platform/usage.service.ts';
 import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
@@ -126,8 +126,8 @@ describe('QueryLog', () => {
     log.push(e);
     log.pushEncoded(
       e.ts_ms,
-      Buffer.from(logClientPart(e.client, e.tier, e.agent_type, e.method)),
-      Buffer.from(logRequestPart(e.path, e.ticker, e.status)),
+      new EncodedLogClient(e.client, e.tier, e.agent_type, e.method),
+      new EncodedLogRequest(e.path, e.ticker, e.status),
       e.duration_ms,
     );
     const rows = await log.query(`SELECT DISTINCT * FROM query_log`);
