@@ -354,6 +354,11 @@ try {
     ratioCompare?: number;
   }> = [];
   const r2 = (x: number) => Math.round(x * 100) / 100;
+  // Work a server defers past its own wrk run (the query log loads its spooled rows in large batches) is counted:
+  // its CPU from the start of its first run to the end of its last, over every request of every round, and what of
+  // that fell outside its own runs (while the other servers were measured).
+  const serverCpuStart = cpuUs(server.pid);
+  const compareCpuStart = compare ? cpuUs(compare.pid) : null;
   for (let r = 0; r < ROUNDS; r++) {
     const bareRun = runWrk(`http://127.0.0.1:${barePort}`, ['/'], 32, {}, bare.pid);
     console.log(fmt(`bare node:http (same bytes), c32 [${r + 1}]`, bareRun));
@@ -372,6 +377,34 @@ try {
       ...(compareRun ? { compare: compareRun, ratioCompare: r2(compareRun.req_per_s / bareRun.req_per_s) } : {}),
     });
   }
+  const serverCpuEnd = cpuUs(server.pid);
+  const compareCpuEnd = compare ? cpuUs(compare.pid) : null;
+  /** CPU per request over all rounds (from the first run's start to the last one's end) and the part spent outside the runs. */
+  const cpuOverRounds = (start: number | null, end: number | null, runsOf: WrkResult[]) => {
+    if (start === null || end === null) return null;
+    const requests = runsOf.reduce((a, x) => a + x.requests, 0);
+    const inRuns = runsOf.reduce((a, x) => a + (x.server_cpu_us_per_req ?? 0) * x.requests, 0);
+    return {
+      cpu_us_per_req_all_rounds: Math.round(((end - start) / requests) * 10) / 10,
+      cpu_us_per_req_outside_runs: Math.round(((end - start - inRuns) / requests) * 10) / 10,
+    };
+  };
+  const companyCpu = cpuOverRounds(
+    serverCpuStart,
+    serverCpuEnd,
+    rounds.map((x) => x.company),
+  );
+  const compareCpu = compare
+    ? cpuOverRounds(
+        compareCpuStart,
+        compareCpuEnd,
+        rounds.map((x) => x.compare!),
+      )
+    : null;
+  if (companyCpu)
+    console.log(
+      `server CPU over all rounds ${companyCpu.cpu_us_per_req_all_rounds} us/req (outside its runs ${companyCpu.cpu_us_per_req_outside_runs})${compareCpu ? `; compare root ${compareCpu.cpu_us_per_req_all_rounds} (${compareCpu.cpu_us_per_req_outside_runs})` : ''}`,
+    );
   const medianBy = <T>(xs: T[], key: (x: T) => number): T => [...xs].sort((a, b) => key(a) - key(b))[Math.floor(xs.length / 2)]!;
   runs.bare_node_http_c32 = medianBy(
     rounds.map((x) => x.bare),
@@ -439,6 +472,8 @@ try {
     ratio_company_to_bare_identical_exchange: ratioSame,
     ...(compare ? { compare_root: compareRoot, ratio_compare_to_bare: ratioCompare } : {}),
     company_c32_p99_us_median_round: p99s[Math.floor(p99s.length / 2)],
+    ...(companyCpu ? { company_cpu_over_rounds: companyCpu } : {}),
+    ...(compareCpu ? { compare_cpu_over_rounds: compareCpu } : {}),
     company_c32_p99_us_worst_round: p99s.at(-1),
     rounds: rounds.map((x) => ({
       bare_req_per_s: x.bare.req_per_s,

@@ -11,25 +11,34 @@
  * duration), pinned by test/api/hot-bytes.test.ts.
  */
 
-/** Number of decimal digits of a non-negative safe integer. */
+/** Number of decimal digits of a non-negative safe integer (comparisons, not a division a digit). */
 export function uintLength(n: number): number {
-  let len = 1;
-  while (n >= 10) {
-    n = Math.floor(n / 10);
-    len++;
+  if (n < 1e6) return n < 10 ? 1 : n < 100 ? 2 : n < 1000 ? 3 : n < 1e4 ? 4 : n < 1e5 ? 5 : 6;
+  if (n < 1e12) return n < 1e7 ? 7 : n < 1e8 ? 8 : n < 1e9 ? 9 : n < 1e10 ? 10 : n < 1e11 ? 11 : 12;
+  return n < 1e13 ? 13 : n < 1e14 ? 14 : n < 1e15 ? 15 : 16;
+}
+
+/** Writes the `count` low decimal digits of `n` (0 <= n < 2^31) ending just before `end`, in 32-bit integer arithmetic. */
+function writeDigits(buf: Uint8Array, end: number, n: number, count: number): void {
+  for (let i = end - 1; i >= end - count; i--) {
+    const q = (n / 10) | 0;
+    buf[i] = 48 + n - q * 10;
+    n = q;
   }
-  return len;
 }
 
 /** Writes `String(n)` (n a non-negative safe integer) at `pos` as ASCII; returns the position after it. */
 export function writeUint(buf: Uint8Array, pos: number, n: number): number {
-  const end = pos + uintLength(n);
-  let i = end;
-  do {
-    const q = Math.floor(n / 10);
-    buf[--i] = 48 + (n - q * 10);
-    n = q;
-  } while (n > 0);
+  const len = uintLength(n);
+  const end = pos + len;
+  if (n < 2147483648) {
+    writeDigits(buf, end, n, len);
+    return end;
+  }
+  // Beyond 32 bits (a millisecond timestamp: 13 digits): the low 9 digits, then the rest, each in integer arithmetic.
+  const hi = Math.floor(n / 1e9);
+  writeDigits(buf, end, n - hi * 1e9, 9);
+  writeDigits(buf, end - 9, hi, len - 9);
   return end;
 }
 
@@ -66,6 +75,8 @@ export function writeMs(buf: Uint8Array, pos: number, ms: number): number {
 const SLAB_BYTES = 256 * 1024;
 let slab = new Uint8Array(0);
 let slabUsed = 0;
+/** Slabs allocated so far (tests bound it: a released body's bytes are reused, so hot answers need no new slab). */
+export let slabsAllocated = 0;
 
 /**
  * A fresh `len`-byte view for one response body, cut from a shared slab
@@ -78,8 +89,19 @@ export function allocBody(len: number): Uint8Array {
   if (slabUsed + len > slab.length) {
     slab = Buffer.allocUnsafeSlow(SLAB_BYTES); // not zero-filled: every byte of a view is written before it is sent
     slabUsed = 0;
+    slabsAllocated++;
   }
   const view = new Uint8Array(slab.buffer, slabUsed, len);
   slabUsed += (len + 7) & ~7;
   return view;
+}
+
+/**
+ * Hands back the view `allocBody` returned last, once nothing will read it again (the node listener: its bytes
+ * were copied to the kernel by the synchronous socket write): the next body reuses its bytes. Any other view
+ * (an older one, a large body's own buffer) is left alone. Issue 22 item 5: a fresh 256 KB slab every ~110 hot
+ * answers was 80 MB/s of off-heap memory at the hot path's rate, which V8 counts towards its GC triggers.
+ */
+export function releaseBody(view: Uint8Array): void {
+  if (view.buffer === slab.buffer && view.byteOffset + ((view.byteLength + 7) & ~7) === slabUsed) slabUsed = view.byteOffset;
 }

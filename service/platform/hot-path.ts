@@ -12,7 +12,7 @@ import type { ServiceDeps } from './deps.ts';
 import { allocBody, uintLength, writeUint } from './bytes.ts';
 import { apiKeyRepositoryFor } from './api-keys.state.ts';
 import { meteredHeaders, meterRequest, usageMetaText, type MeteredRequest } from './metering.ts';
-import { logClientPart, logRequestPart } from './query-log.ts';
+import { EncodedLogClient, EncodedLogRequest } from './query-log.ts';
 import { isCacheable, ResponseCache, type CachedResponse, type HotEntry } from './response-cache.ts';
 import { COMPRESS_MIN_BYTES, EXPOSE_HEADERS, finish, mergeUsageMeta, type LayerRequest, type LayerResponse } from './response-finish.ts';
 import {
@@ -32,7 +32,7 @@ import {
 class HotClient {
   readonly limitText: string;
   readonly policyText: string;
-  readonly logClient: Buffer;
+  readonly logClient: EncodedLogClient;
   /** Wire form: `\r\nratelimit-limit: N\r\nratelimit-remaining: ` and `\r\nratelimit-policy: …\r\nx-proofline-cache: hit\r\n`. */
   readonly wireLimit: Buffer;
   readonly wirePolicy: Buffer;
@@ -42,7 +42,7 @@ class HotClient {
   ) {
     this.limitText = String(id.hourly_limit);
     this.policyText = `${id.hourly_limit};w=3600`;
-    this.logClient = Buffer.from(logClientPart(id.client, id.tier, id.agent_type, 'GET'));
+    this.logClient = new EncodedLogClient(id.client, id.tier, id.agent_type, 'GET');
     this.wireLimit = Buffer.from(`\r\nratelimit-limit: ${this.limitText}\r\nratelimit-remaining: `, 'latin1');
     this.wirePolicy = Buffer.from(`\r\nratelimit-policy: ${this.policyText}\r\nx-proofline-cache: hit\r\n`, 'latin1');
   }
@@ -74,7 +74,7 @@ function hotEntryOf(hit: CachedResponse, pathname: string): HotEntry {
   return (hit.hot = {
     head,
     headChars,
-    logRequest: Buffer.from(logRequestPart(pathname, hit.ticker, hit.status)),
+    logRequest: new EncodedLogRequest(pathname, hit.ticker, hit.status),
     meterClass: meterClassOf(pathname),
     // The header lines node's writeHead would write for HotAnswer.headers (`key: value\r\n`, in the same order).
     wireHead: Buffer.from(

@@ -30,6 +30,7 @@ import type { Socket } from 'node:net';
 import type { H3 } from 'h3';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { Logger } from '../../lib/log.ts';
+import { releaseBody } from './bytes.ts';
 import { HotAnswer } from './hot-path.ts';
 import { layerResponseOf, type HotAnswerer, type LayerRequest, type LayerResponse } from './response-finish.ts';
 
@@ -228,6 +229,10 @@ export function writeHotAnswer(res: ServerResponse, answer: HotAnswer): boolean 
   r._header = WRITTEN_WITH_BODY;
   r._headerSent = true;
   res.end(wire);
+  // Nothing left in node or libuv (`writableLength` counts the response's own queue and its socket's, the latter
+  // until the write completes): `end` wrote every byte to the kernel synchronously, so the buffer's bytes are free.
+  // A pipelined answer waiting for its socket, or a partial write, keeps them (writableLength > 0).
+  if (res.writableLength === 0) releaseBody(wire);
   return true;
 }
 

@@ -70,29 +70,6 @@ const RANKED_FILTER = `ticker IS NOT NULL AND status = 200 AND agent_type IN (${
 const AI_SET = new Set<string>(AI_AGENT_TYPES);
 const AI_DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log_ai (ts_ms BIGINT NOT NULL, client VARCHAR NOT NULL, agent_type VARCHAR NOT NULL, ticker VARCHAR NOT NULL, status INTEGER NOT NULL)`;
 
-const clientAgents = new WeakMap<Uint8Array, string>();
-const requestKeys = new WeakMap<Uint8Array, { ticker: string | null; status: number }>();
-const utf8 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('utf8');
-/** The agent type inside an encoded client part (`logClientPart`), decoded once per buffer. */
-function agentOfPart(part: Uint8Array): string {
-  let a = clientAgents.get(part);
-  if (a === undefined) {
-    a = String((JSON.parse(`{${utf8(part).slice(1)}}`) as { agent_type: unknown }).agent_type);
-    clientAgents.set(part, a);
-  }
-  return a;
-}
-/** Ticker and status inside an encoded request part (`logRequestPart`), decoded once per buffer. */
-function requestOfPart(part: Uint8Array): { ticker: string | null; status: number } {
-  let k = requestKeys.get(part);
-  if (k === undefined) {
-    const j = JSON.parse(`{${utf8(part).slice(1)}0}`) as { ticker: string | null; status: number };
-    k = { ticker: j.ticker, status: j.status };
-    requestKeys.set(part, k);
-  }
-  return k;
-}
-
 const COLUMNS = `{ts_ms: 'BIGINT', client: 'VARCHAR', tier: 'VARCHAR', agent_type: 'VARCHAR', method: 'VARCHAR', path: 'VARCHAR', ticker: 'VARCHAR', status: 'INTEGER', duration_ms: 'DOUBLE'}`;
 
 const clientParts = new Map<string, string>();
@@ -105,6 +82,37 @@ export function logClientPart(client: string, tier: string, agentType: string, m
 /** `,"path":…,"ticker":…,"status":…,"duration_ms":`: the members of a log line fixed by the request and its answer. */
 export function logRequestPart(path: string, ticker: string | null, status: number): string {
   return `,"path":${JSON.stringify(path)},"ticker":${ticker === null ? 'null' : JSON.stringify(ticker)},"status":${status | 0},"duration_ms":`;
+}
+
+/**
+ * A client's members of a log line (`logClientPart`) encoded once as UTF-8, with what the embedded log's counters
+ * need of them (the agent type, and whether it is one of the AI agents rankings count): `pushEncoded` decodes
+ * nothing per row.
+ */
+export class EncodedLogClient {
+  readonly bytes: Buffer;
+  readonly ai: boolean;
+  constructor(
+    client: string,
+    tier: string,
+    readonly agentType: string,
+    method: string,
+  ) {
+    this.bytes = Buffer.from(logClientPart(client, tier, agentType, method));
+    this.ai = AI_SET.has(agentType);
+  }
+}
+
+/** A request's members of a log line (`logRequestPart`) encoded once as UTF-8, with its ticker and status. */
+export class EncodedLogRequest {
+  readonly bytes: Buffer;
+  constructor(
+    path: string,
+    readonly ticker: string | null,
+    readonly status: number,
+  ) {
+    this.bytes = Buffer.from(logRequestPart(path, ticker, status));
+  }
 }
 
 /**
@@ -127,7 +135,6 @@ export function toLine(e: QueryLogEntry): string {
 const FALLBACK_SPOOL = 'query-log-spool-';
 
 const TS_OPEN = Buffer.from('{"ts_ms":');
-const LINE_END = Buffer.from('}\n');
 
 /**
  * The in-memory part both backends share: encoded lines in off-heap chunks
@@ -153,11 +160,8 @@ export abstract class QueryLogBuffer {
   protected tracksRows = false;
   /** Called for each row taken into the buffer (when `tracksRows`). */
   protected accepted(_tsMs: number, _agentType: string, _ticker: string | null, _status: number): void {}
-  /** The last parts `pushEncoded` decoded (a client's requests come in runs: one lookup per run, not per row). */
-  private lastClientPart: Uint8Array | null = null;
-  private lastAgent = '';
-  private lastRequestPart: Uint8Array | null = null;
-  private lastRequest: { ticker: string | null; status: number } = { ticker: null, status: 0 };
+  /** Called for each row `pushEncoded` takes into the buffer (when `tracksRows`), with its encoded parts. */
+  protected acceptedEncoded(_tsMs: number, _client: EncodedLogClient, _request: EncodedLogRequest): void {}
 
   /** `maxUnsent`: rows held in memory at most (MAX_QUERY_LOG_BUFFER; tests pass a small bound). */
   constructor(readonly maxUnsent: number = MAX_QUERY_LOG_BUFFER) {}
@@ -203,27 +207,19 @@ export abstract class QueryLogBuffer {
 
   /**
    * `push` for a client and request whose parts are already encoded
-   * (`logClientPart`, `logRequestPart` as UTF-8): the same line, written into
+   * (`EncodedLogClient`, `EncodedLogRequest`): the same line, written into
    * the chunk without building a string (the node:http hot path).
    */
-  pushEncoded(tsMs: number, clientPart: Uint8Array, requestPart: Uint8Array, durationMs: number): void {
+  pushEncoded(tsMs: number, client: EncodedLogClient, request: EncodedLogRequest, durationMs: number): void {
     if (this.pendingRows + this.heldRows >= this.maxUnsent) {
       this.dropped++;
       return;
     }
     const ts = Math.trunc(tsMs);
-    if (this.tracksRows) {
-      if (clientPart !== this.lastClientPart) {
-        this.lastAgent = agentOfPart(clientPart);
-        this.lastClientPart = clientPart;
-      }
-      if (requestPart !== this.lastRequestPart) {
-        this.lastRequest = requestOfPart(requestPart);
-        this.lastRequestPart = requestPart;
-      }
-      this.accepted(ts, this.lastAgent, this.lastRequest.ticker, this.lastRequest.status);
-    }
-    const len = TS_OPEN.length + uintLength(ts) + clientPart.length + requestPart.length + msLength(durationMs) + LINE_END.length;
+    if (this.tracksRows) this.acceptedEncoded(ts, client, request);
+    const clientPart = client.bytes;
+    const requestPart = request.bytes;
+    const len = TS_OPEN.length + uintLength(ts) + clientPart.length + requestPart.length + msLength(durationMs) + 2;
     if (this.chunk.length - this.chunkLen < len) this.nextChunk(len);
     const c = this.chunk;
     let p = this.chunkLen;
@@ -233,8 +229,9 @@ export abstract class QueryLogBuffer {
     p += clientPart.length;
     c.set(requestPart, p);
     p = writeMs(c, p + requestPart.length, durationMs);
-    c.set(LINE_END, p);
-    this.chunkLen = p + LINE_END.length;
+    c[p] = 125; // }
+    c[p + 1] = 10; // \n
+    this.chunkLen = p + 2;
     this.pendingRows++;
   }
 
@@ -258,6 +255,13 @@ export abstract class QueryLogBuffer {
     return out;
   }
 }
+
+/**
+ * The embedded log's load timer loads this process's spooled rows once this many wait (two DuckDB row groups of
+ * 122,880 rows: a large append writes whole row groups), or once the oldest has waited LOAD_MAX_WAIT_MS.
+ */
+export const LOAD_BATCH_ROWS = 245_760;
+export const LOAD_MAX_WAIT_MS = 60_000;
 
 /** Minutes (ts_ms // 60,000) kept by the counters of /api/stats beyond the oldest one asked for. */
 const MINUTES_SLACK = 60;
@@ -283,6 +287,10 @@ export class QueryLog extends QueryLogBuffer {
   private boundary: { minute: number; rows: Array<{ ts: number; agent: string; n: number }> } | null = null;
   private boundaryGen = 0;
   private boundaryLoad: { minute: number; gen: number; rows: Promise<Array<{ ts: number; agent: string; n: number }>> } | null = null;
+  /** Rows `acceptedEncoded` counted and not yet folded into `minutes`: all of minute `runMinute` and agent type `runAgent`. */
+  private runMinute = Number.NaN;
+  private runAgent = '';
+  private runCount = 0;
   /** Ranked rows taken into the buffer, and how many of those are in the database for sure. */
   private rankedAccepted = 0;
   private rankedLoaded = 0;
@@ -293,10 +301,16 @@ export class QueryLog extends QueryLogBuffer {
   private seq = 0;
   private flushing: Promise<void> | null = null;
   private spoolTimer: NodeJS.Timeout | null = null;
-  /** The spool folder's change time when it was last listed for handed-over files, and when that was (`Date.now()`). */
-  private listedChange = -1;
-  private listedAt = 0;
+  /** The spool folder's change time when it was last listed for handed-over files, and when that was (`Date.now()`): by readers, by the load timer. */
+  private readonly readerListing = { change: -1, at: 0 };
+  private readonly timerListing = { change: -1, at: 0 };
   private loadTimer: NodeJS.Timeout | null = null;
+  /** Rows of this process waiting (buffered or spooled) that make the load timer load them (`loadTick`). */
+  private loadRows = LOAD_BATCH_ROWS;
+  /** How long the oldest waiting row may wait for the load timer (`loadTick`). */
+  private loadMaxWaitMs = LOAD_MAX_WAIT_MS;
+  /** When the load timer first saw rows of this process waiting (0: none waiting). */
+  private waitingSince = 0;
 
   private constructor(
     private readonly instance: DuckDBInstance,
@@ -312,7 +326,10 @@ export class QueryLog extends QueryLogBuffer {
   }
 
   /** Opens (creating) the log database at `file`; falls back to an in-memory database when the file is locked by another process. */
-  static async open(file: string, opts: { flushMs?: number; spoolMs?: number; log?: Logger } = {}): Promise<QueryLog> {
+  static async open(
+    file: string,
+    opts: { flushMs?: number; spoolMs?: number; loadRows?: number; loadMaxWaitMs?: number; log?: Logger } = {},
+  ): Promise<QueryLog> {
     let instance: DuckDBInstance;
     let where = file;
     try {
@@ -350,14 +367,37 @@ export class QueryLog extends QueryLogBuffer {
     await q.startCounters();
     q.spoolTimer = setInterval(() => q.writeBuffer(), opts.spoolMs ?? 250);
     q.spoolTimer.unref();
-    // The owner looks for handed-over files even when it has no traffic of its own.
-    const force = where !== ':memory:';
+    q.loadRows = opts.loadRows ?? LOAD_BATCH_ROWS;
+    q.loadMaxWaitMs = opts.loadMaxWaitMs ?? LOAD_MAX_WAIT_MS;
     q.loadTimer = setInterval(
-      () => void q.flush(force).catch((err) => opts.log?.warn({ err }, 'query log flush failed')),
+      () => void q.loadTick().catch((err) => opts.log?.warn({ err }, 'query log flush failed')),
       opts.flushMs ?? 1000,
     );
     q.loadTimer.unref();
     return q;
+  }
+
+  /**
+   * The load timer's tick (the owner's): loads the spooled rows into the database once `loadRows` of this process's
+   * rows wait, or the oldest of them has waited `loadMaxWaitMs`, or as soon as another process has handed a file over. Loading in large batches costs DuckDB far less per row than a load a second (issue 22 item 5, measured in
+   * docs/benchmarks.md). Nothing waits on it: every read of the log (`query`, `queryRanked`, `agentCounts`) flushes
+   * first, and the rows are on disk in the spool file after `spoolMs` either way, so neither the answers nor what
+   * survives a crash change.
+   */
+  private loadTick(): Promise<void> {
+    // A fallback log loads (and hands over) at every tick as before: the owner's rankings and stats wait for its files.
+    if (this.handoffDir !== null) return this.flush();
+    const waiting = this.pendingRows + this.spoolRows;
+    const now = Date.now();
+    if (waiting === 0) this.waitingSince = 0;
+    else if (this.waitingSince === 0) this.waitingSince = now;
+    if (waiting > 0 && (waiting >= this.loadRows || now - this.waitingSince >= this.loadMaxWaitMs))
+      return this.flush(true).then(() => {
+        // Rows that came during the load are younger than its start.
+        this.waitingSince = this.pendingRows + this.spoolRows > 0 ? now : 0;
+      });
+    // Handed-over files are looked for even without traffic of this process's own (a stat of the folder, a listing when it changed).
+    return this.handedOverSince(this.timerListing).then((handed) => (handed ? this.flush(true) : undefined));
   }
 
   /** Moves the memory buffer to the open spool file (asynchronous write). */
@@ -512,6 +552,31 @@ export class QueryLog extends QueryLogBuffer {
     if (this.minutes) this.countRow(Math.floor(tsMs / 60_000), agentType, 1);
   }
 
+  /**
+   * The hot path's rows: a run of rows of one minute and one agent type is counted as one number (`runCount`) and
+   * folded into `minutes` when the run ends or before anything reads the counters (`foldRun`), instead of two Map
+   * lookups a row.
+   */
+  protected override acceptedEncoded(tsMs: number, client: EncodedLogClient, request: EncodedLogRequest): void {
+    if (client.ai && request.ticker !== null && request.status === 200) this.rankedAccepted++;
+    const minute = Math.floor(tsMs / 60_000);
+    if (minute === this.runMinute && client.agentType === this.runAgent) this.runCount++;
+    else {
+      this.foldRun();
+      this.runMinute = minute;
+      this.runAgent = client.agentType;
+      this.runCount = 1;
+    }
+  }
+
+  /** Counts the pending run of `acceptedEncoded` into `minutes` (with countRow's invalidation of the boundary minute). */
+  private foldRun(): void {
+    if (this.runCount === 0) return;
+    const n = this.runCount;
+    this.runCount = 0;
+    this.countRow(this.runMinute, this.runAgent, n);
+  }
+
   private countRow(minute: number, agent: string, n: number): void {
     if (!this.minutes) return;
     let m = this.minutes.get(minute);
@@ -523,7 +588,16 @@ export class QueryLog extends QueryLogBuffer {
   }
 
   /** Whether another process has handed over a spool file not loaded yet (the owner only). */
-  private async hasHandedOverFiles(): Promise<boolean> {
+  private hasHandedOverFiles(): Promise<boolean> {
+    return this.handedOverSince(this.readerListing);
+  }
+
+  /**
+   * Whether another process has handed over a spool file not loaded yet (the owner only), listing the folder only
+   * when it changed since the listing `seen` records (readers and the load timer keep one each, so that one's
+   * listing never hides a file from the other).
+   */
+  private async handedOverSince(seen: { change: number; at: number }): Promise<boolean> {
     if (this.handoffDir !== null) return false;
     // Listed only when the folder changed since the last listing (a file added or renamed into it changes its mtime).
     // Change times are coarse (a few ms): a listing made within 100 ms of the change it saw does not count.
@@ -534,15 +608,16 @@ export class QueryLog extends QueryLogBuffer {
     } catch {
       return false; // no folder: nothing handed over
     }
-    if (changed === this.listedChange && this.listedAt - changed > 100) return false;
-    this.listedChange = changed;
-    this.listedAt = Date.now();
+    if (changed === seen.change && seen.at - changed > 100) return false;
+    seen.change = changed;
+    seen.at = Date.now();
     const own = `-${process.pid}-`;
     return (await readdir(this.spoolDir).catch(() => [] as string[])).some((f) => f.endsWith('.ndjson') && !f.includes(own));
   }
 
   /** One minute's rows to the millisecond, by agent type, from the table after a flush (shared by concurrent callers). */
   private loadBoundary(minute: number): Promise<Array<{ ts: number; agent: string; n: number }>> {
+    this.foldRun();
     const gen = this.boundaryGen;
     if (this.boundaryLoad && this.boundaryLoad.minute === minute && this.boundaryLoad.gen === gen) return this.boundaryLoad.rows;
     const rows = this.flush()
@@ -556,6 +631,7 @@ export class QueryLog extends QueryLogBuffer {
       .then((rs) => {
         const out = rs.map((r) => ({ ts: Number(r.ts_ms), agent: String(r.agent_type), n: Number(r.n) }));
         // Kept unless a row of that minute arrived meanwhile (this answer stands: it was asked before that row).
+        this.foldRun();
         if (this.boundaryGen === gen) this.boundary = { minute, rows: out };
         return out;
       });
@@ -572,7 +648,9 @@ export class QueryLog extends QueryLogBuffer {
     if (!this.minutes || sinceMs < this.horizonMinute * 60_000) return null;
     if (await this.hasHandedOverFiles()) await this.flush(true);
     const m0 = Math.floor(sinceMs / 60_000);
+    this.foldRun();
     const edge = this.boundary?.minute === m0 ? this.boundary.rows : await this.loadBoundary(m0);
+    this.foldRun();
     const minutes = this.minutes;
     if (!minutes) return null;
     const out = new Map<string, number>();

@@ -10,6 +10,7 @@
  */
 import { hash } from 'node:crypto';
 import type { MeterClass } from './usage.service.ts';
+import type { EncodedLogRequest } from './query-log.ts';
 
 export interface CachedResponse {
   /** 200, or 404 for a snapshot-determined miss (an unknown ticker costs a DuckDB lookup only once per snapshot). */
@@ -32,7 +33,7 @@ export interface HotEntry {
   head: Buffer | null;
   /** UTF-16 length of the text of `head`. */
   headChars: number;
-  logRequest: Buffer;
+  logRequest: EncodedLogRequest;
   /** The meter class of the entry's path (meterClassOf), so a hit does not test the path's patterns again. */
   meterClass: MeterClass;
   /**

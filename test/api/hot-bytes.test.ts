@@ -3,7 +3,7 @@
  * exactly the text it replaces.
  */
 import { describe, expect, it } from 'vitest';
-import { allocBody, formatMs, msLength, uintLength, writeMs, writeUint } from '../../service/platform/bytes.ts';
+import { allocBody, releaseBody, formatMs, msLength, uintLength, writeMs, writeUint } from '../../service/platform/bytes.ts';
 
 const INTS = [
   0,
@@ -33,6 +33,17 @@ describe('writeUint', () => {
       const end = writeUint(buf, 3, n);
       expect(end - 3).toBe(uintLength(n));
       expect(Buffer.from(buf).toString('latin1')).toBe(`###${String(n)}${'#'.repeat(40 - 3 - String(n).length)}`);
+    }
+  });
+
+  it('is exact at every power of ten and its neighbours, at 2^31, and over a sweep of 13-digit timestamps', () => {
+    const ns: number[] = [2 ** 31 - 1, 2 ** 31, 2 ** 31 + 1, 2_000_000_005, 1_000_000_000_000 + 7];
+    for (let e = 0; e <= 15; e++) for (const d of [-1, 0, 1]) if (10 ** e + d >= 0) ns.push(10 ** e + d);
+    for (let i = 0; i < 2000; i++) ns.push(1_795_000_000_000 + i * 7_919_993);
+    const buf = new Uint8Array(20);
+    for (const n of ns) {
+      const end = writeUint(buf, 2, n);
+      expect([uintLength(n), Buffer.from(buf.subarray(2, end)).toString('latin1')]).toEqual([String(n).length, String(n)]);
     }
   });
 });
@@ -70,5 +81,19 @@ describe('allocBody', () => {
     views.push(allocBody(100_000));
     for (const [i, v] of views.entries()) v.fill(i % 251);
     for (const [i, v] of views.entries()) expect(v.every((b) => b === i % 251)).toBe(true);
+  });
+
+  it('reuses the bytes of the last view handed back (releaseBody), never those of an older one', () => {
+    const a = allocBody(100);
+    const b = allocBody(200);
+    releaseBody(a); // not the last one: ignored
+    const c = allocBody(100);
+    expect(c.byteOffset).not.toBe(a.byteOffset);
+    releaseBody(c);
+    const d = allocBody(50);
+    expect([d.buffer, d.byteOffset]).toEqual([c.buffer, c.byteOffset]);
+    b.fill(7);
+    d.fill(9);
+    expect(b.every((x) => x === 7)).toBe(true);
   });
 });

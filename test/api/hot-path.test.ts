@@ -7,10 +7,11 @@
  * response as the h3 one (status, headers, body apart from the per-request
  * counters), and that metering, 304, compression, 401 and 429 behave the same.
  */
-import { createServer, request as httpRequest } from 'node:http';
+import { Agent, createServer, request as httpRequest } from 'node:http';
 import type { H3 } from 'h3';
 import { createNodeListener, writeHotAnswer } from '../../service/platform/node-listener.ts';
 import { HotAnswer } from '../../service/platform/hot-path.ts';
+import { slabsAllocated } from '../../service/platform/bytes.ts';
 import { connect } from 'node:net';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -24,7 +25,7 @@ import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
 import { createApiKey } from '../../lib/api-keys.ts';
 import { silentLogger } from '../../lib/log.ts';
 import { startServer, type RunningServer } from '../../service/main.ts';
-import { logClientPart, logRequestPart, QueryLog, toLine } from '../../service/platform/query-log.ts';
+import { EncodedLogClient, EncodedLogRequest, QueryLog, toLine } from '../../service/platform/query-log.ts';
 import { AGENT_TYPES } from '../../service/platform/agent-type.ts';
 import { buildUsageMeta, dataSourceOf, usageMetaJson, type ClientIdentity, type Metered } from '../../service/platform/usage.service.ts';
 import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
@@ -125,8 +126,8 @@ describe('QueryLog', () => {
     log.push(e);
     log.pushEncoded(
       e.ts_ms,
-      Buffer.from(logClientPart(e.client, e.tier, e.agent_type, e.method)),
-      Buffer.from(logRequestPart(e.path, e.ticker, e.status)),
+      new EncodedLogClient(e.client, e.tier, e.agent_type, e.method),
+      new EncodedLogRequest(e.path, e.ticker, e.status),
       e.duration_ms,
     );
     const rows = await log.query(`SELECT DISTINCT * FROM query_log`);
@@ -169,6 +170,40 @@ describe('QueryLog', () => {
     expect(r).toEqual({ n: 12000, paths: 12000, span: 11999, p7: `/api/person/${'é✓'.repeat(40)}7` });
     expect(log.written).toBe(12000);
     await log.close();
+  });
+
+  it('loads on its timer only a large batch, or rows that waited long enough; a read sees every row at once', async () => {
+    // Ticks every 10 ms, spool writes every 10 ms: a load a second (the former timer) would show within a few ticks.
+    const until = async (ok: () => boolean) => {
+      for (let i = 0; i < 500 && !ok(); i++) await new Promise((r) => setTimeout(r, 10));
+    };
+    const batched = await QueryLog.open(path.join(dir, 'f', 'query-log.duckdb'), {
+      flushMs: 10,
+      spoolMs: 10,
+      loadRows: 1000,
+      loadMaxWaitMs: 3_600_000,
+    });
+    for (let i = 0; i < 999; i++) batched.push(entry(i));
+    await new Promise((r) => setTimeout(r, 300)); // about 30 ticks with 999 rows waiting
+    expect(batched.written).toBe(0); // no DuckDB load below the batch
+    batched.push(entry(999));
+    await until(() => batched.written === 1000);
+    expect(batched.written).toBe(1000); // the timer loaded the batch, no read asked for it
+    for (let i = 1000; i < 1010; i++) batched.push(entry(i));
+    const [n] = await batched.query(`SELECT count(*)::INTEGER AS n FROM query_log`);
+    expect(n).toEqual({ n: 1010 }); // a read flushes whatever waits
+    await batched.close();
+
+    const waited = await QueryLog.open(path.join(dir, 'g', 'query-log.duckdb'), {
+      flushMs: 10,
+      spoolMs: 10,
+      loadRows: 1_000_000,
+      loadMaxWaitMs: 50,
+    });
+    for (let i = 0; i < 3; i++) waited.push(entry(i));
+    await until(() => waited.written === 3);
+    expect(waited.written).toBe(3);
+    await waited.close();
   });
 
   it('writes buffered rows on close, and loads a spool file a crash left behind (a torn last line is skipped)', async () => {
@@ -454,6 +489,54 @@ describe('node:http hot path (real server)', () => {
       expect(twin).toBe(3);
     } finally {
       await Promise.all([fast, plain].map((s) => new Promise((resolve) => s.close(resolve))));
+    }
+  });
+
+  it('reuses the bytes of hot answers already written to the kernel: 1,500 answers, no new slab, every body intact', async () => {
+    const key = (await createApiKey(path.join(root, 'data'), { label: 'slab', hourlyLimit: 1_000_000 })).secret;
+    // node:http on one kept-alive connection, no Accept-Encoding: the byte path that writeHotAnswer writes.
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const u = new URL(server.url);
+    const hot = (i: number) =>
+      new Promise<{ cache: string | undefined; body: string }>((resolve, reject) => {
+        const r = httpRequest(
+          {
+            host: u.hostname,
+            port: u.port,
+            path: `/api/company/${i % 2 ? 'AAPL' : 'MSFT'}`,
+            agent,
+            headers: { authorization: `Bearer ${key}` },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () =>
+              resolve({ cache: res.headers['x-proofline-cache'] as string | undefined, body: Buffer.concat(chunks).toString() }),
+            );
+          },
+        );
+        r.on('error', reject);
+        r.end();
+      });
+    try {
+      const first = [JSON.parse((await hot(0)).body), JSON.parse((await hot(1)).body)];
+      const slabs = slabsAllocated;
+      for (let i = 2; i < 1502; i++) {
+        const r = await hot(i);
+        expect(r.cache).toBe('hit');
+        const b = JSON.parse(r.body);
+        // The same answer apart from the counters, which grow by one a request: no byte of a reused buffer went out twice.
+        expect(b.usage_meta.requests_this_hour).toBe(i + 1);
+        const was = first[i % 2];
+        expect({ ...b, usage_meta: { ...b.usage_meta, requests_this_hour: 0, remaining: 0 } }).toEqual({
+          ...was,
+          usage_meta: { ...was.usage_meta, requests_this_hour: 0, remaining: 0 },
+        });
+      }
+      // ~2.5 KB an answer: without reuse, 1,500 answers fill about 15 slabs of 256 KB.
+      expect(slabsAllocated - slabs).toBeLessThanOrEqual(1);
+    } finally {
+      agent.destroy();
     }
   });
 

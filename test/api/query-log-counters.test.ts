@@ -10,7 +10,7 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir } from '../helpers/env.ts';
-import { logClientPart, logRequestPart, QueryLog, type QueryLogEntry, toLine } from '../../service/platform/query-log.ts';
+import { EncodedLogClient, EncodedLogRequest, QueryLog, type QueryLogEntry, toLine } from '../../service/platform/query-log.ts';
 import { aiQueryCounts, rankCompanies } from '../../service/stats/stats.queries.ts';
 
 const QUIET = { flushMs: 60_000, spoolMs: 60_000 };
@@ -71,8 +71,8 @@ describe('query log counters (embedded DuckDB)', () => {
       expect(sorted((await aiQueryCounts(log, now + shift, 24)).by_agent_type)).toEqual(await sqlCounts(log, now + shift));
     // A row pushed into the minute already read to the millisecond, and the hot path's encoded rows, count at once.
     log.push(entry(start + 5, { agent_type: 'claudebot' }));
-    const client = Buffer.from(logClientPart('key:hot', 'pro', 'gptbot', 'GET'));
-    const request = Buffer.from(logRequestPart('/api/company/ACME', 'ACME', 200));
+    const client = new EncodedLogClient('key:hot', 'pro', 'gptbot', 'GET');
+    const request = new EncodedLogRequest('/api/company/ACME', 'ACME', 200);
     for (let k = 0; k < 4; k++) log.pushEncoded(now - 1000 * k, client, request, 0.4);
     log.pushEncoded(start + 7, client, request, 0.4);
     const after = await aiQueryCounts(log, now, 24);
