@@ -201,14 +201,19 @@ export function crashByVinGroupedSql(crashRow: string, src: string): string {
  * ([1, fatal, injury, tow_away] as 0/1). The same bytes as crashByVinGroupedSql gives such a key (test/fmcsa/derive-plan.test.ts).
  */
 export function crashByVinSingleSql(crashRow: string, src: string, shared: string): string {
+  // The key is computed once, below the anti-join, and the row's JSON above it: only for the rows written here.
   return `SELECT key, '[[' || to_json(vin)::VARCHAR || ',' || json_array(1, (CASE WHEN fatalities > 0 THEN 1 ELSE 0 END),
-      (CASE WHEN injuries > 0 THEN 1 ELSE 0 END), (CASE WHEN tow_away THEN 1 ELSE 0 END))::VARCHAR || ',[[' || row || ']]]]'
-    FROM (SELECT ${textKeySql('vin')} AS key, vin, fatalities, injuries, tow_away, ${crashRow}::VARCHAR AS row FROM ${src} c WHERE vin IS NOT NULL)
+      (CASE WHEN injuries > 0 THEN 1 ELSE 0 END), (CASE WHEN tow_away THEN 1 ELSE 0 END))::VARCHAR || ',[[' || ${crashRow}::VARCHAR || ']]]]'
+    FROM (SELECT ${textKeySql('vin')} AS key, * FROM ${src} WHERE vin IS NOT NULL) c
     WHERE key NOT IN (SELECT key FROM ${shared})`;
 }
 
 /** The temp table of crash_by_vin's keys of more than one crash row (a VIN in several crashes, or VINs sharing a key) and their row counts. */
 const CRASH_VIN_SHARED = 'crash_vin_shared';
+/** The temp table of every VIN row's key and `hash(vin)` (12 bytes a row), from which the shared keys are counted. */
+const CRASH_VIN_KEYS = 'crash_vin_keys';
+/** The temp table of the `hash(vin)` of the shared keys' rows: the filter that finds their rows without an MD5 of every VIN. */
+const CRASH_VIN_SHARED_HASHES = 'crash_vin_shared_hashes';
 /** The temp table of those keys' rows (key, the columns the grouping reads, the row's JSON as `row`). */
 const CRASH_VIN_SHARED_ROWS = 'crash_vin_shared_rows';
 
@@ -218,6 +223,9 @@ const CRASH_VIN_SHARED_ROWS = 'crash_vin_shared_rows';
  * (a sixth of the rows at medium scale, 539,006 of 3.58 M at full scale) take the general path (crashByVinGroupedSql),
  * in passes over key ranges of a temp table of their rows alone. Before, every row went through the pass files and a grouping per key (two thirds of the
  * crash stores' CPU at full scale); the records are the same (the test compares them over crafted rows).
+ * The MD5 key is computed over every row twice (counting the keys, and the one-row keys' select, which needs it to
+ * write), and for the shared keys' rows a third time, after a filter on `hash(vin)` (cheaper than the MD5); each row's
+ * JSON is built once, after its key's test (test/fmcsa/derive-plan.test.ts guards both in the plans).
  */
 export async function* crashByVinSelects(
   conn: DuckDBConnection,
@@ -227,9 +235,12 @@ export async function* crashByVinSelects(
 ): AsyncIterable<string> {
   const key = textKeySql('vin');
   await conn.run(
-    `CREATE OR REPLACE TEMP TABLE ${CRASH_VIN_SHARED} AS SELECT key, count(*) AS n FROM (SELECT ${key} AS key FROM ${from} WHERE vin IS NOT NULL) GROUP BY key HAVING count(*) > 1`,
+    `CREATE OR REPLACE TEMP TABLE ${CRASH_VIN_KEYS} AS SELECT ${key} AS key, hash(vin) AS h FROM ${from} WHERE vin IS NOT NULL`,
   );
   try {
+    await conn.run(
+      `CREATE OR REPLACE TEMP TABLE ${CRASH_VIN_SHARED} AS SELECT key, count(*) AS n FROM ${CRASH_VIN_KEYS} GROUP BY key HAVING count(*) > 1`,
+    );
     yield crashByVinSingleSql(crashRow, from, CRASH_VIN_SHARED);
     const [{ rows, all }] = await queryRows(
       conn,
@@ -237,16 +248,23 @@ export async function* crashByVinSelects(
     );
     if (Number(rows) === 0) return;
     // The shared keys' rows, once, into a compact temp table (the columns the grouping reads and each row's JSON):
-    // each pass reads its key range of it (no pass files of every column, no MD5 computed again per pass).
+    // each pass reads its key range of it (no pass files of every column, no MD5 computed again per pass). A row is
+    // one of them when its key is shared; the hashes of their VINs find them first (a hash shared by chance with a
+    // VIN of a one-row key lets that row through to the key's test, never drops one).
+    await conn.run(
+      `CREATE OR REPLACE TEMP TABLE ${CRASH_VIN_SHARED_HASHES} AS SELECT DISTINCT h FROM ${CRASH_VIN_KEYS} WHERE key IN (SELECT key FROM ${CRASH_VIN_SHARED})`,
+    );
     await conn.run(`CREATE OR REPLACE TEMP TABLE ${CRASH_VIN_SHARED_ROWS} AS
       SELECT key, vin, crash_id, report_date, report_seq_no, fatalities, injuries, tow_away, ${crashRow}::VARCHAR AS row
-      FROM (SELECT ${key} AS key, * FROM ${from} WHERE vin IS NOT NULL) c
+      FROM (SELECT ${key} AS key, * FROM ${from} WHERE vin IS NOT NULL AND hash(vin) IN (SELECT h FROM ${CRASH_VIN_SHARED_HASHES})) c
       WHERE key IN (SELECT key FROM ${CRASH_VIN_SHARED})`);
     const k = await passesFor(conn, Number(rows), (crashBytes * Number(rows)) / Math.max(1, Number(all)));
     for (const range of rangesOf('key', evenTextKeyCuts(k)))
       yield crashByVinGroupedSql('c.row', `(SELECT * FROM ${CRASH_VIN_SHARED_ROWS} WHERE ${range})`);
   } finally {
-    await conn.run(`DROP TABLE IF EXISTS ${CRASH_VIN_SHARED}; DROP TABLE IF EXISTS ${CRASH_VIN_SHARED_ROWS}`);
+    await conn.run(
+      `DROP TABLE IF EXISTS ${CRASH_VIN_KEYS}; DROP TABLE IF EXISTS ${CRASH_VIN_SHARED}; DROP TABLE IF EXISTS ${CRASH_VIN_SHARED_HASHES}; DROP TABLE IF EXISTS ${CRASH_VIN_SHARED_ROWS}`,
+    );
   }
 }
 

@@ -233,6 +233,65 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
     await conn.run('DROP TABLE vin_crashes');
   });
 
+  it("hashes each crash row to its VIN key twice (the shared keys' rows once more, after a cheaper filter) and builds its JSON once", async () => {
+    // crash_by_vin's statements (its temp tables' selects and the store's selects), parsed (json_serialize_sql): an
+    // expression is evaluated over every crash row when its SELECT reads the table (directly or through such SELECTs)
+    // with no subquery test (IN / NOT IN) on the way. Before: three MD5s of every VIN, and every row's JSON built in
+    // the one-row keys' select before its key's test (the shared keys' rows built theirs again).
+    await conn.run(`CREATE TEMP TABLE vin_crashes AS
+      SELECT (i // 2)::BIGINT AS crash_id, DATE '2020-01-01' + (i % 900)::INTEGER AS report_date, (i % 2 + 1)::INTEGER AS report_seq_no,
+        (i % 50)::INTEGER AS dot_number, 'V' || (i % 700) AS vin, (i % 4)::INTEGER AS fatalities, (i % 3)::INTEGER AS injuries, i % 2 = 0 AS tow_away
+      FROM range(1000) t(i)`);
+    const row = `json_array(c.crash_id::VARCHAR, c.report_date, c.report_seq_no, c.dot_number, c.vin, c.fatalities, c.injuries, c.tow_away)`;
+    const statements: unknown[] = [];
+    const spy = new Proxy(conn, {
+      get(target, prop) {
+        if (prop === 'run')
+          return async (sql: string) => {
+            const ctas = /^\s*CREATE OR REPLACE TEMP TABLE \w+ AS\b/i.exec(sql);
+            if (ctas) statements.push(await parsed(conn, sql.slice(ctas[0].length)));
+            return target.run(sql);
+          };
+        const v = Reflect.get(target, prop, target);
+        return typeof v === 'function' ? v.bind(target) : v;
+      },
+    });
+    let selects = 0;
+    for await (const sql of crashByVinSelects(spy, row, 0, 'vin_crashes')) {
+      statements.push(await parsed(conn, sql));
+      await conn.run(`CREATE OR REPLACE TEMP TABLE pass_out AS ${sql}`);
+      selects++;
+    }
+    type Node = Record<string, unknown>;
+    const has = (n: unknown, test: (o: Node) => boolean): boolean =>
+      Array.isArray(n)
+        ? n.some((x) => has(x, test))
+        : !!n && typeof n === 'object' && (test(n as Node) || Object.values(n).some((v) => has(v, test)));
+    const isSubquery = (o: Node) => o.class === 'SUBQUERY';
+    const everyRow = (sel: Node): boolean => {
+      if (has(sel.where_clause, isSubquery)) return false;
+      const from = sel.from_table as Node;
+      if (from?.type === 'BASE_TABLE') return from.table_name === 'vin_crashes';
+      return from?.type === 'SUBQUERY' && everyRow((from.subquery as { node: Node }).node);
+    };
+    /** The statements with a SELECT evaluating `fn` over every crash row. */
+    const overEveryRow = (fn: string) =>
+      statements.filter((st) =>
+        has(
+          st,
+          (o) => o.type === 'SELECT_NODE' && everyRow(o) && has(o.select_list, (e) => e.class === 'FUNCTION' && e.function_name === fn),
+        ),
+      ).length;
+    expect(selects).toBeGreaterThan(1);
+    expect(statements.length).toBeGreaterThan(3);
+    // Counting the keys, and the one-row keys' select (which writes the key): no third MD5 of every VIN.
+    expect(overEveryRow('md5')).toBe(2);
+    expect(overEveryRow('hash')).toBe(1);
+    // A row's JSON (and the one-row record around it) only after its key's test.
+    expect(overEveryRow('json_array')).toBe(0);
+    await conn.run('DROP TABLE vin_crashes; DROP TABLE pass_out');
+  });
+
   it('writes each carrier_by_docket record of one docket row from that row as the general grouping does, and groups every other key', async () => {
     // 60,000 carriers, dockets drawn from 50,000 (so some dockets have several carriers, some keys two dockets), a
     // docket twice in one carrier's columns, NULL power units, a JSON-escaped docket.
