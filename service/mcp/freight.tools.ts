@@ -420,7 +420,8 @@ export const FREIGHT_TOOLS: ToolDef[] = [
       status: str,
       generated_at: str,
       database_version: obj({}),
-      datasets: z.union([z.array(row), row]),
+      // Absent before the first FMCSA snapshot (status `no_data`; GET /api/status says null, and MCP answers omit nulls).
+      datasets: z.union([z.array(row), row]).optional(),
       tables: z.array(obj({ table: str })),
       domains: z.array(row),
       state: row.optional(),
