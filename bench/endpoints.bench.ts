@@ -295,6 +295,9 @@ const serverEnv: Record<string, string> = {
   RESPONSE_CACHE_ENTRIES: '0',
   SNAPSHOT_POLL_MS: '60000',
   LOOKUP_GUARD_PER_HOUR: '1000000000',
+  // One public base URL for every process, as a deployment has: links would otherwise carry each process's port, so
+  // every start published new versions of the discovery files and /.well-known/archive grew run after run (2.3 MB).
+  PUBLIC_BASE_URL: 'http://127.0.0.1:8787',
   // The start-up warm-up (docs/operations.md) runs as in production unless `--warmup-ms=0` measures without it.
   ...(WARMUP_MS === null ? {} : { WARMUP_MS }),
 };
