@@ -19,6 +19,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { NAME_HITS_BLOCK, NAME_HITS_CAP, NAME_HITS_HEADER, NAME_HITS_SLOTS, STATE_KEYS } from '../../ingest/fmcsa/search-store-keys.ts';
+import { writeRecordTable } from './record-table.ts';
 
 /** DOTs above this (or below 0) send the store to the SQL path: the DOT → order array stays under 64 MB. */
 export const MAX_DOT = 16_000_000;
@@ -207,19 +208,7 @@ export async function nameHitsBatchesInNode(
   const walk = new TermWalk(order);
   return (async function* () {
     for (const [lo, hi] of passes) {
-      const records = await passRecords(conn, walk, lo, hi);
-      await conn.run(`CREATE OR REPLACE TEMP TABLE name_hit_records (k INTEGER, v VARCHAR)`);
-      const app = await conn.createAppender('name_hit_records', 'main', 'temp');
-      try {
-        for (const [k, v] of records) {
-          app.appendInteger(k);
-          app.appendVarchar(v);
-          app.endRow();
-        }
-      } finally {
-        app.closeSync();
-      }
-      yield 'SELECT k, v FROM name_hit_records';
+      yield await writeRecordTable(conn, 'name_hit_records', await passRecords(conn, walk, lo, hi));
     }
   })();
 }

@@ -13,6 +13,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { quoteLiteral, queryRows } from '../../lib/warehouse/duckdb.ts';
 import { bucketedPasses, mapPasses } from '../../lib/warehouse/pass-files.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import { writeRecordTable } from './record-table.ts';
 import {
   RATINGS,
   RED_FLAG_BLOCK,
@@ -98,19 +99,9 @@ async function* redFlagListsInNode(conn: DuckDBConnection, keyedOf: (rows: strin
     const lists = new Map<number, FilterList>();
     let records: Array<[number, string]> = [];
     const flush = async function* () {
-      await conn.run(`CREATE OR REPLACE TEMP TABLE red_flag_records (k INTEGER, v VARCHAR)`);
-      const app = await conn.createAppender('red_flag_records', 'main', 'temp');
-      try {
-        for (const [k, v] of records) {
-          app.appendInteger(k);
-          app.appendVarchar(v);
-          app.endRow();
-        }
-      } finally {
-        app.closeSync();
-      }
+      const select = await writeRecordTable(conn, 'red_flag_records', records);
       records = [];
-      yield 'SELECT k, v FROM red_flag_records';
+      yield select;
     };
     const block = (f: number, l: FilterList) => {
       records.push([f * SLOTS + 1 + l.blocks, `[${jsonInts(l.gs, l.n)},${jsonInts(l.scores, l.n)}]`]);
