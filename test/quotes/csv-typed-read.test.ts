@@ -59,6 +59,9 @@ const FIXTURE_FILES = async () =>
     await Promise.all(['alpaca-daily', 'alpaca-sdk'].map(async (d) => (await readdir(fixture(`sec/quotes/${d}`))).map((f) => `${d}/${f}`)))
   ).flat();
 
+/** The part directories a CSV child writes (jobs/quotes/quotes-fold.ts). */
+const PART_DIRS = ['quote_bar_folds', 'quote_bar_lines', 'quote_leaf_key_parts', 'quote_bar_tails', 'quote_file_chains'];
+
 type Run = { report: RunReport; reader: SnapshotReader; dataDir: string };
 let dir: string;
 const runs = new Map<'typed' | 'try_cast', Run>();
@@ -122,10 +125,10 @@ describe('the typed read of a quote CSV', () => {
     ]);
   });
 
-  it('writes the same bars parts, byte for byte', async () => {
+  it('writes the same parts (bars, lines, leaf keys, tails, chains), byte for byte', async () => {
     const parts = async (mode: 'typed' | 'try_cast') => {
       const files = (await readdir(runs.get(mode)!.dataDir, { recursive: true })).filter((f) =>
-        /quote_bars[^/]*\/.*\.parquet$|quote_bar_folds\/.*\.parquet$/.test(f.split(path.sep).join('/')),
+        new RegExp(`(${PART_DIRS.join('|')})/[^/]*\\.parquet$`).test(f.split(path.sep).join('/')),
       );
       return new Map(
         await Promise.all(
@@ -137,7 +140,7 @@ describe('the typed read of a quote CSV', () => {
       );
     };
     const typed = await parts('typed');
-    expect(typed.size).toBeGreaterThan(0);
+    for (const d of PART_DIRS) expect([d, [...typed.keys()].some((k) => k.startsWith(`${d}/`))]).toEqual([d, true]);
     expect([...typed.keys()].sort()).toEqual([...(await parts('try_cast')).keys()].sort());
     const other = await parts('try_cast');
     for (const [k, v] of typed) expect([k, v === other.get(k)]).toEqual([k, true]);
