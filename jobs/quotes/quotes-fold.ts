@@ -37,16 +37,17 @@
  * general fold (golden hashes in test/quotes; fast and general paths are
  * compared in test/quotes/fold.test.ts).
  *
- * Transfer: DuckDB returns each chain's record texts as ONE string (in date
- * order) and takes the chain's leaf hashes back as one string (64 hex
- * characters per day), cut per row with `substr` in SQL: a few hundred strings
- * per file cross the JS boundary instead of one per row.
+ * Transfer: DuckDB returns each chain's record texts as ONE value (in date
+ * order; UTF-8 bytes, a BLOB, hashed without a JS string per text) and takes
+ * the chain's leaf hashes back as one string (64 hex characters per day), cut
+ * per row with `substr` in SQL: a few hundred values per file cross the JS
+ * boundary instead of one per row.
  */
 import { mkdir, rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { foldChainLeaves, leafTemplate, type QuoteSource } from '../../ingest/quotes/chain.ts';
-import { queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
+import type { DuckDBBlobVector, DuckDBConnection, DuckDBMaterializedResult } from '@duckdb/node-api';
+import { foldChainLeavesBytes, leafTemplate, type QuoteSource } from '../../ingest/quotes/chain.ts';
+import { bindParams, queryRows, quoteLiteral } from '../../lib/warehouse/duckdb.ts';
 import type { StagingRun } from '../../lib/warehouse/staging.ts';
 
 /** Part directories written by the children and read by the quotes derive. */
@@ -171,6 +172,39 @@ export interface FileFoldResult {
   ordered: boolean;
 }
 
+/** One chain's record texts as the fold reads them: UTF-8 bytes, one text per day joined by newlines. */
+interface ChainTexts {
+  ticker: string;
+  adjustment: string;
+  recs: Uint8Array;
+  days: number;
+  in_order: boolean;
+}
+
+/**
+ * The rows of the record-text query (ticker, adjustment, recs BLOB, days, in_order) read from its vectors: the texts
+ * stay bytes (a BLOB's bytes are copied once, never decoded into a JS string and split).
+ */
+function chainTexts(result: DuckDBMaterializedResult): ChainTexts[] {
+  // getItemBytes copies a value over 12 bytes (every record text) and gives a view into the vector otherwise: copied
+  // here, so no text depends on the result's memory once it is gone.
+  const ownBytes = (b: Uint8Array | null) => (b === null ? new Uint8Array(0) : b.byteLength <= 12 ? Uint8Array.from(b) : b);
+  const out: ChainTexts[] = [];
+  for (let ci = 0; ci < result.chunkCount; ci++) {
+    const chunk = result.getChunk(ci);
+    const [ticker, adjustment, recs, days, inOrder] = [0, 1, 2, 3, 4].map((k) => chunk.getColumnVector(k));
+    for (let i = 0; i < chunk.rowCount; i++)
+      out.push({
+        ticker: String(ticker!.getItem(i)),
+        adjustment: String(adjustment!.getItem(i)),
+        recs: ownBytes((recs as DuckDBBlobVector).getItemBytes(i)),
+        days: Number(days!.getItem(i)),
+        in_order: inOrder!.getItem(i) === true,
+      });
+  }
+  return out;
+}
+
 /**
  * Folds the chains of one file. Reads TEMP TABLE `quote_file_rows` (dropped at
  * the end) and writes the file's `quote_bar_folds` and `quote_file_chains`
@@ -221,9 +255,9 @@ export async function foldFileChains(
     const t = leafTemplate(src);
     await conn.run(`CREATE OR REPLACE TEMP TABLE quote_file_leaves (ticker VARCHAR, adjustment VARCHAR, leaves VARCHAR)`);
     if (folded) {
-      // Per batch of tickers, one string per chain: its record JSON texts in date order, '\n'-separated (dates are
-      // unique: checked above; the texts hold no newline). Hashed here with the one-shot SHA-256 (cheaper than
-      // DuckDB's sha256()). Batches of about FOLD_BATCH_ROWS bars bound the strings held at once.
+      // Per batch of tickers, one BLOB per chain: its record JSON texts in date order as UTF-8, '\n'-separated (dates
+      // are unique: checked above; the texts hold no newline). Hashed here with the one-shot SHA-256 (cheaper than
+      // DuckDB's sha256()). Batches of about FOLD_BATCH_ROWS bars bound the bytes held at once.
       const tickers = await queryRows(conn, `SELECT ticker, count(*)::BIGINT AS n FROM quote_file_rows GROUP BY ticker ORDER BY ticker`);
       rowCount = tickers.reduce((a, r) => a + Number(r.n), 0);
       const batches: Array<[string, string]> = [];
@@ -241,22 +275,26 @@ export async function foldFileChains(
           // Without ORDER BY the aggregate appends rows in scan order, which is date order for a file in key order (a
           // scratch database runs one thread); that order is checked in the same aggregate (ROW_ORDER_SQL), and a
           // batch with any chain out of row order is read again with ORDER BY (sorting the texts costs ~40% of the query).
-          const read = (sorted: boolean) =>
-            queryRows(
-              conn,
-              `SELECT ticker, adjustment, string_agg(${RECORD_JSON_SQL}, '\n'${sorted ? ' ORDER BY i.quote_date' : ''}) AS recs,
-                ${sorted ? 'true' : ROW_ORDER_SQL} AS in_order
+          const read = async (sorted: boolean) => {
+            const stmt = await conn.prepare(
+              `SELECT ticker, adjustment, encode(string_agg(${RECORD_JSON_SQL}, '\n'${sorted ? ' ORDER BY i.quote_date' : ''})) AS recs,
+                count(*)::INTEGER AS days, ${sorted ? 'true' : ROW_ORDER_SQL} AS in_order
             FROM quote_file_rows i WHERE ticker BETWEEN $lo AND $hi GROUP BY ticker, adjustment`,
-              { lo, hi },
             );
+            try {
+              bindParams(stmt, { lo, hi });
+              return chainTexts(await stmt.run());
+            } finally {
+              stmt.destroySync();
+            }
+          };
           let chains = await read(!ordered);
-          if (!chains.every((c) => c.in_order === true)) chains = await read(true);
-          const split = chains.map((c) => String(c.recs).split('\n'));
-          for (const [k, c] of chains.entries()) {
+          if (!chains.every((c) => c.in_order)) chains = await read(true);
+          for (const c of chains) {
             // The fold (ingest/quotes/chain.ts QuoteChainFold with one version per day): day 0's parent is the source leaf.
-            app.appendVarchar(String(c.ticker));
-            app.appendVarchar(String(c.adjustment));
-            app.appendVarchar(foldChainLeaves(t, split[k]!));
+            app.appendVarchar(c.ticker);
+            app.appendVarchar(c.adjustment);
+            app.appendVarchar(foldChainLeavesBytes(t, c.recs, c.days));
             app.endRow();
           }
         }

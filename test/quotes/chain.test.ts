@@ -5,6 +5,7 @@ import { createLeaf, createSourceLeaf, verifyChain, type OriginLeaf } from '../.
 import {
   chainBars,
   foldChainLeaves,
+  foldChainLeavesBytes,
   leafTemplate,
   quoteLeaf,
   quoteLeafHash,
@@ -60,6 +61,30 @@ describe('foldChainLeaves (the per-file fold of the parse children)', () => {
       expect(foldChainLeaves(t, [])).toBe('');
     }
     expect(() => foldChainLeaves(leafTemplate(src, false), records)).toThrow();
+  });
+
+  it('gives the same leaves from the texts as UTF-8 bytes joined by newlines (as DuckDB hands them over)', () => {
+    const chains = [
+      ['{"a":1}', '{"adjustment":"raw","close":10.5}', '{"ticker":"\u00c4"}', 'ÄÖ', '', '\u2028 \r x'],
+      ['{"only":"one day"}'],
+      [''],
+      ['', ''],
+      Array.from({ length: 2520 }, (_, i) => `{"close":${i / 7},"quote_date":"d${i}"}`),
+    ];
+    for (const s of [src, { ...src, source_url: 'https://x.test/a?b="c"&d=\u00e9', retrieved_at: '2026-11-22T00:00:00.000Z' }]) {
+      const t = leafTemplate(s);
+      for (const records of chains) {
+        const joined = Buffer.from(records.join('\n'), 'utf8');
+        // A view inside a larger buffer, as a vector's bytes may be.
+        const inside = Buffer.concat([Buffer.from('xx\n'), joined, Buffer.from('\nyy')]).subarray(3, 3 + joined.length);
+        expect(foldChainLeavesBytes(t, joined, records.length)).toBe(foldChainLeaves(t, records));
+        expect(foldChainLeavesBytes(t, new Uint8Array(inside), records.length)).toBe(foldChainLeaves(t, records));
+        expect(foldChainLeavesBytes(t, inside, records.length)).toBe(foldChainLeaves(t, records));
+      }
+      expect(() => foldChainLeavesBytes(t, Buffer.from('a\nb'), 1)).toThrow();
+      expect(() => foldChainLeavesBytes(t, Buffer.from('a\nb'), 3)).toThrow();
+    }
+    expect(() => foldChainLeavesBytes(leafTemplate(src, false), Buffer.from('a'), 1)).toThrow();
   });
 });
 
