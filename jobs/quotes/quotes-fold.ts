@@ -112,10 +112,12 @@ export const QUOTE_INPUT_COLUMNS = [
  * Validation flags of a row aliased `c` (docs/quotes-and-transcripts.md); derive-bars.sql takes this list too. A row
  * that passes every check (the negation of each condition, all true) gets the empty list without building the list and
  * running the lambda (most bars: ~0.04 s of CPU less per 504,000-bar file); any other row, a NULL comparison
- * included, takes the list as before, so the flags are the same.
+ * included, takes the list as before, so the flags are the same. The range checks multiply by 1.2 as DECIMAL(38,1):
+ * `1.2 * DECIMAL(18,6)` stays DECIMAL(18,7) and overflows above ~8.3e10, which failed the whole file (the product is
+ * exact either way, so no flag changes below that).
  */
 export const FLAGS_SQL = `CASE WHEN c.high >= greatest(c.open, c.close) AND c.low <= least(c.open, c.close) AND c.high >= c.low AND c.volume >= 0
-      AND c.high <= 1.2 * greatest(c.open, c.close, coalesce(c.vwap, c.close)) AND c.low * 1.2 >= least(c.open, c.close, coalesce(c.vwap, c.close))
+      AND c.high <= 1.2::DECIMAL(38,1) * greatest(c.open, c.close, coalesce(c.vwap, c.close)) AND c.low * 1.2::DECIMAL(38,1) >= least(c.open, c.close, coalesce(c.vwap, c.close))
       AND (c.vwap IS NULL OR (c.vwap <= c.high AND c.vwap >= c.low))
     THEN []::VARCHAR[]
     ELSE list_filter([
@@ -123,8 +125,8 @@ export const FLAGS_SQL = `CASE WHEN c.high >= greatest(c.open, c.close) AND c.lo
     CASE WHEN c.low > least(c.open, c.close) THEN 'low_above_open_close' END,
     CASE WHEN c.high < c.low THEN 'high_below_low' END,
     CASE WHEN c.volume < 0 THEN 'negative_volume' END,
-    CASE WHEN c.high > 1.2 * greatest(c.open, c.close, coalesce(c.vwap, c.close)) THEN 'high_above_range' END,
-    CASE WHEN c.low * 1.2 < least(c.open, c.close, coalesce(c.vwap, c.close)) THEN 'low_below_range' END,
+    CASE WHEN c.high > 1.2::DECIMAL(38,1) * greatest(c.open, c.close, coalesce(c.vwap, c.close)) THEN 'high_above_range' END,
+    CASE WHEN c.low * 1.2::DECIMAL(38,1) < least(c.open, c.close, coalesce(c.vwap, c.close)) THEN 'low_below_range' END,
     CASE WHEN c.vwap IS NOT NULL AND (c.vwap > c.high OR c.vwap < c.low) THEN 'vwap_outside_range' END
   ], x -> x IS NOT NULL) END`;
 

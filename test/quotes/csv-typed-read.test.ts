@@ -51,6 +51,13 @@ const REJECTS = [
   '2024-01-11 05:00:00+00:00,AAA,10,11,9,10,"1,000",10,1',
   '2024-01-12 05:00:00+00:00,AAA,10,11,9,1000000000000,100,10,1',
 ];
+/** Prices near DECIMAL(18,6)'s top: the range checks multiply them by 1.2 (a bar, not an overflow that fails the file). */
+const LARGE_PRICES = [
+  SDK,
+  '2024-02-01 05:00:00+00:00,BIG,90000000000,99000000000,85000000000,90000000000,10,90000000000,1',
+  '2024-02-02 05:00:00+00:00,BIG,700000000000,999999999999.5,600000000000,700000000000,10,,1',
+  '2024-02-05 05:00:00+00:00,BIG,100000000000,100000000000,70000000000,100000000000,10,100000000000,1',
+];
 /** No rejected row, but a vwap text the reader cannot type (TRY_CAST makes it NULL): read the TRY_CAST way. */
 const UNTYPABLE = [DAILY, '2024-01-02 05:00:00+00:00,BBB,10,11,9,10,100,1,n/a', '2024-01-03 05:00:00+00:00,BBB,10,11,9,10,100,2,10.5'];
 
@@ -73,6 +80,7 @@ beforeAll(async () => {
   await writeInput(input, 'crafted/edges.csv', `${EDGES.join('\n')}\n`);
   await writeInput(input, 'crafted/daily-edges.csv', DAILY_EDGES);
   await writeInput(input, 'crafted/rejects.csv', `${REJECTS.join('\n')}\n`);
+  await writeInput(input, 'crafted/large-prices.csv', `${LARGE_PRICES.join('\n')}\n`);
   await writeInput(input, 'crafted/untypable.csv', `${UNTYPABLE.join('\n')}\n`);
   for (const mode of ['typed', 'try_cast'] as const) {
     quoteCsvOptions.typed = mode === 'typed';
@@ -161,6 +169,21 @@ describe('the typed read of a quote CSV', () => {
       ['crafted/rejects.csv', 10, '2024-01-11 05:00:00+00:00,AAA,10,11,9,10,1,000,10,1'],
       ['crafted/rejects.csv', 11, '2024-01-12 05:00:00+00:00,AAA,10,11,9,1000000000000,100,10,1'],
     ]);
+  });
+
+  it('stores bars priced near the DECIMAL range with their range flags, without failing the file', async () => {
+    for (const mode of ['typed', 'try_cast'] as const) {
+      const rows = await runs
+        .get(mode)!
+        .reader.query(
+          `SELECT CAST(quote_date AS VARCHAR) AS d, CAST(high AS VARCHAR) AS high, flags FROM quote_bars WHERE ticker = 'BIG' ORDER BY quote_date`,
+        );
+      expect(rows.map((r) => [r.d, r.high, (r.flags as string[]).slice()])).toEqual([
+        ['2024-02-01', '99000000000.000000', []],
+        ['2024-02-02', '999999999999.500000', ['high_above_range']],
+        ['2024-02-05', '100000000000.000000', ['low_below_range']],
+      ]);
+    }
   });
 
   it('keeps a row whose trade count is out of range, without the count (as a vwap that is not a number)', async () => {
