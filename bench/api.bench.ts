@@ -36,7 +36,7 @@ import { edgarSampleGenerator } from '../ingest/edgar/edgar.sample.ts';
 import { quotesSampleGenerator } from '../ingest/quotes/quotes.sample.ts';
 import { mkdir, readlink, rm, symlink } from 'node:fs/promises';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
-import { writeResult } from './bench-kit.ts';
+import { readServeNodeFlags, writeResult } from './bench-kit.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
@@ -251,9 +251,7 @@ const { secret } = await createApiKey(dataDir, { label: 'bench', hourlyLimit: 1_
 const headers = { Authorization: `Bearer ${secret}`, 'User-Agent': 'Mozilla/5.0 (compatible; ClaudeBot/1.0; +claudebot@anthropic.com)' };
 
 // 4. The server, with the V8 flags of `npm run serve` (package.json is their one definition).
-const serveScript = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts
-  .serve!;
-const serverFlags = serveScript.split(/\s+/).filter((a) => /^--max-semi-space-size=/.test(a));
+const serverFlags = readServeNodeFlags(ROOT);
 const port = await freePort();
 const server: ChildProcess = spawn(process.execPath, [...serverFlags, '--import', 'tsx', path.join(ROOT, 'service', 'main.ts')], {
   env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', REDIS_URL: '' },
@@ -275,7 +273,8 @@ if (compareRoot) {
   for (const f of ['query-log.duckdb', 'query-log.duckdb.wal', 'query-log.duckdb.spool'])
     await rm(path.join(compareDir, 'state', f), { recursive: true, force: true });
   const comparePort = await freePort();
-  compare = spawn(process.execPath, [...serverFlags, '--import', 'tsx', path.join(compareRoot, 'service', 'main.ts')], {
+  // The base build runs with its own checkout's serve flags: a change of the flags is compared with its base too.
+  compare = spawn(process.execPath, [...readServeNodeFlags(compareRoot), '--import', 'tsx', path.join(compareRoot, 'service', 'main.ts')], {
     cwd: compareRoot,
     env: { ...process.env, DATA_DIR: compareDir, PORT: String(comparePort), HOST: '127.0.0.1', LOG_LEVEL: 'warn', REDIS_URL: '' },
     stdio: ['ignore', 'inherit', 'inherit'],
@@ -470,7 +469,9 @@ try {
     server_peak_rss_mb: vmHwmMb(server.pid!),
     ratio_company_to_bare: ratio,
     ratio_company_to_bare_identical_exchange: ratioSame,
-    ...(compare ? { compare_root: compareRoot, ratio_compare_to_bare: ratioCompare } : {}),
+    ...(compare
+      ? { compare_root: compareRoot, compare_node_flags: readServeNodeFlags(compareRoot), ratio_compare_to_bare: ratioCompare }
+      : {}),
     company_c32_p99_us_median_round: p99s[Math.floor(p99s.length / 2)],
     ...(companyCpu ? { company_cpu_over_rounds: companyCpu } : {}),
     ...(compareCpu ? { compare_cpu_over_rounds: compareCpu } : {}),

@@ -54,16 +54,17 @@ export function writeResult(name: string, result: Record<string, unknown>): stri
  * environment (no Redis, no live FMCSA refresh, silent log) and `env` over it; resolves once it listens.
  */
 /**
- * V8 flags of the serving process, read from package.json's `serve` script (their one definition, as
- * bench/api.bench.ts reads them): a benchmark measures the garbage collector production runs. With V8's default
- * young generation (16 MB semi-spaces) the endpoints bench's server ran 42-87 scavenges and 1-2 mark-compacts
- * (14-83 ms) per 5 s wrk run of a packed-store route; with `--max-semi-space-size=128`, 7-24 scavenges and no
- * mark-compact (docs/benchmarks.md, "Where the warm p99 tail comes from").
+ * V8 flags of the serving process (the young generation's maximum and minimum size), read from package.json's
+ * `serve` script of `root` (default this checkout; their one definition, as bench/api.bench.ts reads them): a
+ * benchmark measures the garbage collector production runs. With V8's default young generation (16 MB
+ * semi-spaces) the endpoints bench's server ran 42-87 scavenges and 1-2 mark-compacts (14-83 ms) per 5 s wrk run
+ * of a packed-store route; with `--max-semi-space-size=128`, 7-24 scavenges and no mark-compact (docs/benchmarks.md,
+ * "Where the warm p99 tail comes from"). The maximum alone lets the young generation stay small where little
+ * survives (the hot path), hence the minimum too (docs/architecture.md, "Server flags").
  */
-export function readServeNodeFlags(): string[] {
-  const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+export function readServeNodeFlags(root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')): string[] {
   const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
-  return pkg.scripts.serve!.split(/\s+/).filter((a) => /^--max-semi-space-size=/.test(a));
+  return pkg.scripts.serve!.split(/\s+/).filter((a) => /^--(max|min)-semi-space-size=/.test(a));
 }
 
 export async function startServiceProcess(env: Record<string, string>): Promise<{ proc: ChildProcess; url: string }> {
