@@ -15,4 +15,4 @@ EXPOSE 8787
 # Liveness of the API: /api/health on the container's own port (the worker service overrides it in compose).
 HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch(`http://127.0.0.1:${process.env.PORT||8787}/api/health`).then((r)=>process.exit(r.ok?0:1),()=>process.exit(1))"]
-CMD ["node", "--max-semi-space-size=128", "--min-semi-space-size=128", "--import", "tsx", "jobs/cli/proofline.cli.ts", "serve"]
+CMD ["node", "--max-semi-space-size=128", "--import", "tsx", "jobs/cli/proofline.cli.ts", "serve"]

@@ -59,17 +59,6 @@ describe('the container commands', { timeout: 240_000 }, () => {
     expect(readFileSync(path.join(REPO_ROOT, 'docker-compose.yml'), 'utf8').match(/^ +init: true$/gm)?.length).toBe(2);
   });
 
-  it("run the API with the serve script's young-generation flags, maximum and minimum (docs/architecture.md#server-flags)", () => {
-    const scripts = (JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
-    const gcFlags = (argv: string[]) => argv.filter((a) => /^--(max|min)-semi-space-size=/.test(a));
-    const serve = gcFlags(scripts.serve!.split(/\s+/));
-    // The maximum alone lets V8 keep the young generation small where little survives (the hot path).
-    expect(serve).toEqual(['--max-semi-space-size=128', '--min-semi-space-size=128']);
-    expect(gcFlags(scripts.start!.split(/\s+/))).toEqual(serve);
-    expect(gcFlags(dockerfileCmd())).toEqual(serve);
-    expect(gcFlags(composeCommand('api'))).toEqual(serve);
-  });
-
   it('the API command drains and exits 0 on SIGTERM', async () => {
     const dataDir = await tempDir('proofline-sig-api-');
     dirs.push(dataDir);
