@@ -73,24 +73,26 @@ function writeObject(o: Record<string, unknown>, open: object[]): string {
     const v = o[key];
     if (v === undefined || typeof v === 'symbol') continue;
     // The package writes `${canonicalize(key)}:${canonicalize(value)}`: an undefined value (a function) as `undefined`.
-    text += `${first ? '' : ','}${quotedKey(key)}:${write(v, open)}`;
-    first = false;
+    if (first) first = false;
+    else text += ',';
+    text += memberName(key);
+    text += `${write(v, open)}`;
   }
   return `${text}}`;
 }
 
-/** Quoted keys met before: a snapshot's ~400 member names are the same few hundred schema names call after call. */
-const quotedKeys = new Map<string, string>();
-/** Bounds `quotedKeys`: keys drawn from data (tickers, dates) stop being remembered once it is full. */
-const QUOTED_KEYS_MAX = 4096;
+/** Member names met before, quoted with their colon: a snapshot's ~400 members have the same few hundred names call after call. */
+const memberNames = new Map<string, string>();
+/** Bounds `memberNames`: names drawn from data (tickers, dates) stop being remembered once it is full. */
+const MEMBER_NAMES_MAX = 4096;
 
-/** `JSON.stringify(key)`, or the package's error for a key with a lone surrogate. */
-function quotedKey(key: string): string {
-  let q = quotedKeys.get(key);
+/** `JSON.stringify(key) + ':'`, or the package's error for a key with a lone surrogate. */
+function memberName(key: string): string {
+  let q = memberNames.get(key);
   if (q === undefined) {
     if (!wellFormed(key)) throw new Error('Lone surrogate is not allowed');
-    q = JSON.stringify(key);
-    if (quotedKeys.size < QUOTED_KEYS_MAX) quotedKeys.set(key, q);
+    q = `${JSON.stringify(key)}:`;
+    if (memberNames.size < MEMBER_NAMES_MAX) memberNames.set(key, q);
   }
   return q;
 }
