@@ -4,17 +4,19 @@
  * events, discovery contentHash) is computed here, so a change of algorithm
  * shows up as a diff in the golden tests (test/lib/hash.test.ts).
  *
- * Canonical JSON is RFC 8785 (JCS), produced by the `canonicalize` package:
- * object keys sorted by UTF-16 code units, no whitespace, numbers in the
- * ECMAScript shortest round-trip form, strings with minimal escaping.
+ * Canonical JSON is RFC 8785 (JCS), the text the `canonicalize` package writes
+ * (lib/canonical-json.ts writes the same text with less garbage; the test
+ * compares both): object keys sorted by UTF-16 code units, no whitespace,
+ * numbers in the ECMAScript shortest round-trip form, strings with minimal
+ * escaping.
  */
 import { createHash, hash } from 'node:crypto';
-import canonicalize from 'canonicalize';
+import { canonicalText } from './canonical-json.ts';
 
 /** RFC 8785 canonical JSON text of `value`. Throws on values JSON cannot carry (undefined at top level, NaN, Infinity, BigInt). */
 export function canonicalJson(value: unknown): string {
   if (typeof value === 'bigint') throw new TypeError('canonicalJson: BigInt cannot be represented in JSON');
-  const text = canonicalize(value);
+  const text = canonicalText(value);
   if (text === undefined) throw new TypeError('canonicalJson: value has no JSON representation');
   return text;
 }
@@ -26,14 +28,14 @@ export function canonicalJson(value: unknown): string {
  * `canonicalJson(value)` (test/lib/hash.test.ts), and a large member hashed earlier is not serialized twice.
  */
 export function canonicalJsonReusing(value: Record<string, unknown>, known: ReadonlyMap<object, string>): string {
-  const parts: string[] = [];
+  let out = '{';
   for (const key of Object.keys(value).sort()) {
     const v = value[key];
     if (v === undefined || typeof v === 'symbol') continue;
     const text = v !== null && typeof v === 'object' ? known.get(v) : undefined;
-    parts.push(`${canonicalJson(key)}:${text ?? canonicalJson(v)}`);
+    out += `${out.length > 1 ? ',' : ''}${canonicalJson(key)}:${text ?? canonicalJson(v)}`;
   }
-  return `{${parts.join(',')}}`;
+  return `${out}}`;
 }
 
 /**

@@ -183,7 +183,10 @@ export async function searchCarriers(
     // without a scan of every name; each row's columns come from the packed census and snapshot stores.
     const hits = await fmcsa.query(SQL.searchByTerm, { name, state, limit, offset });
     const total = hits.length ? Number(hits[0].total) : 0;
-    const rows = await Promise.all(hits.map((h) => searchRowOf(fmcsa, Number(h.dot_number))));
+    const rows = await searchRowsOf(
+      fmcsa,
+      hits.map((h) => Number(h.dot_number)),
+    );
     // A row missing from the packed store (the reader swapped snapshots between the two reads) sends the request
     // to the scan below, which reads one snapshot.
     if (rows.every((r): r is Row => r !== null)) return page(total, rows, hits.length);
@@ -223,7 +226,7 @@ async function packedDocketSearch(fmcsa: SnapshotReader, mc: string, state: stri
   if (!store || !fmcsa.packed('carrier_census') || !fmcsa.packed('carrier_snapshot')) return null;
   const text = await store.get(textKey(mc));
   const dots = text === null ? [] : ((JSON.parse(text) as Array<[string, number[]]>).find((e) => e[0] === mc)?.[1] ?? []);
-  const rows = await Promise.all(dots.map((d) => searchRowOf(fmcsa, d)));
+  const rows = await searchRowsOf(fmcsa, dots);
   if (!rows.every((r): r is Row => r !== null)) return null;
   return state === null ? rows : rows.filter((r) => r.phy_state === state);
 }
@@ -254,7 +257,7 @@ async function packedNameSearch(
   }
   const page = await nameHitsPage((k) => store.get(k), await termsP, name, state, limit, offset);
   if (!page) return null;
-  const rows = await Promise.all(page.dots.map((d) => searchRowOf(fmcsa, d)));
+  const rows = await searchRowsOf(fmcsa, page.dots);
   return rows.every((r): r is Row => r !== null) ? { rows, total: page.total } : null;
 }
 
@@ -314,15 +317,37 @@ function searchPositionsOf(meta: SnapshotMeta): SearchPositions {
  * withRiskColumns give it; null when the store (of the snapshot now served) has no such DOT.
  */
 async function searchRowOf(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
+  return (await searchRowsOf(fmcsa, [dot]))[0] ?? null;
+}
+
+/**
+ * searchRowOf of each DOT, read in one synchronous pass over the packed census and snapshot stores of the snapshot
+ * now served (issue 22: a name search page reads 40 records; one promise chain per row was a fifth of its garbage).
+ * Each row is one object, its census columns then risk_score, risk_level and recommendation, as
+ * `withRiskColumns(row)` gives them.
+ */
+async function searchRowsOf(fmcsa: SnapshotReader, dots: readonly number[]): Promise<Array<Row | null>> {
+  const { census: at, risk } = searchPositionsOf(await snapshotMeta(fmcsa));
   const census = fmcsa.packed('carrier_census');
-  if (!census) return null;
-  const [text, meta] = await Promise.all([census.get(dot), snapshotMeta(fmcsa)]);
-  if (text == null) return null;
-  const values = JSON.parse(text) as Json[];
-  const at = searchPositionsOf(meta).census;
-  const row: Row = {};
-  for (let i = 0; i < SEARCH_ROW_COLUMNS.length; i++) row[SEARCH_ROW_COLUMNS[i]![0]] = values[at[i]!] ?? null;
-  return withRiskColumns(fmcsa, row);
+  const snapshot = fmcsa.packed('carrier_snapshot');
+  const rows: Array<Row | null> = [];
+  for (const dot of dots) {
+    const text = census ? census.read(dot) : null;
+    if (text == null) {
+      rows.push(null);
+      continue;
+    }
+    const values = JSON.parse(text) as Json[];
+    const row: Row = {};
+    for (let i = 0; i < SEARCH_ROW_COLUMNS.length; i++) row[SEARCH_ROW_COLUMNS[i]![0]] = values[at[i]!] ?? null;
+    const riskText = snapshot?.read(Number(row.dot_number));
+    const r = riskText == null ? null : (JSON.parse(riskText) as Json[]);
+    row.risk_score = r ? (r[risk[0]] ?? null) : null;
+    row.risk_level = r ? (r[risk[1]] ?? null) : null;
+    row.recommendation = r ? (r[risk[2]] ?? null) : null;
+    rows.push(row);
+  }
+  return rows;
 }
 
 /** A search row with risk_score, risk_level and recommendation of its packed carrier_risk row appended (null when none), as search-carriers.sql's LEFT JOIN gives them. */
@@ -976,9 +1001,10 @@ export async function loadRiskSnapshot(
   const dot = parseDot(dotRaw);
   const { status, sources } = await snapshotMeta(fmcsa);
   // The carrier_risk row: from the packed store (one JSON array in carrier_risk column order, read by DOT
-  // without DuckDB: binary search + one positioned read), else from carrier_risk by SQL.
-  const row = await riskRow(fmcsa, dot);
-  const features = featuresFromRow(row);
+  // without DuckDB: binary search + one positioned read), else from carrier_risk by SQL. Read by position, not
+  // as an object of its ~70 columns (issue 22: a freight_compare_carriers call reads two).
+  const get = await riskValues(fmcsa, dot);
+  const features = featuresOf(get);
   const asOf = new Map(status.map((s) => [String(s.dataset), (s.as_of as string | null) ?? null]));
   const inputs = sources.map((s) => ({
     dataset: String(s.dataset),
@@ -1000,7 +1026,7 @@ export async function loadRiskSnapshot(
   const snapshot: RiskSnapshot = {
     dot_number: dot,
     snapshot_id: fmcsa.manifest?.snapshot_id ?? null,
-    as_of: (row.as_of as string | null) ?? null,
+    as_of: (get('as_of') as string | null) ?? null,
     features,
     assessment: assessCarrier(features),
     inputs,

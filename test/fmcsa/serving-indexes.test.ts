@@ -207,7 +207,8 @@ describe('FMCSA serving indexes over a generated sample', () => {
 
     it('falls back to the scan when a row of the page is missing from the packed census store (a snapshot swap between reads)', async () => {
       const store = fmcsa.packed('carrier_census')!;
-      const get = vi.spyOn(store, 'get').mockResolvedValueOnce(null);
+      // The rows of a page are read in one synchronous pass (PackedStore.read).
+      const get = vi.spyOn(store, 'read').mockReturnValueOnce(null);
       try {
         const got = await searchCarriers(fmcsa, { name: 'trucking' });
         expect(get).toHaveBeenCalled();
