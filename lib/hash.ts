@@ -4,19 +4,17 @@
  * events, discovery contentHash) is computed here, so a change of algorithm
  * shows up as a diff in the golden tests (test/lib/hash.test.ts).
  *
- * Canonical JSON is RFC 8785 (JCS), the text the `canonicalize` package writes
- * (lib/canonical-json.ts writes the same text with less garbage; the test
- * compares both): object keys sorted by UTF-16 code units, no whitespace,
- * numbers in the ECMAScript shortest round-trip form, strings with minimal
- * escaping.
+ * Canonical JSON is RFC 8785 (JCS), produced by the `canonicalize` package:
+ * object keys sorted by UTF-16 code units, no whitespace, numbers in the
+ * ECMAScript shortest round-trip form, strings with minimal escaping.
  */
 import { createHash, hash } from 'node:crypto';
-import { canonicalText } from './canonical-json.ts';
+import canonicalize from 'canonicalize';
 
 /** RFC 8785 canonical JSON text of `value`. Throws on values JSON cannot carry (undefined at top level, NaN, Infinity, BigInt). */
 export function canonicalJson(value: unknown): string {
   if (typeof value === 'bigint') throw new TypeError('canonicalJson: BigInt cannot be represented in JSON');
-  const text = canonicalText(value);
+  const text = canonicalize(value);
   if (text === undefined) throw new TypeError('canonicalJson: value has no JSON representation');
   return text;
 }
@@ -28,14 +26,14 @@ export function canonicalJson(value: unknown): string {
  * `canonicalJson(value)` (test/lib/hash.test.ts), and a large member hashed earlier is not serialized twice.
  */
 export function canonicalJsonReusing(value: Record<string, unknown>, known: ReadonlyMap<object, string>): string {
-  let out = '{';
+  const parts: string[] = [];
   for (const key of Object.keys(value).sort()) {
     const v = value[key];
     if (v === undefined || typeof v === 'symbol') continue;
     const text = v !== null && typeof v === 'object' ? known.get(v) : undefined;
-    out += `${out.length > 1 ? ',' : ''}${canonicalJson(key)}:${text ?? canonicalJson(v)}`;
+    parts.push(`${canonicalJson(key)}:${text ?? canonicalJson(v)}`);
   }
-  return `${out}}`;
+  return `{${parts.join(',')}}`;
 }
 
 /**

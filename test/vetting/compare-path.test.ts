@@ -1,8 +1,8 @@
 /**
  * The vetting computation behind `freight_compare_carriers` and the previews (issue 22 item 2): the carrier_risk row
- * is read by position from the packed store (no object of its ~70 columns), and the snapshot's canonical JSON is
- * written by lib/canonical-json.ts. Both paths are pinned against the old ones: the row object of the SQL path
- * (the same reader without its packed stores) and the `canonicalize` package's text.
+ * is read by position from the packed store (no object of its ~70 columns). It is pinned against the old path: the
+ * row object of the SQL path (the same reader without its packed stores), and the snapshot text against the
+ * `canonicalize` package's text of the whole snapshot.
  */
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
