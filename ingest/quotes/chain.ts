@@ -193,6 +193,18 @@ function sourceLeafBytesOf(src: QuoteSource): LeafBytes | null {
  * otherwise `createLeaf` itself.
  */
 export function quoteLeaf(src: QuoteSource, parent: string, recordSha256: string): OriginLeaf {
+  return leafOf(src, parent, recordSha256, typeof recordSha256 === 'string' && HEX64.test(recordSha256));
+}
+
+/**
+ * `quoteLeaf(src, parent, quoteRecordSha256(bar))`: the leaf of a served day from its bar. The record hash is
+ * quoteRecordSha256's own lower-case hex digest, so only the parent (a stored value) is checked for the fast path.
+ */
+export function quoteDayLeaf(src: QuoteSource, parent: string, bar: QuoteBar): OriginLeaf {
+  return leafOf(src, parent, quoteRecordSha256(bar), true);
+}
+
+function leafOf(src: QuoteSource, parent: string, recordSha256: string, recordIsHex: boolean): OriginLeaf {
   const body = {
     kind: QUOTE_LEAF_KIND,
     source: src.source,
@@ -202,10 +214,7 @@ export function quoteLeaf(src: QuoteSource, parent: string, recordSha256: string
     record_sha256: recordSha256,
     parent,
   };
-  const lb =
-    typeof parent === 'string' && HEX64.test(parent) && typeof recordSha256 === 'string' && HEX64.test(recordSha256)
-      ? sourceLeafBytesOf(src)
-      : null;
+  const lb = recordIsHex && typeof parent === 'string' && HEX64.test(parent) ? sourceLeafBytesOf(src) : null;
   if (lb) {
     lb.buf.write(parent, lb.parentAt, 64, 'latin1');
     lb.buf.write(recordSha256, lb.recordAt, 64, 'latin1');

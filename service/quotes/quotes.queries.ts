@@ -12,6 +12,7 @@ import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import {
   leafTemplate,
+  quoteDayLeaf,
   quoteLeaf,
   quoteLeafHash,
   quoteRecord,
@@ -47,9 +48,10 @@ export const QUOTE_SCHEMA_ID = 'proofline/stock-quote/v1';
 export const HISTORY_DEFAULT = 30;
 export const HISTORY_MAX = 365;
 
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
 /** A bar from a quote_bars / quote_leaf_history row (DECIMAL text → number). */
 export function barFromRow(r: Row): QuoteBar {
-  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return {
     ticker: String(r.ticker),
     quote_date: String(r.quote_date),
@@ -166,15 +168,18 @@ export interface SplitAdjustment {
 /** Rebuilds leaves for rows newest-first; `older` is the row before the last one (or null at the chain start). */
 async function daysFromRows(rows: Row[], older: Row | null, sources: SourceCache): Promise<QuoteDay[]> {
   const out: QuoteDay[] = [];
+  // A page's days mostly share one source file: the previous day's is taken again without a lookup.
+  let src: SourceInfo | null = null;
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i];
     const prev = i + 1 < rows.length ? rows[i + 1] : older;
     const dataset = String(r.dataset);
     const sha = String(r.content_sha256);
-    const src = sources.known(dataset, sha) ?? (await sources.get(dataset, sha));
+    if (src === null || src.content_sha256 !== sha || src.source !== dataset)
+      src = sources.known(dataset, sha) ?? (await sources.get(dataset, sha));
     const parent = Number(r.day_index) === 0 || !prev ? src.leaf_hash : String(prev.leaf_hash);
     const bar = barFromRow(r);
-    const leaf = quoteLeaf(src, parent, quoteRecordSha256(bar));
+    const leaf = quoteDayLeaf(src, parent, bar);
     out.push({
       quote_date: bar.quote_date,
       adjustment: bar.adjustment,

@@ -6,6 +6,7 @@ import {
   chainBars,
   foldChainLeaves,
   leafTemplate,
+  quoteDayLeaf,
   quoteLeaf,
   quoteLeafHash,
   QuoteChainFold,
@@ -100,6 +101,11 @@ describe('quoteRecordSha256 and quoteLeaf (served answers rebuild every day with
       expect(JSON.stringify(leaf)).toBe(JSON.stringify(ref));
       parent = leaf.leaf_hash;
     }
+    // quoteDayLeaf (the served day from its bar) is quoteLeaf over quoteRecordSha256, generic-path bars included.
+    for (const s of sources)
+      for (const b of bars)
+        for (const p of ['d'.repeat(64), 'not-a-hash "quoted"'])
+          expect(JSON.stringify(quoteDayLeaf(s, p, b))).toBe(JSON.stringify(quoteLeaf(s, p, quoteRecordSha256(b))));
   });
 });
 
