@@ -92,6 +92,15 @@ const hashBytesHex =
     ? (b: Buffer) => (nodeCrypto as unknown as { hash(alg: string, data: Buffer, enc: string): string }).hash('sha256', b, 'hex')
     : (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
+/** A template's leaf text as UTF-8 bytes with room for the parent and record hashes (see LeafBytes). */
+function leafBytesOf(t: Pick<LeafTemplate, 'prefix' | 'suffix'>): LeafBytes {
+  const head = Buffer.from(`${t.prefix}"`, 'utf8');
+  const mid = Buffer.from('","record_sha256":"', 'utf8');
+  const tail = Buffer.from(`"${t.suffix}`, 'utf8');
+  const buf = Buffer.concat([head, Buffer.alloc(64), mid, Buffer.alloc(64), tail]);
+  return { buf, parentAt: head.length, recordAt: head.length + 64 + mid.length };
+}
+
 /**
  * The leaf hashes of one chain of one source with one version per day, in date order, from its days' record JSON
  * texts (RECORD_JSON_SQL): day 0's parent is the source leaf, each next day's the previous leaf. Returns the leaves'
@@ -100,7 +109,7 @@ const hashBytesHex =
  * and record hashes are overwritten: no text is built or encoded per day (about a quarter of the per-file fold's JS).
  */
 export function foldChainLeaves(t: LeafTemplate, records: readonly string[]): string {
-  const { buf, parentAt, recordAt } = leafBytesOf(t);
+  const { buf, parentAt, recordAt } = templateLeafBytes(t);
   const out = Buffer.allocUnsafe(records.length * 64);
   let parent = t.source_leaf_hash;
   for (let k = 0; k < records.length; k++) {
@@ -121,7 +130,7 @@ export function foldChainLeaves(t: LeafTemplate, records: readonly string[]): st
  * `days` is the number of texts (the number of newlines plus one).
  */
 export function foldChainLeavesBytes(t: LeafTemplate, records: Uint8Array, days: number): string {
-  const { buf, parentAt, recordAt } = leafBytesOf(t);
+  const { buf, parentAt, recordAt } = templateLeafBytes(t);
   const bytes = Buffer.from(records.buffer, records.byteOffset, records.byteLength);
   const out = Buffer.allocUnsafe(days * 64);
   let parent = t.source_leaf_hash;
@@ -139,18 +148,11 @@ export function foldChainLeavesBytes(t: LeafTemplate, records: Uint8Array, days:
   return out.toString('latin1');
 }
 
-/** The template's leaf text as bytes with its two hash slots (made once per template). */
-function leafBytesOf(t: LeafTemplate): LeafBytes {
+/** The template's leaf text as bytes with its two hash slots (made once per template; it needs its source leaf hash). */
+function templateLeafBytes(t: LeafTemplate): LeafBytes {
   if (!HEX64.test(t.source_leaf_hash)) throw new Error('foldChainLeaves needs a template with its source leaf hash');
   let lb = leafBytes.get(t);
-  if (!lb) {
-    const head = Buffer.from(`${t.prefix}"`, 'utf8');
-    const mid = Buffer.from('","record_sha256":"', 'utf8');
-    const tail = Buffer.from(`"${t.suffix}`, 'utf8');
-    const buf = Buffer.concat([head, Buffer.alloc(64), mid, Buffer.alloc(64), tail]);
-    lb = { buf, parentAt: head.length, recordAt: head.length + 64 + mid.length };
-    leafBytes.set(t, lb);
-  }
+  if (!lb) leafBytes.set(t, (lb = leafBytesOf(t)));
   return lb;
 }
 
@@ -192,15 +194,49 @@ export function quoteRecordSha256(bar: QuoteBar): string {
   return hashCanonical(quoteRecord(bar));
 }
 
-/** Leaf text pieces per source object (a served answer rebuilds many days of one or two sources). */
-const leafParts = new WeakMap<QuoteSource, Pick<LeafTemplate, 'prefix' | 'suffix'>>();
+/**
+ * Leaf text bytes per source object (a served answer rebuilds many days of one or two sources), null for a source
+ * with a value that is not plain (its leaves take `createLeaf`). Checked and built once per source object, which is
+ * not changed afterwards (the service's sources are built once per answer).
+ */
+const sourceLeafBytes = new WeakMap<QuoteSource, LeafBytes | null>();
+
+function sourceLeafBytesOf(src: QuoteSource): LeafBytes | null {
+  let lb = sourceLeafBytes.get(src);
+  if (lb === undefined) {
+    const plain =
+      typeof src.source === 'string' &&
+      PLAIN.test(src.source) &&
+      typeof src.content_sha256 === 'string' &&
+      PLAIN.test(src.content_sha256) &&
+      plainOrNull(src.source_url) &&
+      plainOrNull(src.retrieved_at);
+    lb = plain ? leafBytesOf(leafTemplate(src, false)) : null;
+    sourceLeafBytes.set(src, lb);
+  }
+  return lb;
+}
 
 /**
  * The full leaf object of one quote day (for responses and verification): `createLeaf`'s object, same members in
- * the same order, its hash from the source's pre-serialised pieces (`quoteLeafHash`, equal to `createLeaf`'s, pinned
- * in test/quotes/chain.test.ts) when every value is plain; otherwise `createLeaf` itself.
+ * the same order. When every value is plain its hash is taken over the source's leaf text bytes with the parent and
+ * record hashes written in (as `foldChainLeaves`; the text of `quoteLeafHash`, equal to `createLeaf`'s, pinned in
+ * test/quotes/chain.test.ts): no leaf text is built per day (issue 22: a history page rebuilds 30 or more);
+ * otherwise `createLeaf` itself.
  */
 export function quoteLeaf(src: QuoteSource, parent: string, recordSha256: string): OriginLeaf {
+  return leafOf(src, parent, recordSha256, typeof recordSha256 === 'string' && HEX64.test(recordSha256));
+}
+
+/**
+ * `quoteLeaf(src, parent, quoteRecordSha256(bar))`: the leaf of a served day from its bar. The record hash is
+ * quoteRecordSha256's own lower-case hex digest, so only the parent (a stored value) is checked for the fast path.
+ */
+export function quoteDayLeaf(src: QuoteSource, parent: string, bar: QuoteBar): OriginLeaf {
+  return leafOf(src, parent, quoteRecordSha256(bar), true);
+}
+
+function leafOf(src: QuoteSource, parent: string, recordSha256: string, recordIsHex: boolean): OriginLeaf {
   const body = {
     kind: QUOTE_LEAF_KIND,
     source: src.source,
@@ -210,25 +246,11 @@ export function quoteLeaf(src: QuoteSource, parent: string, recordSha256: string
     record_sha256: recordSha256,
     parent,
   };
-  if (
-    typeof parent === 'string' &&
-    HEX64.test(parent) &&
-    typeof recordSha256 === 'string' &&
-    HEX64.test(recordSha256) &&
-    typeof src.source === 'string' &&
-    PLAIN.test(src.source) &&
-    typeof src.content_sha256 === 'string' &&
-    PLAIN.test(src.content_sha256) &&
-    plainOrNull(src.source_url) &&
-    plainOrNull(src.retrieved_at)
-  ) {
-    let t = leafParts.get(src);
-    if (!t) {
-      const { prefix, suffix } = leafTemplate(src, false);
-      t = { prefix, suffix };
-      leafParts.set(src, t);
-    }
-    return { leaf_hash: quoteLeafHash(t, parent, recordSha256), alg: LEAF_ALG, canon: LEAF_CANON, ...body };
+  const lb = recordIsHex && typeof parent === 'string' && HEX64.test(parent) ? sourceLeafBytesOf(src) : null;
+  if (lb) {
+    lb.buf.write(parent, lb.parentAt, 64, 'latin1');
+    lb.buf.write(recordSha256, lb.recordAt, 64, 'latin1');
+    return { leaf_hash: hashBytesHex(lb.buf), alg: LEAF_ALG, canon: LEAF_CANON, ...body };
   }
   return createLeaf(body);
 }

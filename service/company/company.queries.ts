@@ -146,6 +146,47 @@ export async function findCompanyIdentity(registry: SnapshotReader, raw: string,
   });
 }
 
+/** What the quote history answers of its company: the find-company.sql row's ticker, name, CIK and employees. */
+export interface CompanyName {
+  ticker: string;
+  name: string | null;
+  cik: number | null;
+  employees: number | null;
+}
+
+/** Per served registry_identity store: each ticker (`t:` key) or CIK (`c:`) resolved by findCompanyName, once. */
+const companyNames = new WeakMap<object, Map<string, CompanyName>>();
+
+/**
+ * findCompanyIdentity reduced to the four values the quote history answers (CompanyName), kept per packed identity
+ * store once read: a company's record (about 13 KB of JSON with its share counts and their origins at full scale)
+ * is parsed once per snapshot for them, not on every history page (issue 22: the page's CPU and allocation). Only
+ * found companies are kept, so the memo is bounded by the store's tickers and CIKs (8,200 companies at full scale, a
+ * few dozen bytes each), not by the requests; it is dropped with the store. A snapshot without the packed stores, and
+ * any miss, goes through findCompanyIdentity as before (same values, same errors, `hints` as given).
+ */
+export async function findCompanyName(registry: SnapshotReader, raw: string, opts: { hints?: boolean } = {}): Promise<CompanyName> {
+  const ref = parseCompanyRef(raw);
+  const store = registry.packed(IDENTITY_STORE);
+  const key = ref.ticker !== null ? `t:${ref.ticker}` : `c:${ref.cik}`;
+  const known = store ? companyNames.get(store)?.get(key) : undefined;
+  if (known) return known;
+  const { company: c } = await findCompanyIdentity(registry, raw, opts);
+  const found: CompanyName = {
+    ticker: String(c.ticker),
+    name: (c.name as string | null) ?? null,
+    cik: c.cik == null ? null : Number(c.cik),
+    employees: c.employees == null ? null : Number(c.employees),
+  };
+  // Kept only when read from that store, still served (a swap meanwhile: findCompanyIdentity read the new one).
+  if (store && registry.packed(IDENTITY_STORE) === store && registry.packed(TICKERS_STORE)) {
+    let memo = companyNames.get(store);
+    if (!memo) companyNames.set(store, (memo = new Map()));
+    memo.set(key, found);
+  }
+  return found;
+}
+
 /** Finds a company by ticker or CIK (its find-company.sql row), or throws NotFoundError with close matches as `hint`. */
 export async function findCompany(registry: SnapshotReader, raw: string): Promise<CompanyRecord> {
   return (await findCompanyIdentity(registry, raw)).company;

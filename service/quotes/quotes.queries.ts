@@ -12,6 +12,7 @@ import { loadSql, type Row } from '../../lib/warehouse/duckdb.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import {
   leafTemplate,
+  quoteDayLeaf,
   quoteLeaf,
   quoteLeafHash,
   quoteRecord,
@@ -21,7 +22,7 @@ import {
   type QuoteSource,
 } from '../../ingest/quotes/chain.ts';
 import { normalizeTicker, type Adjustment, type QuoteBar } from '../../ingest/quotes/quote.schema.ts';
-import { findCompanyIdentity, parseCompanyRef, pickSharesAsOf } from '../company/company.queries.ts';
+import { findCompanyIdentity, findCompanyName, parseCompanyRef, pickSharesAsOf } from '../company/company.queries.ts';
 import { readQuoteHeads, type QuoteHeadChain, type QuoteHeads } from '../../lib/quote-heads.ts';
 import { decodeKeyCursor, encodeKeyCursor } from '../platform/pagination.ts';
 
@@ -47,9 +48,10 @@ export const QUOTE_SCHEMA_ID = 'proofline/stock-quote/v1';
 export const HISTORY_DEFAULT = 30;
 export const HISTORY_MAX = 365;
 
+const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
+
 /** A bar from a quote_bars / quote_leaf_history row (DECIMAL text → number). */
 export function barFromRow(r: Row): QuoteBar {
-  const num = (v: unknown) => (v === null || v === undefined ? null : Number(v));
   return {
     ticker: String(r.ticker),
     quote_date: String(r.quote_date),
@@ -71,11 +73,20 @@ interface SourceInfo extends QuoteSource {
 /** Caches source descriptions per reader call (a chain usually has one or two sources). */
 class SourceCache {
   private readonly map = new Map<string, Promise<SourceInfo>>();
+  /** The sources already read or seeded, for `known` (a page's days share one or two: no await per day). */
+  private readonly done = new Map<string, SourceInfo>();
   constructor(private readonly reader: SnapshotReader) {}
   /** A source already known (the chain heads store carries the head's, picked as quote-sources.sql picks it). */
   seed(dataset: string, sha: string, s: { source_url: string | null; retrieved_at: string | null; leaf_hash: string }): void {
     const k = `${dataset}|${sha}`;
-    if (!this.map.has(k)) this.map.set(k, Promise.resolve({ source: dataset, content_sha256: sha, ...s }));
+    if (this.map.has(k)) return;
+    const src: SourceInfo = { source: dataset, content_sha256: sha, ...s };
+    this.map.set(k, Promise.resolve(src));
+    this.done.set(k, src);
+  }
+  /** The source `get` gives, when already read or seeded; undefined otherwise. */
+  known(dataset: string, sha: string): SourceInfo | undefined {
+    return this.done.size === 0 ? undefined : this.done.get(`${dataset}|${sha}`);
   }
   get(dataset: string, sha: string): Promise<SourceInfo> {
     const k = `${dataset}|${sha}`;
@@ -89,7 +100,9 @@ class SourceCache {
           source_url: (r?.source_url as string | null) ?? null,
           retrieved_at: (r?.retrieved_at as string | null) ?? null,
         };
-        return withMembers(src, { leaf_hash: r ? String(r.leaf_hash) : leafTemplate(src).source_leaf_hash });
+        const info = withMembers(src, { leaf_hash: r ? String(r.leaf_hash) : leafTemplate(src).source_leaf_hash });
+        this.done.set(k, info);
+        return info;
       });
       this.map.set(k, p);
     }
@@ -155,13 +168,18 @@ export interface SplitAdjustment {
 /** Rebuilds leaves for rows newest-first; `older` is the row before the last one (or null at the chain start). */
 async function daysFromRows(rows: Row[], older: Row | null, sources: SourceCache): Promise<QuoteDay[]> {
   const out: QuoteDay[] = [];
+  // A page's days mostly share one source file: the previous day's is taken again without a lookup.
+  let src: SourceInfo | null = null;
   for (let i = 0; i < rows.length; i++) {
     const r = rows[i];
     const prev = i + 1 < rows.length ? rows[i + 1] : older;
-    const src = await sources.get(String(r.dataset), String(r.content_sha256));
+    const dataset = String(r.dataset);
+    const sha = String(r.content_sha256);
+    if (src === null || src.content_sha256 !== sha || src.source !== dataset)
+      src = sources.known(dataset, sha) ?? (await sources.get(dataset, sha));
     const parent = Number(r.day_index) === 0 || !prev ? src.leaf_hash : String(prev.leaf_hash);
     const bar = barFromRow(r);
-    const leaf = quoteLeaf(src, parent, quoteRecordSha256(bar));
+    const leaf = quoteDayLeaf(src, parent, bar);
     out.push({
       quote_date: bar.quote_date,
       adjustment: bar.adjustment,
@@ -324,11 +342,17 @@ export interface ResolvedTicker {
  * registry (ticker or CIK) when it knows the company, else the ticker as
  * given (ETFs such as SPY are not SEC registrants with tickers in the registry).
  */
-export async function resolveQuoteTicker(registry: SnapshotReader | undefined, raw: string): Promise<ResolvedTicker> {
+export async function resolveQuoteTicker(
+  registry: SnapshotReader | undefined,
+  raw: string,
+  opts: { marketRows?: boolean } = {},
+): Promise<ResolvedTicker> {
   const ref = parseCompanyRef(raw);
   if (registry) {
     try {
       // No hint query for an unknown ticker: the NotFoundError is dropped below (quotes of an ETF, not a registrant).
+      // `marketRows: false` (the history, which has no market context): the company's name, kept per snapshot.
+      if (opts.marketRows === false) return await findCompanyName(registry, raw, { hints: ref.ticker === null });
       const { company: c, facts, shares } = await findCompanyIdentity(registry, raw, { hints: ref.ticker === null });
       return {
         ticker: String(c.ticker),
@@ -595,7 +619,7 @@ export async function getQuoteHistory(
     throw new InvalidInputError(`invalid parameter 'limit': must be a positive integer`, { response: { parameter: 'limit' } });
   const limit = Math.min(requested, HISTORY_MAX);
   const cursor = decodeHistoryCursor(opts.cursor, opts.adjustment);
-  const t = await resolveQuoteTicker(d.registry, rawTicker);
+  const t = await resolveQuoteTicker(d.registry, rawTicker, { marketRows: false });
   const chain = pickChain(await chainsOf(d.quotes, t), cursor?.adjustment ?? opts.adjustment, t.ticker);
   const adjustment = chain.adjustment;
   // Forward (with `from`): the window is the `limit` trading days starting at `start`; backward: the `limit` days up

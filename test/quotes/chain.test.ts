@@ -7,6 +7,7 @@ import {
   foldChainLeaves,
   foldChainLeavesBytes,
   leafTemplate,
+  quoteDayLeaf,
   quoteLeaf,
   quoteLeafHash,
   QuoteChainFold,
@@ -114,6 +115,22 @@ describe('quoteRecordSha256 and quoteLeaf (served answers rebuild every day with
         const leaf = quoteLeaf(s, parent, rec);
         expect(JSON.stringify(leaf)).toBe(JSON.stringify(ref));
       }
+    // A source's leaf bytes are kept and rewritten per day: days of two sources interleaved, as a page with two
+    // source files rebuilds them, each equal to createLeaf's.
+    let parent = 'c'.repeat(64);
+    for (let i = 0; i < 40; i++) {
+      const s = sources[i % 3]!;
+      const rec = quoteRecordSha256(bars[i % 4]!);
+      const ref = createLeaf({ kind: 'quote_day', ...s, record_sha256: rec, parent });
+      const leaf = quoteLeaf(s, parent, rec);
+      expect(JSON.stringify(leaf)).toBe(JSON.stringify(ref));
+      parent = leaf.leaf_hash;
+    }
+    // quoteDayLeaf (the served day from its bar) is quoteLeaf over quoteRecordSha256, generic-path bars included.
+    for (const s of sources)
+      for (const b of bars)
+        for (const p of ['d'.repeat(64), 'not-a-hash "quoted"'])
+          expect(JSON.stringify(quoteDayLeaf(s, p, b))).toBe(JSON.stringify(quoteLeaf(s, p, quoteRecordSha256(b))));
   });
 });
 

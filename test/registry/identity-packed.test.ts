@@ -150,6 +150,43 @@ describe('registry identity stores', () => {
     }
   }, 120_000);
 
+  it('reads each company identity record once per snapshot for the quote history, with the same answers after', async () => {
+    // The history answers only the company's ticker and name (findCompanyName): its ~13 KB identity record (share
+    // counts and their origins) is parsed on the first page of the snapshot, not on every page (issue 22).
+    const reads = new Map<string, number>();
+    const wrapped = new Map<object, object>();
+    const r = Object.create(registry) as SnapshotReader;
+    Object.defineProperty(r, 'packed', {
+      value: (name: string) => {
+        const store = registry.packed(name);
+        if (!store) return store;
+        // One counting store per served store (the memo is kept per store object, as a snapshot's stores are).
+        if (!wrapped.has(store)) {
+          const s = Object.create(store) as typeof store;
+          Object.defineProperty(s, 'get', {
+            value: (key: number) => {
+              reads.set(name, (reads.get(name) ?? 0) + 1);
+              return store.get(key);
+            },
+          });
+          wrapped.set(store, s);
+        }
+        return wrapped.get(store);
+      },
+    });
+    const some = quoteTickers.filter((t) => tickers.includes(t)).slice(0, 20);
+    const cik = String((await registry.query(`SELECT cik FROM company_lookup WHERE ticker = $t`, { t: some[0]! }))[0]!.cik);
+    const sql = sqlOnly(registry);
+    for (const round of [1, 2, 3])
+      for (const t of [...some, cik, 'ZZZZQ']) {
+        const page = (x: SnapshotReader) => getQuoteHistory({ quotes, registry: x }, t, { limit: 3 });
+        expect(await answer(() => page(r)), `${t} round ${round}`).toBe(await answer(() => page(sql)));
+      }
+    // Each known ticker and the CIK once (the CIK's primary ticker is read under its own key), over three rounds.
+    expect(reads.get('registry_identity')).toBe(some.length + 1);
+    expect(reads.get('registry_tickers')).toBeGreaterThanOrEqual(some.length + 3); // the unknown ticker each round
+  });
+
   it('runs no DuckDB query for a card, a latest quote or a default quote history page', async () => {
     const reg = counting(registry);
     const quo = counting(quotes);
