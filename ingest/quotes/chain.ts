@@ -24,9 +24,7 @@
  * with JSON string escaping), equal byte for byte to `createLeaf` (pinned in
  * test/quotes/chain.test.ts), and hashed with one-shot `crypto.hash`.
  */
-import { createHash } from 'node:crypto';
-import * as nodeCrypto from 'node:crypto';
-import { hashCanonical } from '../../lib/hash.ts';
+import { hashCanonical, sha256Hex } from '../../lib/hash.ts';
 import { createLeaf, createSourceLeaf, LEAF_ALG, LEAF_CANON, type OriginLeaf, type SourceRef } from '../../lib/origin.ts';
 import type { QuoteBar } from './quote.schema.ts';
 
@@ -51,11 +49,6 @@ export function quoteRecord(bar: QuoteBar): Record<string, string | number | nul
 /** Where a chain's bars came from: the source file's identity (its leaf is the first day's parent). */
 export type QuoteSource = Pick<SourceRef, 'source' | 'source_url' | 'retrieved_at' | 'content_sha256'>;
 
-const sha256 =
-  typeof (nodeCrypto as { hash?: unknown }).hash === 'function'
-    ? (s: string) => (nodeCrypto as unknown as { hash(alg: string, data: string): string }).hash('sha256', s)
-    : (s: string) => createHash('sha256').update(s).digest('hex');
-
 /** Pre-serialised pieces of the leaves of one source (see module comment). */
 export interface LeafTemplate {
   prefix: string;
@@ -76,7 +69,7 @@ export function leafTemplate(src: QuoteSource, withSourceLeaf = true): LeafTempl
 
 /** Leaf hash of one quote day from its template, parent and record hash. */
 export function quoteLeafHash(t: Pick<LeafTemplate, 'prefix' | 'suffix'>, parent: string, recordSha256: string): string {
-  return sha256(`${t.prefix}"${parent}","record_sha256":"${recordSha256}"${t.suffix}`);
+  return sha256Hex(`${t.prefix}"${parent}","record_sha256":"${recordSha256}"${t.suffix}`);
 }
 
 /** A template's leaf text as bytes, with the offsets of its two variable hashes (foldChainLeaves). */
@@ -86,11 +79,6 @@ interface LeafBytes {
   recordAt: number;
 }
 const leafBytes = new WeakMap<LeafTemplate, LeafBytes>();
-
-const hashBytesHex =
-  typeof (nodeCrypto as { hash?: unknown }).hash === 'function'
-    ? (b: Buffer) => (nodeCrypto as unknown as { hash(alg: string, data: Buffer, enc: string): string }).hash('sha256', b, 'hex')
-    : (b: Buffer) => createHash('sha256').update(b).digest('hex');
 
 /** A template's leaf text as UTF-8 bytes with room for the parent and record hashes (see LeafBytes). */
 function leafBytesOf(t: Pick<LeafTemplate, 'prefix' | 'suffix'>): LeafBytes {
@@ -114,8 +102,8 @@ export function foldChainLeaves(t: LeafTemplate, records: readonly string[]): st
   let parent = t.source_leaf_hash;
   for (let k = 0; k < records.length; k++) {
     buf.write(parent, parentAt, 64, 'latin1');
-    buf.write(sha256(records[k]!), recordAt, 64, 'latin1');
-    parent = hashBytesHex(buf);
+    buf.write(sha256Hex(records[k]!), recordAt, 64, 'latin1');
+    parent = sha256Hex(buf);
     out.write(parent, k * 64, 64, 'latin1');
   }
   return out.toString('latin1');
@@ -140,8 +128,8 @@ export function foldChainLeavesBytes(t: LeafTemplate, records: Uint8Array, days:
     if (end < 0 || (k === days - 1 && bytes.indexOf(10, from) >= 0))
       throw new Error(`foldChainLeavesBytes: the texts are not ${days} lines`);
     buf.write(parent, parentAt, 64, 'latin1');
-    buf.write(hashBytesHex(bytes.subarray(from, end)), recordAt, 64, 'latin1');
-    parent = hashBytesHex(buf);
+    buf.write(sha256Hex(bytes.subarray(from, end)), recordAt, 64, 'latin1');
+    parent = sha256Hex(buf);
     out.write(parent, k * 64, 64, 'latin1');
     from = end + 1;
   }
@@ -188,7 +176,7 @@ export function quoteRecordSha256(bar: QuoteBar): string {
     (vwap === null || finite(vwap)) &&
     (trade_count === null || finite(trade_count))
   )
-    return sha256(
+    return sha256Hex(
       `{"adjustment":"${adjustment}","close":${close},"high":${high},"low":${low},"open":${open},"quote_date":"${quote_date}","ticker":"${ticker}","trade_count":${trade_count === null ? 'null' : trade_count},"volume":${volume},"vwap":${vwap === null ? 'null' : vwap}}`,
     );
   return hashCanonical(quoteRecord(bar));
@@ -250,7 +238,7 @@ function leafOf(src: QuoteSource, parent: string, recordSha256: string, recordIs
   if (lb) {
     lb.buf.write(parent, lb.parentAt, 64, 'latin1');
     lb.buf.write(recordSha256, lb.recordAt, 64, 'latin1');
-    return { leaf_hash: hashBytesHex(lb.buf), alg: LEAF_ALG, canon: LEAF_CANON, ...body };
+    return { leaf_hash: sha256Hex(lb.buf), alg: LEAF_ALG, canon: LEAF_CANON, ...body };
   }
   return createLeaf(body);
 }
