@@ -329,7 +329,6 @@ async function searchRowOf(fmcsa: SnapshotReader, dot: number): Promise<Row | nu
 async function searchRowsOf(fmcsa: SnapshotReader, dots: readonly number[]): Promise<Array<Row | null>> {
   const { census: at, risk } = searchPositionsOf(await snapshotMeta(fmcsa));
   const census = fmcsa.packed('carrier_census');
-  const snapshot = fmcsa.packed('carrier_snapshot');
   const rows: Array<Row | null> = [];
   for (const dot of dots) {
     const text = census ? census.read(dot) : null;
@@ -340,8 +339,7 @@ async function searchRowsOf(fmcsa: SnapshotReader, dots: readonly number[]): Pro
     const values = JSON.parse(text) as Json[];
     const row: Row = {};
     for (let i = 0; i < SEARCH_ROW_COLUMNS.length; i++) row[SEARCH_ROW_COLUMNS[i]![0]] = values[at[i]!] ?? null;
-    const riskText = snapshot?.read(Number(row.dot_number));
-    const r = riskText == null ? null : (JSON.parse(riskText) as Json[]);
+    const r = packedRiskValues(fmcsa, Number(row.dot_number));
     row.risk_score = r ? (r[risk[0]] ?? null) : null;
     row.risk_level = r ? (r[risk[1]] ?? null) : null;
     row.recommendation = r ? (r[risk[2]] ?? null) : null;
@@ -354,8 +352,7 @@ async function searchRowsOf(fmcsa: SnapshotReader, dots: readonly number[]): Pro
 async function withRiskColumns(fmcsa: SnapshotReader, row: Row): Promise<Row> {
   // The three values by their positions in the packed row (no object of all ~90 columns per search row).
   const { risk } = searchPositionsOf(await snapshotMeta(fmcsa));
-  const text = await fmcsa.packed('carrier_snapshot')?.get(Number(row.dot_number));
-  const values = text == null ? null : (JSON.parse(text) as Json[]);
+  const values = packedRiskValues(fmcsa, Number(row.dot_number));
   const at = (i: number) => (values ? (values[i] ?? null) : null);
   return withMembers(row, { risk_score: at(risk[0]), risk_level: at(risk[1]), recommendation: at(risk[2]) });
 }
@@ -499,9 +496,8 @@ async function riskRow(fmcsa: SnapshotReader, dot: number): Promise<Row> {
 async function riskValues(fmcsa: SnapshotReader, dot: number): Promise<(column: string) => Json | undefined> {
   if (fmcsa.packed('carrier_snapshot')) {
     const meta = await snapshotMeta(fmcsa);
-    const text = await fmcsa.packed('carrier_snapshot')?.get(dot);
-    if (text == null) throw notFound(dot);
-    const values = JSON.parse(text) as Json[];
+    const values = packedRiskValues(fmcsa, dot);
+    if (values === null) throw notFound(dot);
     const index = riskColumnIndexOf(meta);
     return (c) => {
       const i = index.get(c);
@@ -537,9 +533,8 @@ const CARRIER_RISK_COLUMNS = ['risk_score', 'risk_level', 'recommendation', 'aut
  */
 async function packedCarrierRiskColumns(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
   const at = riskColumnIndexOf(await snapshotMeta(fmcsa));
-  const text = await fmcsa.packed('carrier_snapshot')?.get(dot);
-  if (text == null) return null;
-  const values = JSON.parse(text) as Json[];
+  const values = packedRiskValues(fmcsa, dot);
+  if (values === null) return null;
   const row: Row = {};
   for (const c of CARRIER_RISK_COLUMNS) {
     const i = at.get(c);
@@ -548,14 +543,20 @@ async function packedCarrierRiskColumns(fmcsa: SnapshotReader, dot: number): Pro
   return row;
 }
 
+/**
+ * `dot`'s packed carrier_risk row as its JSON array (carrier_snapshot_columns order), read synchronously from the
+ * carrier_snapshot store of the snapshot now served; null when the store or the row is absent.
+ */
+function packedRiskValues(fmcsa: SnapshotReader, dot: number): Json[] | null {
+  const text = fmcsa.packed('carrier_snapshot')?.read(dot);
+  return text == null ? null : (JSON.parse(text) as Json[]);
+}
+
 /** The packed carrier_risk row (JSON array in carrier_snapshot_columns order) as a Row, or null. */
 async function packedRiskRow(fmcsa: SnapshotReader, dot: number): Promise<Row | null> {
   const { columns } = await snapshotMeta(fmcsa);
-  const store = fmcsa.packed('carrier_snapshot');
-  if (!store) return null;
-  const text = await store.get(dot);
-  if (text == null) return null;
-  const values = JSON.parse(text) as Json[];
+  const values = packedRiskValues(fmcsa, dot);
+  if (values === null) return null;
   const row: Row = {};
   columns.forEach((c, i) => {
     row[c] = values[i];
