@@ -162,6 +162,13 @@ export const PART_ZSTD = 'COMPRESSION zstd, COMPRESSION_LEVEL 1, PARQUET_VERSION
 /** Rows per row group of a leaf-key part: a lookup by key decodes one group per file. */
 export const KEY_ROW_GROUP = 8192;
 
+/**
+ * `joinLeavesOnce` false: a folded file in key order takes its chains' first rows and day counts from an aggregate over
+ * its rows and its leaves in a second join, as before 2026-11-26 evening (test/quotes/fold-leaves-join.test.ts compares
+ * both ways' parts byte for byte).
+ */
+export const quoteFoldOptions = { joinLeavesOnce: true };
+
 /** Bars per batch of the JS fold (record texts of about this many bars are held at once, ~200 bytes each). */
 const FOLD_BATCH_ROWS = 65_536;
 
@@ -181,10 +188,12 @@ interface ChainTexts {
   recs: Uint8Array;
   days: number;
   in_order: boolean;
+  /** The chain's first row id in `quote_file_rows` (in key order its rows are first_row .. first_row + days - 1). */
+  first_row: bigint;
 }
 
 /**
- * The rows of the record-text query (ticker, adjustment, recs BLOB, days, in_order) read from its vectors: the texts
+ * The rows of the record-text query (ticker, adjustment, recs BLOB, days, in_order, first_row) read from its vectors: the texts
  * stay bytes (a BLOB's bytes are copied once, never decoded into a JS string and split).
  */
 function chainTexts(result: DuckDBMaterializedResult): ChainTexts[] {
@@ -194,7 +203,7 @@ function chainTexts(result: DuckDBMaterializedResult): ChainTexts[] {
   const out: ChainTexts[] = [];
   for (let ci = 0; ci < result.chunkCount; ci++) {
     const chunk = result.getChunk(ci);
-    const [ticker, adjustment, recs, days, inOrder] = [0, 1, 2, 3, 4].map((k) => chunk.getColumnVector(k));
+    const [ticker, adjustment, recs, days, inOrder, firstRow] = [0, 1, 2, 3, 4, 5].map((k) => chunk.getColumnVector(k));
     for (let i = 0; i < chunk.rowCount; i++)
       out.push({
         ticker: String(ticker!.getItem(i)),
@@ -202,6 +211,7 @@ function chainTexts(result: DuckDBMaterializedResult): ChainTexts[] {
         recs: ownBytes((recs as DuckDBBlobVector).getItemBytes(i)),
         days: Number(days!.getItem(i)),
         in_order: inOrder!.getItem(i) === true,
+        first_row: firstRow!.getItem(i) as bigint,
       });
   }
   return out;
@@ -255,7 +265,10 @@ export async function foldFileChains(
     const folded = !dup;
     let rowCount = -1;
     const t = leafTemplate(src);
-    await conn.run(`CREATE OR REPLACE TEMP TABLE quote_file_leaves (ticker VARCHAR, adjustment VARCHAR, leaves VARCHAR)`);
+    // Per chain of a folded file: its leaves (64 hex digits per day, in date order), its first row id and its days.
+    await conn.run(
+      `CREATE OR REPLACE TEMP TABLE quote_file_leaves (ticker VARCHAR, adjustment VARCHAR, leaves VARCHAR, first_row BIGINT, days BIGINT)`,
+    );
     if (folded) {
       // Per batch of tickers, one BLOB per chain: its record JSON texts in date order as UTF-8, '\n'-separated (dates
       // are unique: checked above; the texts hold no newline). Hashed here with the one-shot SHA-256 (cheaper than
@@ -280,7 +293,7 @@ export async function foldFileChains(
           const read = async (sorted: boolean) => {
             const stmt = await conn.prepare(
               `SELECT ticker, adjustment, encode(string_agg(${RECORD_JSON_SQL}, '\n'${sorted ? ' ORDER BY i.quote_date' : ''})) AS recs,
-                count(*)::INTEGER AS days, ${sorted ? 'true' : ROW_ORDER_SQL} AS in_order
+                count(*)::INTEGER AS days, ${sorted ? 'true' : ROW_ORDER_SQL} AS in_order, min(i.rowid)::BIGINT AS first_row
             FROM quote_file_rows i WHERE ticker BETWEEN $lo AND $hi GROUP BY ticker, adjustment`,
             );
             try {
@@ -297,6 +310,8 @@ export async function foldFileChains(
             app.appendVarchar(c.ticker);
             app.appendVarchar(c.adjustment);
             app.appendVarchar(foldChainLeavesBytes(t, c.recs, c.days));
+            app.appendBigInt(c.first_row);
+            app.appendBigInt(BigInt(c.days));
             app.endRow();
           }
         }
@@ -305,8 +320,14 @@ export async function foldFileChains(
       }
     }
     // Sorted output only when the file is not already in key order (bench and vendor files usually are).
-    const leaf = folded ? `substr(l.leaves, c.day_index * 64 + 1, 64)` : 'NULL::VARCHAR';
-    // In key order the day index is the row's offset from its chain's first row (no window sort).
+    // In key order the day index is the row's offset from its chain's first row (no window sort). A folded file in key
+    // order takes its chain's first row and leaves in ONE join with quote_file_leaves (the first rows came with the
+    // record texts), instead of a join with an aggregate over every row and a second join for the leaves: the same
+    // rows in the same order (issue 22 item 3).
+    const leavesJoined = quoteFoldOptions.joinLeavesOnce && ordered && folded;
+    // The leaf of row `c` from the leaves of its chain in `of` (c: joined in, l: quote_file_leaves joined as l).
+    const leafOf = (of: 'c' | 'l') => (folded ? `substr(${of}.leaves, c.day_index * 64 + 1, 64)` : 'NULL::VARCHAR');
+    const withLeaves = `SELECT r.*, r.rowid - l.first_row AS day_index, l.leaves FROM quote_file_rows r JOIN quote_file_leaves l USING (ticker, adjustment)`;
     const numbered = ordered
       ? `SELECT r.*, r.rowid - f.first_row AS day_index FROM quote_file_rows r JOIN (SELECT ticker, adjustment, min(rowid) AS first_row FROM quote_file_rows GROUP BY ALL) f USING (ticker, adjustment)`
       : `SELECT *, row_number() OVER (PARTITION BY ticker, adjustment ORDER BY quote_date, line) - 1 AS day_index FROM quote_file_rows`;
@@ -314,9 +335,13 @@ export async function foldFileChains(
     // it and links it as the table's export. Line numbers (and the file's constants) go to a side part in the same
     // row order, read only by the general path.
     const order = ordered ? '' : 'ORDER BY c.ticker, c.adjustment, c.quote_date, c.line';
-    const body = `FROM (${numbered}) c LEFT JOIN quote_file_leaves l USING (ticker, adjustment) ${order}`;
+    const body = leavesJoined
+      ? `FROM (${withLeaves}) c`
+      : `FROM (${numbered}) c LEFT JOIN quote_file_leaves l USING (ticker, adjustment) ${order}`;
     // The bars part's columns, shared by its tails part (the same values: the heads store is built from either).
-    const barColumns = `c.ticker, c.adjustment, c.quote_date, c.open, c.high, c.low, c.close, c.volume, c.vwap, c.trade_count, ${FLAGS_SQL} AS flags,
+    const barColumns = (
+      leaf: string,
+    ) => `c.ticker, c.adjustment, c.quote_date, c.open, c.high, c.low, c.close, c.volume, c.vwap, c.trade_count, ${FLAGS_SQL} AS flags,
         $dataset::VARCHAR AS dataset, $content_sha256::VARCHAR AS content_sha256, c.day_index::INTEGER AS day_index,
         ${leaf} AS leaf_hash, ('0x' || substr(${leaf}, 1, 15))::BIGINT AS leaf_key`;
     const writeBars = async (sql: string) => {
@@ -327,18 +352,21 @@ export async function foldFileChains(
       copy.destroySync();
     };
     await writeBars(
-      `COPY (SELECT ${barColumns} ${body}) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, ${PART_ZSTD}, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`,
+      `COPY (SELECT ${barColumns(leafOf(leavesJoined ? 'c' : 'l'))} ${body}) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, ${PART_ZSTD}, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`,
     );
-    // The tails: the rows are cut to each chain's newest HEAD_TAIL_DAYS before anything else is computed for them.
+    // The tails: the rows are cut to each chain's newest HEAD_TAIL_DAYS before anything else is computed for them (the
+    // leaves are joined to the cut rows only: filtering rows that carry their chain's leaves cost ~0.4 s per file).
+    const chainRows = leavesJoined
+      ? 'SELECT ticker, adjustment, first_row, days FROM quote_file_leaves'
+      : 'SELECT ticker, adjustment, min(rowid) AS first_row, count(*) AS days FROM quote_file_rows GROUP BY ALL';
     const tailRows = ordered
-      ? `SELECT r.*, r.rowid - f.first_row AS day_index FROM quote_file_rows r
-           JOIN (SELECT ticker, adjustment, min(rowid) AS first_row, count(*) AS days FROM quote_file_rows GROUP BY ALL) f USING (ticker, adjustment)
-         WHERE r.rowid - f.first_row >= f.days - ${HEAD_TAIL_DAYS}`
+      ? `SELECT r.*, r.rowid - f.first_row AS day_index FROM quote_file_rows r JOIN (${chainRows}) f
+           USING (ticker, adjustment) WHERE r.rowid - f.first_row >= f.days - ${HEAD_TAIL_DAYS}`
       : `SELECT * EXCLUDE (days) FROM (SELECT *, row_number() OVER (PARTITION BY ticker, adjustment ORDER BY quote_date, line) - 1 AS day_index,
            count(*) OVER (PARTITION BY ticker, adjustment) AS days FROM quote_file_rows) WHERE day_index >= days - ${HEAD_TAIL_DAYS}`;
     if (folded)
       await writeBars(`COPY (
-        SELECT ${barColumns} FROM (${tailRows}) c LEFT JOIN quote_file_leaves l USING (ticker, adjustment) ORDER BY c.ticker, c.adjustment, c.quote_date
+        SELECT ${barColumns(leafOf('l'))} FROM (${tailRows}) c LEFT JOIN quote_file_leaves l USING (ticker, adjustment) ORDER BY c.ticker, c.adjustment, c.quote_date
       ) TO ${quoteLiteral(tmpTails)} (FORMAT parquet, ${PART_ZSTD})`);
     // In key order the bars part is the table's scan order (the joins above keep it: one thread), so the lines are
     // read straight from the table, without the joins.

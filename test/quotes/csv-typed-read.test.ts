@@ -1,5 +1,6 @@
 /**
- * A quote CSV is read typed first (`read_csv` types prices as DECIMAL(18,6) and counts as DOUBLE itself), and the
+ * A quote CSV is read typed first (`read_csv` types prices as DECIMAL(18,6) and counts as DOUBLE itself; the ticker
+ * and the trading day computed once per distinct symbol and timestamp text and joined back), and the
  * TRY_CAST read (every field as text, typed again in SQL) is the fallback when the typed read fails or finds a row
  * that is not a bar (jobs/quotes/quotes.pipeline.ts readCsvTyped; issue 22 item 3). This pins that:
  *  - for every text, the reader either fails or gives exactly TRY_CAST's value (crafted edge texts and generated
@@ -108,6 +109,14 @@ describe('the typed read of a quote CSV', () => {
     for (const [key, t] of Object.entries(typed))
       expect([key, t]).toEqual([key, !key.endsWith('rejects.csv') && !key.endsWith('untypable.csv')]);
     expect(Object.values(typedOf('try_cast')).every((t) => t === false)).toBe(true);
+  });
+
+  it('keeps each file’s row order (the ticker and day are joined back per distinct text): the fold finds the same files in key order', () => {
+    const orderedOf = (mode: 'typed' | 'try_cast') =>
+      Object.fromEntries(runs.get(mode)!.report.children.map((c) => [c.key, (c.detail as { ordered?: boolean } | undefined)?.ordered]));
+    const typed = orderedOf('typed');
+    expect(typed).toEqual(orderedOf('try_cast'));
+    expect(Object.entries(typed).filter(([k, o]) => k.startsWith('fixtures/') && o === true).length).toBeGreaterThanOrEqual(10);
   });
 
   it('gives the TRY_CAST read’s bars, every column, leaf hashes included', async () => {
