@@ -119,7 +119,6 @@ export function foldChainLeaves(t: LeafTemplate, records: readonly string[]): st
  */
 export function foldChainLeavesBytes(t: LeafTemplate, records: Uint8Array, days: number): string {
   const { buf, parentAt, recordAt } = templateLeafBytes(t);
-  const slots = buf as Latin1Writable;
   const bytes = Buffer.from(records.buffer, records.byteOffset, records.byteLength);
   // The day's leaves as their hex strings, joined once at the end (no output buffer written per day).
   const leaves = new Array<string>(days);
@@ -129,23 +128,14 @@ export function foldChainLeavesBytes(t: LeafTemplate, records: Uint8Array, days:
     const end = k === days - 1 ? bytes.length : bytes.indexOf(10, from);
     if (end < 0 || (k === days - 1 && bytes.indexOf(10, from) >= 0))
       throw new Error(`foldChainLeavesBytes: the texts are not ${days} lines`);
-    slots.latin1Write(parent, parentAt, 64);
-    slots.latin1Write(sha256Hex(bytes.subarray(from, end)), recordAt, 64);
+    buf.write(parent, parentAt, 64, 'latin1');
+    buf.write(sha256Hex(bytes.subarray(from, end)), recordAt, 64, 'latin1');
     parent = sha256Hex(buf);
     leaves[k] = parent;
     from = end + 1;
   }
   return leaves.join('');
 }
-
-/**
- * Node's Buffer writes a latin1 string through `latin1Write(string, offset, length)`: `buf.write(s, offset, length,
- * 'latin1')` normalises its arguments and then calls it. The fold writes two 64-character hashes per bar into its
- * template, so it calls it directly (about 0.05 s of the JS thread less per 504,000-bar file, issue 22 item 3; the
- * method is on every Buffer in the Node versions this project runs, though not in @types/node). The hashes are hex:
- * latin1 and UTF-8 bytes are the same.
- */
-type Latin1Writable = Buffer & { latin1Write(s: string, offset: number, length: number): number };
 
 /** The template's leaf text as bytes with its two hash slots (made once per template; it needs its source leaf hash). */
 function templateLeafBytes(t: LeafTemplate): LeafBytes {
