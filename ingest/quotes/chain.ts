@@ -24,7 +24,7 @@
  * with JSON string escaping), equal byte for byte to `createLeaf` (pinned in
  * test/quotes/chain.test.ts), and hashed with one-shot `crypto.hash`.
  */
-import { hashCanonical, isSha256Hex, sha256Hex } from '../../lib/hash.ts';
+import { hashCanonical, sha256Hex } from '../../lib/hash.ts';
 import { createLeaf, createSourceLeaf, LEAF_ALG, LEAF_CANON, type OriginLeaf, type SourceRef } from '../../lib/origin.ts';
 import type { QuoteBar } from './quote.schema.ts';
 
@@ -138,7 +138,7 @@ export function foldChainLeavesBytes(t: LeafTemplate, records: Uint8Array, days:
 
 /** The template's leaf text as bytes with its two hash slots (made once per template; it needs its source leaf hash). */
 function templateLeafBytes(t: LeafTemplate): LeafBytes {
-  if (!isSha256Hex(t.source_leaf_hash)) throw new Error('foldChainLeaves needs a template with its source leaf hash');
+  if (!HEX64.test(t.source_leaf_hash)) throw new Error('foldChainLeaves needs a template with its source leaf hash');
   let lb = leafBytes.get(t);
   if (!lb) leafBytes.set(t, (lb = leafBytesOf(t)));
   return lb;
@@ -149,6 +149,7 @@ function templateLeafBytes(t: LeafTemplate): LeafBytes {
  * between quotes, as it is. The fast serialisations below splice such values in; anything else takes the generic path.
  */
 const PLAIN = /^[\x20\x21\x23-\x5b\x5d-\x7e]*$/;
+const HEX64 = /^[0-9a-f]{64}$/;
 const finite = (x: unknown): x is number => typeof x === 'number' && Number.isFinite(x);
 const plainOrNull = (x: unknown): x is string | null => x === null || (typeof x === 'string' && PLAIN.test(x));
 
@@ -212,7 +213,7 @@ function sourceLeafBytesOf(src: QuoteSource): LeafBytes | null {
  * otherwise `createLeaf` itself.
  */
 export function quoteLeaf(src: QuoteSource, parent: string, recordSha256: string): OriginLeaf {
-  return leafOf(src, parent, recordSha256, isSha256Hex(recordSha256));
+  return leafOf(src, parent, recordSha256, typeof recordSha256 === 'string' && HEX64.test(recordSha256));
 }
 
 /**
@@ -224,7 +225,7 @@ export function quoteDayLeaf(src: QuoteSource, parent: string, bar: QuoteBar): O
 }
 
 function leafOf(src: QuoteSource, parent: string, recordSha256: string, recordIsHex: boolean): OriginLeaf {
-  const lb = recordIsHex && isSha256Hex(parent) ? sourceLeafBytesOf(src) : null;
+  const lb = recordIsHex && typeof parent === 'string' && HEX64.test(parent) ? sourceLeafBytesOf(src) : null;
   if (lb) {
     lb.buf.write(parent, lb.parentAt, 64, 'latin1');
     lb.buf.write(recordSha256, lb.recordAt, 64, 'latin1');
