@@ -101,6 +101,28 @@ describe('quoteRecordSha256 and quoteLeaf (served answers rebuild every day with
       { ...bar('2026-01-09', 1), ticker: 'ÄÖ\u2028' },
     ];
     for (const b of bars) expect(quoteRecordSha256(b)).toBe(hashCanonical(quoteRecord(b)));
+    // Generated numbers of every magnitude (exponent forms at both ends, negative, integral, many digits), nulls.
+    let seed = 7;
+    const rnd = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const num = () => {
+      const x = (rnd() - 0.3) * 10 ** Math.floor(rnd() * 50 - 25);
+      return rnd() < 0.2 ? Math.round(x) : rnd() < 0.5 ? Number(x.toFixed(Math.floor(rnd() * 8))) : x;
+    };
+    for (let i = 0; i < 2000; i++) {
+      const b: QuoteBar = {
+        ...bar('2026-02-02', num()),
+        open: num(),
+        high: num(),
+        low: num(),
+        volume: num(),
+        vwap: rnd() < 0.1 ? null : num(),
+        trade_count: rnd() < 0.1 ? null : num(),
+      };
+      expect(quoteRecordSha256(b), JSON.stringify(b)).toBe(hashCanonical(quoteRecord(b)));
+    }
     expect(() => quoteRecordSha256({ ...bar('2026-01-10', Number.NaN) })).toThrow();
     expect(() => quoteRecordSha256({ ...bar('2026-01-10', 1), ticker: '\ud800' })).toThrow();
     const sources = [
