@@ -49,13 +49,12 @@ export const nameHitsOptions = { minPostings: 64, passPostings: 3_000_000, node:
 /** The indexed terms: number qi = position in term order (the reader finds a query by binary search in that order). */
 const HIT_TERMS_SQL = (minPostings: number) => `CREATE OR REPLACE TEMP TABLE name_hit_terms AS
   SELECT q, (row_number() OVER (ORDER BY q) - 1)::INTEGER AS qi
-  FROM (SELECT term AS q FROM carrier_name_terms GROUP BY term HAVING length(term) >= 2 AND count(*) >= ${minPostings}
-        ORDER BY count(*) DESC, term LIMIT ${NAME_HITS_MAX_TERMS})`;
+  FROM (SELECT term AS q FROM carrier_name_dict WHERE length(term) >= 2 AND n >= ${minPostings}
+        ORDER BY n DESC, term LIMIT ${NAME_HITS_MAX_TERMS})`;
 /** The dictionary terms each indexed term is contained in (search-carriers-by-term.sql's contains()), with their postings. */
 const HIT_PAIRS_SQL = `CREATE OR REPLACE TEMP TABLE name_hit_pairs AS
-  SELECT h.q, h.qi, d.term, c.n
-  FROM name_hit_terms h JOIN carrier_name_dict d ON contains(d.term, h.q)
-  JOIN (SELECT term, count(*) AS n FROM carrier_name_terms GROUP BY term) c ON c.term = d.term`;
+  SELECT h.q, h.qi, d.term, d.n
+  FROM name_hit_terms h JOIN carrier_name_dict d ON contains(d.term, h.q)`;
 
 /**
  * A term's header record: the JSON object {state or '*': matches}, its members in key order ('*' first, then the

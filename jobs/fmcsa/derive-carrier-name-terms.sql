@@ -7,23 +7,34 @@
 --  - dot_number, power_units, phy_state: the carrier's key, answer order (power_units DESC NULLS LAST, dot_number)
 --    and state filter;
 --  - flag: 0 when the term is the whole lower-cased name, 1 when the name starts with it, else 2 (a term found in
---    both names, or twice, has one row per occurrence; the search takes the minimum per carrier).
+--    both names, or twice, has one row per occurrence; the search takes the minimum per carrier);
+--  - nm, pos, sep: which name the term is in (0 legal, 1 DBA), its place among that name's parts (1-based, as
+--    string_split_regex gives them: a name that starts with a separator has an empty part 1, and runs of digits
+--    alone keep their places), and the separator run that follows it in the name ('' for the name's last part).
 -- A query of [a-z0-9] with a letter is contained in a name exactly when it is contained in one of the name's
 -- terms, is the whole name exactly when a flag-0 term equals it, and starts the name exactly when a flag-0/1 term
 -- starts with it: the search's matches, ranks and order follow from this table (search-carriers-by-term.sql).
+-- A query of two or more such words joined by separator runs (t1 s1 t2 ... tk) is contained in a name exactly when
+-- the name has consecutive parts of which the first ends with t1, the inner ones equal t2 ... tk-1, the last starts
+-- with tk, and the first k-1 are followed by s1 ... sk-1 (search-carriers-by-phrase.sql).
 WITH named AS (
-  SELECT dot_number, power_units, phy_state, lower(legal_name) AS nm FROM carriers WHERE legal_name IS NOT NULL
+  SELECT dot_number, power_units, phy_state, 0::UTINYINT AS nm, lower(legal_name) AS name_lc FROM carriers WHERE legal_name IS NOT NULL
   UNION ALL
-  SELECT dot_number, power_units, phy_state, lower(dba_name) AS nm FROM carriers WHERE dba_name IS NOT NULL
+  SELECT dot_number, power_units, phy_state, 1::UTINYINT, lower(dba_name) FROM carriers WHERE dba_name IS NOT NULL
 ), split AS (
-  SELECT dot_number, power_units, phy_state, nm, string_split_regex(nm, '[^a-z0-9]+') AS parts FROM named
+  SELECT dot_number, power_units, phy_state, nm, name_lc, string_split_regex(name_lc, '[^a-z0-9]+') AS parts,
+    regexp_extract_all(name_lc, '[^a-z0-9]+') AS seps
+  FROM named
 ), termed AS (
-  SELECT dot_number, power_units, phy_state, nm, unnest(parts) AS term, generate_subscripts(parts, 1) AS i FROM split
+  SELECT dot_number, power_units, phy_state, nm, name_lc, seps, unnest(parts) AS term, generate_subscripts(parts, 1) AS i
+  FROM split
 )
 -- A term is a run of [a-z0-9], so "has a letter" is regexp_matches(term, '[a-z]') (half the cost of testing what
--- ltrim of the digits leaves); only the first term can be the whole name.
+-- ltrim of the digits leaves); only the first term can be the whole name. A name has one separator run fewer than
+-- parts, so part i is followed by seps[i] and the last part by none.
 SELECT term, dot_number, power_units, phy_state,
-  (CASE WHEN i = 1 THEN (CASE WHEN term = nm THEN 0 ELSE 1 END) ELSE 2 END)::UTINYINT AS flag
+  (CASE WHEN i = 1 THEN (CASE WHEN term = name_lc THEN 0 ELSE 1 END) ELSE 2 END)::UTINYINT AS flag,
+  nm, i::INTEGER AS pos, coalesce(seps[i], '') AS sep
 FROM termed
 WHERE regexp_matches(term, '[a-z]')
 ORDER BY term

@@ -16,6 +16,7 @@ import { createLeaf, type OriginLeaf } from '../../lib/origin.ts';
 import { loadSql, type Json, type Row } from '../../lib/warehouse/duckdb.ts';
 import { type PackedStore, textKey } from '../../lib/warehouse/packed-store.ts';
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
+import { snapshotSchema } from '../../lib/warehouse/snapshot-schema.ts';
 import { clampLimit } from '../platform/http.ts';
 import {
   assessBasics,
@@ -43,6 +44,7 @@ const SQL = {
   search: loadSql('./search-carriers.sql', import.meta.url),
   searchPage: loadSql('./search-carriers-page.sql', import.meta.url),
   searchByTerm: loadSql('./search-carriers-by-term.sql', import.meta.url),
+  searchByPhrase: loadSql('./search-carriers-by-phrase.sql', import.meta.url),
   carrier: loadSql('./get-carrier.sql', import.meta.url),
   carrierCensus: loadSql('./get-carrier-census.sql', import.meta.url),
   risk: /* sql */ `SELECT * FROM carrier_risk WHERE dot_number = $dot`,
@@ -178,10 +180,11 @@ export async function searchCarriers(
     const packed = await packedNameSearch(fmcsa, name, state, limit, offset);
     if (packed) return page(packed.total, packed.rows);
   }
-  if (name && dot == null && !mc && canSearchByTerm(fmcsa, name)) {
+  const indexed = name && dot == null && !mc ? await nameIndexQuery(fmcsa, name) : null;
+  if (indexed) {
     // The name index built at publish (jobs/fmcsa/carrier-name-index.ts) gives the page's DOTs, ranks and total
     // without a scan of every name; each row's columns come from the packed census and snapshot stores.
-    const hits = await fmcsa.query(SQL.searchByTerm, { name, state, limit, offset });
+    const hits = await fmcsa.query(indexed, { name, state, limit, offset });
     const total = hits.length ? Number(hits[0].total) : 0;
     const rows = await searchRowsOf(
       fmcsa,
@@ -201,19 +204,26 @@ export async function searchCarriers(
   return page(total, packed ? await Promise.all(results.map((r) => withRiskColumns(fmcsa, r))) : results, rows.length);
 }
 
+/** A word of the name index: a run of [a-z0-9] with a letter (jobs/fmcsa/derive-carrier-name-terms.sql). */
+const INDEX_WORD = /^[a-z0-9]*[a-z][a-z0-9]*$/;
+/** Two or more runs of [a-z0-9] joined by runs of other characters, with none at either end. */
+const PHRASE = /^[a-z0-9]+(?:[^a-z0-9]+[a-z0-9]+)+$/;
+
 /**
- * Whether the name index answers a name query exactly (search-carriers-by-term.sql): a snapshot with the index and
- * both packed stores, and a name of [a-z0-9] with a letter (the index holds terms with a letter; any other name,
- * e.g. with a space, punctuation or digits alone, is answered by the scan).
+ * The SQL by which the name index answers a name query exactly, or null (the scan answers): a snapshot with the
+ * index and both packed stores, and either one word of the index (search-carriers-by-term.sql) or a phrase of
+ * such words (search-carriers-by-phrase.sql: two or more, each with a letter, joined by separators, neither
+ * starting nor ending with one, read from a snapshot whose index has the terms' places, published since
+ * issue 22's phrase search). Any other name (a leading or trailing separator, a run of digits alone) is scanned.
  */
-function canSearchByTerm(fmcsa: SnapshotReader, name: string): boolean {
-  return (
-    /^[a-z0-9]*[a-z][a-z0-9]*$/.test(name) &&
-    fmcsa.manifest?.tables.carrier_name_terms != null &&
-    fmcsa.manifest.tables.carrier_name_dict != null &&
-    fmcsa.packed('carrier_census') !== null &&
-    fmcsa.packed('carrier_snapshot') !== null
-  );
+async function nameIndexQuery(fmcsa: SnapshotReader, name: string): Promise<string | null> {
+  const tables = fmcsa.manifest?.tables;
+  if (!tables?.carrier_name_terms || !tables.carrier_name_dict) return null;
+  if (!fmcsa.packed('carrier_census') || !fmcsa.packed('carrier_snapshot')) return null;
+  if (INDEX_WORD.test(name)) return SQL.searchByTerm;
+  if (!PHRASE.test(name) || !name.split(/[^a-z0-9]+/).every((w) => INDEX_WORD.test(w))) return null;
+  const schema = await snapshotSchema(fmcsa);
+  return schema.get('carrier_name_terms')?.has('sep') && schema.get('carrier_name_dict')?.has('n') ? SQL.searchByPhrase : null;
 }
 
 /**

@@ -2,8 +2,9 @@
  * The carrier name index built at FMCSA publish (jobs/fmcsa/derive-carrier-name-terms.sql and -dict.sql) read by
  * service/carriers/search-carriers-by-term.sql, over hand-made and random names the generated sample lacks: DBA
  * names, punctuation and leading separators, one-word names, repeated words, non-ASCII letters (one of which
- * lower-cases to ASCII), digits, fleet-size ties and nulls. For every name query the index answers, its page
- * (DOTs and ranks, in order) and total equal those of the scan (search-carriers-page.sql).
+ * lower-cases to ASCII), digits, fleet-size ties and nulls. For every name query the index answers, one word
+ * (search-carriers-by-term.sql) or a phrase (search-carriers-by-phrase.sql), its page (DOTs and ranks, in order) and
+ * total equal those of the scan (search-carriers-page.sql).
  */
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,8 +16,11 @@ import { Rng } from '../../ingest/sample/sample-kit.ts';
 
 const derive = (f: string) => loadSql(`../../jobs/fmcsa/${f}`, import.meta.url);
 const service = (f: string) => loadSql(`../../service/carriers/${f}`, import.meta.url);
-/** The names the index answers (carriers.queries.ts canSearchByTerm); any other name goes to the scan. */
+/** The names the index answers as one word (carriers.queries.ts nameIndexQuery). */
 const INDEXED = /^[a-z0-9]*[a-z][a-z0-9]*$/;
+/** The names it answers as a phrase: two or more such words joined by separators, none at either end. */
+const isPhrase = (name: string) =>
+  /^[a-z0-9]+(?:[^a-z0-9]+[a-z0-9]+)+$/.test(name) && name.split(/[^a-z0-9]+/).every((w) => INDEXED.test(w));
 
 type Carrier = [legal: string | null, dba: string | null, powerUnits: number | null, state: string | null];
 const HAND_MADE: Carrier[] = [
@@ -135,6 +139,56 @@ describe('carrier name index: the same page and total as the scan of every name'
       }
     }
     expect(indexed).toBeGreaterThan(60);
+  });
+
+  const phrasePage = async (p: Params) =>
+    (await queryRows(conn, service('search-carriers-by-phrase.sql'), p)).map((r) => [r.dot_number, r.rank, Number(r.total)]);
+
+  it('answers phrases (words across separators, whole names, parts of their first and last words) as the scan does', async () => {
+    const queries = new Set<string>(['eagle trucking', 'agle truck', 'bald eagle eagle', 'eagle eagle', 'j b hunt', 'b hunt tr']);
+    for (const q of ['a-1 eagle', 'eagle, inc', 'eagle , inc', 'eagles nest', 'leading space', 'café express', 'fé express', 'zz qq'])
+      queries.add(q);
+    for (const q of ['truck lines', 'eagle-eagle', 'eagle  eagle', 'kelvin king', 'trucking truck', 'no legal name carrier'])
+      queries.add(q);
+    for (const [legal, dba] of carriers)
+      for (const name of [legal, dba]) {
+        if (!name) continue;
+        const lc = name.trim().toLowerCase();
+        queries.add(lc);
+        // A stretch across at least one separator, from inside a word to inside another.
+        for (let i = 0; i < 2; i++) {
+          const at = Math.floor(rnd() * lc.length);
+          queries.add(lc.slice(at, at + 3 + Math.floor(rnd() * 14)).trim());
+        }
+      }
+    let phrases = 0;
+    let ranked = 0;
+    for (const name of queries) {
+      if (!isPhrase(name)) continue;
+      phrases++;
+      // Every phrase's first page; every fourth one's state filter and later pages too.
+      const pages = [
+        [null, 20, 0],
+        [null, 5, 2],
+        ['TX', 20, 0],
+        [null, 10, 10_000],
+      ] as const;
+      for (const [state, limit, offset] of phrases % 4 ? pages.slice(0, 1) : pages) {
+        const p = { name, state, limit, offset };
+        const got = await phrasePage(p);
+        expect(got, JSON.stringify(p)).toEqual(await scanPage(p));
+        if (offset === 0 && state === null && got.some((r) => r[1] !== 2)) ranked++;
+      }
+    }
+    expect(phrases).toBeGreaterThan(150);
+    // Whole names and name prefixes among them: ranks 0 and 1 are exercised, not only "contains".
+    expect(ranked).toBeGreaterThan(40);
+    // The dictionary's counts are the postings' counts.
+    const [{ off }] = await queryRows(
+      conn,
+      `SELECT count(*)::INTEGER AS off FROM carrier_name_dict d WHERE d.n <> (SELECT count(*) FROM carrier_name_terms t WHERE t.term = d.term)`,
+    );
+    expect(off).toBe(0);
   });
 
   it('finds every carrier with the name in its legal or DBA name, including a non-ASCII letter that lower-cases to ASCII', async () => {

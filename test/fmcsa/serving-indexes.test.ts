@@ -172,8 +172,10 @@ describe('FMCSA serving indexes over a generated sample', () => {
           { name: w.slice(0, 2 + Math.floor(rnd() * 4)) }, // a prefix
           { name: w.slice(at, at + 3) }, // an inner fragment
           { name: w.toLowerCase().replace(/^./, (c) => c.toUpperCase()) }, // mixed case
-          { name: n }, // the whole name (spaces: the scan)
-          { name: `${w},` }, // punctuation (the scan)
+          { name: n }, // the whole name (a run of digits alone, the sample's number: the scan)
+          { name: words.slice(0, 2).join(' ') }, // its first two words (a phrase: the index)
+          { name: n.slice(2, n.lastIndexOf(' ') - 1) }, // a phrase from inside its first word to inside its last lettered one
+          { name: `${w},` }, // a trailing separator (the scan)
           { name: `  ${w.slice(0, 3)} ` }, // surrounding spaces, trimmed
           { name: w, state: 'TX', limit: 7, offset: 3 },
         );
@@ -181,6 +183,7 @@ describe('FMCSA serving indexes over a generated sample', () => {
       queries.push({ name: 'zzqx' }, { name: 'xq' }, { name: 'e' }, { name: 'ea', offset: 100_000 }, { name: 'trucking', limit: 100 });
       const spy = vi.spyOn(fmcsa, 'query');
       let indexed = 0;
+      let phrases = 0;
       try {
         for (const q of queries) {
           const name = q.name.trim().toLowerCase();
@@ -193,7 +196,10 @@ describe('FMCSA serving indexes over a generated sample', () => {
           // Through the index: its SQL, or the packed answers of frequent words built from it (no scan of carriers).
           const scanned = spy.mock.calls.some(([text]) => /FROM carriers c\b/.test(text));
           const viaIndex = !scanned;
-          expect(viaIndex, q.name).toBe(/^[a-z0-9]*[a-z][a-z0-9]*$/.test(name));
+          const word = /^[a-z0-9]*[a-z][a-z0-9]*$/;
+          const phrase = /^[a-z0-9]+(?:[^a-z0-9]+[a-z0-9]+)+$/.test(name) && name.split(/[^a-z0-9]+/).every((x) => word.test(x));
+          expect(viaIndex, q.name).toBe(word.test(name) || phrase);
+          if (phrase) phrases++;
           if (viaIndex) indexed++;
           const scan = await scanOf(q);
           expect(JSON.stringify(got.results), JSON.stringify(q)).toBe(JSON.stringify(scan.results));
@@ -203,6 +209,7 @@ describe('FMCSA serving indexes over a generated sample', () => {
         spy.mockRestore();
       }
       expect(indexed).toBeGreaterThan(100);
+      expect(phrases).toBeGreaterThan(40);
     });
 
     it('falls back to the scan when a row of the page is missing from the packed census store (a snapshot swap between reads)', async () => {
@@ -218,6 +225,38 @@ describe('FMCSA serving indexes over a generated sample', () => {
       } finally {
         get.mockRestore();
       }
+    });
+
+    it('reads a phrase from the index, not carriers: the postings of its words alone', async () => {
+      const [{ legal_name }] = await fmcsa.query(`SELECT legal_name FROM carriers ORDER BY hash(dot_number) LIMIT 1`);
+      const name = String(legal_name).toLowerCase().split(' ').slice(0, 2).join(' ');
+      const params = { name, state: null, limit: 20, offset: 0 };
+      const [{ explain_value: json }] = await fmcsa.query(`EXPLAIN (ANALYZE, FORMAT JSON) ${sql('search-carriers-by-phrase.sql')}`, params);
+      type Op = { operator_type?: string; operator_cardinality?: number; extra_info?: Record<string, unknown>; children?: Op[] };
+      const ops: Op[] = [];
+      const walk = (o: Op) => {
+        ops.push(o);
+        for (const c of o.children ?? []) walk(c);
+      };
+      walk(JSON.parse(String(json)) as Op);
+      const info = (o: Op) => JSON.stringify(o.extra_info ?? {});
+      // Neither carriers (legal_name) nor carrier_risk is read.
+      expect(ops.map(info).join('\n')).not.toMatch(/legal_name|risk_score/);
+      // The postings scans (those projecting the terms' places) get the phrase's dictionary terms as a filter (row
+      // groups of other terms are skipped by their min/max), and neither returns the whole table.
+      const [w1, w2] = name.split(' ');
+      const [{ all }] = await fmcsa.query(`SELECT count(*)::INTEGER AS all FROM carrier_name_terms`);
+      const scans = ops.filter((o) => o.operator_type === 'TABLE_SCAN' && /\bsep\b/.test(info(o)));
+      expect(scans.length).toBe(2);
+      for (const o of scans) {
+        const filters = JSON.stringify(o.extra_info?.['Dynamic Filters'] ?? '');
+        expect(filters).toMatch(new RegExp(`term( IN \\(|=)[^"]*'(${w1}|${w2})'`));
+        expect(o.operator_cardinality).toBeLessThan(Number(all));
+      }
+      const got = await searchCarriers(fmcsa, { name });
+      const scan = await scanOf({ name });
+      expect(got.total).toBe(scan.total);
+      expect(got.total).toBeGreaterThan(0);
     });
 
     it('reads the index, not carriers: the dictionary filtered by the name, the postings of its terms alone', async () => {
