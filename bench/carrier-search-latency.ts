@@ -3,10 +3,13 @@
  * `node --import tsx bench/carrier-search-latency.ts <DATA_DIR> [queries=200]`, e.g. the warehouse that
  * `FMCSA_BENCH_SCALE=medium npm run bench -- fmcsa` leaves in data/bench/fmcsa-medium-warehouse. Names are drawn
  * as bench/endpoints.bench.ts draws them (words of legal names, lower-cased, letters and digits, 4+ characters),
- * plus 2-3 letter fragments of them; for each, the route's query function (searchCarriers: the name index when the
- * snapshot has one) and the scan it replaces (search-carriers-page.sql, its risk columns left out) run alternately
- * on the same reader, with the index's SQL alone (search-carriers-by-term.sql, no row columns) between them (4 pooled connections, 1 thread each, as the server). Prints p50 / p99 / max per path, the
- * first (cold) call of each, and searchCarriers' throughput with 8 calls in flight.
+ * plus 2-3 letter fragments of them, plus phrases the endpoints bench does not draw: two or three consecutive
+ * lettered words of a legal name, and a stretch from inside one word to inside the next (`den truck`). For each,
+ * the route's query function (searchCarriers: the name index when the snapshot has one) and the scan it replaces
+ * (search-carriers-page.sql, its risk columns left out) run alternately on the same reader, with the index's SQL
+ * alone (search-carriers-by-term.sql or -by-phrase.sql, no row columns) between them (4 pooled connections,
+ * 1 thread each, as the server). Prints p50 / p99 / max per path, the first (cold) call of each, and
+ * searchCarriers' throughput with 8 calls in flight.
  */
 import { loadSql } from '../lib/warehouse/duckdb.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
@@ -17,6 +20,7 @@ if (!dataDir) throw new Error('usage: bench/carrier-search-latency.ts <DATA_DIR>
 const n = Number(process.argv[3] ?? 200);
 const scanSql = loadSql('../service/carriers/search-carriers-page.sql', import.meta.url);
 const indexSql = loadSql('../service/carriers/search-carriers-by-term.sql', import.meta.url);
+const phraseSql = loadSql('../service/carriers/search-carriers-by-phrase.sql', import.meta.url);
 const fmcsa = await SnapshotReader.open(dataDir, 'fmcsa', { poolSize: 4, pollMs: 0 });
 
 const time = async (fn: () => Promise<unknown>) => {
@@ -26,7 +30,8 @@ const time = async (fn: () => Promise<unknown>) => {
 };
 const scan = (name: string) => fmcsa.query(scanSql, { dot: null, mc: null, name, state: null, limit: 20, offset: 0 });
 const index = (name: string) => searchCarriers(fmcsa, { name, limit: 20 });
-const indexSqlOnly = (name: string) => fmcsa.query(indexSql, { name, state: null, limit: 20, offset: 0 });
+const indexSqlOnly = (name: string) =>
+  fmcsa.query(/^[a-z0-9]+$/.test(name) ? indexSql : phraseSql, { name, state: null, limit: 20, offset: 0 });
 const cold = { index: await time(() => index('eagle')), scan: await time(() => scan('eagle')) };
 
 const rows = await fmcsa.query(
@@ -44,6 +49,26 @@ const words = [
   ),
 ];
 const fragments = [...new Set(words.flatMap((w) => [w.slice(0, 2), w.slice(1, 4)]))];
+const names = (
+  await fmcsa.query(`SELECT lower(legal_name) AS n FROM carriers WHERE legal_name IS NOT NULL ORDER BY hash(dot_number) LIMIT 400`)
+).map((r) =>
+  String(r.n)
+    .split(/[^a-z0-9]+/)
+    .filter((w) => /[a-z]/.test(w)),
+);
+const phrases = [
+  ...new Set(
+    names.flatMap((ws) =>
+      ws.length < 2
+        ? []
+        : [
+            ws.slice(0, 2).join(' '),
+            ws.slice(-3).join(' '),
+            `${ws[0]!.slice(Math.floor(ws[0]!.length / 2))} ${ws[1]!.slice(0, Math.ceil(ws[1]!.length / 2))}`,
+          ],
+    ),
+  ),
+];
 let seed = 22;
 const rnd = () => {
   seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
@@ -61,12 +86,14 @@ const result: Record<string, unknown> = {
   words: words.length,
   cold_first_call_ms: { index: cold.index.toFixed(1), scan: cold.scan.toFixed(1) },
 };
-for (const [label, pool] of [
-  ['words', words],
-  ['fragments', fragments],
+result.phrases_drawn = phrases.length;
+for (const [label, pool, count] of [
+  ['words', words, n],
+  ['fragments', fragments, n],
+  ['phrases', phrases, Number(process.env.BENCH_PHRASES ?? n)],
 ] as const) {
   const t: { index: number[]; index_sql: number[]; scan: number[] } = { index: [], index_sql: [], scan: [] };
-  for (let i = 0; i < n; i++) {
+  for (let i = 0; i < count; i++) {
     const name = pick(pool);
     t.index.push(await time(() => index(name)));
     t.index_sql.push(await time(() => indexSqlOnly(name)));

@@ -8,33 +8,32 @@
 --    and state filter;
 --  - flag: 0 when the term is the whole lower-cased name, 1 when the name starts with it, else 2 (a term found in
 --    both names, or twice, has one row per occurrence; the search takes the minimum per carrier);
---  - nm, pos, sep: which name the term is in (0 legal, 1 DBA), its place among that name's parts (1-based, as
---    string_split_regex gives them: a name that starts with a separator has an empty part 1, and runs of digits
---    alone keep their places), and the separator run that follows it in the name ('' for the name's last part).
+--  - tail: the rest of the lower-cased name after the term (its separators and parts, '' after the last part).
 -- A query of [a-z0-9] with a letter is contained in a name exactly when it is contained in one of the name's
 -- terms, is the whole name exactly when a flag-0 term equals it, and starts the name exactly when a flag-0/1 term
 -- starts with it: the search's matches, ranks and order follow from this table (search-carriers-by-term.sql).
--- A query of two or more such words joined by separator runs (t1 s1 t2 ... tk) is contained in a name exactly when
--- the name has consecutive parts of which the first ends with t1, the inner ones equal t2 ... tk-1, the last starts
--- with tk, and the first k-1 are followed by s1 ... sk-1 (search-carriers-by-phrase.sql).
+-- A query whose first run of [a-z0-9] (w1) has a letter and is followed by more (w1 r, r starting with a separator)
+-- is contained in a name exactly when a term of it ends with w1 and its tail starts with r (the name's run there
+-- ends where w1 does, since r starts with a separator); it starts the name when that term is the first (flag 0/1)
+-- and equals w1, and is the name when, besides, the tail is r (search-carriers-by-phrase.sql).
 WITH named AS (
-  SELECT dot_number, power_units, phy_state, 0::UTINYINT AS nm, lower(legal_name) AS name_lc FROM carriers WHERE legal_name IS NOT NULL
+  SELECT dot_number, power_units, phy_state, lower(legal_name) AS name_lc FROM carriers WHERE legal_name IS NOT NULL
   UNION ALL
-  SELECT dot_number, power_units, phy_state, 1::UTINYINT, lower(dba_name) FROM carriers WHERE dba_name IS NOT NULL
+  SELECT dot_number, power_units, phy_state, lower(dba_name) FROM carriers WHERE dba_name IS NOT NULL
 ), split AS (
-  SELECT dot_number, power_units, phy_state, nm, name_lc, string_split_regex(name_lc, '[^a-z0-9]+') AS parts,
+  SELECT dot_number, power_units, phy_state, name_lc, string_split_regex(name_lc, '[^a-z0-9]+') AS parts,
     regexp_extract_all(name_lc, '[^a-z0-9]+') AS seps
   FROM named
 ), termed AS (
-  SELECT dot_number, power_units, phy_state, nm, name_lc, seps, unnest(parts) AS term, generate_subscripts(parts, 1) AS i
+  SELECT dot_number, power_units, phy_state, name_lc, parts, seps, unnest(parts) AS term, generate_subscripts(parts, 1) AS i
   FROM split
 )
 -- A term is a run of [a-z0-9], so "has a letter" is regexp_matches(term, '[a-z]') (half the cost of testing what
 -- ltrim of the digits leaves); only the first term can be the whole name. A name has one separator run fewer than
--- parts, so part i is followed by seps[i] and the last part by none.
+-- parts, so part i is followed by seps[i], part i+1, seps[i+1], ... (the tail), and the last part by nothing.
 SELECT term, dot_number, power_units, phy_state,
   (CASE WHEN i = 1 THEN (CASE WHEN term = name_lc THEN 0 ELSE 1 END) ELSE 2 END)::UTINYINT AS flag,
-  nm, i::INTEGER AS pos, coalesce(seps[i], '') AS sep
+  array_to_string(list_transform(list_zip(seps[i:], parts[i + 1:]), x -> x[1] || x[2]), '') AS tail
 FROM termed
 WHERE regexp_matches(term, '[a-z]')
 ORDER BY term

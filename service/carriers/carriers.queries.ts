@@ -206,24 +206,24 @@ export async function searchCarriers(
 
 /** A word of the name index: a run of [a-z0-9] with a letter (jobs/fmcsa/derive-carrier-name-terms.sql). */
 const INDEX_WORD = /^[a-z0-9]*[a-z][a-z0-9]*$/;
-/** Two or more runs of [a-z0-9] joined by runs of other characters, with none at either end. */
-const PHRASE = /^[a-z0-9]+(?:[^a-z0-9]+[a-z0-9]+)+$/;
+/** A phrase the index answers: a first run of [a-z0-9] with a letter, then a separator and anything else. */
+const INDEX_PHRASE = /^[a-z0-9]*[a-z][a-z0-9]*[^a-z0-9]/;
 
 /**
  * The SQL by which the name index answers a name query exactly, or null (the scan answers): a snapshot with the
- * index and both packed stores, and either one word of the index (search-carriers-by-term.sql) or a phrase of
- * such words (search-carriers-by-phrase.sql: two or more, each with a letter, joined by separators, neither
- * starting nor ending with one, read from a snapshot whose index has the terms' places, published since
- * issue 22's phrase search). Any other name (a leading or trailing separator, a run of digits alone) is scanned.
+ * index and both packed stores, and either one word of the index (search-carriers-by-term.sql) or a phrase that
+ * starts with one (search-carriers-by-phrase.sql, read from a snapshot whose index has the terms' tails, published
+ * since issue 22's phrase search). Any other name (no letter, or a first run of digits alone, or a leading
+ * separator) is scanned.
  */
 async function nameIndexQuery(fmcsa: SnapshotReader, name: string): Promise<string | null> {
   const tables = fmcsa.manifest?.tables;
   if (!tables?.carrier_name_terms || !tables.carrier_name_dict) return null;
   if (!fmcsa.packed('carrier_census') || !fmcsa.packed('carrier_snapshot')) return null;
   if (INDEX_WORD.test(name)) return SQL.searchByTerm;
-  if (!PHRASE.test(name) || !name.split(/[^a-z0-9]+/).every((w) => INDEX_WORD.test(w))) return null;
+  if (!INDEX_PHRASE.test(name)) return null;
   const schema = await snapshotSchema(fmcsa);
-  return schema.get('carrier_name_terms')?.has('sep') && schema.get('carrier_name_dict')?.has('n') ? SQL.searchByPhrase : null;
+  return schema.get('carrier_name_terms')?.has('tail') ? SQL.searchByPhrase : null;
 }
 
 /**
