@@ -114,6 +114,23 @@ const P: Record<string, string[]> = {
       `SELECT DISTINCT w FROM (SELECT unnest(string_split(legal_name, ' ')) AS w FROM carriers) WHERE NOT regexp_matches(w, '^[0-9]+$') ORDER BY hash(w) LIMIT 600`,
     ),
   ),
+  // Names beyond one whole word (the variants of /api/carriers below): two consecutive words of a legal name, a
+  // stretch from inside one word into the next, or the whole legal name; and 3-5 letter parts of the words.
+  carrier_phrase: await pool(
+    'fmcsa',
+    `WITH named AS (
+       SELECT string_split(lower(legal_name), ' ') AS w, lower(legal_name) AS n, hash(dot_number) AS h FROM carriers
+       WHERE legal_name IS NOT NULL AND regexp_matches(lower(legal_name), '^[a-z]+ [a-z]+'))
+     SELECT p FROM (SELECT DISTINCT w[1] || ' ' || w[2] AS p FROM named ORDER BY hash(p) LIMIT 130)
+     UNION ALL SELECT p FROM (SELECT DISTINCT w[1][2:] || ' ' || w[2][:3] AS p FROM named WHERE length(w[1]) >= 3 ORDER BY hash(p) LIMIT 130)
+     UNION ALL SELECT p FROM (SELECT n AS p FROM named ORDER BY h LIMIT 130)`,
+  ),
+  carrier_word_part: await pool(
+    'fmcsa',
+    `SELECT DISTINCT p FROM (SELECT unnest(string_split(lower(legal_name), ' ')) AS w FROM carriers WHERE legal_name IS NOT NULL)
+     , LATERAL (SELECT w[1:3] AS p UNION ALL SELECT w[2:5])
+     WHERE regexp_matches(w, '^[a-z]{5,}$') ORDER BY hash(p) LIMIT 400`,
+  ),
   state: await pool('fmcsa', `SELECT DISTINCT phy_state FROM carriers WHERE phy_state IS NOT NULL ORDER BY 1`),
   mc: await pool('fmcsa', `SELECT docket1 FROM carriers WHERE docket1 IS NOT NULL ORDER BY hash(docket1) LIMIT 400`),
   vin: await pool(
@@ -351,6 +368,18 @@ for (const tool of tools.sort((a, b) => a.name.localeCompare(b.name))) {
   if (typeof t === 'string') skipped.push({ name: `MCP ${tool.name}`, reason: t });
   else targets.push(t);
 }
+// Variants of the carrier name search the route's pool (whole words) does not draw: measured as rows of their own,
+// so the route's row stays comparable with earlier runs.
+for (const [label, key] of [
+  ['phrase', 'carrier_phrase'],
+  ['word part', 'carrier_word_part'],
+] as const)
+  if ((P[key] ?? []).length)
+    targets.push({
+      name: `GET /api/carriers (name: ${label})`,
+      kind: 'http',
+      next: () => ({ path: `/api/carriers?${new URLSearchParams({ name: pick(key) })}` }),
+    });
 const selected = targets.filter((t) => only.test(t.name));
 console.log(`${selected.length} targets (${skipped.length} skipped)`);
 
