@@ -397,6 +397,27 @@ function sortIndex(idx: PackedIndex, file: string): PackedIndex {
   return { count: n, keys, offsets, lengths };
 }
 
+/** Values up to this size are read into one shared buffer; a longer one gets a buffer of its own. */
+const SHARED_READ_MAX = 1 << 20;
+let sharedRead = Buffer.allocUnsafeSlow(64 << 10);
+
+/**
+ * The buffer a value of `len` bytes is read into. Every read is a synchronous pread followed by a synchronous
+ * decode, so one buffer shared by every store is never in use twice at once. Reusing it keeps a read from
+ * allocating memory outside the JS heap: a fresh `Buffer.allocUnsafe` of a record over 4 KB (an identity record
+ * is ~14 KB at full scale) is its own ArrayBuffer, and their churn made V8 start scavenges for external memory
+ * pressure under load (issue 22: the warm p99 of the packed-store routes).
+ */
+function readBuffer(len: number): Buffer {
+  if (len > SHARED_READ_MAX) return Buffer.allocUnsafe(len);
+  if (len > sharedRead.length) {
+    let size = sharedRead.length;
+    while (size < len) size *= 2;
+    sharedRead = Buffer.allocUnsafeSlow(size);
+  }
+  return sharedRead;
+}
+
 /** Read side of a packed store: the index in typed arrays, values read at their offset. */
 export class PackedStore {
   private inFlight = 0;
@@ -459,8 +480,8 @@ export class PackedStore {
     const i = this.find(key);
     if (i < 0) return null;
     if (this.closing) throw new Error('packed store is closed');
-    const len = this.lengths[i];
-    const buf = Buffer.allocUnsafe(len);
+    const len = this.lengths[i]!;
+    const buf = readBuffer(len);
     this.inFlight++;
     try {
       // A synchronous pread on the handle's descriptor, as a memory-mapped store (LMDB) reads: 4–5 µs of CPU for a
@@ -469,7 +490,7 @@ export class PackedStore {
       // that a page-cache miss holds the event loop for one disk read (a mapped store's page fault does the same).
       const bytesRead = readSync(this.fh.fd, buf, 0, len, this.offsets[i]!);
       if (bytesRead !== len) throw new Error(`packed store: short read at key ${key}`);
-      return buf.toString('utf8');
+      return buf.toString('utf8', 0, len);
     } finally {
       this.inFlight--;
       if (this.inFlight === 0 && this.closeNow) this.closeNow();

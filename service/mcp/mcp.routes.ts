@@ -47,6 +47,7 @@ import type { z } from 'zod';
 import { httpStatusFor, PipelineError, publicMessage } from '../../lib/errors.ts';
 import { findJsonProblem } from '../../lib/json-guard.ts';
 import { MCP_BODY_LIMIT, readBodyText } from '../platform/body.ts';
+import { allocTransientBody } from '../platform/bytes.ts';
 import { toFastResponse } from '../platform/response-finish.ts';
 import type { ServiceDeps } from '../platform/deps.ts';
 import { mcpResponseAnswer } from './mcp.schema.ts';
@@ -674,13 +675,15 @@ export function answerText(message: JSONRPCResultResponse | JSONRPCErrorResponse
   // (a backslash before each `"` and `\`, and the two quotes), all ASCII.
   const textBytes = Buffer.byteLength(text);
   const valueBytes = 2 * textBytes + escaped.length - text.length;
-  const out = Buffer.allocUnsafe(Buffer.byteLength(head) + valueBytes + Buffer.byteLength(middle) + Buffer.byteLength(tail));
+  // The bytes are cut from the shared body slab, handed back once the node listener has written them (bytes.ts).
+  const view = allocTransientBody(Buffer.byteLength(head) + valueBytes + Buffer.byteLength(middle) + Buffer.byteLength(tail));
+  const out = Buffer.from(view.buffer, view.byteOffset, view.byteLength);
   let n = out.write(head, 0);
   n += out.write(value1, n);
   n += out.write(middle, n);
   n += out.write(value2, n);
   n += out.write(tail, n);
-  return n === out.length ? out : JSON.stringify(message); // every byte accounted for (a write never overflows silently here)
+  return n === out.length ? view : JSON.stringify(message); // every byte accounted for (a write never overflows silently here)
 }
 
 /** True when `a` and `b` have the same own members, in the same order, holding the same values. */

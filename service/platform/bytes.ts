@@ -105,3 +105,25 @@ export function allocBody(len: number): Uint8Array {
 export function releaseBody(view: Uint8Array): void {
   if (view.buffer === slab.buffer && view.byteOffset + ((view.byteLength + 7) & ~7) === slabUsed) slabUsed = view.byteOffset;
 }
+
+let transientView: Uint8Array | null = null;
+
+/**
+ * `allocBody` for one answer's bytes that nothing keeps once they are written (an MCP answer: mcp.routes.ts
+ * `answerText`), which the node listener may then hand back with `releaseTransientBody`. Bodies that are kept (a
+ * cached answer's parts) must come from `allocBody`: only the view this function returned last is ever handed back.
+ * Issue 22: an MCP answer in a fresh Buffer was ~4 KB of off-heap memory per call, which started V8's
+ * mark-compacts for external memory pressure under load (their pauses were the warm p99 of the MCP tools).
+ */
+export function allocTransientBody(len: number): Uint8Array {
+  const view = allocBody(len);
+  transientView = view;
+  return view;
+}
+
+/** Hands back `view` when it is the transient body `allocTransientBody` returned last and no other view came after it. */
+export function releaseTransientBody(view: Uint8Array): void {
+  if (view !== transientView) return;
+  transientView = null;
+  releaseBody(view);
+}

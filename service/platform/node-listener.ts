@@ -30,7 +30,7 @@ import type { Socket } from 'node:net';
 import type { H3 } from 'h3';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { Logger } from '../../lib/log.ts';
-import { releaseBody } from './bytes.ts';
+import { releaseBody, releaseTransientBody } from './bytes.ts';
 import { HotAnswer } from './hot-path.ts';
 import { layerResponseOf, type HotAnswerer, type LayerRequest, type LayerResponse } from './response-finish.ts';
 
@@ -147,6 +147,8 @@ function writeLayerResponse(res: ServerResponse, r: LayerResponse): void {
     if (r.headers['content-length'] === undefined) r.headers['content-length'] = String(body.byteLength);
     res.writeHead(r.status, r.headers);
     res.end(body);
+    // As for a hot answer: once every byte is with the kernel, a transient body's bytes are free (bytes.ts).
+    if (res.writableLength === 0) releaseTransientBody(body);
   } else {
     res.writeHead(r.status, r.headers);
     res.end();

@@ -541,6 +541,56 @@ describe('node:http hot path (real server)', () => {
     }
   });
 
+  it('reuses the bytes of MCP answers already written to the kernel: 600 tool calls, no new slab, every body intact', async () => {
+    const key = (await createApiKey(path.join(root, 'data'), { label: 'mcp-slab', hourlyLimit: 1_000_000 })).secret;
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const u = new URL(server.url);
+    const call = (i: number) =>
+      new Promise<string>((resolve, reject) => {
+        const r = httpRequest(
+          {
+            host: u.hostname,
+            port: u.port,
+            path: '/mcp',
+            method: 'POST',
+            agent,
+            headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+          },
+          (res) => {
+            const chunks: Buffer[] = [];
+            res.on('data', (c: Buffer) => chunks.push(c));
+            res.on('end', () => resolve(Buffer.concat(chunks).toString()));
+          },
+        );
+        r.on('error', reject);
+        r.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: i,
+            method: 'tools/call',
+            params: { name: 'sec_company', arguments: { ticker: i % 2 ? 'NVDA' : 'MSFT' } },
+          }),
+        );
+      });
+    // An answer with its usage counters zeroed: what must stay the same from call to call.
+    const stable = (text: string) => {
+      const a = JSON.parse(text);
+      const { _meta, ...result } = a.result;
+      expect(_meta['proofline/usage']).toBeTruthy();
+      return { ...a, id: 0, result };
+    };
+    try {
+      const first = [stable(await call(0)), stable(await call(1))];
+      expect(first[0].result.structuredContent.identity.ticker).toBe('MSFT');
+      const slabs = slabsAllocated;
+      for (let i = 2; i < 602; i++) expect(stable(await call(i))).toEqual(first[i % 2]);
+      // ~2 KB an answer: without the hand-back, 600 answers fill about 5 slabs of 256 KB.
+      expect(slabsAllocated - slabs).toBeLessThanOrEqual(1);
+    } finally {
+      agent.destroy();
+    }
+  });
+
   it('logs a hot answer like any other: client, path, ticker, status', async () => {
     const usage = svc.deps.usage!;
     const rows = await usage.queryLog.query(

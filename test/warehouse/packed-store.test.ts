@@ -65,6 +65,44 @@ describe('writePackedStore and PackedStore', () => {
     await expect(writePackedStoreDelta(conn, 'SELECT k, v FROM dv WHERE k = 9', dup, 's', base, new Set())).rejects.toThrow(/unique/);
   });
 
+  it('reads values of every size, small and past the shared read buffer, interleaved across stores, each exactly as written', async () => {
+    const sizes = path.join(dir, 'sizes');
+    const other = path.join(dir, 'sizes-other');
+    for (const d of [sizes, other]) await mkdir(d, { recursive: true });
+    // 1 byte to 1.5 MB (the shared buffer starts at 64 KB, grows to 1 MB, and a longer value gets its own), non-ASCII
+    // text at the edges so a decode past a value's end or of another value's bytes would show.
+    const lengths = [1, 100, 4095, 4097, 65_535, 65_536, 65_537, 300_000, 1_048_576, 1_048_577, 1_500_000, 10];
+    await conn.run(
+      `CREATE OR REPLACE TABLE sz AS SELECT i AS k, 'é' || repeat(chr((97 + i % 26)::INTEGER), len) || '✓' AS v FROM unnest($1::INTEGER[]) WITH ORDINALITY t(len, i)`.replace(
+        '$1',
+        `[${lengths.join(',')}]`,
+      ),
+    );
+    await conn.run(`CREATE OR REPLACE TABLE sz2 AS SELECT k, upper(v) AS v FROM sz`);
+    await writePackedStore(conn, 'SELECT k, v FROM sz', sizes, 's');
+    await writePackedStore(conn, 'SELECT k, v FROM sz2', other, 's');
+    const [a, b] = [await PackedStore.open(sizes, 's'), await PackedStore.open(other, 's')];
+    try {
+      const want = (i: number, upper: boolean) => {
+        const v = `é${String.fromCharCode(97 + (i % 26)).repeat(lengths[i - 1]!)}✓`;
+        return upper ? v.toUpperCase() : v;
+      };
+      // Largest first (the buffer grows), then smallest, alternating stores: an earlier value stays what it was.
+      const order = [...lengths.keys()].map((i) => i + 1).sort((x, y) => lengths[y - 1]! - lengths[x - 1]!);
+      const seen: Array<[string, string]> = [];
+      for (const i of [...order, ...order.reverse()]) {
+        const [va, vb] = [a.read(i), await b.get(i)];
+        expect(va?.length, `key ${i}`).toBe(lengths[i - 1]! + 2);
+        expect(va === want(i, false) && vb === want(i, true), `key ${i}`).toBe(true);
+        seen.push([va!, want(i, false)]);
+      }
+      for (const [got, w] of seen) expect(got === w).toBe(true);
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   it('writes batches as one store: the first straight from DuckDB, the others appended (an empty one and none at all included)', async () => {
     const one = path.join(dir, 'batches-one');
     const many = path.join(dir, 'batches-many');
