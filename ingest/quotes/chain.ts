@@ -190,6 +190,13 @@ export function quoteRecordSha256(bar: QuoteBar): string {
  * not changed afterwards (the service's sources are built once per answer).
  */
 const sourceLeafBytes = new WeakMap<QuoteSource, LeafBytes | null>();
+/**
+ * The same bytes by the source's values, for a source object seen for the first time (each answer builds its own):
+ * the ~1 KB of small buffers per answer came out of node's buffer pool, memory outside V8's heap that counts
+ * towards its mark-compact trigger (issue 22). Bounded: cleared when full.
+ */
+const sourceLeafBytesByValue = new Map<string, LeafBytes>();
+const SOURCE_LEAF_BYTES_MAX = 4096;
 
 function sourceLeafBytesOf(src: QuoteSource): LeafBytes | null {
   let lb = sourceLeafBytes.get(src);
@@ -201,7 +208,17 @@ function sourceLeafBytesOf(src: QuoteSource): LeafBytes | null {
       PLAIN.test(src.content_sha256) &&
       plainOrNull(src.source_url) &&
       plainOrNull(src.retrieved_at);
-    lb = plain ? leafBytesOf(leafTemplate(src, false)) : null;
+    lb = null;
+    if (plain) {
+      // Plain values hold no newline, so the joined key is unambiguous; null and a text differ by the marker.
+      const key = `${src.source}\n${src.content_sha256}\n${src.source_url ?? '\u0000'}\n${src.retrieved_at ?? '\u0000'}`;
+      lb = sourceLeafBytesByValue.get(key) ?? null;
+      if (lb === null) {
+        lb = leafBytesOf(leafTemplate(src, false));
+        if (sourceLeafBytesByValue.size >= SOURCE_LEAF_BYTES_MAX) sourceLeafBytesByValue.clear();
+        sourceLeafBytesByValue.set(key, lb);
+      }
+    }
     sourceLeafBytes.set(src, lb);
   }
   return lb;

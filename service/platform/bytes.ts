@@ -107,22 +107,56 @@ export function releaseBody(view: Uint8Array): void {
 }
 
 let transientView: Uint8Array | null = null;
+/** Buffers of transient bodies over 1/8 of a slab: those handed back and free for the next one, and those out. */
+const largeFree: ArrayBuffer[] = [];
+const largeOut = new WeakSet<ArrayBuffer>();
+const LARGE_TRANSIENT_MAX = 4 << 20;
+const LARGE_FREE_MAX = 8;
 
 /**
  * `allocBody` for one answer's bytes that nothing keeps once they are written (an MCP answer: mcp.routes.ts
  * `answerText`), which the node listener may then hand back with `releaseTransientBody`. Bodies that are kept (a
- * cached answer's parts) must come from `allocBody`: only the view this function returned last is ever handed back.
- * Issue 22: an MCP answer in a fresh Buffer was ~4 KB of off-heap memory per call, which started V8's
+ * cached answer's parts) must come from `allocBody`. A body over 1/8 of a slab (up to 4 MB) gets a buffer of its
+ * own, taken from those handed back when one is large enough; a body that is never handed back (an in-process
+ * `app.fetch`, the start-up warm-up) keeps its buffer, which the GC frees with it.
+ * Issue 22: an MCP answer in a fresh Buffer was memory outside V8's heap on every call (4–90 KB), which started V8's
  * mark-compacts for external memory pressure under load (their pauses were the warm p99 of the MCP tools).
  */
 export function allocTransientBody(len: number): Uint8Array {
+  if (len > SLAB_BYTES / 8) {
+    if (len > LARGE_TRANSIENT_MAX) return Buffer.allocUnsafeSlow(len);
+    let ab: ArrayBuffer | undefined;
+    const i = largeFree.findIndex((b) => b.byteLength >= len);
+    if (i >= 0) [ab] = largeFree.splice(i, 1);
+    else {
+      let size = SLAB_BYTES / 4;
+      while (size < len) size *= 2;
+      ab = Buffer.allocUnsafeSlow(size).buffer as ArrayBuffer;
+    }
+    largeOut.add(ab!);
+    return new Uint8Array(ab!, 0, len);
+  }
   const view = allocBody(len);
   transientView = view;
   return view;
 }
 
-/** Hands back `view` when it is the transient body `allocTransientBody` returned last and no other view came after it. */
+/** Whether `view` is a transient body not yet handed back (a large one's buffer out, or the last slab view). */
+export function isTransientBody(view: Uint8Array): boolean {
+  return view === transientView || largeOut.has(view.buffer as ArrayBuffer);
+}
+
+/**
+ * Hands back a transient body once nothing will read it again: a large one's buffer (once), or the slab view
+ * `allocTransientBody` returned last when no other view came after it (anything else is left alone).
+ */
 export function releaseTransientBody(view: Uint8Array): void {
+  const ab = view.buffer as ArrayBuffer;
+  if (largeOut.has(ab)) {
+    largeOut.delete(ab);
+    if (largeFree.length < LARGE_FREE_MAX) largeFree.push(ab);
+    return;
+  }
   if (view !== transientView) return;
   transientView = null;
   releaseBody(view);

@@ -30,7 +30,7 @@ import type { Socket } from 'node:net';
 import type { H3 } from 'h3';
 import { NodeRequest, sendNodeResponse } from 'srvx/node';
 import type { Logger } from '../../lib/log.ts';
-import { releaseBody, releaseTransientBody } from './bytes.ts';
+import { isTransientBody, releaseBody, releaseTransientBody } from './bytes.ts';
 import { HotAnswer } from './hot-path.ts';
 import { layerResponseOf, type HotAnswerer, type LayerRequest, type LayerResponse } from './response-finish.ts';
 
@@ -147,8 +147,11 @@ function writeLayerResponse(res: ServerResponse, r: LayerResponse): void {
     if (r.headers['content-length'] === undefined) r.headers['content-length'] = String(body.byteLength);
     res.writeHead(r.status, r.headers);
     res.end(body);
-    // As for a hot answer: once every byte is with the kernel, a transient body's bytes are free (bytes.ts).
+    // As for a hot answer: once every byte is with the kernel, a transient body's bytes are free (bytes.ts). A write
+    // still queued (a slow reader) keeps them until the response is done or its connection gone ('close' follows
+    // both, after the socket's last write has called back).
     if (res.writableLength === 0) releaseTransientBody(body);
+    else if (isTransientBody(body)) res.once('close', () => releaseTransientBody(body));
   } else {
     res.writeHead(r.status, r.headers);
     res.end();

@@ -145,6 +145,8 @@ export abstract class QueryLogBuffer {
   private full: Buffer[] = [];
   private chunk: Buffer = Buffer.allocUnsafe(CHUNK_BYTES);
   private chunkLen = 0;
+  /** Whole chunks whose lines the writer has written (`recycleChunk`), used again before a new one is allocated. */
+  private spare: Buffer[] = [];
   protected pendingRows = 0;
   /** Rows the writer has taken from the buffer and not yet written (PostgreSQL: in flight, or kept for a retry). */
   protected heldRows = 0;
@@ -239,11 +241,25 @@ export abstract class QueryLogBuffer {
   private nextChunk(need: number): void {
     if (this.chunkLen > 0) {
       this.full.push(this.chunk.subarray(0, this.chunkLen));
-      this.chunk = Buffer.allocUnsafe(Math.max(CHUNK_BYTES, need));
+      this.chunk = (need <= CHUNK_BYTES ? this.spare.pop() : undefined) ?? Buffer.allocUnsafe(Math.max(CHUNK_BYTES, need));
       this.chunkLen = 0;
     } else if (this.chunk.length < need) {
       this.chunk = Buffer.allocUnsafe(need);
     }
+  }
+
+  /**
+   * Gives back a chunk `takeBuffered` handed out, once the writer has written its lines and keeps no reference to
+   * it: the next chunk reuses its memory. Issue 22: a new 1 MB chunk every 250 ms (or sooner under load) was memory
+   * outside V8's heap at about 200 bytes a request, which counts towards V8's mark-compact trigger (docs/architecture.md,
+   * "No off-heap memory per answer"). Only whole chunks are kept, at most four.
+   */
+  protected recycleChunk(part: Buffer): void {
+    const ab = part.buffer;
+    if (part.byteOffset !== 0 || ab.byteLength !== CHUNK_BYTES || this.spare.length >= 4) return;
+    const whole = Buffer.from(ab, 0, CHUNK_BYTES);
+    if (whole.buffer === this.chunk.buffer || this.spare.some((b) => b.buffer === ab)) return;
+    this.spare.push(whole);
   }
 
   /** Hands over the buffered lines (whole lines, NDJSON) and their count, leaving the buffer empty. */
@@ -416,7 +432,9 @@ export class QueryLog extends QueryLogBuffer {
       });
       this.spool = stream;
     }
-    for (const c of chunks) this.spool.write(c);
+    // Each chunk is given back once the file has its bytes (the write's callback, called after fs.write(v) returned);
+    // a failed write keeps it out of use.
+    for (const c of chunks) this.spool.write(c, (err) => (err ? undefined : this.recycleChunk(c)));
     this.spoolRows += rows;
   }
 

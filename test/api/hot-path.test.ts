@@ -18,7 +18,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import path from 'node:path';
 import { gunzipSync } from 'node:zlib';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { registryPipeline } from '../../jobs/registry/registry.pipeline.ts';
 import { ensureSample } from '../../jobs/sample.ts';
 import { edgarSampleGenerator } from '../../ingest/edgar/edgar.sample.ts';
@@ -169,6 +169,29 @@ describe('QueryLog', () => {
     );
     expect(r).toEqual({ n: 12000, paths: 12000, span: 11999, p7: `/api/person/${'é✓'.repeat(40)}7` });
     expect(log.written).toBe(12000);
+    await log.close();
+  });
+
+  it('writes its lines into the chunks it already wrote to the spool, not new ones, and every row arrives intact', async () => {
+    const log = await QueryLog.open(path.join(dir, 'r', 'query-log.duckdb'), { flushMs: 60_000, spoolMs: 60_000 });
+    const long = (i: number) => ({ ...entry(i), path: `/api/person/${'é✓'.repeat(40)}${i}` });
+    const allocs = vi.spyOn(Buffer, 'allocUnsafe');
+    try {
+      // 12 spool writes of ~1.5 MB (two chunks each): 24 new 1 MB chunks without reuse.
+      for (let round = 0; round < 12; round++) {
+        for (let i = round * 6000; i < (round + 1) * 6000; i++) log.push(long(i));
+        await log.flush();
+      }
+      const chunks = allocs.mock.calls.filter(([n]) => n === 1 << 20).length;
+      expect(chunks).toBeLessThanOrEqual(4);
+    } finally {
+      allocs.mockRestore();
+    }
+    // A chunk reused before its bytes were written would have sent other lines (or torn ones) to the spool.
+    const [r] = await log.query(
+      `SELECT count(*)::INTEGER AS n, count(*) FILTER (WHERE path = '/api/person/' || repeat('é✓', 40) || (ts_ms - 1795000000000)::VARCHAR)::INTEGER AS exact FROM query_log`,
+    );
+    expect(r).toEqual({ n: 72000, exact: 72000 });
     await log.close();
   });
 
@@ -541,7 +564,7 @@ describe('node:http hot path (real server)', () => {
     }
   });
 
-  it('reuses the bytes of MCP answers already written to the kernel: 600 tool calls, no new slab, every body intact', async () => {
+  it('reuses the bytes of MCP answers already written to the kernel: no new slab or large buffer per answer, every body intact', async () => {
     const key = (await createApiKey(path.join(root, 'data'), { label: 'mcp-slab', hourlyLimit: 1_000_000 })).secret;
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const u = new URL(server.url);
@@ -563,15 +586,12 @@ describe('node:http hot path (real server)', () => {
           },
         );
         r.on('error', reject);
-        r.end(
-          JSON.stringify({
-            jsonrpc: '2.0',
-            id: i,
-            method: 'tools/call',
-            params: { name: 'sec_company', arguments: { ticker: i % 2 ? 'NVDA' : 'MSFT' } },
-          }),
-        );
+        r.end(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: tool(i) }));
       });
+    let tool = (i: number): { name: string; arguments: Record<string, unknown> } => ({
+      name: 'sec_company',
+      arguments: { ticker: i % 2 ? 'NVDA' : 'MSFT' },
+    });
     // An answer with its usage counters zeroed: what must stay the same from call to call.
     const stable = (text: string) => {
       const a = JSON.parse(text);
@@ -586,6 +606,19 @@ describe('node:http hot path (real server)', () => {
       for (let i = 2; i < 602; i++) expect(stable(await call(i))).toEqual(first[i % 2]);
       // ~2 KB an answer: without the hand-back, 600 answers fill about 5 slabs of 256 KB.
       expect(slabsAllocated - slabs).toBeLessThanOrEqual(1);
+
+      // Answers over 1/8 of a slab: cut from the one buffer kept for them, not a new buffer each.
+      tool = (i) => ({ name: 'sec_filings', arguments: { ticker: i % 2 ? 'NVDA' : 'MSFT', limit: 1000 } });
+      const big = [await call(0), await call(1)];
+      expect(Math.min(...big.map((b) => Buffer.byteLength(b)))).toBeGreaterThan(32 * 1024);
+      const bigFirst = big.map(stable);
+      const buffers = vi.spyOn(Buffer, 'allocUnsafeSlow');
+      try {
+        for (let i = 2; i < 202; i++) expect(stable(await call(i))).toEqual(bigFirst[i % 2]);
+        expect(buffers.mock.calls.filter(([n]) => n > 32 * 1024).length).toBeLessThanOrEqual(1);
+      } finally {
+        buffers.mockRestore();
+      }
     } finally {
       agent.destroy();
     }

@@ -13,6 +13,7 @@ import {
   QuoteChainFold,
   quoteRecord,
   quoteRecordSha256,
+  type QuoteSource,
 } from '../../ingest/quotes/chain.ts';
 import { detectQuoteCsvFormat, parsePolygonAggs } from '../../ingest/quotes/formats.ts';
 import type { QuoteBar } from '../../ingest/quotes/quote.schema.ts';
@@ -153,6 +154,32 @@ describe('quoteRecordSha256 and quoteLeaf (served answers rebuild every day with
       for (const b of bars)
         for (const p of ['d'.repeat(64), 'not-a-hash "quoted"'])
           expect(JSON.stringify(quoteDayLeaf(s, p, b))).toBe(JSON.stringify(quoteLeaf(s, p, quoteRecordSha256(b))));
+  });
+
+  it('gives each new source object (one per answer) the leaf of its own values, however close to an earlier one', () => {
+    // Sources differing in one value only, null against empty text, each rebuilt as a new object every round (the
+    // leaf bytes are shared by value between objects): every leaf equal to createLeaf's for its own values.
+    const variants: QuoteSource[] = [
+      { ...src, source_url: null, retrieved_at: null },
+      { ...src, source_url: '', retrieved_at: null },
+      { ...src, source_url: null, retrieved_at: '' },
+      { ...src, source_url: 'https://x.test/1', retrieved_at: '2026-11-22T00:00:00.000Z' },
+      { ...src, source_url: 'https://x.test/1', retrieved_at: '2026-11-23T00:00:00.000Z' },
+      { ...src, source_url: 'https://x.test/2', retrieved_at: '2026-11-23T00:00:00.000Z' },
+      { ...src, source: 'alpaca/bars-adjusted', source_url: 'https://x.test/2', retrieved_at: '2026-11-23T00:00:00.000Z' },
+      { ...src, content_sha256: 'e'.repeat(64), source_url: 'https://x.test/2', retrieved_at: '2026-11-23T00:00:00.000Z' },
+    ];
+    const rec = quoteRecordSha256(bar('2026-01-02', 10.5));
+    const parent = 'f'.repeat(64);
+    const hashes = new Set<string>();
+    for (let round = 0; round < 3; round++)
+      for (const v of variants) {
+        const s = { ...v };
+        const leaf = quoteLeaf(s, parent, rec);
+        expect(JSON.stringify(leaf)).toBe(JSON.stringify(createLeaf({ kind: 'quote_day', ...s, record_sha256: rec, parent })));
+        hashes.add(leaf.leaf_hash);
+      }
+    expect(hashes.size).toBe(variants.length);
   });
 });
 
