@@ -405,8 +405,9 @@ let sharedRead = Buffer.allocUnsafeSlow(64 << 10);
  * The buffer a value of `len` bytes is read into. Every read is a synchronous pread followed by a synchronous
  * decode, so one buffer shared by every store is never in use twice at once. Reusing it keeps a read from
  * allocating memory outside the JS heap: a fresh `Buffer.allocUnsafe` of a record over 4 KB (an identity record
- * is ~14 KB at full scale) is its own ArrayBuffer, and their churn made V8 start scavenges for external memory
- * pressure under load (issue 22: the warm p99 of the packed-store routes).
+ * is ~14 KB at full scale) is its own ArrayBuffer, and their churn made V8 start mark-compacts for external
+ * memory pressure under load (issue 22: the warm p99 of the packed-store routes; docs/architecture.md, "No off-heap
+ * memory per answer").
  */
 function readBuffer(len: number): Buffer {
   if (len > SHARED_READ_MAX) return Buffer.allocUnsafe(len);

@@ -675,7 +675,7 @@ export function answerText(message: JSONRPCResultResponse | JSONRPCErrorResponse
   // (a backslash before each `"` and `\`, and the two quotes), all ASCII.
   const textBytes = Buffer.byteLength(text);
   const valueBytes = 2 * textBytes + escaped.length - text.length;
-  // The bytes are cut from the shared body slab, handed back once the node listener has written them (bytes.ts).
+  // The bytes come from the body slab, or a reused buffer when large, handed back once the node listener wrote them (bytes.ts).
   const view = allocTransientBody(Buffer.byteLength(head) + valueBytes + Buffer.byteLength(middle) + Buffer.byteLength(tail));
   const out = Buffer.from(view.buffer, view.byteOffset, view.byteLength);
   let n = out.write(head, 0);

@@ -89,6 +89,18 @@ export async function aiQueryCounts(log: QueryLogBuffer, nowMs: number, hours = 
 }
 
 /**
+ * The window's whole hours (`hour` = ts_ms // 3,600,000): from the first that starts at or after `since` to the last
+ * that ends at or before `until` (`first_hour` ≤ hour < `end_hour`), and the milliseconds they span
+ * ([`first_ms`, `end_ms`)); none when the window holds no whole hour (`end_hour` ≤ `first_hour`: every row is then
+ * read from the rows themselves).
+ */
+function wholeHours<T extends { since: number; until: number }>(w: T) {
+  const first_hour = Math.ceil(w.since / 3_600_000);
+  const end_hour = Math.max(first_hour, Math.floor((w.until + 1) / 3_600_000));
+  return { ...w, first_hour, end_hour, first_ms: first_hour * 3_600_000, end_ms: end_hour * 3_600_000 };
+}
+
+/**
  * Companies ranked by successful AI-agent queries about them in the `days` days up to `nowMs`, one page: `limit`
  * companies from `offset` (rank = offset + position). `next_cursor` (platform/pagination.ts, a keyset cursor holding
  * the window's end and the next offset) pins the window, so the next page ranks the same queries even while new
@@ -109,20 +121,50 @@ export async function rankCompanies(
     });
   const until = at ? Number(at[0]) : Math.trunc(nowMs);
   const offset = at ? Number(at[1]) : 0;
+  const since = Math.trunc(until - days * 86_400_000);
+  const page = { since, until, limit: limit + 1, offset };
+  // The per-platform columns, each a count of the rows whose agent type is the platform's (`count` writes it).
+  const platforms = (count: (filter: string) => string) =>
+    [
+      [`agent_type IN ('chatgpt_user', 'gptbot')`, 'openai'],
+      [`agent_type IN ('claudebot', 'claude_user')`, 'anthropic'],
+      [`agent_type = 'perplexitybot'`, 'perplexity'],
+      [`agent_type = 'google_extended'`, 'google'],
+      [`agent_type = 'other_ai_agent'`, 'other_ai'],
+    ]
+      .map(([filter, name]) => `${count(filter!)} AS ${name}`)
+      .join(', ');
   // `rankedTable`: the embedded log keeps the ranked rows apart (query_log_ai); the filter below is theirs.
-  const found = await log.queryRanked(
-    /* sql */ `SELECT ticker, count(*) AS ai_queries, count(DISTINCT client) AS distinct_clients,
-       count(*) FILTER (WHERE agent_type IN ('chatgpt_user', 'gptbot')) AS openai,
-       count(*) FILTER (WHERE agent_type IN ('claudebot', 'claude_user')) AS anthropic,
-       count(*) FILTER (WHERE agent_type = 'perplexitybot') AS perplexity,
-       count(*) FILTER (WHERE agent_type = 'google_extended') AS google,
-       count(*) FILTER (WHERE agent_type = 'other_ai_agent') AS other_ai,
+  const hourly = log.rankedHourlyTable;
+  const found = hourly
+    ? // The window's whole hours from their counts, its partial first and last hours from the rows: the same
+      // groups as the query below over the rows alone (test/api/query-log-counters.test.ts compares them). Each
+      // partial hour is a range of its own: a range per scan lets DuckDB skip the row groups outside it (the rows
+      // are appended in time order), where one scan with an OR of the two read every ranked row.
+      await log.queryRanked(
+        /* sql */ `WITH parts AS (
+           SELECT ticker, client, agent_type, n, last_ms FROM ${hourly} WHERE hour >= $first_hour AND hour < $end_hour
+           UNION ALL
+           SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM ${log.rankedTable} WHERE ts_ms >= $since AND ts_ms < $first_ms
+           UNION ALL
+           SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM ${log.rankedTable} WHERE ts_ms >= $end_ms AND ts_ms <= $until
+         )
+         SELECT ticker, sum(n) AS ai_queries, count(DISTINCT client) AS distinct_clients,
+           ${platforms((f) => `coalesce(sum(n) FILTER (WHERE ${f}), 0)`)},
+           max(last_ms) AS last_ms
+         FROM parts WHERE ticker IS NOT NULL AND agent_type IN (${AI_LIST})
+         GROUP BY ticker ORDER BY ai_queries DESC, ticker LIMIT $limit OFFSET $offset`,
+        wholeHours(page),
+      )
+    : await log.queryRanked(
+        /* sql */ `SELECT ticker, count(*) AS ai_queries, count(DISTINCT client) AS distinct_clients,
+       ${platforms((f) => `count(*) FILTER (WHERE ${f})`)},
        max(ts_ms) AS last_ms
      FROM ${log.rankedTable}
      WHERE ts_ms >= $since AND ts_ms <= $until AND ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})
      GROUP BY ticker ORDER BY ai_queries DESC, ticker LIMIT $limit OFFSET $offset`,
-    { since: Math.trunc(until - days * 86_400_000), until, limit: limit + 1, offset },
-  );
+        page,
+      );
   const rows = found.slice(0, limit);
   const next_cursor = found.length > limit ? encodeKeyCursor([String(until), String(offset + limit), String(days)]) : null;
   const names = new Map<string, string | null>();

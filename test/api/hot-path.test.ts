@@ -568,6 +568,11 @@ describe('node:http hot path (real server)', () => {
     const key = (await createApiKey(path.join(root, 'data'), { label: 'mcp-slab', hourlyLimit: 1_000_000 })).secret;
     const agent = new Agent({ keepAlive: true, maxSockets: 1 });
     const u = new URL(server.url);
+    // The tool call of request i: small answers first, then large ones (below).
+    let tool = (i: number): { name: string; arguments: Record<string, unknown> } => ({
+      name: 'sec_company',
+      arguments: { ticker: i % 2 ? 'NVDA' : 'MSFT' },
+    });
     const call = (i: number) =>
       new Promise<string>((resolve, reject) => {
         const r = httpRequest(
@@ -588,10 +593,6 @@ describe('node:http hot path (real server)', () => {
         r.on('error', reject);
         r.end(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'tools/call', params: tool(i) }));
       });
-    let tool = (i: number): { name: string; arguments: Record<string, unknown> } => ({
-      name: 'sec_company',
-      arguments: { ticker: i % 2 ? 'NVDA' : 'MSFT' },
-    });
     // An answer with its usage counters zeroed: what must stay the same from call to call.
     const stable = (text: string) => {
       const a = JSON.parse(text);
@@ -607,7 +608,7 @@ describe('node:http hot path (real server)', () => {
       // ~2 KB an answer: without the hand-back, 600 answers fill about 5 slabs of 256 KB.
       expect(slabsAllocated - slabs).toBeLessThanOrEqual(1);
 
-      // Answers over 1/8 of a slab: cut from the one buffer kept for them, not a new buffer each.
+      // Answers over 1/8 of a slab: each takes the buffer the previous one handed back, not a new buffer.
       tool = (i) => ({ name: 'sec_filings', arguments: { ticker: i % 2 ? 'NVDA' : 'MSFT', limit: 1000 } });
       const big = [await call(0), await call(1)];
       expect(Math.min(...big.map((b) => Buffer.byteLength(b)))).toBeGreaterThan(32 * 1024);

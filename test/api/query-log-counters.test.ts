@@ -107,6 +107,112 @@ describe('query log counters (embedded DuckDB)', () => {
     }
   });
 
+  it('ranks from whole-hour counts plus the rows of the partial hours as from the whole log, every column, any window', async () => {
+    const f = path.join(dir, 'hourly', 'query-log.duckdb');
+    let hourly = await QueryLog.open(f, QUIET);
+    const AI = ['claudebot', 'claude_user', 'chatgpt_user', 'gptbot', 'perplexitybot', 'google_extended', 'other_ai_agent'];
+    // 40 days of rows, loaded in 8 batches (an hour's key gets rows from several loads); AI agents and others, 200s and
+    // 404s, tickers and none. A fixed pseudo-random sequence: the same rows every run.
+    let x = 12345;
+    const rnd = (n: number) => {
+      // xorshift32: every bit usable (an LCG's low bits repeat, which bunched the timestamps).
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      return (x >>> 0) % n;
+    };
+    const end = now - 17_777; // not on an hour
+    for (let batch = 0; batch < 8; batch++) {
+      for (let i = 0; i < 3000; i++)
+        hourly.push({
+          ts_ms: end - rnd(40 * 86_400) * 1000 - rnd(1000),
+          client: `key:c${rnd(5)}`,
+          tier: 'pro',
+          agent_type: rnd(6) === 0 ? 'browser' : AI[rnd(AI.length)]!,
+          method: 'GET',
+          path: '/api/company/X',
+          ticker: rnd(10) === 0 ? null : `T${rnd(12)}`,
+          status: rnd(8) === 0 ? 404 : 200,
+          duration_ms: 1,
+        });
+      await hourly.flush();
+    }
+    const platforms: Record<string, string> = {
+      openai: `'chatgpt_user', 'gptbot'`,
+      anthropic: `'claudebot', 'claude_user'`,
+      perplexity: `'perplexitybot'`,
+      google: `'google_extended'`,
+      other_ai: `'other_ai_agent'`,
+    };
+    const fromRows = async (until: number, days: number) =>
+      (
+        await hourly.query(
+          `SELECT ticker, count(*)::INTEGER AS n, count(DISTINCT client)::INTEGER AS c, max(ts_ms) AS last,
+             ${Object.entries(platforms)
+               .map(([k, v]) => `count(*) FILTER (WHERE agent_type IN (${v}))::INTEGER AS ${k}`)
+               .join(', ')}
+           FROM query_log WHERE ts_ms >= $since AND ts_ms <= $until AND ticker IS NOT NULL AND status = 200
+             AND agent_type IN (${AI.map((a) => `'${a}'`).join(', ')})
+           GROUP BY ticker ORDER BY n DESC, ticker`,
+          { since: until - days * 86_400_000, until },
+        )
+      ).map((r) => [r.ticker, r.n, r.c, new Date(Number(r.last)).toISOString(), ...Object.keys(platforms).map((k) => r[k])]);
+    // Every page of the ranking, walked with its cursor (the cursor pins the window's end).
+    const ranked = async (until: number, days: number) => {
+      const out: unknown[][] = [];
+      let cursor: string | undefined;
+      do {
+        const page = await rankCompanies(hourly, undefined, until, days, 5, cursor);
+        for (const r of page.rankings)
+          out.push([
+            r.ticker,
+            r.ai_queries,
+            r.distinct_clients,
+            r.last_queried_at,
+            ...Object.keys(platforms).map((k) => r.by_platform[k as 'openai']),
+          ]);
+        cursor = page.next_cursor ?? undefined;
+      } while (cursor);
+      return out;
+    };
+    const hour = Math.floor(end / 3_600_000) * 3_600_000;
+    const windows: Array<[number, number]> = [
+      [end, 30],
+      [end, 1],
+      [end, 7],
+      [hour, 30], // the window ends on an hour's first millisecond
+      [hour - 1, 30], // and on an hour's last
+      [hour + 3_599_999, 2],
+      [end - 1_234_567, 39],
+      [end - 20 * 86_400_000 + 1, 1],
+    ];
+    for (const [until, days] of windows) {
+      const want = await fromRows(until, days);
+      expect(want.length, `${until} ${days}`).toBeGreaterThan(0);
+      expect(await ranked(until, days), `${until} ${days}`).toEqual(want);
+    }
+    // The counts are fewer rows than the ranked rows they count (5 clients x 12 tickers x 7 agents an hour at most).
+    const [sizes] = await hourly.query(
+      `SELECT (SELECT count(*) FROM query_log_ai)::INTEGER AS ranked, (SELECT count(*) FROM query_log_ai_hourly)::INTEGER AS counted,
+         (SELECT sum(n) FROM query_log_ai_hourly)::INTEGER AS summed`,
+    );
+    expect(sizes!.summed).toBe(sizes!.ranked);
+    expect(Number(sizes!.counted)).toBeLessThan(Number(sizes!.ranked));
+    // Counts that do not add up to the ranked rows (a log written before they existed) are rebuilt at open.
+    await hourly.close();
+    const db = await DuckDBInstance.create(f);
+    const c = await db.connect();
+    await c.run(`DELETE FROM query_log_ai_hourly WHERE ticker = 'T3'`);
+    c.closeSync();
+    db.closeSync();
+    hourly = await QueryLog.open(f, QUIET);
+    try {
+      expect(await ranked(end, 30)).toEqual(await fromRows(end, 30));
+    } finally {
+      await hourly.close();
+    }
+  });
+
   it('ranks from the ranked rows as from the whole log, also after they were lost and rebuilt', async () => {
     const rankedSql = async (days: number) =>
       (

@@ -87,10 +87,11 @@ describe('writePackedStore and PackedStore', () => {
         const v = `é${String.fromCharCode(97 + (i % 26)).repeat(lengths[i - 1]!)}✓`;
         return upper ? v.toUpperCase() : v;
       };
-      // Largest first (the buffer grows), then smallest, alternating stores: an earlier value stays what it was.
-      const order = [...lengths.keys()].map((i) => i + 1).sort((x, y) => lengths[y - 1]! - lengths[x - 1]!);
+      // Smallest first (the shared buffer grows step by step), then largest first (short values read into a buffer
+      // holding a longer one), each key from both stores: an earlier value stays what it was.
+      const ascending = [...lengths.keys()].map((i) => i + 1).sort((x, y) => lengths[x - 1]! - lengths[y - 1]!);
       const seen: Array<[string, string]> = [];
-      for (const i of [...order, ...order.reverse()]) {
+      for (const i of [...ascending, ...[...ascending].reverse()]) {
         const [va, vb] = [a.read(i), await b.get(i)];
         expect(va?.length, `key ${i}`).toBe(lengths[i - 1]! + 2);
         expect(va === want(i, false) && vb === want(i, true), `key ${i}`).toBe(true);
