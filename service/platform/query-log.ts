@@ -191,6 +191,17 @@ export abstract class QueryLogBuffer {
     return this.query(sql, params);
   }
   /**
+   * A number that grows whenever rows are added to `rankedTable` (after `syncRanked`, every ranked row accepted so
+   * far is in it), or null when the backend cannot tell (then nothing may be kept from one ranking to the next).
+   */
+  get rankedVersion(): number | null {
+    return null;
+  }
+  /** Makes every ranked row accepted so far readable from `rankedTable` (the flush `queryRanked` does first). */
+  syncRanked(): Promise<void> {
+    return this.flush();
+  }
+  /**
    * Rows with `ts_ms >= sinceMs` by agent type, as `SELECT agent_type, count(*) ... GROUP BY agent_type` over the
    * log would count them after a flush, or null when the log cannot tell without that query (then run it).
    */
@@ -325,6 +336,8 @@ export class QueryLog extends QueryLogBuffer {
   private rankedLoaded = 0;
   /** Rows in query_log_ai (counted at open, then per loaded file). */
   private rankedInTable = 0;
+  /** Loads that added rows to query_log_ai (`rankedVersion`). */
+  private rankedLoads = 0;
   private spool: WriteStream | null = null;
   private spoolRows = 0;
   private seq = 0;
@@ -536,6 +549,7 @@ export class QueryLog extends QueryLogBuffer {
           await this.writer.run('COMMIT');
           this.written += Number(res.rowsChanged);
           this.rankedInTable += Number(ranked.rowsChanged);
+          if (Number(ranked.rowsChanged) > 0) this.rankedLoads++;
           for (const r of counted) this.countRow(Number(r.m), String(r.agent_type), Number(r.n));
         } catch (err) {
           await this.writer.run('ROLLBACK').catch(() => undefined);
@@ -716,9 +730,18 @@ export class QueryLog extends QueryLogBuffer {
    * has no group).
    */
   override async queryRanked(sql: string, params?: Params): Promise<Row[]> {
-    if (this.rankedAccepted > this.rankedLoaded || (await this.hasHandedOverFiles())) await this.flush(this.handoffDir === null);
+    await this.syncRanked();
     if (this.rankedInTable === 0) return [];
     return queryRows(this.reader, sql, params);
+  }
+
+  override get rankedVersion(): number {
+    return this.rankedLoads;
+  }
+
+  /** Flushes only when a ranked row of this process (or a handed-over file) is not in query_log_ai yet. */
+  override async syncRanked(): Promise<void> {
+    if (this.rankedAccepted > this.rankedLoaded || (await this.hasHandedOverFiles())) await this.flush(this.handoffDir === null);
   }
 
   /** Runs a read query over `query_log` after flushing what is buffered (and, on the owner, loading handed-over files). */

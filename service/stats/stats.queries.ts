@@ -100,6 +100,70 @@ function wholeHours<T extends { since: number; until: number }>(w: T) {
   return { ...w, first_hour, end_hour, first_ms: first_hour * 3_600_000, end_ms: end_hour * 3_600_000 };
 }
 
+/** Company names by ticker, per registry snapshot: the tickers looked up so far (bounded; a new snapshot starts over). */
+const nameCache = new WeakMap<SnapshotReader, { snapshot: string; names: Map<string, string | null> }>();
+const NAME_CACHE_MAX = 50_000;
+
+/**
+ * The names of `tickers` in the served registry snapshot (null for a ticker it does not list), as
+ * `company_lookup` has them. Looked up once per snapshot and ticker: a ranking page named its 50 tickers with a
+ * query per request (3.5–6 ms). A failed lookup leaves the names null and is not kept.
+ */
+async function companyNames(registry: SnapshotReader, tickers: string[]): Promise<Map<string, string | null>> {
+  const snapshot = registry.manifest?.snapshot_id ?? '';
+  let cache = nameCache.get(registry);
+  if (!cache || cache.snapshot !== snapshot) nameCache.set(registry, (cache = { snapshot, names: new Map() }));
+  const missing = tickers.filter((t) => !cache.names.has(t));
+  if (missing.length) {
+    const found = await registry
+      .query(/* sql */ `SELECT ticker, name FROM company_lookup WHERE ticker IN (SELECT unnest(string_split($tickers, ',')))`, {
+        tickers: missing.join(','),
+      })
+      .then(
+        (rows) => rows,
+        () => null,
+      );
+    if (!found) return new Map();
+    const fresh = new Map<string, string | null>(missing.map((t) => [t, null]));
+    for (const f of found) fresh.set(String(f.ticker), (f.name as string | null) ?? null);
+    const out = new Map(tickers.map((t) => [t, fresh.has(t) ? fresh.get(t)! : (cache.names.get(t) ?? null)]));
+    // Kept unless the snapshot changed while the query ran (these names are then this answer's only).
+    if (registry.manifest?.snapshot_id === snapshot) {
+      if (cache.names.size + fresh.size > NAME_CACHE_MAX) cache.names.clear();
+      for (const [t, n] of fresh) cache.names.set(t, n);
+    }
+    return out;
+  }
+  return cache.names;
+}
+
+/** The ranked groups of one window, as the ranking's query returns them (one row per ticker, in rank order). */
+type RankedGroups = Awaited<ReturnType<QueryLogBuffer['queryRanked']>>;
+
+/**
+ * A window's whole ranking (every ticker, in rank order), kept while the ranked rows it counts are the ones any later
+ * window of the same `days` counts: no row was added to the log since (`version`), and no row lies between the two
+ * windows' starts or between their ends. `start_prev`/`start_next` are the last ranked row before the kept window's
+ * start and the first at or after it; `end_prev`/`end_next` the last at or before its end and the first after it
+ * (±Infinity: none). Then a window [since, until] holds exactly the same rows iff start_prev < since ≤ start_next and
+ * end_prev ≤ until < end_next, and its ranking is the kept one, every column and the order alike
+ * (test/api/query-log-counters.test.ts checks both sides of each bound). Issue 22: every /api/ir/rankings request
+ * grouped the window's rows again (5–10 ms over half a million ranked rows, one at a time on the log's one reader).
+ */
+interface KeptRanking {
+  version: number;
+  start_prev: number;
+  start_next: number;
+  end_prev: number;
+  end_next: number;
+  groups: RankedGroups;
+}
+/** Per log, per `days`: the last window ranked (a handful of `days` values at most are kept). */
+const keptRankings = new WeakMap<QueryLogBuffer, Map<number, KeptRanking>>();
+const KEPT_WINDOWS = 8;
+
+const bound = (v: unknown, none: number) => (v === null || v === undefined ? none : Number(v));
+
 /**
  * Companies ranked by successful AI-agent queries about them in the `days` days up to `nowMs`, one page: `limit`
  * companies from `offset` (rank = offset + position). `next_cursor` (platform/pagination.ts, a keyset cursor holding
@@ -136,46 +200,82 @@ export async function rankCompanies(
       .join(', ');
   // `rankedTable`: the embedded log keeps the ranked rows apart (query_log_ai); the filter below is theirs.
   const hourly = log.rankedHourlyTable;
-  const found = hourly
-    ? // The window's whole hours from their counts, its partial first and last hours from the rows: the same
-      // groups as the query below over the rows alone (test/api/query-log-counters.test.ts compares them). Each
-      // partial hour is a range of its own: a range per scan lets DuckDB skip the row groups outside it (the rows
-      // are appended in time order), where one scan with an OR of the two read every ranked row.
-      await log.queryRanked(
-        /* sql */ `WITH parts AS (
-           SELECT ticker, client, agent_type, n, last_ms FROM ${hourly} WHERE hour >= $first_hour AND hour < $end_hour
-           UNION ALL
-           SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM ${log.rankedTable} WHERE ts_ms >= $since AND ts_ms < $first_ms
-           UNION ALL
-           SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM ${log.rankedTable} WHERE ts_ms >= $end_ms AND ts_ms <= $until
-         )
-         SELECT ticker, sum(n) AS ai_queries, count(DISTINCT client) AS distinct_clients,
-           ${platforms((f) => `coalesce(sum(n) FILTER (WHERE ${f}), 0)`)},
-           max(last_ms) AS last_ms
-         FROM parts WHERE ticker IS NOT NULL AND agent_type IN (${AI_LIST})
-         GROUP BY ticker ORDER BY ai_queries DESC, ticker LIMIT $limit OFFSET $offset`,
-        wholeHours(page),
-      )
-    : await log.queryRanked(
-        /* sql */ `SELECT ticker, count(*) AS ai_queries, count(DISTINCT client) AS distinct_clients,
+  let found: RankedGroups;
+  await log.syncRanked();
+  const version = log.rankedVersion;
+  const kept = version === null ? undefined : keptRankings.get(log)?.get(days);
+  if (
+    kept &&
+    kept.version === version &&
+    kept.start_prev < since &&
+    since <= kept.start_next &&
+    kept.end_prev <= until &&
+    until < kept.end_next
+  ) {
+    found = kept.groups.slice(offset, offset + limit + 1);
+  } else if (hourly && version !== null) {
+    // The window's whole hours from their counts, its partial first and last hours from the rows: the same
+    // groups as the query below over the rows alone (test/api/query-log-counters.test.ts compares them). Each
+    // partial hour is a range of its own: a range per scan lets DuckDB skip the row groups outside it (the rows
+    // are appended in time order), where one scan with an OR of the two read every ranked row. Every ticker is
+    // ranked (no LIMIT), so the ranking is kept for the next requests (`KeptRanking`).
+    const groups = await log.queryRanked(
+      /* sql */ `WITH parts AS (
+         SELECT ticker, client, agent_type, n, last_ms FROM ${hourly} WHERE hour >= $first_hour AND hour < $end_hour
+         UNION ALL
+         SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM ${log.rankedTable} WHERE ts_ms >= $since AND ts_ms < $first_ms
+         UNION ALL
+         SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM ${log.rankedTable} WHERE ts_ms >= $end_ms AND ts_ms <= $until
+       )
+       SELECT ticker, sum(n) AS ai_queries, count(DISTINCT client) AS distinct_clients,
+         ${platforms((f) => `coalesce(sum(n) FILTER (WHERE ${f}), 0)`)},
+         max(last_ms) AS last_ms
+       FROM parts WHERE ticker IS NOT NULL AND agent_type IN (${AI_LIST})
+       GROUP BY ticker ORDER BY ai_queries DESC, ticker`,
+      wholeHours({ since, until }),
+    );
+    const [b] = await log.queryRanked(
+      /* sql */ `SELECT (SELECT max(ts_ms) FROM ${log.rankedTable} WHERE ts_ms < $since) AS start_prev,
+         (SELECT min(ts_ms) FROM ${log.rankedTable} WHERE ts_ms >= $since) AS start_next,
+         (SELECT max(ts_ms) FROM ${log.rankedTable} WHERE ts_ms <= $until) AS end_prev,
+         (SELECT min(ts_ms) FROM ${log.rankedTable} WHERE ts_ms > $until) AS end_next`,
+      { since, until },
+    );
+    // Kept only when no load added rows while the two queries ran (they may have read either side of it).
+    if (log.rankedVersion === version) {
+      let byDays = keptRankings.get(log);
+      if (!byDays) keptRankings.set(log, (byDays = new Map()));
+      if (!byDays.has(days) && byDays.size >= KEPT_WINDOWS) byDays.delete(byDays.keys().next().value!);
+      byDays.set(days, {
+        version,
+        start_prev: bound(b?.start_prev, Number.NEGATIVE_INFINITY),
+        start_next: bound(b?.start_next, Number.POSITIVE_INFINITY),
+        end_prev: bound(b?.end_prev, Number.NEGATIVE_INFINITY),
+        end_next: bound(b?.end_next, Number.POSITIVE_INFINITY),
+        groups,
+      });
+    }
+    found = groups.slice(offset, offset + limit + 1);
+  } else {
+    found = await log.queryRanked(
+      /* sql */ `SELECT ticker, count(*) AS ai_queries, count(DISTINCT client) AS distinct_clients,
        ${platforms((f) => `count(*) FILTER (WHERE ${f})`)},
        max(ts_ms) AS last_ms
      FROM ${log.rankedTable}
      WHERE ts_ms >= $since AND ts_ms <= $until AND ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})
      GROUP BY ticker ORDER BY ai_queries DESC, ticker LIMIT $limit OFFSET $offset`,
-        page,
-      );
+      page,
+    );
+  }
   const rows = found.slice(0, limit);
   const next_cursor = found.length > limit ? encodeKeyCursor([String(until), String(offset + limit), String(days)]) : null;
-  const names = new Map<string, string | null>();
-  if (registry?.manifest && rows.length) {
-    const found = await registry
-      .query(/* sql */ `SELECT ticker, name FROM company_lookup WHERE ticker IN (SELECT unnest(string_split($tickers, ',')))`, {
-        tickers: rows.map((r) => String(r.ticker)).join(','),
-      })
-      .catch(() => []);
-    for (const f of found) names.set(String(f.ticker), (f.name as string | null) ?? null);
-  }
+  const names =
+    registry?.manifest && rows.length
+      ? await companyNames(
+          registry,
+          rows.map((r) => String(r.ticker)),
+        )
+      : new Map();
   const rankings = rows.map((r, i) => ({
     rank: offset + i + 1,
     ticker: String(r.ticker),

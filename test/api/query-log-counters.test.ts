@@ -26,6 +26,48 @@ async function sqlCounts(log: QueryLog, nowMs: number) {
 }
 const sorted = (o: Record<string, number>) => Object.fromEntries(Object.entries(o).sort(([a], [b]) => a.localeCompare(b)));
 
+const AI = ['claudebot', 'claude_user', 'chatgpt_user', 'gptbot', 'perplexitybot', 'google_extended', 'other_ai_agent'];
+const PLATFORMS: Record<string, string> = {
+  openai: `'chatgpt_user', 'gptbot'`,
+  anthropic: `'claudebot', 'claude_user'`,
+  perplexity: `'perplexitybot'`,
+  google: `'google_extended'`,
+  other_ai: `'other_ai_agent'`,
+};
+/** The ranking's every column, as the aggregate over the whole `query_log` has it (ticker, count, clients, last, platforms). */
+async function rankingFromRows(log: QueryLog, until: number, days: number) {
+  return (
+    await log.query(
+      `SELECT ticker, count(*)::INTEGER AS n, count(DISTINCT client)::INTEGER AS c, max(ts_ms) AS last,
+         ${Object.entries(PLATFORMS)
+           .map(([k, v]) => `count(*) FILTER (WHERE agent_type IN (${v}))::INTEGER AS ${k}`)
+           .join(', ')}
+       FROM query_log WHERE ts_ms >= $since AND ts_ms <= $until AND ticker IS NOT NULL AND status = 200
+         AND agent_type IN (${AI.map((a) => `'${a}'`).join(', ')})
+       GROUP BY ticker ORDER BY n DESC, ticker`,
+      { since: until - days * 86_400_000, until },
+    )
+  ).map((r) => [r.ticker, r.n, r.c, new Date(Number(r.last)).toISOString(), ...Object.keys(PLATFORMS).map((k) => r[k])]);
+}
+/** Every page of rankCompanies' ranking, walked with its cursor (the cursor pins the window's end), in the same columns. */
+async function rankingWalked(log: QueryLog, until: number, days: number, pageSize = 5) {
+  const out: unknown[][] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await rankCompanies(log, undefined, until, days, pageSize, cursor);
+    for (const r of page.rankings)
+      out.push([
+        r.ticker,
+        r.ai_queries,
+        r.distinct_clients,
+        r.last_queried_at,
+        ...Object.keys(PLATFORMS).map((k) => r.by_platform[k as 'openai']),
+      ]);
+    cursor = page.next_cursor ?? undefined;
+  } while (cursor);
+  return out;
+}
+
 describe('query log counters (embedded DuckDB)', () => {
   let dir: string;
   let file: string;
@@ -110,7 +152,6 @@ describe('query log counters (embedded DuckDB)', () => {
   it('ranks from whole-hour counts plus the rows of the partial hours as from the whole log, every column, any window', async () => {
     const f = path.join(dir, 'hourly', 'query-log.duckdb');
     let hourly = await QueryLog.open(f, QUIET);
-    const AI = ['claudebot', 'claude_user', 'chatgpt_user', 'gptbot', 'perplexitybot', 'google_extended', 'other_ai_agent'];
     // 40 days of rows, loaded in 8 batches (an hour's key gets rows from several loads); AI agents and others, 200s and
     // 404s, tickers and none. A fixed pseudo-random sequence: the same rows every run.
     let x = 12345;
@@ -137,44 +178,6 @@ describe('query log counters (embedded DuckDB)', () => {
         });
       await hourly.flush();
     }
-    const platforms: Record<string, string> = {
-      openai: `'chatgpt_user', 'gptbot'`,
-      anthropic: `'claudebot', 'claude_user'`,
-      perplexity: `'perplexitybot'`,
-      google: `'google_extended'`,
-      other_ai: `'other_ai_agent'`,
-    };
-    const fromRows = async (until: number, days: number) =>
-      (
-        await hourly.query(
-          `SELECT ticker, count(*)::INTEGER AS n, count(DISTINCT client)::INTEGER AS c, max(ts_ms) AS last,
-             ${Object.entries(platforms)
-               .map(([k, v]) => `count(*) FILTER (WHERE agent_type IN (${v}))::INTEGER AS ${k}`)
-               .join(', ')}
-           FROM query_log WHERE ts_ms >= $since AND ts_ms <= $until AND ticker IS NOT NULL AND status = 200
-             AND agent_type IN (${AI.map((a) => `'${a}'`).join(', ')})
-           GROUP BY ticker ORDER BY n DESC, ticker`,
-          { since: until - days * 86_400_000, until },
-        )
-      ).map((r) => [r.ticker, r.n, r.c, new Date(Number(r.last)).toISOString(), ...Object.keys(platforms).map((k) => r[k])]);
-    // Every page of the ranking, walked with its cursor (the cursor pins the window's end).
-    const ranked = async (until: number, days: number) => {
-      const out: unknown[][] = [];
-      let cursor: string | undefined;
-      do {
-        const page = await rankCompanies(hourly, undefined, until, days, 5, cursor);
-        for (const r of page.rankings)
-          out.push([
-            r.ticker,
-            r.ai_queries,
-            r.distinct_clients,
-            r.last_queried_at,
-            ...Object.keys(platforms).map((k) => r.by_platform[k as 'openai']),
-          ]);
-        cursor = page.next_cursor ?? undefined;
-      } while (cursor);
-      return out;
-    };
     const hour = Math.floor(end / 3_600_000) * 3_600_000;
     const windows: Array<[number, number]> = [
       [end, 30],
@@ -187,9 +190,9 @@ describe('query log counters (embedded DuckDB)', () => {
       [end - 20 * 86_400_000 + 1, 1],
     ];
     for (const [until, days] of windows) {
-      const want = await fromRows(until, days);
+      const want = await rankingFromRows(hourly, until, days);
       expect(want.length, `${until} ${days}`).toBeGreaterThan(0);
-      expect(await ranked(until, days), `${until} ${days}`).toEqual(want);
+      expect(await rankingWalked(hourly, until, days), `${until} ${days}`).toEqual(want);
     }
     // The counts are fewer rows than the ranked rows they count (5 clients x 12 tickers x 7 agents an hour at most).
     const [sizes] = await hourly.query(
@@ -207,9 +210,63 @@ describe('query log counters (embedded DuckDB)', () => {
     db.closeSync();
     hourly = await QueryLog.open(f, QUIET);
     try {
-      expect(await ranked(end, 30)).toEqual(await fromRows(end, 30));
+      expect(await rankingWalked(hourly, end, 30)).toEqual(await rankingFromRows(hourly, end, 30));
     } finally {
       await hourly.close();
+    }
+  });
+
+  it('keeps a ranking only while later windows hold the same ranked rows: each bound, new rows and cursor pages', async () => {
+    const kept = await QueryLog.open(path.join(dir, 'kept', 'query-log.duckdb'), QUIET);
+    try {
+      const days = 7;
+      const u0 = now - 40_000; // the first window's end; s0 its start
+      const s0 = u0 - days * 86_400_000;
+      const ranked = (over: Partial<QueryLogEntry>) =>
+        entry(0, { agent_type: 'claudebot', status: 200, client: 'key:q', tier: 'pro', ...over });
+      // Rows all through the window, and one ranked row beside each of its bounds, each of a ticker of its own
+      // so that counting it or not changes the ranking: 3 ms before the start, 5 ms after it, 10 ms after the end.
+      for (let i = 0; i < 600; i++)
+        kept.push(
+          ranked({ ts_ms: s0 + 60_000 + i * 997_003, ticker: `T${i % 9}`, client: `key:c${i % 4}`, agent_type: AI[i % AI.length]! }),
+        );
+      kept.push(ranked({ ts_ms: s0 - 3, ticker: 'BEFORE' }));
+      kept.push(ranked({ ts_ms: s0 + 5, ticker: 'EDGE' }));
+      kept.push(ranked({ ts_ms: u0 + 10, ticker: 'LATE' }));
+      await kept.flush();
+      let queries = 0;
+      const real = kept.queryRanked.bind(kept);
+      kept.queryRanked = (sql, params) => {
+        queries++;
+        return real(sql, params);
+      };
+      // Each step: the ranking equals the aggregate over the rows, and whether it was grouped again.
+      const step = async (until: number, grouped: boolean, pageSize = 50) => {
+        const before = queries;
+        const got = await rankingWalked(kept, until, days, pageSize);
+        expect(got, `until u0${until - u0 >= 0 ? '+' : ''}${until - u0}`).toEqual(await rankingFromRows(kept, until, days));
+        expect(queries > before, `grouped again at u0${until - u0 >= 0 ? '+' : ''}${until - u0}`).toBe(grouped);
+        return got.map((r) => r[0]);
+      };
+      expect(await step(u0, true)).toContain('EDGE');
+      await step(u0 + 4, false); // the start moved up to EDGE (5 ms in), the end short of LATE: the same rows
+      expect(await step(u0 + 6, true)).not.toContain('EDGE'); // EDGE left the window
+      expect(await step(u0 + 10, true)).toContain('LATE'); // LATE entered it
+      await step(u0 + 9, true); // back before LATE
+      expect(await step(u0 - 2, true)).not.toContain('BEFORE'); // back over EDGE, short of BEFORE
+      expect(await step(u0 - 3, true)).toContain('BEFORE'); // the start on BEFORE's millisecond
+      await step(u0 - 3, false);
+      await step(u0 + 12, true); // LATE in again
+      await step(u0 + 10, false); // the end on LATE's millisecond: LATE still in
+      // A ranked row added to the log: grouped again, and counted.
+      kept.push(ranked({ ts_ms: u0 - 2_000, ticker: 'NEW' }));
+      expect(await step(u0 - 2, true)).toContain('NEW');
+      // A cursor walk of 2-row pages groups once, on its first page: the later pages are cut from the kept ranking.
+      const first = queries;
+      await step(u0 + 7, true, 2);
+      expect(queries - first).toBe(2); // the ranking and its bounds, once
+    } finally {
+      await kept.close();
     }
   });
 

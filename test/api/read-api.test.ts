@@ -457,6 +457,14 @@ describe('GET /api/stats and /api/ir/rankings', () => {
     expect(r.body.rankings[0]).toMatchObject({ rank: 1, ticker: 'MSFT', ai_queries: 8, by_platform: { anthropic: 8 } });
     expect(r.body.rankings.find((x: { ticker: string }) => x.ticker === 'AAPL').by_platform.openai).toBeGreaterThanOrEqual(3);
     expect(r.body.rankings.some((x: { ticker: string }) => x.ticker === '320193')).toBe(false);
+    // Each company is named as the registry snapshot's company_lookup names it, on the first ranking and the next.
+    const names = await svc.deps.readers.registry!.query(`SELECT ticker, name FROM company_lookup WHERE ticker IN ('MSFT', 'AAPL')`);
+    const want = Object.fromEntries(names.map((n) => [String(n.ticker), n.name]));
+    expect(want.MSFT).toBeTruthy();
+    for (const again of [r, await getJson(svc.app, '/api/ir/rankings?days=7')]) {
+      const named = Object.fromEntries(again.body.rankings.map((x: { ticker: string; name: string | null }) => [x.ticker, x.name]));
+      expect({ MSFT: named.MSFT, AAPL: named.AAPL }).toEqual(want);
+    }
   });
   it('clamps limit to 500 and rejects a non-integer days naming it', async () => {
     expect((await getJson(svc.app, '/api/ir/rankings?limit=9999')).body).toMatchObject({
