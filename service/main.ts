@@ -10,7 +10,7 @@ import { loadConfig, type Config } from '../lib/config.ts';
 import { createLogger, type Logger } from '../lib/log.ts';
 import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { createApp } from './app.ts';
-import { warmUpApp, warmUpListener } from './platform/warmup.ts';
+import { collectStartupGarbage, warmUpApp, warmUpListener } from './platform/warmup.ts';
 import { loadWarmupKeys, planWarmupRequests, warmEachSnapshotBeforeSwap } from './warmup/warmup.queries.ts';
 import { ConnectionTracker, createNodeListener, serverTimeouts } from './platform/node-listener.ts';
 import { discoveryOptions } from './discovery/discovery.options.ts';
@@ -148,7 +148,10 @@ export async function startServer(config: Config, log: Logger, attach?: AttachTo
   if (!config.PUBLIC_BASE_URL) deps.options.publicBaseUrl = url;
   // The socket path (node listener, hot path, ETag and compression) is warmed with a few unmetered requests over
   // loopback, before the server reports it is listening.
-  if (config.WARMUP_MS > 0) await warmUpListener(`http://127.0.0.1:${port}`, Math.min(config.WARMUP_MS, 5_000), log);
+  if (config.WARMUP_MS > 0) {
+    await warmUpListener(`http://127.0.0.1:${port}`, Math.min(config.WARMUP_MS, 5_000), log);
+    log.info({ ms: collectStartupGarbage() }, 'start-up garbage collected');
+  }
   return {
     url,
     async close() {
