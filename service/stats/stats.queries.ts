@@ -137,8 +137,32 @@ async function companyNames(registry: SnapshotReader, tickers: string[]): Promis
   return cache.names;
 }
 
-/** The ranked groups of one window, as the ranking's query returns them (one row per ticker, in rank order). */
-type RankedGroups = Awaited<ReturnType<QueryLogBuffer['queryRanked']>>;
+/** One ticker's group of a ranking, in the answer's types (built once per group, not per page that shows it). */
+interface RankedGroup {
+  ticker: string;
+  ai_queries: number;
+  distinct_clients: number;
+  by_platform: { openai: number; anthropic: number; perplexity: number; google: number; other_ai: number };
+  last_queried_at: string;
+}
+type RankedGroups = RankedGroup[];
+
+/** The ranking query's rows (one per ticker, in rank order) as groups. */
+function toGroups(rows: Awaited<ReturnType<QueryLogBuffer['queryRanked']>>): RankedGroups {
+  return rows.map((r) => ({
+    ticker: String(r.ticker),
+    ai_queries: Number(r.ai_queries),
+    distinct_clients: Number(r.distinct_clients),
+    by_platform: {
+      openai: Number(r.openai),
+      anthropic: Number(r.anthropic),
+      perplexity: Number(r.perplexity),
+      google: Number(r.google),
+      other_ai: Number(r.other_ai),
+    },
+    last_queried_at: new Date(Number(r.last_ms)).toISOString(),
+  }));
+}
 
 /**
  * A window's whole ranking (every ticker, in rank order), kept while the ranked rows it counts are the ones any later
@@ -219,8 +243,9 @@ export async function rankCompanies(
     // partial hour is a range of its own: a range per scan lets DuckDB skip the row groups outside it (the rows
     // are appended in time order), where one scan with an OR of the two read every ranked row. Every ticker is
     // ranked (no LIMIT), so the ranking is kept for the next requests (`KeptRanking`).
-    const groups = await log.queryRanked(
-      /* sql */ `WITH parts AS (
+    const groups = toGroups(
+      await log.queryRanked(
+        /* sql */ `WITH parts AS (
          SELECT ticker, client, agent_type, n, last_ms FROM ${hourly} WHERE hour >= $first_hour AND hour < $end_hour
          UNION ALL
          SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM ${log.rankedTable} WHERE ts_ms >= $since AND ts_ms < $first_ms
@@ -232,7 +257,8 @@ export async function rankCompanies(
          max(last_ms) AS last_ms
        FROM parts WHERE ticker IS NOT NULL AND agent_type IN (${AI_LIST})
        GROUP BY ticker ORDER BY ai_queries DESC, ticker`,
-      wholeHours({ since, until }),
+        wholeHours({ since, until }),
+      ),
     );
     const [b] = await log.queryRanked(
       /* sql */ `SELECT (SELECT max(ts_ms) FROM ${log.rankedTable} WHERE ts_ms < $since) AS start_prev,
@@ -257,14 +283,16 @@ export async function rankCompanies(
     }
     found = groups.slice(offset, offset + limit + 1);
   } else {
-    found = await log.queryRanked(
-      /* sql */ `SELECT ticker, count(*) AS ai_queries, count(DISTINCT client) AS distinct_clients,
+    found = toGroups(
+      await log.queryRanked(
+        /* sql */ `SELECT ticker, count(*) AS ai_queries, count(DISTINCT client) AS distinct_clients,
        ${platforms((f) => `count(*) FILTER (WHERE ${f})`)},
        max(ts_ms) AS last_ms
      FROM ${log.rankedTable}
      WHERE ts_ms >= $since AND ts_ms <= $until AND ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})
      GROUP BY ticker ORDER BY ai_queries DESC, ticker LIMIT $limit OFFSET $offset`,
-      page,
+        page,
+      ),
     );
   }
   const rows = found.slice(0, limit);
@@ -273,23 +301,18 @@ export async function rankCompanies(
     registry?.manifest && rows.length
       ? await companyNames(
           registry,
-          rows.map((r) => String(r.ticker)),
+          rows.map((g) => g.ticker),
         )
       : new Map();
-  const rankings = rows.map((r, i) => ({
+  // A page's entry: its rank and name, then the group's columns (their order is the answer's).
+  const rankings = rows.map((g, i) => ({
     rank: offset + i + 1,
-    ticker: String(r.ticker),
-    name: names.get(String(r.ticker)) ?? null,
-    ai_queries: Number(r.ai_queries),
-    distinct_clients: Number(r.distinct_clients),
-    by_platform: {
-      openai: Number(r.openai),
-      anthropic: Number(r.anthropic),
-      perplexity: Number(r.perplexity),
-      google: Number(r.google),
-      other_ai: Number(r.other_ai),
-    },
-    last_queried_at: new Date(Number(r.last_ms)).toISOString(),
+    ticker: g.ticker,
+    name: names.get(g.ticker) ?? null,
+    ai_queries: g.ai_queries,
+    distinct_clients: g.distinct_clients,
+    by_platform: g.by_platform,
+    last_queried_at: g.last_queried_at,
   }));
   return { rankings, next_cursor };
 }
