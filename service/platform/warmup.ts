@@ -117,7 +117,9 @@ export async function warmUpListener(base: string, budgetMs: number, log?: Pick<
 }
 
 /**
- * A full garbage collection of what start-up left behind, run once before the server reports it is listening.
+ * A full garbage collection of what start-up left behind, run once after the in-process warm-up and before the
+ * server listens (a request accepted during it would wait for it: 39–182 ms for one of the first requests in three of
+ * seven processes when it ran after `listen`).
  * Start-up (opening the snapshots, building the search indexes, the warm-up) leaves a few hundred MB of garbage
  * in V8's old generation; without this, the first mark-compact came a few seconds into serving and its
  * incremental steps (up to 11 ms each, `--trace-gc`) landed on client requests (issue 22, warm p99 of the first
