@@ -10,7 +10,17 @@ N22=$(mktemp -d)
 DATA=$(mktemp -d)
 LOG="$DATA/start.log"
 pid=""
-cleanup() { [ -n "$pid" ] && kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null; rm -rf "$N22" "$DATA"; }
+# `npm start` runs the API as a child of npm: killing npm alone left that server running after CI (its data folder
+# removed), so the server is started in a process group of its own and the whole group is stopped.
+cleanup() {
+  if [ -n "$pid" ]; then
+    kill -TERM -- "-$pid" 2>/dev/null
+    for _ in $(seq 1 50); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL -- "-$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  fi
+  rm -rf "$N22" "$DATA"
+}
 trap cleanup EXIT
 fail() { echo "[smoke:node22] FAILED: $*"; [ -f "$LOG" ] && tail -20 "$LOG"; exit 1; }
 
@@ -24,7 +34,7 @@ node ./node_modules/typescript/bin/tsc --noEmit -p . || fail "typecheck"
 
 PORT=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 # The README's first command after install, with its own data folder and port, without Redis or PostgreSQL.
-env -u REDIS_URL -u DATABASE_URL DATA_DIR="$DATA/data" PORT="$PORT" LOG_LEVEL=warn npm start >"$LOG" 2>&1 &
+env -u REDIS_URL -u DATABASE_URL DATA_DIR="$DATA/data" PORT="$PORT" LOG_LEVEL=warn setsid npm start >"$LOG" 2>&1 &
 pid=$!
 base="http://127.0.0.1:$PORT"
 for _ in $(seq 1 600); do
