@@ -336,8 +336,6 @@ export class QueryLog extends QueryLogBuffer {
   private rankedLoaded = 0;
   /** Rows in query_log_ai (counted at open, then per loaded file). */
   private rankedInTable = 0;
-  /** Loads that added rows to query_log_ai (`rankedVersion`). */
-  private rankedLoads = 0;
   private spool: WriteStream | null = null;
   private spoolRows = 0;
   private seq = 0;
@@ -549,7 +547,6 @@ export class QueryLog extends QueryLogBuffer {
           await this.writer.run('COMMIT');
           this.written += Number(res.rowsChanged);
           this.rankedInTable += Number(ranked.rowsChanged);
-          if (Number(ranked.rowsChanged) > 0) this.rankedLoads++;
           for (const r of counted) this.countRow(Number(r.m), String(r.agent_type), Number(r.n));
         } catch (err) {
           await this.writer.run('ROLLBACK').catch(() => undefined);
@@ -735,8 +732,9 @@ export class QueryLog extends QueryLogBuffer {
     return queryRows(this.reader, sql, params);
   }
 
+  /** The rows in query_log_ai: nothing deletes from it while the log is open, so the count grows with every load adding rows. */
   override get rankedVersion(): number {
-    return this.rankedLoads;
+    return this.rankedInTable;
   }
 
   /** Flushes only when a ranked row of this process (or a handed-over file) is not in query_log_ai yet. */
