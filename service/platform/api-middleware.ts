@@ -250,7 +250,7 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
     const usage = await layer.getUsage();
     const metered = await meterRequest(deps, usage, req, t0);
     if (!('id' in metered)) return toFastResponse(metered);
-    const { id, m, nowMs } = metered;
+    const { id, m } = metered;
     const headers = meteredHeaders(m);
     const metaJson = usageMetaText(deps, usage, id, m, pathname);
 
@@ -296,8 +296,9 @@ export function installApiLayer(app: H3, deps: ServiceDeps): ApiLayer {
     }
     headers['content-type'] = out.contentType;
     if (out.status === 503 && !headers['retry-after']) headers['retry-after'] = '5';
+    // Logged at the time of logging, not `nowMs` (QueryLogEntry.ts_ms): the route ran in between.
     usage.record({
-      ts_ms: nowMs,
+      ts_ms: deps.now().getTime(),
       client: id.client,
       tier: id.tier,
       agent_type: id.agent_type,

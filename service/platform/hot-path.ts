@@ -137,8 +137,9 @@ export class ApiLayer {
     // The entry's parts first (built on its first hit, whoever asks): its meter class saves testing the path per hit.
     const entry = hotEntryOf(hit, req.pathname);
     const metered = meterRequest(this.deps, usage, req, t0, entry.meterClass);
+    // A row is logged at the time of logging (QueryLogEntry.ts_ms): the metering's time, unless it waited (Redis).
     return metered instanceof Promise
-      ? metered.then((x) => this.hitResponse(usage, req, x, hit, entry, t0))
+      ? metered.then((x) => this.hitResponse(usage, req, x, hit, entry, t0, this.deps.now().getTime()))
       : this.hitResponse(usage, req, metered, hit, entry, t0);
   }
 
@@ -156,9 +157,11 @@ export class ApiLayer {
     hit: CachedResponse,
     entry: HotEntry,
     t0: number,
+    loggedMs?: number,
   ): LayerResponse {
     if (!('id' in x)) return x;
-    const { id, m, nowMs } = x;
+    const { id, m } = x;
+    const nowMs = loggedMs ?? x.nowMs;
     const baseUrl = this.deps.options.publicBaseUrl;
     const client = hotClientOf(id, baseUrl, usage.proHourlyLimit);
     const head = entry.head;

@@ -36,6 +36,11 @@ import { formatMs, msLength, uintLength, writeMs, writeUint } from './bytes.ts';
 import { AI_AGENT_TYPES } from './agent-type.ts';
 
 export interface QueryLogEntry {
+  /**
+   * When the row is logged (its answer is ready), not when the request arrived (that is `ts_ms - duration_ms`):
+   * one process's rows then reach the log in `ts_ms` order, so a window ending at a time already past holds every
+   * row of that process it will ever hold (the cursor of /api/ir/rankings, `rankCompanies`, relies on it).
+   */
   ts_ms: number;
   client: string;
   tier: string;

@@ -89,14 +89,14 @@ export async function aiQueryCounts(log: QueryLogBuffer, nowMs: number, hours = 
 }
 
 /**
- * The window's whole hours (`hour` = ts_ms // 3,600,000): from the first that starts at or after `since` to the last
- * that ends at or before `until` (`first_hour` ≤ hour < `end_hour`), and the milliseconds they span
- * ([`first_ms`, `end_ms`)); none when the window holds no whole hour (`end_hour` ≤ `first_hour`: every row is then
- * read from the rows themselves).
+ * The whole hours (`hour` = ts_ms // 3,600,000) of the window [since, until): from the first that starts at or after
+ * `since` to the last that ends at or before `until` (`first_hour` ≤ hour < `end_hour`), and the milliseconds they
+ * span ([`first_ms`, `end_ms`)); none when the window holds no whole hour (`end_hour` ≤ `first_hour`: every row is
+ * then read from the rows themselves).
  */
 function wholeHours<T extends { since: number; until: number }>(w: T) {
   const first_hour = Math.ceil(w.since / 3_600_000);
-  const end_hour = Math.max(first_hour, Math.floor((w.until + 1) / 3_600_000));
+  const end_hour = Math.max(first_hour, Math.floor(w.until / 3_600_000));
   return { ...w, first_hour, end_hour, first_ms: first_hour * 3_600_000, end_ms: end_hour * 3_600_000 };
 }
 
@@ -167,10 +167,10 @@ function toGroups(rows: Awaited<ReturnType<QueryLogBuffer['queryRanked']>>): Ran
 /**
  * A window's whole ranking (every ticker, in rank order), kept while the ranked rows it counts are the ones any later
  * window of the same `days` counts: no row was added to the log since (`version`), and no row lies between the two
- * windows' starts or between their ends. `start_prev`/`start_next` are the last ranked row before the kept window's
- * start and the first at or after it; `end_prev`/`end_next` the last at or before its end and the first after it
- * (±Infinity: none). Then a window [since, until] holds exactly the same rows iff start_prev < since ≤ start_next and
- * end_prev ≤ until < end_next, and its ranking is the kept one, every column and the order alike
+ * windows' starts or between their ends. A window is [since, until): `start_prev`/`start_next` are the last ranked
+ * row before the kept window's start and the first at or after it, `end_prev`/`end_next` the same for its end
+ * (±Infinity: none). Then a window [since, until) holds exactly the same rows iff start_prev < since ≤ start_next and
+ * end_prev < until ≤ end_next, and its ranking is the kept one, every column and the order alike
  * (test/api/query-log-counters.test.ts checks both sides of each bound). Issue 22: every /api/ir/rankings request
  * grouped the window's rows again (5–10 ms over half a million ranked rows, one at a time on the log's one reader).
  */
@@ -189,10 +189,14 @@ const KEPT_WINDOWS = 8;
 const bound = (v: unknown, none: number) => (v === null || v === undefined ? none : Number(v));
 
 /**
- * Companies ranked by successful AI-agent queries about them in the `days` days up to `nowMs`, one page: `limit`
- * companies from `offset` (rank = offset + position). `next_cursor` (platform/pagination.ts, a keyset cursor holding
- * the window's end and the next offset) pins the window, so the next page ranks the same queries even while new
- * ones arrive: a walk gets every ranked company once.
+ * Companies ranked by successful AI-agent queries about them in the `days` days before `nowMs` (the window
+ * [nowMs - days, nowMs)), one page: `limit` companies from `offset` (rank = offset + position). `next_cursor`
+ * (platform/pagination.ts, a keyset cursor holding the window's end and the next offset) pins the window, so the
+ * next page ranks the same queries even while new ones arrive: a walk gets every ranked company once. That holds
+ * because a row's `ts_ms` is the time it was logged (QueryLogEntry.ts_ms) and the window ends before the first
+ * page's own millisecond: every row of this process the window will ever hold was logged before the first page
+ * read the log, and `syncRanked` loads it. Rows another process hands over (loaded once a second) or appends
+ * to the PostgreSQL log reach the log later; a walk that overlaps their arrival may rank them on later pages.
  */
 export async function rankCompanies(
   log: QueryLogBuffer,
@@ -233,8 +237,8 @@ export async function rankCompanies(
     kept.version === version &&
     kept.start_prev < since &&
     since <= kept.start_next &&
-    kept.end_prev <= until &&
-    until < kept.end_next
+    kept.end_prev < until &&
+    until <= kept.end_next
   ) {
     found = kept.groups.slice(offset, offset + limit + 1);
   } else if (hourly && version !== null) {
@@ -250,7 +254,7 @@ export async function rankCompanies(
          UNION ALL
          SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM ${log.rankedTable} WHERE ts_ms >= $since AND ts_ms < $first_ms
          UNION ALL
-         SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM ${log.rankedTable} WHERE ts_ms >= $end_ms AND ts_ms <= $until
+         SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM ${log.rankedTable} WHERE ts_ms >= $end_ms AND ts_ms < $until
        )
        SELECT ticker, sum(n) AS ai_queries, count(DISTINCT client) AS distinct_clients,
          ${platforms((f) => `coalesce(sum(n) FILTER (WHERE ${f}), 0)`)},
@@ -263,8 +267,8 @@ export async function rankCompanies(
     const [b] = await log.queryRanked(
       /* sql */ `SELECT (SELECT max(ts_ms) FROM ${log.rankedTable} WHERE ts_ms < $since) AS start_prev,
          (SELECT min(ts_ms) FROM ${log.rankedTable} WHERE ts_ms >= $since) AS start_next,
-         (SELECT max(ts_ms) FROM ${log.rankedTable} WHERE ts_ms <= $until) AS end_prev,
-         (SELECT min(ts_ms) FROM ${log.rankedTable} WHERE ts_ms > $until) AS end_next`,
+         (SELECT max(ts_ms) FROM ${log.rankedTable} WHERE ts_ms < $until) AS end_prev,
+         (SELECT min(ts_ms) FROM ${log.rankedTable} WHERE ts_ms >= $until) AS end_next`,
       { since, until },
     );
     // Kept only when no load added rows while the two queries ran (they may have read either side of it).
@@ -289,7 +293,7 @@ export async function rankCompanies(
        ${platforms((f) => `count(*) FILTER (WHERE ${f})`)},
        max(ts_ms) AS last_ms
      FROM ${log.rankedTable}
-     WHERE ts_ms >= $since AND ts_ms <= $until AND ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})
+     WHERE ts_ms >= $since AND ts_ms < $until AND ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})
      GROUP BY ticker ORDER BY ai_queries DESC, ticker LIMIT $limit OFFSET $offset`,
         page,
       ),

@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../lib/api-keys.ts';
+import { createApp } from '../../service/app.ts';
 import { searchRegistry } from '../../service/search/search.queries.ts';
 import { getJson as getJsonAs, type TestService } from '../helpers/app.ts';
 import { removeDir } from '../helpers/env.ts';
@@ -33,11 +34,11 @@ type Body = Record<string, any>;
  * Follows `next` from `first` to the last page; on every page the body's `next` is the Link header's target (no
  * Link header on the last page) and `next_cursor` its `cursor`. Returns the pages' bodies.
  */
-async function walk(first: string): Promise<Body[]> {
+async function walk(first: string, app: TestService['app'] = svc.app): Promise<Body[]> {
   const pages: Body[] = [];
   let url: string | null = first;
   while (url) {
-    const r = await getJson(svc.app, url);
+    const r = await getJson(app, url);
     expect(r.status, `${url}: ${JSON.stringify(r.body).slice(0, 300)}`).toBe(200);
     pages.push(r.body);
     const next = r.body.next as string | null;
@@ -246,15 +247,43 @@ describe('list paging (registry, quotes, transcripts)', { timeout: 120_000 }, ()
     expect(one.rankings.length).toBeGreaterThanOrEqual(3);
     expect(one.next).toBeNull();
     const [first] = await walk('/api/ir/rankings?limit=1').then((p) => p.slice(0, 1));
-    const p1 = (await getJson(svc.app, '/api/ir/rankings?limit=1')).body;
+    // The walk on a clock stopped 1 ms ahead: the requests made during it are logged in the very millisecond its
+    // window ends on (the window is [end - days, end), and a row's time is when it was logged), as on a fast server.
+    const at = new Date(Date.now() + 1);
+    const stopped = createApp({ ...svc.deps, now: () => at });
+    const p1 = (await getJson(stopped, '/api/ir/rankings?limit=1')).body;
     expect(p1.rankings).toEqual(first!.rankings);
     // Requests made during the walk fall after the window the cursor pinned: the rest of the walk ranks as page 1 did.
-    for (let k = 0; k < 5; k++) await getJsonAs(svc.app, `/api/company/${one.rankings.at(-1).ticker}`, { headers: { 'user-agent': GPT } });
+    for (let k = 0; k < 5; k++) await getJsonAs(stopped, `/api/company/${one.rankings.at(-1).ticker}`, { headers: { 'user-agent': GPT } });
     const next = new URL(p1.next);
-    const pages = [p1, ...(await walk(`${next.pathname}${next.search}`))];
+    const pages = [p1, ...(await walk(`${next.pathname}${next.search}`, stopped))];
     const rows = pages.flatMap((p) => p.rankings as Body[]);
     expect(rows.map((r) => r.ticker)).toEqual(one.rankings.map((r: Body) => r.ticker));
     expect(rows.map((r) => r.rank)).toEqual(rows.map((_r, i) => i + 1));
+    // The same requests are in a first page asked later: the last company now ranks first.
+    while (Date.now() <= at.getTime()) await new Promise((r) => setTimeout(r, 1));
+    expect((await getJson(svc.app, '/api/ir/rankings?limit=1')).body.rankings[0].ticker).toBe(one.rankings.at(-1).ticker);
+    // A row's time is when it was logged, not when its request arrived: a request answered after a first page
+    // (its window ended before that page's millisecond) is never counted by that walk, however early it arrived.
+    const usage = svc.deps.usage!;
+    const T = Date.now() + 60_000;
+    let ticks = 0;
+    let last = 0;
+    const ticking = createApp({ ...svc.deps, responseCache: undefined, now: () => new Date((last = T + 1000 * ++ticks)) });
+    const logged: Array<[number, number]> = [];
+    const record = usage.record.bind(usage);
+    usage.record = (e) => {
+      logged.push([e.ts_ms, last]);
+      record(e);
+    };
+    try {
+      expect((await getJsonAs(ticking, '/api/company/MSFT/people?limit=1', { headers: { 'user-agent': GPT } })).status).toBe(200);
+    } finally {
+      usage.record = record;
+    }
+    expect(logged).toHaveLength(1);
+    expect(logged[0]![0]).toBe(logged[0]![1]); // the clock's latest reading, at the time of logging
+    expect(logged[0]![0]).toBeGreaterThan(T + 1000); // not the metering's reading, the request's first
     await expectBadCursor('/api/ir/rankings?limit=1', pages[0]!.next_cursor);
     // A cursor of one window is no cursor of another `days`.
     expect((await getJson(svc.app, `/api/ir/rankings?days=7&limit=1&cursor=${pages[0]!.next_cursor}`)).body.parameter).toBe('cursor');

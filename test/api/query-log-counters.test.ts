@@ -42,7 +42,7 @@ async function rankingFromRows(log: QueryLog, until: number, days: number) {
          ${Object.entries(PLATFORMS)
            .map(([k, v]) => `count(*) FILTER (WHERE agent_type IN (${v}))::INTEGER AS ${k}`)
            .join(', ')}
-       FROM query_log WHERE ts_ms >= $since AND ts_ms <= $until AND ticker IS NOT NULL AND status = 200
+       FROM query_log WHERE ts_ms >= $since AND ts_ms < $until AND ticker IS NOT NULL AND status = 200
          AND agent_type IN (${AI.map((a) => `'${a}'`).join(', ')})
        GROUP BY ticker ORDER BY n DESC, ticker`,
       { since: until - days * 86_400_000, until },
@@ -248,16 +248,19 @@ describe('query log counters (embedded DuckDB)', () => {
         expect(queries > before, `grouped again at u0${until - u0 >= 0 ? '+' : ''}${until - u0}`).toBe(grouped);
         return got.map((r) => r[0]);
       };
+      // A window is [since, until): a row on the start's millisecond is in it, one on the end's is not.
       expect(await step(u0, true)).toContain('EDGE');
-      await step(u0 + 4, false); // the start moved up to EDGE (5 ms in), the end short of LATE: the same rows
+      await step(u0 + 4, false); // the start moved up towards EDGE (5 ms in), the end short of LATE: the same rows
+      expect(await step(u0 + 5, false)).toContain('EDGE'); // the start on EDGE's millisecond: EDGE still in
       expect(await step(u0 + 6, true)).not.toContain('EDGE'); // EDGE left the window
-      expect(await step(u0 + 10, true)).toContain('LATE'); // LATE entered it
-      await step(u0 + 9, true); // back before LATE
+      expect(await step(u0 + 10, false)).not.toContain('LATE'); // the end on LATE's millisecond: LATE not yet in
+      expect(await step(u0 + 11, true)).toContain('LATE'); // LATE entered it
+      await step(u0 + 10, true); // back before LATE
       expect(await step(u0 - 2, true)).not.toContain('BEFORE'); // back over EDGE, short of BEFORE
       expect(await step(u0 - 3, true)).toContain('BEFORE'); // the start on BEFORE's millisecond
       await step(u0 - 3, false);
       await step(u0 + 12, true); // LATE in again
-      await step(u0 + 10, false); // the end on LATE's millisecond: LATE still in
+      await step(u0 + 11, false); // the end 1 ms after LATE: LATE still in
       // A ranked row added to the log: grouped again, and counted.
       kept.push(ranked({ ts_ms: u0 - 2_000, ticker: 'NEW' }));
       expect(await step(u0 - 2, true)).toContain('NEW');
@@ -275,7 +278,7 @@ describe('query log counters (embedded DuckDB)', () => {
       (
         await log.query(
           `SELECT ticker, count(*)::INTEGER AS n, count(DISTINCT client)::INTEGER AS c, max(ts_ms) AS last FROM query_log
-         WHERE ts_ms >= $since AND ts_ms <= $until AND ticker IS NOT NULL AND status = 200
+         WHERE ts_ms >= $since AND ts_ms < $until AND ticker IS NOT NULL AND status = 200
            AND agent_type IN ('claudebot', 'claude_user', 'chatgpt_user', 'gptbot', 'perplexitybot', 'google_extended', 'other_ai_agent')
          GROUP BY ticker ORDER BY n DESC, ticker`,
           { since: now - days * 86_400_000, until: now },
