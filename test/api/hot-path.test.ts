@@ -29,6 +29,7 @@ import { EncodedLogClient, EncodedLogRequest, QueryLog, toLine } from '../../ser
 import { AGENT_TYPES } from '../../service/platform/agent-type.ts';
 import { buildUsageMeta, dataSourceOf, usageMetaJson, type ClientIdentity, type Metered } from '../../service/platform/usage.service.ts';
 import { buildTestService, ingestAll, type TestService } from '../helpers/app.ts';
+import { createApp } from '../../service/app.ts';
 import { CACHEABLE_PREFIXES } from '../../service/platform/response-cache.ts';
 import type { LayerRequest } from '../../service/platform/response-finish.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
@@ -641,6 +642,40 @@ describe('node:http hot path (real server)', () => {
       status: 200,
     });
     expect(new Set(rows.map((r) => r.client)).size).toBeGreaterThanOrEqual(2);
+  });
+
+  it('logs a hot answer at the time of logging, also when its metering waited (Redis)', async () => {
+    const ask = (app: H3) =>
+      app.fetch(new Request('http://proofline.test/api/company/MSFT', { headers: { 'user-agent': 'ClaudeBot/1.0' } }));
+    await ask(svc.app); // the usage service exists and the answer is cached
+    const usage = svc.deps.usage!;
+    const T = Date.now() + 3_600_000;
+    let ticks = 0;
+    let last = 0;
+    const app = createApp({ ...svc.deps, now: () => new Date((last = T + 1000 * ++ticks)) });
+    const meter = usage.meter.bind(usage);
+    const push = usage.queryLog.pushEncoded.bind(usage.queryLog);
+    const metered: number[] = [];
+    const logged: Array<[number, number]> = [];
+    // Metering that answers later, as Redis does; the clock reads once more meanwhile.
+    usage.meter = (id, nowMs, cls) => {
+      metered.push(nowMs);
+      return Promise.resolve(meter(id, nowMs, cls));
+    };
+    usage.queryLog.pushEncoded = (ts, client, request, ms) => {
+      logged.push([ts, last]);
+      push(ts, client, request, ms);
+    };
+    try {
+      const r = await ask(app);
+      expect(r.headers.get('x-proofline-cache')).toBe('hit');
+    } finally {
+      usage.meter = meter;
+      usage.queryLog.pushEncoded = push;
+    }
+    expect(logged).toHaveLength(1);
+    expect(logged[0]![0]).toBe(logged[0]![1]); // the clock's latest reading
+    expect(logged[0]![0]).toBeGreaterThan(metered[0]!); // not the metering's
   });
 
   it('writes answers that went through h3 with the standard reason phrase, and streams other responses (MCP) with srvx', async () => {

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApiKey } from '../../lib/api-keys.ts';
 import { createApp } from '../../service/app.ts';
 import { searchRegistry } from '../../service/search/search.queries.ts';
-import { getJson as getJsonAs, type TestService } from '../helpers/app.ts';
+import { clockPast, getJson as getJsonAs, type TestService } from '../helpers/app.ts';
 import { removeDir } from '../helpers/env.ts';
 import { buildRegistryWorld } from '../helpers/registry-world.ts';
 
@@ -243,6 +243,7 @@ describe('list paging (registry, quotes, transcripts)', { timeout: 120_000 }, ()
     const tickers = ['AAPL', 'MSFT', 'NVDA'];
     for (const [i, t] of tickers.entries())
       for (let k = 0; k <= i; k++) await getJsonAs(svc.app, `/api/company/${t}`, { headers: { 'user-agent': GPT } });
+    await clockPast();
     const one = (await getJson(svc.app, '/api/ir/rankings')).body;
     expect(one.rankings.length).toBeGreaterThanOrEqual(3);
     expect(one.next).toBeNull();
@@ -261,7 +262,7 @@ describe('list paging (registry, quotes, transcripts)', { timeout: 120_000 }, ()
     expect(rows.map((r) => r.ticker)).toEqual(one.rankings.map((r: Body) => r.ticker));
     expect(rows.map((r) => r.rank)).toEqual(rows.map((_r, i) => i + 1));
     // The same requests are in a first page asked later: the last company now ranks first.
-    while (Date.now() <= at.getTime()) await new Promise((r) => setTimeout(r, 1));
+    await clockPast(at.getTime());
     expect((await getJson(svc.app, '/api/ir/rankings?limit=1')).body.rankings[0].ticker).toBe(one.rankings.at(-1).ticker);
     // A row's time is when it was logged, not when its request arrived: a request answered after a first page
     // (its window ended before that page's millisecond) is never counted by that walk, however early it arrived.

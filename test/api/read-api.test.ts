@@ -18,7 +18,7 @@ import { extractReceipts, hashReceipt, verifyReceiptChain, type PublicJwk, type 
 import { UsageService } from '../../service/platform/usage.service.ts';
 import { companyIndex } from '../../service/search/company-index.ts';
 import { textIndexes } from '../../service/search/text-index.ts';
-import { buildTestService, getJson, ingestAll, type TestService } from '../helpers/app.ts';
+import { buildTestService, clockPast, getJson, ingestAll, type TestService } from '../helpers/app.ts';
 import { renderDocsPage } from '../../service/openapi/docs-page.ts';
 import { renderRulesPage } from '../../service/openapi/rules-page.ts';
 import { COMPRESS_MIN_BYTES } from '../../service/platform/response-finish.ts';
@@ -452,6 +452,7 @@ describe('GET /api/stats and /api/ir/rankings', () => {
   it('ranks companies by AI-agent query volume', async () => {
     for (let i = 0; i < 8; i++) await getJson(svc.app, '/api/company/MSFT', ua(CLAUDE_USER));
     await getJson(svc.app, '/api/company/320193', ua(GPT)); // by CIK: logged under the resolved ticker
+    await clockPast();
     const r = await getJson(svc.app, '/api/ir/rankings?days=7');
     expect(r.status).toBe(200);
     expect(r.body.rankings[0]).toMatchObject({ rank: 1, ticker: 'MSFT', ai_queries: 8, by_platform: { anthropic: 8 } });

@@ -63,3 +63,12 @@ export async function getJson(app: H3, path: string, init?: RequestInit): Promis
   }
   return { status: res.status, body, headers: res.headers };
 }
+
+/**
+ * Waits until the clock is past `ms` (by default the current millisecond). A ranking counts the rows logged before
+ * the millisecond it is asked in (/api/ir/rankings' window is [now - days, now)), so a test that logs requests and
+ * ranks them at once waits for the next millisecond in between.
+ */
+export async function clockPast(ms: number = Date.now()): Promise<void> {
+  while (Date.now() <= ms) await new Promise((r) => setTimeout(r, 1));
+}
