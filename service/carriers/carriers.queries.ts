@@ -985,7 +985,8 @@ export interface RiskSnapshot {
   as_of: string | null;
   features: CarrierFeatures;
   assessment: RiskAssessment;
-  inputs: RiskSnapshotInput[];
+  /** Shared by every carrier of the snapshot (frozen). */
+  inputs: readonly RiskSnapshotInput[];
   /**
    * Leaf binding the features to the published `carrier_risk` parquet:
    * kind `snapshot`, content_sha256 = SHA-256 of that table file (manifest),
@@ -1004,26 +1005,50 @@ export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | st
   return (await loadRiskSnapshot(fmcsa, dotRaw)).snapshot;
 }
 
-/** getRiskSnapshot's answer and the canonical JSON of its `features` (hashed for the origin leaf), for a caller that embeds them. */
+/** A snapshot's inputs (the same for every carrier) and their canonical JSON, per SnapshotMeta. */
+const snapshotInputsCache = new WeakMap<SnapshotMeta, { inputs: readonly RiskSnapshotInput[]; json: string }>();
+
+/**
+ * The inputs every carrier's RiskSnapshot of the served snapshot rests on (dataset, as-of date, retrieval time,
+ * SHA-256), built and canonicalized once per snapshot: frozen, since every answer shares them. Issue 22: a
+ * freight_compare_carriers call built and canonicalized the same 2.5 KB of inputs for each carrier (about 40 µs each).
+ */
+function snapshotInputs(meta: SnapshotMeta): { inputs: readonly RiskSnapshotInput[]; json: string } {
+  let got = snapshotInputsCache.get(meta);
+  if (!got) {
+    const asOf = new Map(meta.status.map((s) => [String(s.dataset), (s.as_of as string | null) ?? null]));
+    const inputs = Object.freeze(
+      meta.sources.map((s) =>
+        Object.freeze({
+          dataset: String(s.dataset),
+          as_of: asOf.get(SOURCE_TO_STATUS[String(s.dataset)] ?? '') ?? null,
+          retrieved_at: (s.retrieved_at as string | null) ?? null,
+          content_sha256: String(s.content_sha256),
+          source_url: (s.source_url as string | null) ?? null,
+        }),
+      ),
+    );
+    snapshotInputsCache.set(meta, (got = { inputs, json: canonicalJson(inputs) }));
+  }
+  return got;
+}
+
+/**
+ * getRiskSnapshot's answer and the canonical JSON of its `features` (hashed for the origin leaf) and of its
+ * `inputs` (the same array object as `snapshot.inputs`), for a caller that embeds them.
+ */
 export async function loadRiskSnapshot(
   fmcsa: SnapshotReader,
   dotRaw: number | string,
-): Promise<{ snapshot: RiskSnapshot; featuresJson: string }> {
+): Promise<{ snapshot: RiskSnapshot; featuresJson: string; inputsJson: string }> {
   const dot = parseDot(dotRaw);
-  const { status, sources } = await snapshotMeta(fmcsa);
+  const meta = await snapshotMeta(fmcsa);
   // The carrier_risk row: from the packed store (one JSON array in carrier_risk column order, read by DOT
   // without DuckDB: binary search + one positioned read), else from carrier_risk by SQL. Read by position, not
   // as an object of its ~70 columns (issue 22: a freight_compare_carriers call reads two).
   const get = await riskValues(fmcsa, dot);
   const features = featuresOf(get);
-  const asOf = new Map(status.map((s) => [String(s.dataset), (s.as_of as string | null) ?? null]));
-  const inputs = sources.map((s) => ({
-    dataset: String(s.dataset),
-    as_of: asOf.get(SOURCE_TO_STATUS[String(s.dataset)] ?? '') ?? null,
-    retrieved_at: (s.retrieved_at as string | null) ?? null,
-    content_sha256: String(s.content_sha256),
-    source_url: (s.source_url as string | null) ?? null,
-  }));
+  const { inputs, json: inputsJson } = snapshotInputs(meta);
   const featuresJson = canonicalJson(features);
   const origin = createLeaf({
     kind: 'snapshot',
@@ -1043,7 +1068,7 @@ export async function loadRiskSnapshot(
     inputs,
     origin,
   };
-  return { snapshot, featuresJson };
+  return { snapshot, featuresJson, inputsJson };
 }
 
 const RULE_CODES = new Set(RISK_RULES.map((r) => r.code));

@@ -108,8 +108,8 @@ function summarise(f: CarrierFeatures, live: Record<string, unknown> | null): Ca
  */
 export async function computeVetting(vd: VettingDeps, dot: number, brokerId: string | null): Promise<ComputedVetting> {
   // The one RiskSnapshot (carriers family): features, assessment, inputs and the carrier_risk row's origin leaf.
-  const { snapshot: base, featuresJson } = await loadRiskSnapshot(vd.fmcsa, dot);
-  const inputs: RiskSnapshotInput[] = base.inputs.map((i) => ({ ...i }));
+  const { snapshot: base, featuresJson, inputsJson } = await loadRiskSnapshot(vd.fmcsa, dot);
+  let inputs: readonly RiskSnapshotInput[] = base.inputs;
   let features = base.features;
   let liveCarrier: Record<string, unknown> | null = null;
   let live: LiveRefreshOutcome = { status: 'not_configured', attempted_at: null, reason: null };
@@ -119,13 +119,16 @@ export async function computeVetting(vd: VettingDeps, dot: number, brokerId: str
       const r = await vd.live.fetchCarrier(dot);
       liveCarrier = r.carrier;
       features = overlayLiveCarrier(features, r.carrier, MIN_INSPECTIONS_FOR_RATE);
-      inputs.push({
-        dataset: 'qcmobile/carriers',
-        as_of: r.as_of,
-        retrieved_at: r.retrieved_at,
-        content_sha256: r.content_sha256,
-        source_url: r.source_url,
-      });
+      inputs = [
+        ...base.inputs,
+        {
+          dataset: 'qcmobile/carriers',
+          as_of: r.as_of,
+          retrieved_at: r.retrieved_at,
+          content_sha256: r.content_sha256,
+          source_url: r.source_url,
+        },
+      ];
       live = { status: 'refreshed', attempted_at, reason: null };
     } catch (e) {
       live = { status: 'fallback', attempted_at, reason: `${redactWebKey((e as Error).message)}; used the warehouse snapshot` };
@@ -153,8 +156,15 @@ export async function computeVetting(vd: VettingDeps, dot: number, brokerId: str
     features,
     assessment,
   };
-  // The warehouse features were canonicalized for the origin leaf's record_sha256: spliced, not serialized again.
-  const snapshot_json = canonicalJsonReusing(snapshot, new Map([[base.features, featuresJson]]));
+  // The warehouse features were canonicalized for the origin leaf's record_sha256, and the snapshot's inputs once
+  // per snapshot: spliced, not serialized again (a live refresh's inputs are a new array, serialized here).
+  const snapshot_json = canonicalJsonReusing(
+    snapshot,
+    new Map<object, string>([
+      [base.features, featuresJson],
+      [base.inputs, inputsJson],
+    ]),
+  );
   const contract = contractFields(dot, summarise(features, liveCarrier), assessment);
   const record: VettingRecord = {
     vetting_id: null,

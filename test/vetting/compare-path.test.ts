@@ -7,7 +7,7 @@
 import canonicalize from 'canonicalize';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sha256Hex } from '../../lib/hash.ts';
-import { getRiskSnapshot } from '../../service/carriers/carriers.queries.ts';
+import { getRiskSnapshot, loadRiskSnapshot } from '../../service/carriers/carriers.queries.ts';
 import { previewVetting, type VettingDeps, vettingDepsOf } from '../../service/vetting/vetting.queries.ts';
 import { answer, sqlOnly } from '../helpers/reader-variants.ts';
 import { buildWorld, type World } from './fmcsa-world.ts';
@@ -40,5 +40,17 @@ describe('the vetting computation of a compare or preview', () => {
       expect(p.data_hash).toBe(sha256Hex(p.snapshot_json));
       expect(JSON.stringify(p)).toBe(JSON.stringify(await previewVetting({ ...vd, fmcsa: sqlOnly(vd.fmcsa) }, dot)));
     }
+  });
+
+  it('builds the inputs once per snapshot: every carrier shares one frozen array, spliced as canonicalized', async () => {
+    const fmcsa = w.svc.deps.readers.fmcsa!;
+    const [a, b] = await Promise.all(dots.slice(0, 2).map((d) => loadRiskSnapshot(fmcsa, d)));
+    expect(a!.snapshot.inputs.length).toBeGreaterThan(3);
+    expect(b!.snapshot.inputs).toBe(a!.snapshot.inputs);
+    expect(Object.isFrozen(a!.snapshot.inputs) && a!.snapshot.inputs.every((i) => Object.isFrozen(i))).toBe(true);
+    expect(a!.inputsJson).toBe(canonicalize(a!.snapshot.inputs));
+    const p = await previewVetting(vd, dots[0]!);
+    expect(JSON.parse(p.snapshot_json).inputs).toEqual(a!.snapshot.inputs);
+    expect(p.snapshot_json).toContain(`"inputs":${a!.inputsJson},`);
   });
 });
