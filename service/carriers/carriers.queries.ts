@@ -581,12 +581,20 @@ interface SnapshotMeta {
   columns: string[];
   /** Column names of carrier_census.v (the carriers row without source_file, content_sha256), in order. */
   censusColumns: string[];
+  /** The inputs every carrier's RiskSnapshot rests on (`snapshotInputsOf`), and their canonical JSON. */
+  inputs: readonly RiskSnapshotInput[];
+  inputsJson: string;
+}
+/** A SnapshotMeta with its inputs built and canonicalized (once per snapshot: the meta is cached per manifest). */
+function metaOf(status: Row[], sources: Row[], columns: string[], censusColumns: string[]): SnapshotMeta {
+  const inputs = snapshotInputsOf(status, sources);
+  return { status, sources, columns, censusColumns, inputs, inputsJson: canonicalJson(inputs) };
 }
 const datasetStatusCache = new WeakMap<object, Promise<SnapshotMeta>>();
 /** Dataset status, sources and the snapshot column order of the snapshot being served (cached per manifest). */
 async function snapshotMeta(fmcsa: SnapshotReader): Promise<SnapshotMeta> {
   const m = fmcsa.manifest;
-  if (!m) return { status: await fmcsa.query(SQL.status), sources: [], columns: [], censusColumns: [] };
+  if (!m) return metaOf(await fmcsa.query(SQL.status), [], [], []);
   let p = datasetStatusCache.get(m);
   if (!p) {
     p = Promise.all([
@@ -594,12 +602,14 @@ async function snapshotMeta(fmcsa: SnapshotReader): Promise<SnapshotMeta> {
       fmcsa.query(SQL.sources),
       fmcsa.query(SQL.snapshotColumns),
       fmcsa.query(SQL.censusColumns),
-    ]).then(([status, sources, cols, census]) => ({
-      status,
-      sources,
-      columns: cols.map((c) => String(c.name)),
-      censusColumns: census.map((c) => String(c.column_name)),
-    }));
+    ]).then(([status, sources, cols, census]) =>
+      metaOf(
+        status,
+        sources,
+        cols.map((c) => String(c.name)),
+        census.map((c) => String(c.column_name)),
+      ),
+    );
     p.catch(() => datasetStatusCache.delete(m));
     datasetStatusCache.set(m, p);
   }
@@ -1005,32 +1015,24 @@ export async function getRiskSnapshot(fmcsa: SnapshotReader, dotRaw: number | st
   return (await loadRiskSnapshot(fmcsa, dotRaw)).snapshot;
 }
 
-/** A snapshot's inputs (the same for every carrier) and their canonical JSON, per SnapshotMeta. */
-const snapshotInputsCache = new WeakMap<SnapshotMeta, { inputs: readonly RiskSnapshotInput[]; json: string }>();
-
 /**
  * The inputs every carrier's RiskSnapshot of the served snapshot rests on (dataset, as-of date, retrieval time,
- * SHA-256), built and canonicalized once per snapshot: frozen, since every answer shares them. Issue 22: a
+ * SHA-256), built with the snapshot's SnapshotMeta: frozen, since every answer shares them. Issue 22: a
  * freight_compare_carriers call built and canonicalized the same 2.5 KB of inputs for each carrier (about 40 µs each).
  */
-function snapshotInputs(meta: SnapshotMeta): { inputs: readonly RiskSnapshotInput[]; json: string } {
-  let got = snapshotInputsCache.get(meta);
-  if (!got) {
-    const asOf = new Map(meta.status.map((s) => [String(s.dataset), (s.as_of as string | null) ?? null]));
-    const inputs = Object.freeze(
-      meta.sources.map((s) =>
-        Object.freeze({
-          dataset: String(s.dataset),
-          as_of: asOf.get(SOURCE_TO_STATUS[String(s.dataset)] ?? '') ?? null,
-          retrieved_at: (s.retrieved_at as string | null) ?? null,
-          content_sha256: String(s.content_sha256),
-          source_url: (s.source_url as string | null) ?? null,
-        }),
-      ),
-    );
-    snapshotInputsCache.set(meta, (got = { inputs, json: canonicalJson(inputs) }));
-  }
-  return got;
+function snapshotInputsOf(status: Row[], sources: Row[]): readonly RiskSnapshotInput[] {
+  const asOf = new Map(status.map((s) => [String(s.dataset), (s.as_of as string | null) ?? null]));
+  return Object.freeze(
+    sources.map((s) =>
+      Object.freeze({
+        dataset: String(s.dataset),
+        as_of: asOf.get(SOURCE_TO_STATUS[String(s.dataset)] ?? '') ?? null,
+        retrieved_at: (s.retrieved_at as string | null) ?? null,
+        content_sha256: String(s.content_sha256),
+        source_url: (s.source_url as string | null) ?? null,
+      }),
+    ),
+  );
 }
 
 /**
@@ -1042,13 +1044,12 @@ export async function loadRiskSnapshot(
   dotRaw: number | string,
 ): Promise<{ snapshot: RiskSnapshot; featuresJson: string; inputsJson: string }> {
   const dot = parseDot(dotRaw);
-  const meta = await snapshotMeta(fmcsa);
+  const { inputs, inputsJson } = await snapshotMeta(fmcsa);
   // The carrier_risk row: from the packed store (one JSON array in carrier_risk column order, read by DOT
   // without DuckDB: binary search + one positioned read), else from carrier_risk by SQL. Read by position, not
   // as an object of its ~70 columns (issue 22: a freight_compare_carriers call reads two).
   const get = await riskValues(fmcsa, dot);
   const features = featuresOf(get);
-  const { inputs, json: inputsJson } = snapshotInputs(meta);
   const featuresJson = canonicalJson(features);
   const origin = createLeaf({
     kind: 'snapshot',
