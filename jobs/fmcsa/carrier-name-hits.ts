@@ -40,14 +40,14 @@ export function nameHitPostingsSql(lo: number, hi: number): string {
 }
 
 /** The carriers' answer order: DOT and state key by position, position by DOT. */
-interface CarrierOrder {
+export interface CarrierOrder {
   dotOf: Int32Array;
   stateOf: Int16Array;
   ordOf: Int32Array;
 }
 
 /** Streams ORDER_SQL into typed arrays; null when a DOT is out of [0, MAX_DOT] or repeated. */
-async function readCarrierOrder(conn: DuckDBConnection): Promise<CarrierOrder | null> {
+export async function readCarrierOrder(conn: DuckDBConnection): Promise<CarrierOrder | null> {
   const [[n, min, max]] = (
     await conn.runAndReadAll(`SELECT count(*)::INTEGER, min(dot_number), max(dot_number) FROM carriers`)
   ).getRows() as Array<[number, number | null, number | null]>;
@@ -202,8 +202,9 @@ async function passRecords(conn: DuckDBConnection, walk: TermWalk, lo: number, h
 export async function nameHitsBatchesInNode(
   conn: DuckDBConnection,
   passes: ReadonlyArray<readonly [number, number]>,
+  readOrder: CarrierOrder | null | undefined = undefined,
 ): Promise<AsyncIterable<string> | null> {
-  const order = await readCarrierOrder(conn);
+  const order = readOrder === undefined ? await readCarrierOrder(conn) : readOrder;
   if (!order) return null;
   const walk = new TermWalk(order);
   return (async function* () {

@@ -27,7 +27,9 @@ import {
   NAME_HITS_TERMS_KEY,
   STATE_KEYS,
 } from '../../ingest/fmcsa/search-store-keys.ts';
-import { nameHitsBatchesInNode } from './carrier-name-hits.ts';
+import { CARRIER_NAME_SETS } from '../../ingest/fmcsa/name-sets.ts';
+import { nameHitsBatchesInNode, readCarrierOrder } from './carrier-name-hits.ts';
+import { NAME_PAIR_POSTINGS_SQL, NAME_SET_POSTINGS_SQL, nameSetsBatchesInNode } from './carrier-name-sets.ts';
 
 /** Parquet-only tables of the index (listed in the fmcsa domain's tables and parquet tables). */
 export const CARRIER_NAME_INDEX_TABLES = ['carrier_name_terms', 'carrier_name_dict'] as const;
@@ -107,6 +109,7 @@ export const CARRIER_NAME_INDEX_STAMP = hashCanonical({
   dict: DICT_SQL,
   row_group_size: ROW_GROUP_SIZE,
   hits: [HIT_TERMS_SQL(nameHitsOptions.minPostings), HIT_PAIRS_SQL, hitsPassSql(0, 0), NAME_HITS_TERMS_KEY],
+  sets: [NAME_SET_POSTINGS_SQL, NAME_PAIR_POSTINGS_SQL, 2],
 });
 
 /** The SQL of the hits store (tests run it over hand-made names): temp tables of terms and pairs, then one pass. */
@@ -138,9 +141,11 @@ export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBCon
     }
     if (from !== null) ranges.push([from, last]);
     const termsRecord = `SELECT ${NAME_HITS_TERMS_KEY}::INTEGER AS k, coalesce(to_json(list(q ORDER BY qi)), '[]')::VARCHAR AS v FROM name_hit_terms`;
+    // The carriers' answer order, read once for the hits and the sets (null when the DOTs do not allow it).
+    const order = await readCarrierOrder(conn);
     // The records computed in Node from the postings (carrier-name-hits.ts: the same bytes as hitsPassSql, without
     // grouping and sorting every hit twice in DuckDB); hitsPassSql when the carriers' DOTs do not allow it.
-    const inNode = nameHitsOptions.node ? await nameHitsBatchesInNode(conn, ranges) : null;
+    const inNode = nameHitsOptions.node ? await nameHitsBatchesInNode(conn, ranges, order) : null;
     const passes: PackedSelect = inNode
       ? (async function* () {
           yield* inNode;
@@ -148,7 +153,12 @@ export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBCon
         })()
       : [...ranges.map(([lo, hi]) => hitsPassSql(lo, hi)), termsRecord];
     await ctx.writePacked(CARRIER_NAME_HITS, passes);
+    // The sets store (ingest/fmcsa/name-sets.ts): parts of words and rare words without a query. Not written when
+    // the DOTs or keys do not allow it; the search then keeps the SQL over the terms.
+    const sets = order ? await nameSetsBatchesInNode(conn, order) : null;
+    if (sets) await ctx.writePacked(CARRIER_NAME_SETS, sets);
   } finally {
+    for (const t of ['name_set_records', 'name_pairs', 'name_pair_postings']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
     await conn.run('DROP TABLE IF EXISTS name_hit_records');
     await conn.run('DROP TABLE IF EXISTS name_hit_pairs');
     await conn.run('DROP TABLE IF EXISTS name_hit_terms');
@@ -161,5 +171,5 @@ export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBCon
  */
 export async function linkPreviousCarrierNameIndex(ctx: DeriveContext): Promise<boolean> {
   for (const t of CARRIER_NAME_INDEX_TABLES) if (!(await ctx.linkPreviousParquetTable(t))) return false;
-  return ctx.linkPreviousPacked(CARRIER_NAME_HITS);
+  return (await ctx.linkPreviousPacked(CARRIER_NAME_HITS)) && ctx.linkPreviousPacked(CARRIER_NAME_SETS);
 }

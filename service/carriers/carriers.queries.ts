@@ -39,6 +39,8 @@ import {
   NAME_HITS_TERMS_KEY,
   nameHitsPage,
 } from '../../ingest/fmcsa/search-store-keys.ts';
+import { CARRIER_NAME_SETS, dotsOfOrds, nameSetsPage } from '../../ingest/fmcsa/name-sets.ts';
+import { nameSetsCacheOf } from './name-sets-cache.ts';
 
 const SQL = {
   search: loadSql('./search-carriers.sql', import.meta.url),
@@ -179,6 +181,10 @@ export async function searchCarriers(
     // A frequent word's answer precomputed at publish (jobs/fmcsa/carrier-name-index.ts): no DuckDB query.
     const packed = await packedNameSearch(fmcsa, name, state, limit, offset);
     if (packed) return page(packed.total, packed.rows);
+    // Any other word or part of a word, or a phrase of two: unions and counts of the sets store's bitmaps, no
+    // DuckDB query.
+    const sets = await packedNameSetsSearch(fmcsa, name, state, limit, offset);
+    if (sets) return page(sets.total, sets.rows);
   }
   const indexed = name && dot == null && !mc ? await nameIndexQuery(fmcsa, name) : null;
   if (indexed) {
@@ -269,6 +275,33 @@ async function packedNameSearch(
   if (!page) return null;
   const rows = await searchRowsOf(fmcsa, page.dots);
   return rows.every((r): r is Row => r !== null) ? { rows, total: page.total } : null;
+}
+
+/**
+ * A name search's page and total from the packed carrier_name_sets store (ingest/fmcsa/name-sets.ts), for a word of
+ * [a-z0-9] with a letter or a phrase of two (PAIR_PHRASE): the answer of search-carriers-by-term.sql or -by-phrase.sql
+ * with no DuckDB query, each row from the packed census and snapshot stores. Null when the store does not answer the
+ * name (none, another phrase, no pairs) or a row is missing (the reader swapped snapshots between reads): the SQL
+ * then answers.
+ */
+async function packedNameSetsSearch(
+  fmcsa: SnapshotReader,
+  name: string,
+  state: string | null,
+  limit: number,
+  offset: number,
+): Promise<{ rows: Row[]; total: number } | null> {
+  const store = fmcsa.packed(CARRIER_NAME_SETS);
+  if (!store || !fmcsa.packed('carrier_census') || !fmcsa.packed('carrier_snapshot')) return null;
+  const sets = nameSetsCacheOf(store);
+  if (!sets) return null;
+  const found = nameSetsPage(sets, sets.finder, sets.scratch, name, state, limit, offset);
+  if (!found) return null;
+  const { ords, total } = found;
+  const dots = dotsOfOrds(sets, ords);
+  if (!dots) return null;
+  const rows = await searchRowsOf(fmcsa, dots);
+  return rows.every((r): r is Row => r !== null) ? { rows, total } : null;
 }
 
 /** Columns of a search row (search-carriers-page.sql's select list) and the census column each is read from. */

@@ -9,7 +9,20 @@
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nameHitsSql } from '../../jobs/fmcsa/carrier-name-index.ts';
-import { MAX_DOT, nameHitsBatchesInNode, nameHitPostingsSql } from '../../jobs/fmcsa/carrier-name-hits.ts';
+import { MAX_DOT, nameHitsBatchesInNode, nameHitPostingsSql, readCarrierOrder } from '../../jobs/fmcsa/carrier-name-hits.ts';
+import { nameSetsBatchesInNode } from '../../jobs/fmcsa/carrier-name-sets.ts';
+import {
+  CARRIER_NAME_SETS,
+  decodeOrdSet,
+  dotsOfOrds,
+  encodeOrdSet,
+  nameSetsPage,
+  PAIR_PHRASE,
+  termSetKey,
+} from '../../ingest/fmcsa/name-sets.ts';
+import { PackedStore, writePackedStore } from '../../lib/warehouse/packed-store.ts';
+import { NameSetsCache } from '../../service/carriers/name-sets-cache.ts';
+import { removeDir, tempDir } from '../helpers/env.ts';
 import { NAME_HITS_HEADER, NAME_HITS_SLOTS, NAME_HITS_TERMS_KEY, nameHitsPage } from '../../ingest/fmcsa/search-store-keys.ts';
 import { loadSql, type Params, queryRows } from '../../lib/warehouse/duckdb.ts';
 import { Rng } from '../../ingest/sample/sample-kit.ts';
@@ -332,5 +345,147 @@ describe('carrier name index: the same page and total as the scan of every name'
       await conn.run(`CREATE OR REPLACE TABLE carriers AS SELECT * FROM carriers_saved`);
       await conn.run(`DROP TABLE carriers_saved`);
     }
+  });
+
+  it('answers every word and part of a word from the sets store as the scan does, whatever the cache holds', async () => {
+    // The store as the publish writes it (carrier-name-sets.ts through writePackedStore), read through the route's
+    // cache: once with room for every set, once with room for two (every read decodes again, evicting the last).
+    const order = await readCarrierOrder(conn);
+    expect(order).not.toBeNull();
+    const dir = await tempDir('name-sets-');
+    try {
+      const batches = await nameSetsBatchesInNode(conn, order!);
+      expect(batches).not.toBeNull();
+      await writePackedStore(conn, batches!, dir, CARRIER_NAME_SETS);
+      const store = await PackedStore.open(dir, CARRIER_NAME_SETS);
+      const roomy = NameSetsCache.open(store)!;
+      const tight = NameSetsCache.open(store, 1)!;
+      // Both encodings occur: a frequent term's set is a bitmap, a rare one's a list.
+      const kinds = new Set<string>();
+      for (let i = 0; i < roomy.header.terms.length; i++) {
+        const s = roomy.set(termSetKey(i, 'contains'));
+        if (s) kinds.add(s.bits ? 'bits' : 'list');
+      }
+      expect([...kinds].sort()).toEqual(['bits', 'list']);
+      const queries = new Set<string>([
+        'ea',
+        'eagle',
+        'eagles',
+        'truck',
+        'trucking',
+        'ucki',
+        'gle',
+        'king',
+        'jb',
+        'caf',
+        'a1',
+        'x9',
+        'zzqx',
+      ]);
+      for (const [legal, dba] of carriers)
+        for (const name of [legal, dba]) {
+          if (!name) continue;
+          const lc = name.toLowerCase();
+          for (const w of lc.split(/[^a-z0-9]+/)) {
+            if (!w) continue;
+            queries.add(w);
+            const at = Math.floor(rnd() * w.length);
+            queries.add(w.slice(at, at + 2 + Math.floor(rnd() * 4)));
+          }
+        }
+      let words = 0;
+      let ranked = 0;
+      for (const name of queries) {
+        if (name.length < 2 || !INDEXED.test(name)) continue;
+        words++;
+        for (const [state, limit, offset] of [
+          [null, 20, 0],
+          [null, 5, 3],
+          [null, 1000, 0],
+          ['TX', 20, 0],
+          ['NY', 3, 1],
+          ['ZZ', 20, 0],
+          [null, 10, 10_000],
+        ] as const) {
+          const p = { name, state, limit, offset };
+          const scan = await scanPage(p);
+          if (offset === 0 && state === null && scan.some((r) => r[1] !== 2)) ranked++;
+          for (const sets of [roomy, tight]) {
+            const page = nameSetsPage(sets, sets.finder, sets.scratch, name, state, limit, offset);
+            expect(page, JSON.stringify(p)).not.toBeNull();
+            expect(dotsOfOrds(sets, page!.ords), JSON.stringify(p)).toEqual(scan.map((r) => r[0]));
+            expect(page!.total, JSON.stringify(p)).toBe(scan.length ? scan[0]![2] : 0);
+          }
+        }
+      }
+      expect(words).toBeGreaterThan(60);
+      // Whole names and name prefixes among them: the three ranks' segments are walked, not only "contains".
+      expect(ranked).toBeGreaterThan(15);
+      // Phrases of two words (a run with a letter, a separator run, a run with a letter) from the pairs: whole names,
+      // name starts, stretches from inside one word into the next, separators that differ from the name's; any other
+      // phrase is not theirs.
+      const phrases = new Set<string>(['eagle trucking', 'agle truck', 'bald eagle', 'eagle eagle', 'a-1 eagle', 'j b', 'b hunt']);
+      for (const q of ['eagle  trucking', 'eagle-lines', 'eagle , inc', 'café express', 'fé exp', 'truck lines', 'zz qq', 'x9z eagle'])
+        phrases.add(q);
+      for (const [legal, dba] of carriers)
+        for (const name of [legal, dba]) {
+          if (!name) continue;
+          const lc = name.trim().toLowerCase();
+          const runs = [...lc.matchAll(/[a-z0-9]+/g)];
+          for (let i = 0; i + 1 < runs.length; i++) {
+            const [r1, r2] = [runs[i]!, runs[i + 1]!];
+            const from = r1.index + Math.floor(rnd() * r1[0].length);
+            const to = r2.index + 1 + Math.floor(rnd() * r2[0].length);
+            phrases.add(lc.slice(r1.index, r2.index + r2[0].length));
+            phrases.add(lc.slice(from, to));
+          }
+        }
+      let pairs = 0;
+      let pairRanked = 0;
+      for (const name of phrases) {
+        const p0 = { name, state: null, limit: 20, offset: 0 };
+        if (!PAIR_PHRASE.test(name)) {
+          if (isPhrase(name)) expect(nameSetsPage(roomy, roomy.finder, roomy.scratch, name, null, 20, 0), name).toBeNull();
+          continue;
+        }
+        pairs++;
+        if ((await scanPage(p0)).some((r) => r[1] !== 2)) pairRanked++;
+        for (const [state, limit, offset] of [
+          [null, 20, 0],
+          [null, 4, 2],
+          ['TX', 20, 0],
+          [null, 10, 10_000],
+        ] as const) {
+          const p = { name, state, limit, offset };
+          const scan = await scanPage(p);
+          for (const sets of [roomy, tight]) {
+            const page = nameSetsPage(sets, sets.finder, sets.scratch, name, state, limit, offset);
+            expect(page, JSON.stringify(p)).not.toBeNull();
+            expect(dotsOfOrds(sets, page!.ords), JSON.stringify(p)).toEqual(scan.map((r) => r[0]));
+            expect(page!.total, JSON.stringify(p)).toBe(scan.length ? scan[0]![2] : 0);
+          }
+        }
+      }
+      expect(pairs).toBeGreaterThan(100);
+      expect(pairRanked).toBeGreaterThan(20);
+      expect(tight.heldBytes).toBeLessThan(roomy.heldBytes);
+      await store.close();
+    } finally {
+      await removeDir(dir);
+    }
+  });
+  it('encodes a set as a list or a bitmap, whichever is smaller, and decodes it to the same ords', () => {
+    const n = 100;
+    const few = Uint32Array.from([0, 31, 32, 99]);
+    const many = Uint32Array.from({ length: 60 }, (_, i) => i + 40);
+    expect(encodeOrdSet(few, n)?.[0]).toBe('L');
+    expect(encodeOrdSet(many, n)?.[0]).toBe('B');
+    expect(encodeOrdSet(new Uint32Array(0), n)).toBeNull();
+    expect([...decodeOrdSet(encodeOrdSet(few, n)!).list!]).toEqual([...few]);
+    const bits = decodeOrdSet(encodeOrdSet(many, n)!);
+    expect(bits.count).toBe(60);
+    const back: number[] = [];
+    for (let o = 0; o < n; o++) if ((bits.bits![o >>> 5]! >>> (o & 31)) & 1) back.push(o);
+    expect(back).toEqual([...many]);
   });
 });

@@ -229,6 +229,36 @@ describe('FMCSA serving indexes over a generated sample', () => {
       }
     });
 
+    it('answers parts of words and two-word phrases (any state, any page) from the sets store, with no DuckDB query', async () => {
+      expect(fmcsa.packed('carrier_name_sets')).not.toBeNull();
+      const [{ legal_name }] = await fmcsa.query(`SELECT legal_name FROM carriers ORDER BY hash(dot_number) LIMIT 1`);
+      const word = String(legal_name).toLowerCase().split(' ')[0]!;
+      const queries = [
+        { name: word.slice(1, 4) },
+        { name: word.slice(0, 3), state: 'TX' },
+        { name: 'ucki', limit: 50, offset: 7 },
+        { name: 'zzqx' },
+        { name: word.slice(-3), offset: 40, limit: 100 },
+        { name: String(legal_name).split(' ').slice(0, 2).join(' ') },
+        { name: `${word.slice(2)} ${String(legal_name).toLowerCase().split(' ')[1]!.slice(0, 3)}`, state: 'TX' },
+        { name: `${word}-zz` },
+      ];
+      await searchCarriers(fmcsa, queries[0]!); // the snapshot's cached metadata, read once per snapshot
+      const spy = vi.spyOn(fmcsa, 'query');
+      try {
+        for (const q of queries) {
+          spy.mockClear();
+          const got = await searchCarriers(fmcsa, q);
+          expect(spy, JSON.stringify(q)).not.toHaveBeenCalled();
+          const scan = await scanOf(q);
+          expect(JSON.stringify(got.results), JSON.stringify(q)).toBe(JSON.stringify(scan.results));
+          expect(got.total, JSON.stringify(q)).toBe(scan.total);
+        }
+      } finally {
+        spy.mockRestore();
+      }
+    });
+
     it('reads a phrase from the index, not carriers: the postings of its first word alone', async () => {
       const [{ legal_name }] = await fmcsa.query(`SELECT legal_name FROM carriers ORDER BY hash(dot_number) LIMIT 1`);
       const name = String(legal_name).toLowerCase().split(' ').slice(0, 2).join(' ');

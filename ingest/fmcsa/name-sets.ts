@@ -1,0 +1,458 @@
+/**
+ * The carrier_name_sets store (issue 22 item 2: a name search by a part of a word, `/api/carriers?name=ruck`, without
+ * grouping and counting hundreds of thousands of postings per request). Written at FMCSA publish by
+ * jobs/fmcsa/carrier-name-sets.ts from the name index (carrier_name_terms), read by service/carriers/carriers.queries.ts;
+ * this module holds the layout both sides share, and the search over it (pure: a record getter in, DOTs out).
+ *
+ * Every carrier has an ordinal `ord`: its position in the search's answer order (power_units DESC NULLS LAST,
+ * dot_number). A set of carriers is a set of ords, held as a sorted list or a bitmap of one bit per ord, so a union
+ * or an intersection is a word-wise OR / AND, a count is a popcount, and a page is the set's first bits from an
+ * offset: already in answer order.
+ *
+ * Records (a packed store: integer key, text value):
+ *   NAME_SETS_HEADER_KEY      {"n": carriers, "terms": [the dictionary's terms, in term order], "pairs": true}
+ *   stateSetKey(state)        the carriers whose phy_state is that 2-letter state
+ *   dotBlockKey(b)            the DOTs of ords b·NAME_SETS_DOT_BLOCK onwards (Int32, little-endian)
+ *   termSetKey(i, kind)       per dictionary term i: `contains` every carrier with the term in its legal or DBA
+ *                             name, `first` those whose legal or DBA name starts with it (a posting of flag 0 or 1),
+ *                             `whole` those whose legal or DBA name is it (flag 0)
+ *   pairListKey(i)            the pairs starting with term i, [separator run, next term, pair number]: two adjacent
+ *                             runs of a name, both with a letter
+ *   pairSetKey(p, kind)       per pair p: `contains` every carrier with the pair in its legal or DBA name, `first`
+ *                             those whose name starts with it, `whole` those whose name is it
+ * A set's text is `L<count>:<base64 of the sorted ords, Uint32 LE>` or `B<count>:<base64 of the bitmap, Uint32 LE
+ * words>`, whichever is smaller; an empty set has no record.
+ *
+ * The search (`nameSetsPage`) gives search-carriers-by-term.sql's answer for a word of [a-z0-9] with a letter: the
+ * carriers having a term that contains it (`contains` sets of those terms), ranked 0 when a `whole` set of the term
+ * equal to it holds them, 1 when a `first` set of a term starting with it does, else 2; within a rank in ord order.
+ * For a phrase of two such words, search-carriers-by-phrase.sql's, the same way from the pairs (matchPair).
+ */
+
+export const CARRIER_NAME_SETS = 'carrier_name_sets';
+
+export const NAME_SETS_HEADER_KEY = 0;
+/** Ords per DOT block (16 KB of DOTs): a page of 100 reads one or two. */
+export const NAME_SETS_DOT_BLOCK = 4096;
+const STATE_BASE = 1;
+const DOT_BASE = 1024;
+const TERM_BASE = 1 << 16;
+/** Sets per term: contains, first, whole. */
+export const TERM_SET_KINDS = { contains: 0, first: 1, whole: 2 } as const;
+export type TermSetKind = keyof typeof TERM_SET_KINDS;
+
+/** The key of a 2-letter state's set (state key 1..676 as search-store-keys.ts numbers them). */
+export function stateSetKey(state: string): number {
+  return STATE_BASE + (state.charCodeAt(0) - 65) * 26 + (state.charCodeAt(1) - 65);
+}
+export function dotBlockKey(block: number): number {
+  return DOT_BASE + block;
+}
+export function termSetKey(term: number, kind: TermSetKind): number {
+  return TERM_BASE + term * 3 + TERM_SET_KINDS[kind];
+}
+/**
+ * The key of term `term`'s pair list (every pair starting with it: a term, a separator run, the next run when it
+ * has a letter), after every term's sets.
+ */
+export function pairListKey(header: { terms: readonly string[] }, term: number): number {
+  return TERM_BASE + header.terms.length * 3 + term;
+}
+/** The key of pair `pair`'s set of `kind`, after the pair lists. */
+export function pairSetKey(header: { terms: readonly string[] }, pair: number, kind: TermSetKind): number {
+  return TERM_BASE + header.terms.length * 4 + pair * 3 + TERM_SET_KINDS[kind];
+}
+/** Whether every key of a store over `carriers`, `terms` and `pairs` fits an INTEGER and the DOT blocks below the terms. */
+export function nameSetKeysFit(carriers: number, terms: number, pairs: number): boolean {
+  return DOT_BASE + Math.ceil(carriers / NAME_SETS_DOT_BLOCK) <= TERM_BASE && TERM_BASE + terms * 4 + pairs * 3 <= 2 ** 31 - 1;
+}
+
+/** A set of ords: sorted distinct ords, or a bitmap of `ceil(n / 32)` words (bit o of word o >>> 5). */
+export type OrdSet = { count: number; list: Uint32Array; bits?: undefined } | { count: number; bits: Uint32Array; list?: undefined };
+
+/** The bytes of a typed array as base64 (the platform's byte order: this store is written and read little-endian). */
+function base64Of(a: Uint32Array | Int32Array): string {
+  return Buffer.from(a.buffer, a.byteOffset, a.byteLength).toString('base64');
+}
+/** A Uint32Array (aligned, its own buffer) from base64 text starting at `from`. */
+function wordsOf(text: string, from: number): Uint32Array {
+  const bytes = Buffer.from(text.slice(from), 'base64');
+  const out = new Uint32Array(bytes.length >>> 2);
+  new Uint8Array(out.buffer).set(bytes.subarray(0, out.length * 4));
+  return out;
+}
+
+/** The record text of a set of `ords` (sorted, distinct) among `n` carriers, or null for an empty set. */
+export function encodeOrdSet(ords: Uint32Array, n: number): string | null {
+  if (ords.length === 0) return null;
+  const words = (n + 31) >>> 5;
+  if (ords.length <= words) return `L${ords.length}:${base64Of(ords)}`;
+  const bits = new Uint32Array(words);
+  for (let i = 0; i < ords.length; i++) {
+    const o = ords[i]!;
+    bits[o >>> 5]! |= 1 << (o & 31);
+  }
+  return `B${ords.length}:${base64Of(bits)}`;
+}
+export function decodeOrdSet(text: string): OrdSet {
+  const colon = text.indexOf(':');
+  const count = Number(text.slice(1, colon));
+  if (text[0] === 'L') return { count, list: wordsOf(text, colon + 1) };
+  if (text[0] === 'B') return { count, bits: wordsOf(text, colon + 1) };
+  throw new Error(`carrier_name_sets: not a set record (${text.slice(0, 16)})`);
+}
+export function encodeDotBlock(dots: Int32Array): string {
+  return base64Of(dots);
+}
+export function decodeDotBlock(text: string): Int32Array {
+  const w = wordsOf(text, 0);
+  return new Int32Array(w.buffer, 0, w.length);
+}
+
+export interface NameSetsHeader {
+  n: number;
+  terms: string[];
+  /** Whether the store has the pairs of adjacent words (pairListKey, pairSetKey). */
+  pairs?: boolean;
+}
+
+/** A term's pairs: [separator, second term's index, pair number], as pairListKey's record holds them. */
+export type PairList = Array<[string, number, number]>;
+
+/** What the search reads: the header, and sets, DOT blocks and pair lists by key (null: no record), decoded. */
+export interface NameSetsSource {
+  header: NameSetsHeader;
+  set(key: number): OrdSet | null;
+  dots(block: number): Int32Array | null;
+  pairs(term: number): PairList | null;
+}
+
+function pop32(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24;
+}
+function popcount(bits: Uint32Array): number {
+  let c = 0;
+  for (let w = 0; w < bits.length; w++) {
+    const x = bits[w]!;
+    if (x !== 0) c += pop32(x);
+  }
+  return c;
+}
+
+/** `into` |= `s` (a bitmap of as many words). */
+function orInto(into: Uint32Array, s: OrdSet): void {
+  if (s.bits) {
+    const b = s.bits;
+    for (let w = 0; w < b.length; w++) into[w]! |= b[w]!;
+  } else {
+    const l = s.list;
+    for (let i = 0; i < l.length; i++) {
+      const o = l[i]!;
+      into[o >>> 5]! |= 1 << (o & 31);
+    }
+  }
+}
+function andInto(into: Uint32Array, mask: Uint32Array): void {
+  for (let w = 0; w < into.length; w++) into[w]! &= mask[w]!;
+}
+
+/**
+ * The union of `sets`, masked by `mask`: a single set without a mask as it is (a list stays a list, its count
+ * stored); otherwise a bitmap built in `into`, counted. Null for no set.
+ */
+function unionOf(sets: readonly OrdSet[], into: Uint32Array, mask: Uint32Array | null): OrdSet | null {
+  if (sets.length === 0) return null;
+  const one = sets.length === 1 ? sets[0]! : null;
+  if (one && !mask) return one;
+  if (one?.bits) into.set(one.bits);
+  else {
+    into.fill(0);
+    for (const s of sets) orInto(into, s);
+  }
+  if (mask) andInto(into, mask);
+  return { bits: into, count: popcount(into) };
+}
+
+/**
+ * Appends to `out` the ords at positions skip .. skip + take - 1 (in ord order) of the bitmap `a & ~b` (b null: `a`);
+ * returns how many were appended.
+ */
+function collectBits(a: Uint32Array, b: Uint32Array | null, skip: number, take: number, out: number[]): number {
+  let seen = 0;
+  let got = 0;
+  for (let w = 0; w < a.length && got < take; w++) {
+    let x = b ? a[w]! & ~b[w]! : a[w]!;
+    if (x === 0) continue;
+    const c = pop32(x);
+    if (seen + c <= skip) {
+      seen += c;
+      continue;
+    }
+    while (x !== 0 && got < take) {
+      const low = x & -x;
+      if (seen >= skip) {
+        out.push((w << 5) + 31 - Math.clz32(low));
+        got++;
+      }
+      seen++;
+      x ^= low;
+    }
+  }
+  return got;
+}
+/**
+ * Appends to `out` the ords at positions skip .. skip + take - 1 (in ord order) of `a` minus `b` (b null: `a`);
+ * returns how many were appended. Two bitmaps go word by word (popcounts skip whole words); a list is walked with a
+ * pointer into a listed `b`, or a bit test of a bitmap `b`.
+ */
+function collectDiff(a: OrdSet, b: OrdSet | null, skip: number, take: number, out: number[]): number {
+  if (a.bits && (!b || b.bits)) return collectBits(a.bits, b?.bits ?? null, skip, take, out);
+  if (!b && a.list) {
+    const end = Math.min(a.list.length, skip + take);
+    for (let i = skip; i < end; i++) out.push(a.list[i]!);
+    return Math.max(0, end - skip);
+  }
+  let seen = 0;
+  let got = 0;
+  let j = 0;
+  const bl = b?.list;
+  const bb = b?.bits;
+  /** Whether `o` (ascending from call to call) is in b. */
+  const inB = (o: number): boolean => {
+    if (bb) return ((bb[o >>> 5]! >>> (o & 31)) & 1) === 1;
+    if (!bl) return false;
+    while (j < bl.length && bl[j]! < o) j++;
+    return j < bl.length && bl[j] === o;
+  };
+  if (a.list) {
+    const l = a.list;
+    for (let i = 0; i < l.length && got < take; i++) {
+      const o = l[i]!;
+      if (inB(o)) continue;
+      if (seen++ >= skip) {
+        out.push(o);
+        got++;
+      }
+    }
+    return got;
+  }
+  const bits = a.bits!;
+  for (let w = 0; w < bits.length && got < take; w++) {
+    let x = bits[w]!;
+    while (x !== 0 && got < take) {
+      const low = x & -x;
+      x ^= low;
+      const o = (w << 5) + 31 - Math.clz32(low);
+      if (inB(o)) continue;
+      if (seen++ >= skip) {
+        out.push(o);
+        got++;
+      }
+    }
+  }
+  return got;
+}
+
+/** Scratch bitmaps of one search (the search is synchronous: one set per source serves every request in turn). */
+export class NameSetsScratch {
+  readonly u: Uint32Array;
+  readonly first: Uint32Array;
+  readonly whole: Uint32Array;
+  readonly state: Uint32Array;
+  constructor(n: number) {
+    const words = (n + 31) >>> 5;
+    this.u = new Uint32Array(words);
+    this.first = new Uint32Array(words);
+    this.whole = new Uint32Array(words);
+    this.state = new Uint32Array(words);
+  }
+}
+
+/** The dictionary terms containing `q`, by index, from the terms joined by '\n' (one indexOf pass instead of a call per term). */
+export class TermFinder {
+  private readonly text: string;
+  private readonly starts: Uint32Array;
+  constructor(readonly terms: readonly string[]) {
+    this.text = terms.join('\n');
+    this.starts = new Uint32Array(terms.length);
+    let at = 0;
+    terms.forEach((t, i) => {
+      this.starts[i] = at;
+      at += t.length + 1;
+    });
+  }
+  /** Indexes of the terms containing `q` (q has no '\n'), ascending. */
+  containing(q: string): number[] {
+    const out: number[] = [];
+    let from = 0;
+    for (;;) {
+      const at = this.text.indexOf(q, from);
+      if (at < 0) return out;
+      // The term holding position `at`: the last start ≤ at.
+      let lo = 0;
+      let hi = this.starts.length - 1;
+      while (lo < hi) {
+        const mid = (lo + hi + 1) >>> 1;
+        if (this.starts[mid]! <= at) lo = mid;
+        else hi = mid - 1;
+      }
+      const end = this.starts[lo]! + this.terms[lo]!.length;
+      if (at + q.length <= end) out.push(lo);
+      // Next: past this term (one hit per term).
+      from = end + 1;
+    }
+  }
+}
+
+/** The sets a query's matches are read from: every match (contains), its rank-1 matches (firsts), its rank-0 ones (whole). */
+interface Matched {
+  contains: OrdSet[];
+  firsts: OrdSet[];
+  whole: OrdSet | null;
+}
+
+/** A word's sets: the terms containing it, of which those starting with it (first) and the one equal to it (whole). */
+function matchWord(src: NameSetsSource, finder: TermFinder, q: string): Matched {
+  const terms = finder.terms;
+  const m: Matched = { contains: [], firsts: [], whole: null };
+  for (const i of finder.containing(q)) {
+    const c = src.set(termSetKey(i, 'contains'));
+    if (c) m.contains.push(c);
+    if (terms[i]!.startsWith(q)) {
+      const f = src.set(termSetKey(i, 'first'));
+      if (f) m.firsts.push(f);
+      if (terms[i] === q) m.whole = src.set(termSetKey(i, 'whole'));
+    }
+  }
+  return m;
+}
+
+/** A phrase of two words the pairs answer: a run with a letter, a separator run, a run with a letter. */
+export const PAIR_PHRASE = /^([a-z0-9]*[a-z][a-z0-9]*)([^a-z0-9]+)([a-z0-9]*[a-z][a-z0-9]*)$/;
+
+/** The indexes of the terms starting with `q`: a range of the sorted dictionary (empty when lo > hi). */
+function prefixRange(terms: readonly string[], q: string): [number, number] {
+  let lo = 0;
+  let hi = terms.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (terms[mid]! < q) lo = mid + 1;
+    else hi = mid;
+  }
+  let end = lo;
+  while (end < terms.length && terms[end]!.startsWith(q)) end++;
+  return [lo, end - 1];
+}
+
+/**
+ * A two-word phrase's sets (w1, separator s, w2: PAIR_PHRASE): a name contains it exactly when two adjacent runs of
+ * it (a pair) are a term ending with w1, the separator s, and a term starting with w2 (w1 ends its run and w2 starts
+ * the next, since s is a whole separator run between letters or digits). It starts with it when the pair is the
+ * name's first and its first term is w1 (first sets), and is it when, besides, the pair is the whole name and its
+ * second term is w2 (whole sets).
+ */
+function matchPair(src: NameSetsSource, finder: TermFinder, w1: string, sep: string, w2: string): Matched {
+  const terms = finder.terms;
+  const m: Matched = { contains: [], firsts: [], whole: null };
+  const [lo, hi] = prefixRange(terms, w2);
+  if (lo > hi) return m;
+  for (const a of finder.containing(w1)) {
+    if (!terms[a]!.endsWith(w1)) continue;
+    const pairs = src.pairs(a);
+    if (!pairs) continue;
+    for (const [s, b, pi] of pairs) {
+      if (s !== sep || b < lo || b > hi) continue;
+      const c = src.set(pairSetKey(src.header, pi, 'contains'));
+      if (c) m.contains.push(c);
+      if (terms[a] !== w1) continue;
+      const f = src.set(pairSetKey(src.header, pi, 'first'));
+      if (f) m.firsts.push(f);
+      if (terms[b] === w2) m.whole = src.set(pairSetKey(src.header, pi, 'whole'));
+    }
+  }
+  return m;
+}
+
+/**
+ * The ords and total of a name search's page from the sets: search-carriers-by-term.sql's answer for `q`, a
+ * lower-case word of [a-z0-9] with a letter, or search-carriers-by-phrase.sql's for a phrase of two such words
+ * (PAIR_PHRASE), in `state` or any: rank 0 (whole name), then 1 (name prefix), then 2, each in ord order. Null when
+ * the sets do not answer `q` (another phrase, or a store without pairs). An empty page reports total 0, as the SQL's
+ * window count does.
+ */
+export function nameSetsPage(
+  src: NameSetsSource,
+  finder: TermFinder,
+  scratch: NameSetsScratch,
+  q: string,
+  state: string | null,
+  limit: number,
+  offset: number,
+): { ords: number[]; total: number } | null {
+  const none = { ords: [], total: 0 };
+  let matched: Matched;
+  if (/^[a-z0-9]*[a-z][a-z0-9]*$/.test(q)) matched = matchWord(src, finder, q);
+  else {
+    const p = PAIR_PHRASE.exec(q);
+    if (!p || src.header.pairs !== true) return null;
+    matched = matchPair(src, finder, p[1]!, p[2]!, p[3]!);
+  }
+  const { contains, firsts, whole } = matched;
+  if (contains.length === 0) return none;
+  let mask: Uint32Array | null = null;
+  if (state !== null) {
+    const s = /^[A-Z]{2}$/.test(state) ? src.set(stateSetKey(state)) : null;
+    if (!s) return none;
+    mask = scratch.state;
+    mask.fill(0);
+    orInto(mask, s);
+  }
+  // Ranks nest (whole ⊆ first ⊆ contains: a whole name is its first term, which contains q), so the page walks
+  // whole, then first minus whole, then contains minus first. A single set without a state is used as it is (its
+  // count stored), so a query of one term or pair costs no pass over a bitmap beyond the page's words.
+  const out: number[] = [];
+  const u = unionOf(contains, scratch.u, mask)!;
+  const total = u.count;
+  const f = unionOf(firsts, scratch.first, mask);
+  const wh = f && whole ? unionOf([whole], scratch.whole, mask) : null;
+  const nFirst = f?.count ?? 0;
+  const nWhole = wh?.count ?? 0;
+  let skip = offset;
+  let take = Math.min(limit, Math.max(0, total - offset));
+  const segment = (a: OrdSet | null, b: OrdSet | null, size: number) => {
+    if (take === 0) return;
+    if (skip >= size) {
+      skip -= size;
+      return;
+    }
+    if (!a) return;
+    take -= collectDiff(a, b, skip, take, out);
+    skip = 0;
+  };
+  segment(wh, null, nWhole);
+  segment(f, wh, nFirst - nWhole);
+  segment(u, f, total - nFirst);
+  if (out.length === 0) return none;
+  return { ords: out, total };
+}
+
+/** The DOTs of `ords` (from the DOT blocks); null when a block is missing. */
+export function dotsOfOrds(src: NameSetsSource, ords: readonly number[]): number[] | null {
+  const dots: number[] = [];
+  let blockNo = -1;
+  let block: Int32Array | null = null;
+  for (const o of ords) {
+    const b = Math.floor(o / NAME_SETS_DOT_BLOCK);
+    if (b !== blockNo) {
+      block = src.dots(b);
+      blockNo = b;
+    }
+    if (!block) return null;
+    const d = block[o - b * NAME_SETS_DOT_BLOCK];
+    if (d === undefined) return null;
+    dots.push(d);
+  }
+  return dots;
+}

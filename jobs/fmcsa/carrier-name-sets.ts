@@ -1,0 +1,208 @@
+/**
+ * The records of the carrier_name_sets store (layout and search: ingest/fmcsa/name-sets.ts), computed in Node at FMCSA
+ * publish from the name index's postings (carrier_name_terms) and the carriers' answer order (carrier-name-hits.ts
+ * readCarrierOrder): per dictionary term its carriers as sets of ords (contains, first, whole), per state its
+ * carriers, and the DOT of every ord. One stream of (term number, DOT, flag) postings, a counting sort by term, and a
+ * typed-array sort of each term's ords: no grouping in DuckDB.
+ */
+import type { DuckDBConnection } from '@duckdb/node-api';
+import {
+  dotBlockKey,
+  encodeDotBlock,
+  encodeOrdSet,
+  NAME_SETS_DOT_BLOCK,
+  NAME_SETS_HEADER_KEY,
+  nameSetKeysFit,
+  pairListKey,
+  pairSetKey,
+  stateSetKey,
+  type TermSetKind,
+  termSetKey,
+} from '../../ingest/fmcsa/name-sets.ts';
+import { queryRows } from '../../lib/warehouse/duckdb.ts';
+import type { CarrierOrder } from './carrier-name-hits.ts';
+import { writeRecordTable } from './record-table.ts';
+
+/** Every posting with its term's number (position in the dictionary's term order). */
+export const NAME_SET_POSTINGS_SQL = `SELECT d.i, t.dot_number, t.flag
+  FROM carrier_name_terms t
+  JOIN (SELECT term, (row_number() OVER (ORDER BY term) - 1)::INTEGER AS i FROM carrier_name_dict) d ON d.term = t.term`;
+
+/**
+ * The pairs' postings as the temp table name_pair_postings (a, sep, b, dot_number, flag): a posting's term (number
+ * a), the separator run its tail starts with, and the run after it (number b) when that run has a letter (a term);
+ * flag 0 when the pair is the whole name (the term starts the name, flag 1, and the tail is the separator and b), 1
+ * when it starts the name, else 2. A posting whose tail is empty (the name's last run) or whose next run is digits
+ * alone has no pair.
+ */
+export const NAME_PAIR_POSTINGS_SQL = `CREATE OR REPLACE TEMP TABLE name_pair_postings AS
+  WITH d AS (SELECT term, (row_number() OVER (ORDER BY term) - 1)::INTEGER AS i FROM carrier_name_dict),
+  p AS (
+    SELECT term, dot_number, flag, tail,
+      regexp_extract(tail, '^([^a-z0-9]+)([a-z0-9]*[a-z][a-z0-9]*)', ['sep', 'b']) AS m
+    FROM carrier_name_terms WHERE tail <> ''
+  )
+  SELECT da.i AS a, p.m.sep AS sep, db.i AS b, p.dot_number,
+    (CASE WHEN p.flag = 1 AND p.tail = p.m.sep || p.m.b THEN 0 WHEN p.flag = 1 THEN 1 ELSE 2 END)::UTINYINT AS flag
+  FROM p JOIN d da ON da.term = p.term JOIN d db ON db.term = p.m.b
+  WHERE p.m.b <> ''`;
+/** The distinct pairs, numbered in (a, sep, b) order, as the temp table name_pairs. */
+const NAME_PAIRS_SQL = `CREATE OR REPLACE TEMP TABLE name_pairs AS
+  SELECT a, sep, b, (row_number() OVER (ORDER BY a, sep, b) - 1)::INTEGER AS pi
+  FROM (SELECT DISTINCT a, sep, b FROM name_pair_postings)`;
+/** Every pair posting with its pair's number. */
+const PAIR_SET_POSTINGS_SQL = `SELECT n.pi, p.dot_number, p.flag FROM name_pair_postings p JOIN name_pairs n USING (a, sep, b)`;
+
+/** Sorted distinct values of `a` (sorted in place), as a view of it. */
+function sortedDistinct(a: Uint32Array): Uint32Array {
+  a.sort();
+  let k = 0;
+  for (let i = 0; i < a.length; i++) if (i === 0 || a[i] !== a[k - 1]) a[k++] = a[i]!;
+  return a.subarray(0, k);
+}
+
+/** The state (two letters) of a state key 1..676. */
+function stateOfKey(sk: number): string {
+  return String.fromCharCode(65 + Math.floor((sk - 1) / 26), 65 + ((sk - 1) % 26));
+}
+
+/**
+ * The store's selects for writePacked (records appended to temp tables name_set_records_<pass>), or null when its
+ * keys do not fit (the search then keeps the SQL over the terms).
+ */
+export async function nameSetsBatchesInNode(conn: DuckDBConnection, order: CarrierOrder): Promise<AsyncIterable<string> | null> {
+  const terms = (await queryRows(conn, `SELECT term FROM carrier_name_dict ORDER BY term`)).map((r) => String(r.term));
+  const n = order.dotOf.length;
+  await conn.run(NAME_PAIR_POSTINGS_SQL);
+  await conn.run(NAME_PAIRS_SQL);
+  const [{ pairs }] = await queryRows(conn, `SELECT count(*)::INTEGER AS pairs FROM name_pairs`);
+  if (!nameSetKeysFit(n, terms.length, Number(pairs))) return null;
+  const header = { n, terms, pairs: true };
+  return (async function* () {
+    // Header, states and DOT blocks.
+    const first: Array<[number, string]> = [[NAME_SETS_HEADER_KEY, JSON.stringify(header)]];
+    const perState = new Map<number, number[]>();
+    for (let o = 0; o < n; o++) {
+      const sk = order.stateOf[o]!;
+      if (sk === 0) continue;
+      let l = perState.get(sk);
+      if (!l) perState.set(sk, (l = []));
+      l.push(o);
+    }
+    for (const sk of [...perState.keys()].sort((a, b) => a - b)) {
+      const text = encodeOrdSet(Uint32Array.from(perState.get(sk)!), n);
+      if (text) first.push([stateSetKey(stateOfKey(sk)), text]);
+    }
+    perState.clear();
+    for (let b = 0; b * NAME_SETS_DOT_BLOCK < n; b++)
+      first.push([
+        dotBlockKey(b),
+        encodeDotBlock(order.dotOf.subarray(b * NAME_SETS_DOT_BLOCK, Math.min(n, (b + 1) * NAME_SETS_DOT_BLOCK))),
+      ]);
+    yield await writeRecordTable(conn, 'name_set_records', first);
+    first.length = 0;
+    yield await writeRecordTable(
+      conn,
+      'name_set_records',
+      await setRecords(conn, order, NAME_SET_POSTINGS_SQL, terms.length, (i, kind) => termSetKey(i, kind)),
+    );
+    // Pair lists: per first term, its pairs in (sep, b) order.
+    const lists: Array<[number, string]> = [];
+    let a = -1;
+    let list: Array<[string, number, number]> = [];
+    const flush = () => {
+      if (a >= 0) lists.push([pairListKey(header, a), JSON.stringify(list)]);
+    };
+    for (const r of await queryRows(conn, `SELECT a, sep, b, pi FROM name_pairs ORDER BY pi`)) {
+      if (Number(r.a) !== a) {
+        flush();
+        a = Number(r.a);
+        list = [];
+      }
+      list.push([String(r.sep), Number(r.b), Number(r.pi)]);
+    }
+    flush();
+    yield await writeRecordTable(conn, 'name_set_records', lists);
+    yield await writeRecordTable(
+      conn,
+      'name_set_records',
+      await setRecords(conn, order, PAIR_SET_POSTINGS_SQL, Number(pairs), (i, kind) => pairSetKey(header, i, kind)),
+    );
+  })();
+}
+
+/**
+ * The contains / first / whole set of every term (or pair) with postings, from `sql`'s (number, dot_number, flag)
+ * postings: flag 0 whole name, 1 name start, else 2.
+ */
+async function setRecords(
+  conn: DuckDBConnection,
+  order: CarrierOrder,
+  sql: string,
+  termCount: number,
+  keyOf: (i: number, kind: TermSetKind) => number,
+): Promise<Array<[number, string]>> {
+  const n = order.dotOf.length;
+  let cap = 1 << 20;
+  let ti = new Int32Array(cap);
+  let ords = new Uint32Array(cap);
+  let flags = new Uint8Array(cap);
+  let m = 0;
+  const result = await conn.stream(sql);
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) break;
+    const rows = chunk.rowCount;
+    if (m + rows > cap) {
+      while (m + rows > cap) cap *= 2;
+      const t2 = new Int32Array(cap);
+      t2.set(ti);
+      ti = t2;
+      const o2 = new Uint32Array(cap);
+      o2.set(ords);
+      ords = o2;
+      const f2 = new Uint8Array(cap);
+      f2.set(flags);
+      flags = f2;
+    }
+    const iv = chunk.getColumnVector(0);
+    const dv = chunk.getColumnVector(1);
+    const fv = chunk.getColumnVector(2);
+    for (let r = 0; r < rows; r++, m++) {
+      ti[m] = iv.getItem(r) as number;
+      ords[m] = order.ordOf[dv.getItem(r) as number]!;
+      flags[m] = fv.getItem(r) as number;
+    }
+  }
+  // Postings grouped by term (a counting sort on the term number).
+  const starts = new Int32Array(termCount + 1);
+  for (let i = 0; i < m; i++) starts[ti[i]! + 1]!++;
+  for (let k = 1; k <= termCount; k++) starts[k]! += starts[k - 1]!;
+  const fill = starts.slice(0, termCount);
+  const idx = new Int32Array(m);
+  for (let i = 0; i < m; i++) idx[fill[ti[i]!]!++] = i;
+  const out: Array<[number, string]> = [];
+  let buf = new Uint32Array(1 << 16);
+  const setOf = (from: number, to: number, maxFlag: number): string | null => {
+    let k = 0;
+    for (let j = from; j < to; j++) {
+      const p = idx[j]!;
+      if (flags[p]! <= maxFlag) buf[k++] = ords[p]!;
+    }
+    return encodeOrdSet(sortedDistinct(buf.subarray(0, k)), n);
+  };
+  for (let t = 0; t < termCount; t++) {
+    const from = starts[t]!;
+    const to = starts[t + 1]!;
+    if (to - from > buf.length) buf = new Uint32Array(to - from);
+    for (const [kind, maxFlag] of [
+      ['contains', 2],
+      ['first', 1],
+      ['whole', 0],
+    ] as const) {
+      const text = setOf(from, to, maxFlag);
+      if (text) out.push([keyOf(t, kind), text]);
+    }
+  }
+  return out;
+}
