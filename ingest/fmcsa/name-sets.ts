@@ -20,13 +20,19 @@
  *                             runs of a name, both with a letter
  *   pairSetKey(p, kind)       per pair p: `contains` every carrier with the pair in its legal or DBA name, `first`
  *                             those whose name starts with it, `whole` those whose name is it
+ *   digitsBlockKey(b)         the runs of digits alone of every name (the runs the terms leave out), ascending, each
+ *                             with its carrier's ord: {"runs": [...], "ords": [...]}, NAME_SETS_DIGIT_BLOCK a block;
+ *                             the header's `digit_firsts` holds each block's first run
  * A set's text is `L<count>:<base64 of the sorted ords, Uint32 LE>` or `B<count>:<base64 of the bitmap, Uint32 LE
  * words>`, whichever is smaller; an empty set has no record.
  *
  * The search (`nameSetsPage`) gives search-carriers-by-term.sql's answer for a word of [a-z0-9] with a letter: the
  * carriers having a term that contains it (`contains` sets of those terms), ranked 0 when a `whole` set of the term
  * equal to it holds them, 1 when a `first` set of a term starting with it does, else 2; within a rank in ord order.
- * For a phrase of two such words, search-carriers-by-phrase.sql's, the same way from the pairs (matchPair).
+ * For a phrase of two such words, search-carriers-by-phrase.sql's, the same way from the pairs (matchPair). For any
+ * other phrase (three runs or more, a run of digits, a trailing separator), the carriers meeting every condition a
+ * name containing it meets (its runs' words and pairs, its numbers, the state) are candidates, and each candidate's
+ * names are read and checked as search-carriers-page.sql checks them (checkedPage), when there are few enough.
  */
 
 export const CARRIER_NAME_SETS = 'carrier_name_sets';
@@ -62,9 +68,17 @@ export function pairListKey(header: { terms: readonly string[] }, term: number):
 export function pairSetKey(header: { terms: readonly string[] }, pair: number, kind: TermSetKind): number {
   return TERM_BASE + header.terms.length * 4 + pair * 3 + TERM_SET_KINDS[kind];
 }
-/** Whether every key of a store over `carriers`, `terms` and `pairs` fits an INTEGER and the DOT blocks below the terms. */
-export function nameSetKeysFit(carriers: number, terms: number, pairs: number): boolean {
-  return DOT_BASE + Math.ceil(carriers / NAME_SETS_DOT_BLOCK) <= TERM_BASE && TERM_BASE + terms * 4 + pairs * 3 <= 2 ** 31 - 1;
+/** Entries per block of the digit runs. */
+export const NAME_SETS_DIGIT_BLOCK = 4096;
+/** The key of block `block` of the digit runs (every run of digits alone of every name, with its carrier), after the pairs' sets. */
+export function digitsBlockKey(header: { terms: readonly string[]; pair_count?: number }, block: number): number {
+  return TERM_BASE + header.terms.length * 4 + (header.pair_count ?? 0) * 3 + block;
+}
+/** Whether every key of a store over `carriers`, `terms`, `pairs` and `digitBlocks` fits an INTEGER and the DOT blocks below the terms. */
+export function nameSetKeysFit(carriers: number, terms: number, pairs: number, digitBlocks = 0): boolean {
+  return (
+    DOT_BASE + Math.ceil(carriers / NAME_SETS_DOT_BLOCK) <= TERM_BASE && TERM_BASE + terms * 4 + pairs * 3 + digitBlocks <= 2 ** 31 - 1
+  );
 }
 
 /** A set of ords: sorted distinct ords, or a bitmap of `ceil(n / 32)` words (bit o of word o >>> 5). */
@@ -114,18 +128,34 @@ export interface NameSetsHeader {
   terms: string[];
   /** Whether the store has the pairs of adjacent words (pairListKey, pairSetKey). */
   pairs?: boolean;
+  /** Number of pairs, and the first run of each block of the digit runs (digitsBlockKey), when the store has them. */
+  pair_count?: number;
+  digit_firsts?: string[];
 }
 
 /** A term's pairs: [separator, second term's index, pair number], as pairListKey's record holds them. */
 export type PairList = Array<[string, number, number]>;
 
-/** What the search reads: the header, and sets, DOT blocks and pair lists by key (null: no record), decoded. */
+/** A block of the digit runs: the runs ascending, and each one's ord (ascending within a run). */
+export interface DigitBlock {
+  runs: string[];
+  ords: number[];
+}
+
+/** What the search reads: the header, and sets, DOT blocks, pair lists and digit blocks by key (null: no record), decoded. */
 export interface NameSetsSource {
   header: NameSetsHeader;
   set(key: number): OrdSet | null;
   dots(block: number): Int32Array | null;
   pairs(term: number): PairList | null;
+  digits(block: number): DigitBlock | null;
 }
+
+/**
+ * A carrier's legal and DBA names as served (not lower-cased), by DOT; null when the carrier cannot be read. The
+ * search of a longer phrase checks its candidates' names with it.
+ */
+export type NamesOf = (dot: number) => readonly [string | null, string | null] | null;
 
 function pop32(x: number): number {
   x -= (x >>> 1) & 0x55555555;
@@ -390,13 +420,14 @@ export function nameSetsPage(
   state: string | null,
   limit: number,
   offset: number,
+  namesOf: NamesOf | null = null,
 ): { ords: number[]; total: number } | null {
   const none = { ords: [], total: 0 };
   let matched: Matched;
   if (/^[a-z0-9]*[a-z][a-z0-9]*$/.test(q)) matched = matchWord(src, finder, q);
   else {
     const p = PAIR_PHRASE.exec(q);
-    if (!p || src.header.pairs !== true) return null;
+    if (!p || src.header.pairs !== true) return namesOf ? checkedPage(src, finder, q, state, limit, offset, namesOf) : null;
     matched = matchPair(src, finder, p[1]!, p[2]!, p[3]!);
   }
   const { contains, firsts, whole } = matched;
@@ -455,4 +486,214 @@ export function dotsOfOrds(src: NameSetsSource, ords: readonly number[]): number
     dots.push(d);
   }
   return dots;
+}
+
+/** Most carriers a longer phrase's narrowest condition may hold for its candidates to be walked (else the SQL answers). */
+export const PHRASE_WALK_CAP = 200_000;
+/** Most candidates whose names a longer phrase's search reads and checks (else the SQL answers). */
+export const PHRASE_CHECK_CAP = 2_000;
+/** Most digit-run blocks one condition reads: a shorter prefix of digits narrows too little to be worth more. */
+const DIGIT_BLOCKS_CAP = 4;
+
+/** A condition every name containing the phrase meets: a union of sets (and of listed ords), with its size bound. */
+interface Condition {
+  sets: OrdSet[];
+  size: number;
+}
+function condition(sets: OrdSet[]): Condition {
+  let size = 0;
+  for (const x of sets) size += x.count;
+  return { sets, size };
+}
+function inSet(s: OrdSet, o: number): boolean {
+  if (s.bits) return ((s.bits[o >>> 5]! >>> (o & 31)) & 1) === 1;
+  const l = s.list;
+  let lo = 0;
+  let hi = l.length - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const v = l[mid]!;
+    if (v < o) lo = mid + 1;
+    else if (v > o) hi = mid - 1;
+    else return true;
+  }
+  return false;
+}
+const meets = (c: Condition, o: number) => c.sets.some((x) => inSet(x, o));
+
+/**
+ * The carriers having a run of digits alone equal to `digits` (or starting with it, `prefix`), as a listed set; null
+ * when the store has no digit runs or the runs span more than DIGIT_BLOCKS_CAP blocks (too common to narrow).
+ */
+function digitRunSet(src: NameSetsSource, digits: string, prefix: boolean): OrdSet | null {
+  const firsts = src.header.digit_firsts;
+  if (!firsts) return null;
+  // The last block whose first run is below `digits` may hold it; runs equal to or starting with it follow.
+  let lo = 0;
+  let hi = firsts.length - 1;
+  let b = 0;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    if (firsts[mid]! < digits) {
+      b = mid;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  const ords: number[] = [];
+  for (let read = 0; b < firsts.length; b++, read++) {
+    if (read === DIGIT_BLOCKS_CAP) return null;
+    const block = src.digits(b);
+    if (!block) return null;
+    let past = false;
+    for (let i = 0; i < block.runs.length; i++) {
+      const r = block.runs[i]!;
+      if (r < digits) continue;
+      if (prefix ? !r.startsWith(digits) : r !== digits) {
+        past = true;
+        break;
+      }
+      ords.push(block.ords[i]!);
+    }
+    if (past) break;
+  }
+  ords.sort((x, y) => x - y);
+  const list = Uint32Array.from(ords.filter((o, i) => i === 0 || o !== ords[i - 1]));
+  return { count: list.length, list };
+}
+
+/** The contains sets of the terms at `indexes`. */
+function containsSets(src: NameSetsSource, indexes: Iterable<number>): OrdSet[] {
+  const out: OrdSet[] = [];
+  for (const i of indexes) {
+    const c = src.set(termSetKey(i, 'contains'));
+    if (c) out.push(c);
+  }
+  return out;
+}
+
+/**
+ * The conditions a name containing the phrase `runs`/`seps` meets, one per run (its first run ends a run of the
+ * name, a middle run is one, its last run starts one; with a trailing separator the last run is one too) and one per
+ * two adjacent runs with letters (a pair); null when a condition cannot be had (a store without pairs or digit runs,
+ * or a run of digits too common to narrow: then it is left out). An empty condition means no name contains it.
+ */
+function phraseConditions(src: NameSetsSource, finder: TermFinder, runs: string[], seps: string[], trailing: boolean): Condition[] {
+  const terms = finder.terms;
+  const k = runs.length;
+  const letter = (r: string) => /[a-z]/.test(r);
+  /**
+   * How run j must sit in a name's run: 'inside' (the phrase is that one run), 'end' (its first run, followed by a
+   * separator), 'start' (its last run, open), else 'whole'.
+   */
+  const part = (j: number): 'inside' | 'end' | 'start' | 'whole' =>
+    k === 1 && !trailing ? 'inside' : j === 0 ? 'end' : j === k - 1 && !trailing ? 'start' : 'whole';
+  /** Indexes of the terms a run j may be. */
+  const termsOf = (j: number): number[] => {
+    const r = runs[j]!;
+    const how = part(j);
+    if (how === 'start') {
+      const [lo, hi] = prefixRange(terms, r);
+      return Array.from({ length: Math.max(0, hi - lo + 1) }, (_, i) => lo + i);
+    }
+    if (how === 'whole') {
+      const [lo] = prefixRange(terms, r);
+      return terms[lo] === r ? [lo] : [];
+    }
+    const inside = finder.containing(r);
+    return how === 'inside' ? inside : inside.filter((i) => terms[i]!.endsWith(r));
+  };
+  const out: Condition[] = [];
+  for (let j = 0; j < k; j++) {
+    const r = runs[j]!;
+    const how = part(j);
+    if (letter(r)) out.push(condition(containsSets(src, termsOf(j))));
+    else if (how === 'start' || how === 'whole') {
+      // A run of digits alone: the digit runs equal to it (or starting with it), and, when open, the terms starting with it.
+      const d = digitRunSet(src, r, how === 'start');
+      if (d) out.push(condition([...(d.count ? [d] : []), ...(how === 'start' ? containsSets(src, termsOf(j)) : [])]));
+    }
+  }
+  if (src.header.pairs === true)
+    for (let j = 0; j + 1 < k; j++) {
+      if (!letter(runs[j]!) || !letter(runs[j + 1]!)) continue;
+      const bs = new Set(termsOf(j + 1));
+      const sets: OrdSet[] = [];
+      for (const a of termsOf(j))
+        for (const [sep, b, pi] of src.pairs(a) ?? [])
+          if (sep === seps[j] && bs.has(b)) {
+            const c = src.set(pairSetKey(src.header, pi, 'contains'));
+            if (c) sets.push(c);
+          }
+      out.push(condition(sets));
+    }
+  return out;
+}
+
+/**
+ * The page of a phrase the pairs alone do not answer (three runs or more, a run of digits, a trailing separator): the
+ * carriers meeting every condition of phraseConditions are the candidates, and each candidate's names are read
+ * (`namesOf`) and checked as search-carriers-page.sql checks them: contained in the lower-cased legal or DBA name,
+ * rank 0 when equal to one, 1 when one starts with it. Null (the SQL answers) when the narrowest condition holds
+ * more than PHRASE_WALK_CAP carriers, more than PHRASE_CHECK_CAP candidates remain, the phrase starts with a
+ * separator, or a candidate's name is not ASCII (JS and DuckDB lower-case alike only there) or cannot be read.
+ */
+function checkedPage(
+  src: NameSetsSource,
+  finder: TermFinder,
+  q: string,
+  state: string | null,
+  limit: number,
+  offset: number,
+  namesOf: NamesOf,
+): { ords: number[]; total: number } | null {
+  const tokens = q.match(/[a-z0-9]+|[^a-z0-9]+/g) ?? [];
+  if (tokens.length === 0 || !/^[a-z0-9]/.test(tokens[0]!)) return null;
+  const trailing = tokens.length % 2 === 0;
+  const runs = tokens.filter((_, i) => i % 2 === 0);
+  const seps = tokens.filter((_, i) => i % 2 === 1);
+  const conditions = phraseConditions(src, finder, runs, seps, trailing);
+  if (state !== null) {
+    const s = /^[A-Z]{2}$/.test(state) ? src.set(stateSetKey(state)) : null;
+    conditions.push(condition(s ? [s] : []));
+  }
+  if (conditions.length === 0) return null;
+  conditions.sort((a, b) => a.size - b.size);
+  const [narrowest, ...rest] = conditions;
+  if (narrowest!.size === 0) return { ords: [], total: 0 };
+  if (narrowest!.size > PHRASE_WALK_CAP) return null;
+  // The candidates: the narrowest condition's carriers (each once) that meet every other.
+  const seen = narrowest!.sets.length > 1 ? new Set<number>() : null;
+  const candidates: number[] = [];
+  for (const x of narrowest!.sets) {
+    const visit = (o: number) => {
+      if (seen) {
+        if (seen.has(o)) return;
+        seen.add(o);
+      }
+      if (rest.every((c) => meets(c, o))) candidates.push(o);
+    };
+    if (x.list) for (let i = 0; i < x.list.length; i++) visit(x.list[i]!);
+    else for (let w = 0; w < x.bits.length; w++) for (let y = x.bits[w]!; y !== 0; y &= y - 1) visit((w << 5) + 31 - Math.clz32(y & -y));
+    if (candidates.length > PHRASE_CHECK_CAP) return null;
+  }
+  candidates.sort((a, b) => a - b);
+  const dots = dotsOfOrds(src, candidates);
+  if (!dots) return null;
+  const ranked: Array<[rank: number, ord: number]> = [];
+  for (let i = 0; i < candidates.length; i++) {
+    const names = namesOf(dots[i]!);
+    if (!names) return null;
+    let rank = 3;
+    for (const name of names) {
+      if (name == null) continue;
+      // lower() of printable ASCII is the same in JS and DuckDB; anything else (where they may differ) the SQL answers.
+      if (/[^ -~]/.test(name)) return null;
+      const lc = name.toLowerCase();
+      rank = Math.min(rank, lc === q ? 0 : lc.startsWith(q) ? 1 : lc.includes(q) ? 2 : 3);
+    }
+    if (rank < 3) ranked.push([rank, candidates[i]!]);
+  }
+  ranked.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const page = ranked.slice(offset, offset + limit).map((r) => r[1]);
+  return page.length ? { ords: page, total: ranked.length } : { ords: [], total: 0 };
 }

@@ -7,9 +7,11 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
+  digitsBlockKey,
   dotBlockKey,
   encodeDotBlock,
   encodeOrdSet,
+  NAME_SETS_DIGIT_BLOCK,
   NAME_SETS_DOT_BLOCK,
   NAME_SETS_HEADER_KEY,
   nameSetKeysFit,
@@ -50,6 +52,57 @@ export const NAME_PAIR_POSTINGS_SQL = `CREATE OR REPLACE TEMP TABLE name_pair_po
 const NAME_PAIRS_SQL = `CREATE OR REPLACE TEMP TABLE name_pairs AS
   SELECT a, sep, b, (row_number() OVER (ORDER BY a, sep, b) - 1)::INTEGER AS pi
   FROM (SELECT DISTINCT a, sep, b FROM name_pair_postings)`;
+/**
+ * Every run of digits alone of every lower-cased legal and DBA name (the runs of [a-z0-9] the terms leave out), with
+ * its carrier, in run order: a phrase with a number is narrowed to the carriers having that number.
+ */
+export const NAME_DIGIT_RUNS_SQL = `WITH named AS (
+    SELECT dot_number, lower(legal_name) AS n FROM carriers WHERE legal_name IS NOT NULL
+    UNION ALL
+    SELECT dot_number, lower(dba_name) FROM carriers WHERE dba_name IS NOT NULL
+  ), runs AS (SELECT dot_number, unnest(string_split_regex(n, '[^a-z0-9]+')) AS r FROM named)
+  SELECT r, dot_number FROM runs WHERE r <> '' AND ltrim(r, '0123456789') = '' ORDER BY r`;
+
+/** The digit runs' blocks (runs ascending, a run's ords ascending and distinct), streamed from NAME_DIGIT_RUNS_SQL. */
+async function digitBlocks(conn: DuckDBConnection, order: CarrierOrder): Promise<Array<{ runs: string[]; ords: number[] }>> {
+  const blocks: Array<{ runs: string[]; ords: number[] }> = [];
+  let block = { runs: [] as string[], ords: [] as number[] };
+  let run: string | null = null;
+  let ords: number[] = [];
+  const flush = () => {
+    if (run === null) return;
+    ords.sort((a, b) => a - b);
+    for (let i = 0; i < ords.length; i++) {
+      if (i > 0 && ords[i] === ords[i - 1]) continue;
+      block.runs.push(run);
+      block.ords.push(ords[i]!);
+      if (block.runs.length === NAME_SETS_DIGIT_BLOCK) {
+        blocks.push(block);
+        block = { runs: [], ords: [] };
+      }
+    }
+    ords = [];
+  };
+  const result = await conn.stream(NAME_DIGIT_RUNS_SQL);
+  for (;;) {
+    const chunk = await result.fetchChunk();
+    if (!chunk || chunk.rowCount === 0) break;
+    const rv = chunk.getColumnVector(0);
+    const dv = chunk.getColumnVector(1);
+    for (let i = 0; i < chunk.rowCount; i++) {
+      const r = rv.getItem(i) as string;
+      if (r !== run) {
+        flush();
+        run = r;
+      }
+      ords.push(order.ordOf[dv.getItem(i) as number]!);
+    }
+  }
+  flush();
+  if (block.runs.length) blocks.push(block);
+  return blocks;
+}
+
 /** Every pair posting with its pair's number. */
 const PAIR_SET_POSTINGS_SQL = `SELECT n.pi, p.dot_number, p.flag FROM name_pair_postings p JOIN name_pairs n USING (a, sep, b)`;
 
@@ -76,8 +129,9 @@ export async function nameSetsBatchesInNode(conn: DuckDBConnection, order: Carri
   await conn.run(NAME_PAIR_POSTINGS_SQL);
   await conn.run(NAME_PAIRS_SQL);
   const [{ pairs }] = await queryRows(conn, `SELECT count(*)::INTEGER AS pairs FROM name_pairs`);
-  if (!nameSetKeysFit(n, terms.length, Number(pairs))) return null;
-  const header = { n, terms, pairs: true };
+  const digits = await digitBlocks(conn, order);
+  if (!nameSetKeysFit(n, terms.length, Number(pairs), digits.length)) return null;
+  const header = { n, terms, pairs: true, pair_count: Number(pairs), digit_firsts: digits.map((b) => b.runs[0]!) };
   return (async function* () {
     // Header, states and DOT blocks.
     const first: Array<[number, string]> = [[NAME_SETS_HEADER_KEY, JSON.stringify(header)]];
@@ -123,6 +177,12 @@ export async function nameSetsBatchesInNode(conn: DuckDBConnection, order: Carri
     }
     flush();
     yield await writeRecordTable(conn, 'name_set_records', lists);
+    yield await writeRecordTable(
+      conn,
+      'name_set_records',
+      digits.map((b, i) => [digitsBlockKey(header, i), JSON.stringify(b)] as [number, string]),
+    );
+    digits.length = 0;
     yield await writeRecordTable(
       conn,
       'name_set_records',

@@ -291,11 +291,21 @@ async function packedNameSetsSearch(
   limit: number,
   offset: number,
 ): Promise<{ rows: Row[]; total: number } | null> {
+  const { census: at } = searchPositionsOf(await snapshotMeta(fmcsa));
   const store = fmcsa.packed(CARRIER_NAME_SETS);
   if (!store || !fmcsa.packed('carrier_census') || !fmcsa.packed('carrier_snapshot')) return null;
   const sets = nameSetsCacheOf(store);
   if (!sets) return null;
-  const found = nameSetsPage(sets, sets.finder, sets.scratch, name, state, limit, offset);
+  // A longer phrase's candidates are checked against their names, read from the packed census store (of the same
+  // snapshot as the sets: nothing below awaits before the search).
+  const census = fmcsa.packed('carrier_census');
+  const namesOf = (dot: number) => {
+    const text = census?.read(dot);
+    if (text == null) return null;
+    const values = JSON.parse(text) as Json[];
+    return [values[at[LEGAL_NAME_AT]!] ?? null, values[at[DBA_NAME_AT]!] ?? null] as [string | null, string | null];
+  };
+  const found = nameSetsPage(sets, sets.finder, sets.scratch, name, state, limit, offset, namesOf);
   if (!found) return null;
   const { ords, total } = found;
   const dots = dotsOfOrds(sets, ords);
@@ -317,6 +327,10 @@ const SEARCH_ROW_COLUMNS: Array<[string, string]> = [
   ['total_drivers', 'total_drivers'],
   ['mc_number', 'docket1'],
 ];
+
+/** Positions of the legal and DBA names among SEARCH_ROW_COLUMNS. */
+const LEGAL_NAME_AT = SEARCH_ROW_COLUMNS.findIndex((c) => c[0] === 'legal_name');
+const DBA_NAME_AT = SEARCH_ROW_COLUMNS.findIndex((c) => c[0] === 'dba_name');
 
 /** Where a search row's values sit in the packed rows of a snapshot: its census columns, then risk_score, risk_level, recommendation. */
 interface SearchPositions {

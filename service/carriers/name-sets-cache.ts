@@ -13,6 +13,8 @@ import {
   type NameSetsHeader,
   type NameSetsSource,
   type OrdSet,
+  type DigitBlock,
+  digitsBlockKey,
   type PairList,
   pairListKey,
   TermFinder,
@@ -22,10 +24,18 @@ import type { PackedStore } from '../../lib/warehouse/packed-store.ts';
 /** Decoded sets and DOT blocks kept per store, in bytes (the full-scale sample's terms, states and DOTs: ~70 MB). */
 export const NAME_SETS_CACHE_BYTES = 160 * 2 ** 20;
 
-type Entry = OrdSet | Int32Array | PairList | null;
-/** Bytes an entry holds (a pair list: about 64 per pair, as JS arrays). */
+type Entry = OrdSet | Int32Array | PairList | DigitBlock | null;
+/** Bytes an entry holds (a pair list: about 64 per pair, a digit block about 48 per run, as JS values). */
 const sizeOf = (e: Entry) =>
-  e === null ? 16 : e instanceof Int32Array ? e.byteLength : Array.isArray(e) ? 64 * e.length + 16 : (e.bits ?? e.list).byteLength;
+  e === null
+    ? 16
+    : e instanceof Int32Array
+      ? e.byteLength
+      : Array.isArray(e)
+        ? 64 * e.length + 16
+        : 'runs' in e
+          ? 48 * e.runs.length + 16
+          : (e.bits ?? e.list).byteLength;
 
 export class NameSetsCache implements NameSetsSource {
   readonly finder: TermFinder;
@@ -75,6 +85,10 @@ export class NameSetsCache implements NameSetsSource {
 
   dots(block: number): Int32Array | null {
     return this.entry(dotBlockKey(block), decodeDotBlock) as Int32Array | null;
+  }
+
+  digits(block: number): DigitBlock | null {
+    return this.entry(digitsBlockKey(this.header, block), (t) => JSON.parse(t) as DigitBlock) as DigitBlock | null;
   }
 
   pairs(term: number): PairList | null {

@@ -200,7 +200,9 @@ describe('FMCSA serving indexes over a generated sample', () => {
           const viaIndex = !scanned;
           const word = /^[a-z0-9]*[a-z][a-z0-9]*$/.test(name);
           const phrase = /^[a-z0-9]*[a-z][a-z0-9]*[^a-z0-9]/.test(name);
-          expect(viaIndex, q.name).toBe(word || phrase);
+          // A name of letters reads the index; one without a letter may still be narrowed by its state and numbers
+          // (the sets store, each candidate's names checked) or else scans.
+          if (word || phrase) expect(viaIndex, q.name).toBe(true);
           if (phrase) phrases++;
           if (viaIndex) indexed++;
           const scan = await scanOf(q);
