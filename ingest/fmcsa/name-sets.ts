@@ -492,6 +492,8 @@ export function dotsOfOrds(src: NameSetsSource, ords: readonly number[]): number
 export const PHRASE_WALK_CAP = 200_000;
 /** Most candidates whose names a longer phrase's search reads and checks (else the SQL answers). */
 export const PHRASE_CHECK_CAP = 2_000;
+/** Most words one condition of a longer phrase reads the sets of (a condition of more is left out: it only narrows). */
+const CONDITION_TERMS_CAP = 256;
 /** Most digit-run blocks one condition reads: a shorter prefix of digits narrows too little to be worth more. */
 const DIGIT_BLOCKS_CAP = 4;
 
@@ -606,8 +608,11 @@ function phraseConditions(src: NameSetsSource, finder: TermFinder, runs: string[
   for (let j = 0; j < k; j++) {
     const r = runs[j]!;
     const how = part(j);
-    if (letter(r)) out.push(condition(containsSets(src, termsOf(j))));
-    else if (how === 'start' || how === 'whole') {
+    if (letter(r)) {
+      // A run many words may be (`e` ends most of them) narrows little for what reading their sets costs: left out.
+      const ts = termsOf(j);
+      if (ts.length <= CONDITION_TERMS_CAP) out.push(condition(containsSets(src, ts)));
+    } else if (how === 'start' || how === 'whole') {
       // A run of digits alone: the digit runs equal to it (or starting with it), and, when open, the terms starting with it.
       const d = digitRunSet(src, r, how === 'start');
       if (d) out.push(condition([...(d.count ? [d] : []), ...(how === 'start' ? containsSets(src, termsOf(j)) : [])]));
@@ -616,9 +621,11 @@ function phraseConditions(src: NameSetsSource, finder: TermFinder, runs: string[
   if (src.header.pairs === true)
     for (let j = 0; j + 1 < k; j++) {
       if (!letter(runs[j]!) || !letter(runs[j + 1]!)) continue;
+      const as = termsOf(j);
+      if (as.length > CONDITION_TERMS_CAP) continue;
       const bs = new Set(termsOf(j + 1));
       const sets: OrdSet[] = [];
-      for (const a of termsOf(j))
+      for (const a of as)
         for (const [sep, b, pi] of src.pairs(a) ?? [])
           if (sep === seps[j] && bs.has(b)) {
             const c = src.set(pairSetKey(src.header, pi, 'contains'));
