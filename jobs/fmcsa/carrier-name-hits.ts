@@ -151,46 +151,69 @@ class TermWalk {
   }
 }
 
-/** The records of the terms qi in [lo, hi] (name_hit_terms and name_hit_pairs being in place), as (key, value). */
-async function passRecords(conn: DuckDBConnection, walk: TermWalk, lo: number, hi: number): Promise<Array<[number, string]>> {
+/** Rows of (INTEGER, INTEGER, small integer) postings in typed arrays: `n` rows, columns a, b, c. */
+export interface Postings {
+  a: Int32Array;
+  b: Int32Array;
+  c: Uint8Array;
+  n: number;
+}
+
+/** Streams `sql`'s three columns (INTEGER, INTEGER, UTINYINT) into typed arrays, grown by doubling. */
+export async function streamPostings(conn: DuckDBConnection, sql: string): Promise<Postings> {
   let cap = 1 << 16;
-  let qis = new Int32Array(cap);
-  let dots = new Int32Array(cap);
-  let ranks = new Uint8Array(cap);
+  let a = new Int32Array(cap);
+  let b = new Int32Array(cap);
+  let c = new Uint8Array(cap);
   let n = 0;
-  const result = await conn.stream(nameHitPostingsSql(lo, hi));
+  const result = await conn.stream(sql);
   for (;;) {
     const chunk = await result.fetchChunk();
     if (!chunk || chunk.rowCount === 0) break;
     const rows = chunk.rowCount;
     if (n + rows > cap) {
       while (n + rows > cap) cap *= 2;
-      const grow = <T extends Int32Array | Uint8Array>(a: T, b: T): T => {
-        b.set(a);
-        return b;
+      const grow = <T extends Int32Array | Uint8Array>(from: T, to: T): T => {
+        to.set(from);
+        return to;
       };
-      qis = grow(qis, new Int32Array(cap));
-      dots = grow(dots, new Int32Array(cap));
-      ranks = grow(ranks, new Uint8Array(cap));
+      a = grow(a, new Int32Array(cap));
+      b = grow(b, new Int32Array(cap));
+      c = grow(c, new Uint8Array(cap));
     }
-    const q = chunk.getColumnVector(0);
-    const d = chunk.getColumnVector(1);
-    const r = chunk.getColumnVector(2);
+    const va = chunk.getColumnVector(0);
+    const vb = chunk.getColumnVector(1);
+    const vc = chunk.getColumnVector(2);
     for (let i = 0; i < rows; i++, n++) {
-      qis[n] = q.getItem(i) as number;
-      dots[n] = d.getItem(i) as number;
-      ranks[n] = r.getItem(i) as number;
+      a[n] = va.getItem(i) as number;
+      b[n] = vb.getItem(i) as number;
+      c[n] = vc.getItem(i) as number;
     }
   }
-  // The postings grouped by term (a counting sort on qi - lo).
-  const starts = new Int32Array(hi - lo + 2);
-  for (let i = 0; i < n; i++) starts[qis[i]! - lo + 1]!++;
-  for (let k = 1; k < starts.length; k++) starts[k]! += starts[k - 1]!;
-  const fill = starts.slice(0, -1);
-  const idx = new Int32Array(n);
-  for (let i = 0; i < n; i++) idx[fill[qis[i]! - lo]!++] = i;
+  return { a, b, c, n };
+}
+
+/**
+ * The postings grouped by their first column (a counting sort on a - lo, for a in [lo, lo + keys)): the rows of key
+ * k are idx[starts[k - lo] .. starts[k - lo + 1]).
+ */
+export function groupPostings(p: Postings, lo: number, keys: number): { starts: Int32Array; idx: Int32Array } {
+  const starts = new Int32Array(keys + 1);
+  for (let i = 0; i < p.n; i++) starts[p.a[i]! - lo + 1]!++;
+  for (let k = 1; k <= keys; k++) starts[k]! += starts[k - 1]!;
+  const fill = starts.slice(0, keys);
+  const idx = new Int32Array(p.n);
+  for (let i = 0; i < p.n; i++) idx[fill[p.a[i]! - lo]!++] = i;
+  return { starts, idx };
+}
+
+/** The records of the terms qi in [lo, hi] (name_hit_terms and name_hit_pairs being in place), as (key, value). */
+async function passRecords(conn: DuckDBConnection, walk: TermWalk, lo: number, hi: number): Promise<Array<[number, string]>> {
+  // (qi, dot_number, rank) postings, grouped by term.
+  const p = await streamPostings(conn, nameHitPostingsSql(lo, hi));
+  const { starts, idx } = groupPostings(p, lo, hi - lo + 1);
   const out: Array<[number, string]> = [];
-  for (let qi = lo; qi <= hi; qi++) walk.records(qi, dots, ranks, idx, starts[qi - lo]!, starts[qi - lo + 1]!, out);
+  for (let qi = lo; qi <= hi; qi++) walk.records(qi, p.b, p.c, idx, starts[qi - lo]!, starts[qi - lo + 1]!, out);
   return out;
 }
 

@@ -22,7 +22,7 @@ import {
   termSetKey,
 } from '../../ingest/fmcsa/name-sets.ts';
 import { queryRows } from '../../lib/warehouse/duckdb.ts';
-import type { CarrierOrder } from './carrier-name-hits.ts';
+import { type CarrierOrder, groupPostings, streamPostings } from './carrier-name-hits.ts';
 import { writeRecordTable } from './record-table.ts';
 
 /** Every posting with its term's number (position in the dictionary's term order). */
@@ -203,51 +203,19 @@ async function setRecords(
   keyOf: (i: number, kind: TermSetKind) => number,
 ): Promise<Array<[number, string]>> {
   const n = order.dotOf.length;
-  let cap = 1 << 20;
-  let ti = new Int32Array(cap);
-  let ords = new Uint32Array(cap);
-  let flags = new Uint8Array(cap);
-  let m = 0;
-  const result = await conn.stream(sql);
-  for (;;) {
-    const chunk = await result.fetchChunk();
-    if (!chunk || chunk.rowCount === 0) break;
-    const rows = chunk.rowCount;
-    if (m + rows > cap) {
-      while (m + rows > cap) cap *= 2;
-      const t2 = new Int32Array(cap);
-      t2.set(ti);
-      ti = t2;
-      const o2 = new Uint32Array(cap);
-      o2.set(ords);
-      ords = o2;
-      const f2 = new Uint8Array(cap);
-      f2.set(flags);
-      flags = f2;
-    }
-    const iv = chunk.getColumnVector(0);
-    const dv = chunk.getColumnVector(1);
-    const fv = chunk.getColumnVector(2);
-    for (let r = 0; r < rows; r++, m++) {
-      ti[m] = iv.getItem(r) as number;
-      ords[m] = order.ordOf[dv.getItem(r) as number]!;
-      flags[m] = fv.getItem(r) as number;
-    }
-  }
-  // Postings grouped by term (a counting sort on the term number).
-  const starts = new Int32Array(termCount + 1);
-  for (let i = 0; i < m; i++) starts[ti[i]! + 1]!++;
-  for (let k = 1; k <= termCount; k++) starts[k]! += starts[k - 1]!;
-  const fill = starts.slice(0, termCount);
-  const idx = new Int32Array(m);
-  for (let i = 0; i < m; i++) idx[fill[ti[i]!]!++] = i;
+  // (number, dot_number, flag) postings grouped by number; the DOTs become ords.
+  const p = await streamPostings(conn, sql);
+  const ords = new Uint32Array(p.n);
+  for (let i = 0; i < p.n; i++) ords[i] = order.ordOf[p.b[i]!]!;
+  const flags = p.c;
+  const { starts, idx } = groupPostings(p, 0, termCount);
   const out: Array<[number, string]> = [];
   let buf = new Uint32Array(1 << 16);
   const setOf = (from: number, to: number, maxFlag: number): string | null => {
     let k = 0;
     for (let j = from; j < to; j++) {
-      const p = idx[j]!;
-      if (flags[p]! <= maxFlag) buf[k++] = ords[p]!;
+      const row = idx[j]!;
+      if (flags[row]! <= maxFlag) buf[k++] = ords[row]!;
     }
     return encodeOrdSet(sortedDistinct(buf.subarray(0, k)), n);
   };

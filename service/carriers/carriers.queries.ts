@@ -158,7 +158,7 @@ export async function searchCarriers(
     results,
     next_cursor: nextCursorOf(offset, pageRows, total, snapshotId),
   });
-  if (dot != null && !mc && !name && fmcsa.packed('carrier_census') && fmcsa.packed('carrier_snapshot')) {
+  if (dot != null && !mc && !name && hasRowStores(fmcsa)) {
     // A DOT lookup (freight_carrier_lookup by dot_number): the one row from the packed census and snapshot stores,
     // as search-carriers-page.sql gives it, instead of a filter over the carriers parquet. A DOT the census store
     // lacks is not in the snapshot: no match.
@@ -177,14 +177,14 @@ export async function searchCarriers(
       return page(results.length ? packed.length : 0, results);
     }
   }
-  if (name && dot == null && !mc) {
-    // A frequent word's answer precomputed at publish (jobs/fmcsa/carrier-name-index.ts): no DuckDB query.
-    const packed = await packedNameSearch(fmcsa, name, state, limit, offset);
+  if (name && dot == null && !mc && hasRowStores(fmcsa)) {
+    // A frequent word's answer precomputed at publish (jobs/fmcsa/carrier-name-index.ts), else any other word, part
+    // of a word or phrase the sets store answers (bitmaps of words and pairs; a longer phrase's few candidates
+    // checked against their names): no DuckDB query. Each row from the packed census and snapshot stores.
+    const q = { name, state, limit, offset };
+    const found = (await nameHitsDots(fmcsa, q)) ?? (await nameSetsDots(fmcsa, q));
+    const packed = found && (await pageRowsOf(fmcsa, found.dots, found.total));
     if (packed) return page(packed.total, packed.rows);
-    // Any other word or part of a word, or a phrase of two: unions and counts of the sets store's bitmaps, no
-    // DuckDB query.
-    const sets = await packedNameSetsSearch(fmcsa, name, state, limit, offset);
-    if (sets) return page(sets.total, sets.rows);
   }
   const indexed = name && dot == null && !mc ? await nameIndexQuery(fmcsa, name) : null;
   if (indexed) {
@@ -225,7 +225,7 @@ const INDEX_PHRASE = /^[a-z0-9]*[a-z][a-z0-9]*[^a-z0-9]/;
 async function nameIndexQuery(fmcsa: SnapshotReader, name: string): Promise<string | null> {
   const tables = fmcsa.manifest?.tables;
   if (!tables?.carrier_name_terms || !tables.carrier_name_dict) return null;
-  if (!fmcsa.packed('carrier_census') || !fmcsa.packed('carrier_snapshot')) return null;
+  if (!hasRowStores(fmcsa)) return null;
   if (INDEX_WORD.test(name)) return SQL.searchByTerm;
   if (!INDEX_PHRASE.test(name)) return null;
   const schema = await snapshotSchema(fmcsa);
@@ -239,7 +239,7 @@ async function nameIndexQuery(fmcsa: SnapshotReader, name: string): Promise<stri
  */
 async function packedDocketSearch(fmcsa: SnapshotReader, mc: string, state: string | null): Promise<Row[] | null> {
   const store = fmcsa.packed('carrier_by_docket');
-  if (!store || !fmcsa.packed('carrier_census') || !fmcsa.packed('carrier_snapshot')) return null;
+  if (!store || !hasRowStores(fmcsa)) return null;
   const text = await store.get(textKey(mc));
   const dots = text === null ? [] : ((JSON.parse(text) as Array<[string, number[]]>).find((e) => e[0] === mc)?.[1] ?? []);
   const rows = await searchRowsOf(fmcsa, dots);
@@ -250,51 +250,53 @@ async function packedDocketSearch(fmcsa: SnapshotReader, mc: string, state: stri
 /** The indexed terms of a carrier_name_hits store, in order (read once per store). */
 const nameHitsTerms = new WeakMap<PackedStore, Promise<string[]>>();
 
+/** A name search's query as the packed stores take it (name lower-case and trimmed, state upper-case or null). */
+interface NameQuery {
+  name: string;
+  state: string | null;
+  limit: number;
+  offset: number;
+}
+
 /**
- * A name search's page and total from the packed carrier_name_hits store (jobs/fmcsa/carrier-name-index.ts): the
- * query's counts header and the one or two blocks of DOTs of the page, then each row from the packed census and
- * snapshot stores (searchRowOf): the answer of search-carriers-by-term.sql with no DuckDB query. Null when the
- * store does not answer it (no store, a query that is not an indexed term, a page past NAME_HITS_CAP, or a row
- * missing because the reader swapped snapshots between reads): the SQL then answers.
+ * A name search's page of DOTs and total from the packed carrier_name_hits store (jobs/fmcsa/carrier-name-index.ts):
+ * the query's counts header and the one or two blocks of DOTs of the page: the answer of
+ * search-carriers-by-term.sql with no DuckDB query. Null when the store does not answer it (no store, a query that
+ * is not an indexed term, a page past NAME_HITS_CAP).
  */
-async function packedNameSearch(
-  fmcsa: SnapshotReader,
-  name: string,
-  state: string | null,
-  limit: number,
-  offset: number,
-): Promise<{ rows: Row[]; total: number } | null> {
+async function nameHitsDots(fmcsa: SnapshotReader, q: NameQuery): Promise<{ dots: number[]; total: number } | null> {
   const store = fmcsa.packed(CARRIER_NAME_HITS);
-  if (!store || !fmcsa.packed('carrier_census') || !fmcsa.packed('carrier_snapshot')) return null;
+  if (!store) return null;
   let termsP = nameHitsTerms.get(store);
   if (!termsP) {
     termsP = store.get(NAME_HITS_TERMS_KEY).then((t) => (t === null ? [] : (JSON.parse(t) as string[])));
     nameHitsTerms.set(store, termsP);
   }
-  const page = await nameHitsPage((k) => store.get(k), await termsP, name, state, limit, offset);
-  if (!page) return null;
-  const rows = await searchRowsOf(fmcsa, page.dots);
-  return rows.every((r): r is Row => r !== null) ? { rows, total: page.total } : null;
+  return nameHitsPage((k) => store.get(k), await termsP, q.name, q.state, q.limit, q.offset);
+}
+
+/** Whether the snapshot has the packed stores a search row is read from (census and snapshot). */
+function hasRowStores(fmcsa: SnapshotReader): boolean {
+  return fmcsa.packed('carrier_census') !== null && fmcsa.packed('carrier_snapshot') !== null;
+}
+
+/** A page's rows from the packed stores, with its total; null when a row is missing (the reader swapped snapshots). */
+async function pageRowsOf(fmcsa: SnapshotReader, dots: readonly number[], total: number): Promise<{ rows: Row[]; total: number } | null> {
+  const rows = await searchRowsOf(fmcsa, dots);
+  return rows.every((r): r is Row => r !== null) ? { rows, total } : null;
 }
 
 /**
- * A name search's page and total from the packed carrier_name_sets store (ingest/fmcsa/name-sets.ts), for a word of
- * [a-z0-9] with a letter or a phrase of two (PAIR_PHRASE): the answer of search-carriers-by-term.sql or -by-phrase.sql
- * with no DuckDB query, each row from the packed census and snapshot stores. Null when the store does not answer the
- * name (none, another phrase, no pairs) or a row is missing (the reader swapped snapshots between reads): the SQL
- * then answers.
+ * A name search's page of DOTs and total from the packed carrier_name_sets store (ingest/fmcsa/name-sets.ts): for a
+ * word of [a-z0-9] with a letter or a phrase of two (PAIR_PHRASE), the answer of search-carriers-by-term.sql or
+ * -by-phrase.sql; for a longer phrase, its candidates checked against their names (from the packed census store) as
+ * search-carriers-page.sql checks them. No DuckDB query. Null when the store does not answer the name (no store,
+ * too many candidates, a name that is not printable ASCII, ...): the SQL then answers.
  */
-async function packedNameSetsSearch(
-  fmcsa: SnapshotReader,
-  name: string,
-  state: string | null,
-  limit: number,
-  offset: number,
-): Promise<{ rows: Row[]; total: number } | null> {
+async function nameSetsDots(fmcsa: SnapshotReader, q: NameQuery): Promise<{ dots: number[]; total: number } | null> {
   const { census: at } = searchPositionsOf(await snapshotMeta(fmcsa));
   const store = fmcsa.packed(CARRIER_NAME_SETS);
-  if (!store || !fmcsa.packed('carrier_census') || !fmcsa.packed('carrier_snapshot')) return null;
-  const sets = nameSetsCacheOf(store);
+  const sets = store && nameSetsCacheOf(store);
   if (!sets) return null;
   // A longer phrase's candidates are checked against their names, read from the packed census store (of the same
   // snapshot as the sets: nothing below awaits before the search).
@@ -305,13 +307,9 @@ async function packedNameSetsSearch(
     const values = JSON.parse(text) as Json[];
     return [values[at[LEGAL_NAME_AT]!] ?? null, values[at[DBA_NAME_AT]!] ?? null] as [string | null, string | null];
   };
-  const found = nameSetsPage(sets, sets.finder, sets.scratch, name, state, limit, offset, namesOf);
-  if (!found) return null;
-  const { ords, total } = found;
-  const dots = dotsOfOrds(sets, ords);
-  if (!dots) return null;
-  const rows = await searchRowsOf(fmcsa, dots);
-  return rows.every((r): r is Row => r !== null) ? { rows, total } : null;
+  const found = nameSetsPage(sets, sets.finder, sets.scratch, q.name, q.state, q.limit, q.offset, namesOf);
+  const dots = found && dotsOfOrds(sets, found.ords);
+  return found && dots ? { dots, total: found.total } : null;
 }
 
 /** Columns of a search row (search-carriers-page.sql's select list) and the census column each is read from. */

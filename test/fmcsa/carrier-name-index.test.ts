@@ -18,6 +18,7 @@ import {
   decodeOrdSet,
   dotsOfOrds,
   encodeOrdSet,
+  type NamesOf,
   nameSetsPage,
   PAIR_PHRASE,
   termSetKey,
@@ -351,6 +352,18 @@ describe('carrier name index: the same page and total as the scan of every name'
     }
   });
 
+  /** The sets' page of `p` (and, for a longer phrase, `namesOf`) is the scan's: its DOTs in order and its total. */
+  const expectScanPage = (
+    sets: NameSetsCache,
+    p: { name: string; state: string | null; limit: number; offset: number },
+    scan: unknown[][],
+    namesOf: NamesOf | null = null,
+  ) => {
+    const page = nameSetsPage(sets, sets.finder, sets.scratch, p.name, p.state, p.limit, p.offset, namesOf);
+    expect(page, JSON.stringify(p)).not.toBeNull();
+    expect(dotsOfOrds(sets, page!.ords), JSON.stringify(p)).toEqual(scan.map((r) => r[0]));
+    expect(page!.total, JSON.stringify(p)).toBe(scan.length ? scan[0]![2] : 0);
+  };
   it('answers every word and part of a word from the sets store as the scan does, whatever the cache holds', async () => {
     // The store as the publish writes it (carrier-name-sets.ts through writePackedStore), read through the route's
     // cache: once with room for every set, once with room for two (every read decodes again, evicting the last).
@@ -414,12 +427,7 @@ describe('carrier name index: the same page and total as the scan of every name'
           const p = { name, state, limit, offset };
           const scan = await scanPage(p);
           if (offset === 0 && state === null && scan.some((r) => r[1] !== 2)) ranked++;
-          for (const sets of [roomy, tight]) {
-            const page = nameSetsPage(sets, sets.finder, sets.scratch, name, state, limit, offset);
-            expect(page, JSON.stringify(p)).not.toBeNull();
-            expect(dotsOfOrds(sets, page!.ords), JSON.stringify(p)).toEqual(scan.map((r) => r[0]));
-            expect(page!.total, JSON.stringify(p)).toBe(scan.length ? scan[0]![2] : 0);
-          }
+          for (const sets of [roomy, tight]) expectScanPage(sets, p, scan);
         }
       }
       expect(words).toBeGreaterThan(60);
@@ -463,12 +471,7 @@ describe('carrier name index: the same page and total as the scan of every name'
         ] as const) {
           const p = { name, state, limit, offset };
           const scan = await scanPage(p);
-          for (const sets of [roomy, tight]) {
-            const page = nameSetsPage(sets, sets.finder, sets.scratch, name, state, limit, offset);
-            expect(page, JSON.stringify(p)).not.toBeNull();
-            expect(dotsOfOrds(sets, page!.ords), JSON.stringify(p)).toEqual(scan.map((r) => r[0]));
-            expect(page!.total, JSON.stringify(p)).toBe(scan.length ? scan[0]![2] : 0);
-          }
+          for (const sets of [roomy, tight]) expectScanPage(sets, p, scan);
         }
       }
       expect(pairs).toBeGreaterThan(100);
@@ -559,9 +562,7 @@ describe('carrier name index: the same page and total as the scan of every name'
               none = true;
               continue;
             }
-            expect(page, JSON.stringify(p)).not.toBeNull();
-            expect(dotsOfOrds(sets, page!.ords), JSON.stringify(p)).toEqual(scan.map((r) => r[0]));
-            expect(page!.total, JSON.stringify(p)).toBe(scan.length ? scan[0]![2] : 0);
+            expectScanPage(sets, p, scan, namesOf);
           }
           if (none) continue;
           answered++;
