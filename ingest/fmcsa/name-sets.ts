@@ -68,8 +68,8 @@ export function pairListKey(header: { terms: readonly string[] }, term: number):
 export function pairSetKey(header: { terms: readonly string[] }, pair: number, kind: TermSetKind): number {
   return TERM_BASE + header.terms.length * 4 + pair * 3 + TERM_SET_KINDS[kind];
 }
-/** Entries per block of the digit runs. */
-export const NAME_SETS_DIGIT_BLOCK = 4096;
+/** Entries per block of the digit runs (a block is decoded on first use: small, so a first use costs little). */
+export const NAME_SETS_DIGIT_BLOCK = 512;
 /** The key of block `block` of the digit runs (every run of digits alone of every name, with its carrier), after the pairs' sets. */
 export function digitsBlockKey(header: { terms: readonly string[]; pair_count?: number }, block: number): number {
   return TERM_BASE + header.terms.length * 4 + (header.pair_count ?? 0) * 3 + block;
@@ -495,7 +495,7 @@ export const PHRASE_CHECK_CAP = 2_000;
 /** Most words one condition of a longer phrase reads the sets of (a condition of more is left out: it only narrows). */
 const CONDITION_TERMS_CAP = 256;
 /** Most digit-run blocks one condition reads: a shorter prefix of digits narrows too little to be worth more. */
-const DIGIT_BLOCKS_CAP = 4;
+const DIGIT_BLOCKS_CAP = 32;
 
 /** A condition every name containing the phrase meets: a union of sets (and of listed ords), with its size bound. */
 interface Condition {

@@ -27,7 +27,7 @@ import {
   NAME_HITS_TERMS_KEY,
   STATE_KEYS,
 } from '../../ingest/fmcsa/search-store-keys.ts';
-import { CARRIER_NAME_SETS } from '../../ingest/fmcsa/name-sets.ts';
+import { CARRIER_NAME_SETS, NAME_SETS_DIGIT_BLOCK } from '../../ingest/fmcsa/name-sets.ts';
 import { nameHitsBatchesInNode, readCarrierOrder } from './carrier-name-hits.ts';
 import { NAME_DIGIT_RUNS_SQL, NAME_PAIR_POSTINGS_SQL, NAME_SET_POSTINGS_SQL, nameSetsBatchesInNode } from './carrier-name-sets.ts';
 
@@ -109,7 +109,7 @@ export const CARRIER_NAME_INDEX_STAMP = hashCanonical({
   dict: DICT_SQL,
   row_group_size: ROW_GROUP_SIZE,
   hits: [HIT_TERMS_SQL(nameHitsOptions.minPostings), HIT_PAIRS_SQL, hitsPassSql(0, 0), NAME_HITS_TERMS_KEY],
-  sets: [NAME_SET_POSTINGS_SQL, NAME_PAIR_POSTINGS_SQL, NAME_DIGIT_RUNS_SQL, 3],
+  sets: [NAME_SET_POSTINGS_SQL, NAME_PAIR_POSTINGS_SQL, NAME_DIGIT_RUNS_SQL, NAME_SETS_DIGIT_BLOCK, 3],
 });
 
 /** The SQL of the hits store (tests run it over hand-made names): temp tables of terms and pairs, then one pass. */

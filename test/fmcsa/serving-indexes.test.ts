@@ -176,6 +176,7 @@ describe('FMCSA serving indexes over a generated sample', () => {
           { name: words.slice(0, 2).join(' ') }, // its first two words
           { name: n.slice(2, n.lastIndexOf(' ') - 1) }, // from inside its first word to inside its last lettered one
           { name: words.slice(-2).join(' ') }, // a word and the number (the scan when the word is the number)
+          { name: n.slice(0, -2) }, // the whole name but its number's last two digits: a prefix of many numbers
           { name: `${w},` }, // a trailing separator (the index unless the word is the number)
           { name: `-${w}` }, // a leading separator (the scan)
           { name: `  ${w.slice(0, 3)} ` }, // surrounding spaces, trimmed
