@@ -1,9 +1,10 @@
 /**
  * The records of the carrier_name_sets store (layout and search: ingest/fmcsa/name-sets.ts), computed in Node at FMCSA
  * publish from the name index's postings (carrier_name_terms) and the carriers' answer order (carrier-name-hits.ts
- * readCarrierOrder): per dictionary term its carriers as sets of ords (contains, first, whole), per state its
- * carriers, and the DOT of every ord. One stream of (term number, DOT, flag) postings, a counting sort by term, and a
- * typed-array sort of each term's ords: no grouping in DuckDB.
+ * readCarrierOrder): per dictionary term and per pair of adjacent runs its carriers as sets of ords (contains,
+ * first, whole), per term its pairs, per state its carriers, the DOT of every ord, and the runs of digits alone with
+ * their carriers. Each kind of set is one stream of (number, DOT, flag) postings, a counting sort by number and a
+ * typed-array sort of each number's ords: no grouping in DuckDB beyond numbering the pairs.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
@@ -120,8 +121,8 @@ function stateOfKey(sk: number): string {
 }
 
 /**
- * The store's selects for writePacked (records appended to temp tables name_set_records_<pass>), or null when its
- * keys do not fit (the search then keeps the SQL over the terms).
+ * The store's selects for writePacked (each pass's records appended to the temp table name_set_records, read back
+ * before the next pass replaces it), or null when its keys do not fit (the search then keeps the SQL over the terms).
  */
 export async function nameSetsBatchesInNode(conn: DuckDBConnection, order: CarrierOrder): Promise<AsyncIterable<string> | null> {
   const terms = (await queryRows(conn, `SELECT term FROM carrier_name_dict ORDER BY term`)).map((r) => String(r.term));
