@@ -408,9 +408,9 @@ function matchPair(src: NameSetsSource, finder: TermFinder, w1: string, sep: str
 /**
  * The ords and total of a name search's page from the sets: search-carriers-by-term.sql's answer for `q`, a
  * lower-case word of [a-z0-9] with a letter, or search-carriers-by-phrase.sql's for a phrase of two such words
- * (PAIR_PHRASE), in `state` or any: rank 0 (whole name), then 1 (name prefix), then 2, each in ord order. Null when
- * the sets do not answer `q` (another phrase, or a store without pairs). An empty page reports total 0, as the SQL's
- * window count does.
+ * (PAIR_PHRASE), in `state` or any: rank 0 (whole name), then 1 (name prefix), then 2, each in ord order. Any other
+ * name, given `namesOf`, is answered by checkedPage. Null when the sets do not answer `q` (a store without pairs, no
+ * `namesOf`, or checkedPage declining). An empty page reports total 0, as the SQL's window count does.
  */
 export function nameSetsPage(
   src: NameSetsSource,

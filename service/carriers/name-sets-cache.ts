@@ -1,8 +1,9 @@
 /**
  * The served snapshot's carrier_name_sets store (ingest/fmcsa/name-sets.ts), decoded on demand: its header (the
- * dictionary's terms) once per store, and its sets and DOT blocks kept, most recently used first, up to a byte
- * budget (NAME_SETS_CACHE_BYTES), so a search by a part of a word reads and decodes each set it needs once, and a
- * store of any size holds bounded memory. One cache per store: a snapshot swap drops it with the store.
+ * dictionary's terms) once per store, and its sets, DOT blocks, pair lists and digit-run blocks kept, the least
+ * recently used dropped first, up to a byte budget (NAME_SETS_CACHE_BYTES), so a name search reads and decodes each
+ * record it needs once, and a store of any size holds bounded memory. One cache per store: a snapshot swap drops it
+ * with the store.
  */
 import {
   decodeDotBlock,
@@ -21,7 +22,7 @@ import {
 } from '../../ingest/fmcsa/name-sets.ts';
 import type { PackedStore } from '../../lib/warehouse/packed-store.ts';
 
-/** Decoded sets and DOT blocks kept per store, in bytes (the full-scale sample's terms, states and DOTs: ~70 MB). */
+/** Decoded records kept per store, in bytes (the full-scale sample's word sets, states and DOTs alone: ~70 MB). */
 export const NAME_SETS_CACHE_BYTES = 160 * 2 ** 20;
 
 type Entry = OrdSet | Int32Array | PairList | DigitBlock | null;
