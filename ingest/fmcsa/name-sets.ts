@@ -11,7 +11,7 @@
  *
  * Records (a packed store: integer key, text value):
  *   NAME_SETS_HEADER_KEY      {"n": carriers, "terms": [the dictionary's terms, in term order], "pairs": true}
- *   stateSetKey(state)        the carriers whose phy_state is that 2-letter state
+ *   stateSetKey(sk)           the carriers whose phy_state is the 2-letter state of state key sk (1..676)
  *   dotBlockKey(b)            the DOTs of ords b·NAME_SETS_DOT_BLOCK onwards (Int32, little-endian)
  *   termSetKey(i, kind)       per dictionary term i: `contains` every carrier with the term in its legal or DBA
  *                             name, `first` those whose legal or DBA name starts with it (a posting of flag 0 or 1),
@@ -35,21 +35,22 @@
  * names are read and checked as search-carriers-page.sql checks them (checkedPage), when there are few enough.
  */
 
+import { stateKeyOf } from './search-store-keys.ts';
+
 export const CARRIER_NAME_SETS = 'carrier_name_sets';
 
 export const NAME_SETS_HEADER_KEY = 0;
 /** Ords per DOT block (16 KB of DOTs): a page of 100 reads one or two. */
 export const NAME_SETS_DOT_BLOCK = 4096;
-const STATE_BASE = 1;
 const DOT_BASE = 1024;
 const TERM_BASE = 1 << 16;
 /** Sets per term: contains, first, whole. */
 export const TERM_SET_KINDS = { contains: 0, first: 1, whole: 2 } as const;
 export type TermSetKind = keyof typeof TERM_SET_KINDS;
 
-/** The key of a 2-letter state's set (state key 1..676 as search-store-keys.ts numbers them). */
-export function stateSetKey(state: string): number {
-  return STATE_BASE + (state.charCodeAt(0) - 65) * 26 + (state.charCodeAt(1) - 65);
+/** The key of a state's set: its state key (search-store-keys.ts stateKeyOf, 1..676), below the DOT blocks. */
+export function stateSetKey(stateKey: number): number {
+  return stateKey;
 }
 export function dotBlockKey(block: number): number {
   return DOT_BASE + block;
@@ -156,6 +157,11 @@ export interface NameSetsSource {
  * search of a longer phrase checks its candidates' names with it.
  */
 export type NamesOf = (dot: number) => readonly [string | null, string | null] | null;
+
+/** The carriers of a 2-letter state (null: no carrier there, or not a state of 2 letters A-Z). */
+function stateSet(src: NameSetsSource, state: string): OrdSet | null {
+  return /^[A-Z]{2}$/.test(state) ? src.set(stateSetKey(stateKeyOf(state))) : null;
+}
 
 function pop32(x: number): number {
   x -= (x >>> 1) & 0x55555555;
@@ -434,7 +440,7 @@ export function nameSetsPage(
   if (contains.length === 0) return none;
   let mask: Uint32Array | null = null;
   if (state !== null) {
-    const s = /^[A-Z]{2}$/.test(state) ? src.set(stateSetKey(state)) : null;
+    const s = stateSet(src, state);
     if (!s) return none;
     mask = scratch.state;
     mask.fill(0);
@@ -660,7 +666,7 @@ function checkedPage(
   const seps = tokens.filter((_, i) => i % 2 === 1);
   const conditions = phraseConditions(src, finder, runs, seps, trailing);
   if (state !== null) {
-    const s = /^[A-Z]{2}$/.test(state) ? src.set(stateSetKey(state)) : null;
+    const s = stateSet(src, state);
     conditions.push(condition(s ? [s] : []));
   }
   if (conditions.length === 0) return null;

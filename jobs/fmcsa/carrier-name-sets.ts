@@ -115,11 +115,6 @@ function sortedDistinct(a: Uint32Array): Uint32Array {
   return a.subarray(0, k);
 }
 
-/** The state (two letters) of a state key 1..676. */
-function stateOfKey(sk: number): string {
-  return String.fromCharCode(65 + Math.floor((sk - 1) / 26), 65 + ((sk - 1) % 26));
-}
-
 /**
  * The store's selects for writePacked (each pass's records appended to the temp table name_set_records, read back
  * before the next pass replaces it), or null when its keys do not fit (the search then keeps the SQL over the terms).
@@ -146,7 +141,7 @@ export async function nameSetsBatchesInNode(conn: DuckDBConnection, order: Carri
     }
     for (const sk of [...perState.keys()].sort((a, b) => a - b)) {
       const text = encodeOrdSet(Uint32Array.from(perState.get(sk)!), n);
-      if (text) first.push([stateSetKey(stateOfKey(sk)), text]);
+      if (text) first.push([stateSetKey(sk), text]);
     }
     perState.clear();
     for (let b = 0; b * NAME_SETS_DOT_BLOCK < n; b++)
