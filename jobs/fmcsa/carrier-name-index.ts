@@ -1,7 +1,8 @@
 /**
  * The carrier search's name index, built at FMCSA publish (issue 22: `/api/carriers?name=` without a scan of every
- * name): derive-carrier-name-terms.sql writes the terms of every carrier's legal and DBA name in (term, answer
- * order), derive-carrier-name-dict.sql their dictionary. Both are parquet-only tables in small row groups, so a
+ * name): derive-carrier-name-split.sql splits every carrier's legal and DBA name once into its runs, from which
+ * derive-carrier-name-terms.sql writes the terms in (term, answer order), derive-carrier-name-dict.sql their
+ * dictionary, and the sets store its pairs and digit runs (carrier-name-sets.ts deriveNameRuns). Both are parquet-only tables in small row groups, so a
  * query reads the row groups of its terms alone (service/carriers/search-carriers-by-term.sql).
  *
  * On top of them, the packed carrier_name_hits store (layout: ingest/fmcsa/search-store-keys.ts) holds the answer of
@@ -29,7 +30,13 @@ import {
 } from '../../ingest/fmcsa/search-store-keys.ts';
 import { CARRIER_NAME_SETS, NAME_SETS_DIGIT_BLOCK } from '../../ingest/fmcsa/name-sets.ts';
 import { nameHitsBatchesInNode, readCarrierOrder } from './carrier-name-hits.ts';
-import { NAME_DIGIT_RUNS_SQL, NAME_PAIR_POSTINGS_SQL, NAME_SET_POSTINGS_SQL, nameSetsBatchesInNode } from './carrier-name-sets.ts';
+import {
+  deriveNameRuns,
+  NAME_DIGIT_RUNS_SQL,
+  NAME_PAIR_POSTINGS_SQL,
+  NAME_SET_POSTINGS_SQL,
+  nameSetsBatchesInNode,
+} from './carrier-name-sets.ts';
 
 /** Parquet-only tables of the index (listed in the fmcsa domain's tables and parquet tables). */
 export const CARRIER_NAME_INDEX_TABLES = ['carrier_name_terms', 'carrier_name_dict'] as const;
@@ -37,6 +44,7 @@ export const CARRIER_NAME_INDEX_TABLES = ['carrier_name_terms', 'carrier_name_di
 /** Rows per row group: a term's range spans few groups, and a group decodes quickly. */
 const ROW_GROUP_SIZE = 16_384;
 
+const SPLIT_SQL = loadSql('./derive-carrier-name-split.sql', import.meta.url);
 const TERMS_SQL = loadSql('./derive-carrier-name-terms.sql', import.meta.url);
 const DICT_SQL = loadSql('./derive-carrier-name-dict.sql', import.meta.url);
 
@@ -105,6 +113,7 @@ function hitsPassSql(lo: number, hi: number): string {
  * without a version bump.
  */
 export const CARRIER_NAME_INDEX_STAMP = hashCanonical({
+  split: SPLIT_SQL,
   terms: TERMS_SQL,
   dict: DICT_SQL,
   row_group_size: ROW_GROUP_SIZE,
@@ -115,13 +124,38 @@ export const CARRIER_NAME_INDEX_STAMP = hashCanonical({
 /** The SQL of the hits store (tests run it over hand-made names): temp tables of terms and pairs, then one pass. */
 export const nameHitsSql = { terms: HIT_TERMS_SQL, pairs: HIT_PAIRS_SQL, pass: hitsPassSql };
 
-/** Writes carrier_name_terms from the carriers table, then carrier_name_dict from it, then the hits store. */
+/**
+ * The index's tables as the publish derives them (tests make tables of them): `split` creates the temp table
+ * carrier_name_split, which `terms` reads, and `dict` reads carrier_name_terms.
+ */
+export const nameIndexSql = { split: SPLIT_SQL, terms: TERMS_SQL, dict: DICT_SQL };
+
+/** The temp tables of a derive of the index, dropped when it ends (a failed one included). */
+const NAME_INDEX_TEMP_TABLES = [
+  'carrier_name_split',
+  'name_pair_postings',
+  'name_digit_runs',
+  'name_pairs',
+  'name_set_records',
+  'name_hit_records',
+  'name_hit_pairs',
+  'name_hit_terms',
+];
+
+/**
+ * Writes carrier_name_terms and carrier_name_dict from one split of the carriers' names, reads the sets store's
+ * pairs and digit runs off the same split (then drops it: 8.9 M rows at full scale), then writes the hits store and
+ * the sets store.
+ */
 export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBConnection): Promise<void> {
   const opts = { columns: 'query', rowGroupSize: ROW_GROUP_SIZE } as const;
-  await ctx.replaceParquetTable('carrier_name_terms', TERMS_SQL, opts);
-  await ctx.replaceParquetTable('carrier_name_dict', DICT_SQL, opts);
-  await conn.run(HIT_TERMS_SQL(nameHitsOptions.minPostings));
   try {
+    await conn.run(SPLIT_SQL);
+    await ctx.replaceParquetTable('carrier_name_terms', TERMS_SQL, opts);
+    await ctx.replaceParquetTable('carrier_name_dict', DICT_SQL, opts);
+    await deriveNameRuns(conn);
+    await conn.run('DROP TABLE carrier_name_split');
+    await conn.run(HIT_TERMS_SQL(nameHitsOptions.minPostings));
     await conn.run(HIT_PAIRS_SQL);
     // Passes over term ranges of at most passPostings postings (a term is never split).
     const sizes = await queryRows(conn, `SELECT qi, sum(n)::BIGINT AS n FROM name_hit_pairs GROUP BY qi ORDER BY qi`);
@@ -158,10 +192,7 @@ export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBCon
     const sets = order ? await nameSetsBatchesInNode(conn, order) : null;
     if (sets) await ctx.writePacked(CARRIER_NAME_SETS, sets);
   } finally {
-    for (const t of ['name_set_records', 'name_pairs', 'name_pair_postings']) await conn.run(`DROP TABLE IF EXISTS ${t}`);
-    await conn.run('DROP TABLE IF EXISTS name_hit_records');
-    await conn.run('DROP TABLE IF EXISTS name_hit_pairs');
-    await conn.run('DROP TABLE IF EXISTS name_hit_terms');
+    for (const t of NAME_INDEX_TEMP_TABLES) await conn.run(`DROP TABLE IF EXISTS ${t}`);
   }
 }
 

@@ -32,39 +32,48 @@ export const NAME_SET_POSTINGS_SQL = `SELECT d.i, t.dot_number, t.flag
   JOIN (SELECT term, (row_number() OVER (ORDER BY term) - 1)::INTEGER AS i FROM carrier_name_dict) d ON d.term = t.term`;
 
 /**
- * The pairs' postings as the temp table name_pair_postings (a, sep, b, dot_number, flag): a posting's term (number
- * a), the separator run its tail starts with, and the run after it (number b) when that run has a letter (a term);
- * flag 0 when the pair is the whole name (the term starts the name, flag 1, and the tail is the separator and b), 1
- * when it starts the name, else 2. A posting whose tail is empty (the name's last run) or whose next run is digits
- * alone has no pair.
+ * The pairs' postings as the temp table name_pair_postings (a, sep, b, dot_number, flag), from the split names
+ * (carrier_name_split, derive-carrier-name-split.sql) and the dictionary: each part i of a name but its last, when it
+ * is a term (number a), with the separator run after it and the next part when that is a term too (number b). flag 0
+ * when the pair is the whole name (two parts), 1 when it starts the name (i = 1), else 2. A part followed by digits
+ * alone, or by nothing, has no pair. The same rows as reading the separator and the next run off each posting's tail.
  */
 export const NAME_PAIR_POSTINGS_SQL = `CREATE OR REPLACE TEMP TABLE name_pair_postings AS
   WITH d AS (SELECT term, (row_number() OVER (ORDER BY term) - 1)::INTEGER AS i FROM carrier_name_dict),
-  p AS (
-    SELECT term, dot_number, flag, tail,
-      regexp_extract(tail, '^([^a-z0-9]+)([a-z0-9]*[a-z][a-z0-9]*)', ['sep', 'b']) AS m
-    FROM carrier_name_terms WHERE tail <> ''
+  firsts AS (
+    SELECT dot_number, parts, seps, unnest(parts[:-2]) AS term, generate_subscripts(parts[:-2], 1) AS i
+    FROM carrier_name_split WHERE len(parts) >= 2
+  ), p AS (
+    SELECT term, dot_number, seps[i] AS sep, parts[i + 1] AS b,
+      (CASE WHEN i = 1 AND len(parts) = 2 THEN 0 WHEN i = 1 THEN 1 ELSE 2 END)::UTINYINT AS flag
+    FROM firsts
   )
-  SELECT da.i AS a, p.m.sep AS sep, db.i AS b, p.dot_number,
-    (CASE WHEN p.flag = 1 AND p.tail = p.m.sep || p.m.b THEN 0 WHEN p.flag = 1 THEN 1 ELSE 2 END)::UTINYINT AS flag
-  FROM p JOIN d da ON da.term = p.term JOIN d db ON db.term = p.m.b
-  WHERE p.m.b <> ''`;
+  SELECT da.i AS a, p.sep, db.i AS b, p.dot_number, p.flag
+  FROM p JOIN d da ON da.term = p.term JOIN d db ON db.term = p.b`;
 /** The distinct pairs, numbered in (a, sep, b) order, as the temp table name_pairs. */
 const NAME_PAIRS_SQL = `CREATE OR REPLACE TEMP TABLE name_pairs AS
   SELECT a, sep, b, (row_number() OVER (ORDER BY a, sep, b) - 1)::INTEGER AS pi
   FROM (SELECT DISTINCT a, sep, b FROM name_pair_postings)`;
 /**
- * Every run of digits alone of every lower-cased legal and DBA name (the runs of [a-z0-9] the terms leave out), with
- * its carrier, in run order: a phrase with a number is narrowed to the carriers having that number.
+ * Every run of digits alone of every lower-cased legal and DBA name (the parts the terms leave out), with its carrier,
+ * as the temp table name_digit_runs: a phrase with a number is narrowed to the carriers having that number. A part is
+ * a run of [a-z0-9], so regexp_full_match of the digits tells it (DuckDB's ltrim of a character set cost ten times as
+ * much).
  */
-export const NAME_DIGIT_RUNS_SQL = `WITH named AS (
-    SELECT dot_number, lower(legal_name) AS n FROM carriers WHERE legal_name IS NOT NULL
-    UNION ALL
-    SELECT dot_number, lower(dba_name) FROM carriers WHERE dba_name IS NOT NULL
-  ), runs AS (SELECT dot_number, unnest(string_split_regex(n, '[^a-z0-9]+')) AS r FROM named)
-  SELECT r, dot_number FROM runs WHERE r <> '' AND ltrim(r, '0123456789') = '' ORDER BY r`;
+export const NAME_DIGIT_RUNS_SQL = `CREATE OR REPLACE TEMP TABLE name_digit_runs AS
+  SELECT r, dot_number FROM (SELECT dot_number, unnest(parts) AS r FROM carrier_name_split)
+  WHERE regexp_full_match(r, '[0-9]+')`;
 
-/** The digit runs' blocks (runs ascending, a run's ords ascending and distinct), streamed from NAME_DIGIT_RUNS_SQL. */
+/**
+ * The temp tables the sets store is computed from (name_pair_postings, name_digit_runs), read off the split names
+ * while carrier_name_split and carrier_name_dict exist; nameSetsBatchesInNode reads them, the caller drops them.
+ */
+export async function deriveNameRuns(conn: DuckDBConnection): Promise<void> {
+  await conn.run(NAME_PAIR_POSTINGS_SQL);
+  await conn.run(NAME_DIGIT_RUNS_SQL);
+}
+
+/** The digit runs' blocks (runs ascending, a run's ords ascending and distinct), streamed from name_digit_runs. */
 async function digitBlocks(conn: DuckDBConnection, order: CarrierOrder): Promise<Array<{ runs: string[]; ords: number[] }>> {
   const blocks: Array<{ runs: string[]; ords: number[] }> = [];
   let block = { runs: [] as string[], ords: [] as number[] };
@@ -84,7 +93,7 @@ async function digitBlocks(conn: DuckDBConnection, order: CarrierOrder): Promise
     }
     ords = [];
   };
-  const result = await conn.stream(NAME_DIGIT_RUNS_SQL);
+  const result = await conn.stream(`SELECT r, dot_number FROM name_digit_runs ORDER BY r`);
   for (;;) {
     const chunk = await result.fetchChunk();
     if (!chunk || chunk.rowCount === 0) break;
@@ -118,11 +127,11 @@ function sortedDistinct(a: Uint32Array): Uint32Array {
 /**
  * The store's selects for writePacked (each pass's records appended to the temp table name_set_records, read back
  * before the next pass replaces it), or null when its keys do not fit (the search then keeps the SQL over the terms).
+ * Reads carrier_name_terms, carrier_name_dict and deriveNameRuns's temp tables.
  */
 export async function nameSetsBatchesInNode(conn: DuckDBConnection, order: CarrierOrder): Promise<AsyncIterable<string> | null> {
   const terms = (await queryRows(conn, `SELECT term FROM carrier_name_dict ORDER BY term`)).map((r) => String(r.term));
   const n = order.dotOf.length;
-  await conn.run(NAME_PAIR_POSTINGS_SQL);
   await conn.run(NAME_PAIRS_SQL);
   const [{ pairs }] = await queryRows(conn, `SELECT count(*)::INTEGER AS pairs FROM name_pairs`);
   const digits = await digitBlocks(conn, order);

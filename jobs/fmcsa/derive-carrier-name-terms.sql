@@ -1,6 +1,7 @@
 -- Carrier name index, postings (issue 22: /api/carriers?name= without a scan of every name). One row per word of
--- a carrier's lower-cased legal or DBA name that has a letter, in term order, written as the parquet-only table
--- carrier_name_terms, so the carriers having a term are one contiguous range found by row-group min/max:
+-- a carrier's lower-cased legal or DBA name that has a letter (its parts in the temp table carrier_name_split,
+-- derive-carrier-name-split.sql), in term order, written as the parquet-only table carrier_name_terms, so the
+-- carriers having a term are one contiguous range found by row-group min/max:
 --  - term: a maximal run of [a-z0-9] with at least one letter in lower(legal_name) or lower(dba_name), the same
 --    lower() the search's contains() applies (service/carriers/search-carriers*.sql). Runs of digits alone are
 --    left out (every sample name ends in a unique number): a name query without a letter is answered by the scan;
@@ -16,17 +17,9 @@
 -- is contained in a name exactly when a term of it ends with w1 and its tail starts with r (the name's run there
 -- ends where w1 does, since r starts with a separator); it starts the name when that term is the first (flag 0/1)
 -- and equals w1, and is the name when, besides, the tail is r (search-carriers-by-phrase.sql).
-WITH named AS (
-  SELECT dot_number, power_units, phy_state, lower(legal_name) AS name_lc FROM carriers WHERE legal_name IS NOT NULL
-  UNION ALL
-  SELECT dot_number, power_units, phy_state, lower(dba_name) FROM carriers WHERE dba_name IS NOT NULL
-), split AS (
-  SELECT dot_number, power_units, phy_state, name_lc, string_split_regex(name_lc, '[^a-z0-9]+') AS parts,
-    regexp_extract_all(name_lc, '[^a-z0-9]+') AS seps
-  FROM named
-), termed AS (
+WITH termed AS (
   SELECT dot_number, power_units, phy_state, name_lc, parts, seps, unnest(parts) AS term, generate_subscripts(parts, 1) AS i
-  FROM split
+  FROM carrier_name_split
 )
 -- A term is a run of [a-z0-9], so "has a letter" is regexp_matches(term, '[a-z]') (half the cost of testing what
 -- ltrim of the digits leaves); only the first term can be the whole name. A name has one separator run fewer than

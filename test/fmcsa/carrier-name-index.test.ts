@@ -1,5 +1,5 @@
 /**
- * The carrier name index built at FMCSA publish (jobs/fmcsa/derive-carrier-name-terms.sql and -dict.sql) read by
+ * The carrier name index built at FMCSA publish (jobs/fmcsa/derive-carrier-name-split.sql, -terms.sql, -dict.sql) read by
  * service/carriers/search-carriers-by-term.sql, over hand-made and random names the generated sample lacks: DBA
  * names, punctuation and leading separators, one-word names, repeated words, non-ASCII letters (one of which
  * lower-cases to ASCII), digits, fleet-size ties and nulls. For every name query the index answers, one word
@@ -10,9 +10,9 @@ import { mkdir } from 'node:fs/promises';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nameHitsSql } from '../../jobs/fmcsa/carrier-name-index.ts';
+import { nameHitsSql, nameIndexSql } from '../../jobs/fmcsa/carrier-name-index.ts';
 import { MAX_DOT, nameHitsBatchesInNode, nameHitPostingsSql, readCarrierOrder } from '../../jobs/fmcsa/carrier-name-hits.ts';
-import { nameSetsBatchesInNode } from '../../jobs/fmcsa/carrier-name-sets.ts';
+import { deriveNameRuns, nameSetsBatchesInNode } from '../../jobs/fmcsa/carrier-name-sets.ts';
 import {
   CARRIER_NAME_SETS,
   decodeOrdSet,
@@ -30,7 +30,18 @@ import { NAME_HITS_HEADER, NAME_HITS_SLOTS, NAME_HITS_TERMS_KEY, nameHitsPage } 
 import { loadSql, type Params, queryRows } from '../../lib/warehouse/duckdb.ts';
 import { Rng } from '../../ingest/sample/sample-kit.ts';
 
-const derive = (f: string) => loadSql(`../../jobs/fmcsa/${f}`, import.meta.url);
+/**
+ * The index's tables of the carriers table as it is, as the publish derives them (carrier-name-index.ts; there the
+ * terms and the dictionary are parquet-only tables, here tables of the same queries), with the sets store's temp
+ * tables of pairs and digit runs read off the same split.
+ */
+async function deriveIndexTables(conn: DuckDBConnection): Promise<void> {
+  await conn.run(nameIndexSql.split);
+  await conn.run(`CREATE OR REPLACE TABLE carrier_name_terms AS ${nameIndexSql.terms}`);
+  await conn.run(`CREATE OR REPLACE TABLE carrier_name_dict AS ${nameIndexSql.dict}`);
+  await deriveNameRuns(conn);
+  await conn.run('DROP TABLE carrier_name_split');
+}
 const service = (f: string) => loadSql(`../../service/carriers/${f}`, import.meta.url);
 /** The names the index answers as one word (carriers.queries.ts nameIndexQuery). */
 const INDEXED = /^[a-z0-9]*[a-z][a-z0-9]*$/;
@@ -108,9 +119,7 @@ describe('carrier name index: the same page and total as the scan of every name'
       app.endRow();
     });
     app.closeSync();
-    // The publish writes both as parquet-only tables; here they are tables of the same queries.
-    await conn.run(`CREATE TABLE carrier_name_terms AS ${derive('derive-carrier-name-terms.sql')}`);
-    await conn.run(`CREATE TABLE carrier_name_dict AS ${derive('derive-carrier-name-dict.sql')}`);
+    await deriveIndexTables(conn);
   });
   afterAll(() => {
     conn?.closeSync();
@@ -539,8 +548,7 @@ describe('carrier name index: the same page and total as the scan of every name'
       await all.store.close();
       // ASCII names only: every longer phrase is answered, and as the scan answers it.
       await conn.run(`DELETE FROM carriers WHERE regexp_matches(coalesce(legal_name, '') || coalesce(dba_name, ''), '[^\\x00-\\x7f]')`);
-      await conn.run(`CREATE OR REPLACE TABLE carrier_name_terms AS ${derive('derive-carrier-name-terms.sql')}`);
-      await conn.run(`CREATE OR REPLACE TABLE carrier_name_dict AS ${derive('derive-carrier-name-dict.sql')}`);
+      await deriveIndexTables(conn);
       const { store, roomy, tight } = await storeOf(path.join(dir, 'ascii'));
       expect(roomy.header.digit_firsts?.length).toBeGreaterThan(0);
       let answered = 0;
@@ -576,8 +584,7 @@ describe('carrier name index: the same page and total as the scan of every name'
     } finally {
       await conn.run(`CREATE OR REPLACE TABLE carriers AS SELECT * FROM carriers_saved`);
       await conn.run(`DROP TABLE carriers_saved`);
-      await conn.run(`CREATE OR REPLACE TABLE carrier_name_terms AS ${derive('derive-carrier-name-terms.sql')}`);
-      await conn.run(`CREATE OR REPLACE TABLE carrier_name_dict AS ${derive('derive-carrier-name-dict.sql')}`);
+      await deriveIndexTables(conn);
       await removeDir(dir);
     }
   });
