@@ -151,7 +151,15 @@ export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBCon
   const opts = { columns: 'query', rowGroupSize: ROW_GROUP_SIZE } as const;
   try {
     await conn.run(SPLIT_SQL);
-    await ctx.replaceParquetTable('carrier_name_terms', TERMS_SQL, opts);
+    // The terms' sort (14.2 M postings with their tails at full scale) spills under publish's 1 GB: with insertion
+    // order kept, DuckDB sorts and writes it in 9.6 s on 2 threads; without it (publish's setting), 17.3 s on about
+    // one (measured alone on the full-scale carriers). The file's rows are the same either way: ORDER BY term.
+    await conn.run('SET preserve_insertion_order = true');
+    try {
+      await ctx.replaceParquetTable('carrier_name_terms', TERMS_SQL, opts);
+    } finally {
+      await conn.run('SET preserve_insertion_order = false');
+    }
     await ctx.replaceParquetTable('carrier_name_dict', DICT_SQL, opts);
     await deriveNameRuns(conn);
     await conn.run('DROP TABLE carrier_name_split');

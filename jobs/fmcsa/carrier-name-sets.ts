@@ -116,14 +116,6 @@ async function digitBlocks(conn: DuckDBConnection, order: CarrierOrder): Promise
 /** Every pair posting with its pair's number. */
 const PAIR_SET_POSTINGS_SQL = `SELECT n.pi, p.dot_number, p.flag FROM name_pair_postings p JOIN name_pairs n USING (a, sep, b)`;
 
-/** Sorted distinct values of `a` (sorted in place), as a view of it. */
-function sortedDistinct(a: Uint32Array): Uint32Array {
-  a.sort();
-  let k = 0;
-  for (let i = 0; i < a.length; i++) if (i === 0 || a[i] !== a[k - 1]) a[k++] = a[i]!;
-  return a.subarray(0, k);
-}
-
 /**
  * The store's selects for writePacked (each pass's records appended to the temp table name_set_records, read back
  * before the next pass replaces it), or null when its keys do not fit (the search then keeps the SQL over the terms).
@@ -215,25 +207,43 @@ async function setRecords(
   const flags = p.c;
   const { starts, idx } = groupPostings(p, 0, termCount);
   const out: Array<[number, string]> = [];
+  // A term's postings as ord * 4 + flag (ords < MAX_DOT + 1, so under 2^32), sorted once: a carrier's first entry
+  // has its lowest flag, which puts it in `contains` (any flag), `first` (flag 0 or 1) and `whole` (flag 0).
   let buf = new Uint32Array(1 << 16);
-  const setOf = (from: number, to: number, maxFlag: number): string | null => {
-    let k = 0;
-    for (let j = from; j < to; j++) {
-      const row = idx[j]!;
-      if (flags[row]! <= maxFlag) buf[k++] = ords[row]!;
-    }
-    return encodeOrdSet(sortedDistinct(buf.subarray(0, k)), n);
-  };
+  const sets = { contains: new Uint32Array(1 << 16), first: new Uint32Array(1 << 16), whole: new Uint32Array(1 << 16) };
   for (let t = 0; t < termCount; t++) {
     const from = starts[t]!;
     const to = starts[t + 1]!;
-    if (to - from > buf.length) buf = new Uint32Array(to - from);
-    for (const [kind, maxFlag] of [
-      ['contains', 2],
-      ['first', 1],
-      ['whole', 0],
+    if (to - from > buf.length) {
+      buf = new Uint32Array(to - from);
+      sets.contains = new Uint32Array(to - from);
+      sets.first = new Uint32Array(to - from);
+      sets.whole = new Uint32Array(to - from);
+    }
+    for (let j = from; j < to; j++) {
+      const row = idx[j]!;
+      buf[j - from] = ords[row]! * 4 + flags[row]!;
+    }
+    const keys = buf.subarray(0, to - from).sort();
+    let c = 0;
+    let f = 0;
+    let w = 0;
+    let last = -1;
+    for (let j = 0; j < keys.length; j++) {
+      const ord = keys[j]! >>> 2;
+      if (ord === last) continue;
+      last = ord;
+      const flag = keys[j]! & 3;
+      sets.contains[c++] = ord;
+      if (flag <= 1) sets.first[f++] = ord;
+      if (flag === 0) sets.whole[w++] = ord;
+    }
+    for (const [kind, size] of [
+      ['contains', c],
+      ['first', f],
+      ['whole', w],
     ] as const) {
-      const text = setOf(from, to, maxFlag);
+      const text = encodeOrdSet(sets[kind].subarray(0, size), n);
       if (text) out.push([keyOf(t, kind), text]);
     }
   }
