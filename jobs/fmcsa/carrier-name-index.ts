@@ -2,8 +2,9 @@
  * The carrier search's name index, built at FMCSA publish (issue 22: `/api/carriers?name=` without a scan of every
  * name): derive-carrier-name-split.sql splits every carrier's legal and DBA name once into its runs, from which
  * derive-carrier-name-terms.sql writes the terms in (term, answer order), derive-carrier-name-dict.sql their
- * dictionary, and the sets store its pairs and digit runs (carrier-name-sets.ts deriveNameRuns). Both are parquet-only tables in small row groups, so a
- * query reads the row groups of its terms alone (service/carriers/search-carriers-by-term.sql).
+ * dictionary, and the sets store its pairs and digit runs (carrier-name-sets.ts deriveNameRuns). The terms and the
+ * dictionary are parquet-only tables in small row groups, so a query reads the row groups of its terms alone
+ * (service/carriers/search-carriers-by-term.sql).
  *
  * On top of them, the packed carrier_name_hits store (layout: ingest/fmcsa/search-store-keys.ts) holds the answer of
  * every frequent term as a query: its matches (the carriers having a term that contains it) ranked and counted once,
@@ -14,7 +15,7 @@
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { hashCanonical } from '../../lib/hash.ts';
-import { loadSql, queryRows } from '../../lib/warehouse/duckdb.ts';
+import { loadSql, queryRows, withInsertionOrder } from '../../lib/warehouse/duckdb.ts';
 import type { PackedSelect } from '../../lib/warehouse/packed-store.ts';
 import type { DeriveContext } from '../../lib/warehouse/publish.ts';
 import { sortedJoinSql } from '../../lib/warehouse/sorted-list-sql.ts';
@@ -153,13 +154,9 @@ export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBCon
     await conn.run(SPLIT_SQL);
     // The terms' sort (14.2 M postings with their tails at full scale) spills under publish's 1 GB: with insertion
     // order kept, DuckDB sorts and writes it in 9.6 s on 2 threads; without it (publish's setting), 17.3 s on about
-    // one (measured alone on the full-scale carriers). The file's rows are the same either way: ORDER BY term.
-    await conn.run('SET preserve_insertion_order = true');
-    try {
-      await ctx.replaceParquetTable('carrier_name_terms', TERMS_SQL, opts);
-    } finally {
-      await conn.run('SET preserve_insertion_order = false');
-    }
+    // one (measured alone on the full-scale carriers). The file's rows are the same either way: ORDER BY term. The
+    // session's setting is restored.
+    await withInsertionOrder(conn, true, () => ctx.replaceParquetTable('carrier_name_terms', TERMS_SQL, opts));
     await ctx.replaceParquetTable('carrier_name_dict', DICT_SQL, opts);
     await deriveNameRuns(conn);
     await conn.run('DROP TABLE carrier_name_split');

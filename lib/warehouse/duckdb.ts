@@ -116,6 +116,20 @@ export function bindParams(stmt: DuckDBPreparedStatement, params: Params = {}): 
   }
 }
 
+/**
+ * Runs `fn` with the session's `preserve_insertion_order` set to `ordered`, then puts the session's setting back
+ * (what a statement may gain either way is measured where it is used: packed-store.ts, carrier-name-index.ts).
+ */
+export async function withInsertionOrder<T>(conn: DuckDBConnection, ordered: boolean, fn: () => Promise<T>): Promise<T> {
+  const [was] = (await conn.runAndReadAll(`SELECT current_setting('preserve_insertion_order')::BOOLEAN`)).getRows();
+  await conn.run(`SET preserve_insertion_order = ${ordered}`);
+  try {
+    return await fn();
+  } finally {
+    await conn.run(`SET preserve_insertion_order = ${was?.[0] === false ? 'false' : 'true'}`);
+  }
+}
+
 /** Runs one statement with named parameters and returns rows as JSON-safe objects (BIGINT/DECIMAL as strings, dates ISO). */
 export async function queryRows(conn: DuckDBConnection, sql: string, params?: Params): Promise<Row[]> {
   if (!params || Object.keys(params).length === 0) {

@@ -27,7 +27,7 @@ import { readSync } from 'node:fs';
 import { open, readFile, rename, rm, stat, type FileHandle } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { quoteLiteral } from './duckdb.ts';
+import { quoteLiteral, withInsertionOrder } from './duckdb.ts';
 
 const MAGIC = 'PLPK0001';
 const HEADER = 16;
@@ -105,17 +105,12 @@ async function copyPackedLines(conn: DuckDBConnection, selectSql: PackedSelect, 
   // than with two (measured on the 4.4 M-row carrier snapshot); QUOTE '' writes the text as it is.
   // Line order is free (the index is sorted by key): without insertion order DuckDB builds and writes the lines on
   // every thread at once (about a third less CPU for the JSON stores, issue 22). The session's setting is restored.
-  const copy = async (sql: string, to: string) => {
-    const [order] = (await conn.runAndReadAll(`SELECT current_setting('preserve_insertion_order')::BOOLEAN`)).getRows();
-    await conn.run(`SET preserve_insertion_order = false`);
-    try {
-      await conn.run(
+  const copy = (sql: string, to: string) =>
+    withInsertionOrder(conn, false, () =>
+      conn.run(
         `COPY (SELECT CAST(k AS VARCHAR) || chr(9) || coalesce(v, '') FROM (${sql}) AS packed_source(k, v)) TO ${quoteLiteral(to)} (FORMAT csv, HEADER false, QUOTE '', ESCAPE '')`,
-      );
-    } finally {
-      await conn.run(`SET preserve_insertion_order = ${order?.[0] === false ? 'false' : 'true'}`);
-    }
-  };
+      ),
+    );
   if (typeof selectSql === 'string') {
     await copy(selectSql, file);
     return;
