@@ -165,12 +165,12 @@ export const KEY_ROW_GROUP = 8192;
 /**
  * `joinLeavesOnce` false: a folded file in key order takes its chains' first rows and day counts from an aggregate over
  * its rows and its leaves in a second join, as before 2026-11-26 evening (test/quotes/fold-leaves-join.test.ts compares
- * both ways' parts byte for byte).
+ * both ways' parts byte for byte). `prefetch` false: each batch's record texts are read only once the batch before was
+ * folded, as before 2026-11-27. `batchRows`: bars per batch of the JS fold (record texts of about this many bars are
+ * held at once, ~200 bytes each; two batches while the next is read ahead). Tests lower it to fold a file in several
+ * batches (test/quotes/fold-prefetch.test.ts compares the parts with and without prefetch byte for byte).
  */
-export const quoteFoldOptions = { joinLeavesOnce: true };
-
-/** Bars per batch of the JS fold (record texts of about this many bars are held at once, ~200 bytes each). */
-const FOLD_BATCH_ROWS = 65_536;
+export const quoteFoldOptions = { joinLeavesOnce: true, prefetch: true, batchRows: 65_536 };
 
 export interface FileFoldResult {
   rows: number;
@@ -272,48 +272,74 @@ export async function foldFileChains(
     if (folded) {
       // Per batch of tickers, one BLOB per chain: its record JSON texts in date order as UTF-8, '\n'-separated (dates
       // are unique: checked above; the texts hold no newline). Hashed here with the one-shot SHA-256 (cheaper than
-      // DuckDB's sha256()). Batches of about FOLD_BATCH_ROWS bars bound the bytes held at once.
+      // DuckDB's sha256()). Batches of about `quoteFoldOptions.batchRows` bars bound the bytes held at once.
       const tickers = await queryRows(conn, `SELECT ticker, count(*)::BIGINT AS n FROM quote_file_rows GROUP BY ticker ORDER BY ticker`);
       rowCount = tickers.reduce((a, r) => a + Number(r.n), 0);
       const batches: Array<[string, string]> = [];
       for (let k = 0, rows = 0, lo = ''; k < tickers.length; k++) {
         if (rows === 0) lo = String(tickers[k].ticker);
         rows += Number(tickers[k].n);
-        if (rows >= FOLD_BATCH_ROWS || k === tickers.length - 1) {
+        if (rows >= quoteFoldOptions.batchRows || k === tickers.length - 1) {
           batches.push([lo, String(tickers[k].ticker)]);
           rows = 0;
         }
       }
+      // The next batch's record texts are read (DuckDB, on a libuv thread) while this batch is folded (the JS thread),
+      // so a child keeps a core busy during its own fold instead of waiting for the JS thread and then for DuckDB in
+      // turn (issue 22 item 3). The leaves are appended after the last batch: an appender writes to its connection when
+      // a chunk fills, and no statement may run on the connection meanwhile.
+      const folds: Array<{ ticker: string; adjustment: string; leaves: string; first_row: bigint; days: number }> = [];
+      const readBatch = async ([lo, hi]: [string, string]) => {
+        let chains = await read(lo, hi, !ordered);
+        if (!chains.every((c) => c.in_order)) chains = await read(lo, hi, true);
+        return chains;
+      };
+      // Without ORDER BY the aggregate appends rows in scan order, which is date order for a file in key order (a
+      // scratch database runs one thread); that order is checked in the same aggregate (ROW_ORDER_SQL), and a
+      // batch with any chain out of row order is read again with ORDER BY (sorting the texts costs ~40% of the query).
+      const read = async (lo: string, hi: string, sorted: boolean) => {
+        const stmt = await conn.prepare(
+          `SELECT ticker, adjustment, encode(string_agg(${RECORD_JSON_SQL}, '\n'${sorted ? ' ORDER BY i.quote_date' : ''})) AS recs,
+            count(*)::INTEGER AS days, ${sorted ? 'true' : ROW_ORDER_SQL} AS in_order, min(i.rowid)::BIGINT AS first_row
+        FROM quote_file_rows i WHERE ticker BETWEEN $lo AND $hi GROUP BY ticker, adjustment`,
+        );
+        try {
+          bindParams(stmt, { lo, hi });
+          return chainTexts(await stmt.run());
+        } finally {
+          stmt.destroySync();
+        }
+      };
+      let next = batches.length ? readBatch(batches[0]!) : null;
+      try {
+        for (let b = 0; next; b++) {
+          const chains = await next;
+          next = b + 1 < batches.length && quoteFoldOptions.prefetch ? readBatch(batches[b + 1]!) : null;
+          // The fold (ingest/quotes/chain.ts QuoteChainFold with one version per day): day 0's parent is the source leaf.
+          for (const c of chains)
+            folds.push({
+              ticker: c.ticker,
+              adjustment: c.adjustment,
+              leaves: foldChainLeavesBytes(t, c.recs, c.days),
+              first_row: c.first_row,
+              days: c.days,
+            });
+          if (!next && b + 1 < batches.length) next = readBatch(batches[b + 1]!);
+        }
+      } catch (e) {
+        // A fold that throws while the next read runs: that read ends before the caller's cleanup uses the connection.
+        await next?.catch(() => {});
+        throw e;
+      }
       const app = await conn.createAppender('quote_file_leaves', 'main', 'temp');
       try {
-        for (const [lo, hi] of batches) {
-          // Without ORDER BY the aggregate appends rows in scan order, which is date order for a file in key order (a
-          // scratch database runs one thread); that order is checked in the same aggregate (ROW_ORDER_SQL), and a
-          // batch with any chain out of row order is read again with ORDER BY (sorting the texts costs ~40% of the query).
-          const read = async (sorted: boolean) => {
-            const stmt = await conn.prepare(
-              `SELECT ticker, adjustment, encode(string_agg(${RECORD_JSON_SQL}, '\n'${sorted ? ' ORDER BY i.quote_date' : ''})) AS recs,
-                count(*)::INTEGER AS days, ${sorted ? 'true' : ROW_ORDER_SQL} AS in_order, min(i.rowid)::BIGINT AS first_row
-            FROM quote_file_rows i WHERE ticker BETWEEN $lo AND $hi GROUP BY ticker, adjustment`,
-            );
-            try {
-              bindParams(stmt, { lo, hi });
-              return chainTexts(await stmt.run());
-            } finally {
-              stmt.destroySync();
-            }
-          };
-          let chains = await read(!ordered);
-          if (!chains.every((c) => c.in_order)) chains = await read(true);
-          for (const c of chains) {
-            // The fold (ingest/quotes/chain.ts QuoteChainFold with one version per day): day 0's parent is the source leaf.
-            app.appendVarchar(c.ticker);
-            app.appendVarchar(c.adjustment);
-            app.appendVarchar(foldChainLeavesBytes(t, c.recs, c.days));
-            app.appendBigInt(c.first_row);
-            app.appendBigInt(BigInt(c.days));
-            app.endRow();
-          }
+        for (const f of folds) {
+          app.appendVarchar(f.ticker);
+          app.appendVarchar(f.adjustment);
+          app.appendVarchar(f.leaves);
+          app.appendBigInt(f.first_row);
+          app.appendBigInt(BigInt(f.days));
+          app.endRow();
         }
       } finally {
         app.closeSync();
