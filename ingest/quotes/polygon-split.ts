@@ -75,6 +75,8 @@ export class PolygonResultsSplitter {
   plain: boolean;
   /** The tail of the last chunk from a result start that matched neither regex, scanned again with the next chunk. */
   private carry: Buffer | null = null;
+  /** The separators' offsets of the run of results being copied (scan), reused from chunk to chunk. */
+  private sepAt: number[] = [];
 
   constructor(
     private readonly file: string,
@@ -168,38 +170,52 @@ export class PolygonResultsSplitter {
         }
         if (b === OPEN_OBJ && this.flatFastPath) {
           text ??= chunk.toString('latin1');
-          // A plain result is flat too; while the file is plain, its results are tried as plain first (one pass each).
-          let end = -1;
-          let plainHit = false;
-          if (this.plain) {
-            PLAIN_RESULT.lastIndex = i;
-            plainHit = PLAIN_RESULT.test(text);
-            if (plainHit) end = PLAIN_RESULT.lastIndex;
+          // A run of adjacent results that match (`{…},{…},…`) is copied in one step: its bytes up to and including the
+          // last one's separator, each separator then overwritten by the newline that ends its line. That is the bytes
+          // the result-by-result copy gave (each result's bytes and a newline), without a copy call per result (about
+          // 0.05 s of the JS thread per 504,000-result file, issue 22 item 3).
+          let at = i;
+          let seps = 0;
+          let lastSep = -1;
+          for (;;) {
+            // A plain result is flat too; while the file is plain, its results are tried as plain first (one pass each).
+            let end = -1;
+            let plainHit = false;
+            if (this.plain) {
+              PLAIN_RESULT.lastIndex = at;
+              plainHit = PLAIN_RESULT.test(text);
+              if (plainHit) end = PLAIN_RESULT.lastIndex;
+            }
+            if (end < 0) {
+              FLAT_RESULT.lastIndex = at;
+              if (FLAT_RESULT.test(text)) end = FLAT_RESULT.lastIndex;
+            }
+            // No match: the run ends before this result, which the code below takes as before (it tries it again).
+            if (end < 0) break;
+            if (!plainHit) this.plain = false;
+            lastSep = end - 1;
+            this.sepAt[seps++] = lastSep;
+            this.elements++;
+            if (chunk[lastSep] === CLOSE_ARR || lastSep + 1 >= n || chunk[lastSep + 1] !== OPEN_OBJ) break;
+            at = lastSep + 1;
           }
-          if (end < 0) {
-            FLAT_RESULT.lastIndex = i;
-            if (FLAT_RESULT.test(text)) end = FLAT_RESULT.lastIndex;
+          if (seps > 0) {
+            const o0 = o - i;
+            o += chunk.copy(out, o, i, lastSep + 1);
+            for (let k = 0; k < seps; k++) out[o0 + this.sepAt[k]!] = NEWLINE;
+            if (chunk[lastSep] === CLOSE_ARR) {
+              inResults = false;
+              depth = 1;
+              restStart = lastSep;
+            }
+            i = lastSep;
+            continue;
           }
-          if (end < 0 && !last && n - i <= MAX_CARRY_BYTES) {
+          if (!last && n - i <= MAX_CARRY_BYTES) {
             // Most likely a result cut by the chunk's end: its bytes are kept and scanned again at the front of the next
             // chunk (as if the two were one), so a file's results are matched whole whatever the chunking.
             carryFrom = i;
             break;
-          }
-          if (!plainHit) this.plain = false;
-          if (end >= 0) {
-            // The byte scan's outcome in one step: the result's bytes, a newline, and at `]` the end of `results`.
-            const sep = end - 1;
-            o += chunk.copy(out, o, i, sep);
-            out[o++] = NEWLINE;
-            this.elements++;
-            if (chunk[sep] === CLOSE_ARR) {
-              inResults = false;
-              depth = 1;
-              restStart = sep;
-            }
-            i = sep;
-            continue;
           }
         }
         this.plain = false;

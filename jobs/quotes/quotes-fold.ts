@@ -115,9 +115,18 @@ export const QUOTE_INPUT_COLUMNS = [
  * included, takes the list as before, so the flags are the same. The range checks multiply by 1.2 as DECIMAL(38,1):
  * `1.2 * DECIMAL(18,6)` stays DECIMAL(18,7) and overflows above ~8.3e10, which failed the whole file (the product is
  * exact either way, so no flag changes below that).
+ *
+ * The guard (the first WHEN) only has to imply that no flag holds: a row it lets through gets `[]`, any other row the
+ * exact list. Its two range checks are stricter than the flags' and in DOUBLE (the DECIMAL(38,7) products were half of
+ * the flags' CPU, ~0.05 s per 504,000-bar file, issue 22 item 3): `low > 0` (so every price of a row that passes the
+ * other checks is positive), `high <= 1.19999 * max` and `1.19999 * low >= min`. A DECIMAL(18,6) cast to DOUBLE and a
+ * product of two DOUBLEs are each within a relative 1e-15 of the exact value, far inside the 1e-5 margin, so a row
+ * that passes them passes the exact `high <= 1.2 * max` and `low * 1.2 >= min`; a row between the two bounds takes the
+ * list, which is empty for it (test/quotes/flags.test.ts compares with the exact guard, edges included).
  */
 export const FLAGS_SQL = `CASE WHEN c.high >= greatest(c.open, c.close) AND c.low <= least(c.open, c.close) AND c.high >= c.low AND c.volume >= 0
-      AND c.high <= 1.2::DECIMAL(38,1) * greatest(c.open, c.close, coalesce(c.vwap, c.close)) AND c.low * 1.2::DECIMAL(38,1) >= least(c.open, c.close, coalesce(c.vwap, c.close))
+      AND c.low > 0 AND c.high::DOUBLE <= 1.19999 * greatest(c.open, c.close, coalesce(c.vwap, c.close))::DOUBLE
+      AND 1.19999 * c.low::DOUBLE >= least(c.open, c.close, coalesce(c.vwap, c.close))::DOUBLE
       AND (c.vwap IS NULL OR (c.vwap <= c.high AND c.vwap >= c.low))
     THEN []::VARCHAR[]
     ELSE list_filter([
@@ -165,12 +174,12 @@ export const KEY_ROW_GROUP = 8192;
 /**
  * `joinLeavesOnce` false: a folded file in key order takes its chains' first rows and day counts from an aggregate over
  * its rows and its leaves in a second join, as before 2026-11-26 evening (test/quotes/fold-leaves-join.test.ts compares
- * both ways' parts byte for byte).
+ * both ways' parts byte for byte). `prefetch` false: each batch's record texts are read only once the batch before was
+ * folded, as before 2026-11-27. `batchRows`: bars per batch of the JS fold (record texts of about this many bars are
+ * held at once, ~200 bytes each; two batches while the next is read ahead). Tests lower it to fold a file in several
+ * batches (test/quotes/fold-prefetch.test.ts compares the parts with and without prefetch byte for byte).
  */
-export const quoteFoldOptions = { joinLeavesOnce: true };
-
-/** Bars per batch of the JS fold (record texts of about this many bars are held at once, ~200 bytes each). */
-const FOLD_BATCH_ROWS = 65_536;
+export const quoteFoldOptions = { joinLeavesOnce: true, prefetch: true, batchRows: 65_536 };
 
 export interface FileFoldResult {
   rows: number;
@@ -272,48 +281,74 @@ export async function foldFileChains(
     if (folded) {
       // Per batch of tickers, one BLOB per chain: its record JSON texts in date order as UTF-8, '\n'-separated (dates
       // are unique: checked above; the texts hold no newline). Hashed here with the one-shot SHA-256 (cheaper than
-      // DuckDB's sha256()). Batches of about FOLD_BATCH_ROWS bars bound the bytes held at once.
+      // DuckDB's sha256()). Batches of about `quoteFoldOptions.batchRows` bars bound the bytes held at once.
       const tickers = await queryRows(conn, `SELECT ticker, count(*)::BIGINT AS n FROM quote_file_rows GROUP BY ticker ORDER BY ticker`);
       rowCount = tickers.reduce((a, r) => a + Number(r.n), 0);
       const batches: Array<[string, string]> = [];
       for (let k = 0, rows = 0, lo = ''; k < tickers.length; k++) {
         if (rows === 0) lo = String(tickers[k].ticker);
         rows += Number(tickers[k].n);
-        if (rows >= FOLD_BATCH_ROWS || k === tickers.length - 1) {
+        if (rows >= quoteFoldOptions.batchRows || k === tickers.length - 1) {
           batches.push([lo, String(tickers[k].ticker)]);
           rows = 0;
         }
       }
+      // The next batch's record texts are read (DuckDB, on a libuv thread) while this batch is folded (the JS thread),
+      // so a child keeps a core busy during its own fold instead of waiting for the JS thread and then for DuckDB in
+      // turn (issue 22 item 3). The leaves are appended after the last batch: an appender writes to its connection when
+      // a chunk fills, and no statement may run on the connection meanwhile.
+      const folds: Array<{ ticker: string; adjustment: string; leaves: string; first_row: bigint; days: number }> = [];
+      const readBatch = async ([lo, hi]: [string, string]) => {
+        let chains = await read(lo, hi, !ordered);
+        if (!chains.every((c) => c.in_order)) chains = await read(lo, hi, true);
+        return chains;
+      };
+      // Without ORDER BY the aggregate appends rows in scan order, which is date order for a file in key order (a
+      // scratch database runs one thread); that order is checked in the same aggregate (ROW_ORDER_SQL), and a
+      // batch with any chain out of row order is read again with ORDER BY (sorting the texts costs ~40% of the query).
+      const read = async (lo: string, hi: string, sorted: boolean) => {
+        const stmt = await conn.prepare(
+          `SELECT ticker, adjustment, encode(string_agg(${RECORD_JSON_SQL}, '\n'${sorted ? ' ORDER BY i.quote_date' : ''})) AS recs,
+            count(*)::INTEGER AS days, ${sorted ? 'true' : ROW_ORDER_SQL} AS in_order, min(i.rowid)::BIGINT AS first_row
+        FROM quote_file_rows i WHERE ticker BETWEEN $lo AND $hi GROUP BY ticker, adjustment`,
+        );
+        try {
+          bindParams(stmt, { lo, hi });
+          return chainTexts(await stmt.run());
+        } finally {
+          stmt.destroySync();
+        }
+      };
+      let next = batches.length ? readBatch(batches[0]!) : null;
+      try {
+        for (let b = 0; next; b++) {
+          const chains = await next;
+          next = b + 1 < batches.length && quoteFoldOptions.prefetch ? readBatch(batches[b + 1]!) : null;
+          // The fold (ingest/quotes/chain.ts QuoteChainFold with one version per day): day 0's parent is the source leaf.
+          for (const c of chains)
+            folds.push({
+              ticker: c.ticker,
+              adjustment: c.adjustment,
+              leaves: foldChainLeavesBytes(t, c.recs, c.days),
+              first_row: c.first_row,
+              days: c.days,
+            });
+          if (!next && b + 1 < batches.length) next = readBatch(batches[b + 1]!);
+        }
+      } catch (e) {
+        // A fold that throws while the next read runs: that read ends before the caller's cleanup uses the connection.
+        await next?.catch(() => {});
+        throw e;
+      }
       const app = await conn.createAppender('quote_file_leaves', 'main', 'temp');
       try {
-        for (const [lo, hi] of batches) {
-          // Without ORDER BY the aggregate appends rows in scan order, which is date order for a file in key order (a
-          // scratch database runs one thread); that order is checked in the same aggregate (ROW_ORDER_SQL), and a
-          // batch with any chain out of row order is read again with ORDER BY (sorting the texts costs ~40% of the query).
-          const read = async (sorted: boolean) => {
-            const stmt = await conn.prepare(
-              `SELECT ticker, adjustment, encode(string_agg(${RECORD_JSON_SQL}, '\n'${sorted ? ' ORDER BY i.quote_date' : ''})) AS recs,
-                count(*)::INTEGER AS days, ${sorted ? 'true' : ROW_ORDER_SQL} AS in_order, min(i.rowid)::BIGINT AS first_row
-            FROM quote_file_rows i WHERE ticker BETWEEN $lo AND $hi GROUP BY ticker, adjustment`,
-            );
-            try {
-              bindParams(stmt, { lo, hi });
-              return chainTexts(await stmt.run());
-            } finally {
-              stmt.destroySync();
-            }
-          };
-          let chains = await read(!ordered);
-          if (!chains.every((c) => c.in_order)) chains = await read(true);
-          for (const c of chains) {
-            // The fold (ingest/quotes/chain.ts QuoteChainFold with one version per day): day 0's parent is the source leaf.
-            app.appendVarchar(c.ticker);
-            app.appendVarchar(c.adjustment);
-            app.appendVarchar(foldChainLeavesBytes(t, c.recs, c.days));
-            app.appendBigInt(c.first_row);
-            app.appendBigInt(BigInt(c.days));
-            app.endRow();
-          }
+        for (const f of folds) {
+          app.appendVarchar(f.ticker);
+          app.appendVarchar(f.adjustment);
+          app.appendVarchar(f.leaves);
+          app.appendBigInt(f.first_row);
+          app.appendBigInt(BigInt(f.days));
+          app.endRow();
         }
       } finally {
         app.closeSync();
@@ -326,7 +361,9 @@ export async function foldFileChains(
     // rows in the same order (issue 22 item 3).
     const leavesJoined = quoteFoldOptions.joinLeavesOnce && ordered && folded;
     // The leaf of row `c` from the leaves of its chain in `of` (c: joined in, l: quote_file_leaves joined as l).
-    const leafOf = (of: 'c' | 'l') => (folded ? `substr(${of}.leaves, c.day_index * 64 + 1, 64)` : 'NULL::VARCHAR');
+    // `n`: the first n hex digits of the leaf (the leaf key takes 15 of them straight from the chain's leaves: the same
+    // text as cutting the leaf first, one substr less per row).
+    const leafOf = (of: 'c' | 'l', n = 64) => (folded ? `substr(${of}.leaves, c.day_index * 64 + 1, ${n})` : 'NULL::VARCHAR');
     const withLeaves = `SELECT r.*, r.rowid - l.first_row AS day_index, l.leaves FROM quote_file_rows r JOIN quote_file_leaves l USING (ticker, adjustment)`;
     const numbered = ordered
       ? `SELECT r.*, r.rowid - f.first_row AS day_index FROM quote_file_rows r JOIN (SELECT ticker, adjustment, min(rowid) AS first_row FROM quote_file_rows GROUP BY ALL) f USING (ticker, adjustment)`
@@ -340,10 +377,10 @@ export async function foldFileChains(
       : `FROM (${numbered}) c LEFT JOIN quote_file_leaves l USING (ticker, adjustment) ${order}`;
     // The bars part's columns, shared by its tails part (the same values: the heads store is built from either).
     const barColumns = (
-      leaf: string,
+      of: 'c' | 'l',
     ) => `c.ticker, c.adjustment, c.quote_date, c.open, c.high, c.low, c.close, c.volume, c.vwap, c.trade_count, ${FLAGS_SQL} AS flags,
         $dataset::VARCHAR AS dataset, $content_sha256::VARCHAR AS content_sha256, c.day_index::INTEGER AS day_index,
-        ${leaf} AS leaf_hash, ('0x' || substr(${leaf}, 1, 15))::BIGINT AS leaf_key`;
+        ${leafOf(of)} AS leaf_hash, ('0x' || ${leafOf(of, 15)})::BIGINT AS leaf_key`;
     const writeBars = async (sql: string) => {
       const copy = await conn.prepare(sql);
       copy.bindVarchar(copy.parameterIndex('dataset'), src.source);
@@ -352,7 +389,7 @@ export async function foldFileChains(
       copy.destroySync();
     };
     await writeBars(
-      `COPY (SELECT ${barColumns(leafOf(leavesJoined ? 'c' : 'l'))} ${body}) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, ${PART_ZSTD}, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`,
+      `COPY (SELECT ${barColumns(leavesJoined ? 'c' : 'l')} ${body}) TO ${quoteLiteral(tmpFold)} (FORMAT parquet, ${PART_ZSTD}, ROW_GROUP_SIZE ${BAR_ROW_GROUP})`,
     );
     // The tails: the rows are cut to each chain's newest HEAD_TAIL_DAYS before anything else is computed for them (the
     // leaves are joined to the cut rows only: filtering rows that carry their chain's leaves cost ~0.4 s per file).
@@ -366,7 +403,7 @@ export async function foldFileChains(
            count(*) OVER (PARTITION BY ticker, adjustment) AS days FROM quote_file_rows) WHERE day_index >= days - ${HEAD_TAIL_DAYS}`;
     if (folded)
       await writeBars(`COPY (
-        SELECT ${barColumns(leafOf('l'))} FROM (${tailRows}) c LEFT JOIN quote_file_leaves l USING (ticker, adjustment) ORDER BY c.ticker, c.adjustment, c.quote_date
+        SELECT ${barColumns('l')} FROM (${tailRows}) c LEFT JOIN quote_file_leaves l USING (ticker, adjustment) ORDER BY c.ticker, c.adjustment, c.quote_date
       ) TO ${quoteLiteral(tmpTails)} (FORMAT parquet, ${PART_ZSTD})`);
     // In key order the bars part is the table's scan order (the joins above keep it: one thread), so the lines are
     // read straight from the table, without the joins.
