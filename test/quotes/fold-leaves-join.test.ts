@@ -7,66 +7,38 @@
  * and the chain heads store line for line: the store's line order is not fixed (two ingests of the same inputs by the
  * same code can write its records in another order, each at the offset its index gives), its records are.
  */
-import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { RunReport } from '../../jobs/processors.ts';
 import { quoteFoldOptions } from '../../jobs/quotes/quotes-fold.ts';
-import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
-import { ingestQuotes, linkQuoteFixtures, writeInput } from './quotes-fixture.ts';
+import { removeDir, tempDir } from '../helpers/env.ts';
+import { type IngestRun, ingestEachMode, linkQuoteFixtures, orderedSdkCsv, storedFiles, writeInput } from './quotes-fixture.ts';
 
-/** Stored files that do not depend on the run (its id, clock and input paths are in the others). */
-const STORED = /(input-parts\/.*\.parquet|tables\/quote_[a-z_]+(\/\d+)?\.parquet)$/;
-
-/** An Alpaca SDK file in key order: 12 tickers of 70 weekdays each (chains longer than the heads' 31-day tails). */
-function orderedCsv(): string {
-  const lines = ['timestamp,symbol,open,high,low,close,volume,vwap,trade_count'];
-  for (let k = 0; k < 12; k++)
-    for (let d = 0; d < 70; d++) {
-      const day = new Date(Date.UTC(2024, 0, 1) + (Math.floor(d / 5) * 7 + (d % 5)) * 86_400_000).toISOString().slice(0, 10);
-      const p = 10 + k + d / 100;
-      lines.push(
-        `${day} 05:00:00+00:00,T${String(k).padStart(3, '0')},${p},${p + 0.5},${p - 0.5},${p + 0.25},${1000 + d},${p + 0.1},${d + 1}`,
-      );
-    }
-  return `${lines.join('\n')}\n`;
-}
-
-type Run = { report: RunReport; dataDir: string };
 let dir: string;
-const runs = new Map<'once' | 'twice', Run>();
+let runs: Map<'once' | 'twice', IngestRun>;
 
 beforeAll(async () => {
   dir = await tempDir('proofline-fold-leaves-');
   const input = path.join(dir, 'in');
   await linkQuoteFixtures(input);
-  await writeInput(input, 'crafted/ordered.csv', orderedCsv());
-  for (const mode of ['once', 'twice'] as const) {
-    quoteFoldOptions.joinLeavesOnce = mode === 'once';
-    try {
-      const config = testConfig(path.join(dir, `data-${mode}`));
-      const report = await ingestQuotes(config, input);
-      if (report.failed_children) throw new Error(JSON.stringify(report.children));
-      runs.set(mode, { report, dataDir: config.dataDir });
-    } finally {
+  await writeInput(input, 'crafted/ordered.csv', orderedSdkCsv());
+  runs = await ingestEachMode(
+    dir,
+    input,
+    ['once', 'twice'] as const,
+    (mode) => {
+      quoteFoldOptions.joinLeavesOnce = mode === 'once';
+    },
+    () => {
       quoteFoldOptions.joinLeavesOnce = true;
-    }
-  }
+    },
+  );
 }, 300_000);
 afterAll(async () => {
   await removeDir(dir);
 });
 
-/** The files of a run whose path matches `re`, by their path below the snapshot (base64 of their bytes). */
-async function stored(mode: 'once' | 'twice', re = STORED): Promise<Map<string, string>> {
-  const root = runs.get(mode)!.dataDir;
-  const files = (await readdir(root, { recursive: true })).map((f) => f.split(path.sep).join('/')).filter((f) => re.test(f));
-  return new Map(
-    await Promise.all(
-      files.map(async (f) => [f.replace(/^.*\/snapshots\/[^/]+\//, ''), (await readFile(path.join(root, f))).toString('base64')] as const),
-    ),
-  );
-}
+/** The stored files of a run whose path matches `re` (quotes-fixture.ts storedFiles). */
+const stored = (mode: 'once' | 'twice', re?: RegExp) => storedFiles(runs.get(mode)!.dataDir, re);
 
 describe('the leaves of a folded file in key order joined once', () => {
   it('is the path the fixtures and the crafted file take (folded, in key order)', () => {

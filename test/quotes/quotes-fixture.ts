@@ -2,13 +2,14 @@
  * Builds a temporary quotes input tree over the real fixtures (copies in a temp dir, never
  * into the repo) and runs the quotes pipeline into a temp data dir.
  */
-import { copyFile, mkdir, writeFile } from 'node:fs/promises';
+import { copyFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { silentLogger } from '../../lib/log.ts';
 import type { Config } from '../../lib/config.ts';
 import { runPipelineInProcess } from '../../jobs/in-process.ts';
 import { POLYGON_SNIFF_MIN_BYTES, quotesPipeline } from '../../jobs/quotes/quotes.pipeline.ts';
 import { fixture } from '../helpers/shared.ts';
+import { testConfig } from '../helpers/env.ts';
 
 export const QUOTE_FIXTURES = [
   'alpaca-daily/NVDA_1Day.csv',
@@ -36,6 +37,35 @@ export async function ingestQuotes(config: Config, inputDir: string) {
   return runPipelineInProcess(quotesPipeline, { config, log: silentLogger, inputDir, force: true, backoffMs: 1 });
 }
 
+/** A run of one ingest: its report and data directory. */
+export type IngestRun = { report: Awaited<ReturnType<typeof ingestQuotes>>; dataDir: string };
+
+/**
+ * Ingests `inputDir` once per mode into its own data directory under `dir`, each with `setMode(mode)` applied and
+ * `reset()` after it (a failed child fails the setup): the same inputs, one way each, to compare their stored files.
+ */
+export async function ingestEachMode<M extends string>(
+  dir: string,
+  inputDir: string,
+  modes: readonly M[],
+  setMode: (mode: M) => void,
+  reset: () => void,
+): Promise<Map<M, IngestRun>> {
+  const runs = new Map<M, IngestRun>();
+  for (const mode of modes) {
+    setMode(mode);
+    try {
+      const config = testConfig(path.join(dir, `data-${mode}`));
+      const report = await ingestQuotes(config, inputDir);
+      if (report.failed_children) throw new Error(JSON.stringify(report.children));
+      runs.set(mode, { report, dataDir: config.dataDir });
+    } finally {
+      reset();
+    }
+  }
+  return runs;
+}
+
 /**
  * Polygon aggregates results: `first`, then plain filler bars of many tickers until the response passes the size
  * from which a Polygon file is read by DuckDB, not parsed in JS (POLYGON_SNIFF_MIN_BYTES).
@@ -58,4 +88,37 @@ export function polygonResultsPastSniffSize(first: Array<Record<string, unknown>
     });
   }
   return results;
+}
+
+/** Stored files of a quotes ingest that do not depend on the run (its id, clock and input paths are in the others). */
+export const RUN_FREE_FILES = /(input-parts\/.*\.parquet|tables\/quote_[a-z_]+(\/\d+)?\.parquet)$/;
+
+/**
+ * The files of the data directory `root` whose path matches `re`, by their path below the snapshot (base64 of their
+ * bytes): two ingests of the same inputs compared file by file.
+ */
+export async function storedFiles(root: string, re: RegExp = RUN_FREE_FILES): Promise<Map<string, string>> {
+  const files = (await readdir(root, { recursive: true })).map((f) => f.split(path.sep).join('/')).filter((f) => re.test(f));
+  return new Map(
+    await Promise.all(
+      files.map(async (f) => [f.replace(/^.*\/snapshots\/[^/]+\//, ''), (await readFile(path.join(root, f))).toString('base64')] as const),
+    ),
+  );
+}
+
+/**
+ * An Alpaca SDK file in key order: 12 tickers (T000–T011) of 70 weekdays each, so chains longer than the heads'
+ * 31-day tails and, in batches of 150 bars, several batches.
+ */
+export function orderedSdkCsv(): string {
+  const lines = ['timestamp,symbol,open,high,low,close,volume,vwap,trade_count'];
+  for (let k = 0; k < 12; k++)
+    for (let d = 0; d < 70; d++) {
+      const day = new Date(Date.UTC(2024, 0, 1) + (Math.floor(d / 5) * 7 + (d % 5)) * 86_400_000).toISOString().slice(0, 10);
+      const p = 10 + k + d / 100;
+      lines.push(
+        `${day} 05:00:00+00:00,T${String(k).padStart(3, '0')},${p},${p + 0.5},${p - 0.5},${p + 0.25},${1000 + d},${p + 0.1},${d + 1}`,
+      );
+    }
+  return `${lines.join('\n')}\n`;
 }
