@@ -58,9 +58,9 @@ export function writeResult(name: string, result: Record<string, unknown>): stri
  * `serve` script of `root` (default this checkout; their one definition, as bench/api.bench.ts reads them): a
  * benchmark measures the garbage collector production runs. With V8's default young generation (16 MB
  * semi-spaces) the endpoints bench's server ran 42-87 scavenges and 1-2 mark-compacts (14-83 ms) per 5 s wrk run
- * of a packed-store route; with `--max-semi-space-size=128`, 7-24 scavenges and no mark-compact (docs/benchmarks.md,
+ * of a packed-store route; with `--max-semi-space-size=128`, 7-24 scavenges and no mark-compact (docs/benchmarks-history.md,
  * "Where the warm p99 tail comes from"). A `--min-semi-space-size` there is read too (measured and not adopted:
- * docs/benchmarks.md, issue 22 item 5, branch hot22d).
+ * docs/benchmarks-history.md, issue 22 item 5, branch hot22d).
  */
 export function readServeNodeFlags(root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..')): string[] {
   const pkg = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')) as { scripts: Record<string, string> };

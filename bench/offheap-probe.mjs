@@ -2,7 +2,7 @@
  * Preload (`node --import ./bench/offheap-probe.mjs ... service/main.ts`) that says how much memory outside V8's
  * heap a server allocates per request, and where. V8 starts a mark-compact when ArrayBuffer memory grows by 64 MB
  * ("external memory pressure"), so a few KB a request at a few thousand requests a second means a full collection
- * every second or two (docs/benchmarks.md, "Off-heap memory per request"; docs/architecture.md, "No off-heap memory
+ * every second or two (docs/benchmarks-history.md, "Off-heap memory per request"; docs/architecture.md, "No off-heap memory
  * per answer").
  *
  * - Growth: `process.memoryUsage().arrayBuffers` sampled every 5 ms, its rises summed (it only falls at a GC), so

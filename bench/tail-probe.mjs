@@ -4,7 +4,7 @@
  * (monitorEventLoopDelay, 1 ms resolution), each request's time from node:http's 'request' event to the
  * response's 'finish', and the process's CPU time per request (all threads: GC helpers, DuckDB, libuv).
  * `kill -USR2 <pid>` prints one `PROBE {json}` line to stdout and starts a new window: send it before and after a
- * `wrk` run and compare with wrk's own percentiles (docs/benchmarks.md, "Where the warm p99 tail comes from").
+ * `wrk` run and compare with wrk's own percentiles (docs/benchmarks-history.md, "Where the warm p99 tail comes from").
  * A measuring tool only: nothing in the service imports it.
  */
 import http from 'node:http';

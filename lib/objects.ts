@@ -1,5 +1,5 @@
 /**
- * Object merging for request paths that keeps V8's hidden classes shared (issue 22 item 2, docs/benchmarks.md
+ * Object merging for request paths that keeps V8's hidden classes shared (issue 22 item 2, docs/benchmarks-history.md
  * "Where the warm p99 tail comes from").
  *
  * `withMembers(a, b, c)` is `{ ...a, ...b, ...c }`: the members of each source in order, a member already present

@@ -43,7 +43,7 @@ function untouchedIncoming(req: Request): IncomingMessage | undefined {
  * Reads a node:http request body straight from its stream, under the same limit as the web path: past the limit
  * the stream is paused (nothing more is read; the 413 closes the connection). This skips the web ReadableStream
  * srvx would build for `req.body` (`Readable.toWeb`, whose construction was about 4.5 % of the server's CPU for
- * MCP calls under load: docs/benchmarks.md).
+ * MCP calls under load: docs/benchmarks-history.md).
  */
 function readIncoming(incoming: IncomingMessage, limit: number): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {

@@ -435,7 +435,7 @@ export class QueryLog extends QueryLogBuffer {
   /**
    * The load timer's tick (the owner's): loads the spooled rows into the database once `loadRows` of this process's
    * rows wait, or the oldest of them has waited `loadMaxWaitMs`, or as soon as another process has handed a file over. Loading in large batches costs DuckDB far less per row than a load a second (issue 22 item 5, measured in
-   * docs/benchmarks.md). Nothing waits on it: every read of the log (`query`, `queryRanked`, `agentCounts`) flushes
+   * docs/benchmarks-history.md). Nothing waits on it: every read of the log (`query`, `queryRanked`, `agentCounts`) flushes
    * first, and the rows are on disk in the spool file after `spoolMs` either way, so neither the answers nor what
    * survives a crash change.
    */

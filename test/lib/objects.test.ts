@@ -1,7 +1,7 @@
 /**
  * withMembers (lib/objects.ts): the members and order of `{ ...a, ...b }`, and results of one shape sharing one
  * hidden class, which the spread literal does not give on node 20 (each result's own map and descriptor array
- * survived young GCs: docs/benchmarks.md, "Where the warm p99 tail comes from"). The hidden class is read with V8's
+ * survived young GCs: docs/benchmarks-history.md, "Where the warm p99 tail comes from"). The hidden class is read with V8's
  * %HaveSameMap, enabled for functions compiled after the flag is set.
  */
 import { setFlagsFromString } from 'node:v8';
