@@ -423,6 +423,16 @@ async function splitPolygonResults(
 }
 
 /**
+ * Math.round(x) in SQL, for a DOUBLE `x` (an expression without side effects): ties toward +∞, and no `x + 0.5`
+ * (which rounds 0.49999999999999994 up). For x ≥ 0 that is DuckDB's `round(x)` (C's `round`, ties away from zero,
+ * exact), which costs less than the `floor`/`ceil` form, so only x < 0 (and NaN) take that form; the same values
+ * (test/quotes/polygon-round.test.ts pins both against Math.round and the `floor`/`ceil` form alone; issue 22 item 3).
+ */
+export const mathRoundSql = (x: string) => `(CASE WHEN ${x} >= 0 THEN round(${x}) ELSE ${mathRoundFloorSql(x)} END)`;
+/** Math.round(x) by `floor`/`ceil` alone (the form before mathRoundSql; the test compares both). */
+export const mathRoundFloorSql = (x: string) => `(CASE WHEN ${x} - floor(${x}) >= 0.5 THEN ceil(${x}) ELSE floor(${x}) END)`;
+
+/**
  * Loads the results of a Polygon aggregates response (one JSON text per line of `lines`) into TEMP TABLE
  * `quote_file_rows` (the CSV path's columns, `line` = result index), typed exactly as parsePolygonAggs does in JS
  * (pinned by test/quotes/polygon-sql.test.ts and the golden hashes of the fixtures): the ticker is `T`, else the
@@ -470,10 +480,8 @@ async function loadPolygonRows(
       FROM (SELECT json_transform(json, ${typed}) AS x FROM ${source})`
     : `SELECT json_extract(json, [${FIELDS.map((k) => `'$.${k}'`).join(', ')}])::VARCHAR[] AS x, row_number() OVER () - 1 AS line
       FROM ${source}`;
-  // Math.round exactly: ties toward +∞, and no `x + 0.5` (which rounds 0.49999999999999994 up).
-  const mathRound = (x: string) => `(CASE WHEN ${x} - floor(${x}) >= 0.5 THEN ceil(${x}) ELSE floor(${x}) END)`;
-  const r6 = (k: string) => `CAST(${mathRound(`(${k}_ * 1e6)`)} / 1e6 AS DECIMAL(18,6))`;
-  const round = (k: string) => `CAST(${mathRound(`${k}_`)} AS BIGINT)`;
+  const r6 = (k: string) => `CAST(${mathRoundSql(`(${k}_ * 1e6)`)} / 1e6 AS DECIMAL(18,6))`;
+  const round = (k: string) => `CAST(${mathRoundSql(`${k}_`)} AS BIGINT)`;
   const stmt = await conn.prepare(`
     CREATE OR REPLACE TEMP TABLE quote_file_rows AS
     WITH u AS (
