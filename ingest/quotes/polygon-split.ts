@@ -19,6 +19,8 @@ const CLOSE_OBJ = 0x7d;
 const OPEN_ARR = 0x5b;
 const CLOSE_ARR = 0x5d;
 const NEWLINE = 0x0a;
+const T_BYTE = 0x54;
+const RENAMED_BYTE = 0x5f; // `_`, RENAMED_TICKER_KEY
 const isSpace = (b: number) => b === 0x20 || b === 0x0a || b === 0x0d || b === 0x09;
 
 /**
@@ -45,6 +47,22 @@ const PLAIN_MEMBER = String.raw`(?:"T":"[^"\\]*"|"(?:[^"\\T]|[^"\\]{2,})?":${PLA
  * boolean such as `otc`, whitespace) is still split as before, and only makes the file not plain.
  */
 const PLAIN_RESULT = new RegExp(String.raw`\{(?:${PLAIN_MEMBER}(?:,${PLAIN_MEMBER})*)?\}[,\]]`, 'y');
+
+/** The name a renamed result's ticker member gets (RENAMABLE_RESULT): one byte, as `T`, so the line keeps its length. */
+export const RENAMED_TICKER_KEY = '_';
+/** A member of a renamable result other than its ticker: a name other than `T` and `_` (without escapes), a number. */
+const RENAMABLE_MEMBER = String.raw`"(?:[^"\\T_]|[^"\\]{2,})?":${PLAIN_NUMBER}`;
+/**
+ * A plain result whose `T`, when present, is its first member, and that has no other member named `T` or `_` (Polygon's
+ * own order: `{"T":…,"v":…,…}`). With `renameTicker`, the splitter writes such a result's `"T"` as `"_"`: DuckDB's
+ * typed JSON reader may then read the ticker and `t` as columns of one read (its column names ignore case, so `T` and
+ * `t` cannot both be columns), and `_` names nothing else in the result (jobs/quotes/quotes.pipeline.ts, issue 22
+ * item 3).
+ */
+const RENAMABLE_RESULT = new RegExp(
+  String.raw`\{(?:"T":"[^"\\]*"(?:,${RENAMABLE_MEMBER})*|(?:${RENAMABLE_MEMBER}(?:,${RENAMABLE_MEMBER})*)?)\}[,\]]`,
+  'y',
+);
 
 /**
  * A result start this close to the end of a chunk that matches neither regex is taken as cut by the chunk: its bytes
@@ -73,6 +91,14 @@ export class PolygonResultsSplitter {
   elements = 0;
   /** True while every result so far was plain (PLAIN_RESULT); with flatFastPath off, never. */
   plain: boolean;
+  /**
+   * With renameTicker: true while every result so far was renamable (RENAMABLE_RESULT), each written with its `T` member
+   * named `_` (RENAMED_TICKER_KEY); false from the first result that is not, which and every later result is written
+   * as it is. So when it ends false with `renamedResults` > 0, the lines mix both: split the file again without renaming.
+   */
+  renamed: boolean;
+  /** Results written with their `T` named `_` (the first `renamedResults` lines that have a `T`). */
+  renamedResults = 0;
   /** The tail of the last chunk from a result start that matched neither regex, scanned again with the next chunk. */
   private carry: Buffer | null = null;
   /** The separators' offsets of the run of results being copied (scan), reused from chunk to chunk. */
@@ -84,8 +110,11 @@ export class PolygonResultsSplitter {
     private readonly emit: (bytes: Buffer) => void,
     /** Whether flat results are copied whole (FLAT_RESULT); off only to compare with the byte scan in tests. */
     private readonly flatFastPath = true,
+    /** Whether renamable results get their `T` named `_` (see `renamed`). */
+    renameTicker = false,
   ) {
     this.plain = flatFastPath;
+    this.renamed = flatFastPath && renameTicker;
   }
 
   /** Feeds the next chunk of the file. */
@@ -177,11 +206,23 @@ export class PolygonResultsSplitter {
           let at = i;
           let seps = 0;
           let lastSep = -1;
+          // The run's first `renames` results are renamable (a prefix: once a result is not, none is after it).
+          let renames = 0;
           for (;;) {
-            // A plain result is flat too; while the file is plain, its results are tried as plain first (one pass each).
+            // A plain result is flat too; while the file is plain, its results are tried as plain first (one pass each),
+            // and while it is renamable, as renamable (a renamable result is plain).
             let end = -1;
             let plainHit = false;
-            if (this.plain) {
+            let renameHit = false;
+            if (this.renamed) {
+              RENAMABLE_RESULT.lastIndex = at;
+              renameHit = RENAMABLE_RESULT.test(text);
+              if (renameHit) {
+                end = RENAMABLE_RESULT.lastIndex;
+                plainHit = true;
+              }
+            }
+            if (end < 0 && this.plain) {
               PLAIN_RESULT.lastIndex = at;
               plainHit = PLAIN_RESULT.test(text);
               if (plainHit) end = PLAIN_RESULT.lastIndex;
@@ -193,6 +234,9 @@ export class PolygonResultsSplitter {
             // No match: the run ends before this result, which the code below takes as before (it tries it again).
             if (end < 0) break;
             if (!plainHit) this.plain = false;
+            // Not renamable (a result the run cannot match may still be, whole with the next chunk: it is tried again).
+            if (renameHit) renames++;
+            else this.renamed = false;
             lastSep = end - 1;
             this.sepAt[seps++] = lastSep;
             this.elements++;
@@ -203,6 +247,14 @@ export class PolygonResultsSplitter {
             const o0 = o - i;
             o += chunk.copy(out, o, i, lastSep + 1);
             for (let k = 0; k < seps; k++) out[o0 + this.sepAt[k]!] = NEWLINE;
+            // A renamable result has a `T` exactly when it begins `{"T":`; its `T` is written as `_`.
+            for (let k = 0; k < renames; k++) {
+              const start = k === 0 ? i : this.sepAt[k - 1]! + 1;
+              if (chunk[start + 2] === T_BYTE && chunk[start + 3] === QUOTE) {
+                out[o0 + start + 2] = RENAMED_BYTE;
+                this.renamedResults++;
+              }
+            }
             if (chunk[lastSep] === CLOSE_ARR) {
               inResults = false;
               depth = 1;
@@ -219,6 +271,7 @@ export class PolygonResultsSplitter {
           }
         }
         this.plain = false;
+        this.renamed = false;
         inElement = true;
         segStart = i;
         if (b === QUOTE) inString = true;

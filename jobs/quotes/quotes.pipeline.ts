@@ -22,7 +22,7 @@
  * parsed again, its parts are hard-linked from the current snapshot at plan
  * time (jobs/quotes/quote-input-parts.ts), so publish sees a full run's parts.
  */
-import { createWriteStream } from 'node:fs';
+import { createReadStream, createWriteStream } from 'node:fs';
 import { once } from 'node:events';
 import { mkdir, open, readdir, readFile, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
@@ -39,7 +39,7 @@ import {
   type ParsedQuotes,
   type ParsedReference,
 } from '../../ingest/quotes/formats.ts';
-import { PolygonResultsSplitter } from '../../ingest/quotes/polygon-split.ts';
+import { PolygonResultsSplitter, RENAMED_TICKER_KEY } from '../../ingest/quotes/polygon-split.ts';
 import type { Adjustment } from '../../ingest/quotes/quote.schema.ts';
 import { ParseError } from '../../lib/errors.ts';
 import { createRecordLeaf, type OriginLeaf } from '../../lib/origin.ts';
@@ -334,20 +334,20 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
   await mkdir(path.dirname(lines), { recursive: true });
   try {
     // A small file's bytes are in memory already; a large one is split during the read that hashes it.
-    const { doc, src: described, plain } = await splitPolygonResults(file, rel, lines, input);
+    const { doc, src: described, plain, renamed } = await splitPolygonResults(file, rel, lines, input);
     const adjustment: Adjustment = doc.adjusted === false ? 'raw' : 'split_dividend';
     const dataset = adjustment === 'raw' ? 'polygon/aggs-1day-raw' : 'polygon/aggs-1day-adjusted';
     // The dataset (raw or adjusted aggregates) is known only after parsing.
     const src = { ...described, source: dataset };
     const folded = await ctx.run.withScratch(async (conn) => {
-      const bad = await loadPolygonRows(conn, lines, rel, adjustment, doc.ticker, plain);
+      const { bad, read } = await loadPolygonRows(conn, lines, rel, adjustment, doc.ticker, plain, renamed);
       if (bad > 0) {
         probe ??= parsePolygonAggs(await readFile(file), rel);
         await conn.run(
           `CREATE TEMP TABLE quote_file_valid AS SELECT * FROM quote_file_rows WHERE ok; DROP TABLE quote_file_rows; ALTER TABLE quote_file_valid RENAME TO quote_file_rows`,
         );
       }
-      return foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel));
+      return { ...(await foldFileChains(conn, ctx.run, rel, src, sourceOrder(src.retrieved_at, rel))), read };
     });
     const rejects = probe?.rejects ?? [];
     await ctx.run.writeRejects(
@@ -358,7 +358,7 @@ async function processPolygon(ctx: StepContext<z.infer<typeof filePayload>>): Pr
     return {
       rows: folded.rows,
       rejects: rejects.length,
-      detail: { format: 'polygon-aggs', adjustment, plain, folded: folded.folded, ordered: folded.ordered },
+      detail: { format: 'polygon-aggs', adjustment, plain, renamed, read: folded.read, folded: folded.folded, ordered: folded.ordered },
     };
   } finally {
     await rm(lines, { force: true });
@@ -380,35 +380,45 @@ function sniffPolygonReference(head: Buffer): boolean {
   return /"(execution_date|ex_dividend_date)"\s*:/.test(head.toString('utf8'));
 }
 
+/** `renameTicker` false: the Polygon results are never renamed, so never read by `read_json` (tests compare both reads). */
+export const polygonReadOptions = { renameTicker: true };
+
 /**
  * Streams an aggregates response's results to `lines` (one JSON text per line, in order) and returns its source
  * description and the rest of the document parsed: its `ticker` and `adjusted` as parsePolygonAggs reads them (a
- * non-array `results` or a document that is not an object is a ParseError naming the file, as there).
+ * non-array `results` or a document that is not an object is a ParseError naming the file, as there). `renamed`: every
+ * result was renamable and written with its `T` named `_` (PolygonResultsSplitter); when some results were renamed but
+ * not all, the file is split again without renaming (its lines would mix both), so the lines are either all renamed or
+ * none is.
  */
 async function splitPolygonResults(
   file: string,
   rel: string,
   lines: string,
   input: { bytes: Buffer; src: IngestedSource } | null,
-): Promise<{ doc: { ticker: unknown; adjusted: unknown }; src: IngestedSource; plain: boolean }> {
-  const out = createWriteStream(lines, { highWaterMark: 1 << 20 });
-  const splitter = new PolygonResultsSplitter(rel, (b) => out.write(b));
-  let src: IngestedSource;
-  try {
-    if (input) {
-      splitter.push(input.bytes);
-      src = input.src;
-    } else
-      src = await describeInput(file, 'polygon', null, async (chunk) => {
-        splitter.push(chunk);
-        if (out.writableNeedDrain) await once(out, 'drain');
-      });
-    // The last bytes the splitter kept (a result cut by a chunk's end) give their lines before the file is closed.
-    splitter.flush();
-  } finally {
-    out.end();
-    await once(out, 'close');
-  }
+): Promise<{ doc: { ticker: unknown; adjusted: unknown }; src: IngestedSource; plain: boolean; renamed: boolean }> {
+  let src: IngestedSource | null = input?.src ?? null;
+  const split = async (rename: boolean) => {
+    const out = createWriteStream(lines, { highWaterMark: 1 << 20 });
+    const splitter = new PolygonResultsSplitter(rel, (b) => out.write(b), true, rename);
+    const feed = async (chunk: Buffer) => {
+      splitter.push(chunk);
+      if (out.writableNeedDrain) await once(out, 'drain');
+    };
+    try {
+      if (input) splitter.push(input.bytes);
+      else if (src) for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) await feed(chunk as Buffer);
+      else src = await describeInput(file, 'polygon', null, feed);
+      // The last bytes the splitter kept (a result cut by a chunk's end) give their lines before the file is closed.
+      splitter.flush();
+    } finally {
+      out.end();
+      await once(out, 'close');
+    }
+    return splitter;
+  };
+  let splitter = await split(polygonReadOptions.renameTicker);
+  if (!splitter.renamed && splitter.renamedResults > 0) splitter = await split(false);
   let doc: unknown;
   try {
     doc = JSON.parse(splitter.end());
@@ -419,7 +429,8 @@ async function splitPolygonResults(
   if (!doc || typeof doc !== 'object' || Array.isArray(doc) || !Array.isArray((doc as { results?: unknown }).results ?? []))
     throw new ParseError('not a Polygon aggregates response (no results array)', { file: rel });
   const d = doc as { ticker?: unknown; adjusted?: unknown };
-  return { doc: { ticker: d.ticker ?? null, adjusted: d.adjusted }, src, plain: splitter.plain };
+  const renamed = polygonReadOptions.renameTicker && splitter.renamed;
+  return { doc: { ticker: d.ticker ?? null, adjusted: d.adjusted }, src: src!, plain: splitter.plain, renamed };
 }
 
 /**
@@ -432,14 +443,23 @@ export const mathRoundSql = (x: string) => `(CASE WHEN ${x} >= 0 THEN round(${x}
 /** Math.round(x) by `floor`/`ceil` alone (the form before mathRoundSql; the test compares both). */
 export const mathRoundFloorSql = (x: string) => `(CASE WHEN ${x} - floor(${x}) >= 0.5 THEN ceil(${x}) ELSE floor(${x}) END)`;
 
+/** How loadPolygonRows read a file's results (the child's `detail.read`). */
+type PolygonRead = 'read_json' | 'json_transform' | 'json_extract';
+
 /**
  * Loads the results of a Polygon aggregates response (one JSON text per line of `lines`) into TEMP TABLE
  * `quote_file_rows` (the CSV path's columns, `line` = result index), typed exactly as parsePolygonAggs does in JS
  * (pinned by test/quotes/polygon-sql.test.ts and the golden hashes of the fixtures): the ticker is `T`, else the
  * document's `ticker`, normalised; the trading day is the New York date of `t`; prices are rounded to 6 decimals as
  * `Math.round(x * 1e6) / 1e6`, volume and trade count as `Math.round`. Returns the number of results lacking a
- * ticker, timestamp, o/h/l/c or v (`ok` false). `plain` (every result plain, PolygonResultsSplitter): the values are
- * read typed in one pass, the same rows (test/quotes/polygon-plain.test.ts).
+ * ticker, timestamp, o/h/l/c or v (`ok` false), and which read gave the rows.
+ *
+ * Three reads, the same rows: `plain` (every result plain, PolygonResultsSplitter): the values are read typed in one
+ * pass by `json_transform` (test/quotes/polygon-plain.test.ts); `renamed` too (every result renamable, its `T` written
+ * as `_`): by `read_json` with typed columns, one JSON parse per line instead of two (`read_ndjson_objects`, then
+ * `json_transform`), about 0.05 s of CPU less per 504,000-result file (issue 22 item 3;
+ * test/quotes/polygon-renamed.test.ts). `read_json` fails on a result that names a column twice (where the others take
+ * the first), or on anything else: then the `json_transform` read decides, with the ticker named `_`.
  */
 async function loadPolygonRows(
   conn: DuckDBConnection,
@@ -448,37 +468,72 @@ async function loadPolygonRows(
   adjustment: Adjustment,
   docTicker: unknown,
   plain: boolean,
-): Promise<number> {
+  renamed: boolean,
+): Promise<{ bad: number; read: PolygonRead }> {
+  let read: PolygonRead = renamed ? 'read_json' : plain ? 'json_transform' : 'json_extract';
+  if (read === 'read_json') {
+    try {
+      await runPolygonLoad(conn, lines, rel, adjustment, docTicker, read, RENAMED_TICKER_KEY);
+    } catch {
+      read = 'json_transform';
+    }
+  }
+  if (read !== 'read_json') await runPolygonLoad(conn, lines, rel, adjustment, docTicker, read, renamed ? RENAMED_TICKER_KEY : 'T');
+  const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_file_rows WHERE NOT ok`);
+  return { bad: Number(n), read };
+}
+
+/** loadPolygonRows' statement by one read; `tickerKey` names the results' ticker member (`T`, or `_` when renamed). */
+async function runPolygonLoad(
+  conn: DuckDBConnection,
+  lines: string,
+  rel: string,
+  adjustment: Adjustment,
+  docTicker: unknown,
+  read: PolygonRead,
+  tickerKey: string,
+): Promise<void> {
   // JSON paths are case-sensitive (`T` the ticker, `t` the timestamp); DuckDB struct names are not, hence JSON.
   // One parse per result extracts every field as its JSON text (a list in FIELDS order, NULL when absent); each is then
   // typed from that text, without parsing it again: the value is valid JSON, so it is a number exactly when its text
   // begins with `-` or a digit (then cast from text to DOUBLE, the value JSON gives it), a string when it begins with a
   // quote. Typing through json_type and CAST(JSON) parsed every value twice more and cost ~2.5x this (issue 22, item 3).
   const empty = (await stat(lines)).size === 0;
-  const FIELDS = ['T', 't', 'o', 'h', 'l', 'c', 'v', 'vw', 'n'];
+  const FIELDS = [tickerKey, 't', 'o', 'h', 'l', 'c', 'v', 'vw', 'n'];
   const at = (k: string) => `x[${FIELDS.indexOf(k) + 1}]`;
+  const typed = read !== 'json_extract';
   // A plain file (every result's `T` a string without escapes, every other member a finite number: PolygonResultsSplitter)
   // is read typed in one pass: json_transform gives each field's value (the first of a repeated name, as json_extract
   // does; matched case-sensitively, so `T` and `t` apart, read by position), which for those JSON types is exactly what
   // the general typing below gives. About half the CPU of extracting the texts and typing them again (issue 22, item 3).
   // The fields are taken out of the struct in the query that numbers the rows, not one level up: DuckDB 1.5 fails to
   // bind a struct of names equal but for case read through a window's child (an internal error).
-  const typed = `'{${FIELDS.map((k) => `"${k}":"${k === 'T' ? 'VARCHAR' : 'DOUBLE'}"`).join(',')}}'`;
+  // A renamed file (the ticker member named `_`, so no two fields' names are equal but for case) is read by read_json
+  // with the same types as columns: the same values, one parse (its JSON transform is json_transform's).
+  const types = FIELDS.map((k) => [k, k === tickerKey ? 'VARCHAR' : 'DOUBLE'] as const);
   const num = (k: string) =>
-    plain
+    typed
       ? `${k}_`
       : `(CASE WHEN ${at(k)}[1] IN ('-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9') THEN CAST(${at(k)} AS DOUBLE) END) AS ${k}_`;
   // A string's value is the text inside its quotes unless it holds an escape (then JSON unescapes it); a JSON null is
   // SQL NULL; any other value is its JSON text, as before (`CAST(json AS VARCHAR)`).
-  const T = at('T');
-  const ticker = plain
+  const T = at(tickerKey);
+  const ticker = typed
     ? 'sym_'
     : `CASE WHEN ${T}[1] = '"' THEN (CASE WHEN contains(${T}, '\\') THEN ${T}::JSON->>'$' ELSE ${T}[2:-2] END) WHEN ${T} = 'null' THEN NULL ELSE ${T} END`;
   const source = empty ? `(SELECT NULL::JSON AS json WHERE false)` : `read_ndjson_objects(${quoteLiteral(lines)})`;
-  const extract = plain
-    ? `SELECT ${FIELDS.map((k, i) => `struct_extract_at(x, ${i + 1}) AS ${k === 'T' ? 'sym_' : `${k}_`}`).join(', ')}, row_number() OVER () - 1 AS line
-      FROM (SELECT json_transform(json, ${typed}) AS x FROM ${source})`
-    : `SELECT json_extract(json, [${FIELDS.map((k) => `'$.${k}'`).join(', ')}])::VARCHAR[] AS x, row_number() OVER () - 1 AS line
+  const alias = (k: string) => (k === tickerKey ? 'sym_' : `${k}_`);
+  const extract =
+    read === 'read_json'
+      ? empty
+        ? `SELECT ${FIELDS.map((k) => `NULL::${k === tickerKey ? 'VARCHAR' : 'DOUBLE'} AS ${alias(k)}`).join(', ')}, 0::BIGINT AS line WHERE false`
+        : `SELECT ${FIELDS.map((k) => `${q(k)} AS ${alias(k)}`).join(', ')}, row_number() OVER () - 1 AS line
+      FROM read_json(${quoteLiteral(lines)}, format = 'newline_delimited', records = true, auto_detect = false,
+                     columns = {${types.map(([k, t]) => `${quoteLiteral(k)}: '${t}'`).join(', ')}})`
+      : typed
+        ? `SELECT ${FIELDS.map((k, i) => `struct_extract_at(x, ${i + 1}) AS ${alias(k)}`).join(', ')}, row_number() OVER () - 1 AS line
+      FROM (SELECT json_transform(json, '{${types.map(([k, t]) => `"${k}":"${t}"`).join(',')}}') AS x FROM ${source})`
+        : `SELECT json_extract(json, [${FIELDS.map((k) => `'$.${k}'`).join(', ')}])::VARCHAR[] AS x, row_number() OVER () - 1 AS line
       FROM ${source}`;
   const r6 = (k: string) => `CAST(${mathRoundSql(`(${k}_ * 1e6)`)} / 1e6 AS DECIMAL(18,6))`;
   const round = (k: string) => `CAST(${mathRoundSql(`${k}_`)} AS BIGINT)`;
@@ -527,8 +582,6 @@ async function loadPolygonRows(
   } finally {
     stmt.destroySync();
   }
-  const [{ n }] = await queryRows(conn, `SELECT count(*)::BIGINT AS n FROM quote_file_rows WHERE NOT ok`);
-  return Number(n);
 }
 
 /**

@@ -1,11 +1,13 @@
 /**
  * The streaming splitter of large Polygon responses (ingest/quotes/polygon-split.ts): one line per result, the rest
  * of the document kept for JSON.parse, whatever the chunking, the layout (pretty-printed, members after `results`)
- * or the strings (brackets, commas and escaped quotes inside them); a document cut short is a ParseError.
+ * or the strings (brackets, commas and escaped quotes inside them); a document cut short is a ParseError. With
+ * `renameTicker`, a file of renamable results (Polygon's order, `T` first) gets the same lines with `"T"` written as
+ * `"_"`, and none other changed (issue 22 item 3).
  */
 import { describe, expect, it } from 'vitest';
 import { ParseError } from '../../lib/errors.ts';
-import { PolygonResultsSplitter } from '../../ingest/quotes/polygon-split.ts';
+import { PolygonResultsSplitter, RENAMED_TICKER_KEY } from '../../ingest/quotes/polygon-split.ts';
 
 function split(text: string, chunkSize: number, flatFastPath = true): { lines: string[]; rest: unknown } {
   const parts: Buffer[] = [];
@@ -146,5 +148,66 @@ describe('splitting a Polygon aggregates response', () => {
         expect(fast).toEqual(split(text, chunk, false));
         expect(fast.lines.map((l) => JSON.parse(l))).toEqual(results);
       }
+  });
+
+  describe('renaming the ticker member (renameTicker)', () => {
+    /** The lines and flags of `text` split in chunks of `chunk` bytes, renaming or not. */
+    const splitRenaming = (text: string, chunk: number, rename: boolean) => {
+      const parts: Buffer[] = [];
+      const s = new PolygonResultsSplitter('r.json', (b) => parts.push(Buffer.from(b)), true, rename);
+      const bytes = Buffer.from(text);
+      for (let i = 0; i < bytes.length; i += chunk) s.push(bytes.subarray(i, i + chunk));
+      const rest = JSON.parse(s.end());
+      return { lines: Buffer.concat(parts).toString().split('\n').slice(0, -1), rest, s };
+    };
+    const results = Array.from({ length: 300 }, (_, k) =>
+      k % 7 === 3
+        ? { v: 5, t: 1451883600000 + k, vTT: 1 } // no ticker (the document's), and a member named like it but longer
+        : {
+            T: `T${k}.X`,
+            v: 1000.5 + k,
+            vw: 4.75,
+            o: -0.5,
+            c: 2e-7,
+            h: Number('12345678901234567890'),
+            l: 4.6,
+            t: 1451883600000 + k,
+            n: k,
+          },
+    );
+    const text = JSON.stringify({ ticker: 'DOC', adjusted: false, results, status: 'OK' });
+
+    it('writes each renamable result with its `T` named `_`, the same line otherwise, whatever the chunking', () => {
+      expect(RENAMED_TICKER_KEY).toBe('_');
+      const plain = splitRenaming(text, 1 << 20, false).lines;
+      expect(plain.map((l) => JSON.parse(l))).toEqual(results);
+      for (const chunk of [1, 7, 64, 1000, 1 << 20]) {
+        const { lines, rest, s } = splitRenaming(text, chunk, true);
+        expect([chunk, s.plain, s.renamed, s.renamedResults]).toEqual([chunk, true, true, results.filter((r) => 'T' in r).length]);
+        expect(rest).toEqual({ ticker: 'DOC', adjusted: false, results: [], status: 'OK' });
+        expect(lines).toEqual(plain.map((l) => (l.startsWith('{"T":') ? `{"_":${l.slice(5)}` : l)));
+      }
+    });
+
+    it('renames nothing without renameTicker, and nothing of a file that is not plain (the byte scan)', () => {
+      const { lines, s } = splitRenaming(text, 64, false);
+      expect([s.renamed, s.renamedResults]).toEqual([false, 0]);
+      expect(lines.every((l) => !l.startsWith('{"_"'))).toBe(true);
+      const spaced = splitRenaming(JSON.stringify({ results }, null, 1), 64, true);
+      expect([spaced.s.plain, spaced.s.renamed, spaced.s.renamedResults]).toEqual([false, false, 0]);
+    });
+
+    it('is renamable only while every result is plain with its `T` first and no other member named `T` or `_`', () => {
+      const flags = (result: string) => {
+        const { s } = splitRenaming(`{"results":[{"T":"A","o":1},${result},{"T":"B","o":2}]}`, 1 << 20, true);
+        return { plain: s.plain, renamed: s.renamed, renamedResults: s.renamedResults };
+      };
+      expect(flags('{"o":1,"t":2}')).toEqual({ plain: true, renamed: true, renamedResults: 2 });
+      expect(flags('{}')).toEqual({ plain: true, renamed: true, renamedResults: 2 });
+      // The first result was renamed before this one, which and the last are not.
+      for (const plainOnly of ['{"o":1,"T":"X"}', '{"T":"X","T":"Y"}', '{"T":"X","o":1,"T":"Y"}', '{"_":1}', '{"T":"X","_":1}'])
+        expect([plainOnly, flags(plainOnly)]).toEqual([plainOnly, { plain: true, renamed: false, renamedResults: 1 }]);
+      expect(flags('{"T":"X","o":"1"}')).toEqual({ plain: false, renamed: false, renamedResults: 1 });
+    });
   });
 });
