@@ -6,7 +6,8 @@
  * inputs are ingested with renaming and without (`polygonReadOptions.renameTicker`) and every stored part and table
  * file is compared byte for byte, with the rejects. The inputs also take the other ways: a result naming a member twice
  * (read_json refuses it: the json_transform read of the renamed lines), a result that is not renamable after many that
- * were (the file split again without renaming), a member named `_` (never renamed), and a small response.
+ * were (the file split again without renaming), a member named `_` (never renamed), a small response and one without
+ * results.
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -84,8 +85,9 @@ beforeAll(async () => {
     'polygon/underscore.json',
     large([{ _: 5, o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 0, 2, 5) }], 'UND'),
   );
-  // A small response (parsed in JS first, then split and read the same way).
+  // A small response (parsed in JS first, then split and read the same way), and one without results.
   await writeInput(input, 'polygon/small.json', JSON.stringify({ ticker: 'DOC', adjusted: false, results: EDGES, status: 'OK' }));
+  await writeInput(input, 'polygon/empty.json', JSON.stringify({ ticker: 'DOC', adjusted: false, results: [], status: 'OK' }));
   renamedBytes = await readFile(path.join(input, 'quotes/polygon/renamed.json'));
   runs = await ingestEachMode(
     dir,
@@ -132,7 +134,9 @@ describe('a renamable Polygon response read by read_json', () => {
       'mixed.json': { renamed: false, read: 'json_transform' },
       'underscore.json': { renamed: false, read: 'json_transform' },
       'small.json': { renamed: true, read: 'read_json' },
+      'empty.json': { renamed: true, read: 'read_json' },
     });
+    expect(runs.get('renamed')!.report.children.find((c) => c.key.endsWith('/empty.json'))).toMatchObject({ rows: 0, rejects: 0 });
     for (const r of Object.values(reads('transform'))) expect(r).toEqual({ renamed: false, read: 'json_transform' });
   });
 
