@@ -153,7 +153,12 @@ export function parsePolygonAggs(bytes: Uint8Array | string, file: string): Pars
   (doc.results ?? []).forEach((r, i) => {
     const ticker = normalizeTicker(String(r.T ?? doc.ticker ?? ''));
     const nums = [r.o, r.h, r.l, r.c, r.v];
-    if (!TICKER_RE.test(ticker) || typeof r.t !== 'number' || nums.some((x) => typeof x !== 'number' || !Number.isFinite(x))) {
+    if (
+      !TICKER_RE.test(ticker) ||
+      typeof r.t !== 'number' ||
+      nums.some((x) => typeof x !== 'number' || !Number.isFinite(x)) ||
+      wholeCount(r.v!) === null
+    ) {
       rejects.push({ line: i, reason: 'result lacks ticker, timestamp, o/h/l/c or v', raw: JSON.stringify(r) });
       return;
     }
@@ -165,9 +170,9 @@ export function parsePolygonAggs(bytes: Uint8Array | string, file: string): Pars
       high: round6(r.h!),
       low: round6(r.l!),
       close: round6(r.c!),
-      volume: Math.round(r.v!),
+      volume: wholeCount(r.v!)!,
       vwap: typeof r.vw === 'number' ? round6(r.vw) : null,
-      trade_count: typeof r.n === 'number' ? Math.round(r.n) : null,
+      trade_count: typeof r.n === 'number' ? wholeCount(r.n) : null,
     });
   });
   return {
@@ -177,6 +182,17 @@ export function parsePolygonAggs(bytes: Uint8Array | string, file: string): Pars
     bars,
     rejects,
   };
+}
+
+/**
+ * A volume or trade count as stored (BIGINT): `Math.round(x)`, or null when that is not a finite number in BIGINT's
+ * range [-2^63, 2^63) (what DuckDB's `TRY_CAST(… AS BIGINT)` takes). A result whose volume is null is a reject; a null
+ * trade count is stored as NULL, as the CSV formats do (jobs/quotes/quotes.pipeline.ts): one absurd value is one
+ * rejected result, not a failed file.
+ */
+export function wholeCount(x: number): number | null {
+  const r = Math.round(x);
+  return Number.isFinite(r) && r >= -(2 ** 63) && r < 2 ** 63 ? r : null;
 }
 
 /** Prices are stored with 6 decimals (DECIMAL(18,6)); JSON inputs are rounded the same way so both paths hash alike. */

@@ -536,7 +536,9 @@ async function runPolygonLoad(
         : `SELECT json_extract(json, [${FIELDS.map((k) => `'$.${k}'`).join(', ')}])::VARCHAR[] AS x, row_number() OVER () - 1 AS line
       FROM ${source}`;
   const r6 = (k: string) => `CAST(${mathRoundSql(`(${k}_ * 1e6)`)} / 1e6 AS DECIMAL(18,6))`;
-  const round = (k: string) => `CAST(${mathRoundSql(`${k}_`)} AS BIGINT)`;
+  // A volume or trade count outside BIGINT's range is NULL, not an error that fails the file: the volume's NULL makes the
+  // result a reject (`ok`), the trade count's is stored, as wholeCount in ingest/quotes/formats.ts (and the CSV reads).
+  const round = (k: string) => `TRY_CAST(${mathRoundSql(`${k}_`)} AS BIGINT)`;
   const stmt = await conn.prepare(`
     CREATE OR REPLACE TEMP TABLE quote_file_rows AS
     WITH u AS (
@@ -546,6 +548,9 @@ async function runPolygonLoad(
       SELECT coalesce(${ticker}, $doc_ticker, '') AS sym_text,
              ${FIELDS.slice(1).map(num).join(', ')}, CAST(line AS BIGINT) AS line
       FROM u
+    ), g AS (
+      -- The volume once, here: the select below stores it and its NULL (not a whole number in BIGINT's range) rejects.
+      SELECT *, ${round('v')} AS volume_ FROM f
     ), names AS (
       -- The ticker and its check once per distinct name, joined back (a file repeats each name for many results): the
       -- same functions of the same text, cheaper than per result (issue 22 item 3; with the fold's changes of the same
@@ -562,11 +567,11 @@ async function runPolygonLoad(
     SELECT names.ticker,
            days.day AS quote_date,
            $adjustment AS adjustment,
-           ${r6('o')} AS open, ${r6('h')} AS high, ${r6('l')} AS low, ${r6('c')} AS close, ${round('v')} AS volume,
+           ${r6('o')} AS open, ${r6('h')} AS high, ${r6('l')} AS low, ${r6('c')} AS close, volume_ AS volume,
            ${r6('vw')} AS vwap, ${round('n')} AS trade_count, line,
-           coalesce(t_ IS NOT NULL AND isfinite(o_) AND isfinite(h_) AND isfinite(l_) AND isfinite(c_) AND isfinite(v_)
+           coalesce(t_ IS NOT NULL AND isfinite(o_) AND isfinite(h_) AND isfinite(l_) AND isfinite(c_) AND volume_ IS NOT NULL
                     AND names.ticker_ok, false) AS ok
-    FROM f LEFT JOIN names ON f.sym_text = names.sym_text LEFT JOIN days ON f.t_ = days.day_t`);
+    FROM g LEFT JOIN names ON g.sym_text = names.sym_text LEFT JOIN days ON g.t_ = days.day_t`);
   stmt.bindVarchar(stmt.parameterIndex('adjustment'), adjustment);
   // String(doc.ticker): the document's ticker as JS would print it (null when absent).
   const t = docTicker === null || docTicker === undefined ? null : String(docTicker);

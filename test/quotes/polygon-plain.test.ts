@@ -29,6 +29,12 @@ const RESULTS: Array<Record<string, unknown>> = [
   { T: 'Z', o: 10, h: 11, l: 9, c: 10, v: 2e-7, vw: -0, n: 1e3, t: Date.UTC(2024, 0, 8, 5) },
   { T: 'Z', o: 10, h: 12.5, l: 9.75, c: 10, v: 1e15, vw: 13, n: 0.5, t: Date.UTC(2024, 0, 9, 5) }, // flags: vwap outside the range
   { T: 'Z', o: 10, h: 11, l: 9, c: 10, v: 5, extra: 7, t: Date.UTC(2024, 0, 10, 5) }, // another member: ignored
+  // Counts at BIGINT's edges (the stored type): out of its range a volume is a reject and a trade count NULL, not a
+  // failed file (wholeCount); 2^63 - 1024 and -2^63 are inside it.
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 1e30, t: Date.UTC(2024, 0, 15, 5) },
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 2 ** 63, t: Date.UTC(2024, 0, 16, 5) },
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 2 ** 63 - 1024, n: 1e30, t: Date.UTC(2024, 0, 17, 5) },
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: -(2 ** 63), n: 2 ** 63, t: Date.UTC(2024, 0, 18, 5) },
 ];
 
 let dir: string;
@@ -102,6 +108,8 @@ describe('a plain Polygon response read typed in one pass', () => {
       'BRK-B 2024-03-10',
       'DOC 2024-11-03',
       'R 2024-01-02',
+      'V 2024-01-17',
+      'V 2024-01-18',
       'X 2024-04-10',
       'X 2024-11-03',
       'Z 2024-01-05',
@@ -111,10 +119,15 @@ describe('a plain Polygon response read typed in one pass', () => {
     ]);
     expect(compact.find((r) => r.ticker === 'R')).toMatchObject({ open: '10.000000', high: '21.000000' });
     expect(compact.find((r) => r.quote_date === '2024-01-09')).toMatchObject({ flags: ['vwap_outside_range'] });
+    // Counts at BIGINT's edges: out of its range a volume is a reject (12, 13 below), a trade count NULL.
+    expect(compact.filter((r) => r.ticker === 'V').map((r) => [r.volume, r.trade_count])).toEqual([
+      ['9223372036854774784', null],
+      ['-9223372036854775808', null],
+    ]);
     expect(compact).toEqual(await bars('pretty'));
     const rejects = (name: 'compact' | 'pretty') =>
       runs.get(name)!.reader.query(`SELECT line::INTEGER AS line, reason FROM rejects WHERE file LIKE '%aggs.json' ORDER BY line`);
-    expect((await rejects('compact')).map((r) => r.line)).toEqual([5, 6, 7]);
+    expect((await rejects('compact')).map((r) => r.line)).toEqual([5, 6, 7, 12, 13]);
     expect(await rejects('compact')).toEqual(await rejects('pretty'));
   });
 });

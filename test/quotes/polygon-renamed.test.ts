@@ -53,6 +53,12 @@ const EDGES: Array<Record<string, unknown>> = [
     n: 7.5,
     t: Date.UTC(2024, 0, 12, 5),
   },
+  // Counts at BIGINT's edges (the stored type): out of its range a volume is a reject and a trade count NULL, not a
+  // failed file (wholeCount); 2^63 - 1024 and -2^63 are inside it.
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 1e30, t: Date.UTC(2024, 0, 15, 5) },
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 2 ** 63, t: Date.UTC(2024, 0, 16, 5) },
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 2 ** 63 - 1024, n: 1e30, t: Date.UTC(2024, 0, 17, 5) },
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: -(2 ** 63), n: 2 ** 63, t: Date.UTC(2024, 0, 18, 5) },
 ];
 
 /** A large response of `first` and filler bars, as compact JSON. */
@@ -155,20 +161,20 @@ describe('a renamable Polygon response read by read_json', () => {
     const rejects = (mode: Mode) =>
       withReader(mode, (r) => r.query(`SELECT file, line::INTEGER AS line, reason, raw FROM rejects ORDER BY file, line`));
     const renamed = await rejects('renamed');
-    expect(renamed.filter((r) => String(r.file).endsWith('/renamed.json')).map((r) => r.line)).toEqual([4, 5, 6]);
+    expect(renamed.filter((r) => String(r.file).endsWith('/renamed.json')).map((r) => r.line)).toEqual([4, 5, 6, 13, 14]);
     expect(renamed).toEqual(await rejects('transform'));
     const rows = await withReader('renamed', (r) =>
       r.query(
         `SELECT ticker, CAST(quote_date AS VARCHAR) AS quote_date, adjustment, open::DOUBLE AS open, high::DOUBLE AS high, low::DOUBLE AS low,
                 close::DOUBLE AS close, volume::DOUBLE AS volume, vwap::DOUBLE AS vwap, trade_count::DOUBLE AS trade_count
-           FROM quote_bars WHERE ticker IN ('BRK-B', 'DOC', 'X', 'Z', 'W') AND adjustment = 'raw' ORDER BY ticker, quote_date`,
+           FROM quote_bars WHERE ticker IN ('BRK-B', 'DOC', 'X', 'Z', 'W', 'V') AND adjustment = 'raw' ORDER BY ticker, quote_date`,
       ),
     );
     const want = parsePolygonAggs(renamedBytes, 'renamed.json')
-      .bars.filter((b) => ['BRK-B', 'DOC', 'X', 'Z', 'W'].includes(b.ticker))
+      .bars.filter((b) => ['BRK-B', 'DOC', 'X', 'Z', 'W', 'V'].includes(b.ticker))
       .map((b) => ({ ...b }))
       .sort((a, b) => (a.ticker === b.ticker ? a.quote_date.localeCompare(b.quote_date) : a.ticker < b.ticker ? -1 : 1));
-    expect(want.length).toBe(EDGES.length - 3);
+    expect(want.length).toBe(EDGES.length - 5);
     expect(rows).toEqual(want);
   });
 });

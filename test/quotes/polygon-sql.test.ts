@@ -28,6 +28,12 @@ const EDGES: Array<Record<string, unknown>> = [
   { T: true, o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 0, 9, 5) },
   { T: 'Y', o: 10, h: true, l: [9], c: { c: 10 }, v: 1000, t: Date.UTC(2024, 0, 10, 5) }, // prices that are not numbers: reject
   { T: 'Q"x', o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 0, 11, 5) }, // an escaped ticker (not a ticker: reject)
+  // Counts at BIGINT's edges (the stored type): out of its range a volume is a reject and a trade count NULL, not a
+  // failed file (wholeCount); 2^63 - 1024 and -2^63 are inside it.
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 1e30, t: Date.UTC(2024, 0, 15, 5) },
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 2 ** 63, t: Date.UTC(2024, 0, 16, 5) },
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 2 ** 63 - 1024, n: 1e30, t: Date.UTC(2024, 0, 17, 5) },
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: -(2 ** 63), n: 2 ** 63, t: Date.UTC(2024, 0, 18, 5) },
 ];
 
 let dir: string;
@@ -72,6 +78,11 @@ describe('a large Polygon aggregates response read by DuckDB alone', () => {
       expect.objectContaining({ ticker: 'X', quote_date: '2024-11-03' }),
       expect.objectContaining({ ticker: 'Z', low: 0, volume: 2, vwap: null, trade_count: null }),
     ]);
+    // Counts at BIGINT's edges: kept inside its range, the trade counts outside it NULL.
+    expect(rows.filter((r) => r.ticker === 'V').map((r) => [r.quote_date, r.volume, r.trade_count])).toEqual([
+      ['2024-01-17', 2 ** 63 - 1024, null],
+      ['2024-01-18', -(2 ** 63), null],
+    ]);
   });
 
   it('rejects the results the JS parser rejects, with their index and text', async () => {
@@ -80,6 +91,6 @@ describe('a large Polygon aggregates response read by DuckDB alone', () => {
       `SELECT line::INTEGER AS line, reason, raw FROM rejects WHERE file LIKE '%large.json' ORDER BY line`,
     );
     expect(rejects).toEqual(expected.rejects);
-    expect(rejects.map((r) => r.line)).toEqual([4, 5, 6, 7, 11, 12]);
+    expect(rejects.map((r) => r.line)).toEqual([4, 5, 6, 7, 11, 12, 13, 14]);
   });
 });
