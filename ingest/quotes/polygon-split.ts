@@ -101,6 +101,8 @@ export class PolygonResultsSplitter {
   renamedResults = 0;
   /** The tail of the last chunk from a result start that matched neither regex, scanned again with the next chunk. */
   private carry: Buffer | null = null;
+  /** The output buffer reused from chunk to chunk (reuseOutput). */
+  private out: Buffer | null = null;
   /** The separators' offsets of the run of results being copied (scan), reused from chunk to chunk. */
   private sepAt: number[] = [];
 
@@ -112,6 +114,12 @@ export class PolygonResultsSplitter {
     private readonly flatFastPath = true,
     /** Whether renamable results get their `T` named `_` (see `renamed`). */
     renameTicker = false,
+    /**
+     * Whether one output buffer serves every chunk: the bytes `emit` receives are then valid only during that call (a
+     * caller that writes them synchronously). Without it each chunk's lines get a buffer of their own, about a
+     * megabyte outside V8's heap each, whose churn brings mark-compacts for external memory (issue 22 item 3).
+     */
+    private readonly reuseOutput = false,
   ) {
     this.plain = flatFastPath;
     this.renamed = flatFastPath && renameTicker;
@@ -130,7 +138,7 @@ export class PolygonResultsSplitter {
     // The element lines of this chunk are gathered in one buffer and emitted once (a write per result cost more than
     // the scan). Each element's bytes are at most its own plus the newline that replaces its separator, so the
     // chunk's length plus one is enough. The state lives in locals during the loop and is stored back at the end.
-    const out = Buffer.allocUnsafe(chunk.length + 1);
+    const out = this.outputBuffer(chunk.length + 1);
     let o = 0;
     let depth = this.depth;
     let inString = this.inString;
@@ -332,6 +340,13 @@ export class PolygonResultsSplitter {
     if (this.inString || this.inElement || this.inResults || this.depth !== 0)
       throw new ParseError('invalid JSON: the document ends early', { file: this.file, position: this.offset });
     return Buffer.concat(this.rest).toString('utf8');
+  }
+
+  /** The buffer a chunk's lines are gathered in (reuseOutput: one, grown when a chunk needs more). */
+  private outputBuffer(size: number): Buffer {
+    if (!this.reuseOutput) return Buffer.allocUnsafe(size);
+    if (!this.out || this.out.length < size) this.out = Buffer.allocUnsafeSlow(Math.max(size, 1 << 20) + 4096);
+    return this.out;
   }
 
   private addRest(bytes: Buffer): void {

@@ -152,9 +152,9 @@ describe('splitting a Polygon aggregates response', () => {
 
   describe('renaming the ticker member (renameTicker)', () => {
     /** The lines and flags of `text` split in chunks of `chunk` bytes, renaming or not. */
-    const splitRenaming = (text: string, chunk: number, rename: boolean) => {
+    const splitRenaming = (text: string, chunk: number, rename: boolean, reuseOutput = false) => {
       const parts: Buffer[] = [];
-      const s = new PolygonResultsSplitter('r.json', (b) => parts.push(Buffer.from(b)), true, rename);
+      const s = new PolygonResultsSplitter('r.json', (b) => parts.push(Buffer.from(b)), true, rename, reuseOutput);
       const bytes = Buffer.from(text);
       for (let i = 0; i < bytes.length; i += chunk) s.push(bytes.subarray(i, i + chunk));
       const rest = JSON.parse(s.end());
@@ -187,6 +187,17 @@ describe('splitting a Polygon aggregates response', () => {
         expect(rest).toEqual({ ticker: 'DOC', adjusted: false, results: [], status: 'OK' });
         expect(lines).toEqual(plain.map((l) => (l.startsWith('{"T":') ? `{"_":${l.slice(5)}` : l)));
       }
+    });
+
+    it('gives the same lines with one output buffer reused for every chunk (reuseOutput), whatever the chunking', () => {
+      const pretty = JSON.stringify({ ticker: 'DOC', results }, null, 1);
+      for (const doc of [text, pretty])
+        for (const rename of [false, true])
+          for (const chunk of [7, 1000, 4096, 1 << 20]) {
+            const fresh = splitRenaming(doc, chunk, rename);
+            const reused = splitRenaming(doc, chunk, rename, true);
+            expect([chunk, reused.lines, reused.rest]).toEqual([chunk, fresh.lines, fresh.rest]);
+          }
     });
 
     it('renames nothing without renameTicker, and nothing of a file that is not plain (the byte scan)', () => {
