@@ -16,20 +16,19 @@ import { parsePolygonAggs } from '../../ingest/quotes/formats.ts';
 import { polygonReadOptions } from '../../jobs/quotes/quotes.pipeline.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
-import { type IngestRun, ingestEachMode, polygonResultsPastSniffSize, storedFiles, writeInput } from './quotes-fixture.ts';
+import {
+  type IngestRun,
+  ingestEachMode,
+  POLYGON_COUNT_EDGES,
+  POLYGON_PLAIN_EDGES,
+  polygonResultsPastSniffSize,
+  storedFiles,
+  writeInput,
+} from './quotes-fixture.ts';
 
 /** Renamable results at the edges of the typing (JSON.stringify writes `T` first). */
 const EDGES: Array<Record<string, unknown>> = [
-  { T: 'brk.b', o: 1.2345675, h: 2.0000005, l: 1, c: 1.5, v: 100.5, vw: 1.23456749, n: 2.5, t: Date.UTC(2024, 2, 10, 5) }, // DST starts that day
-  { o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 10, 3, 4) }, // no ticker: the document's
-  { T: 'X', o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 10, 4, 4, 59, 59) }, // 23:59:59 New York: the 3rd
-  { T: 'X', o: 10, h: 11, l: 9, c: 10, v: 1000, t: 1712721600000.5 }, // fractional epoch milliseconds
-  { T: 'Y', o: 10, h: 11, l: 9, c: 10, v: 1000 }, // no timestamp: reject
-  { T: 'Y', o: 10, h: 11, l: 9, c: 10, t: Date.UTC(2024, 0, 3, 5) }, // no volume: reject
-  { T: 'bad ticker!', o: 10, h: 11, l: 9, c: 10, v: 1, t: Date.UTC(2024, 0, 4, 5) }, // not a ticker: reject
-  { T: 'Z', o: 123456.7891235, h: 123456.79, l: 0.0000004, c: 0.0000005, v: 2.4999, n: 1234567890123456, t: Date.UTC(2024, 0, 5, 5) },
-  { T: 'Z', o: 10, h: 11, l: 9, c: 10, v: 2e-7, vw: -0, n: 1e3, t: Date.UTC(2024, 0, 8, 5) },
-  { T: 'Z', o: 10, h: 12.5, l: 9.75, c: 10, v: 1e15, vw: 13, n: 0.5, t: Date.UTC(2024, 0, 9, 5) }, // flags: vwap outside the range
+  ...POLYGON_PLAIN_EDGES,
   { T: 'Z', o: 10, h: 11, l: 9, c: 10, v: 5, extra: 7, TT: 1, t: Date.UTC(2024, 0, 10, 5) }, // other members: ignored
   {
     T: 'W',
@@ -53,12 +52,7 @@ const EDGES: Array<Record<string, unknown>> = [
     n: 7.5,
     t: Date.UTC(2024, 0, 12, 5),
   },
-  // Counts at BIGINT's edges (the stored type): out of its range a volume is a reject and a trade count NULL, not a
-  // failed file (wholeCount); 2^63 - 1024 and -2^63 are inside it.
-  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 1e30, t: Date.UTC(2024, 0, 15, 5) },
-  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 2 ** 63, t: Date.UTC(2024, 0, 16, 5) },
-  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 2 ** 63 - 1024, n: 1e30, t: Date.UTC(2024, 0, 17, 5) },
-  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: -(2 ** 63), n: 2 ** 63, t: Date.UTC(2024, 0, 18, 5) },
+  ...POLYGON_COUNT_EDGES,
 ];
 
 /** A large response of `first` and filler bars, as compact JSON. */

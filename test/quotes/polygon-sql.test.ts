@@ -11,7 +11,7 @@ import { parsePolygonAggs } from '../../ingest/quotes/formats.ts';
 import { POLYGON_SNIFF_MIN_BYTES } from '../../jobs/quotes/quotes.pipeline.ts';
 import { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
-import { ingestQuotes, polygonResultsPastSniffSize, writeInput } from './quotes-fixture.ts';
+import { ingestQuotes, POLYGON_COUNT_EDGES, polygonResultsPastSniffSize, writeInput } from './quotes-fixture.ts';
 
 /** Edge results: each is kept or rejected exactly as the JS parser decides. */
 const EDGES: Array<Record<string, unknown>> = [
@@ -28,12 +28,7 @@ const EDGES: Array<Record<string, unknown>> = [
   { T: true, o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 0, 9, 5) },
   { T: 'Y', o: 10, h: true, l: [9], c: { c: 10 }, v: 1000, t: Date.UTC(2024, 0, 10, 5) }, // prices that are not numbers: reject
   { T: 'Q"x', o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 0, 11, 5) }, // an escaped ticker (not a ticker: reject)
-  // Counts at BIGINT's edges (the stored type): out of its range a volume is a reject and a trade count NULL, not a
-  // failed file (wholeCount); 2^63 - 1024 and -2^63 are inside it.
-  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 1e30, t: Date.UTC(2024, 0, 15, 5) },
-  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 2 ** 63, t: Date.UTC(2024, 0, 16, 5) },
-  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 2 ** 63 - 1024, n: 1e30, t: Date.UTC(2024, 0, 17, 5) },
-  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: -(2 ** 63), n: 2 ** 63, t: Date.UTC(2024, 0, 18, 5) },
+  ...POLYGON_COUNT_EDGES,
 ];
 
 let dir: string;

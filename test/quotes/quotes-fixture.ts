@@ -67,6 +67,34 @@ export async function ingestEachMode<M extends string>(
 }
 
 /**
+ * Plain Polygon results at the edges of the typing, in Polygon's key order (`T` first): rounding, DST, big and tiny
+ * numbers, a missing member; results 4-6 are rejects. The Polygon read tests put their own results after these.
+ */
+export const POLYGON_PLAIN_EDGES: ReadonlyArray<Record<string, unknown>> = [
+  { T: 'brk.b', o: 1.2345675, h: 2.0000005, l: 1, c: 1.5, v: 100.5, vw: 1.23456749, n: 2.5, t: Date.UTC(2024, 2, 10, 5) }, // DST starts that day
+  { o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 10, 3, 4) }, // no ticker: the document's
+  { T: 'X', o: 10, h: 11, l: 9, c: 10, v: 1000, t: Date.UTC(2024, 10, 4, 4, 59, 59) }, // 23:59:59 New York: the 3rd
+  { T: 'X', o: 10, h: 11, l: 9, c: 10, v: 1000, t: 1712721600000.5 }, // fractional epoch milliseconds
+  { T: 'Y', o: 10, h: 11, l: 9, c: 10, v: 1000 }, // no timestamp: reject
+  { T: 'Y', o: 10, h: 11, l: 9, c: 10, t: Date.UTC(2024, 0, 3, 5) }, // no volume: reject
+  { T: 'bad ticker!', o: 10, h: 11, l: 9, c: 10, v: 1, t: Date.UTC(2024, 0, 4, 5) }, // not a ticker: reject
+  { T: 'Z', o: 123456.7891235, h: 123456.79, l: 0.0000004, c: 0.0000005, v: 2.4999, n: 1234567890123456, t: Date.UTC(2024, 0, 5, 5) },
+  { T: 'Z', o: 10, h: 11, l: 9, c: 10, v: 2e-7, vw: -0, n: 1e3, t: Date.UTC(2024, 0, 8, 5) },
+  { T: 'Z', o: 10, h: 12.5, l: 9.75, c: 10, v: 1e15, vw: 13, n: 0.5, t: Date.UTC(2024, 0, 9, 5) }, // flags: vwap outside the range
+];
+
+/**
+ * Counts at BIGINT's edges (the stored type), ticker `V`: out of its range a volume is a reject (the first two) and a
+ * trade count NULL, not a failed file (wholeCount, ingest/quotes/formats.ts); 2^63 - 1024 and -2^63 are inside it.
+ */
+export const POLYGON_COUNT_EDGES: ReadonlyArray<Record<string, unknown>> = [
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 1e30, t: Date.UTC(2024, 0, 15, 5) },
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 2 ** 63, t: Date.UTC(2024, 0, 16, 5) },
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: 2 ** 63 - 1024, n: 1e30, t: Date.UTC(2024, 0, 17, 5) },
+  { T: 'V', o: 10, h: 11, l: 9, c: 10, v: -(2 ** 63), n: 2 ** 63, t: Date.UTC(2024, 0, 18, 5) },
+];
+
+/**
  * Polygon aggregates results: `first`, then plain filler bars of many tickers until the response passes the size
  * from which a Polygon file is read by DuckDB, not parsed in JS (POLYGON_SNIFF_MIN_BYTES).
  */
