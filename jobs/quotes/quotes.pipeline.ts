@@ -414,7 +414,7 @@ async function splitPolygonResults(
     const feed = (chunk: Buffer) => splitter.push(chunk);
     try {
       if (input) splitter.push(input.bytes);
-      else if (src) for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) await feed(chunk as Buffer);
+      else if (src) for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) feed(chunk as Buffer);
       else src = await describeInput(file, 'polygon', null, feed);
       // The last bytes the splitter kept (a result cut by a chunk's end) give their lines before the file is closed.
       splitter.flush();

@@ -11,7 +11,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteFoldOptions } from '../../jobs/quotes/quotes-fold.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
-import { type IngestRun, ingestEachMode, linkQuoteFixtures, orderedSdkCsv, storedFiles, writeInput } from './quotes-fixture.ts';
+import {
+  foldDetails,
+  type IngestRun,
+  ingestEachMode,
+  linkQuoteFixtures,
+  orderedSdkCsv,
+  storedFiles,
+  writeInput,
+} from './quotes-fixture.ts';
 
 let dir: string;
 let runs: Map<'once' | 'twice', IngestRun>;
@@ -42,9 +50,7 @@ const stored = (mode: 'once' | 'twice', re?: RegExp) => storedFiles(runs.get(mod
 
 describe('the leaves of a folded file in key order joined once', () => {
   it('is the path the fixtures and the crafted file take (folded, in key order)', () => {
-    const details = runs
-      .get('once')!
-      .report.children.map((c) => ({ key: c.key, ...(c.detail as { folded?: boolean; ordered?: boolean }) }));
+    const details = foldDetails(runs.get('once')!);
     expect(details.find((d) => d.key.endsWith('ordered.csv'))).toMatchObject({ folded: true, ordered: true });
     expect(details.filter((d) => d.folded && d.ordered).length).toBeGreaterThanOrEqual(5);
   });

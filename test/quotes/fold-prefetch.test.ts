@@ -10,7 +10,15 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { quoteFoldOptions } from '../../jobs/quotes/quotes-fold.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
-import { type IngestRun, ingestEachMode, linkQuoteFixtures, orderedSdkCsv, storedFiles, writeInput } from './quotes-fixture.ts';
+import {
+  foldDetails,
+  type IngestRun,
+  ingestEachMode,
+  linkQuoteFixtures,
+  orderedSdkCsv,
+  storedFiles,
+  writeInput,
+} from './quotes-fixture.ts';
 
 /** The same bars with two tickers' rows swapped: a file out of key order (its batches read with ORDER BY). */
 function unorderedSdkCsv(): string {
@@ -52,9 +60,7 @@ const stored = (mode: Mode, re?: RegExp) => storedFiles(runs.get(mode)!.dataDir,
 
 describe('the record texts of the next batch read while a batch is folded', () => {
   it('folds the crafted files, in key order and not', () => {
-    const details = runs
-      .get('prefetch')!
-      .report.children.map((c) => ({ key: c.key, ...(c.detail as { folded?: boolean; ordered?: boolean }) }));
+    const details = foldDetails(runs.get('prefetch')!);
     expect(details.find((d) => d.key.endsWith('/ordered.csv'))).toMatchObject({ folded: true, ordered: true });
     expect(details.find((d) => d.key.endsWith('/unordered.csv'))).toMatchObject({ folded: true, ordered: false });
   });

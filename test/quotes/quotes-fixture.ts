@@ -40,6 +40,10 @@ export async function ingestQuotes(config: Config, inputDir: string) {
 /** A run of one ingest: its report and data directory. */
 export type IngestRun = { report: Awaited<ReturnType<typeof ingestQuotes>>; dataDir: string };
 
+/** Each child's file key and how it folded (`detail.folded`, `detail.ordered`), from a run's report. */
+export const foldDetails = (run: IngestRun) =>
+  run.report.children.map((c) => ({ key: c.key, ...(c.detail as { folded?: boolean; ordered?: boolean }) }));
+
 /**
  * Ingests `inputDir` once per mode into its own data directory under `dir`, each with `setMode(mode)` applied and
  * `reset()` after it (a failed child fails the setup): the same inputs, one way each, to compare their stored files.
