@@ -35,7 +35,7 @@
  * each route's warm run is followed by one with wrk pinned, reported as `warm_pinned`: both placements side by side).
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -462,6 +462,7 @@ end
   const r = cpus
     ? spawnSync('taskset', ['-c', cpus, 'wrk', ...wrkArgs], { encoding: 'utf8' })
     : spawnSync('wrk', wrkArgs, { encoding: 'utf8' });
+  rmSync(dir, { recursive: true, force: true }); // one script per run: a full run left 166 folders in the temp dir
   const line = r.stdout.split('\n').find((l) => l.startsWith('WRKJSON '));
   if (!line) throw new Error(`wrk failed: ${r.stderr || r.stdout}`);
   const j = JSON.parse(line.slice(8)) as {

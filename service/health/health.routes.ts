@@ -33,18 +33,23 @@ describeRoute({
   response: readinessAnswer,
 });
 
+/** Headers of both probes' answers: JSON, never stored by a cache between the prober and this process. */
+const PROBE_HEADERS = { 'content-type': 'application/json; charset=utf-8', 'cache-control': 'no-store' } as const;
+
 export function registerHealthRoutes(app: H3, deps: ServiceDeps): void {
-  app.get('/api/health', () => getHealth(deps));
+  // Both probes answer as a layer answer (written with one `end` by the node listener), as every metered route does
+  // through api-middleware.ts. Returned as a plain object, health took h3's generic answer path, whose per-request node
+  // request and response objects outlived the next scavenge: once a busy process's young generation had grown, each
+  // scavenge under a stream of health requests promoted about 12 MB and paused 10-27 ms (issue 22, endpoints bench,
+  // docs/benchmarks.md "Every read route").
+  app.get('/api/health', async () =>
+    toFastResponse({ status: 200, headers: { ...PROBE_HEADERS }, body: JSON.stringify(await getHealth(deps)) }),
+  );
   app.get('/api/ready', async () => {
     const r = await getReadiness(deps);
-    // A layer answer (written with one `end` by the node listener), not a web Response streamed in chunks.
     return toFastResponse({
       status: r.ready ? 200 : 503,
-      headers: {
-        'content-type': 'application/json; charset=utf-8',
-        'cache-control': 'no-store',
-        ...(r.ready ? {} : { 'retry-after': '5' }),
-      },
+      headers: { ...PROBE_HEADERS, ...(r.ready ? {} : { 'retry-after': '5' }) },
       body: JSON.stringify(r),
     });
   });

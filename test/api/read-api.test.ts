@@ -21,7 +21,7 @@ import { textIndexes } from '../../service/search/text-index.ts';
 import { buildTestService, clockPast, getJson, ingestAll, type TestService } from '../helpers/app.ts';
 import { renderDocsPage } from '../../service/openapi/docs-page.ts';
 import { renderRulesPage } from '../../service/openapi/rules-page.ts';
-import { COMPRESS_MIN_BYTES } from '../../service/platform/response-finish.ts';
+import { COMPRESS_MIN_BYTES, layerResponseOf } from '../../service/platform/response-finish.ts';
 import { DEFAULT_FREE_HOURLY_LIMIT, DEFAULT_PRO_HOURLY_LIMIT } from '../../service/platform/usage.service.ts';
 import { REPO_ROOT } from '../helpers/shared.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
@@ -499,6 +499,20 @@ describe('GET /api/health', () => {
     expect(r.headers.get('ratelimit-limit')).toBeNull();
     expect(r.body).toMatchObject({ status: 'degraded', dependencies: { redis: 'slow' } });
     expect(r.body.reasons.join(' ')).toMatch(/redis is slow: no answer within 500 ms/);
+  });
+  it('answers both probes as finished layer answers: JSON, never cached, with the reason phrase', async () => {
+    // The node listener writes a layer answer with one `end`; h3's generic path for a returned object kept each
+    // request's node objects alive past the next scavenge (long pauses under a stream of health checks, issue 22).
+    for (const url of ['/api/health', '/api/ready']) {
+      const res = await svc.app.fetch(new Request(`http://local${url}`));
+      // Readiness is 503 here (this test service owns no state store); health is always 200.
+      expect(res.status, url).toBe(url === '/api/health' ? 200 : 503);
+      expect(res.statusText, url).toBe(url === '/api/health' ? 'OK' : 'Service Unavailable');
+      expect(res.headers.get('content-type'), url).toBe('application/json; charset=utf-8');
+      expect(res.headers.get('cache-control'), url).toBe('no-store');
+      expect(layerResponseOf(res), url).toBeDefined();
+      expect(JSON.parse(await res.text()), url).toHaveProperty(url === '/api/health' ? 'status' : 'ready');
+    }
   });
   it('shares one probe among overlapping health and readiness requests, and probes afresh for the next one', async () => {
     let redisProbes = 0;
