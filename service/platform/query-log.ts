@@ -67,23 +67,25 @@ export const MAX_QUERY_LOG_BUFFER = 200_000;
 const CHUNK_BYTES = 1 << 20;
 
 /**
- * The rows /api/ir/rankings ranks (successful AI-agent requests about a ticker), kept apart in `query_log_ai` by the
- * embedded log (same rows as this filter over `query_log`; issue 22: the ranking scanned every request ever logged).
+ * The rows /api/ir/rankings ranks: successful AI-agent requests about a ticker (`RANKED_FILTER` over `query_log`).
+ * Exported for the rankings' SQL (service/stats/stats.queries.ts), which reads them from `query_log` too.
  */
 const AI_LIST = AI_AGENT_TYPES.map((t) => `'${t}'`).join(', '); // constants of our own allow-list, never input
-const RANKED_FILTER = `ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})`;
+export const RANKED_FILTER = `ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})`;
 const AI_SET = new Set<string>(AI_AGENT_TYPES);
-const AI_DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log_ai (ts_ms BIGINT NOT NULL, client VARCHAR NOT NULL, agent_type VARCHAR NOT NULL, ticker VARCHAR NOT NULL, status INTEGER NOT NULL)`;
 /**
- * The ranked rows counted per hour, ticker, client and agent type (`n` rows, the latest at `last_ms`), appended with
- * each loaded spool file (a key may have several rows: readers sum them). A ranking reads the window's whole hours
- * from here and only its two partial hours from `query_log_ai` (service/stats/stats.queries.ts, `rankCompanies`).
- * Issue 22: grouping every ranked row of 30 days took ~0.3 s per request at half a million rows.
+ * The ranked rows counted per hour, ticker, client and agent type (`n` rows, the first at `first_ms`, the latest at
+ * `last_ms`), appended with each loaded spool file (a key may have several rows: readers sum them). A ranking reads
+ * the window's whole hours from here and only its two partial hours from `query_log` (service/stats/stats.queries.ts,
+ * `rankCompanies`). Issue 22: grouping every ranked row of 30 days took ~0.3 s per request at half a million rows.
  */
-const AI_HOURLY_DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log_ai_hourly (hour BIGINT NOT NULL, ticker VARCHAR NOT NULL, client VARCHAR NOT NULL, agent_type VARCHAR NOT NULL, n BIGINT NOT NULL, last_ms BIGINT NOT NULL)`;
-/** The hourly counts of the ranked rows of `source` (a table or a query with the columns of query_log_ai). */
-const aiHourlySelect = (source: string) =>
-  `SELECT ts_ms // 3600000 AS hour, ticker, client, agent_type, count(*) AS n, max(ts_ms) AS last_ms FROM ${source} GROUP BY ALL`;
+const AI_HOURLY_COLUMNS = 'hour, ticker, client, agent_type, n, first_ms, last_ms';
+const AI_HOURLY_DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log_ai_hourly (hour BIGINT NOT NULL, ticker VARCHAR NOT NULL, client VARCHAR NOT NULL, agent_type VARCHAR NOT NULL, n BIGINT NOT NULL, first_ms BIGINT NOT NULL, last_ms BIGINT NOT NULL)`;
+/** `INSERT INTO query_log_ai_hourly` of the hourly counts of the ranked rows of `query_log` that `where` keeps. */
+const insertAiHourly = (where: string) =>
+  `INSERT INTO query_log_ai_hourly (${AI_HOURLY_COLUMNS})
+   SELECT ts_ms // 3600000 AS hour, ticker, client, agent_type, count(*) AS n, min(ts_ms) AS first_ms, max(ts_ms) AS last_ms
+   FROM query_log WHERE ${where} AND ${RANKED_FILTER} GROUP BY ALL`;
 
 const COLUMNS = `{ts_ms: 'BIGINT', client: 'VARCHAR', tier: 'VARCHAR', agent_type: 'VARCHAR', method: 'VARCHAR', path: 'VARCHAR', ticker: 'VARCHAR', status: 'INTEGER', duration_ms: 'DOUBLE'}`;
 
@@ -171,9 +173,7 @@ export abstract class QueryLogBuffer {
   written = 0;
   /** Where the log is: a DuckDB file, `:memory:` (fallback), or `postgres`. */
   abstract readonly file: string;
-  /** The table holding the rows rankings count (`query_log`, or the embedded log's `query_log_ai`). */
-  readonly rankedTable: string = 'query_log';
-  /** The hourly counts of `rankedTable` (columns of `query_log_ai_hourly`), when the backend keeps them; else null. */
+  /** The hourly counts of the ranked rows of `query_log` (columns of `query_log_ai_hourly`), when the backend keeps them; else null. */
   readonly rankedHourlyTable: string | null = null;
   /** Whether `accepted` is called for every row taken into the buffer (the embedded log's counters). */
   protected tracksRows = false;
@@ -191,18 +191,18 @@ export abstract class QueryLogBuffer {
   }
   /** Runs a read query over `query_log` (named `$name` parameters) after writing what is buffered. */
   abstract query(sql: string, params?: Params): Promise<Row[]>;
-  /** A GROUP BY query over `rankedTable` (the embedded log skips the flush when no ranked row is waiting). */
+  /** A GROUP BY query over the ranked rows of `query_log` (the embedded log skips the flush when no ranked row is waiting). */
   queryRanked(sql: string, params?: Params): Promise<Row[]> {
     return this.query(sql, params);
   }
   /**
-   * A number that grows whenever rows are added to `rankedTable` (after `syncRanked`, every ranked row accepted so
+   * A number that grows whenever ranked rows are added to `query_log` (after `syncRanked`, every ranked row accepted so
    * far is in it), or null when the backend cannot tell (then nothing may be kept from one ranking to the next).
    */
   get rankedVersion(): number | null {
     return null;
   }
-  /** Makes every ranked row accepted so far readable from `rankedTable` (the flush `queryRanked` does first). */
+  /** Makes every ranked row accepted so far readable from `query_log` (the flush `queryRanked` does first). */
   syncRanked(): Promise<void> {
     return this.flush();
   }
@@ -318,11 +318,11 @@ const MINUTES_SLACK = 60;
  * process's) or loaded from a handed-over spool file (another process's). A count since `t` sums the whole minutes
  * after `t`'s minute, plus `t`'s own minute to the millisecond from the database (read once per minute, after a
  * flush; dropped when a row of that minute arrives). Anything that could make them differ from the table (a spool
- * file that failed to write or load) turns them off: the query answers again. /api/ir/rankings reads
- * `query_log_ai`, the ranked rows only, written with each spool file in the same transaction.
+ * file that failed to write or load) turns them off: the query answers again. /api/ir/rankings reads the hourly
+ * counts of the ranked rows (`query_log_ai_hourly`), written with each spool file in the same transaction, and the
+ * ranked rows of `query_log` of its window's two partial hours.
  */
 export class QueryLog extends QueryLogBuffer {
-  override readonly rankedTable = 'query_log_ai';
   override readonly rankedHourlyTable = 'query_log_ai_hourly';
   protected override tracksRows = true;
   /** Rows by minute and agent type; null before they are built and once a row may have been lost. */
@@ -339,7 +339,7 @@ export class QueryLog extends QueryLogBuffer {
   /** Ranked rows taken into the buffer, and how many of those are in the database for sure. */
   private rankedAccepted = 0;
   private rankedLoaded = 0;
-  /** Rows in query_log_ai (counted at open, then per loaded file). */
+  /** Ranked rows in query_log (counted at open, then per loaded file). */
   private rankedInTable = 0;
   private spool: WriteStream | null = null;
   private spoolRows = 0;
@@ -387,26 +387,27 @@ export class QueryLog extends QueryLogBuffer {
     }
     const writer = await instance.connect();
     await writer.run(DDL);
-    await writer.run(AI_DDL);
+    // A log written before 2026-11-27 kept a copy of its ranked rows (`query_log_ai`), now read from query_log itself,
+    // and hourly counts without `first_ms`: the copy is dropped, the counts rebuilt below.
+    await writer.run('DROP TABLE IF EXISTS query_log_ai');
+    const [hourlyShape] = await queryRows(
+      writer,
+      `SELECT count(*)::INTEGER AS tables, count(*) FILTER (WHERE column_name = 'first_ms')::INTEGER AS first_ms
+       FROM duckdb_columns() WHERE table_name = 'query_log_ai_hourly' AND schema_name = 'main'`,
+    );
+    if (Number(hourlyShape?.tables) > 0 && Number(hourlyShape?.first_ms) === 0) await writer.run('DROP TABLE query_log_ai_hourly');
     await writer.run(AI_HOURLY_DDL);
-    // query_log_ai holds exactly the ranked rows of query_log, and query_log_ai_hourly counts exactly those: each is
-    // rebuilt when it does not (a log written before it existed; both are written in each load's transaction).
+    // query_log_ai_hourly counts exactly the ranked rows of query_log: it is rebuilt when it does not (a log written
+    // before it existed; both are written in each load's transaction).
     const [sync] = await queryRows(
       writer,
-      `SELECT (SELECT count(*) FROM query_log WHERE ${RANKED_FILTER})::BIGINT AS want, (SELECT count(*) FROM query_log_ai)::BIGINT AS have,
+      `SELECT (SELECT count(*) FROM query_log WHERE ${RANKED_FILTER})::BIGINT AS want,
          (SELECT coalesce(sum(n), 0) FROM query_log_ai_hourly)::BIGINT AS hourly`,
     );
-    const rebuildRanked = String(sync?.want) !== String(sync?.have);
-    if (rebuildRanked) {
-      await writer.run('BEGIN TRANSACTION');
-      await writer.run('DELETE FROM query_log_ai');
-      await writer.run(`INSERT INTO query_log_ai SELECT ts_ms, client, agent_type, ticker, status FROM query_log WHERE ${RANKED_FILTER}`);
-      await writer.run('COMMIT');
-    }
-    if (rebuildRanked || String(sync?.want) !== String(sync?.hourly)) {
+    if (String(sync?.want) !== String(sync?.hourly)) {
       await writer.run('BEGIN TRANSACTION');
       await writer.run('DELETE FROM query_log_ai_hourly');
-      await writer.run(`INSERT INTO query_log_ai_hourly ${aiHourlySelect('query_log_ai')}`);
+      await writer.run(insertAiHourly('true'));
       await writer.run('COMMIT');
     }
     const rankedAtOpen = Number(sync?.want ?? 0);
@@ -530,28 +531,29 @@ export class QueryLog extends QueryLogBuffer {
       try {
         await this.writer.run('BEGIN TRANSACTION');
         try {
-          // The file is parsed once, into a temporary table both inserts read (parsing the JSON twice, once per
-          // table, was most of the log's CPU on the DuckDB threads while the server answered hot requests).
-          await this.writer.run(`CREATE OR REPLACE TEMP TABLE spool_rows AS SELECT * FROM ${src}`);
-          const res = await this.writer.run(`INSERT INTO query_log SELECT * FROM spool_rows`);
-          const ranked = await this.writer.run(
-            `INSERT INTO query_log_ai SELECT ts_ms, client, agent_type, ticker, status FROM spool_rows WHERE ${RANKED_FILTER}`,
-          );
-          if (Number(ranked.rowsChanged) > 0)
-            await this.writer.run(
-              `INSERT INTO query_log_ai_hourly ${aiHourlySelect(`(SELECT ts_ms, client, agent_type, ticker FROM spool_rows WHERE ${RANKED_FILTER})`)}`,
-            );
+          // The file is parsed once, straight into query_log; the hourly counts and a handed-over file's minutes read
+          // the rows this transaction appended from there. query_log is append-only (nothing deletes from it), so its
+          // committed rows' row ids are 0 to count - 1 and the appended rows are those at or after that count. Issue 22
+          // item 5: a temporary table both inserts read, and a second table with a copy of the ranked rows, were about
+          // 1.2 of the 3.2 µs of DuckDB CPU a hot-path row cost (measured alone, 245,760-row loads).
+          const [counts] = await queryRows(this.writer, 'SELECT count(*)::BIGINT AS n FROM query_log');
+          const appended = { first: Number(counts?.n ?? 0) };
+          const res = await this.writer.run(`INSERT INTO query_log SELECT * FROM ${src}`);
+          let ranked = 0;
+          if (Number(res.rowsChanged) > 0)
+            for (const r of await queryRows(this.writer, `${insertAiHourly('rowid >= $first')} RETURNING n`, appended))
+              ranked += Number(r.n);
           const counted =
             foreign && this.minutes
               ? await queryRows(
                   this.writer,
-                  `SELECT (ts_ms // 60000)::BIGINT AS m, agent_type, count(*)::INTEGER AS n FROM spool_rows GROUP BY ALL`,
+                  `SELECT (ts_ms // 60000)::BIGINT AS m, agent_type, count(*)::INTEGER AS n FROM query_log WHERE rowid >= $first GROUP BY ALL`,
+                  appended,
                 )
               : [];
-          await this.writer.run('DROP TABLE spool_rows');
           await this.writer.run('COMMIT');
           this.written += Number(res.rowsChanged);
-          this.rankedInTable += Number(ranked.rowsChanged);
+          this.rankedInTable += ranked;
           for (const r of counted) this.countRow(Number(r.m), String(r.agent_type), Number(r.n));
         } catch (err) {
           await this.writer.run('ROLLBACK').catch(() => undefined);
@@ -727,9 +729,8 @@ export class QueryLog extends QueryLogBuffer {
   }
 
   /**
-   * `query` over query_log_ai, flushing first only when a ranked row of this process (or a handed-over file) is not
-   * in the table yet; no rows without asking when the table is empty (the ranking groups by ticker: an empty table
-   * has no group).
+   * `query` over the ranked rows, flushing first only when a ranked row of this process (or a handed-over file) is not
+   * in query_log yet; no rows without asking when there is none (the ranking groups by ticker: no row, no group).
    */
   override async queryRanked(sql: string, params?: Params): Promise<Row[]> {
     await this.syncRanked();
@@ -737,12 +738,12 @@ export class QueryLog extends QueryLogBuffer {
     return queryRows(this.reader, sql, params);
   }
 
-  /** The rows in query_log_ai: nothing deletes from it while the log is open, so the count grows with every load adding rows. */
+  /** The ranked rows in query_log: nothing deletes from it, so the count grows with every load adding ranked rows. */
   override get rankedVersion(): number {
     return this.rankedInTable;
   }
 
-  /** Flushes only when a ranked row of this process (or a handed-over file) is not in query_log_ai yet. */
+  /** Flushes only when a ranked row of this process (or a handed-over file) is not in query_log yet. */
   override async syncRanked(): Promise<void> {
     if (this.rankedAccepted > this.rankedLoaded || (await this.hasHandedOverFiles())) await this.flush(this.handoffDir === null);
   }

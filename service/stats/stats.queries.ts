@@ -7,7 +7,7 @@
  */
 import type { SnapshotReader } from '../../lib/warehouse/reader.ts';
 import { AGENT_PLATFORM, AI_AGENT_TYPES } from '../platform/agent-type.ts';
-import type { QueryLogBuffer } from '../platform/query-log.ts';
+import { RANKED_FILTER, type QueryLogBuffer } from '../platform/query-log.ts';
 import { decodeKeyCursor, encodeKeyCursor } from '../platform/pagination.ts';
 import { InvalidInputError } from '../../lib/errors.ts';
 import { snapshotSchema } from '../../lib/warehouse/snapshot-schema.ts';
@@ -226,7 +226,7 @@ export async function rankCompanies(
     ]
       .map(([filter, name]) => `${count(filter!)} AS ${name}`)
       .join(', ');
-  // `rankedTable`: the embedded log keeps the ranked rows apart (query_log_ai); the filter below is theirs.
+  // The ranked rows are RANKED_FILTER's rows of query_log; the embedded log also counts them per hour (`hourly`).
   const hourly = log.rankedHourlyTable;
   let found: RankedGroups;
   await log.syncRanked();
@@ -252,9 +252,9 @@ export async function rankCompanies(
         /* sql */ `WITH parts AS (
          SELECT ticker, client, agent_type, n, last_ms FROM ${hourly} WHERE hour >= $first_hour AND hour < $end_hour
          UNION ALL
-         SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM ${log.rankedTable} WHERE ts_ms >= $since AND ts_ms < $first_ms
+         SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM query_log WHERE ts_ms >= $since AND ts_ms < $first_ms AND ${RANKED_FILTER}
          UNION ALL
-         SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM ${log.rankedTable} WHERE ts_ms >= $end_ms AND ts_ms < $until
+         SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM query_log WHERE ts_ms >= $end_ms AND ts_ms < $until AND ${RANKED_FILTER}
        )
        SELECT ticker, sum(n) AS ai_queries, count(DISTINCT client) AS distinct_clients,
          ${platforms((f) => `coalesce(sum(n) FILTER (WHERE ${f}), 0)`)},
@@ -264,12 +264,31 @@ export async function rankCompanies(
         wholeHours({ since, until }),
       ),
     );
+    // The last ranked row before each bound and the first at or after it: from the rows of the bound's own hour,
+    // else from the hourly counts of the hours before or after it (their `last_ms` and `first_ms`), so that every
+    // scan of query_log is one hour's range (its row groups outside it skipped) however long the log is.
+    const edge = (t: number) => ({ h: Math.floor(t / 3_600_000), from: Math.floor(t / 3_600_000) * 3_600_000 });
+    const s = edge(since);
+    const u = edge(until);
+    const prev = (t: string, x: string) =>
+      `coalesce((SELECT max(ts_ms) FROM query_log WHERE ts_ms >= $${x}_from AND ts_ms < $${t} AND ${RANKED_FILTER}),
+                (SELECT max(last_ms) FROM ${hourly} WHERE hour < $${x}_h))`;
+    const next = (t: string, x: string) =>
+      `coalesce((SELECT min(ts_ms) FROM query_log WHERE ts_ms >= $${t} AND ts_ms < $${x}_to AND ${RANKED_FILTER}),
+                (SELECT min(first_ms) FROM ${hourly} WHERE hour > $${x}_h))`;
     const [b] = await log.queryRanked(
-      /* sql */ `SELECT (SELECT max(ts_ms) FROM ${log.rankedTable} WHERE ts_ms < $since) AS start_prev,
-         (SELECT min(ts_ms) FROM ${log.rankedTable} WHERE ts_ms >= $since) AS start_next,
-         (SELECT max(ts_ms) FROM ${log.rankedTable} WHERE ts_ms < $until) AS end_prev,
-         (SELECT min(ts_ms) FROM ${log.rankedTable} WHERE ts_ms >= $until) AS end_next`,
-      { since, until },
+      /* sql */ `SELECT ${prev('since', 's')} AS start_prev, ${next('since', 's')} AS start_next,
+         ${prev('until', 'u')} AS end_prev, ${next('until', 'u')} AS end_next`,
+      {
+        since,
+        until,
+        s_h: s.h,
+        s_from: s.from,
+        s_to: s.from + 3_600_000,
+        u_h: u.h,
+        u_from: u.from,
+        u_to: u.from + 3_600_000,
+      },
     );
     // Kept only when no load added rows while the two queries ran (they may have read either side of it).
     if (log.rankedVersion === version) {
@@ -292,7 +311,7 @@ export async function rankCompanies(
         /* sql */ `SELECT ticker, count(*) AS ai_queries, count(DISTINCT client) AS distinct_clients,
        ${platforms((f) => `count(*) FILTER (WHERE ${f})`)},
        max(ts_ms) AS last_ms
-     FROM ${log.rankedTable}
+     FROM query_log
      WHERE ts_ms >= $since AND ts_ms < $until AND ticker IS NOT NULL AND status = 200 AND agent_type IN (${AI_LIST})
      GROUP BY ticker ORDER BY ai_queries DESC, ticker LIMIT $limit OFFSET $offset`,
         page,

@@ -1,6 +1,6 @@
 /**
  * The embedded query log's counters (service/platform/query-log.ts, issue 22): /api/stats counts AI-agent queries
- * from counts kept as rows arrive, and /api/ir/rankings reads the ranked rows kept apart (`query_log_ai`). Both must
+ * from counts kept as rows arrive, and /api/ir/rankings reads the ranked rows' hourly counts (`query_log_ai_hourly`). Both must
  * equal the aggregate over `query_log` they replace, wherever the 24-hour window starts (to the millisecond), for
  * rows of this process (plain and hot-path encoded), rows handed over by another process, and rows pushed after a
  * count was asked. No timed assertion: counts are compared with the SQL.
@@ -10,7 +10,14 @@ import path from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { removeDir, tempDir } from '../helpers/env.ts';
-import { EncodedLogClient, EncodedLogRequest, QueryLog, type QueryLogEntry, toLine } from '../../service/platform/query-log.ts';
+import {
+  EncodedLogClient,
+  EncodedLogRequest,
+  QueryLog,
+  type QueryLogEntry,
+  RANKED_FILTER,
+  toLine,
+} from '../../service/platform/query-log.ts';
 import { aiQueryCounts, rankCompanies } from '../../service/stats/stats.queries.ts';
 
 const QUIET = { flushMs: 60_000, spoolMs: 60_000 };
@@ -196,7 +203,7 @@ describe('query log counters (embedded DuckDB)', () => {
     }
     // The counts are fewer rows than the ranked rows they count (5 clients x 12 tickers x 7 agents an hour at most).
     const [sizes] = await hourly.query(
-      `SELECT (SELECT count(*) FROM query_log_ai)::INTEGER AS ranked, (SELECT count(*) FROM query_log_ai_hourly)::INTEGER AS counted,
+      `SELECT (SELECT count(*) FROM query_log WHERE ${RANKED_FILTER})::INTEGER AS ranked, (SELECT count(*) FROM query_log_ai_hourly)::INTEGER AS counted,
          (SELECT sum(n) FROM query_log_ai_hourly)::INTEGER AS summed`,
     );
     expect(sizes!.summed).toBe(sizes!.ranked);
@@ -273,6 +280,52 @@ describe('query log counters (embedded DuckDB)', () => {
     }
   });
 
+  it('keeps a ranking exactly when the nearest ranked row to a bound is hours away, and unranked rows do not count', async () => {
+    const far = await QueryLog.open(path.join(dir, 'far', 'query-log.duckdb'), QUIET);
+    try {
+      const H = 3_600_000;
+      const days = 2;
+      // The first window ends mid-hour, in an hour with no ranked row; so does its start.
+      const u0 = Math.floor((now - 5 * H) / H) * H + 1_800_000;
+      const s0 = u0 - days * 86_400_000;
+      const ranked = (ts_ms: number, ticker: string) =>
+        entry(0, { ts_ms, ticker, agent_type: 'claudebot', status: 200, client: 'key:far', tier: 'pro' });
+      for (let i = 0; i < 40; i++) far.push(ranked(s0 + 6 * H + i * 3_700_000, `M${i % 5}`));
+      far.push(ranked(s0 - 2 * H - 7, 'EARLY')); // two hours before the first start
+      far.push(ranked(u0 + 2 * H + 11, 'LATER')); // two hours after the first end
+      // Unranked rows right beside every bound: a 404, a browser, a request without a ticker.
+      for (const t of [s0 - 1, s0 + 1, u0 - 1, u0 + 1]) {
+        far.push(entry(t, { ticker: 'NOISE', status: 404, agent_type: 'claudebot' }));
+        far.push(entry(t, { ticker: 'NOISE', status: 200, agent_type: 'browser' }));
+        far.push(entry(t, { ticker: null, status: 200, agent_type: 'claudebot' }));
+      }
+      await far.flush();
+      let queries = 0;
+      const real = far.queryRanked.bind(far);
+      far.queryRanked = (sql, params) => {
+        queries++;
+        return real(sql, params);
+      };
+      const step = async (until: number, grouped: boolean) => {
+        const before = queries;
+        const got = await rankingWalked(far, until, days, 3);
+        expect(got, `until u0+${until - u0}`).toEqual(await rankingFromRows(far, until, days));
+        expect(queries > before, `grouped again at u0+${until - u0}`).toBe(grouped);
+        return got.map((r) => r[0]);
+      };
+      expect(await step(u0, true)).not.toContain('LATER');
+      await step(u0 + 2 * H + 11, false); // the end moved two hours, onto LATER's millisecond: still the same rows
+      expect(await step(u0 + 2 * H + 12, true)).toContain('LATER'); // LATER entered
+      await step(u0 + H, true); // back before LATER
+      await step(u0 - H, false); // the start moved back an hour, short of EARLY
+      expect(await step(u0 - 2 * H - 7, true)).toContain('EARLY'); // the start on EARLY's millisecond
+      await step(u0 - 2 * H - 7, false);
+      expect(await step(u0 - 2 * H - 6, true)).not.toContain('EARLY'); // EARLY left the window
+    } finally {
+      await far.close();
+    }
+  });
+
   it('ranks from the ranked rows as from the whole log, also after they were lost and rebuilt', async () => {
     const rankedSql = async (days: number) =>
       (
@@ -297,14 +350,22 @@ describe('query log counters (embedded DuckDB)', () => {
     expect(one.find((r) => r[0] === 'ZETA')).toBeTruthy();
     expect(one).toEqual(await rankedSql(1));
     expect(await ranked(30)).toEqual(await rankedSql(30));
-    // The ranked rows are rebuilt when they do not match the log (a log written before query_log_ai existed).
+    // A log written before 2026-11-27 (a copy of the ranked rows in query_log_ai, hourly counts without first_ms, some
+    // of them missing): the copy is dropped and the counts rebuilt at open.
     await log.close();
     const db = await DuckDBInstance.create(file);
     const c = await db.connect();
-    await c.run('DELETE FROM query_log_ai WHERE ticker = $t', { t: 'ACME' });
+    await c.run(`CREATE TABLE query_log_ai AS SELECT ts_ms, client, agent_type, ticker, status FROM query_log WHERE ${RANKED_FILTER}`);
+    await c.run(`ALTER TABLE query_log_ai_hourly DROP COLUMN first_ms`);
+    await c.run(`DELETE FROM query_log_ai_hourly WHERE ticker = 'ACME'`);
     c.closeSync();
     db.closeSync();
     log = await QueryLog.open(file, QUIET);
+    const [tables] = await log.query(
+      `SELECT count(*) FILTER (WHERE table_name = 'query_log_ai')::INTEGER AS copies,
+         count(*) FILTER (WHERE table_name = 'query_log_ai_hourly')::INTEGER AS hourly FROM duckdb_tables()`,
+    );
+    expect(tables).toEqual({ copies: 0, hourly: 1 });
     expect(await ranked(30)).toEqual(await rankedSql(30));
     expect(sorted((await aiQueryCounts(log, now, 24)).by_agent_type)).toEqual(await sqlCounts(log, now));
   });
