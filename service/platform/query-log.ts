@@ -81,11 +81,18 @@ const AI_SET = new Set<string>(AI_AGENT_TYPES);
  */
 const AI_HOURLY_COLUMNS = 'hour, ticker, client, agent_type, n, first_ms, last_ms';
 const AI_HOURLY_DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log_ai_hourly (hour BIGINT NOT NULL, ticker VARCHAR NOT NULL, client VARCHAR NOT NULL, agent_type VARCHAR NOT NULL, n BIGINT NOT NULL, first_ms BIGINT NOT NULL, last_ms BIGINT NOT NULL)`;
-/** `INSERT INTO query_log_ai_hourly` of the hourly counts of the ranked rows of `query_log` that `where` keeps. */
-const insertAiHourly = (where: string) =>
-  `INSERT INTO query_log_ai_hourly (${AI_HOURLY_COLUMNS})
-   SELECT ts_ms // 3600000 AS hour, ticker, client, agent_type, count(*) AS n, min(ts_ms) AS first_ms, max(ts_ms) AS last_ms
+/** The hourly counts of the ranked rows of `query_log` that `where` keeps (the columns of query_log_ai_hourly). */
+const selectAiHourly = (where: string) =>
+  `SELECT ts_ms // 3600000 AS hour, ticker, client, agent_type, count(*) AS n, min(ts_ms) AS first_ms, max(ts_ms) AS last_ms
    FROM query_log WHERE ${where} AND ${RANKED_FILTER} GROUP BY ALL`;
+/**
+ * The first and last ranked row of each hour that has one (a few rows per hour: one per load that added rows to it;
+ * readers take the min and max), rebuilt from query_log_ai_hourly at open. The kept ranking's bounds look up the
+ * nearest hour with a ranked row here instead of scanning the counts (service/stats/stats.queries.ts).
+ */
+const AI_HOURS_DDL = /* sql */ `CREATE TABLE IF NOT EXISTS query_log_ai_hours (hour BIGINT NOT NULL, first_ms BIGINT NOT NULL, last_ms BIGINT NOT NULL)`;
+const insertAiHours = (source: string) =>
+  `INSERT INTO query_log_ai_hours SELECT hour, min(first_ms), max(last_ms) FROM ${source} GROUP BY hour`;
 
 const COLUMNS = `{ts_ms: 'BIGINT', client: 'VARCHAR', tier: 'VARCHAR', agent_type: 'VARCHAR', method: 'VARCHAR', path: 'VARCHAR', ticker: 'VARCHAR', status: 'INTEGER', duration_ms: 'DOUBLE'}`;
 
@@ -175,6 +182,8 @@ export abstract class QueryLogBuffer {
   abstract readonly file: string;
   /** The hourly counts of the ranked rows of `query_log` (columns of `query_log_ai_hourly`), when the backend keeps them; else null. */
   readonly rankedHourlyTable: string | null = null;
+  /** The first and last ranked row of each hour (columns of `query_log_ai_hours`), with `rankedHourlyTable`; else null. */
+  readonly rankedHoursTable: string | null = null;
   /** Whether `accepted` is called for every row taken into the buffer (the embedded log's counters). */
   protected tracksRows = false;
   /** Called for each row taken into the buffer (when `tracksRows`). */
@@ -324,6 +333,7 @@ const MINUTES_SLACK = 60;
  */
 export class QueryLog extends QueryLogBuffer {
   override readonly rankedHourlyTable = 'query_log_ai_hourly';
+  override readonly rankedHoursTable = 'query_log_ai_hours';
   protected override tracksRows = true;
   /** Rows by minute and agent type; null before they are built and once a row may have been lost. */
   private minutes: Map<number, Map<string, number>> | null = null;
@@ -397,6 +407,7 @@ export class QueryLog extends QueryLogBuffer {
     );
     if (Number(hourlyShape?.tables) > 0 && Number(hourlyShape?.first_ms) === 0) await writer.run('DROP TABLE query_log_ai_hourly');
     await writer.run(AI_HOURLY_DDL);
+    await writer.run(AI_HOURS_DDL);
     // query_log_ai_hourly counts exactly the ranked rows of query_log: it is rebuilt when it does not (a log written
     // before it existed; both are written in each load's transaction).
     const [sync] = await queryRows(
@@ -407,9 +418,13 @@ export class QueryLog extends QueryLogBuffer {
     if (String(sync?.want) !== String(sync?.hourly)) {
       await writer.run('BEGIN TRANSACTION');
       await writer.run('DELETE FROM query_log_ai_hourly');
-      await writer.run(insertAiHourly('true'));
+      await writer.run(`INSERT INTO query_log_ai_hourly (${AI_HOURLY_COLUMNS}) ${selectAiHourly('true')}`);
       await writer.run('COMMIT');
     }
+    await writer.run('BEGIN TRANSACTION');
+    await writer.run('DELETE FROM query_log_ai_hours');
+    await writer.run(insertAiHours('query_log_ai_hourly'));
+    await writer.run('COMMIT');
     const rankedAtOpen = Number(sync?.want ?? 0);
     const reader = await instance.connect();
     // Spool files are per database: the file's own directory, or a per-process one for the in-memory fallback.
@@ -540,9 +555,17 @@ export class QueryLog extends QueryLogBuffer {
           const appended = { first: Number(counts?.n ?? 0) };
           const res = await this.writer.run(`INSERT INTO query_log SELECT * FROM ${src}`);
           let ranked = 0;
-          if (Number(res.rowsChanged) > 0)
-            for (const r of await queryRows(this.writer, `${insertAiHourly('rowid >= $first')} RETURNING n`, appended))
-              ranked += Number(r.n);
+          if (Number(res.rowsChanged) > 0) {
+            // The counts of this load's ranked rows (a few per hour, ticker and client, not one per row), then their hours.
+            await queryRows(this.writer, `CREATE OR REPLACE TEMP TABLE load_hourly AS ${selectAiHourly('rowid >= $first')}`, appended);
+            const [sum] = await queryRows(this.writer, 'SELECT coalesce(sum(n), 0)::BIGINT AS n FROM load_hourly');
+            ranked = Number(sum?.n ?? 0);
+            if (ranked > 0) {
+              await this.writer.run(`INSERT INTO query_log_ai_hourly (${AI_HOURLY_COLUMNS}) SELECT ${AI_HOURLY_COLUMNS} FROM load_hourly`);
+              await this.writer.run(insertAiHours('load_hourly'));
+            }
+            await this.writer.run('DROP TABLE load_hourly');
+          }
           const counted =
             foreign && this.minutes
               ? await queryRows(

@@ -245,16 +245,17 @@ export async function rankCompanies(
     // The window's whole hours from their counts, its partial first and last hours from the rows: the same
     // groups as the query below over the rows alone (test/api/query-log-counters.test.ts compares them). Each
     // partial hour is a range of its own: a range per scan lets DuckDB skip the row groups outside it (the rows
-    // are appended in time order), where one scan with an OR of the two read every ranked row. Every ticker is
-    // ranked (no LIMIT), so the ranking is kept for the next requests (`KeptRanking`).
+    // are appended in time order), where one scan with an OR of the two read every ranked row. The rows of the
+    // partial hours are query_log's with status 200; the WHERE over `parts` keeps the rest of RANKED_FILTER (a ticker,
+    // an AI agent type). Every ticker is ranked (no LIMIT), so the ranking is kept for the next requests (`KeptRanking`).
     const groups = toGroups(
       await log.queryRanked(
         /* sql */ `WITH parts AS (
          SELECT ticker, client, agent_type, n, last_ms FROM ${hourly} WHERE hour >= $first_hour AND hour < $end_hour
          UNION ALL
-         SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM query_log WHERE ts_ms >= $since AND ts_ms < $first_ms AND ${RANKED_FILTER}
+         SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM query_log WHERE ts_ms >= $since AND ts_ms < $first_ms AND status = 200
          UNION ALL
-         SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM query_log WHERE ts_ms >= $end_ms AND ts_ms < $until AND ${RANKED_FILTER}
+         SELECT ticker, client, agent_type, 1 AS n, ts_ms AS last_ms FROM query_log WHERE ts_ms >= $end_ms AND ts_ms < $until AND status = 200
        )
        SELECT ticker, sum(n) AS ai_queries, count(DISTINCT client) AS distinct_clients,
          ${platforms((f) => `coalesce(sum(n) FILTER (WHERE ${f}), 0)`)},
@@ -265,17 +266,19 @@ export async function rankCompanies(
       ),
     );
     // The last ranked row before each bound and the first at or after it: from the rows of the bound's own hour,
-    // else from the hourly counts of the hours before or after it (their `last_ms` and `first_ms`), so that every
-    // scan of query_log is one hour's range (its row groups outside it skipped) however long the log is.
+    // else from the first and last ranked row of the hours before or after it (`rankedHoursTable`, a few rows an
+    // hour), so that every scan of query_log is one hour's range (its row groups outside it skipped) however long
+    // the log is.
+    const hours = log.rankedHoursTable ?? hourly;
     const edge = (t: number) => ({ h: Math.floor(t / 3_600_000), from: Math.floor(t / 3_600_000) * 3_600_000 });
     const s = edge(since);
     const u = edge(until);
     const prev = (t: string, x: string) =>
       `coalesce((SELECT max(ts_ms) FROM query_log WHERE ts_ms >= $${x}_from AND ts_ms < $${t} AND ${RANKED_FILTER}),
-                (SELECT max(last_ms) FROM ${hourly} WHERE hour < $${x}_h))`;
+                (SELECT max(last_ms) FROM ${hours} WHERE hour < $${x}_h))`;
     const next = (t: string, x: string) =>
       `coalesce((SELECT min(ts_ms) FROM query_log WHERE ts_ms >= $${t} AND ts_ms < $${x}_to AND ${RANKED_FILTER}),
-                (SELECT min(first_ms) FROM ${hourly} WHERE hour > $${x}_h))`;
+                (SELECT min(first_ms) FROM ${hours} WHERE hour > $${x}_h))`;
     const [b] = await log.queryRanked(
       /* sql */ `SELECT ${prev('since', 's')} AS start_prev, ${next('since', 's')} AS start_next,
          ${prev('until', 'u')} AS end_prev, ${next('until', 'u')} AS end_next`,

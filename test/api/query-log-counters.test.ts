@@ -366,6 +366,13 @@ describe('query log counters (embedded DuckDB)', () => {
          count(*) FILTER (WHERE table_name = 'query_log_ai_hourly')::INTEGER AS hourly FROM duckdb_tables()`,
     );
     expect(tables).toEqual({ copies: 0, hourly: 1 });
+    // Each hour's first and last ranked row, as the kept ranking's bounds read them, are the rows' own.
+    const hoursOf = (sql: string) => log.query(`${sql} ORDER BY hour`);
+    expect(await hoursOf('SELECT hour, min(first_ms) AS first_ms, max(last_ms) AS last_ms FROM query_log_ai_hours GROUP BY hour')).toEqual(
+      await hoursOf(
+        `SELECT ts_ms // 3600000 AS hour, min(ts_ms) AS first_ms, max(ts_ms) AS last_ms FROM query_log WHERE ${RANKED_FILTER} GROUP BY hour`,
+      ),
+    );
     expect(await ranked(30)).toEqual(await rankedSql(30));
     expect(sorted((await aiQueryCounts(log, now, 24)).by_agent_type)).toEqual(await sqlCounts(log, now));
   });
