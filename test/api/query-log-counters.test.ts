@@ -75,6 +75,29 @@ async function rankingWalked(log: QueryLog, until: number, days: number, pageSiz
   return out;
 }
 
+/**
+ * Steps of a kept-ranking walk over `log` (its `queryRanked` counted): each step ranks the window of `days` ending at
+ * `until`, expects it to equal the aggregate over the rows and to have been grouped again or not, and returns its
+ * tickers in rank order (`u0` names the step in messages).
+ */
+function rankingSteps(log: QueryLog, days: number, u0: number, defaultPageSize: number) {
+  let queries = 0;
+  const real = log.queryRanked.bind(log);
+  log.queryRanked = (sql, params) => {
+    queries++;
+    return real(sql, params);
+  };
+  const step = async (until: number, grouped: boolean, pageSize = defaultPageSize) => {
+    const at = `u0${until - u0 >= 0 ? '+' : ''}${until - u0}`;
+    const before = queries;
+    const got = await rankingWalked(log, until, days, pageSize);
+    expect(got, `until ${at}`).toEqual(await rankingFromRows(log, until, days));
+    expect(queries > before, `grouped again at ${at}`).toBe(grouped);
+    return got.map((r) => r[0]);
+  };
+  return { step, queries: () => queries };
+}
+
 describe('query log counters (embedded DuckDB)', () => {
   let dir: string;
   let file: string;
@@ -241,20 +264,7 @@ describe('query log counters (embedded DuckDB)', () => {
       kept.push(ranked({ ts_ms: s0 + 5, ticker: 'EDGE' }));
       kept.push(ranked({ ts_ms: u0 + 10, ticker: 'LATE' }));
       await kept.flush();
-      let queries = 0;
-      const real = kept.queryRanked.bind(kept);
-      kept.queryRanked = (sql, params) => {
-        queries++;
-        return real(sql, params);
-      };
-      // Each step: the ranking equals the aggregate over the rows, and whether it was grouped again.
-      const step = async (until: number, grouped: boolean, pageSize = 50) => {
-        const before = queries;
-        const got = await rankingWalked(kept, until, days, pageSize);
-        expect(got, `until u0${until - u0 >= 0 ? '+' : ''}${until - u0}`).toEqual(await rankingFromRows(kept, until, days));
-        expect(queries > before, `grouped again at u0${until - u0 >= 0 ? '+' : ''}${until - u0}`).toBe(grouped);
-        return got.map((r) => r[0]);
-      };
+      const { step, queries } = rankingSteps(kept, days, u0, 50);
       // A window is [since, until): a row on the start's millisecond is in it, one on the end's is not.
       expect(await step(u0, true)).toContain('EDGE');
       await step(u0 + 4, false); // the start moved up towards EDGE (5 ms in), the end short of LATE: the same rows
@@ -272,9 +282,9 @@ describe('query log counters (embedded DuckDB)', () => {
       kept.push(ranked({ ts_ms: u0 - 2_000, ticker: 'NEW' }));
       expect(await step(u0 - 2, true)).toContain('NEW');
       // A cursor walk of 2-row pages groups once, on its first page: the later pages are cut from the kept ranking.
-      const first = queries;
+      const first = queries();
       await step(u0 + 7, true, 2);
-      expect(queries - first).toBe(2); // the ranking and its bounds, once
+      expect(queries() - first).toBe(2); // the ranking and its bounds, once
     } finally {
       await kept.close();
     }
@@ -300,19 +310,7 @@ describe('query log counters (embedded DuckDB)', () => {
         far.push(entry(t, { ticker: null, status: 200, agent_type: 'claudebot' }));
       }
       await far.flush();
-      let queries = 0;
-      const real = far.queryRanked.bind(far);
-      far.queryRanked = (sql, params) => {
-        queries++;
-        return real(sql, params);
-      };
-      const step = async (until: number, grouped: boolean) => {
-        const before = queries;
-        const got = await rankingWalked(far, until, days, 3);
-        expect(got, `until u0+${until - u0}`).toEqual(await rankingFromRows(far, until, days));
-        expect(queries > before, `grouped again at u0+${until - u0}`).toBe(grouped);
-        return got.map((r) => r[0]);
-      };
+      const { step } = rankingSteps(far, days, u0, 3);
       expect(await step(u0, true)).not.toContain('LATER');
       await step(u0 + 2 * H + 11, false); // the end moved two hours, onto LATER's millisecond: still the same rows
       expect(await step(u0 + 2 * H + 12, true)).toContain('LATER'); // LATER entered
