@@ -549,8 +549,8 @@ export class QueryLog extends QueryLogBuffer {
           // The file is parsed once, straight into query_log; the hourly counts and a handed-over file's minutes read
           // the rows this transaction appended from there. query_log is append-only (nothing deletes from it), so its
           // committed rows' row ids are 0 to count - 1 and the appended rows are those at or after that count. Issue 22
-          // item 5: a temporary table both inserts read, and a second table with a copy of the ranked rows, were about
-          // 1.2 of the 3.2 µs of DuckDB CPU a hot-path row cost (measured alone, 245,760-row loads).
+          // item 5: a temporary table both inserts read, and a second table with a copy of the ranked rows, made a
+          // hot-path row cost 3.2 µs of DuckDB CPU instead of 2.2 (measured alone, docs/benchmarks.md).
           const [counts] = await queryRows(this.writer, 'SELECT count(*)::BIGINT AS n FROM query_log');
           const appended = { first: Number(counts?.n ?? 0) };
           const res = await this.writer.run(`INSERT INTO query_log SELECT * FROM ${src}`);
