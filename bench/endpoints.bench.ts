@@ -10,9 +10,15 @@
  * - **cold**: a fresh API process per route (started for that route alone,
  *   `RESPONSE_CACHE_ENTRIES=0` so nothing is answered from the hot-response
  *   cache), then `--cold` (default 20) sequential requests, each with new
- *   random parameters. Only the process is cold: the OS page cache is not
- *   dropped (that needs root and would hit the other tenants of this shared
- *   machine); the snapshot files were read by the ingest just before. The
+ *   random parameters. By default only the process is cold: every file of
+ *   the current snapshots is read once after the ingest, before the first
+ *   cold process (`--page-cache=read`), so the OS page cache holds them
+ *   where memory allows (the result records the bytes read and the page
+ *   cache's size after). `--page-cache=drop` (root only) drops the page cache before each
+ *   route's process instead, so its reads come from the disk; the files are
+ *   then read once before the warm phase. `--page-cache=as-is` leaves the
+ *   cache as the ingest left it (the setting of every run before
+ *   2026-11-27 19:00, whose docs said the ingest had read the files). The
  *   process is measured once it listens, after its start-up warm-up (every
  *   route once in process, docs/operations.md; start-up time is recorded per
  *   route), as a deployment would put it in service; `--warmup-ms=0` measures
@@ -46,7 +52,8 @@ import { SnapshotReader } from '../lib/warehouse/reader.ts';
 import { runPipelineInProcess } from '../jobs/in-process.ts';
 import { pipelines } from '../jobs/pipelines.ts';
 import { ensureSample } from '../jobs/sample.ts';
-import { percentile, readServeNodeFlags, startServiceProcess, writeResult } from './bench-kit.ts';
+import { currentLinkPath } from '../lib/warehouse/layout.ts';
+import { percentile, readServeNodeFlags, readTreesOnce, startServiceProcess, writeResult } from './bench-kit.ts';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const flag = (name: string, def: string): string => {
@@ -61,6 +68,25 @@ const outName = flag('out', 'endpoints');
 const WARMUP_MS = process.argv.some((x) => x.startsWith('--warmup-ms=')) ? flag('warmup-ms', '15000') : null;
 const WRK_CPUS = flag('wrk-cpus', '');
 const WARM_BOTH = process.argv.includes('--warm-both') && WRK_CPUS !== '';
+const PAGE_CACHE = flag('page-cache', 'read');
+if (!['read', 'drop', 'as-is'].includes(PAGE_CACHE)) {
+  console.error(`--page-cache=${PAGE_CACHE}: expected read, drop or as-is`);
+  process.exit(1);
+}
+const DROP_CACHES = '/proc/sys/vm/drop_caches';
+/** Writes back dirty pages, then drops the clean ones (Linux, root): the next read of any file comes from the disk. */
+function dropPageCache(): void {
+  spawnSync('sync');
+  writeFileSync(DROP_CACHES, '3');
+}
+if (PAGE_CACHE === 'drop') {
+  try {
+    dropPageCache();
+  } catch (err) {
+    console.error(`--page-cache=drop needs to write ${DROP_CACHES} (root on Linux): ${(err as Error).message}`);
+    process.exit(1);
+  }
+}
 if (WRK_CPUS && spawnSync('taskset', ['-c', WRK_CPUS, 'true']).status !== 0) {
   console.error(`taskset -c ${WRK_CPUS} failed: util-linux taskset is needed for --wrk-cpus`);
   process.exit(1);
@@ -395,7 +421,17 @@ interface Cold {
   startup_ms: number;
 }
 const cold = new Map<string, Cold>();
+/** Every file of every domain's current snapshot, read once (the page cache's state the measurements start from). */
+const readSnapshotsOnce = async (phase: string) => {
+  const r = await readTreesOnce(pipelines.map((p) => currentLinkPath(dataDir, p.domain.domain)));
+  const gb = (b: number | null) => (b === null ? '?' : (b / 2 ** 30).toFixed(1));
+  console.log(`${phase}: read ${r.files} snapshot files, ${gb(r.bytes)} GB in ${r.ms} ms; page cache ${gb(r.page_cache_bytes)} GB after`);
+  return r;
+};
+const pageCache: Record<string, unknown> = { mode: PAGE_CACHE };
+if (PAGE_CACHE === 'read') pageCache.read_before_cold = await readSnapshotsOnce('before the cold runs');
 for (const t of selected) {
+  if (PAGE_CACHE === 'drop') dropPageCache();
   const started = performance.now();
   const srv = await startServiceProcess(serverEnv);
   const startupMs = Math.round(performance.now() - started);
@@ -483,6 +519,8 @@ end
 }
 const warm = new Map<string, Warm>();
 const warmPinned = new Map<string, Warm>();
+// After cold runs that dropped the page cache, the warm phase starts from the files read once, as the default does.
+if (PAGE_CACHE === 'drop') pageCache.read_before_warm = await readSnapshotsOnce('before the warm runs');
 const srv = await startServiceProcess(serverEnv);
 try {
   for (const t of selected) {
@@ -529,8 +567,14 @@ console.log(`\n${md}\n`);
 writeResult(outName, {
   scale,
   load_average_1m_at_end: Math.round(os.loadavg()[0]! * 10) / 10,
-  cold_definition:
-    'a fresh API process per route, hot-response cache off (RESPONSE_CACHE_ENTRIES=0), measured once it listens, i.e. after its start-up warm-up (docs/operations.md; startup_ms per route) unless warmup_ms is 0; OS page cache not dropped (files read by the ingest before); cold_n sequential requests with new random parameters, the first one included',
+  cold_definition: `a fresh API process per route, hot-response cache off (RESPONSE_CACHE_ENTRIES=0), measured once it listens, i.e. after its start-up warm-up (docs/operations.md; startup_ms per route) unless warmup_ms is 0; ${
+    PAGE_CACHE === 'read'
+      ? 'every file of the current snapshots read once before the first cold process, so only the process is cold (page_cache)'
+      : PAGE_CACHE === 'drop'
+        ? 'the OS page cache dropped before each route (sync; drop_caches 3): its files are read from the disk'
+        : 'the OS page cache as the ingest left it'
+  }; cold_n sequential requests with new random parameters, the first one included`,
+  page_cache: pageCache,
   warmup_ms: WARMUP_MS === null ? 'default (WARMUP_MS)' : Number(WARMUP_MS),
   startup_ms_p50: percentile(
     [...cold.values()].map((c) => c.startup_ms).sort((a, b) => a - b),
