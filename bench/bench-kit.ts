@@ -124,7 +124,7 @@ export async function runLoad<T>(
 }
 
 /**
- * Reads every file under `roots` once, to the end (symlinked directories followed: `warehouse/current/<domain>`), so
+ * Reads every file under `roots` once, to the end (a root may be a link to a directory: `warehouse/current/<domain>`), so
  * that the OS page cache holds them before a bench measures a cold process (issue 22: "the files read once before so
  * only the process is cold"). Returns what was read, and the page cache's size after it (`Cached` of /proc/meminfo;
  * null elsewhere): at least the bytes read when they can all have stayed.
@@ -137,7 +137,7 @@ export async function readTreesOnce(
   let files = 0;
   let bytes = 0;
   for (const root of roots) {
-    for (const e of await readdir(path.join(root, '.'), { withFileTypes: true, recursive: true })) {
+    for (const e of await readdir(root, { withFileTypes: true, recursive: true })) {
       if (!e.isFile()) continue;
       const fh = await open(path.join(e.parentPath, e.name), 'r');
       try {
