@@ -18,7 +18,9 @@
  *   route's process instead, so its reads come from the disk; the files are
  *   then read once before the warm phase. `--page-cache=as-is` leaves the
  *   cache as the ingest left it (the setting of every run before
- *   2026-11-27 19:00, whose docs said the ingest had read the files). The
+ *   2026-11-27 19:00, whose docs said the ingest had read the files). A
+ *   host that pages out idle file pages undoes the read within about a
+ *   minute (the DAMON pageout of this VM kind: docs/benchmarks.md). The
  *   process is measured once it listens, after its start-up warm-up (every
  *   route once in process, docs/operations.md; start-up time is recorded per
  *   route), as a deployment would put it in service; `--warmup-ms=0` measures
