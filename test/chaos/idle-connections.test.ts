@@ -147,8 +147,13 @@ describe.skipIf(HARD < FD_LIMIT)('chaos: 10,000 idle connections', () => {
     const ka = await keepAliveRequest(server.url);
     expect(ka.status).toBe(200);
 
-    // The server holds them all, and 10,000 sockets cost it a few KB each: far below 200 MB.
-    expect(socketsOf(pid) - socketsBefore).toBeGreaterThanOrEqual(IDLE);
+    // The server holds them all, and 10,000 sockets cost it a few KB each: far below 200 MB. A connection the client
+    // counts as open may still wait in the listen backlog for the server's accept on a busy host (9,998 of 10,000 once
+    // in CI), so the count is read until the server has accepted them all (a deadline, not a timing assertion).
+    let held = socketsOf(pid) - socketsBefore;
+    for (const deadline = Date.now() + 30_000; held < IDLE && Date.now() < deadline; held = socketsOf(pid) - socketsBefore)
+      await new Promise((r) => setTimeout(r, 100));
+    expect(held).toBeGreaterThanOrEqual(IDLE);
     const during = rssOf(pid);
     expect(during - before).toBeLessThan(200 * MB);
 
