@@ -43,7 +43,7 @@
  * each route's warm run is followed by one with wrk pinned, reported as `warm_pinned`: both placements side by side).
  */
 import { type ChildProcess, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { accessSync, constants, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -83,7 +83,7 @@ function dropPageCache(): void {
 }
 if (PAGE_CACHE === 'drop') {
   try {
-    dropPageCache();
+    accessSync(DROP_CACHES, constants.W_OK);
   } catch (err) {
     console.error(`--page-cache=drop needs to write ${DROP_CACHES} (root on Linux): ${(err as Error).message}`);
     process.exit(1);

@@ -21,6 +21,7 @@ import { type IdleReport, rssOf } from '../../bench/hostile-client.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import { exited, type ServerProcess, startServerProcess, withFdLimit } from '../helpers/server-process.ts';
 import { REPO_ROOT } from '../helpers/shared.ts';
+import { waitFor } from '../ops/ops-helpers.ts';
 
 const IDLE = 10_000;
 const FD_LIMIT = 11_000;
@@ -150,9 +151,14 @@ describe.skipIf(HARD < FD_LIMIT)('chaos: 10,000 idle connections', () => {
     // The server holds them all, and 10,000 sockets cost it a few KB each: far below 200 MB. A connection the client
     // counts as open may still wait in the listen backlog for the server's accept on a busy host (9,998 of 10,000 once
     // in CI), so the count is read until the server has accepted them all (a deadline, not a timing assertion).
-    let held = socketsOf(pid) - socketsBefore;
-    for (const deadline = Date.now() + 30_000; held < IDLE && Date.now() < deadline; held = socketsOf(pid) - socketsBefore)
-      await new Promise((r) => setTimeout(r, 100));
+    const held = await waitFor(
+      async () => {
+        const n = socketsOf(pid) - socketsBefore;
+        return n >= IDLE && n;
+      },
+      30_000,
+      'the server to accept every idle connection',
+    );
     expect(held).toBeGreaterThanOrEqual(IDLE);
     const during = rssOf(pid);
     expect(during - before).toBeLessThan(200 * MB);
