@@ -67,10 +67,12 @@ export async function runJobs(
       return rows.length ? 1 : 0;
     }
     const id = args.id!;
-    const job = await findJob(id);
-    if (!job) throw new Error(`no job ${id} in ${queues.map((q) => q.name).join(', ')}`);
+    const found = await findJob(id);
+    if (!found) throw new Error(`no job ${id} in ${queues.map((q) => q.name).join(', ')}`);
     if (cmd === 'inspect') {
-      const state = await job.getState();
+      const state = await found.getState();
+      // Read again after the state: a job read while active that completed since still holds no return value.
+      const job = (await findJob(id)) ?? found;
       const logs = (await getQueue(config, job.queueName.slice(prefix.length)).getJobLogs(id)).logs;
       const deps = await job.getDependenciesCount().catch(() => null);
       console.log(
@@ -95,9 +97,9 @@ export async function runJobs(
       );
       return 0;
     }
-    const state = await job.getState();
+    const state = await found.getState();
     if (state !== 'failed') throw new Error(`job ${id} is ${state}, not failed`);
-    await job.retry('failed');
+    await found.retry('failed');
     console.log(`retrying ${id}`);
     return 0;
   } finally {

@@ -112,12 +112,14 @@ export function buildProgram(done: (code: number) => void): Command {
     .description("a job's data, state, progress, attempts, failure, stack traces and logs")
     .argument('<id>', 'job id (log lines carry it as job_id)')
     .option('--queue <domain>', 'look in one queue only')
+    .addOption(new Option('--pipelines-module <file>', 'extra pipelines (tests)').hideHelp())
     .action((id: string, opts) => runJobs('inspect', { id, ...opts }));
   jobs
     .command('retry')
     .description('move a failed job back to waiting')
     .argument('<id>', 'job id')
     .option('--queue <domain>', 'look in one queue only')
+    .addOption(new Option('--pipelines-module <file>', 'extra pipelines (tests)').hideHelp())
     .action((id: string, opts) => runJobs('retry', { id, ...opts }));
 
   program

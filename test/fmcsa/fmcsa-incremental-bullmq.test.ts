@@ -15,6 +15,7 @@ import { silentLogger } from '../../lib/log.ts';
 import { removeDir, tempDir, testConfig } from '../helpers/env.ts';
 import { HAS_REDIS, REDIS_URL } from '../helpers/redis.ts';
 import { expectSameRows, publishedRows } from '../helpers/snapshot-rows.ts';
+import { waitForCompleted } from '../ops/ops-helpers.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
 
 describe.skipIf(!HAS_REDIS)('incremental FMCSA runs through BullMQ (real Redis)', () => {
@@ -33,19 +34,14 @@ describe.skipIf(!HAS_REDIS)('incremental FMCSA runs through BullMQ (real Redis)'
     await removeDir(root);
   });
 
-  /** Runs the fmcsa flow and returns the publish job's return value. */
+  /**
+   * Runs the fmcsa flow and returns the publish job's return value. The job is read again once completed: a job
+   * read while active and found completed a moment later still holds its old, null return value.
+   */
   async function runFlow(config: Config): Promise<{ children: number; incremental: unknown }> {
-    const q = getQueue(config, 'fmcsa');
     const { runId } = await enqueueRun(config, 'fmcsa', { inputDir: path.join(root, 'input'), force: true });
-    const deadline = Date.now() + 120_000;
-    for (;;) {
-      const job = await q.getJob(`fmcsa:publish:${runId}`);
-      const state = job ? await job.getState() : 'missing';
-      if (state === 'completed') return job!.returnvalue;
-      if (state === 'failed') throw new Error(`publish failed: ${job!.failedReason}`);
-      if (Date.now() > deadline) throw new Error(`publish not done, state ${state}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
+    const job = await waitForCompleted(getQueue(config, 'fmcsa'), `fmcsa:publish:${runId}`, 120_000, 'the publish job');
+    return job.returnvalue;
   }
 
   it('a night with one changed file parses only it and publishes what a full run publishes', async () => {

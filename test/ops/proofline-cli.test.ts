@@ -109,7 +109,7 @@ describe.skipIf(!HAS_REDIS)('proofline ingest --wait and jobs failed (Redis mode
     for (const d of dirs) await removeDir(d);
   });
 
-  it('waits for the run and exits with its outcome; jobs failed exits 1 once a job failed', async () => {
+  it('waits for the run and exits with its outcome; jobs failed exits 1 once a job failed and jobs inspect shows it', async () => {
     const dataDir = await tempDir('proofline-cli-wait-');
     dirs.push(dataDir);
     const env = { REDIS_URL: REDIS_URL!, DATA_DIR: dataDir, QUEUE_PREFIX: uniquePrefix('cli'), WORKER_CONCURRENCY: '1' };
@@ -135,5 +135,10 @@ describe.skipIf(!HAS_REDIS)('proofline ingest --wait and jobs failed (Redis mode
     const failed = await proofline(['jobs', 'failed', '--queue', 'opstest', ...extra], env);
     expect(failed.code).toBe(1);
     expect(failed.stdout).toContain('opstest:load:');
+
+    const failedId = failed.stdout.trim().split('\n')[0]!.split('\t')[0]!;
+    const inspected = await proofline(['jobs', 'inspect', failedId, ...extra], env);
+    expect(inspected.code, inspected.stderr).toBe(0);
+    expect(JSON.parse(inspected.stdout)).toMatchObject({ id: failedId, state: 'failed', return_value: null });
   });
 });
