@@ -5,7 +5,7 @@
  * The admin CLI (`npm run apikeys`) writes the file; servers pick up changes
  * before the next request is answered (ApiKeyStore: a file watch marks the
  * set stale and the next lookup re-reads it synchronously; an unknown key is
- * checked against the file's mtime before its 401).
+ * checked against the file's change time before its 401).
  *
  * With the PostgreSQL state store (DATABASE_URL) the records live in the
  * database instead, so every API node on every machine sees the same keys:
@@ -16,6 +16,7 @@ import { randomBytes } from 'node:crypto';
 import { type FSWatcher, mkdirSync, readFileSync, statSync, watch } from 'node:fs';
 import { mkdir, readFile, rename, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { changedSince, unseen } from './file-change.ts';
 import { sha256Hex } from './hash.ts';
 
 export interface ApiKeyRecord {
@@ -124,10 +125,13 @@ export async function listApiKeys(dataDir: string, repository?: ApiKeyRepository
  * - a watch on the state directory marks the set stale when the file is
  *   replaced (the CLI writes a temp file and renames it); the next lookup
  *   re-reads it synchronously (revocations and new keys alike);
- * - a key that is not in the set is checked against the file's mtime (one
- *   stat) before it is refused, so a key created a moment ago is never a 401;
- * - the mtime is also re-checked every `recheckMs`, for filesystems without
- *   working watches.
+ * - a key that is not in the set is checked against the file's change time
+ *   (one stat) before it is refused, so a key created a moment ago is never
+ *   a 401;
+ * - the change time is also re-checked every `recheckMs`, for filesystems
+ *   without working watches;
+ * - change times are coarse (one kernel tick), so a read within 100 ms of the
+ *   change it saw is repeated at the next check (lib/file-change.ts).
  *
  * With a repository (PostgreSQL state) the set is re-listed at most every
  * `recheckMs` instead; there is no file to watch or stat.
@@ -136,7 +140,8 @@ export class ApiKeyStore {
   private byHash = new Map<string, ApiKeyRecord>();
   /** SHA-256 of recently presented secrets, so a request costs a Map hit rather than a hash (the records stay keyed by hash). */
   private readonly hashMemo = new Map<string, string>();
-  private mtimeMs = -1;
+  /** The key file's change time at the last read (lib/file-change.ts: same-tick writes are read again). */
+  private readonly seen = unseen();
   private lastCheck = 0;
   private checking: Promise<void> | null = null;
   private stale = false;
@@ -156,11 +161,10 @@ export class ApiKeyStore {
     return apiKeysPath(this.dataDir);
   }
 
-  private apply(data: KeyFile, mtimeMs: number): void {
+  private apply(data: KeyFile): void {
     const next = new Map<string, ApiKeyRecord>();
     for (const k of data.keys) if (!k.revoked_at) next.set(k.key_sha256, k);
     this.byHash = next;
-    this.mtimeMs = mtimeMs;
     this.generation++;
   }
 
@@ -168,11 +172,10 @@ export class ApiKeyStore {
   async load(): Promise<void> {
     if (this.repository) return this.loadRepository(this.repository);
     const st = await stat(this.file).catch(() => null);
-    const m = st ? st.mtimeMs : 0;
     this.lastCheck = Date.now();
     this.startWatch();
-    if (m === this.mtimeMs) return;
-    this.apply(await readKeyFile(this.file), m);
+    if (!changedSince(this.seen, st)) return;
+    this.apply(await readKeyFile(this.file));
   }
 
   private async loadRepository(repository: ApiKeyRepository): Promise<void> {
@@ -185,18 +188,22 @@ export class ApiKeyStore {
     this.generation++;
   }
 
-  /** Re-reads the file synchronously when its mtime changed (a few µs when it did not); nothing with a repository. */
+  /**
+   * Re-reads the file synchronously when its change time moved, or was seen within one clock grain of the last read
+   * (a revocation written in the same tick as the creation before it: lib/file-change.ts); a few µs when it did not.
+   * Nothing with a repository.
+   */
   private reloadSyncIfChanged(): void {
     if (this.repository) return;
     this.stale = false;
     this.lastCheck = Date.now();
-    let m = 0;
+    let st: { mtimeMs: number; ctimeMs: number } | null = null;
     try {
-      m = statSync(this.file).mtimeMs;
+      st = statSync(this.file);
     } catch {
-      m = 0;
+      st = null;
     }
-    if (m === this.mtimeMs) return;
+    if (!changedSince(this.seen, st)) return;
     let data: KeyFile = { version: 1, keys: [] };
     try {
       const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as KeyFile;
@@ -205,7 +212,7 @@ export class ApiKeyStore {
       // A file caught mid-write cannot happen (rename is atomic); an unreadable one keeps the previous set.
       if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return;
     }
-    this.apply(data, m);
+    this.apply(data);
   }
 
   private startWatch(): void {
@@ -218,7 +225,7 @@ export class ApiKeyStore {
         if (filename === null || filename === name) this.stale = true;
       });
       this.watcher.on('error', () => {
-        this.watcher = null; // fall back to the periodic mtime check
+        this.watcher = null; // fall back to the periodic change-time check
       });
     } catch {
       this.watcher = null;

@@ -29,6 +29,7 @@ import { finished } from 'node:stream/promises';
 import { mkdir, readdir, rename, rm, rmdir } from 'node:fs/promises';
 import path from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { type ChangeSeen, changedSince, unseen } from '../../lib/file-change.ts';
 import type { Logger } from '../../lib/log.ts';
 import { queryRows, quoteLiteral, type Params, type Row } from '../../lib/warehouse/duckdb.ts';
 import { processAlive } from '../../lib/warehouse/lock.ts';
@@ -357,8 +358,8 @@ export class QueryLog extends QueryLogBuffer {
   private flushing: Promise<void> | null = null;
   private spoolTimer: NodeJS.Timeout | null = null;
   /** The spool folder's change time when it was last listed for handed-over files, and when that was (`Date.now()`): by readers, by the load timer. */
-  private readonly readerListing = { change: -1, at: 0 };
-  private readonly timerListing = { change: -1, at: 0 };
+  private readonly readerListing = unseen();
+  private readonly timerListing = unseen();
   private loadTimer: NodeJS.Timeout | null = null;
   /** Rows of this process waiting (buffered or spooled) that make the load timer load them (`loadTick`). */
   private loadRows = LOAD_BATCH_ROWS;
@@ -683,20 +684,16 @@ export class QueryLog extends QueryLogBuffer {
    * when it changed since the listing `seen` records (readers and the load timer keep one each, so that one's
    * listing never hides a file from the other).
    */
-  private async handedOverSince(seen: { change: number; at: number }): Promise<boolean> {
+  private async handedOverSince(seen: ChangeSeen): Promise<boolean> {
     if (this.handoffDir !== null) return false;
     // Listed only when the folder changed since the last listing (a file added or renamed into it changes its mtime).
-    // Change times are coarse (a few ms): a listing made within 100 ms of the change it saw does not count.
-    let changed: number;
+    let st: { mtimeMs: number; ctimeMs: number };
     try {
-      const st = statSync(this.spoolDir);
-      changed = Math.max(st.mtimeMs, st.ctimeMs);
+      st = statSync(this.spoolDir);
     } catch {
       return false; // no folder: nothing handed over
     }
-    if (changed === seen.change && seen.at - changed > 100) return false;
-    seen.change = changed;
-    seen.at = Date.now();
+    if (!changedSince(seen, st)) return false;
     const own = `-${process.pid}-`;
     return (await readdir(this.spoolDir).catch(() => [] as string[])).some((f) => f.endsWith('.ndjson') && !f.includes(own));
   }
