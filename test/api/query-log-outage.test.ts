@@ -166,7 +166,7 @@ suite('the query log on PostgreSQL through an outage', () => {
       await log.close();
       await proxy.close();
     }
-  }, 60_000);
+  }, 180_000);
 
   describe('two server processes', () => {
     let dir: string;

@@ -177,5 +177,5 @@ describe('QueryLog on one DATA_DIR (embedded DuckDB): spool folders', () => {
     expect(left).not.toContain(`query-log-spool-${deadPid}`);
     expect(left).toContain(`query-log-spool-${process.pid}`);
     await owner.close();
-  }, 60_000);
+  }, 180_000);
 });

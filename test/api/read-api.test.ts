@@ -344,7 +344,7 @@ describe('GET /api/verify/{leaf_hash}', () => {
     expect(bad.status).toBe(1);
     expect(bad.stdout).toMatch(/INVALID #1 .*signature/);
     await removeDir(dir);
-  }, 30_000);
+  }, 180_000);
   it('continues a chain after a restart (receipts are stored durably)', async () => {
     const card = (await getJson(svc.app, '/api/company/AAPL')).body;
     const first = (await getJson(svc.app, `/api/verify/${card.origin.leaf_hash}`)).body.receipt as Receipt;

@@ -58,7 +58,7 @@ describe.skipIf(!HAS_CHROMIUM)('custody page in headless Chromium', () => {
     server = serve(svc.app, { port: 0, hostname: '127.0.0.1', silent: true, gracefulShutdown: false });
     await server.ready();
     url = server.url!.replace(/\/$/, '');
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await server?.close(true);
     await svc?.close();
@@ -89,7 +89,7 @@ describe.skipIf(!HAS_CHROMIUM)('custody page in headless Chromium', () => {
     expect(stdout.match(/<tr><td>\d+<\/td>/g)).toHaveLength(4);
     for (const s of ['TENDER', 'PICKUP_HANDOFF', 'IN_TRANSIT', 'DELIVERY_HANDOFF']) expect(stdout).toContain(`<td class="stage">${s}</td>`);
     expect(stdout).toContain('rel="ai-discovery"');
-  }, 90_000);
+  }, 180_000);
 
   it('prints to PDF and screenshots as a page a person can read', async () => {
     const pdf = path.join(dir, 'custody.pdf');

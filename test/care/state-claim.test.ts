@@ -123,5 +123,5 @@ describe('two API processes on one DATA_DIR', () => {
     second.proc.kill('SIGTERM');
     await exited(second.proc);
     second = null;
-  }, 90_000);
+  }, 180_000);
 });

@@ -22,7 +22,7 @@ describe('chaos: hostile bodies and connections', () => {
   beforeAll(async () => {
     dir = await tempDir();
     server = await startServerProcess(dir, { HTTP_REQUEST_TIMEOUT_MS: '2000', RATE_LIMIT_FREE_PER_HOUR: '1000000' });
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     if (server.proc.exitCode === null) {
       server.proc.kill('SIGKILL');
@@ -90,5 +90,5 @@ describe('chaos: hostile bodies and connections', () => {
     agent.destroy();
     for (const s of idle) s.destroy();
     expect(server.proc.exitCode).toBe(0);
-  }, 60_000);
+  }, 180_000);
 });

@@ -16,7 +16,7 @@ describe('chaos: API key changes', () => {
   beforeAll(async () => {
     dir = await tempDir();
     server = await startServerProcess(dir);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     server.proc.kill('SIGTERM');
     await exited(server.proc);

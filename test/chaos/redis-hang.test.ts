@@ -37,7 +37,7 @@ describe.skipIf(!HAS_REDIS_SERVER)('chaos: Redis paused and restarted under load
     dir = await tempDir();
     redis = await startRedis();
     server = await startServerProcess(dir, { REDIS_URL: redis.url, RATE_LIMIT_FREE_PER_HOUR: '1000000' });
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     server?.proc.kill('SIGTERM');
     if (server) await exited(server.proc);
@@ -88,7 +88,7 @@ describe.skipIf(!HAS_REDIS_SERVER)('chaos: Redis paused and restarted under load
         return h.body.dependencies.redis === 'up' && h.body.dependency_detail.redis.state === 'closed';
       }),
     ).toBe(true);
-  }, 60_000);
+  }, 180_000);
 
   it('keeps answering while Redis is killed and restarted under load, and counts in Redis again once it is back', async () => {
     const url = `${server.url}/api/no-such-route`;
@@ -105,8 +105,8 @@ describe.skipIf(!HAS_REDIS_SERVER)('chaos: Redis paused and restarted under load
     );
     await new Promise((r) => setTimeout(r, 300));
     await stopRedis(redis);
-    await new Promise((r) => setTimeout(r, 500));
-    expect((await timedGet(`${server.url}/api/health`)).body.dependencies.redis).toBe('down');
+    // 'down' once the server has seen the connection close (its event loop may be busy with the load above).
+    expect(await until(async () => (await timedGet(`${server.url}/api/health`)).body.dependencies.redis === 'down')).toBe(true);
     redis = await startRedis(port);
     const client = new Redis(redis.url, { lazyConnect: true });
     await client.connect();
@@ -116,5 +116,5 @@ describe.skipIf(!HAS_REDIS_SERVER)('chaos: Redis paused and restarted under load
     client.disconnect();
     expect(backInRedis).toBe(true);
     expect([...statuses.keys()]).toEqual([404]);
-  }, 60_000);
+  }, 180_000);
 });

@@ -55,7 +55,8 @@ export async function startServerProcess(
   proc.stderr!.on('data', (d) => (err += String(d)));
   const url = await new Promise<string>((resolve, reject) => {
     let out = '';
-    const t = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 30_000);
+    // Import, readers, warm-up and a full collection, sometimes two servers at once on a slowed 2-core host.
+    const t = setTimeout(() => reject(new Error(`server did not start: ${err}`)), 90_000);
     proc.stdout!.on('data', (d) => {
       out += String(d);
       const m = /listening on (http:\/\/\S+)/.exec(out);

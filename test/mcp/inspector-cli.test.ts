@@ -34,7 +34,7 @@ function inspector(args: string[]): Promise<{ code: number | null; stdout: strin
 beforeAll(async () => {
   root = await tempDir('proofline-inspector-');
   server = await startServerProcess(root);
-}, 60_000);
+}, 180_000);
 afterAll(async () => {
   if (server) {
     server.proc.kill('SIGTERM');
@@ -51,10 +51,10 @@ describe('MCP Inspector CLI', () => {
     expect(out.result.tools.map((t) => t.name)).toEqual(TOOLS.map((t) => t.name));
     expect(out.schemaFindings ?? []).toEqual([]);
     expect(r.stderr).not.toMatch(/Schema portability/);
-  }, 60_000);
+  }, 180_000);
 
   it('exits 5 when a tool answers with isError (no registry data on this server)', async () => {
     const r = await inspector(['--method', 'tools/call', '--tool-name', 'sec_company', '--tool-arg', 'ticker=AAPL']);
     expect(r.code).toBe(5);
-  }, 60_000);
+  }, 180_000);
 });

@@ -137,7 +137,8 @@ describe.skipIf(!HAS_REDIS)('BullMQ flow across worker processes', { timeout: 18
   it('retries the job of a killed worker on another worker and publishes a complete snapshot', async () => {
     const { dataDir, inputDir, env, config } = await setup('kill', {
       OPS_TEST_SLOW_MS: '2500',
-      JOB_LOCK_MS: '1500',
+      // Long enough that a worker's busy event loop on a slow host never loses a live job's lock.
+      JOB_LOCK_MS: '4000',
       JOB_STALLED_INTERVAL_MS: '500',
     });
     await writeItems(inputDir, {

@@ -36,8 +36,9 @@ describe.skipIf(!HAS_REDIS)('acquireRedisLock', () => {
 
   it('renews while held, so a long holder keeps the lock past its TTL', async () => {
     const key = `${uniquePrefix('renew')}:publish`;
-    const lock = await acquireRedisLock(redis, key, { ttlMs: 300 });
-    await new Promise((r) => setTimeout(r, 800));
+    // Renewed every third of the TTL: a stall of this process under two thirds of it (1 s) keeps the lock.
+    const lock = await acquireRedisLock(redis, key, { ttlMs: 1500 });
+    await new Promise((r) => setTimeout(r, 4000));
     expect(await redis.get(key)).toBe(lock.token);
     expect(lock.held()).toBe(true);
     await lock.release();

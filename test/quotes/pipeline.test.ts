@@ -15,7 +15,7 @@ describe.skipIf(!HAS_SHARED)('quotes pipeline on the real fixtures', () => {
     const report = await ingestQuotes(testConfig(path.join(dir, 'data')), input);
     expect(report.children.filter((c) => c.status === 'failed').map((c) => c.error)).toEqual([]);
     reader = await SnapshotReader.open(path.join(dir, 'data'), 'quotes', { poolSize: 1 });
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await reader?.close();
     await removeDir(dir);

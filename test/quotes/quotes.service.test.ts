@@ -32,7 +32,7 @@ describe.skipIf(!HAS_SHARED)('quote endpoints and chain verification on the real
     await writeInput(input, 'three/AAPL_3day.csv', threeDayCsv());
     await ingestQuotes(testConfig(dataDir()), input);
     svc = await buildTestService(testConfig(dataDir()), ['quotes']);
-  }, 60_000);
+  }, 180_000);
   afterAll(async () => {
     await svc?.close();
     await removeDir(dir);
@@ -181,5 +181,5 @@ describe.skipIf(!HAS_SHARED)('quote forks', () => {
     } finally {
       await removeDir(dir);
     }
-  }, 60_000);
+  }, 180_000);
 });
