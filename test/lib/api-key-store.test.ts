@@ -1,0 +1,65 @@
+/**
+ * The server's view of the API key file (lib/api-keys.ts ApiKeyStore) when a change leaves the file's change times as
+ * they were: Linux stamps them from a coarse tick, so a key revoked in the tick that created it leaves the same mtime
+ * and ctime. The file's stamps are pinned here to force that case; the store must still refuse the revoked key.
+ */
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { ApiKeyStore, createApiKey, revokeApiKey } from '../../lib/api-keys.ts';
+import { removeDir, tempDir } from '../helpers/env.ts';
+
+/** Every stat of the key file answers these stamps (the pinned tick), whatever was written. */
+const pinned = vi.hoisted(() => ({ at: 0 }));
+vi.mock('node:fs', async (importOriginal) => {
+  const fs = await importOriginal<typeof import('node:fs')>();
+  const pin = <T extends { mtimeMs: number; ctimeMs: number }>(st: T, p: unknown): T =>
+    pinned.at && String(p).endsWith('api-keys.json') ? Object.assign(st, { mtimeMs: pinned.at, ctimeMs: pinned.at }) : st;
+  return { ...fs, statSync: ((p: string, o?: object) => pin(fs.statSync(p, o) as import('node:fs').Stats, p)) as typeof fs.statSync };
+});
+vi.mock('node:fs/promises', async (importOriginal) => {
+  const fsp = await importOriginal<typeof import('node:fs/promises')>();
+  const pin = <T extends { mtimeMs: number; ctimeMs: number }>(st: T, p: unknown): T =>
+    pinned.at && String(p).endsWith('api-keys.json') ? Object.assign(st, { mtimeMs: pinned.at, ctimeMs: pinned.at }) : st;
+  return { ...fsp, stat: (async (p: string) => pin(await fsp.stat(p), p)) as typeof fsp.stat };
+});
+
+let dir: string;
+beforeAll(async () => {
+  dir = await tempDir('proofline-api-key-store-');
+});
+afterAll(async () => {
+  if (dir) await removeDir(dir);
+});
+
+describe('ApiKeyStore', () => {
+  it('refuses a key revoked in the same clock tick as its creation, once the watch has seen the file replaced', async () => {
+    const { secret, record } = await createApiKey(dir, { label: 'same-tick' });
+    pinned.at = Date.now();
+    const store = new ApiKeyStore(dir, 60_000);
+    try {
+      await store.load();
+      expect(store.lookup(secret)?.key_id).toBe(record.key_id);
+      expect(await revokeApiKey(dir, record.key_id)).toBe(true);
+      // The watch marks the set stale (asynchronously); the next lookup then reads the file again.
+      const deadline = Date.now() + 5_000;
+      while (store.lookup(secret) !== null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(store.lookup(secret)).toBeNull();
+    } finally {
+      store.close();
+      pinned.at = 0;
+    }
+  });
+
+  it('accepts a key created in the same clock tick as the file it was first refused from', async () => {
+    pinned.at = Date.now();
+    const store = new ApiKeyStore(dir, 60_000);
+    try {
+      await store.load();
+      const { secret, record } = await createApiKey(dir, { label: 'same-tick-new' });
+      // An unknown key looks at the file once more before its 401: the stamps say nothing changed.
+      expect(store.lookup(secret)?.key_id).toBe(record.key_id);
+    } finally {
+      store.close();
+      pinned.at = 0;
+    }
+  });
+});
