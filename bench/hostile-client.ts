@@ -6,6 +6,7 @@
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
+import readline from 'node:readline';
 
 export interface HostileAnswer {
   status: number | null;
@@ -106,6 +107,9 @@ export async function openIdleConnections(url: string, n: number): Promise<net.S
   return sockets;
 }
 
+/** Connections `holdIdleConnections` opens at once: far below the server's listen backlog (4,096). */
+export const IDLE_BATCH = 500;
+
 /** What `holdIdleConnections` reports: connections open now, closed by the server, the most open at once, refused. */
 export interface IdleReport {
   opened: number;
@@ -122,7 +126,17 @@ export interface IdleReport {
  * closes them, calling `report` on every change of state (at most every 250 ms) and once all have settled.
  * Resolves once every connection has been closed or refused.
  */
-export async function holdIdleConnections(url: string, n: number, report: (r: IdleReport) => void): Promise<IdleReport> {
+export async function holdIdleConnections(
+  url: string,
+  n: number,
+  report: (r: IdleReport) => void,
+  /**
+   * Awaited before each batch of IDLE_BATCH but the first (the test: until the server has accepted the batch before),
+   * so that the server's accept queue never fills: a handshake that finds it full completes only when the kernel's
+   * SYN-ACK retransmissions happen to find room, while a silent client already counts the connection as open.
+   */
+  beforeBatch?: () => Promise<void>,
+): Promise<IdleReport> {
   const u = new URL(url);
   const r: IdleReport = { opened: 0, open: 0, closed: 0, peak: 0, failed: 0, open_ms: null };
   const t0 = performance.now();
@@ -132,10 +146,14 @@ export async function holdIdleConnections(url: string, n: number, report: (r: Id
     if (r.closed + r.failed === n) allClosed();
   };
   const timer = setInterval(() => report({ ...r }), 250);
-  for (let i = 0; i < n; i += 500) {
+  for (let i = 0; i < n; i += IDLE_BATCH) {
+    if (i > 0 && beforeBatch) {
+      report({ ...r });
+      await beforeBatch();
+    }
     await Promise.all(
       Array.from(
-        { length: Math.min(500, n - i) },
+        { length: Math.min(IDLE_BATCH, n - i) },
         () =>
           new Promise<void>((resolve) => {
             const s = net.connect({ host: u.hostname, port: Number(u.port) });
@@ -184,17 +202,28 @@ export function rssOf(pid: number): number {
  * answers' statuses as JSON on stdout.
  */
 /**
- * `node --import tsx bench/hostile-client.ts <url> idle <n>`: holds `n` idle connections (test/chaos: the server's
- * sockets and the client's in separate processes, each under its own descriptor limit), printing an IdleReport
- * JSON line on every change, until the server has closed them all.
+ * `node --import tsx bench/hostile-client.ts <url> idle <n> [paced]`: holds `n` idle connections (test/chaos: the
+ * server's sockets and the client's in separate processes, each under its own descriptor limit), printing an
+ * IdleReport JSON line on every change, until the server has closed them all. `paced`: each batch after the first
+ * waits for a line on stdin.
  */
 if (import.meta.url === `file://${process.argv[1]}` && process.argv[3] === 'idle') {
   let last = '';
-  const final = await holdIdleConnections(process.argv[2]!, Number(process.argv[4]), (r) => {
-    const line = JSON.stringify(r);
-    if (line !== last) process.stdout.write(`${line}\n`);
-    last = line;
-  });
+  const lines = process.argv[5] === 'paced' ? readline.createInterface({ input: process.stdin })[Symbol.asyncIterator]() : null;
+  const final = await holdIdleConnections(
+    process.argv[2]!,
+    Number(process.argv[4]),
+    (r) => {
+      const line = JSON.stringify(r);
+      if (line !== last) process.stdout.write(`${line}\n`);
+      last = line;
+    },
+    lines
+      ? async () => {
+          await lines.next();
+        }
+      : undefined,
+  );
   process.exit(final.failed > 0 ? 1 : 0);
 } else if (import.meta.url === `file://${process.argv[1]}`) {
   const [url, kind, clients] = process.argv.slice(2) as [string, string, string];

@@ -25,7 +25,7 @@ export function withFdLimit(fdLimit: number, command: string, args: string[]): [
 
 /**
  * Starts the server and resolves with its URL once it prints that it listens (rejects if it exits first or takes
- * over 30 s). `fdLimit`: the least soft descriptor limit the server runs under (withFdLimit).
+ * over 90 s). `fdLimit`: the least soft descriptor limit the server runs under (withFdLimit).
  */
 export async function startServerProcess(
   dataDir: string,
@@ -46,7 +46,7 @@ export async function startServerProcess(
       FMCSA_WEBKEY: '',
       REDIS_URL: '',
       DATABASE_URL: '', // the embedded state store unless a test asks for PostgreSQL
-      WARMUP_MS: '3000', // the start-up warm-up runs, bounded well inside the 30 s start timeout below
+      WARMUP_MS: '3000', // the start-up warm-up runs, bounded well inside the 90 s start timeout below
       ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
