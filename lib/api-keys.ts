@@ -175,7 +175,12 @@ export class ApiKeyStore {
     this.lastCheck = Date.now();
     this.startWatch();
     if (!changedSince(this.seen, st)) return;
-    this.apply(await readKeyFile(this.file));
+    try {
+      this.apply(await readKeyFile(this.file));
+    } catch (e) {
+      this.seen.change = -1; // not read: the next check tries again
+      throw e;
+    }
   }
 
   private async loadRepository(repository: ApiKeyRepository): Promise<void> {
@@ -209,8 +214,12 @@ export class ApiKeyStore {
       const parsed = JSON.parse(readFileSync(this.file, 'utf8')) as KeyFile;
       data = { version: 1, keys: Array.isArray(parsed.keys) ? parsed.keys : [] };
     } catch (e) {
-      // A file caught mid-write cannot happen (rename is atomic); an unreadable one keeps the previous set.
-      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return;
+      // A file caught mid-write cannot happen (rename is atomic); an unreadable one keeps the previous set, and the
+      // next check tries again (a read can fail for a moment: EMFILE).
+      if ((e as NodeJS.ErrnoException).code !== 'ENOENT') {
+        this.seen.change = -1;
+        return;
+      }
     }
     this.apply(data);
   }

@@ -3,8 +3,9 @@
  * they were: Linux stamps them from a coarse tick, so a key revoked in the tick that created it leaves the same mtime
  * and ctime. The file's stamps are pinned here to force that case; the store must still refuse the revoked key.
  */
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { ApiKeyStore, createApiKey, revokeApiKey } from '../../lib/api-keys.ts';
+import { ApiKeyStore, apiKeysPath, createApiKey, revokeApiKey } from '../../lib/api-keys.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
 
 /** Every stat of the key file answers these stamps (the pinned tick), whatever was written. */
@@ -57,6 +58,33 @@ describe('ApiKeyStore', () => {
       const { secret, record } = await createApiKey(dir, { label: 'same-tick-new' });
       // An unknown key looks at the file once more before its 401: the stamps say nothing changed.
       expect(store.lookup(secret)?.key_id).toBe(record.key_id);
+    } finally {
+      store.close();
+      pinned.at = 0;
+    }
+  });
+
+  it('keeps the previous keys when the file cannot be read, and reads it at the next check even with the same stamps', async () => {
+    const { secret, record } = await createApiKey(dir, { label: 'unreadable' });
+    const file = apiKeysPath(dir);
+    const active = readFileSync(file, 'utf8');
+    await revokeApiKey(dir, record.key_id);
+    const revoked = readFileSync(file, 'utf8');
+    writeFileSync(file, active);
+    pinned.at = Date.now() - 60_000;
+    const store = new ApiKeyStore(dir, 60_000);
+    try {
+      await store.load();
+      expect(store.lookup(secret)?.key_id).toBe(record.key_id);
+      // A new stamp, and a file that does not parse: an unknown key's check reads it and keeps the previous set.
+      pinned.at += 1_000;
+      writeFileSync(file, '{"keys": [');
+      expect(store.lookup('pl_unknown')).toBeNull();
+      expect(store.lookup(secret)?.key_id).toBe(record.key_id);
+      // The file repaired under the same stamp: the failed read did not count as seen.
+      writeFileSync(file, revoked);
+      expect(store.lookup('pl_unknown')).toBeNull();
+      expect(store.lookup(secret)).toBeNull();
     } finally {
       store.close();
       pinned.at = 0;
