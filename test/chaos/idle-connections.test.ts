@@ -182,20 +182,9 @@ describe.skipIf(HARD < FD_LIMIT)('chaos: 10,000 idle connections', () => {
     const ka = await keepAliveRequest(server.url);
     expect(ka.status).toBe(200);
 
-    // The server holds them all, and 10,000 sockets cost it a few KB each: far below 200 MB.
-    let held = 0;
-    await waitFor(
-      async () => {
-        held = connectionsOf(pid, port);
-        return held >= IDLE;
-      },
-      30_000,
-      'the server to accept every idle connection',
-    ).catch((e: Error) => {
-      const fds = readdirSync(`/proc/${pid}/fd`).length;
-      throw new Error(`${e.message}: it held ${held} (${fds} descriptors), the client ${JSON.stringify(holder!.latest())}`);
-    });
-    expect(held).toBeGreaterThanOrEqual(IDLE);
+    // The server holds them all (openPaced saw each accepted; none has reached the headers timeout), and 10,000
+    // sockets cost it a few KB each: far below 200 MB.
+    expect(connectionsOf(pid, port)).toBeGreaterThanOrEqual(IDLE);
     const during = rssOf(pid);
     expect(during - before).toBeLessThan(200 * MB);
 

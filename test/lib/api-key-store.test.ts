@@ -8,19 +8,25 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiKeyStore, apiKeysPath, createApiKey, revokeApiKey } from '../../lib/api-keys.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
 
-/** Every stat of the key file answers these stamps (the pinned tick), whatever was written. */
-const pinned = vi.hoisted(() => ({ at: 0 }));
+/** Every stat of the key file answers these stamps (the pinned tick), whatever was written; 0: not pinned. */
+const pinned = vi.hoisted(() => {
+  const state = {
+    at: 0,
+    pin: <T extends { mtimeMs: number; ctimeMs: number }>(st: T, p: unknown): T =>
+      state.at && String(p).endsWith('api-keys.json') ? Object.assign(st, { mtimeMs: state.at, ctimeMs: state.at }) : st,
+  };
+  return state;
+});
 vi.mock('node:fs', async (importOriginal) => {
   const fs = await importOriginal<typeof import('node:fs')>();
-  const pin = <T extends { mtimeMs: number; ctimeMs: number }>(st: T, p: unknown): T =>
-    pinned.at && String(p).endsWith('api-keys.json') ? Object.assign(st, { mtimeMs: pinned.at, ctimeMs: pinned.at }) : st;
-  return { ...fs, statSync: ((p: string, o?: object) => pin(fs.statSync(p, o) as import('node:fs').Stats, p)) as typeof fs.statSync };
+  return {
+    ...fs,
+    statSync: ((p: string, o?: object) => pinned.pin(fs.statSync(p, o) as import('node:fs').Stats, p)) as typeof fs.statSync,
+  };
 });
 vi.mock('node:fs/promises', async (importOriginal) => {
   const fsp = await importOriginal<typeof import('node:fs/promises')>();
-  const pin = <T extends { mtimeMs: number; ctimeMs: number }>(st: T, p: unknown): T =>
-    pinned.at && String(p).endsWith('api-keys.json') ? Object.assign(st, { mtimeMs: pinned.at, ctimeMs: pinned.at }) : st;
-  return { ...fsp, stat: (async (p: string) => pin(await fsp.stat(p), p)) as typeof fsp.stat };
+  return { ...fsp, stat: (async (p: string) => pinned.pin(await fsp.stat(p), p)) as typeof fsp.stat };
 });
 
 let dir: string;
