@@ -9,11 +9,11 @@
  * process killed mid-download leaves only temp files, which no scan reads
  * (they end in `.tmp`). The last rename wins.
  */
-import { createReadStream, createWriteStream } from 'node:fs';
+import { createWriteStream } from 'node:fs';
 import { mkdir, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { once } from 'node:events';
 import path from 'node:path';
-import { createSha256Stream } from '../lib/hash.ts';
+import { createSha256Stream, hashFile } from '../lib/hash.ts';
 import { readSidecar, type SourceMeta } from './inputs.ts';
 
 export interface WrittenFile {
@@ -78,13 +78,8 @@ export async function removeFetchedFile(file: string): Promise<void> {
 export async function readCompleteFetched(file: string): Promise<SourceMeta | null> {
   const meta = await readSidecar(file);
   if (!meta || typeof meta.sha256 !== 'string') return null;
-  const h = createSha256Stream();
-  try {
-    for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
-  } catch {
-    return null;
-  }
-  return h.digest().sha256 === meta.sha256 ? meta : null;
+  const hashed = await hashFile(file).catch(() => null);
+  return hashed?.sha256 === meta.sha256 ? meta : null;
 }
 
 /**

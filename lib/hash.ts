@@ -9,6 +9,7 @@
  * ECMAScript shortest round-trip form, strings with minimal escaping.
  */
 import { createHash, hash } from 'node:crypto';
+import { open } from 'node:fs/promises';
 import canonicalize from 'canonicalize';
 
 /** RFC 8785 canonical JSON text of `value`. Throws on values JSON cannot carry (undefined at top level, NaN, Infinity, BigInt). */
@@ -60,6 +61,33 @@ export function createSha256Stream(): { update(chunk: Uint8Array | string): void
     },
     digest: () => ({ sha256: h.digest('hex'), bytes }),
   };
+}
+
+/** Most bytes `hashFile` reads at a time. */
+const HASH_FILE_CHUNK = 1 << 20;
+
+/**
+ * SHA-256 and size of a file's bytes (the digest `sha256Hex` gives of the whole file), read in chunks of at most
+ * 1 MB into one buffer sized to the file. A file stream allocates a new buffer of its highWaterMark for every read,
+ * the last one included: two 1 MB buffers for a 5 KB filing, which made a registry plan of 3,059 inputs allocate
+ * 6 GB and spend a tenth of its run in allocation and GC.
+ */
+export async function hashFile(file: string): Promise<{ sha256: string; bytes: number }> {
+  const fh = await open(file, 'r');
+  try {
+    const { size } = await fh.stat();
+    // One byte past the size, so a file read whole is seen to end by the next read (0 bytes) without a second buffer.
+    const buf = Buffer.allocUnsafe(Math.max(1, Math.min(HASH_FILE_CHUNK, size + 1)));
+    const h = createSha256Stream();
+    for (;;) {
+      const { bytesRead } = await fh.read(buf, 0, buf.length, null);
+      if (bytesRead === 0) break;
+      h.update(buf.subarray(0, bytesRead));
+    }
+    return h.digest();
+  } finally {
+    await fh.close();
+  }
 }
 
 /** True when `s` is a lower-case 64-hex SHA-256 digest. */

@@ -14,13 +14,13 @@
  * zip is rejected). A rejected download fails its fetch job terminally, so its (required) parse child fails and
  * the run publishes nothing: the published snapshot stays as it was. The previous good file stays on disk.
  */
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { open, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { z } from 'zod';
 import type { Config } from '../../lib/config.ts';
 import { ParseError } from '../../lib/errors.ts';
-import { createSha256Stream } from '../../lib/hash.ts';
+import { hashFile } from '../../lib/hash.ts';
 import { HttpClient } from '../../lib/http-client.ts';
 import type { Logger } from '../../lib/log.ts';
 import { detectFormat } from '../../ingest/fmcsa/formats.ts';
@@ -147,9 +147,7 @@ async function downloadProblem(file: string, isZip: boolean, shownAs: string): P
 
 async function sha256Of(file: string): Promise<string | null> {
   if (!existsSync(file)) return null;
-  const h = createSha256Stream();
-  for await (const c of createReadStream(file, { highWaterMark: 1 << 20 })) h.update(c as Buffer);
-  return h.digest().sha256;
+  return (await hashFile(file)).sha256;
 }
 
 /** The fetch step: streams one download next to its target, checks it, and moves it into place unless unchanged. */

@@ -23,10 +23,9 @@
  * derived ones included, is what a full run over the same inputs gives, and the reused inputs' rejects come
  * with their parts. An entry without `parts` (parsed by older code, or its parts not recorded) is parsed again.
  */
-import { createReadStream } from 'node:fs';
 import { mkdir, readdir, readFile, stat } from 'node:fs/promises';
 import path from 'node:path';
-import { createSha256Stream } from '../hash.ts';
+import { hashFile } from '../hash.ts';
 import { linkOrCopy, snapshotDir } from './layout.ts';
 import type { SnapshotManifest } from './snapshot.ts';
 
@@ -100,13 +99,6 @@ export async function readLedger(dataDir: string, domain: string, manifest: Snap
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
-}
-
-/** SHA-256 and size of a file, streamed. */
-export async function hashFile(file: string): Promise<{ sha256: string; bytes: number }> {
-  const h = createSha256Stream();
-  for await (const chunk of createReadStream(file, { highWaterMark: 1 << 20 })) h.update(chunk as Buffer);
-  return h.digest();
 }
 
 function relPath(root: string, file: string): string {

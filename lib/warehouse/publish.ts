@@ -36,11 +36,11 @@
  * previous snapshot current and untouched and the run still publishable; the
  * next run cleans an abandoned staging directory.
  */
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { copyFile, mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
-import { createSha256Stream, hashCanonical } from '../hash.ts';
+import { hashCanonical, hashFile } from '../hash.ts';
 import { domainIndexesSql, domainTablesSql } from './domain.ts';
 import { openDatabase, queryRows, quoteIdentifier, quoteLiteral } from './duckdb.ts';
 import { assertSafeName, linkOrCopy, snapshotDir, snapshotsDir, tempDir } from './layout.ts';
@@ -237,12 +237,6 @@ function ddlProjection(ddl: DdlColumn[], have: Set<string>): string {
 
 const sameColumns = (a: DdlColumn[], b: DdlColumn[]) =>
   a.length === b.length && a.every((c, i) => c.name === b[i].name && c.type === b[i].type);
-
-async function sha256File(file: string): Promise<{ sha256: string; bytes: number }> {
-  const h = createSha256Stream();
-  for await (const chunk of createReadStream(file)) h.update(chunk as Buffer);
-  return h.digest();
-}
 
 /**
  * The state one publish carries through its phases: the serving database being
@@ -454,7 +448,7 @@ async function hashTable(s: PublishSession, t: string): Promise<void> {
   const isDir = files.length !== 1 || path.basename(files[0]) !== `${t}.parquet`;
   const [{ n }] = await queryRows(s.conn, `SELECT count(*)::BIGINT AS n FROM read_parquet([${files.map(quoteLiteral).join(', ')}])`);
   const p = (async (): Promise<TableManifest> => {
-    const hashed = await Promise.all(files.map(async (f) => [path.basename(f), await sha256File(f)] as const));
+    const hashed = await Promise.all(files.map(async (f) => [path.basename(f), await hashFile(f)] as const));
     if (!isDir) return { rows: Number(n), ...hashed[0][1], storage: 'parquet' };
     const fileMap = Object.fromEntries(hashed);
     return {
@@ -1004,7 +998,7 @@ async function exportDeltaTable(s: PublishSession, t: string, conn: DuckDBConnec
       await conn.run(
         `COPY ${quoteIdentifier(appended)} TO ${quoteLiteral(path.join(dir, name))} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`,
       );
-      files[name] = await sha256File(path.join(dir, name));
+      files[name] = await hashFile(path.join(dir, name));
       const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${qualified(s, t)}`);
       s.tables[t] = {
         rows: Number(n),
@@ -1023,7 +1017,7 @@ async function exportTable(s: PublishSession, t: string, conn: DuckDBConnection 
   const file = path.join(s.tablesDir, `${t}.parquet`);
   await conn.run(`COPY ${qualified(s, t)} TO ${quoteLiteral(file)} (FORMAT parquet, COMPRESSION zstd, ROW_GROUP_SIZE 122880)`);
   const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM ${qualified(s, t)}`);
-  s.tables[t] = { rows: Number(n), ...(await sha256File(file)) };
+  s.tables[t] = { rows: Number(n), ...(await hashFile(file)) };
 }
 
 /** Phase 5b: lookup indexes and a CHECKPOINT; returns the DuckDB version for the manifest. */

@@ -1,6 +1,9 @@
-import { describe, expect, it } from 'vitest';
-import { canonicalJson, canonicalJsonReusing, hashCanonical, sha256Hex } from '../../lib/hash.ts';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { canonicalJson, canonicalJsonReusing, hashCanonical, hashFile, sha256Hex } from '../../lib/hash.ts';
 import { createLeaf, createRecordLeaf, createSourceLeaf, unsignedLeafHash, verifyChain, verifyLeaf } from '../../lib/origin.ts';
+import { removeDir, tempDir } from '../helpers/env.ts';
 
 describe('canonicalJson (RFC 8785)', () => {
   it('sorts keys recursively and drops whitespace', () => {
@@ -48,6 +51,35 @@ describe('sha256Hex', () => {
       sha256Hex('{"cik":320193,"name":"Société Générale","nested":{"a":null,"b":true},"values":[1.25,0,1e+21]}'),
     );
     expect(hashCanonical(doc)).toMatchInlineSnapshot(`"6297b63b901d07579250033012b063f8ea6c09bb16589ff2d568954d90af08f4"`);
+  });
+});
+
+describe('hashFile', () => {
+  let dir: string;
+  beforeAll(async () => {
+    dir = await tempDir();
+  });
+  afterAll(async () => removeDir(dir));
+
+  it('gives the SHA-256 and size of the whole file (golden), whether it is read in one chunk or many', async () => {
+    const abc = path.join(dir, 'abc');
+    await writeFile(abc, 'abc');
+    expect(await hashFile(abc)).toEqual({ sha256: 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad', bytes: 3 });
+    const empty = path.join(dir, 'empty');
+    await writeFile(empty, '');
+    expect(await hashFile(empty)).toEqual({ sha256: sha256Hex(''), bytes: 0 });
+    // Sizes around the 1 MB chunk: one chunk exactly, one byte into a second, and several chunks.
+    for (const size of [(1 << 20) - 1, 1 << 20, (1 << 20) + 1, 3.5 * (1 << 20)]) {
+      const bytes = Buffer.alloc(size);
+      for (let i = 0; i < size; i++) bytes[i] = (i * 7919 + (i >>> 11)) & 0xff;
+      const file = path.join(dir, `f${size}`);
+      await writeFile(file, bytes);
+      expect(await hashFile(file)).toEqual({ sha256: sha256Hex(bytes), bytes: size });
+    }
+  });
+
+  it('rejects with the file system error for a missing file', async () => {
+    await expect(hashFile(path.join(dir, 'missing'))).rejects.toMatchObject({ code: 'ENOENT' });
   });
 });
 

@@ -115,7 +115,6 @@ describe.each(BACKENDS)('a monitoring write storm across kill -9 ($name state st
       expect(next).toBeLessThan(N); // the kill landed mid-storm
       // Never a 500; a 503 (a state call past its deadline on a loaded machine) is an answer that acknowledges nothing.
       expect(statuses.filter((s) => s !== 200 && s !== 503)).toEqual([]);
-      console.log('DEBUG', backend.name, acked, next, watched.size, endpoints.size);
 
       node = await startServerProcess(dataDir, env);
       for (const broker of BROKERS) {
