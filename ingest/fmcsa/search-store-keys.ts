@@ -70,6 +70,31 @@ export function redFlagKeysFit(codes: readonly string[]): boolean {
 /** The packed store of the name search's precomputed answers. */
 export const CARRIER_NAME_HITS = 'carrier_name_hits';
 
+/**
+ * The packed store of each carrier's search row, by DOT: the row's values as one JSON array, the census columns
+ * (SEARCH_ROW_CENSUS_COLUMNS) then the risk columns (SEARCH_ROW_RISK_COLUMNS), each as the packed carrier_census
+ * and carrier_snapshot stores give it. A search page reads one short record per row instead of a carrier's census
+ * record and its snapshot record (43 and 73 values: issue 22, 42 % of a name search's CPU in the server at full scale).
+ */
+export const CARRIER_SEARCH_ROW = 'carrier_search_row';
+
+/** A search row's census columns (search-carriers-page.sql's select list): its key, and the `carriers` column read. */
+export const SEARCH_ROW_CENSUS_COLUMNS: ReadonlyArray<readonly [key: string, column: string]> = [
+  ['dot_number', 'dot_number'],
+  ['legal_name', 'legal_name'],
+  ['dba_name', 'dba_name'],
+  ['phy_city', 'phy_city'],
+  ['phy_state', 'phy_state'],
+  ['status_code', 'status_code'],
+  ['carrier_operation', 'carrier_operation'],
+  ['power_units', 'power_units'],
+  ['total_drivers', 'total_drivers'],
+  ['mc_number', 'docket1'],
+];
+
+/** A search row's risk columns, after its census columns (search-carriers.sql's join of carrier_risk). */
+export const SEARCH_ROW_RISK_COLUMNS = ['risk_score', 'risk_level', 'recommendation'] as const;
+
 /** The state key of a 2-letter state (1 + (A-Z)·26 + (A-Z)), 0 for any state. */
 export function stateKeyOf(state: string | null): number {
   return state == null ? 0 : 1 + (state.charCodeAt(0) - 65) * 26 + (state.charCodeAt(1) - 65);

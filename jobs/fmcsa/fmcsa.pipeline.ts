@@ -30,6 +30,7 @@ import { defineDomain } from '../../lib/warehouse/domain.ts';
 import type { Reject } from '../../lib/warehouse/staging.ts';
 import { detectFormat, FORMATS, type FmcsaKind } from '../../ingest/fmcsa/formats.ts';
 import { basicsOverThresholdSql, RISK_RULES, riskScoreSelectSql } from '../../ingest/fmcsa/risk-model.ts';
+import { CARRIER_SEARCH_ROW, SEARCH_ROW_CENSUS_COLUMNS, SEARCH_ROW_RISK_COLUMNS } from '../../ingest/fmcsa/search-store-keys.ts';
 import { hashCanonical } from '../../lib/hash.ts';
 import { describeInput, digestInputs, listInputs, readFirstLine } from '../inputs.ts';
 import { snapshotDir } from '../../lib/warehouse/layout.ts';
@@ -259,24 +260,45 @@ const JSON_SAME = /^(INTEGER|SMALLINT|TINYINT|VARCHAR|BOOLEAN|DATE)$/;
 const JSON_AS_TEXT = /^(BIGINT|UBIGINT|HUGEINT|DECIMAL\(\d+,\d+\))$/;
 
 /**
- * The packed carrier_census store's select: per DOT, the JSON array of the carriers row without source_file and
- * content_sha256, in table column order, each value as the API's row reader gives it (BIGINT and DECIMAL as
- * strings). Null when a column has a type whose JSON would differ (the identity route then reads the parquet).
+ * Each census column's value expression in the packed stores, in `carriers` column order (source_file and
+ * content_sha256 left out): the value as the API's row reader gives it (BIGINT and DECIMAL as strings). Null when a
+ * column has a type whose JSON would differ (the routes then read the parquet).
  */
-async function censusPackedSelect(conn: DuckDBConnection): Promise<string | null> {
+async function censusValueExprs(conn: DuckDBConnection): Promise<Map<string, string> | null> {
   const cols = await queryRows(
     conn,
     `SELECT column_name, column_type FROM (DESCRIBE SELECT * EXCLUDE (source_file, content_sha256) FROM carriers)`,
   );
-  const values: string[] = [];
+  const exprs = new Map<string, string>();
   for (const c of cols) {
     const q = quoteIdentifier(String(c.column_name));
     const t = String(c.column_type);
-    if (JSON_SAME.test(t)) values.push(q);
-    else if (JSON_AS_TEXT.test(t)) values.push(`${q}::VARCHAR`);
+    if (JSON_SAME.test(t)) exprs.set(String(c.column_name), q);
+    else if (JSON_AS_TEXT.test(t)) exprs.set(String(c.column_name), `${q}::VARCHAR`);
     else return null;
   }
-  return `SELECT dot_number, json_array(${values.join(', ')})::VARCHAR AS v FROM carriers`;
+  return exprs;
+}
+
+/**
+ * The packed carrier_census store's select: per DOT, the JSON array of the carriers row without source_file and
+ * content_sha256, in table column order, each value as `censusValueExprs` gives it.
+ */
+function censusPackedSelect(exprs: ReadonlyMap<string, string>): string {
+  return `SELECT dot_number, json_array(${[...exprs.values()].join(', ')})::VARCHAR AS v FROM carriers`;
+}
+
+/**
+ * The packed carrier_search_row store's select (ingest/fmcsa/search-store-keys.ts): per carrier, its search row's
+ * census values as the census store writes them and its risk values as the snapshot store writes them (null
+ * without a carrier_risk row, as the search's LEFT JOIN gives). Null when a column is missing from either table:
+ * the search then reads both stores.
+ */
+function searchRowPackedSelect(exprs: ReadonlyMap<string, string>, riskColumns: readonly string[]): string | null {
+  const census = SEARCH_ROW_CENSUS_COLUMNS.map(([, col]) => exprs.get(col));
+  if (census.some((e) => e === undefined) || SEARCH_ROW_RISK_COLUMNS.some((c) => !riskColumns.includes(c))) return null;
+  const values = [...census.map((e) => `c.${e}`), ...SEARCH_ROW_RISK_COLUMNS.map((c) => `r.${quoteIdentifier(c)}`)];
+  return `SELECT c.dot_number, json_array(${values.join(', ')})::VARCHAR AS v FROM carriers c LEFT JOIN carrier_risk r USING (dot_number)`;
 }
 
 /**
@@ -405,7 +427,8 @@ export const fmcsaPipeline: Pipeline = {
     );
     // The identity endpoint's census row, packed the same way: a point read of the 44-column carriers parquet
     // decodes whole row groups (tens of ms); the packed read costs microseconds (issue 22).
-    const census = await censusPackedSelect(conn);
+    const censusExprs = await censusValueExprs(conn);
+    const census = censusExprs && censusPackedSelect(censusExprs);
     // Part reuse: when every census file was reused, the carriers rows (deduplicated the same way) are the previous
     // snapshot's, and so are the products derived from them alone: linked, not derived again, when the previous
     // snapshot computed them the same way (DERIVED_FROM_FILE).
@@ -418,6 +441,9 @@ export const fmcsaPipeline: Pipeline = {
       if (keep('carrier_census') && (await ctx.linkPreviousPacked('carrier_census'))) timings.census_packed_linked = 1;
       else await step('census_packed', () => ctx.writePacked('carrier_census', census));
     }
+    // A search page's rows, one short record each (issue 22): written every run, as the snapshot store is.
+    const searchRow = censusExprs && searchRowPackedSelect(censusExprs, cols);
+    if (searchRow) await step('search_row_packed', () => ctx.writePacked(CARRIER_SEARCH_ROW, searchRow));
     stamps[CARRIER_BY_DOCKET] = DOCKET_STORE_STAMP;
     if (keep(CARRIER_BY_DOCKET) && (await ctx.linkPreviousPacked(CARRIER_BY_DOCKET))) timings.docket_packed_linked = 1;
     else await step('docket_packed', () => writeDocketStore(conn, ctx));

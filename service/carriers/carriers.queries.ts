@@ -36,6 +36,9 @@ import {
   RED_FLAG_STORES,
   redFlagListKey,
   CARRIER_NAME_HITS,
+  CARRIER_SEARCH_ROW,
+  SEARCH_ROW_CENSUS_COLUMNS,
+  SEARCH_ROW_RISK_COLUMNS,
   NAME_HITS_TERMS_KEY,
   nameHitsPage,
 } from '../../ingest/fmcsa/search-store-keys.ts';
@@ -298,14 +301,19 @@ async function nameSetsDots(fmcsa: SnapshotReader, q: NameQuery): Promise<{ dots
   const store = fmcsa.packed(CARRIER_NAME_SETS);
   const sets = store && nameSetsCacheOf(store);
   if (!sets) return null;
-  // A longer phrase's candidates are checked against their names, read from the packed census store (of the same
-  // snapshot as the sets: nothing below awaits before the search).
+  // A longer phrase's candidates are checked against their names, read from the packed search-row store, else the
+  // census store (of the same snapshot as the sets: nothing below awaits before the search).
+  const rowStore = fmcsa.packed(CARRIER_SEARCH_ROW);
   const census = fmcsa.packed('carrier_census');
   const namesOf = (dot: number) => {
-    const text = census?.read(dot);
+    const text = rowStore ? rowStore.read(dot) : census?.read(dot);
     if (text == null) return null;
     const values = JSON.parse(text) as Json[];
-    return [values[at[LEGAL_NAME_AT]!] ?? null, values[at[DBA_NAME_AT]!] ?? null] as [string | null, string | null];
+    return (
+      rowStore
+        ? [values[LEGAL_NAME_AT] ?? null, values[DBA_NAME_AT] ?? null]
+        : [values[at[LEGAL_NAME_AT]!] ?? null, values[at[DBA_NAME_AT]!] ?? null]
+    ) as [string | null, string | null];
   };
   const found = nameSetsPage(sets, sets.finder, sets.scratch, q.name, q.state, q.limit, q.offset, namesOf);
   const dots = found && dotsOfOrds(sets, found.ords);
@@ -313,18 +321,9 @@ async function nameSetsDots(fmcsa: SnapshotReader, q: NameQuery): Promise<{ dots
 }
 
 /** Columns of a search row (search-carriers-page.sql's select list) and the census column each is read from. */
-const SEARCH_ROW_COLUMNS: Array<[string, string]> = [
-  ['dot_number', 'dot_number'],
-  ['legal_name', 'legal_name'],
-  ['dba_name', 'dba_name'],
-  ['phy_city', 'phy_city'],
-  ['phy_state', 'phy_state'],
-  ['status_code', 'status_code'],
-  ['carrier_operation', 'carrier_operation'],
-  ['power_units', 'power_units'],
-  ['total_drivers', 'total_drivers'],
-  ['mc_number', 'docket1'],
-];
+const SEARCH_ROW_COLUMNS = SEARCH_ROW_CENSUS_COLUMNS;
+/** A search row's keys in order: its census columns, then risk_score, risk_level, recommendation (carrier_search_row's values). */
+const SEARCH_ROW_KEYS = [...SEARCH_ROW_CENSUS_COLUMNS.map(([key]) => key), ...SEARCH_ROW_RISK_COLUMNS];
 
 /** Positions of the legal and DBA names among SEARCH_ROW_COLUMNS. */
 const LEGAL_NAME_AT = SEARCH_ROW_COLUMNS.findIndex((c) => c[0] === 'legal_name');
@@ -383,6 +382,10 @@ async function searchRowOf(fmcsa: SnapshotReader, dot: number): Promise<Row | nu
  */
 async function searchRowsOf(fmcsa: SnapshotReader, dots: readonly number[]): Promise<Array<Row | null>> {
   const { census: at, risk } = searchPositionsOf(await snapshotMeta(fmcsa));
+  // One short record per row when the snapshot has the search-row store (of the snapshot now served: nothing below
+  // awaits), else the census and snapshot records.
+  const rowStore = fmcsa.packed(CARRIER_SEARCH_ROW);
+  if (rowStore) return dots.map((dot) => searchRowFrom(rowStore.read(dot)));
   const census = fmcsa.packed('carrier_census');
   const rows: Array<Row | null> = [];
   for (const dot of dots) {
@@ -401,6 +404,15 @@ async function searchRowsOf(fmcsa: SnapshotReader, dots: readonly number[]): Pro
     rows.push(row);
   }
   return rows;
+}
+
+/** A search row from its carrier_search_row record (SEARCH_ROW_KEYS' values), or null for a DOT the store lacks. */
+function searchRowFrom(text: string | null): Row | null {
+  if (text == null) return null;
+  const values = JSON.parse(text) as Json[];
+  const row: Row = {};
+  for (let i = 0; i < SEARCH_ROW_KEYS.length; i++) row[SEARCH_ROW_KEYS[i]!] = values[i] ?? null;
+  return row;
 }
 
 /** A search row with risk_score, risk_level and recommendation of its packed carrier_risk row appended (null when none), as search-carriers.sql's LEFT JOIN gives them. */

@@ -14,10 +14,11 @@ import { RED_FLAG_CODES, SAFETY_RATINGS, searchCarriers, searchRedFlags } from '
 import { buildTestService, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
+import { CARRIER_SEARCH_ROW } from '../../ingest/fmcsa/search-store-keys.ts';
 import { Rng } from '../../ingest/sample/sample-kit.ts';
 
 const RED_FLAG_STORES = ['red_flag_lists', 'red_flag_row'];
-const STORES = [...RED_FLAG_STORES, 'carrier_name_hits', 'carrier_by_docket'];
+const STORES = [...RED_FLAG_STORES, 'carrier_name_hits', 'carrier_by_docket', CARRIER_SEARCH_ROW];
 
 /**
  * The same reader with the packed search stores hidden (and, with `scan`, the name index tables too): the SQL
@@ -149,6 +150,26 @@ describe.each([
     asks.push({ dot: 99_999_999 }, { dot: 1 });
     const got = await answersWithoutQueryAsScan(asks);
     expect(got.filter((g) => g.includes('"total":1')).length).toBeGreaterThan(100);
+  });
+
+  it("gives every carrier's search row from the search-row store as the census and snapshot stores give it, and as the SQL does", async () => {
+    const rowStore = fmcsa.packed(CARRIER_SEARCH_ROW);
+    expect(rowStore).not.toBeNull();
+    // The same reader without the search-row store: a row is read from the census and snapshot stores.
+    const twoStores = Object.create(fmcsa, {
+      packed: { value: (name: string) => (name === CARRIER_SEARCH_ROW ? null : fmcsa.packed(name)) },
+    }) as SnapshotReader;
+    const dots = (await fmcsa.query(`SELECT dot_number FROM carriers ORDER BY dot_number`)).map((r) => Number(r.dot_number));
+    expect(rowStore!.size).toBe(dots.length);
+    let withRisk = 0;
+    for (const dot of dots) {
+      const got = await searchCarriers(fmcsa, { dot });
+      expect(JSON.stringify(got), String(dot)).toBe(JSON.stringify(await searchCarriers(twoStores, { dot })));
+      if (got.results[0]?.risk_level != null) withRisk++;
+    }
+    expect(withRisk).toBe(dots.length);
+    // And a sample against the scan of carriers joined to carrier_risk.
+    await answersWithoutQueryAsScan(dots.filter((_, i) => i % 50 === 0).map((dot) => ({ dot })));
   });
 
   it('answers MC docket lookups as the SQL does: dockets of any column, unknown ones, states, offsets; with no DuckDB query', async () => {

@@ -10,6 +10,7 @@ import { getCarrier, searchCarriers, searchRedFlags } from '../../service/carrie
 import { buildTestService, type TestService } from '../helpers/app.ts';
 import { removeDir, tempDir } from '../helpers/env.ts';
 import { ingestSmallFmcsa } from '../vetting/fmcsa-world.ts';
+import { CARRIER_SEARCH_ROW } from '../../ingest/fmcsa/search-store-keys.ts';
 
 const CARRIERS = 3000;
 const sql = (f: string) => loadSql(`../../service/carriers/${f}`, import.meta.url);
@@ -217,18 +218,27 @@ describe('FMCSA serving indexes over a generated sample', () => {
       expect(phrases).toBeGreaterThan(40);
     });
 
-    it('falls back to the scan when a row of the page is missing from the packed census store (a snapshot swap between reads)', async () => {
-      const store = fmcsa.packed('carrier_census')!;
-      // The rows of a page are read in one synchronous pass (PackedStore.read).
-      const get = vi.spyOn(store, 'read').mockReturnValueOnce(null);
-      try {
-        const got = await searchCarriers(fmcsa, { name: 'trucking' });
-        expect(get).toHaveBeenCalled();
-        const scan = await scanOf({ name: 'trucking' });
-        expect(JSON.stringify(got.results)).toBe(JSON.stringify(scan.results));
-        expect(got.total).toBe(scan.total);
-      } finally {
-        get.mockRestore();
+    it('falls back to the scan when a row of the page is missing from the packed row stores (a snapshot swap between reads)', async () => {
+      // The rows of a page come from carrier_search_row, or, in a snapshot without it, from the census store; each
+      // page's rows are read in one synchronous pass (PackedStore.read).
+      const withoutSearchRows = Object.create(fmcsa, {
+        packed: { value: (name: string) => (name === CARRIER_SEARCH_ROW ? null : fmcsa.packed(name)) },
+      }) as SnapshotReader;
+      const scan = await scanOf({ name: 'trucking' });
+      for (const [reader, storeName] of [
+        [fmcsa, CARRIER_SEARCH_ROW],
+        [withoutSearchRows, 'carrier_census'],
+      ] as const) {
+        const store = fmcsa.packed(storeName)!;
+        const get = vi.spyOn(store, 'read').mockReturnValueOnce(null);
+        try {
+          const got = await searchCarriers(reader, { name: 'trucking' });
+          expect(get, storeName).toHaveBeenCalled();
+          expect(JSON.stringify(got.results), storeName).toBe(JSON.stringify(scan.results));
+          expect(got.total).toBe(scan.total);
+        } finally {
+          get.mockRestore();
+        }
       }
     });
 
