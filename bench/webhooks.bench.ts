@@ -17,7 +17,7 @@
  */
 import { createServer } from 'node:http';
 import os from 'node:os';
-import { createReadStream, existsSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -28,7 +28,7 @@ import { runPipelineInProcess } from '../jobs/in-process.ts';
 import { startMonitoringRunner } from '../jobs/monitoring/monitoring.jobs.ts';
 import { ensureSample } from '../jobs/sample.ts';
 import { loadConfig } from '../lib/config.ts';
-import { createSha256Stream } from '../lib/hash.ts';
+import { hashFile } from '../lib/hash.ts';
 import { silentLogger } from '../lib/log.ts';
 import { openDatabase, quoteLiteral } from '../lib/warehouse/duckdb.ts';
 import { readCurrentManifest } from '../lib/warehouse/snapshot.ts';
@@ -45,12 +45,6 @@ const DELIVERIES = Number(process.env.BENCH_DELIVERIES ?? 5_000);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
 const base = path.join(ROOT, 'data', 'bench-webhooks');
 const dataDir = path.join(base, 'data');
-
-async function sha256File(file: string): Promise<string> {
-  const h = createSha256Stream();
-  for await (const c of createReadStream(file)) h.update(c as Buffer);
-  return h.digest().sha256;
-}
 
 /** Publishes the small sample once with the real pipeline: the source of carrier_risk's columns. */
 async function sampleCarrierRisk(): Promise<string> {
@@ -98,7 +92,7 @@ async function writeSnapshot(source: string, id: string, changed: boolean): Prom
     published_at: new Date().toISOString(),
     domain: 'fmcsa',
     input_digest: null,
-    tables: { carrier_risk: { rows: CARRIERS, sha256: await sha256File(file), bytes: 0, storage: 'parquet' } },
+    tables: { carrier_risk: { rows: CARRIERS, sha256: (await hashFile(file)).sha256, bytes: 0, storage: 'parquet' } },
     meta: {},
     duckdb_version: 'bench',
   };

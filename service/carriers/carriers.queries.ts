@@ -304,30 +304,25 @@ async function nameSetsDots(fmcsa: SnapshotReader, q: NameQuery): Promise<{ dots
   // A longer phrase's candidates are checked against their names, read from the packed search-row store, else the
   // census store (of the same snapshot as the sets: nothing below awaits before the search).
   const rowStore = fmcsa.packed(CARRIER_SEARCH_ROW);
-  const census = fmcsa.packed('carrier_census');
+  const names = rowStore ?? fmcsa.packed('carrier_census');
+  const [legalAt, dbaAt] = rowStore ? [LEGAL_NAME_AT, DBA_NAME_AT] : [at[LEGAL_NAME_AT]!, at[DBA_NAME_AT]!];
   const namesOf = (dot: number) => {
-    const text = rowStore ? rowStore.read(dot) : census?.read(dot);
+    const text = names?.read(dot);
     if (text == null) return null;
     const values = JSON.parse(text) as Json[];
-    return (
-      rowStore
-        ? [values[LEGAL_NAME_AT] ?? null, values[DBA_NAME_AT] ?? null]
-        : [values[at[LEGAL_NAME_AT]!] ?? null, values[at[DBA_NAME_AT]!] ?? null]
-    ) as [string | null, string | null];
+    return [values[legalAt] ?? null, values[dbaAt] ?? null] as [string | null, string | null];
   };
   const found = nameSetsPage(sets, sets.finder, sets.scratch, q.name, q.state, q.limit, q.offset, namesOf);
   const dots = found && dotsOfOrds(sets, found.ords);
   return found && dots ? { dots, total: found.total } : null;
 }
 
-/** Columns of a search row (search-carriers-page.sql's select list) and the census column each is read from. */
-const SEARCH_ROW_COLUMNS = SEARCH_ROW_CENSUS_COLUMNS;
 /** A search row's keys in order: its census columns, then risk_score, risk_level, recommendation (carrier_search_row's values). */
 const SEARCH_ROW_KEYS = [...SEARCH_ROW_CENSUS_COLUMNS.map(([key]) => key), ...SEARCH_ROW_RISK_COLUMNS];
 
-/** Positions of the legal and DBA names among SEARCH_ROW_COLUMNS. */
-const LEGAL_NAME_AT = SEARCH_ROW_COLUMNS.findIndex((c) => c[0] === 'legal_name');
-const DBA_NAME_AT = SEARCH_ROW_COLUMNS.findIndex((c) => c[0] === 'dba_name');
+/** Positions of the legal and DBA names among SEARCH_ROW_CENSUS_COLUMNS (and carrier_search_row's values). */
+const LEGAL_NAME_AT = SEARCH_ROW_CENSUS_COLUMNS.findIndex((c) => c[0] === 'legal_name');
+const DBA_NAME_AT = SEARCH_ROW_CENSUS_COLUMNS.findIndex((c) => c[0] === 'dba_name');
 
 /** Where a search row's values sit in the packed rows of a snapshot: its census columns, then risk_score, risk_level, recommendation. */
 interface SearchPositions {
@@ -358,7 +353,7 @@ function searchPositionsOf(meta: SnapshotMeta): SearchPositions {
     const risk = riskColumnIndexOf(meta);
     const of = (c: string) => risk.get(c) ?? -1;
     p = {
-      census: SEARCH_ROW_COLUMNS.map(([, col]) => meta.censusColumns.indexOf(col)),
+      census: SEARCH_ROW_CENSUS_COLUMNS.map(([, col]) => meta.censusColumns.indexOf(col)),
       risk: [of('risk_score'), of('risk_level'), of('recommendation')],
     };
     searchPositions.set(meta, p);
@@ -381,11 +376,11 @@ async function searchRowOf(fmcsa: SnapshotReader, dot: number): Promise<Row | nu
  * `withRiskColumns(row)` gives them.
  */
 async function searchRowsOf(fmcsa: SnapshotReader, dots: readonly number[]): Promise<Array<Row | null>> {
-  const { census: at, risk } = searchPositionsOf(await snapshotMeta(fmcsa));
-  // One short record per row when the snapshot has the search-row store (of the snapshot now served: nothing below
-  // awaits), else the census and snapshot records.
+  // One short record per row when the snapshot now served has the search-row store (read at once: no metadata
+  // needed), else the census and snapshot records at the snapshot's column positions.
   const rowStore = fmcsa.packed(CARRIER_SEARCH_ROW);
   if (rowStore) return dots.map((dot) => searchRowFrom(rowStore.read(dot)));
+  const { census: at, risk } = searchPositionsOf(await snapshotMeta(fmcsa));
   const census = fmcsa.packed('carrier_census');
   const rows: Array<Row | null> = [];
   for (const dot of dots) {
@@ -396,7 +391,7 @@ async function searchRowsOf(fmcsa: SnapshotReader, dots: readonly number[]): Pro
     }
     const values = JSON.parse(text) as Json[];
     const row: Row = {};
-    for (let i = 0; i < SEARCH_ROW_COLUMNS.length; i++) row[SEARCH_ROW_COLUMNS[i]![0]] = values[at[i]!] ?? null;
+    for (let i = 0; i < SEARCH_ROW_CENSUS_COLUMNS.length; i++) row[SEARCH_ROW_CENSUS_COLUMNS[i]![0]] = values[at[i]!] ?? null;
     const r = packedRiskValues(fmcsa, Number(row.dot_number));
     row.risk_score = r ? (r[risk[0]] ?? null) : null;
     row.risk_level = r ? (r[risk[1]] ?? null) : null;
