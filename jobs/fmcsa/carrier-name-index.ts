@@ -17,7 +17,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { hashCanonical } from '../../lib/hash.ts';
 import { loadSql, queryRows, withInsertionOrder } from '../../lib/warehouse/duckdb.ts';
 import type { PackedSelect } from '../../lib/warehouse/packed-store.ts';
-import type { DeriveContext } from '../../lib/warehouse/publish.ts';
+import type { DeriveContext, DeriveStep } from '../../lib/warehouse/publish.ts';
 import { sortedJoinSql } from '../../lib/warehouse/sorted-list-sql.ts';
 import {
   CARRIER_NAME_HITS,
@@ -148,20 +148,30 @@ const NAME_INDEX_TEMP_TABLES = [
  * pairs and digit runs off the same split (then drops it: 8.9 M rows at full scale), then writes the hits store and
  * the sets store.
  */
-export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBConnection): Promise<void> {
+export async function deriveCarrierNameIndex(
+  ctx: DeriveContext,
+  conn: DuckDBConnection,
+  step: DeriveStep = async (_name, fn) => {
+    await fn();
+  },
+): Promise<void> {
   const opts = { columns: 'query', rowGroupSize: ROW_GROUP_SIZE } as const;
   try {
-    await conn.run(SPLIT_SQL);
+    await step('name_index.split', () => conn.run(SPLIT_SQL));
     // The terms' sort (14.2 M postings with their tails at full scale) spills under publish's 1 GB: with insertion
     // order kept, DuckDB sorts and writes it in 9.6 s on 2 threads; without it (publish's setting), 17.3 s on about
     // one (measured alone on the full-scale carriers). The file's rows are the same either way: ORDER BY term. The
     // session's setting is restored.
-    await withInsertionOrder(conn, true, () => ctx.replaceParquetTable('carrier_name_terms', TERMS_SQL, opts));
-    await ctx.replaceParquetTable('carrier_name_dict', DICT_SQL, opts);
-    await deriveNameRuns(conn);
+    await step('name_index.terms', () =>
+      withInsertionOrder(conn, true, () => ctx.replaceParquetTable('carrier_name_terms', TERMS_SQL, opts)),
+    );
+    await step('name_index.dict', () => ctx.replaceParquetTable('carrier_name_dict', DICT_SQL, opts));
+    await step('name_index.runs', () => deriveNameRuns(conn));
     await conn.run('DROP TABLE carrier_name_split');
-    await conn.run(HIT_TERMS_SQL(nameHitsOptions.minPostings));
-    await conn.run(HIT_PAIRS_SQL);
+    await step('name_index.hit_terms', async () => {
+      await conn.run(HIT_TERMS_SQL(nameHitsOptions.minPostings));
+      await conn.run(HIT_PAIRS_SQL);
+    });
     // Passes over term ranges of at most passPostings postings (a term is never split).
     const sizes = await queryRows(conn, `SELECT qi, sum(n)::BIGINT AS n FROM name_hit_pairs GROUP BY qi ORDER BY qi`);
     const ranges: Array<[number, number]> = [];
@@ -191,11 +201,13 @@ export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBCon
           yield termsRecord;
         })()
       : [...ranges.map(([lo, hi]) => hitsPassSql(lo, hi)), termsRecord];
-    await ctx.writePacked(CARRIER_NAME_HITS, passes);
+    await step('name_index.hits', () => ctx.writePacked(CARRIER_NAME_HITS, passes));
     // The sets store (ingest/fmcsa/name-sets.ts): parts of words and rare words without a query. Not written when
     // the DOTs or keys do not allow it; the search then keeps the SQL over the terms.
-    const sets = order ? await nameSetsBatchesInNode(conn, order) : null;
-    if (sets) await ctx.writePacked(CARRIER_NAME_SETS, sets);
+    await step('name_index.sets', async () => {
+      const sets = order ? await nameSetsBatchesInNode(conn, order) : null;
+      if (sets) await ctx.writePacked(CARRIER_NAME_SETS, sets);
+    });
   } finally {
     for (const t of NAME_INDEX_TEMP_TABLES) await conn.run(`DROP TABLE IF EXISTS ${t}`);
   }

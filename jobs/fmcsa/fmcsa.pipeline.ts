@@ -458,7 +458,7 @@ export const fmcsaPipeline: Pipeline = {
     );
     await conn.run('DROP TABLE red_flag_rows');
     if (keep('carrier_name_index') && (await linkPreviousCarrierNameIndex(ctx))) timings.name_index_linked = 1;
-    else await step('name_index', () => deriveCarrierNameIndex(ctx, conn));
+    else await step('name_index', () => deriveCarrierNameIndex(ctx, conn, step));
     // The crash and inspection routes' per-DOT (and per-VIN) answers, packed (issue 22; linked when unchanged).
     for (const g of await deriveServingStores(conn, ctx, step)) timings[`${g}_linked`] = 1;
     await writeFile(path.join(ctx.run.dir, DERIVED_FROM_FILE), `${JSON.stringify(stamps, null, 2)}\n`);

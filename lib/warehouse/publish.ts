@@ -74,6 +74,9 @@ const MAX_APPEND_FILES = 32;
 const MAX_SERVING_GROWTH = 1.5;
 const SERVING_BASE_FILE = 'serving-base.json';
 
+/** Runs one timed step of a derive (a domain's derive reports its steps' wall and CPU time under `name`). */
+export type DeriveStep = (name: string, fn: () => Promise<unknown>) => Promise<void>;
+
 export interface DeriveContext {
   run: StagingRun;
   previous: SnapshotManifest | null;
