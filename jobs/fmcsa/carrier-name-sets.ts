@@ -99,7 +99,8 @@ async function digitBlocks(conn: DuckDBConnection, order: CarrierOrder): Promise
     if (!chunk || chunk.rowCount === 0) break;
     const rv = chunk.getColumnVector(0);
     const dv = chunk.getColumnVector(1);
-    for (let i = 0; i < chunk.rowCount; i++) {
+    // rowCount is a native call: read once per chunk, not per row.
+    for (let i = 0, rows = chunk.rowCount; i < rows; i++) {
       const r = rv.getItem(i) as string;
       if (r !== run) {
         flush();

@@ -213,7 +213,8 @@ function chainTexts(result: DuckDBMaterializedResult): ChainTexts[] {
   for (let ci = 0; ci < result.chunkCount; ci++) {
     const chunk = result.getChunk(ci);
     const [ticker, adjustment, recs, days, inOrder, firstRow] = [0, 1, 2, 3, 4, 5].map((k) => chunk.getColumnVector(k));
-    for (let i = 0; i < chunk.rowCount; i++)
+    // rowCount is a native call: read once per chunk, not per row.
+    for (let i = 0, rows = chunk.rowCount; i < rows; i++)
       out.push({
         ticker: String(ticker!.getItem(i)),
         adjustment: String(adjustment!.getItem(i)),

@@ -53,18 +53,19 @@ async function recordsOf(conn: DuckDBConnection, sql: string): Promise<Map<numbe
  * (so there are several passes), checks each select with `check`, and gives every record with the number of
  * selects; a key written twice fails.
  */
-async function recordsOfSelects(
+async function recordsOfSelects<K extends string>(
   conn: DuckDBConnection,
-  passes: { rows: number },
-  rows: number,
+  passes: Record<K, number>,
+  bound: K,
+  limit: number,
   selectsOf: () => AsyncIterable<string>,
   check: (sql: string, index: number) => void = () => {},
 ): Promise<{ records: Map<number, string>; selects: number }> {
-  const saved = passes.rows;
+  const saved = passes[bound];
   const records = new Map<number, string>();
   let selects = 0;
   try {
-    passes.rows = rows;
+    passes[bound] = limit;
     for await (const sql of selectsOf()) {
       check(sql, selects++);
       for (const [k, v] of await recordsOf(conn, sql)) {
@@ -73,7 +74,7 @@ async function recordsOfSelects(
       }
     }
   } finally {
-    passes.rows = saved;
+    passes[bound] = saved;
   }
   return { records, selects };
 }
@@ -124,8 +125,9 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
 
   it('never reads a whole big table per pass: each pass reads its own file (by VIN) or its DOT range (by DOT)', async () => {
     const dir = await tempDir('fmcsa-passes-');
-    const saved = storePasses.rows;
+    const saved = { ...storePasses };
     const seen = new Map<string, string[]>();
+    const records = new Map<string, number[]>();
     try {
       // 20 VINs of two crash rows each (the passes' rows) and 20 of one row (written from that row, no pass).
       await conn.run(`INSERT INTO crashes (crash_id, dot_number, vin, report_date, report_seq_no)
@@ -133,7 +135,9 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
       await conn.run(
         `INSERT INTO inspections (inspection_id, dot_number, insp_date) SELECT i, 1000 + i, DATE '2024-01-01' FROM range(40) t(i)`,
       );
-      storePasses.rows = 10;
+      // Passes of 2 keys each, whatever their JSON.
+      storePasses.keys = 2;
+      storePasses.bytes = 1e12;
       const ctx = {
         run: { dir },
         samePartsAsPrevious: async () => false,
@@ -141,12 +145,15 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
         previous: null,
         writePacked: async (name: string, select: PackedSelect) => {
           const out: string[] = [];
+          const counts: number[] = [];
           // Each pass runs before the next is asked for (its file exists only then), as writePackedStore does.
           for await (const sql of select as AsyncIterable<string>) {
             await conn.run(`CREATE OR REPLACE TEMP TABLE pass_out AS ${sql}`);
             out.push(sql);
+            counts.push(Number((await queryRows(conn, 'SELECT count(*)::INTEGER AS n FROM pass_out'))[0]!.n));
           }
           seen.set(name, out);
+          records.set(name, counts);
           return { records: 0, bytes: 0 };
         },
       } as unknown as DeriveContext;
@@ -172,6 +179,13 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
       ] as const) {
         const passes = seen.get(name) ?? [];
         expect(passes.length, name).toBeGreaterThan(2);
+        // A pass aggregates at most storePasses.keys keys (one record each), and every key is in one pass.
+        const counts = records.get(name) ?? [];
+        expect(Math.max(...counts), name).toBe(2);
+        expect(
+          counts.reduce((a, b) => a + b, 0),
+          name,
+        ).toBe(name === SERVING_STORES.crashByDot ? 7 : 40);
         for (const sql of passes) {
           const reads = sql.match(new RegExp(`FROM \\(?(SELECT \\* FROM )?${table}\\b[^)]*`, 'g')) ?? [];
           expect(reads.length, name).toBeGreaterThan(0);
@@ -179,7 +193,7 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
         }
       }
     } finally {
-      storePasses.rows = saved;
+      Object.assign(storePasses, saved);
       await conn.run('DELETE FROM crashes; DELETE FROM inspections; DROP TABLE IF EXISTS pass_out');
       await removeDir(dir);
     }
@@ -219,7 +233,7 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
     const row = `json_array(c.crash_id::VARCHAR, c.report_date, c.report_seq_no, c.dot_number, c.vin, c.fatalities, c.injuries, c.tow_away)`;
     const general = await recordsOf(conn, crashByVinGroupedSql(row, 'vin_crashes'));
     // The store's selects as writePacked runs them, in several passes.
-    const { records: fast, selects } = await recordsOfSelects(conn, storePasses, 4_000, () =>
+    const { records: fast, selects } = await recordsOfSelects(conn, storePasses, 'keys', 4_000, () =>
       crashByVinSelects(conn, row, 0, 'vin_crashes'),
     );
     expect(selects).toBeGreaterThan(2);
@@ -305,6 +319,7 @@ describe('FMCSA derive plan: store lists without ordered aggregates', () => {
     const { records: fast, selects } = await recordsOfSelects(
       conn,
       docketPasses,
+      'rows',
       2_000,
       () => docketStoreSelects(conn, 'docket_carriers'),
       (sql, index) => {
