@@ -23,10 +23,14 @@ WITH termed AS (
 )
 -- A term is a run of [a-z0-9], so "has a letter" is regexp_matches(term, '[a-z]') (half the cost of testing what
 -- ltrim of the digits leaves); only the first term can be the whole name. A name has one separator run fewer than
--- parts, so part i is followed by seps[i], part i+1, seps[i+1], ... (the tail), and the last part by nothing.
+-- parts and is part 1, seps[1], part 2, ..., so part i is followed by seps[i], part i+1, seps[i+1], ... (the tail),
+-- and the last part by nothing: the tail is the name after its first i parts and i-1 separators, taken as a
+-- substring (length and substr both count code points) rather than by joining the runs again (at full scale the
+-- whole statement 9.9-10.0 s against 10.4-10.9 s, the same rows: EXCEPT ALL over 14.2 M postings).
 SELECT term, dot_number, power_units, phy_state,
   (CASE WHEN i = 1 THEN (CASE WHEN term = name_lc THEN 0 ELSE 1 END) ELSE 2 END)::UTINYINT AS flag,
-  array_to_string(list_transform(list_zip(seps[i:], parts[i + 1:]), x -> x[1] || x[2]), '') AS tail
+  substr(name_lc, (1 + list_sum(list_transform(parts[:i], p -> length(p)))
+    + coalesce(list_sum(list_transform(seps[:i - 1], s -> length(s))), 0))::BIGINT) AS tail
 FROM termed
 WHERE regexp_matches(term, '[a-z]')
 ORDER BY term
