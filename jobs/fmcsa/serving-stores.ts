@@ -103,8 +103,8 @@ const SEP = 'chr(1)';
  * one-row groups, 155 MB of JSON, under 1 GB even in two passes, but not in seven), so each pass covers a key range
  * of at most `keys` keys (groups) whose JSON is at most `bytes` (0: an eighth of DuckDB's memory limit). The bound is
  * on keys, not rows: a key of many rows costs one group (until 2026-11-28 it was 150,000 rows, which cut the
- * full-scale crash_by_dot store into 24 passes and inspection_by_dot into 34: 6 and 8 passes now, about 1.4 and
- * 1.5 s less each on the slower machine, for about 200 MB more peak RSS). Tests lower both to exercise the passes.
+ * full-scale crash_by_dot store into 24 passes and inspection_by_dot into 34: 6 and 8 passes now, about 1 s less
+ * derive in all at full scale on 2026-11-28's machine, docs/benchmarks.md). Tests lower both to exercise the passes.
  */
 export const storePasses = { bytes: 0, keys: 150_000 };
 
