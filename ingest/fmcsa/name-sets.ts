@@ -109,6 +109,27 @@ export function encodeOrdSet(ords: Uint32Array, n: number): string | null {
   }
   return `B${ords.length}:${base64Of(bits)}`;
 }
+/**
+ * The record text of the set of `count` ords marked in `bits` (a bitmap of `ceil(n / 32)` words), or null when empty:
+ * the same text encodeOrdSet gives for those ords in order (a list when it is no longer than the bitmap, else the
+ * bitmap itself), for a set built by marking bits instead of sorting its ords.
+ */
+export function encodeOrdBits(bits: Uint32Array, count: number, n: number): string | null {
+  if (count === 0) return null;
+  const words = (n + 31) >>> 5;
+  if (count > words) return `B${count}:${base64Of(bits.subarray(0, words))}`;
+  const ords = new Uint32Array(count);
+  let at = 0;
+  for (let w = 0; w < words && at < count; w++) {
+    let word = bits[w]!;
+    while (word !== 0) {
+      const low = word & -word;
+      ords[at++] = w * 32 + (31 - Math.clz32(low));
+      word ^= low;
+    }
+  }
+  return `L${count}:${base64Of(ords)}`;
+}
 export function decodeOrdSet(text: string): OrdSet {
   const colon = text.indexOf(':');
   const count = Number(text.slice(1, colon));

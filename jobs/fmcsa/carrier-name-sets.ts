@@ -11,6 +11,7 @@ import {
   digitsBlockKey,
   dotBlockKey,
   encodeDotBlock,
+  encodeOrdBits,
   encodeOrdSet,
   NAME_SETS_DIGIT_BLOCK,
   NAME_SETS_DOT_BLOCK,
@@ -190,8 +191,16 @@ export async function nameSetsBatchesInNode(conn: DuckDBConnection, order: Carri
 }
 
 /**
+ * From how many postings a term's sets are marked in bitmaps instead of sorted (null: an eighth of a bitmap's words,
+ * where clearing and scanning three bitmaps costs less than sorting the postings). Tests force either path.
+ */
+export const nameSetsOptions: { bitmapFrom: number | null } = { bitmapFrom: null };
+
+/**
  * The contains / first / whole set of every term (or pair) with postings, from `sql`'s (number, dot_number, flag)
- * postings: flag 0 whole name, 1 name start, else 2.
+ * postings: flag 0 whole name, 1 name start, else 2. A carrier is in `contains` for any flag, in `first` for a flag
+ * 0 or 1, in `whole` for a flag 0 (its least flag decides). The same records by either path: a term's postings sorted
+ * as ord * 4 + flag, or (a term of many postings) marked in three bitmaps, with no sort.
  */
 async function setRecords(
   conn: DuckDBConnection,
@@ -201,6 +210,8 @@ async function setRecords(
   keyOf: (i: number, kind: TermSetKind) => number,
 ): Promise<Array<[number, string]>> {
   const n = order.dotOf.length;
+  const words = (n + 31) >>> 5;
+  const bitmapFrom = nameSetsOptions.bitmapFrom ?? Math.max(1024, words >>> 3);
   // (number, dot_number, flag) postings grouped by number; the DOTs become ords.
   const p = await streamPostings(conn, sql);
   const ords = new Uint32Array(p.n);
@@ -208,13 +219,48 @@ async function setRecords(
   const flags = p.c;
   const { starts, idx } = groupPostings(p, 0, termCount);
   const out: Array<[number, string]> = [];
-  // A term's postings as ord * 4 + flag (ords < MAX_DOT + 1, so under 2^32), sorted once: a carrier's first entry
-  // has its lowest flag, which puts it in `contains` (any flag), `first` (flag 0 or 1) and `whole` (flag 0).
+  const push = (t: number, kind: TermSetKind, text: string | null) => {
+    if (text) out.push([keyOf(t, kind), text]);
+  };
   let buf = new Uint32Array(1 << 16);
   const sets = { contains: new Uint32Array(1 << 16), first: new Uint32Array(1 << 16), whole: new Uint32Array(1 << 16) };
+  let bitmaps: { contains: Uint32Array; first: Uint32Array; whole: Uint32Array } | null = null;
   for (let t = 0; t < termCount; t++) {
     const from = starts[t]!;
     const to = starts[t + 1]!;
+    if (to - from >= bitmapFrom && to > from) {
+      bitmaps ??= { contains: new Uint32Array(words), first: new Uint32Array(words), whole: new Uint32Array(words) };
+      const { contains, first, whole } = bitmaps;
+      contains.fill(0);
+      first.fill(0);
+      whole.fill(0);
+      let c = 0;
+      let f = 0;
+      let w = 0;
+      for (let j = from; j < to; j++) {
+        const row = idx[j]!;
+        const o = ords[row]!;
+        const flag = flags[row]!;
+        const at = o >>> 5;
+        const bit = 1 << (o & 31);
+        if ((contains[at]! & bit) === 0) {
+          contains[at]! |= bit;
+          c++;
+        }
+        if (flag <= 1 && (first[at]! & bit) === 0) {
+          first[at]! |= bit;
+          f++;
+        }
+        if (flag === 0 && (whole[at]! & bit) === 0) {
+          whole[at]! |= bit;
+          w++;
+        }
+      }
+      push(t, 'contains', encodeOrdBits(contains, c, n));
+      push(t, 'first', encodeOrdBits(first, f, n));
+      push(t, 'whole', encodeOrdBits(whole, w, n));
+      continue;
+    }
     if (to - from > buf.length) {
       buf = new Uint32Array(to - from);
       sets.contains = new Uint32Array(to - from);
@@ -225,6 +271,7 @@ async function setRecords(
       const row = idx[j]!;
       buf[j - from] = ords[row]! * 4 + flags[row]!;
     }
+    // Sorted once: a carrier's first entry has its least flag.
     const keys = buf.subarray(0, to - from).sort();
     let c = 0;
     let f = 0;
@@ -239,14 +286,9 @@ async function setRecords(
       if (flag <= 1) sets.first[f++] = ord;
       if (flag === 0) sets.whole[w++] = ord;
     }
-    for (const [kind, size] of [
-      ['contains', c],
-      ['first', f],
-      ['whole', w],
-    ] as const) {
-      const text = encodeOrdSet(sets[kind].subarray(0, size), n);
-      if (text) out.push([keyOf(t, kind), text]);
-    }
+    push(t, 'contains', encodeOrdSet(sets.contains.subarray(0, c), n));
+    push(t, 'first', encodeOrdSet(sets.first.subarray(0, f), n));
+    push(t, 'whole', encodeOrdSet(sets.whole.subarray(0, w), n));
   }
   return out;
 }

@@ -6,13 +6,13 @@
  * (search-carriers-by-term.sql) or a phrase (search-carriers-by-phrase.sql), its page (DOTs and ranks, in order) and
  * total equal those of the scan (search-carriers-page.sql).
  */
-import { mkdir } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nameHitsSql, nameIndexSql } from '../../jobs/fmcsa/carrier-name-index.ts';
 import { MAX_DOT, nameHitsBatchesInNode, nameHitPostingsSql, readCarrierOrder } from '../../jobs/fmcsa/carrier-name-hits.ts';
-import { deriveNameRuns, nameSetsBatchesInNode } from '../../jobs/fmcsa/carrier-name-sets.ts';
+import { deriveNameRuns, nameSetsBatchesInNode, nameSetsOptions } from '../../jobs/fmcsa/carrier-name-sets.ts';
 import {
   CARRIER_NAME_SETS,
   decodeOrdSet,
@@ -491,6 +491,31 @@ describe('carrier name index: the same page and total as the scan of every name'
       await removeDir(dir);
     }
   });
+  it("writes the same sets whether a term's postings are sorted or marked in bitmaps", async () => {
+    // carrier-name-sets.ts setRecords: below nameSetsOptions.bitmapFrom postings a term's sets come from one sort of
+    // its postings, from it on from three bitmaps; both encodings (list and bitmap) occur over these names.
+    const order = (await readCarrierOrder(conn))!;
+    const dir = await tempDir('name-sets-paths-');
+    const saved = nameSetsOptions.bitmapFrom;
+    try {
+      const linesOf = async (bitmapFrom: number | null) => {
+        nameSetsOptions.bitmapFrom = bitmapFrom;
+        const at = path.join(dir, String(bitmapFrom));
+        await mkdir(at, { recursive: true });
+        await writePackedStore(conn, (await nameSetsBatchesInNode(conn, order))!, at, CARRIER_NAME_SETS);
+        return (await readFile(path.join(at, `${CARRIER_NAME_SETS}.tsv`), 'utf8')).split('\n').sort();
+      };
+      const sorted = await linesOf(Number.POSITIVE_INFINITY);
+      expect(sorted.some((l) => /\tB\d+:/.test(l)) && sorted.some((l) => /\tL\d+:/.test(l))).toBe(true);
+      expect(await linesOf(0)).toEqual(sorted);
+      expect(await linesOf(null)).toEqual(sorted);
+      expect(await linesOf(3)).toEqual(sorted);
+    } finally {
+      nameSetsOptions.bitmapFrom = saved;
+      await removeDir(dir);
+    }
+  });
+
   it("answers longer phrases (three runs or more, digits, trailing separators) from the sets and each candidate's names", async () => {
     /** A sets store of the carriers table as it is now, read through the route's cache (roomy and with room for none). */
     const storeOf = async (dir: string) => {
