@@ -11,7 +11,7 @@ import path from 'node:path';
 import { type DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { nameHitsSql, nameIndexSql } from '../../jobs/fmcsa/carrier-name-index.ts';
-import { MAX_DOT, nameHitsBatchesInNode, nameHitPostingsSql, readCarrierOrder } from '../../jobs/fmcsa/carrier-name-hits.ts';
+import { MAX_DOT, nameHitsBatchesInNode, nameHitPostingsSql, nameHitsWalk, readCarrierOrder } from '../../jobs/fmcsa/carrier-name-hits.ts';
 import { deriveNameRuns, nameSetsBatchesInNode, nameSetsOptions } from '../../jobs/fmcsa/carrier-name-sets.ts';
 import {
   CARRIER_NAME_SETS,
@@ -320,20 +320,28 @@ describe('carrier name index: the same page and total as the scan of every name'
     const [{ n }] = await queryRows(conn, `SELECT count(*)::INTEGER AS n FROM name_hit_terms`);
     const sql = await recordsOf([nameHitsSql.pass(0, 1_000_000)]);
     expect(sql.records.size).toBeGreaterThan(Number(n));
-    for (const ranges of [
-      [[0, Number(n) - 1]],
-      [
-        [0, 2],
-        [3, 3],
-        [4, Number(n) - 1],
-      ],
-    ] as Array<Array<[number, number]>>) {
-      const batches = await nameHitsBatchesInNode(conn, ranges);
-      expect(batches).not.toBeNull();
-      const node = await recordsOf(batches!);
-      // One select per pass, of the records Node appended: no grouping or window over the hits in DuckDB.
-      expect(node.selects).toBe(ranges.length);
-      expect(node.records).toEqual(sql.records);
+    const saved = nameHitsWalk.bitmapFrom;
+    try {
+      // Each term's carriers ordered by sorting their postings, by walking rank bitmaps, and by either as they come.
+      for (const bitmapFrom of [Number.POSITIVE_INFINITY, 0, 40, null])
+        for (const ranges of [
+          [[0, Number(n) - 1]],
+          [
+            [0, 2],
+            [3, 3],
+            [4, Number(n) - 1],
+          ],
+        ] as Array<Array<[number, number]>>) {
+          nameHitsWalk.bitmapFrom = bitmapFrom;
+          const batches = await nameHitsBatchesInNode(conn, ranges);
+          expect(batches).not.toBeNull();
+          const node = await recordsOf(batches!);
+          // One select per pass, of the records Node appended: no grouping or window over the hits in DuckDB.
+          expect(node.selects).toBe(ranges.length);
+          expect(node.records, String(bitmapFrom)).toEqual(sql.records);
+        }
+    } finally {
+      nameHitsWalk.bitmapFrom = saved;
     }
     // The postings select of a pass is a join and a projection: parsed, it has no GROUP BY and no window function
     // (hitsPassSql, which has both, shows the check can fail).
