@@ -10,7 +10,8 @@
  *    that is not 2 letters A-Z);
  *  - each pass streams (qi, dot_number, rank) of its terms' postings from DuckDB, the rank being hitsPassSql's own
  *    CASE expression; Node keeps per carrier the least rank (hitsPassSql's min per (qi, dot_number)), orders the
- *    carriers of a term by (rank, ord) with typed-array sorts, and numbers them over all states and per state in one
+ *    carriers of a term by (rank, ord) with a typed-array sort (a term of many postings: by walking one bitmap of
+ *    ords per rank, nameHitsWalk), and numbers them over all states and per state in one
  *    walk: the first NAME_HITS_CAP of each list in blocks of NAME_HITS_BLOCK and the header of counts ('*' first,
  *    then the states ascending, which is state-key order).
  *

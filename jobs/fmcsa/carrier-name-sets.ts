@@ -4,7 +4,8 @@
  * readCarrierOrder): per dictionary term and per pair of adjacent runs its carriers as sets of ords (contains,
  * first, whole), per term its pairs, per state its carriers, the DOT of every ord, and the runs of digits alone with
  * their carriers. Each kind of set is one stream of (number, DOT, flag) postings, a counting sort by number and a
- * typed-array sort of each number's ords: no grouping in DuckDB beyond numbering the pairs.
+ * typed-array sort of each number's ords (a number of many postings: three bitmaps marked, no sort; nameSetsOptions):
+ * no grouping in DuckDB beyond numbering the pairs.
  */
 import type { DuckDBConnection } from '@duckdb/node-api';
 import {
