@@ -118,17 +118,9 @@ export function encodeOrdBits(bits: Uint32Array, count: number, n: number): stri
   if (count === 0) return null;
   const words = (n + 31) >>> 5;
   if (count > words) return `B${count}:${base64Of(bits.subarray(0, words))}`;
-  const ords = new Uint32Array(count);
-  let at = 0;
-  for (let w = 0; w < words && at < count; w++) {
-    let word = bits[w]!;
-    while (word !== 0) {
-      const low = word & -word;
-      ords[at++] = w * 32 + (31 - Math.clz32(low));
-      word ^= low;
-    }
-  }
-  return `L${count}:${base64Of(ords)}`;
+  const ords: number[] = [];
+  collectBits(bits.subarray(0, words), null, 0, count, ords);
+  return `L${count}:${base64Of(Uint32Array.from(ords))}`;
 }
 export function decodeOrdSet(text: string): OrdSet {
   const colon = text.indexOf(':');
