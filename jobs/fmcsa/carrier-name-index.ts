@@ -146,15 +146,9 @@ const NAME_INDEX_TEMP_TABLES = [
 /**
  * Writes carrier_name_terms and carrier_name_dict from one split of the carriers' names, reads the sets store's
  * pairs and digit runs off the same split (then drops it: 8.9 M rows at full scale), then writes the hits store and
- * the sets store.
+ * the sets store; `step` times each part (name_index.split, .terms, ...).
  */
-export async function deriveCarrierNameIndex(
-  ctx: DeriveContext,
-  conn: DuckDBConnection,
-  step: DeriveStep = async (_name, fn) => {
-    await fn();
-  },
-): Promise<void> {
+export async function deriveCarrierNameIndex(ctx: DeriveContext, conn: DuckDBConnection, step: DeriveStep): Promise<void> {
   const opts = { columns: 'query', rowGroupSize: ROW_GROUP_SIZE } as const;
   try {
     await step('name_index.split', () => conn.run(SPLIT_SQL));
